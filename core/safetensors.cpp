@@ -1,0 +1,327 @@
+#include "safetensors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include "error.h"
+#include "json_safe.h"
+
+namespace attnviz {
+
+namespace {
+
+struct DTypeInfo {
+  const char* name;
+  DType type;
+  int size;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {"F64", DType::F64, 8},   {"F32", DType::F32, 4},       {"F16", DType::F16, 2},
+    {"BF16", DType::BF16, 2}, {"I64", DType::I64, 8},       {"I32", DType::I32, 4},
+    {"I16", DType::I16, 2},   {"I8", DType::I8, 1},         {"U8", DType::U8, 1},
+    {"U16", DType::U16, 2},   {"U32", DType::U32, 4},       {"U64", DType::U64, 8},
+    {"BOOL", DType::BOOL, 1}, {"F8_E4M3", DType::F8_E4M3, 1}, {"F8_E5M2", DType::F8_E5M2, 1},
+};
+
+// Checked 64-bit multiplication: never through double, never wrapping.
+bool mulOverflows(uint64_t a, uint64_t b, uint64_t* out) {
+  if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return true;
+  *out = a * b;
+  return false;
+}
+
+uint64_t readLE64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+float halfToFloat(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1F;
+  uint32_t mant = h & 0x3FF;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: renormalise
+      exp = 127 - 15 + 1;
+      while ((mant & 0x400) == 0) {
+        mant <<= 1;
+        --exp;
+      }
+      mant &= 0x3FF;
+      bits = sign | (exp << 23) | (mant << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7F800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float bf16ToFloat(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+}  // namespace
+
+const char* dtypeName(DType t) {
+  for (const auto& d : kDTypes)
+    if (d.type == t) return d.name;
+  return "?";
+}
+
+int dtypeSize(DType t) {
+  for (const auto& d : kDTypes)
+    if (d.type == t) return d.size;
+  return 0;
+}
+
+SafetensorsFile SafetensorsFile::open(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, path + ": cannot open the file for reading");
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  if (size < 0) throw Error(ErrorKind::Io, path + ": cannot determine the file size");
+  in.seekg(0);
+  // Check the header length against the file size before reading the whole file.
+  if (size >= 8) {
+    uint8_t head[8];
+    in.read(reinterpret_cast<char*>(head), 8);
+    uint64_t n = readLE64(head);
+    if (n > kMaxHeaderBytes)
+      throw Error(ErrorKind::HeaderTooLarge,
+                  path + ": header length " + std::to_string(n) + " bytes exceeds the limit of " +
+                      std::to_string(kMaxHeaderBytes) + " bytes");
+    in.seekg(0);
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
+    throw Error(ErrorKind::Io, path + ": read error");
+  return parse(std::move(bytes), path);
+}
+
+SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::string& what) {
+  SafetensorsFile f;
+  f.path_ = what;
+  const uint64_t size = bytes.size();
+  if (size < 8)
+    throw Error(ErrorKind::FileTooShort, what + ": file is " + std::to_string(size) +
+                                             " bytes, too short for a safetensors header (8 bytes)");
+  const uint64_t n = readLE64(bytes.data());
+  if (n > kMaxHeaderBytes)
+    throw Error(ErrorKind::HeaderTooLarge, what + ": header length " + std::to_string(n) +
+                                               " bytes exceeds the limit of " +
+                                               std::to_string(kMaxHeaderBytes) + " bytes");
+  if (n > size - 8)
+    throw Error(ErrorKind::HeaderTooLarge,
+                what + ": header length " + std::to_string(n) + " bytes runs past the end of the " +
+                    std::to_string(size) + "-byte file");
+  std::string_view header(reinterpret_cast<const char*>(bytes.data() + 8), n);
+  if (!isValidUtf8(header)) throw Error(ErrorKind::InvalidUtf8, what + ": header is not valid UTF-8");
+  nlohmann::json j = parseJsonStrict(header, what + " header");
+  if (!j.is_object())
+    throw Error(ErrorKind::NotAnObject, what + ": header JSON is a " + std::string(j.type_name()) +
+                                            ", expected an object");
+  f.data_start_ = 8 + n;
+  const uint64_t buffer = size - f.data_start_;
+
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& name = it.key();
+    const auto& v = it.value();
+    if (name == "__metadata__") {
+      if (!v.is_object())
+        throw Error(ErrorKind::BadMetadata, what + ": __metadata__ is a " +
+                                                std::string(v.type_name()) + ", expected an object");
+      for (auto m = v.begin(); m != v.end(); ++m) {
+        if (!m.value().is_string())
+          throw Error(ErrorKind::BadMetadata, what + ": __metadata__[\"" + m.key() + "\"] is a " +
+                                                  std::string(m.value().type_name()) +
+                                                  ", expected a string");
+        f.metadata_[m.key()] = m.value().get<std::string>();
+      }
+      continue;
+    }
+    const std::string where = what + ": tensor \"" + name + "\"";
+    if (!v.is_object())
+      throw Error(ErrorKind::NotAnObject,
+                  where + " is a " + std::string(v.type_name()) + ", expected an object");
+    for (const char* key : {"dtype", "shape", "data_offsets"})
+      if (!v.contains(key)) throw Error(ErrorKind::NotAnObject, where + " has no \"" + key + "\"");
+    TensorInfo info;
+    info.name = name;
+    // dtype
+    const auto& dt = v["dtype"];
+    if (!dt.is_string())
+      throw Error(ErrorKind::UnknownDtype, where + ": dtype is not a string");
+    const std::string dts = dt.get<std::string>();
+    const DTypeInfo* found = nullptr;
+    for (const auto& d : kDTypes)
+      if (dts == d.name) found = &d;
+    if (!found) throw Error(ErrorKind::UnknownDtype, where + ": unknown dtype \"" + dts + "\"");
+    info.dtype = found->type;
+    // shape
+    const auto& sh = v["shape"];
+    if (!sh.is_array()) throw Error(ErrorKind::BadShape, where + ": shape is not an array");
+    if (sh.size() > 16)
+      throw Error(ErrorKind::BadShape,
+                  where + ": shape has " + std::to_string(sh.size()) + " dimensions (at most 16)");
+    uint64_t elements = 1;
+    for (const auto& d : sh) {
+      if (!d.is_number_integer())
+        throw Error(ErrorKind::BadShape, where + ": shape entry " + d.dump() +
+                                             " is not a non-negative integer");
+      if (d.is_number_unsigned() ? false : d.get<int64_t>() < 0)
+        throw Error(ErrorKind::BadShape, where + ": shape entry " + d.dump() + " is negative");
+      uint64_t dim = d.get<uint64_t>();
+      if (dim > (uint64_t(1) << 62))
+        throw Error(ErrorKind::BadShape, where + ": shape entry " + d.dump() + " is absurdly large");
+      info.shape.push_back(static_cast<int64_t>(dim));
+      if (mulOverflows(elements, dim, &elements))
+        throw Error(ErrorKind::SizeOverflow,
+                    where + ": shape " + sh.dump() + " has more elements than 64 bits can count");
+    }
+    uint64_t nbytes;
+    if (mulOverflows(elements, static_cast<uint64_t>(found->size), &nbytes))
+      throw Error(ErrorKind::SizeOverflow, where + ": shape " + sh.dump() + " × " +
+                                               std::to_string(found->size) +
+                                               " bytes overflows 64 bits");
+    // offsets
+    const auto& off = v["data_offsets"];
+    if (!off.is_array() || off.size() != 2)
+      throw Error(ErrorKind::BadOffsets, where + ": data_offsets must be [begin, end], found " +
+                                             off.dump());
+    for (const auto& o : off)
+      if (!o.is_number_integer() || (!o.is_number_unsigned() && o.get<int64_t>() < 0))
+        throw Error(ErrorKind::BadOffsets,
+                    where + ": data_offsets entries must be non-negative integers, found " +
+                        off.dump());
+    info.begin = off[0].get<uint64_t>();
+    info.end = off[1].get<uint64_t>();
+    if (info.end < info.begin)
+      throw Error(ErrorKind::BadOffsets, where + ": data_offsets end " + std::to_string(info.end) +
+                                             " is before begin " + std::to_string(info.begin));
+    if (info.end - info.begin != nbytes)
+      throw Error(ErrorKind::BadOffsets,
+                  where + ": data_offsets span " + std::to_string(info.end - info.begin) +
+                      " bytes but shape " + sh.dump() + " of " + dts + " needs " +
+                      std::to_string(nbytes));
+    if (info.end > buffer)
+      throw Error(ErrorKind::Truncated, where + ": data ends at byte " + std::to_string(info.end) +
+                                            " of a " + std::to_string(buffer) +
+                                            "-byte data buffer (file truncated?)");
+    f.tensors_.push_back(std::move(info));
+  }
+  // The tensors must tile the buffer exactly: no gaps, no overlaps, nothing after the last.
+  std::sort(f.tensors_.begin(), f.tensors_.end(), [](const TensorInfo& a, const TensorInfo& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  uint64_t expect = 0;
+  for (const auto& t : f.tensors_) {
+    if (t.begin < expect)
+      throw Error(ErrorKind::BadOffsets, what + ": tensor \"" + t.name + "\" [" +
+                                             std::to_string(t.begin) + ", " + std::to_string(t.end) +
+                                             ") overlaps the previous tensor");
+    if (t.begin > expect)
+      throw Error(ErrorKind::BadOffsets, what + ": gap of " + std::to_string(t.begin - expect) +
+                                             " bytes before tensor \"" + t.name + "\"");
+    expect = t.end;
+  }
+  if (expect < buffer)
+    throw Error(ErrorKind::TrailingBytes, what + ": " + std::to_string(buffer - expect) +
+                                              " bytes after the last tensor");
+  f.bytes_ = std::move(bytes);
+  return f;
+}
+
+const TensorInfo* SafetensorsFile::find(const std::string& name) const {
+  for (const auto& t : tensors_)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+Tensor SafetensorsFile::toFloat(const TensorInfo& info) const {
+  Tensor out(info.shape);
+  const uint8_t* p = bytes_.data() + data_start_ + info.begin;  // may be unaligned: memcpy only
+  const size_t n = out.data.size();
+  switch (info.dtype) {
+    case DType::F32:
+      std::memcpy(out.data.data(), p, n * 4);
+      break;
+    case DType::F64:
+      for (size_t i = 0; i < n; ++i) {
+        double d;
+        std::memcpy(&d, p + 8 * i, 8);
+        out.data[i] = static_cast<float>(d);
+      }
+      break;
+    case DType::F16:
+    case DType::BF16:
+      for (size_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        out.data[i] = info.dtype == DType::F16 ? halfToFloat(h) : bf16ToFloat(h);
+      }
+      break;
+    default:
+      throw Error(ErrorKind::UnsupportedDtype, path_ + ": tensor \"" + info.name + "\" has dtype " +
+                                                   dtypeName(info.dtype) +
+                                                   "; weights must be F32, F16, BF16 or F64");
+  }
+  return out;
+}
+
+Tensor SafetensorsFile::toFloat(const std::string& name) const {
+  const TensorInfo* t = find(name);
+  if (!t) throw Error(ErrorKind::MissingTensor, path_ + ": no tensor \"" + name + "\"");
+  return toFloat(*t);
+}
+
+ByteTensor SafetensorsFile::toBytes(const std::string& name) const {
+  const TensorInfo* t = find(name);
+  if (!t) throw Error(ErrorKind::MissingTensor, path_ + ": no tensor \"" + name + "\"");
+  if (t->dtype != DType::U8 && t->dtype != DType::BOOL && t->dtype != DType::I8)
+    throw Error(ErrorKind::UnsupportedDtype,
+                path_ + ": tensor \"" + name + "\" has dtype " + dtypeName(t->dtype) +
+                    ", expected U8 or BOOL");
+  ByteTensor out(t->shape);
+  std::memcpy(out.data.data(), bytes_.data() + data_start_ + t->begin, out.data.size());
+  return out;
+}
+
+void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  nlohmann::json h = nlohmann::json::object();
+  uint64_t offset = 0;
+  for (const auto& t : tensors) {
+    h[t.name] = {{"dtype", dtypeName(t.dtype)},
+                 {"shape", t.shape},
+                 {"data_offsets", {offset, offset + t.bytes.size()}}};
+    offset += t.bytes.size();
+  }
+  if (!metadata.empty()) h["__metadata__"] = metadata;
+  std::string header = h.dump();
+  while (header.size() % 8) header += ' ';
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(ErrorKind::Io, path + ": cannot open for writing");
+  uint8_t len[8];
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(n >> (8 * i));
+  out.write(reinterpret_cast<const char*>(len), 8);
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  for (const auto& t : tensors)
+    out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
+  if (!out) throw Error(ErrorKind::Io, path + ": write error");
+}
+
+}  // namespace attnviz

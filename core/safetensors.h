@@ -1,0 +1,69 @@
+// Reading safetensors files (https://github.com/huggingface/safetensors format): an 8-byte
+// little-endian header length, a JSON header, then the tensor data. Validates everything a hostile
+// file could get wrong (see docs/formats.md and tests/test_hostile.cpp) and never casts the buffer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tensor.h"
+
+namespace attnviz {
+
+enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, U16, U32, U64, BOOL, F8_E4M3, F8_E5M2 };
+
+const char* dtypeName(DType t);
+int dtypeSize(DType t);
+
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;
+  uint64_t begin = 0;  // byte offsets into the data buffer
+  uint64_t end = 0;
+};
+
+class SafetensorsFile {
+ public:
+  static constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's cap
+
+  // Reads and validates a whole file. Throws Error with the kind of the first problem found.
+  static SafetensorsFile open(const std::string& path);
+  // Validates bytes already in memory; `what` names them in messages.
+  static SafetensorsFile parse(std::vector<uint8_t> bytes, const std::string& what);
+
+  const std::string& path() const { return path_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const TensorInfo* find(const std::string& name) const;
+  bool contains(const std::string& name) const { return find(name) != nullptr; }
+
+  // Converts a float tensor (F32/F16/BF16/F64) to float32. Throws UnsupportedDtype otherwise.
+  Tensor toFloat(const TensorInfo& info) const;
+  Tensor toFloat(const std::string& name) const;
+  // Reads an integer or bool tensor (U8/BOOL/I8..I64) as uint8/int64 values.
+  ByteTensor toBytes(const std::string& name) const;
+
+  uint64_t dataBytes() const { return bytes_.size() - data_start_; }
+
+ private:
+  std::string path_;
+  std::vector<uint8_t> bytes_;
+  uint64_t data_start_ = 0;
+  std::map<std::string, std::string> metadata_;
+  std::vector<TensorInfo> tensors_;  // sorted by begin offset
+};
+
+// Writes a safetensors file (F32 and U8 tensors), used by tests and the GUI's exports.
+struct NamedTensor {
+  std::string name;
+  DType dtype;
+  Shape shape;
+  std::vector<uint8_t> bytes;
+};
+void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& tensors,
+                      const std::map<std::string, std::string>& metadata);
+
+}  // namespace attnviz

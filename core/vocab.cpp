@@ -1,0 +1,130 @@
+#include "vocab.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "error.h"
+
+namespace attnviz {
+
+Vocabulary::Vocabulary(std::vector<std::string> tokens, int unk_id, std::string what)
+    : tokens_(std::move(tokens)), unk_id_(unk_id), what_(std::move(what)) {
+  if (tokens_.empty()) throw Error(ErrorKind::BadVocabulary, what_ + " is empty");
+  for (int i = 0; i < size(); ++i) {
+    if (!index_.emplace(tokens_[i], i).second)
+      throw Error(ErrorKind::BadVocabulary,
+                  what_ + " has the token \"" + tokens_[i] + "\" twice (again at id " +
+                      std::to_string(i) + ")");
+  }
+  if (unk_id_ >= size()) unk_id_ = -1;
+}
+
+const std::string& Vocabulary::token(int id) const {
+  static const std::string invalid = "<?>";
+  if (id < 0 || id >= size()) return invalid;
+  return tokens_[id];
+}
+
+int Vocabulary::id(const std::string& token) const {
+  auto it = index_.find(token);
+  return it == index_.end() ? -1 : it->second;
+}
+
+namespace {
+std::string printable(const std::string& s, size_t max = 40) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (out.size() >= max) return out + "…";
+    if (c < 0x20 || c == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<int> Vocabulary::encode(const std::string& sentence, int max_tokens) const {
+  for (size_t i = 0; i < sentence.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(sentence[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F)
+      throw Error(ErrorKind::BadInput, "the sentence contains a control character (byte " +
+                                           std::to_string(c) + " at position " + std::to_string(i) +
+                                           ")");
+  }
+  std::istringstream in(sentence);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) {
+    if (w.size() > 256)
+      throw Error(ErrorKind::BadInput, "the word \"" + printable(w) + "\" is " +
+                                           std::to_string(w.size()) +
+                                           " bytes long; no " + what_ + " token is that long");
+    words.push_back(std::move(w));
+    if ((int)words.size() > max_tokens)
+      throw Error(ErrorKind::BadInput, "the sentence has more than " + std::to_string(max_tokens) +
+                                           " words; the model takes at most " +
+                                           std::to_string(max_tokens));
+  }
+  if (words.empty()) throw Error(ErrorKind::BadInput, "the sentence is empty: type some words");
+  std::vector<int> ids;
+  ids.reserve(words.size());
+  std::vector<std::string> unknown;
+  for (const auto& w : words) {
+    int i = id(w);
+    if (i < 0) {
+      if (unk_id_ >= 0) {
+        i = unk_id_;
+      } else {
+        unknown.push_back(w);
+        continue;
+      }
+    }
+    ids.push_back(i);
+  }
+  if (!unknown.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unknown.size() && i < 5; ++i)
+      list += (i ? ", \"" : "\"") + printable(unknown[i]) + "\"";
+    std::string hint;
+    for (int i = 0; i < size() && i < 12; ++i) hint += (i ? " " : "") + tokens_[i];
+    if (size() > 12) hint += " …";
+    throw Error(ErrorKind::BadInput,
+                std::string(unknown.size() == words.size() ? "every word is unknown: " : "unknown ") +
+                    (unknown.size() == 1 ? "word " : "words ") + list + " (not in the " + what_ +
+                    " of " + std::to_string(size()) + " tokens: " + hint + ")");
+  }
+  return ids;
+}
+
+std::vector<std::string> Vocabulary::decode(const std::vector<int>& ids) const {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (int i : ids) out.push_back(token(i));
+  return out;
+}
+
+std::vector<int> parseIdList(const std::string& text, int vocab_size, const std::string& what) {
+  std::vector<int> ids;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+    if (a == std::string::npos)
+      throw Error(ErrorKind::BadInput, what + ": empty entry in the id list \"" + text + "\"");
+    item = item.substr(a, b - a + 1);
+    if (item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
+      throw Error(ErrorKind::BadInput, what + ": \"" + item + "\" is not a token id");
+    int id = std::stoi(item);
+    if (id >= vocab_size)
+      throw Error(ErrorKind::BadInput, what + ": id " + item + " is outside the vocabulary (0.." +
+                                           std::to_string(vocab_size - 1) + ")");
+    ids.push_back(id);
+  }
+  if (ids.empty()) throw Error(ErrorKind::BadInput, what + ": the id list is empty");
+  return ids;
+}
+
+}  // namespace attnviz
