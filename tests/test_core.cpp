@@ -1,0 +1,340 @@
+// Hand-computed cases for the core's pieces: the CPU backend's ops, masks as the tutorials print
+// them, positional encodings, tokenizing, config defaults, the NumPy writer, and the documented
+// behaviour of fully masked rows.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "cpu_backend.h"
+#include "decoding.h"
+#include "error.h"
+#include "masks.h"
+#include "model.h"
+#include "npy.h"
+#include "positional.h"
+#include "test_support.h"
+#include "vocab.h"
+#include "weights.h"
+
+using namespace attnviz;
+
+namespace {
+
+// Runs one op on host vectors through the CPU backend.
+struct Host {
+  std::shared_ptr<Backend> be = makeCpuBackend();
+  BufferPtr put(const std::vector<float>& v) {
+    BufferPtr b = be->allocate(v.size() * 4);
+    be->upload(*b, v.data(), v.size() * 4);
+    return b;
+  }
+  BufferPtr putBytes(const std::vector<uint8_t>& v) {
+    BufferPtr b = be->allocate(v.size());
+    be->upload(*b, v.data(), v.size());
+    return b;
+  }
+  std::vector<float> get(const DeviceBuffer& b, size_t n) {
+    std::vector<float> v(n);
+    be->download(b, v.data(), n * 4);
+    return v;
+  }
+};
+
+template <class F>
+ErrorKind kindOf(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  return ErrorKind::Usage;  // "no error" sentinel for the tests below (never expected)
+}
+
+nlohmann::json tinyConfig() {
+  return {{"family", "nlp-tutorial"}, {"d_model", 8},          {"d_ff", 16},
+          {"n_heads", 2},             {"n_encoder_layers", 1}, {"n_decoder_layers", 1},
+          {"src_vocab", {"P", "ich", "mochte", "ein", "bier"}},
+          {"tgt_vocab", {"P", "i", "want", "a", "beer", "S", "E"}},
+          {"bos_id", 5},              {"eos_id", 6},           {"max_len", 16}};
+}
+
+}  // namespace
+
+class TestCore : public QObject {
+  Q_OBJECT
+
+ private slots:
+  // softmax([1, 2, 3]) = e^x / Σe^x = [0.0900306, 0.2447285, 0.6652410]
+  void softmaxHandComputed() {
+    Host h;
+    auto s = h.put({1, 2, 3});
+    auto m = h.putBytes({0, 0, 0});
+    auto p = h.be->allocate(12);
+    h.be->masked_softmax_forward(s->f32(), m->u8(), p->f32(), 1, 1, 1, 3, -1e9f);
+    auto r = h.get(*p, 3);
+    QVERIFY(std::abs(r[0] - 0.0900306f) < 1e-6f);
+    QVERIFY(std::abs(r[1] - 0.2447285f) < 1e-6f);
+    QVERIFY(std::abs(r[2] - 0.6652410f) < 1e-6f);
+  }
+
+  // Masked cells are exactly 0; the rest renormalise: softmax([1, 3]) = [0.1192029, 0.8807971].
+  void softmaxMasked() {
+    Host h;
+    for (float fill : {-1e9f, -std::numeric_limits<float>::infinity()}) {
+      auto s = h.put({1, 2, 3});
+      auto m = h.putBytes({0, 1, 0});
+      auto p = h.be->allocate(12);
+      h.be->masked_softmax_forward(s->f32(), m->u8(), p->f32(), 1, 1, 1, 3, fill);
+      auto r = h.get(*p, 3);
+      QCOMPARE(r[1], 0.0f);
+      QVERIFY(std::abs(r[0] - 0.1192029f) < 1e-6f);
+      QVERIFY(std::abs(r[2] - 0.8807971f) < 1e-6f);
+    }
+  }
+
+  // A fully masked row: −1e9 gives PyTorch's uniform row; −∞ gives zeros (PyTorch: NaN).
+  void softmaxFullyMasked() {
+    Host h;
+    auto s = h.put({1, 2, 3, 4});
+    auto m = h.putBytes({1, 1, 1, 1});
+    auto p = h.be->allocate(16);
+    h.be->masked_softmax_forward(s->f32(), m->u8(), p->f32(), 1, 1, 1, 4, -1e9f);
+    for (float v : h.get(*p, 4)) QCOMPARE(v, 0.25f);
+    h.be->masked_softmax_forward(s->f32(), m->u8(), p->f32(), 1, 1, 1, 4,
+                                 -std::numeric_limits<float>::infinity());
+    for (float v : h.get(*p, 4)) QCOMPARE(v, 0.0f);
+  }
+
+  // LayerNorm([1, 2, 3]) = (x − 2)/sqrt(2/3 + 1e-5) = [−1.2247357, 0, 1.2247357]; then γ, β.
+  void layerNormHandComputed() {
+    Host h;
+    auto x = h.put({1, 2, 3});
+    auto y = h.be->allocate(12);
+    h.be->layernorm_forward(x->f32(), nullptr, nullptr, y->f32(), 1, 3, 1e-5f);
+    auto r = h.get(*y, 3);
+    QVERIFY(std::abs(r[0] + 1.2247357f) < 1e-5f);
+    QVERIFY(std::abs(r[1]) < 1e-6f);
+    QVERIFY(std::abs(r[2] - 1.2247357f) < 1e-5f);
+    auto g = h.put({2, 2, 2}), b = h.put({1, 1, 1});
+    h.be->layernorm_forward(x->f32(), g->f32(), b->f32(), y->f32(), 1, 3, 1e-5f);
+    r = h.get(*y, 3);
+    QVERIFY(std::abs(r[2] - (2 * 1.2247357f + 1)) < 1e-5f);
+  }
+
+  // relu(−1)=0; gelu(1) = 0.5(1+erf(1/√2)) = 0.8413447; tanh-gelu(1) = 0.8411920.
+  void activations() {
+    Host h;
+    auto x = h.put({-1, 1});
+    h.be->activation_forward(x->f32(), 2, Activation::Relu);
+    QCOMPARE(h.get(*x, 2), (std::vector<float>{0, 1}));
+    x = h.put({1});
+    h.be->activation_forward(x->f32(), 1, Activation::Gelu);
+    QVERIFY(std::abs(h.get(*x, 1)[0] - 0.8413447f) < 1e-6f);
+    x = h.put({1});
+    h.be->activation_forward(x->f32(), 1, Activation::GeluTanh);
+    QVERIFY(std::abs(h.get(*x, 1)[0] - 0.8411920f) < 1e-6f);
+  }
+
+  // y = x·Wᵀ + b with x = [[1, 2]], W = [[1, 0], [0, 1], [1, 1]], b = [0.5, 0, −1] → [1.5, 2, 2].
+  void linearHandComputed() {
+    Host h;
+    auto x = h.put({1, 2}), w = h.put({1, 0, 0, 1, 1, 1}), b = h.put({0.5f, 0, -1});
+    auto y = h.be->allocate(12);
+    h.be->linear_forward(x->f32(), w->f32(), b->f32(), y->f32(), 1, 2, 3);
+    QCOMPARE(h.get(*y, 3), (std::vector<float>{1.5f, 2, 2}));
+  }
+
+  // Two heads read from a fused row [q0 q1 | k0 k1]: scores = scale · q_h·k_h.
+  void attentionScoresHeads() {
+    Host h;
+    // B=1, T=2, H=2, d_k=1; row layout [q_h0, q_h1, k_h0, k_h1]
+    auto qk = h.put({1, 2, 3, 4, 5, 6, 7, 8});
+    auto s = h.be->allocate(2 * 2 * 2 * 4);
+    HeadsView q{qk->f32(), 8, 4}, k{qk->f32() + 2, 8, 4};
+    h.be->attention_scores_forward(q, k, s->f32(), 1, 2, 2, 2, 1, 0.5f);
+    // head 0: q = [1, 5], k = [3, 7] → 0.5·[[3, 7], [15, 35]]; head 1: q = [2, 6], k = [4, 8]
+    QCOMPARE(h.get(*s, 8), (std::vector<float>{1.5f, 3.5f, 7.5f, 17.5f, 4, 8, 12, 24}));
+  }
+
+  // The subsequent mask is np.triu(ones, k=1), as the tutorial prints it.
+  void subsequentMaskAsTutorial() {
+    auto m = subsequentMask(3);
+    QCOMPARE(m, (std::vector<uint8_t>{0, 1, 1, 0, 0, 1, 0, 0, 0}));
+  }
+
+  // get_attn_pad_mask: keys equal to pad are masked for every query; the decoder's union.
+  void paddingAndUnion() {
+    std::vector<std::vector<int>> seq{{1, 3, 0}};
+    QCOMPARE(paddingMask(seq, 2, 0), (std::vector<uint8_t>{0, 0, 1, 0, 0, 1}));
+    QCOMPARE(decoderSelfMask(seq, 0, true, true), (std::vector<uint8_t>{0, 1, 1, 0, 0, 1, 0, 0, 1}));
+    QCOMPARE(decoderSelfMask(seq, 0, false, true), subsequentMask(3));
+    QCOMPARE(decoderSelfMask(seq, 0, false, false), std::vector<uint8_t>(9, 0));
+  }
+
+  // PE(1, ·) for d_model 4: [sin 1, cos 1, sin(1/100), cos(1/100)].
+  void sinusoidalValues() {
+    Tensor pe = sinusoidalTable(3, 4);
+    QCOMPARE(pe.data[0], 0.0f);
+    QCOMPARE(pe.data[1], 1.0f);
+    QVERIFY(std::abs(pe.data[4] - std::sin(1.0f)) < 1e-6f);
+    QVERIFY(std::abs(pe.data[5] - std::cos(1.0f)) < 1e-6f);
+    QVERIFY(std::abs(pe.data[6] - std::sin(0.01f)) < 1e-6f);
+    QVERIFY(std::abs(pe.data[7] - std::cos(0.01f)) < 1e-6f);
+    Tensor sim = positionSimilarity(pe, 3);
+    for (int i = 0; i < 3; ++i) QVERIFY(std::abs(sim.data[i * 3 + i] - 1.0f) < 1e-6f);
+  }
+
+  void tokenizing() {
+    Vocabulary v({"P", "ich", "mochte"}, -1, "source vocabulary");
+    QCOMPARE(v.encode("  ich\tmochte ", 10), (std::vector<int>{1, 2}));
+    QCOMPARE(kindOf([&] { v.encode("", 10); }), ErrorKind::BadInput);
+    QCOMPARE(kindOf([&] { v.encode("ich bier", 10); }), ErrorKind::BadInput);
+    QCOMPARE(kindOf([&] { v.encode("ich\x01", 10); }), ErrorKind::BadInput);
+    QCOMPARE(kindOf([&] { v.encode("ich ich ich", 2); }), ErrorKind::BadInput);
+    try {
+      v.encode("ich bier", 10);
+    } catch (const Error& e) {
+      QVERIFY(std::string(e.what()).find("\"bier\"") != std::string::npos);
+    }
+    Vocabulary u({"<unk>", "a"}, 0, "vocab");
+    QCOMPARE(u.encode("a zzz", 10), (std::vector<int>{1, 0}));
+    QCOMPARE(parseIdList("5, 1,3", 6, "ids"), (std::vector<int>{5, 1, 3}));
+    QCOMPARE(kindOf([] { parseIdList("1,x", 6, "ids"); }), ErrorKind::BadInput);
+    QCOMPARE(kindOf([] { parseIdList("9", 6, "ids"); }), ErrorKind::BadInput);
+  }
+
+  void configDefaultsAndChecks() {
+    ModelConfig c = ModelConfig::fromJson(tinyConfig(), "tiny");
+    QCOMPARE(c.d_k, 4);
+    QCOMPARE(c.mask_fill, -1e9f);
+    QVERIFY(!c.attn_bias);
+    auto j = tinyConfig();
+    j["family"] = "torch-seq2seq";
+    c = ModelConfig::fromJson(j, "tiny");
+    QVERIFY(std::isinf(c.mask_fill) && c.embed_scale && c.final_norm && c.attn_bias);
+    j["d_k"] = 8;  // nn.MultiheadAttention cannot have d_k·H ≠ d_model
+    QCOMPARE(kindOf([&] { ModelConfig::fromJson(j, "tiny"); }), ErrorKind::BadConfig);
+    j = tinyConfig();
+    j["family"] = "seed003";
+    j["d_k"] = 64;  // seed003's reference uses d_model 128 with 8 heads of 64: allowed
+    j["d_v"] = 64;
+    QCOMPARE(ModelConfig::fromJson(j, "tiny").attnWidth(), 128);
+    j = tinyConfig();
+    j["n_encoder_layers"] = 1000000000;
+    QCOMPARE(kindOf([&] { ModelConfig::fromJson(j, "tiny"); }), ErrorKind::BadConfig);
+    j = tinyConfig();
+    j["tgt_vocab"] = {"P", "P"};
+    QCOMPARE(kindOf([&] { ModelConfig::fromJson(j, "tiny"); }), ErrorKind::BadVocabulary);
+  }
+
+  // A batch of sentences of different lengths: each sentence's attention equals what it gets alone
+  // (padding is masked), and pad keys get exactly 0.
+  void batchEqualsSingles() {
+    auto cfg = ModelConfig::fromJson(tinyConfig(), "tiny");
+    Model m(makeRandomModel(cfg, 5), makeCpuBackend());
+    std::vector<int> a{1, 2, 3, 4}, b{1, 3};
+    std::vector<int> ta{5, 1, 2}, tb{5, 1};
+    Trace batch = m.forward({a, b}, {ta, tb});
+    Trace single = m.forward({b}, {tb});
+    QCOMPARE(batch.src_len, 4);
+    for (int l = 0; l < 1; ++l)
+      for (int h = 0; h < 2; ++h)
+        for (int i = 0; i < 2; ++i) {
+          for (int j = 0; j < 2; ++j) {
+            QVERIFY(std::abs(batch.cross.prob(1, l, h, i, j) - single.cross.prob(0, l, h, i, j)) < 1e-5f);
+            QVERIFY(std::abs(batch.enc_self.prob(1, l, h, i, j) - single.enc_self.prob(0, l, h, i, j)) < 1e-5f);
+          }
+          QCOMPARE(batch.cross.prob(1, l, h, i, 2), 0.0f);
+          QCOMPARE(batch.cross.prob(1, l, h, i, 3), 0.0f);
+        }
+    const int V = (int)cfg.tgt_vocab.size();
+    for (int i = 0; i < 2; ++i)
+      for (int v = 0; v < V; ++v)
+        QVERIFY(std::abs(batch.logits.data[(size_t)(1 * 3 + i) * V + v] - single.logits.data[(size_t)i * V + v]) < 1e-4f);
+  }
+
+  // Turning the subsequent mask off lets positions see the future (the GUI's leakage switch).
+  void maskSwitches() {
+    auto cfg = ModelConfig::fromJson(tinyConfig(), "tiny");
+    Model m(makeRandomModel(cfg, 6), makeCpuBackend());
+    ForwardOptions o;
+    Trace on = m.forward({{1, 2, 3}}, {{5, 1, 2, 3}}, o);
+    QCOMPARE(on.dec_self.prob(0, 0, 0, 0, 3), 0.0f);
+    o.masks.subsequent = false;
+    Trace off = m.forward({{1, 2, 3}}, {{5, 1, 2, 3}}, o);
+    QVERIFY(off.dec_self.prob(0, 0, 0, 0, 3) > 0.0f);
+    QVERIFY(!off.dec_self.masked(0, 0, 3));
+    // The first row can now see every position, so later layers' outputs change too.
+    QVERIFY(off.logits.data != on.logits.data);
+    // A decoding session without the subsequent mask reruns the decoder and still works.
+    DecodingSession s(m, {1, 2, 3}, o.masks, 6);
+    s.stepForward(1);
+    QCOMPARE(s.length(), 2);
+  }
+
+  // An all-padding source under −∞ fill: fully masked rows are zeros and nothing becomes NaN.
+  void fullyMaskedRowsNoNaN() {
+    auto j = tinyConfig();
+    j["family"] = "torch-seq2seq";
+    auto cfg = ModelConfig::fromJson(j, "tiny");
+    Model m(makeRandomModel(cfg, 7), makeCpuBackend());
+    Trace t = m.forward({{0, 0}}, {{5, 1}});
+    for (float p : t.cross.probs) QCOMPARE(p, 0.0f);
+    for (float v : t.logits.data) QVERIFY(std::isfinite(v));
+  }
+
+  void traceMemoryLimit() {
+    auto cfg = ModelConfig::fromJson(tinyConfig(), "tiny");
+    Model m(makeRandomModel(cfg, 8), makeCpuBackend());
+    ForwardOptions o;
+    o.max_trace_bytes = 500;  // this trace needs 928 bytes
+    QCOMPARE(kindOf([&] { m.forward({{1, 2, 3, 4}}, {{5, 1, 2, 3}}, o); }), ErrorKind::TooLarge);
+    std::vector<int> longer(17, 1);  // max_len 16
+    QCOMPARE(kindOf([&] { m.forward({longer}, {{5}}); }), ErrorKind::BadInput);
+  }
+
+  void cancelBetweenLayers() {
+    auto cfg = ModelConfig::fromJson(tinyConfig(), "tiny");
+    Model m(makeRandomModel(cfg, 9), makeCpuBackend());
+    std::atomic<bool> cancel{true};
+    ForwardOptions o;
+    o.cancel = &cancel;
+    QCOMPARE(kindOf([&] { m.forward({{1}}, {{5}}, o); }), ErrorKind::Cancelled);
+    int calls = 0;
+    o.cancel = nullptr;
+    o.progress = [&](int done, int total) {
+      ++calls;
+      QVERIFY(done <= total);
+    };
+    m.forward({{1}}, {{5}}, o);
+    QCOMPARE(calls, 2);
+  }
+
+  // .npy header: magic, version 1.0, a dict with descr/shape, padded to a multiple of 64 bytes.
+  void npyFormat() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("a.npy").toStdString();
+    std::vector<float> data{1, 2, 3, 4, 5, 6};
+    writeNpy(path, data.data(), {2, 3});
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    QCOMPARE(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+    const size_t hlen = (unsigned char)bytes[8] | ((unsigned char)bytes[9] << 8);
+    QCOMPARE((10 + hlen) % 64, size_t(0));
+    const std::string header = bytes.substr(10, hlen);
+    QVERIFY(header.find("'descr': '<f4'") != std::string::npos);
+    QVERIFY(header.find("'shape': (2, 3)") != std::string::npos);
+    QCOMPARE(bytes.size(), 10 + hlen + 24);
+    float last;
+    std::memcpy(&last, bytes.data() + bytes.size() - 4, 4);
+    QCOMPARE(last, 6.0f);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCore)
+#include "test_core.moc"
