@@ -92,7 +92,7 @@ class Backend {
                                          int Tq, int Tk, int d_v) = 0;
 
   // y[r, :] = (x[r, :] - mean) / sqrt(var + eps) · gamma + beta   (biased variance, as PyTorch)
-  //   x, y: [rows, d] (may alias); gamma, beta: [d] or nullptr = identity affine
+  //   x, y: [rows, d] (may alias); gamma, beta: both [d], or both nullptr = identity affine
   virtual void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y,
                                  int rows, int d, float eps) = 0;
 

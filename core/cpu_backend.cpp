@@ -170,7 +170,7 @@ class CpuBackend final : public Backend {
   void activation_forward(float* x, int64_t n, Activation act) override {
     switch (act) {
       case Activation::Relu:
-        for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0 ? x[i] : 0.0f;
+        for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0 ? 0.0f : x[i];  // NaN stays NaN, as torch.relu
         break;
       case Activation::Gelu:
         for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));

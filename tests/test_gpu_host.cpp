@@ -1,0 +1,488 @@
+// Host tests of the CUDA backend's logic, with no GPU: the cuBLAS call plans (gpu/gemm_plan.h)
+// executed by a reference implementation of cuBLAS's column-major GEMM semantics, and the
+// kernels' per-element / per-row math (gpu/kernel_math.h), each compared with the CPU backend.
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend.h"
+#include "cpu_backend.h"
+#include "error.h"
+#include "gemm_plan.h"
+#include "kernel_math.h"
+
+using namespace attnviz;
+using attnviz::cuda::GemmCall;
+using attnviz::cuda::GemmPlan;
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// An operand of a reference GEMM: the buffer the plan's offsets count from, with its size, so that
+// a plan reaching outside the tensor fails the test instead of reading stray memory.
+struct Operand {
+  const float* data;
+  int64_t size;
+};
+
+// cuBLAS's column-major (strided-batched) SGEMM, as its documentation defines it, accumulating in
+// double. Throws std::out_of_range when the plan touches an element outside an operand, and
+// counts the writes to every element of C in `writes` (each output must be written exactly once).
+void referenceGemm(const GemmCall& g, Operand a, Operand b, float* c, int64_t c_size,
+                   std::vector<int>& writes) {
+  auto at = [](Operand op, int64_t i) {
+    if (i < 0 || i >= op.size) throw std::out_of_range("plan reads outside an operand");
+    return static_cast<double>(op.data[i]);
+  };
+  for (int p = 0; p < g.batch_count; ++p) {
+    const int64_t a0 = g.a_offset + p * g.stride_a;
+    const int64_t b0 = g.b_offset + p * g.stride_b;
+    const int64_t c0 = g.c_offset + p * g.stride_c;
+    for (int j = 0; j < g.n; ++j)
+      for (int i = 0; i < g.m; ++i) {
+        double acc = 0.0;
+        for (int l = 0; l < g.k; ++l) {
+          // op(A)(i, l) and op(B)(l, j) of column-major A (lda) and B (ldb).
+          const double av =
+              g.transa ? at(a, a0 + l + int64_t{i} * g.lda) : at(a, a0 + i + int64_t{l} * g.lda);
+          const double bv =
+              g.transb ? at(b, b0 + j + int64_t{l} * g.ldb) : at(b, b0 + l + int64_t{j} * g.ldb);
+          acc += av * bv;
+        }
+        const int64_t ci = c0 + i + int64_t{j} * g.ldc;
+        if (ci < 0 || ci >= c_size) throw std::out_of_range("plan writes outside C");
+        const double old = g.beta == 0.0f ? 0.0 : g.beta * static_cast<double>(c[ci]);
+        c[ci] = static_cast<float>(g.alpha * acc + old);
+        ++writes[static_cast<size_t>(ci)];
+      }
+  }
+}
+
+// Executes a whole plan; C [c_size] starts as NaN so that an element no call writes shows.
+std::vector<float> executePlan(const GemmPlan& plan, Operand a, Operand b, int64_t c_size,
+                               std::vector<int>& writes) {
+  std::vector<float> c(static_cast<size_t>(c_size), std::numeric_limits<float>::quiet_NaN());
+  writes.assign(static_cast<size_t>(c_size), 0);
+  for (const GemmCall& g : plan) referenceGemm(g, a, b, c.data(), c_size, writes);
+  return c;
+}
+
+// Largest |x - y| / max(1, |y|).
+double maxRelError(const std::vector<float>& x, const std::vector<float>& y) {
+  if (x.size() != y.size()) return std::numeric_limits<double>::infinity();
+  double worst = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double d = std::abs(double(x[i]) - double(y[i])) / std::max(1.0, std::abs(double(y[i])));
+    if (!(d <= worst)) worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
+  }
+  return worst;
+}
+
+// Every element written exactly once; returns the first offending index or -1.
+int64_t badCoverage(const std::vector<int>& writes, int64_t expected_size) {
+  for (size_t i = 0; i < writes.size(); ++i)
+    if (writes[i] != (static_cast<int64_t>(i) < expected_size ? 1 : 0)) return int64_t(i);
+  return -1;
+}
+
+// Float32 products of ≤ 130 terms, summed in different orders (Eigen's blocked loops vs double
+// in the reference): a relative difference of a few 1e-7; 2e-5 leaves margin and still catches
+// any wrong element (those differ by O(1)).
+constexpr double kGemmTol = 2e-5;
+
+// One attention layout: how Q, K (and V) sit in their activation buffers.
+struct ViewCase {
+  const char* name;
+  int B, H, Tq, Tk, d;
+  // q view: buffer size, offset of head 0, batch and row strides (floats); likewise k (and v).
+  int64_t q_size, q_offset, q_batch, q_row;
+  int64_t k_size, k_offset, k_batch, k_row;
+};
+
+std::vector<ViewCase> viewCases() {
+  std::vector<ViewCase> cases;
+  {  // separate contiguous projections [B, T, H·d]; B ≤ H: batched over heads
+    const int B = 2, H = 3, Tq = 5, Tk = 7, d = 4, w = H * d;
+    cases.push_back({"contiguous", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
+                     int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w});
+  }
+  {  // B > H: batched over the batch
+    const int B = 5, H = 2, Tq = 3, Tk = 6, d = 5, w = H * d;
+    cases.push_back({"batch_gt_heads", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
+                     int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w});
+  }
+  {  // fused QKV projection [B, T, 3·H·d]: Q at 0, K at H·d (V at 2·H·d), row stride 3·H·d
+    const int B = 2, H = 3, T = 6, d = 5, w = H * d;
+    const int64_t size = int64_t{B} * T * 3 * w;
+    cases.push_back({"fused_qkv", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size, w,
+                     int64_t{T} * 3 * w, 3 * w});
+  }
+  {  // a decode step: one query row [B, 1, H·d] against a KV cache [B, capacity, H·d], Tk used
+    const int B = 3, H = 4, Tk = 6, capacity = 11, d = 3, w = H * d;
+    cases.push_back({"kv_cache_step", B, H, 1, Tk, d, int64_t{B} * w, 0, w, w,
+                     int64_t{B} * capacity * w, 0, int64_t{capacity} * w, w});
+  }
+  {  // cross attention: decoder queries [B, Tq, H·d] against fused encoder K/V [B, S, 2·H·d]
+    const int B = 2, H = 2, Tq = 4, S = 9, d = 7, w = H * d;
+    cases.push_back({"cross_fused_kv", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
+                     int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w});
+  }
+  {  // degenerate sizes: one batch item, one head, d = 1, one key
+    cases.push_back({"single", 1, 1, 3, 1, 1, 3, 0, 3, 1, 1, 0, 1, 1});
+  }
+  return cases;
+}
+
+}  // namespace
+
+class TestGpuHost : public QObject {
+  Q_OBJECT
+
+ private:
+  std::shared_ptr<Backend> cpu_ = makeCpuBackend();
+
+ private slots:
+  // ---------------------------------------------------------------- the cuBLAS plans
+
+  void linearPlan_data() {
+    QTest::addColumn<int>("rows");
+    QTest::addColumn<int>("in");
+    QTest::addColumn<int>("out");
+    QTest::addColumn<bool>("bias");
+    QTest::newRow("7x13->5") << 7 << 13 << 5 << false;
+    QTest::newRow("7x13->5 bias") << 7 << 13 << 5 << true;
+    QTest::newRow("1x129->67 bias") << 1 << 129 << 67 << true;
+    QTest::newRow("33x1->3") << 33 << 1 << 3 << false;
+    QTest::newRow("4x17->1") << 4 << 17 << 1 << false;
+  }
+
+  void linearPlan() {
+    QFETCH(int, rows);
+    QFETCH(int, in);
+    QFETCH(int, out);
+    QFETCH(bool, bias);
+    const std::vector<float> x = randomFloats(size_t(rows) * in, 1);  // [rows, in]
+    const std::vector<float> w = randomFloats(size_t(out) * in, 2);   // [out, in]
+    const std::vector<float> b = randomFloats(size_t(out), 3);        // [out]
+    std::vector<float> expected(size_t(rows) * out);                  // [rows, out]
+    cpu_->linear_forward(x.data(), w.data(), bias ? b.data() : nullptr, expected.data(), rows, in,
+                         out);
+
+    const GemmPlan plan = cuda::planLinear(rows, in, out);
+    QCOMPARE(plan.size(), size_t(1));
+    QCOMPARE(plan[0].batch_count, 1);
+    QVERIFY2(cuda::checkGemmCall(plan[0]).empty(), cuda::describeGemmCall(plan[0]).c_str());
+    std::vector<int> writes;
+    // The backend's operand order: cuBLAS A = W, B = x, C = y; then the bias kernel.
+    std::vector<float> y =
+        executePlan(plan, {w.data(), int64_t(w.size())}, {x.data(), int64_t(x.size())},
+                    int64_t(expected.size()), writes);
+    QCOMPARE(badCoverage(writes, int64_t(expected.size())), int64_t(-1));
+    if (bias)
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < out; ++c) y[size_t(r) * out + c] += b[size_t(c)];
+    const double err = maxRelError(y, expected);
+    QVERIFY2(err <= kGemmTol, qPrintable(QString("max rel error %1").arg(err)));
+  }
+
+  void scoresPlan_data() {
+    QTest::addColumn<int>("which");
+    const std::vector<ViewCase> cases = viewCases();
+    for (size_t i = 0; i < cases.size(); ++i) QTest::newRow(cases[i].name) << int(i);
+  }
+
+  void scoresPlan() {
+    QFETCH(int, which);
+    const ViewCase vc = viewCases()[size_t(which)];
+    const std::vector<float> qbuf = randomFloats(size_t(vc.q_size), 10 + which);
+    // In the fused cases Q and K share one buffer; a separate buffer otherwise.
+    const bool shared = std::string(vc.name) == "fused_qkv";
+    const std::vector<float> kbuf = shared ? qbuf : randomFloats(size_t(vc.k_size), 20 + which);
+    const float scale = 1.0f / std::sqrt(float(vc.d));
+    HeadsView q{qbuf.data() + vc.q_offset, vc.q_batch, vc.q_row};
+    HeadsView k{kbuf.data() + vc.k_offset, vc.k_batch, vc.k_row};
+    const int64_t n_scores = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
+    std::vector<float> expected(static_cast<size_t>(n_scores));  // [B, H, Tq, Tk]
+    cpu_->attention_scores_forward(q, k, expected.data(), vc.B, vc.H, vc.Tq, vc.Tk, vc.d, scale);
+
+    const GemmPlan plan = cuda::planScores(vc.q_batch, vc.q_row, vc.k_batch, vc.k_row, vc.B, vc.H,
+                                           vc.Tq, vc.Tk, vc.d, scale);
+    QCOMPARE(int(plan.size()), std::min(vc.B, vc.H));  // the fewer calls of the two batchings
+    for (const GemmCall& g : plan)
+      QVERIFY2(cuda::checkGemmCall(g).empty(), cuda::describeGemmCall(g).c_str());
+    // The backend's operand order: cuBLAS A = k view, B = q view, C = scores. The operands are
+    // the views' buffers from their head-0 pointer on.
+    std::vector<int> writes;
+    std::vector<float> scores;
+    try {
+      scores = executePlan(plan, {k.data, vc.k_size - vc.k_offset},
+                           {q.data, vc.q_size - vc.q_offset}, n_scores, writes);
+    } catch (const std::out_of_range& e) {
+      QFAIL(e.what());
+    }
+    QCOMPARE(badCoverage(writes, n_scores), int64_t(-1));
+    const double err = maxRelError(scores, expected);
+    QVERIFY2(err <= kGemmTol, qPrintable(QString("max rel error %1").arg(err)));
+  }
+
+  void contextPlan_data() { scoresPlan_data(); }
+
+  void contextPlan() {
+    QFETCH(int, which);
+    const ViewCase vc = viewCases()[size_t(which)];
+    // V uses K's layout: the third slot of a fused QKV buffer, the second of a fused KV buffer.
+    const std::string name = vc.name;
+    const int64_t width = int64_t{vc.H} * vc.d;
+    const int64_t v_offset = name == "fused_qkv"        ? 2 * width
+                             : name == "cross_fused_kv" ? width
+                                                        : vc.k_offset;
+    const std::vector<float> vbuf = randomFloats(size_t(vc.k_size), 30 + which);
+    // probs [B, H, Tq, Tk]: any values exercise the plan; use non-negative ones like softmax.
+    const int64_t n_probs = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
+    const std::vector<float> probs = randomFloats(size_t(n_probs), 40 + which, 0.0f, 1.0f);
+    HeadsView v{vbuf.data() + v_offset, vc.k_batch, vc.k_row};
+    const int64_t n_ctx = int64_t{vc.B} * vc.Tq * vc.H * vc.d;
+    std::vector<float> expected(static_cast<size_t>(n_ctx));  // [B, Tq, H·d_v]
+    cpu_->attention_context_forward(probs.data(), v, expected.data(), vc.B, vc.H, vc.Tq, vc.Tk,
+                                    vc.d);
+
+    const GemmPlan plan = cuda::planContext(vc.k_batch, vc.k_row, vc.B, vc.H, vc.Tq, vc.Tk, vc.d);
+    QCOMPARE(int(plan.size()), std::min(vc.B, vc.H));
+    for (const GemmCall& g : plan)
+      QVERIFY2(cuda::checkGemmCall(g).empty(), cuda::describeGemmCall(g).c_str());
+    // The backend's operand order: cuBLAS A = v view, B = probs, C = ctx.
+    std::vector<int> writes;
+    std::vector<float> ctx;
+    try {
+      ctx =
+          executePlan(plan, {v.data, vc.k_size - v_offset}, {probs.data(), n_probs}, n_ctx, writes);
+    } catch (const std::out_of_range& e) {
+      QFAIL(e.what());
+    }
+    QCOMPARE(badCoverage(writes, n_ctx), int64_t(-1));
+    const double err = maxRelError(ctx, expected);
+    QVERIFY2(err <= kGemmTol, qPrintable(QString("max rel error %1").arg(err)));
+  }
+
+  void planEdgeCases() {
+    // Nothing to compute: no calls (cuBLAS is never asked for a zero-sized product).
+    QVERIFY(cuda::planLinear(0, 8, 4).empty());
+    QVERIFY(cuda::planLinear(3, 8, 0).empty());
+    QVERIFY(cuda::planScores(8, 8, 8, 8, 0, 2, 1, 1, 4, 1.0f).empty());
+    QVERIFY(cuda::planScores(8, 8, 8, 8, 1, 2, 0, 1, 4, 1.0f).empty());
+    QVERIFY(cuda::planContext(8, 8, 1, 2, 1, 1, 0).empty());
+    // Leading dimensions beyond cuBLAS's int are refused with Error(Backend), not truncated.
+    try {
+      cuda::planScores(1, int64_t{1} << 33, 1, 8, 1, 1, 1, 1, 4, 1.0f);
+      QFAIL("no error for a row stride beyond int");
+    } catch (const Error& e) {
+      QCOMPARE(e.kind(), ErrorKind::Backend);
+    }
+    // checkGemmCall applies cuBLAS's rules on lda/ldb/ldc.
+    GemmCall g;
+    g.m = 4;
+    g.n = 3;
+    g.k = 5;
+    g.lda = 4;
+    g.ldb = 5;
+    g.ldc = 4;
+    QVERIFY(cuda::checkGemmCall(g).empty());
+    g.transa = true;  // A is then k×m stored: lda ≥ k
+    QVERIFY(!cuda::checkGemmCall(g).empty());
+    g.lda = 5;
+    QVERIFY(cuda::checkGemmCall(g).empty());
+    g.ldc = 3;
+    QVERIFY(!cuda::checkGemmCall(g).empty());
+  }
+
+  // ---------------------------------------------------------------- the kernels' math
+
+  void softmaxMaskRow() {
+    const int B = 3, H = 4, Tq = 5;
+    int64_t row = 0;
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < H; ++h)
+        for (int i = 0; i < Tq; ++i, ++row)
+          QCOMPARE(cuda::softmax_mask_row(row, H, Tq), int64_t(b * Tq + i));
+  }
+
+  void maskedSoftmax_data() {
+    QTest::addColumn<float>("fill");
+    QTest::addColumn<int>("Tk");
+    QTest::newRow("-1e9, Tk 7") << -1e9f << 7;
+    QTest::newRow("-inf, Tk 7") << -kInf << 7;
+    QTest::newRow("-1e9, Tk 1") << -1e9f << 1;
+    QTest::newRow("-inf, Tk 45") << -kInf << 45;
+    QTest::newRow("-1e9, Tk 129") << -1e9f << 129;
+  }
+
+  void maskedSoftmax() {
+    QFETCH(float, fill);
+    QFETCH(int, Tk);
+    const int B = 2, H = 3, Tq = 5;
+    const int64_t rows = int64_t{B} * H * Tq;
+    // Scores up to ±30 so the max subtraction matters; [B, H, Tq, Tk]
+    const std::vector<float> scores = randomFloats(size_t(rows * Tk), 50 + Tk, -30.0f, 30.0f);
+    // mask [B, Tq, Tk]: ~40% masked, query 1 of batch 0 fully masked, query 2 unmasked.
+    std::vector<uint8_t> mask(size_t(B) * Tq * Tk);
+    std::mt19937 rng(60 + Tk);
+    for (auto& m : mask) m = (rng() % 10) < 4;
+    for (int j = 0; j < Tk; ++j) {
+      mask[size_t(0 * Tq + 1) * Tk + j] = 1;
+      mask[size_t(0 * Tq + 2) * Tk + j] = 0;
+    }
+    std::vector<float> expected(scores.size());
+    cpu_->masked_softmax_forward(scores.data(), mask.data(), expected.data(), B, H, Tq, Tk, fill);
+
+    std::vector<float> probs(scores.size());
+    for (int64_t r = 0; r < rows; ++r)
+      cuda::masked_softmax_row(scores.data() + r * Tk,
+                               mask.data() + cuda::softmax_mask_row(r, H, Tq) * Tk,
+                               probs.data() + r * Tk, Tk, fill);
+    // expf, and division vs the CPU's multiplication by 1/sum: a few ulp.
+    const double err = maxRelError(probs, expected);
+    QVERIFY2(err <= 1e-6, qPrintable(QString("max rel error %1").arg(err)));
+
+    // The invariants backend.h promises, exactly.
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t* m = mask.data() + cuda::softmax_mask_row(r, H, Tq) * Tk;
+      const float* p = probs.data() + r * Tk;
+      const bool all_masked = std::all_of(m, m + Tk, [](uint8_t v) { return v != 0; });
+      double sum = 0.0;
+      for (int j = 0; j < Tk; ++j) sum += p[j];
+      if (all_masked && fill == -kInf) {
+        for (int j = 0; j < Tk; ++j) QCOMPARE(p[j], 0.0f);  // all zeros, not NaN
+      } else if (all_masked) {
+        for (int j = 0; j < Tk; ++j) QCOMPARE(p[j], 1.0f / float(Tk));  // uniform, as PyTorch
+      } else {
+        QVERIFY2(std::abs(sum - 1.0) <= 1e-5,
+                 qPrintable(QString("row %1 sums to %2").arg(r).arg(sum)));
+        for (int j = 0; j < Tk; ++j)
+          if (m[j]) QCOMPARE(p[j], 0.0f);  // masked cells exactly 0
+      }
+    }
+  }
+
+  void softmaxPieces() {
+    QCOMPARE(cuda::masked_score(3.0f, 1, -1e9f), -1e9f);
+    QCOMPARE(cuda::masked_score(3.0f, 0, -1e9f), 3.0f);
+    QCOMPARE(cuda::softmax_numerator(-kInf, -kInf), 0.0f);  // not exp(NaN)
+    QCOMPARE(cuda::softmax_numerator(-kInf, 2.0f), 0.0f);
+    QCOMPARE(cuda::softmax_numerator(2.0f, 2.0f), 1.0f);
+    QCOMPARE(cuda::softmax_prob(0.0f, 0.0f), 0.0f);
+    QCOMPARE(cuda::softmax_max(-kInf, -1e9f), -1e9f);
+  }
+
+  void layernorm_data() {
+    QTest::addColumn<int>("d");
+    QTest::addColumn<bool>("affine");
+    QTest::addColumn<bool>("inPlace");
+    QTest::newRow("d 37 affine") << 37 << true << false;
+    QTest::newRow("d 37 identity") << 37 << false << false;
+    QTest::newRow("d 129 affine in place") << 129 << true << true;
+    QTest::newRow("d 512 identity in place") << 512 << false << true;
+    QTest::newRow("d 1 affine") << 1 << true << false;
+  }
+
+  void layernorm() {
+    QFETCH(int, d);
+    QFETCH(bool, affine);
+    QFETCH(bool, inPlace);
+    const int rows = 7;
+    const float eps = 1e-5f;
+    // x [rows, d] with an offset and spread, as activations after a residual add
+    std::vector<float> x = randomFloats(size_t(rows) * d, 70 + d, -3.0f, 5.0f);
+    const std::vector<float> gamma = randomFloats(size_t(d), 71, 0.5f, 1.5f);  // [d]
+    const std::vector<float> beta = randomFloats(size_t(d), 72);               // [d]
+    const float* g = affine ? gamma.data() : nullptr;
+    const float* b = affine ? beta.data() : nullptr;
+    std::vector<float> expected(x.size());
+    cpu_->layernorm_forward(x.data(), g, b, expected.data(), rows, d, eps);
+
+    std::vector<float> y(x.size());
+    for (int r = 0; r < rows; ++r) {
+      float* out = inPlace ? x.data() + size_t(r) * d : y.data() + size_t(r) * d;
+      cuda::layernorm_row(x.data() + size_t(r) * d, g, b, out, d, eps);
+    }
+    // The same float loops as the CPU backend: equal up to the compiler's rounding choices.
+    const double err = maxRelError(inPlace ? x : y, expected);
+    QVERIFY2(err <= 1e-6, qPrintable(QString("max rel error %1").arg(err)));
+  }
+
+  void activations_data() {
+    QTest::addColumn<int>("act");
+    QTest::newRow("relu") << int(Activation::Relu);
+    QTest::newRow("gelu") << int(Activation::Gelu);
+    QTest::newRow("gelu_tanh") << int(Activation::GeluTanh);
+  }
+
+  void activations() {
+    QFETCH(int, act);
+    const auto activation = static_cast<Activation>(act);
+    const auto kind = activation == Activation::Relu   ? cuda::ActivationKind::Relu
+                      : activation == Activation::Gelu ? cuda::ActivationKind::Gelu
+                                                       : cuda::ActivationKind::GeluTanh;
+    std::vector<float> x = randomFloats(1003, 80, -8.0f, 8.0f);
+    for (float v : {0.0f, -0.0f, 1e-7f, -1e-7f, 20.0f, -20.0f, 3.0f, -3.0f}) x.push_back(v);
+    std::vector<float> expected = x;
+    cpu_->activation_forward(expected.data(), int64_t(expected.size()), activation);
+    std::vector<float> y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = cuda::activation(x[i], kind);
+    // Same formulas; erff/tanhf agree to a few ulp wherever they are evaluated.
+    const double err = maxRelError(y, expected);
+    QVERIFY2(err <= 1e-6, qPrintable(QString("max rel error %1").arg(err)));
+  }
+
+  void activationValues() {
+    // Hand-computed: GELU(1) = 0.5·(1 + erf(1/√2)) = 0.841344746; tanh-GELU(1) = 0.841191990.
+    QVERIFY(std::abs(cuda::gelu_erf(1.0f) - 0.841344746f) < 1e-6f);
+    QVERIFY(std::abs(cuda::gelu_tanh(1.0f) - 0.841191990f) < 1e-6f);
+    QCOMPARE(cuda::relu(-2.0f), 0.0f);
+    QCOMPARE(cuda::relu(2.5f), 2.5f);
+  }
+
+  void embedding_data() {
+    QTest::addColumn<int>("pos0");
+    QTest::addColumn<float>("scale");
+    QTest::newRow("pos0 0, scale 1") << 0 << 1.0f;
+    QTest::newRow("pos0 5, scale sqrt(d)") << 5 << std::sqrt(37.0f);
+  }
+
+  void embedding() {
+    QFETCH(int, pos0);
+    QFETCH(float, scale);
+    const int B = 3, T = 7, d = 37, vocab = 23, max_len = 16;
+    std::vector<int32_t> ids(size_t(B) * T);  // [B, T]
+    std::mt19937 rng(90);
+    for (auto& id : ids) id = int32_t(rng() % vocab);
+    const std::vector<float> table = randomFloats(size_t(vocab) * d, 91);        // [vocab, d]
+    const std::vector<float> positions = randomFloats(size_t(max_len) * d, 92);  // [max_len, d]
+    std::vector<float> expected(size_t(B) * T * d);                              // [B, T, d]
+    cpu_->embedding_forward(ids.data(), table.data(), positions.data(), expected.data(), B, T, d,
+                            pos0, scale);
+    std::vector<float> out(expected.size());
+    for (int64_t e = 0; e < int64_t(out.size()); ++e)
+      out[size_t(e)] =
+          cuda::embedding_element(e, ids.data(), table.data(), positions.data(), T, d, pos0, scale);
+    // One multiply-add per element: at most one rounding apart (a fused multiply-add).
+    const double err = maxRelError(out, expected);
+    QVERIFY2(err <= 1e-6, qPrintable(QString("max rel error %1").arg(err)));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestGpuHost)
+#include "test_gpu_host.moc"
