@@ -6,7 +6,7 @@ pkgs=(build-essential cmake ninja-build pkg-config
       qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev
       libeigen3-dev nlohmann-json3-dev)
 if [[ "${1:-}" == "--tests" ]]; then
-  pkgs+=(python3 python3-numpy python3-torch xvfb clang libclang-rt-dev)
+  pkgs+=(python3 python3-numpy python3-torch libopenblas0-pthread xvfb clang libclang-rt-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
