@@ -1,0 +1,48 @@
+// What every view shares besides the engine's snapshot: the selected attention (kind, layer, head,
+// sentence of the batch) and the colormap, with the moves the keyboard makes across them.
+#pragma once
+
+#include <QObject>
+
+#include "attention_data.h"
+#include "colormap.h"
+#include "engine.h"
+
+namespace attnviz::gui {
+
+class AppState : public QObject {
+  Q_OBJECT
+ public:
+  explicit AppState(Engine* engine, QObject* parent = nullptr);
+
+  Engine* engine() const { return engine_; }
+  const Model* model() const { return engine_->model(); }
+  std::shared_ptr<const Snapshot> snapshot() const { return engine_->snapshot(); }
+
+  const AttentionSelection& selection() const { return selection_; }
+  // Clamped to the model's layers and heads and to the batch.
+  void setSelection(AttentionSelection s);
+  void setKind(AttentionKind kind);
+  void moveLayer(int delta);
+  void moveHead(int delta);  // the mean of the heads sits before head 1
+  void toggleMean();
+  void setBatchIndex(int b);
+  int layerCount(AttentionKind kind) const;
+  int headCount() const;
+
+  const Colormap& colormap() const { return *colormap_; }
+  void setColormap(const QString& name);
+
+ signals:
+  void selectionChanged(const AttentionSelection& selection);
+  void colormapChanged(const Colormap& colormap);
+
+ private:
+  AttentionSelection clamp(AttentionSelection s) const;
+  Engine* engine_;
+  AttentionSelection selection_;
+  int last_head_ = 0;  // where M returns to from the mean
+  const Colormap* colormap_;
+};
+
+}  // namespace attnviz::gui

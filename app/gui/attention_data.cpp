@@ -1,0 +1,202 @@
+#include "attention_data.h"
+
+#include <QObject>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attnviz::gui {
+
+namespace {
+
+QStringList toQStringList(const std::vector<std::string>& tokens) {
+  QStringList out;
+  out.reserve(qsizetype(tokens.size()));
+  for (const auto& t : tokens) out << QString::fromStdString(t);
+  return out;
+}
+
+}  // namespace
+
+AttentionSelection clampSelection(const Trace& trace, AttentionSelection s) {
+  const AttentionTrace& a = trace.get(s.kind);
+  s.layer = std::clamp(s.layer, 0, std::max(0, a.layers - 1));
+  if (s.head >= a.heads) s.head = a.heads - 1;
+  if (s.head < -1) s.head = -1;
+  s.batch = std::clamp(s.batch, 0, std::max(0, trace.batch - 1));
+  return s;
+}
+
+QStringList queryLabels(const Trace& trace, AttentionKind kind, int batch) {
+  if (batch < 0 || batch >= trace.batch) return {};
+  return toQStringList(kind == AttentionKind::EncoderSelf ? trace.src_tokens[batch]
+                                                          : trace.tgt_tokens[batch]);
+}
+
+QStringList keyLabels(const Trace& trace, AttentionKind kind, int batch) {
+  if (batch < 0 || batch >= trace.batch) return {};
+  return toQStringList(kind == AttentionKind::DecoderSelf ? trace.tgt_tokens[batch]
+                                                          : trace.src_tokens[batch]);
+}
+
+QString queryAxisTitle(AttentionKind kind) {
+  return kind == AttentionKind::EncoderSelf
+             ? QObject::tr("queries ↓ · source tokens")
+             : QObject::tr("queries ↓ · target tokens (decoder input)");
+}
+
+QString keyAxisTitle(AttentionKind kind) {
+  switch (kind) {
+    case AttentionKind::EncoderSelf: return QObject::tr("keys → · source tokens");
+    case AttentionKind::DecoderSelf: return QObject::tr("keys → · target tokens");
+    case AttentionKind::Cross: return QObject::tr("keys → · source tokens (encoder output)");
+  }
+  return {};
+}
+
+QString kindTitle(AttentionKind kind) {
+  switch (kind) {
+    case AttentionKind::EncoderSelf: return QObject::tr("Encoder self-attention");
+    case AttentionKind::DecoderSelf: return QObject::tr("Decoder masked self-attention");
+    case AttentionKind::Cross: return QObject::tr("Cross-attention (encoder–decoder)");
+  }
+  return {};
+}
+
+QString selectionTitle(const AttentionSelection& s) {
+  const QString side =
+      s.kind == AttentionKind::EncoderSelf ? QObject::tr("encoder") : QObject::tr("decoder");
+  const QString head =
+      s.head < 0 ? QObject::tr("mean of heads") : QObject::tr("head %1").arg(s.head + 1);
+  return QObject::tr("%1 · %2 layer %3 · %4").arg(kindTitle(s.kind), side).arg(s.layer + 1).arg(head);
+}
+
+std::vector<float> attentionMatrix(const AttentionTrace& a, const AttentionSelection& s,
+                                   MatrixValues which, float mask_fill) {
+  const int Tq = a.q_len, Tk = a.k_len;
+  std::vector<float> out(size_t(Tq) * Tk, 0.0f);
+  if (a.empty()) return out;
+  const bool scores = which != MatrixValues::Probabilities;
+  if (scores && !a.hasScores()) {
+    std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
+    return out;
+  }
+  const std::vector<float>& src = scores ? a.scores : a.probs;
+  const int h0 = s.head < 0 ? 0 : s.head;
+  const int h1 = s.head < 0 ? a.heads : s.head + 1;
+  const float inv = 1.0f / float(h1 - h0);
+  for (int h = h0; h < h1; ++h) {
+    const float* m = src.data() + a.index(s.batch, s.layer, h, 0, 0);
+    for (size_t k = 0; k < out.size(); ++k) out[k] += m[k] * inv;
+  }
+  if (which == MatrixValues::MaskedScores)
+    for (int i = 0; i < Tq; ++i)
+      for (int j = 0; j < Tk; ++j)
+        if (a.masked(s.batch, i, j)) out[size_t(i) * Tk + j] = mask_fill;
+  return out;
+}
+
+std::vector<uint8_t> maskMatrix(const AttentionTrace& a, int batch) {
+  const size_t n = size_t(a.q_len) * a.k_len;
+  if (a.mask.size() < (size_t(batch) + 1) * n) return std::vector<uint8_t>(n, 0);
+  return std::vector<uint8_t>(a.mask.begin() + int64_t(batch) * int64_t(n),
+                              a.mask.begin() + int64_t(batch + 1) * int64_t(n));
+}
+
+HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel, MatrixValues which,
+                             bool scale_to_max, float mask_fill) {
+  HeatmapData d;
+  const AttentionSelection s = clampSelection(trace, sel);
+  const AttentionTrace& a = trace.get(s.kind);
+  if (a.empty()) return d;
+  d.rows = a.q_len;
+  d.cols = a.k_len;
+  d.masked = maskMatrix(a, s.batch);
+  d.probs = attentionMatrix(a, s, MatrixValues::Probabilities, mask_fill);
+  if (a.hasScores()) d.scores = attentionMatrix(a, s, MatrixValues::Scores, mask_fill);
+  d.row_labels = queryLabels(trace, s.kind, s.batch);
+  d.col_labels = keyLabels(trace, s.kind, s.batch);
+  d.row_title = queryAxisTitle(s.kind);
+  d.col_title = keyAxisTitle(s.kind);
+  if (s.head < 0) d.tooltip_note = QObject::tr("(mean of %1 heads)").arg(a.heads);
+  switch (which) {
+    case MatrixValues::Probabilities: {
+      d.values = d.probs;
+      d.value_name = QObject::tr("probability");
+      d.vmin = 0;
+      d.vmax = 1;
+      if (scale_to_max) {
+        float mx = 0;
+        for (size_t k = 0; k < d.values.size(); ++k)
+          if (d.masked.empty() || !d.masked[k]) mx = std::max(mx, d.values[k]);
+        d.vmax = mx > 0 ? mx : 1;
+      }
+      break;
+    }
+    case MatrixValues::Scores:
+    case MatrixValues::MaskedScores: {
+      d.values = attentionMatrix(a, s, which, mask_fill);
+      d.value_name = which == MatrixValues::Scores ? QObject::tr("score") : QObject::tr("masked score");
+      // The colour scale spans the unmasked scores; masked cells are drawn as masked anyway.
+      float lo = std::numeric_limits<float>::infinity(), hi = -lo;
+      for (size_t k = 0; k < d.scores.size(); ++k) {
+        if (!d.masked.empty() && d.masked[k]) continue;
+        if (!std::isfinite(d.scores[k])) continue;
+        lo = std::min(lo, d.scores[k]);
+        hi = std::max(hi, d.scores[k]);
+      }
+      if (!(lo <= hi)) lo = hi = 0;
+      d.vmin = lo;
+      d.vmax = hi > lo ? hi : lo + 1;
+      // Before the mask nothing is masked yet: every raw score is coloured; the tooltip still
+      // says which cells the mask will hit.
+      if (which == MatrixValues::Scores) d.draw_mask = false;
+      d.value_in_tooltip = which == MatrixValues::MaskedScores;
+      break;
+    }
+  }
+  return d;
+}
+
+MaskParts maskParts(const Trace& trace, AttentionKind kind, int batch, const ModelConfig& config,
+                    const MaskOptions& masks) {
+  MaskParts m;
+  const AttentionTrace& a = trace.get(kind);
+  m.q_len = a.q_len;
+  m.k_len = a.k_len;
+  if (batch < 0 || batch >= trace.batch) return m;
+  const bool dec = kind == AttentionKind::DecoderSelf;
+  const std::vector<int>& keys = dec ? trace.tgt_ids[batch] : trace.src_ids[batch];
+  const int pad = dec ? config.tgt_pad_id : config.src_pad_id;
+  m.padding = paddingMask({keys}, m.q_len, pad);
+  m.padding.resize(size_t(m.q_len) * m.k_len, 0);
+  if (dec) m.subsequent = subsequentMask(m.q_len);
+  m.applied = maskMatrix(a, batch);
+  m.padding_on = dec ? masks.tgt_padding : masks.src_padding;
+  m.subsequent_on = dec && masks.subsequent;
+  return m;
+}
+
+HeatmapData maskHeatmap(const std::vector<uint8_t>& mask, int q_len, int k_len,
+                        const QStringList& rows, const QStringList& cols, const QString& title) {
+  HeatmapData d;
+  d.rows = q_len;
+  d.cols = k_len;
+  d.values.assign(size_t(q_len) * k_len, 0.0f);
+  d.masked = mask;
+  d.masked.resize(d.values.size(), 0);
+  d.mask_only = true;
+  d.row_labels = rows;
+  d.col_labels = cols;
+  d.title = title;
+  d.value_name = QObject::tr("mask");
+  return d;
+}
+
+QString shapeString(std::initializer_list<long long> dims) {
+  QStringList parts;
+  for (long long d : dims) parts << QString::number(d);
+  return QStringLiteral("[") + parts.join(QStringLiteral(", ")) + QStringLiteral("]");
+}
+
+}  // namespace attnviz::gui

@@ -1,0 +1,70 @@
+// Turning a Trace into what the views draw: one head's (or the mean of the heads') matrix with its
+// token labels, the masks taken apart (padding, subsequent, union), and the shape strings.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <cstdint>
+#include <vector>
+
+#include "config.h"
+#include "heatmap.h"
+#include "masks.h"
+#include "trace.h"
+
+namespace attnviz::gui {
+
+// What the views look at: one kind of attention, one layer, one head or the mean of the heads,
+// one sentence of the batch.
+struct AttentionSelection {
+  AttentionKind kind = AttentionKind::Cross;
+  int layer = 0;
+  int head = -1;  // -1 = mean of the heads
+  int batch = 0;
+  bool operator==(const AttentionSelection&) const = default;
+};
+
+enum class MatrixValues {
+  Probabilities,  // softmax output
+  Scores,         // QKᵀ/√d_k before the mask
+  MaskedScores,   // the scores with masked cells replaced by the fill value
+};
+
+// Clamps layer/head/batch into the trace's ranges.
+AttentionSelection clampSelection(const Trace& trace, AttentionSelection s);
+
+QStringList queryLabels(const Trace& trace, AttentionKind kind, int batch);
+QStringList keyLabels(const Trace& trace, AttentionKind kind, int batch);
+QString queryAxisTitle(AttentionKind kind);  // "queries · target tokens (decoder input)"
+QString keyAxisTitle(AttentionKind kind);
+QString kindTitle(AttentionKind kind);       // "Cross-attention"
+QString selectionTitle(const AttentionSelection& s);  // "Cross-attention · layer 2 · head 3"
+
+// [Tq, Tk] of one head (or the mean of the heads when s.head < 0).
+std::vector<float> attentionMatrix(const AttentionTrace& a, const AttentionSelection& s,
+                                   MatrixValues which, float mask_fill);
+std::vector<uint8_t> maskMatrix(const AttentionTrace& a, int batch);
+
+// The heatmap of a selection. scale_to_max: colour scale 0 … max of the matrix (probabilities)
+// rather than 0 … 1.
+HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& s, MatrixValues which,
+                             bool scale_to_max, float mask_fill);
+
+// The masks of one kind taken apart, computed from the token ids (1 = masked), whether or not each
+// part was switched on, and the union that the forward pass applied (from the trace).
+struct MaskParts {
+  int q_len = 0, k_len = 0;
+  std::vector<uint8_t> padding;     // keys equal to the pad id
+  std::vector<uint8_t> subsequent;  // j > i (decoder self-attention only; else empty)
+  std::vector<uint8_t> applied;     // what the trace applied
+  bool padding_on = true, subsequent_on = true;
+};
+MaskParts maskParts(const Trace& trace, AttentionKind kind, int batch, const ModelConfig& config,
+                    const MaskOptions& masks);
+HeatmapData maskHeatmap(const std::vector<uint8_t>& mask, int q_len, int k_len,
+                        const QStringList& rows, const QStringList& cols, const QString& title);
+
+// "[1, 8, 7, 9]"
+QString shapeString(std::initializer_list<long long> dims);
+
+}  // namespace attnviz::gui

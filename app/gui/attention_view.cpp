@@ -1,0 +1,107 @@
+#include "attention_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <cmath>
+
+namespace attnviz::gui {
+
+AttentionView::AttentionView(AppState* state, QWidget* parent)
+    : View(state, tr("What am I looking at?"), parent) {
+  auto* controls = new QHBoxLayout;
+  caption_ = new QLabel(this);
+  QFont f = caption_->font();
+  f.setBold(true);
+  f.setPointSizeF(f.pointSizeF() * 1.1);
+  caption_->setFont(f);
+  controls->addWidget(caption_, 1);
+  controls->addWidget(new QLabel(tr("Show:"), this));
+  values_ = new QComboBox(this);
+  values_->addItem(tr("Probabilities (after softmax)"));
+  values_->addItem(tr("Raw scores QKᵀ/√d_k (before the mask)"));
+  values_->addItem(tr("Masked scores (what softmax sees)"));
+  values_->setToolTip(tr("Which matrix of the attention block to draw"));
+  controls->addWidget(values_);
+  controls->addWidget(new QLabel(tr("Colour scale:"), this));
+  scale_ = new QComboBox(this);
+  scale_->addItem(tr("0 … largest value"));
+  scale_->addItem(tr("0 … 1"));
+  scale_->setToolTip(tr("Probabilities: stretch the colours to this matrix's largest value, or use "
+                        "the fixed range 0 … 1 (to compare heads)"));
+  controls->addWidget(scale_);
+  layout_->addLayout(controls);
+  view_ = new HeatmapView(this);
+  layout_->addWidget(view_, 1);
+  connect(values_, &QComboBox::currentIndexChanged, this, [this] { refreshNow(); });
+  connect(scale_, &QComboBox::currentIndexChanged, this, [this] { refreshNow(); });
+}
+
+void AttentionView::refresh() {
+  auto snap = state_->snapshot();
+  const Model* model = state_->model();
+  heatmap()->setColormap(state_->colormap());
+  if (!snap || !snap->trace || !model) {
+    caption_->setText(model ? tr("Type a source sentence and press Run") : tr("No model loaded"));
+    HeatmapData empty;
+    empty.title = model ? tr("Press Run (Ctrl+Enter) to see the attention") : tr("Open a model");
+    heatmap()->setData(empty);
+    explanation_->setHtml(tr("Attention heatmaps appear here after a run."));
+    return;
+  }
+  const Trace& t = *snap->trace;
+  const AttentionSelection s = clampSelection(t, state_->selection());
+  const auto& c = model->config();
+  const MatrixValues which = static_cast<MatrixValues>(values_->currentIndex());
+  scale_->setEnabled(which == MatrixValues::Probabilities);
+  HeatmapData d = attentionHeatmap(t, s, which, scale_->currentIndex() == 0, c.mask_fill);
+  caption_->setText(selectionTitle(s) +
+                    (t.batch > 1 ? tr(" · sentence %1 of %2").arg(s.batch + 1).arg(t.batch) : QString()));
+  heatmap()->setData(std::move(d));
+
+  const AttentionTrace& a = t.get(s.kind);
+  const QString fill = std::isinf(c.mask_fill) ? QStringLiteral("−∞")
+                                               : QString::number(double(c.mask_fill), 'g', 3);
+  QString rows_are, cols_are, mask_is;
+  switch (s.kind) {
+    case AttentionKind::EncoderSelf:
+      rows_are = tr("source tokens asking (queries)");
+      cols_are = tr("source tokens answering (keys)");
+      mask_is = tr("only padding keys are masked");
+      break;
+    case AttentionKind::DecoderSelf:
+      rows_are = tr("target tokens fed to the decoder (queries)");
+      cols_are = tr("the same target tokens (keys)");
+      mask_is = tr("keys to the right of the query (the future) and padding are masked");
+      break;
+    case AttentionKind::Cross:
+      rows_are = tr("target tokens fed to the decoder (queries)");
+      cols_are = tr("source tokens from the encoder output (keys and values)");
+      mask_is = tr("source padding is masked");
+      break;
+  }
+  explanation_->setHtml(
+      tr("<p style='margin:0'><b>Scaled dot-product attention</b> %1. "
+         "Each cell (row <i>i</i>, column <i>j</i>) is how much query <i>i</i> attends to key "
+         "<i>j</i>: score %2, masked cells get %3, and softmax turns every row into probabilities "
+         "that sum to 1.</p>"
+         "<p style='margin:4px 0 0 0'>Rows: %4. Columns: %5. Here %6; hatched cells are masked "
+         "(probability exactly 0), dark unhatched cells are probabilities near 0 that the model "
+         "chose.</p>"
+         "<p style='margin:4px 0 0 0'>Shapes: Q %7, K %8 → scores and probabilities "
+         "[batch, heads, len_q, len_k] = %9; one head draws a [len_q, len_k] = %10 slice. "
+         "d_model = %11, heads = %12, d_k = %13.</p>")
+          .arg(code(tr("softmax(QKᵀ/√d<sub>k</sub> + M)·V")))
+          .arg(code(tr("q<sub>i</sub>·k<sub>j</sub>/√%1").arg(c.d_k)))
+          .arg(code(fill))
+          .arg(rows_are, cols_are, mask_is)
+          .arg(shapeString({t.batch, a.heads, a.q_len, c.d_k}))
+          .arg(shapeString({t.batch, a.heads, a.k_len, c.d_k}))
+          .arg(shapeString({t.batch, a.heads, a.q_len, a.k_len}))
+          .arg(shapeString({a.q_len, a.k_len}))
+          .arg(c.d_model)
+          .arg(c.n_heads)
+          .arg(c.d_k));
+}
+
+}  // namespace attnviz::gui

@@ -1,0 +1,36 @@
+// View 1, Attention: the heatmap of one kind/layer/head (or the mean of the heads), queries as rows
+// and keys as columns, with probabilities, raw scores or masked scores, and zoom.
+#pragma once
+
+#include "heatmap.h"
+#include "view.h"
+
+class QComboBox;
+class QLabel;
+
+namespace attnviz::gui {
+
+class AttentionView : public View {
+  Q_OBJECT
+ public:
+  explicit AttentionView(AppState* state, QWidget* parent = nullptr);
+  QString name() const override { return QStringLiteral("attention"); }
+  QString title() const override { return tr("Attention"); }
+  QWidget* exportWidget() override { return view_->heatmap(); }
+
+  HeatmapView* heatmapView() const { return view_; }
+  HeatmapWidget* heatmap() const { return view_->heatmap(); }
+  QComboBox* valuesCombo() const { return values_; }
+  QComboBox* scaleCombo() const { return scale_; }
+
+ protected:
+  void refresh() override;
+
+ private:
+  QComboBox* values_;
+  QComboBox* scale_;
+  QLabel* caption_;
+  HeatmapView* view_;
+};
+
+}  // namespace attnviz::gui

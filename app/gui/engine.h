@@ -1,0 +1,140 @@
+// The GUI's link to the core: owns the loaded model and the decoding session, runs every heavy job
+// (loading, decoding, forward passes) off the GUI thread, and hands the views immutable snapshots.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "decoding.h"
+#include "masks.h"
+#include "model.h"
+#include "trace.h"
+
+namespace attnviz::gui {
+
+// One decoding position as the Decoding view lists it.
+struct StepInfo {
+  int position = 0;
+  int input_id = 0;
+  QString input;        // token fed at this position (BOS at 0)
+  int chosen_id = -1;   // token chosen after it; -1 = not chosen yet (the newest position)
+  QString chosen;
+  float chosen_prob = 0;
+  int argmax_id = -1;
+  QString argmax;
+  float argmax_prob = 0;
+  std::vector<std::pair<int, float>> topk;  // (id, probability), most probable first
+  QStringList topk_tokens;
+};
+
+// What the views show; built off the GUI thread, never changed afterwards.
+struct Snapshot {
+  uint64_t id = 0;                     // increases with every snapshot the engine publishes
+  std::shared_ptr<const Trace> trace;  // teacher-forced forward pass over the current target(s)
+  MaskOptions masks;
+  bool batch = false;
+  // Decode mode (batch == false).
+  std::vector<StepInfo> steps;
+  bool finished = false;
+  int prefix_positions = 1;  // BOS and the typed prefix: Reset goes back here
+  int max_positions = 0;     // decoding stops here
+  std::vector<int> src_ids;
+  // Batch mode: the inputs, so that a mask switch can rerun them.
+  std::vector<std::vector<int>> batch_src, batch_tgt;
+  QStringList batch_sentences;
+};
+
+class Engine : public QObject {
+  Q_OBJECT
+ public:
+  explicit Engine(QObject* parent = nullptr);
+  ~Engine() override;  // cancels and waits for a running job
+
+  bool busy() const { return busy_; }
+  bool hasModel() const { return model_ != nullptr; }
+  const Model* model() const { return model_.get(); }
+  std::shared_ptr<const Snapshot> snapshot() const { return snapshot_; }
+  const MaskOptions& masks() const { return masks_; }
+  QString modelSource() const { return model_source_; }  // bundled name or path, as opened
+  QString configPath() const { return config_path_; }
+  QString backendName() const { return backend_name_; }  // "cpu" or "cuda"
+  QString backendDescription() const;
+
+  // Each starts a job and returns true, or returns false when a job is running or the action
+  // does not apply now (no model, batch mode, nothing to step back to, …).
+  bool loadModel(const QString& name_or_path, const QString& config_path = {});
+  bool setBackend(const QString& name);
+  bool run(const QString& src, const QString& prefix);
+  bool runBatch(const QStringList& sentences);
+  bool setMasks(const MaskOptions& masks);  // reruns the current input with the same tokens
+  bool stepForward(int token = -1);
+  bool stepBack();
+  bool reset();
+  bool decodeToEnd();
+  // Keeps positions 0 … position, picks `token` after `position`, then (optionally) decodes on.
+  bool choose(int position, int token, bool continue_decoding);
+
+  bool canStepForward() const;
+  bool canStepBack() const;
+
+  void cancel();
+  // Processes events until no job runs (tests, --screenshot). False on timeout.
+  bool waitUntilIdle(int timeout_ms = 60000);
+
+  // The longest target a decode of a source of src_len tokens may reach.
+  static int decodeLimit(const Model& model, int src_len, int prefix_len = 1);
+
+ signals:
+  void busyChanged(bool busy, const QString& what);
+  void progress(int done, int total, const QString& what);
+  void modelChanged();
+  void snapshotChanged();
+  void masksChanged(const MaskOptions& masks);
+  void failed(const QString& title, const QString& message);
+  void notice(const QString& message);  // warnings: loader warnings, backend fallback
+  void jobFinished(bool ok);
+
+ private:
+  using Apply = std::function<void()>;
+  struct JobContext {
+    Engine* engine;
+    std::atomic<bool>* cancel;
+    bool cancellable;
+    void report(int done, int total, const QString& what) const;
+    bool cancelled() const { return cancel->load(); }
+    ForwardOptions forwardOptions(const MaskOptions& masks) const;
+  };
+  bool start(const QString& what, bool cancellable, std::function<Apply(const JobContext&)> work);
+  void finish();
+  bool canStart() const { return !busy_; }
+  bool decodeMode() const { return model_ && session_ && snapshot_ && !snapshot_->batch; }
+
+  static std::shared_ptr<Snapshot> makeSnapshot(const DecodingSession& session, int prefix_positions,
+                                                int max_positions, const JobContext& ctx);
+  static void greedy(DecodingSession& session, int max_positions, const JobContext& ctx);
+  bool replayJob(const QString& what, std::vector<int> choices, int extra_token, bool decode_on,
+                 const MaskOptions& masks);
+
+  std::shared_ptr<Model> model_;                // declared before session_: outlives it
+  std::shared_ptr<DecodingSession> session_;    // touched only by jobs, one at a time
+  std::shared_ptr<const Snapshot> snapshot_;
+  uint64_t snapshot_ids_ = 0;
+  void publish(std::shared_ptr<Snapshot> snap);  // numbers it, stores it, emits snapshotChanged
+  MaskOptions masks_;
+  QString model_source_, config_path_;
+  QString backend_name_ = QStringLiteral("cpu");
+  std::atomic<bool> cancel_{false};
+  bool busy_ = false;
+  bool job_failed_ = false;  // set by a failed job's Apply
+  QFutureWatcher<Apply>* watcher_;
+};
+
+}  // namespace attnviz::gui

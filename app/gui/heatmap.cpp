@@ -1,0 +1,606 @@
+#include "heatmap.h"
+
+#include <QApplication>
+#include <QHBoxLayout>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QScrollBar>
+#include <QToolButton>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+#include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz::gui {
+
+namespace {
+
+constexpr double kPad = 8;
+constexpr double kMaxLabelWidth = 150;  // longer token labels are elided
+constexpr double kLegendBar = 14;
+constexpr qint64 kSyncRenderCells = 160'000;  // larger matrices are rendered off the GUI thread
+
+// Numbers in tooltips and legends: 4 decimals, or scientific for tiny/huge magnitudes.
+QString formatNumber(double v, int decimals = 4) {
+  if (std::isnan(v)) return QStringLiteral("—");
+  if (std::isinf(v)) return v > 0 ? QStringLiteral("+∞") : QStringLiteral("−∞");
+  const double a = std::abs(v);
+  if (v != 0 && (a < 1e-3 || a >= 1e5)) return QString::number(v, 'e', 2);
+  return QString::number(v, 'f', decimals);
+}
+
+QString formatTick(double v) {
+  if (std::abs(v) >= 1e5 || (v != 0 && std::abs(v) < 1e-3)) return QString::number(v, 'e', 1);
+  return QString::number(v, 'g', 3);
+}
+
+QString capitalized(QString s) {
+  if (!s.isEmpty()) s[0] = s[0].toUpper();
+  return s;
+}
+
+}  // namespace
+
+double HeatmapData::normalized(int r, int c) const {
+  const double v = value(r, c);
+  if (std::isnan(v)) return std::nan("");
+  if (vmax > vmin) return std::clamp((v - vmin) / (vmax - vmin), 0.0, 1.0);
+  return v >= vmax ? 1.0 : 0.0;
+}
+
+QImage renderCells(const HeatmapData& d, const Colormap& cmap) {
+  if (d.rows <= 0 || d.cols <= 0) return {};
+  QImage img(d.cols, d.rows, QImage::Format_RGB32);
+  const QRgb masked = cmap.maskedFill().rgb();
+  const QRgb allowed = qRgb(255, 255, 255);
+  for (int r = 0; r < d.rows; ++r) {
+    auto* line = reinterpret_cast<QRgb*>(img.scanLine(r));
+    for (int c = 0; c < d.cols; ++c) {
+      if (d.mask_only) {
+        line[c] = d.isMasked(r, c) ? masked : allowed;
+        continue;
+      }
+      const double t = d.drawMasked(r, c) ? std::nan("") : d.normalized(r, c);
+      line[c] = std::isnan(t) ? masked : cmap.rgb(t);
+    }
+  }
+  return img;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+HeatmapWidget::HeatmapWidget(QWidget* parent)
+    : QWidget(parent), data_(std::make_shared<HeatmapData>()), cmap_(&Colormap::viridis()) {
+  setMouseTracking(true);
+  setAttribute(Qt::WA_OpaquePaintEvent);
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+HeatmapWidget::~HeatmapWidget() {
+  if (watcher_) watcher_->waitForFinished();
+}
+
+void HeatmapWidget::setData(HeatmapData data) {
+  data_ = std::make_shared<const HeatmapData>(std::move(data));
+  hover_ = {-1, -1};
+  startRender();
+  if (!fit_) adjustSize();
+  updateGeometry();
+  update();
+}
+
+void HeatmapWidget::setColormap(const Colormap& cmap) {
+  if (cmap_ == &cmap) return;
+  cmap_ = &cmap;
+  startRender();
+  update();
+}
+
+void HeatmapWidget::setFit(bool fit) {
+  fit_ = fit;
+  if (!fit_) adjustSize();
+  updateGeometry();
+  update();
+}
+
+void HeatmapWidget::setCellSize(double px) {
+  cell_px_ = std::clamp(px, 0.25, 256.0);
+  if (!fit_) adjustSize();
+  updateGeometry();
+  update();
+}
+
+double HeatmapWidget::cellSize() const { return computeLayout(size()).cell; }
+
+void HeatmapWidget::setShowLegend(bool show) {
+  show_legend_ = show;
+  updateGeometry();
+  update();
+}
+
+void HeatmapWidget::startRender() {
+  ++generation_;
+  const auto& d = *data_;
+  if (qint64(d.rows) * d.cols <= kSyncRenderCells) {
+    image_ = renderCells(d, *cmap_);
+    rendering_ = false;
+    emit renderingDone();
+    return;
+  }
+  rendering_ = true;
+  const int gen = generation_;
+  auto data = data_;
+  const Colormap* cmap = cmap_;
+  auto* watcher = new QFutureWatcher<QImage>(this);
+  connect(watcher, &QFutureWatcher<QImage>::finished, this, [this, watcher, gen] {
+    if (gen == generation_) {
+      image_ = watcher->result();
+      rendering_ = false;
+      update();
+      emit renderingDone();
+    }
+    if (watcher_ == watcher) watcher_ = nullptr;
+    watcher->deleteLater();
+  });
+  watcher->setFuture(QtConcurrent::run([data, cmap] { return renderCells(*data, *cmap); }));
+  watcher_ = watcher;
+}
+
+double HeatmapWidget::maxLabelWidth(const QStringList& labels) const {
+  const QFontMetricsF fm(font());
+  double w = 0;
+  // Long sequences: measuring every label is wasted work beyond a few thousand.
+  const int n = std::min<int>(int(labels.size()), 4096);
+  for (int i = 0; i < n; ++i) w = std::max(w, fm.horizontalAdvance(labels[i]));
+  return std::min(w, kMaxLabelWidth);
+}
+
+HeatmapWidget::Layout HeatmapWidget::computeLayout(QSize size) const {
+  Layout l;
+  const auto& d = *data_;
+  const QFontMetricsF fm(font());
+  const double lh = fm.height();
+  double top = kPad, left = kPad;
+  if (!d.title.isEmpty()) top += lh + 8;
+  if (!d.col_title.isEmpty()) top += lh + 2;
+  if (!d.row_title.isEmpty()) left += lh + 4;
+  l.row_label_w = d.row_labels.isEmpty() ? 0 : maxLabelWidth(d.row_labels) + 8;
+  const double col_label_w = d.col_labels.isEmpty() ? 0 : maxLabelWidth(d.col_labels);
+  left += l.row_label_w;
+
+  double legend_w = 0;
+  if (show_legend_) {
+    const double tick_w = std::max({fm.horizontalAdvance(formatTick(d.vmin)),
+                                    fm.horizontalAdvance(formatTick(d.vmax)),
+                                    fm.horizontalAdvance(QStringLiteral("allowed"))});
+    legend_w = std::max(18 + kLegendBar + 6 + tick_w, 18 + fm.horizontalAdvance(d.value_name)) + 4;
+  }
+  const double right = kPad + legend_w;
+  const double bottom = kPad;
+  const int rows = std::max(d.rows, 1), cols = std::max(d.cols, 1);
+
+  auto cellFor = [&](double col_labels_h) {
+    if (!fit_) return cell_px_;
+    const double aw = size.width() - left - right;
+    const double ah = size.height() - top - col_labels_h - bottom;
+    double c = std::min(aw / cols, ah / rows);
+    c = std::min(c, double(max_fit_cell_));
+    if (c >= 2) c = std::floor(c);
+    return std::max(c, 0.05);
+  };
+  const double horizontal_h = d.col_labels.isEmpty() ? 0 : lh + 4;
+  double cell = cellFor(horizontal_h);
+  l.col_vertical = false;
+  l.col_label_h = horizontal_h;
+  if (!d.col_labels.isEmpty() && col_label_w + 6 > cell) {
+    l.col_vertical = true;
+    l.col_label_h = col_label_w + 8;
+    cell = cellFor(l.col_label_h);
+  }
+  l.cell = cell;
+  l.grid = QRectF(left, top + l.col_label_h, cell * d.cols, cell * d.rows);
+  l.row_step = std::max(1, int(std::ceil(lh * 0.9 / cell)));
+  l.col_step = l.col_vertical ? std::max(1, int(std::ceil(lh * 0.9 / cell))) : 1;
+  if (show_legend_) {
+    const double lt = l.grid.top() + lh + 6;
+    const double lhgt = std::clamp(l.grid.height() - lh - 6, 90.0, 260.0);
+    l.legend = QRectF(l.grid.right() + 18, lt, kLegendBar, lhgt);
+  }
+  return l;
+}
+
+QSize HeatmapWidget::sizeForCell(double cell) const {
+  const bool was = fit_;
+  auto* self = const_cast<HeatmapWidget*>(this);
+  const double saved = cell_px_;
+  self->fit_ = false;
+  self->cell_px_ = cell;
+  const Layout l = computeLayout(QSize(0, 0));
+  self->fit_ = was;
+  self->cell_px_ = saved;
+  const QFontMetricsF fm(font());
+  double w = l.grid.right() + kPad;
+  double h = l.grid.bottom() + kPad;
+  if (show_legend_) {
+    w = std::max(w, l.legend.right() + 6 + fm.horizontalAdvance(QStringLiteral("allowed")) + kPad);
+    h = std::max(h, l.legend.bottom() + 2.5 * fm.height() + 10 + kPad);
+  }
+  return QSize(int(std::ceil(w)), int(std::ceil(h)));
+}
+
+QSize HeatmapWidget::sizeHint() const {
+  if (!fit_) return sizeForCell(cell_px_);
+  QSize s = sizeForCell(28);
+  return s.boundedTo(QSize(900, 700)).expandedTo(QSize(240, 180));
+}
+
+QSize HeatmapWidget::minimumSizeHint() const {
+  if (!fit_) return sizeForCell(cell_px_);
+  return QSize(160, 120);
+}
+
+QRectF HeatmapWidget::gridRect() const { return computeLayout(size()).grid; }
+
+QRectF HeatmapWidget::cellRect(int row, int col) const {
+  const Layout l = computeLayout(size());
+  return QRectF(l.grid.left() + col * l.cell, l.grid.top() + row * l.cell, l.cell, l.cell);
+}
+
+QPoint HeatmapWidget::cellAt(const QPointF& pos) const {
+  const Layout l = computeLayout(size());
+  if (!l.grid.contains(pos) || l.cell <= 0) return {-1, -1};
+  const int c = std::min(int((pos.x() - l.grid.left()) / l.cell), data_->cols - 1);
+  const int r = std::min(int((pos.y() - l.grid.top()) / l.cell), data_->rows - 1);
+  return {c, r};
+}
+
+bool HeatmapWidget::allRowLabelsDrawn() const {
+  return data_->rows > 0 && computeLayout(size()).row_step == 1;
+}
+
+bool HeatmapWidget::allColLabelsDrawn() const {
+  return data_->cols > 0 && computeLayout(size()).col_step == 1;
+}
+
+QString HeatmapWidget::tooltipText(int row, int col) const {
+  const auto& d = *data_;
+  if (row < 0 || col < 0 || row >= d.rows || col >= d.cols) return {};
+  const size_t i = size_t(row) * d.cols + col;
+  auto label = [](const QStringList& labels, int k) {
+    return k < labels.size() ? QStringLiteral("“%1”").arg(labels[k]) : QString();
+  };
+  QStringList lines;
+  lines << QStringLiteral("%1 %2: %3").arg(capitalized(d.row_noun)).arg(row).arg(label(d.row_labels, row));
+  lines << QStringLiteral("%1 %2: %3").arg(capitalized(d.col_noun)).arg(col).arg(label(d.col_labels, col));
+  const bool masked = d.isMasked(row, col);
+  if (!d.mask_only) {
+    if (!d.probs.empty()) lines << QStringLiteral("Probability: %1").arg(formatNumber(d.probs[i]));
+    if (!d.scores.empty())
+      lines << QStringLiteral("Raw score (before the mask): %1").arg(formatNumber(d.scores[i]));
+    if ((d.probs.empty() && d.scores.empty()) || d.value_in_tooltip)
+      lines << QStringLiteral("%1: %2").arg(capitalized(d.value_name), formatNumber(d.values[i]));
+  }
+  lines << QStringLiteral("Masked: %1").arg(masked ? QStringLiteral("yes") : QStringLiteral("no"));
+  if (!d.tooltip_note.isEmpty()) lines << d.tooltip_note;
+  return lines.join('\n');
+}
+
+void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
+  const auto& d = *data_;
+  const QFontMetricsF fm(font());
+  const QRectF bar = l.legend;
+  p.setPen(palette().color(QPalette::Text));
+  p.drawText(QPointF(bar.left(), bar.top() - 6), d.value_name);
+  double y = bar.top();
+  auto swatch = [&](double yy, bool masked, const QString& text) {
+    const QRectF r(bar.left(), yy, kLegendBar, kLegendBar);
+    p.fillRect(r, masked ? cmap_->maskedFill() : QColor(Qt::white));
+    if (masked) p.fillRect(r, QBrush(cmap_->maskedHatch(), Qt::BDiagPattern));
+    p.setPen(QColor(0x80, 0x80, 0x80));
+    p.drawRect(r);
+    p.setPen(palette().color(QPalette::Text));
+    p.drawText(QPointF(r.right() + 6, r.center().y() + fm.ascent() / 2 - 1), text);
+  };
+  if (d.mask_only) {
+    swatch(y, false, QStringLiteral("allowed"));
+    swatch(y + kLegendBar + 8, true, QStringLiteral("masked"));
+    return;
+  }
+  // The gradient: top of the bar = vmax.
+  QImage ramp(1, 256, QImage::Format_RGB32);
+  for (int k = 0; k < 256; ++k) ramp.setPixel(0, 255 - k, cmap_->rgb(k / 255.0));
+  p.setRenderHint(QPainter::SmoothPixmapTransform, true);
+  p.drawImage(bar, ramp);
+  p.setPen(QColor(0x80, 0x80, 0x80));
+  p.drawRect(bar);
+  p.setPen(palette().color(QPalette::Text));
+  const double ticks[3] = {d.vmax, (d.vmin + d.vmax) / 2, d.vmin};
+  for (int k = 0; k < 3; ++k) {
+    const double ty = bar.top() + bar.height() * k / 2.0;
+    p.drawLine(QPointF(bar.right(), ty), QPointF(bar.right() + 3, ty));
+    p.drawText(QPointF(bar.right() + 6, ty + fm.ascent() / 2 - 1), formatTick(ticks[k]));
+  }
+  bool any_masked = false;
+  if (d.draw_mask)
+    for (uint8_t m : d.masked) any_masked = any_masked || m;
+  if (any_masked) swatch(bar.bottom() + 12, true, QStringLiteral("masked"));
+}
+
+void HeatmapWidget::paintEvent(QPaintEvent* event) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().color(QPalette::Base));
+  const auto& d = *data_;
+  const QFontMetricsF fm(font());
+  const QColor text = palette().color(QPalette::Text);
+  if (d.rows <= 0 || d.cols <= 0) {
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap,
+               d.title.isEmpty() ? tr("Nothing to show yet") : d.title);
+    return;
+  }
+  const Layout l = computeLayout(size());
+  const double lh = fm.height();
+
+  if (!d.title.isEmpty()) {
+    QFont bold = font();
+    bold.setBold(true);
+    p.setFont(bold);
+    p.setPen(text);
+    p.drawText(QRectF(kPad, kPad, width() - 2 * kPad, lh + 4), Qt::AlignLeft | Qt::AlignVCenter,
+               d.title);
+    p.setFont(font());
+  }
+
+  // Cells.
+  if (image_.isNull() || rendering_) {
+    p.fillRect(l.grid, palette().color(QPalette::AlternateBase));
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(l.grid, Qt::AlignCenter, tr("Rendering…"));
+  } else {
+    p.setRenderHint(QPainter::SmoothPixmapTransform, l.cell < 1.0);
+    p.drawImage(l.grid, image_);
+  }
+
+  // Visible cell range (the widget may be much larger than the viewport when zoomed).
+  const QRectF vis = QRectF(event->rect()).intersected(l.grid);
+  int r0 = 0, r1 = -1, c0 = 0, c1 = -1;
+  if (!vis.isEmpty() && l.cell > 0) {
+    r0 = std::max(0, int((vis.top() - l.grid.top()) / l.cell));
+    r1 = std::min(d.rows - 1, int((vis.bottom() - l.grid.top()) / l.cell));
+    c0 = std::max(0, int((vis.left() - l.grid.left()) / l.cell));
+    c1 = std::min(d.cols - 1, int((vis.right() - l.grid.left()) / l.cell));
+  }
+
+  if (!rendering_ && l.cell >= 5) {
+    // Hatch masked cells so they never read as 0-probability cells.
+    const QBrush hatch(cmap_->maskedHatch(), Qt::BDiagPattern);
+    for (int r = r0; r <= r1; ++r)
+      for (int c = c0; c <= c1; ++c)
+        if (d.drawMasked(r, c) || (!d.mask_only && std::isnan(d.value(r, c))))
+          p.fillRect(QRectF(l.grid.left() + c * l.cell, l.grid.top() + r * l.cell, l.cell, l.cell),
+                     hatch);
+  }
+  if (l.cell >= 14 || (d.mask_only && l.cell >= 4)) {
+    // Thin separators between cells.
+    p.setPen(QPen(d.mask_only ? QColor(0xc8, 0xc8, 0xc8) : palette().color(QPalette::Base), 1));
+    for (int r = r0; r <= r1 + 1 && r <= d.rows; ++r) {
+      const double y = l.grid.top() + r * l.cell;
+      p.drawLine(QPointF(l.grid.left(), y), QPointF(l.grid.right(), y));
+    }
+    for (int c = c0; c <= c1 + 1 && c <= d.cols; ++c) {
+      const double x = l.grid.left() + c * l.cell;
+      p.drawLine(QPointF(x, l.grid.top()), QPointF(x, l.grid.bottom()));
+    }
+  }
+  // Values inside cells that are large enough to hold them.
+  if (d.show_values && !d.mask_only && !rendering_ &&
+      l.cell >= fm.horizontalAdvance(QStringLiteral("0.00")) + 8 && l.cell >= lh + 6) {
+    QFont small = font();
+    small.setPointSizeF(std::max(6.0, font().pointSizeF() * 0.85));
+    p.setFont(small);
+    for (int r = r0; r <= r1; ++r)
+      for (int c = c0; c <= c1; ++c) {
+        if (d.drawMasked(r, c) || std::isnan(d.value(r, c))) continue;
+        const double t = d.normalized(r, c);
+        p.setPen(cmap_->textOn(t));
+        const double v = d.value(r, c);
+        const QString s = std::abs(v) >= 100 ? QString::number(v, 'g', 3)
+                                              : QString::number(v, 'f', 2);
+        p.drawText(QRectF(l.grid.left() + c * l.cell, l.grid.top() + r * l.cell, l.cell, l.cell),
+                   Qt::AlignCenter, s);
+      }
+    p.setFont(font());
+  }
+  p.setPen(QColor(0x60, 0x60, 0x60));
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(l.grid.adjusted(-0.5, -0.5, 0.5, 0.5));
+
+  // Highlighted row (e.g. the current decoding step) and the hovered cell.
+  if (d.highlight_row >= 0 && d.highlight_row < d.rows) {
+    p.setPen(QPen(QColor(0xff, 0x6f, 0x00), 2));
+    p.drawRect(QRectF(l.grid.left(), l.grid.top() + d.highlight_row * l.cell, l.grid.width(), l.cell)
+                   .adjusted(-1, -1, 1, 1));
+  }
+  if (hover_.x() >= 0 && l.cell >= 3) {
+    p.setPen(QPen(QColor(0xff, 0xff, 0xff), 2));
+    p.drawRect(QRectF(l.grid.left() + hover_.x() * l.cell, l.grid.top() + hover_.y() * l.cell,
+                      l.cell, l.cell));
+    p.setPen(QPen(QColor(0, 0, 0), 1));
+    p.drawRect(QRectF(l.grid.left() + hover_.x() * l.cell - 1,
+                      l.grid.top() + hover_.y() * l.cell - 1, l.cell + 2, l.cell + 2));
+  }
+
+  // Row labels (queries), right-aligned next to the matrix.
+  p.setPen(text);
+  if (!d.row_labels.isEmpty()) {
+    const int lr0 = std::max(0, r0 - 1);
+    const int lr1 = std::min(d.rows - 1, r1 + 1);
+    for (int r = lr0; r <= lr1; ++r) {
+      if (r % l.row_step != 0 || r >= d.row_labels.size()) continue;
+      const double y = l.grid.top() + r * l.cell;
+      const QRectF box(l.grid.left() - l.row_label_w, y + l.cell / 2 - lh / 2, l.row_label_w - 6, lh);
+      p.drawText(box, Qt::AlignRight | Qt::AlignVCenter,
+                 fm.elidedText(d.row_labels[r], Qt::ElideRight, kMaxLabelWidth));
+    }
+  }
+  // Column labels (keys), above the matrix; vertical when they do not fit horizontally.
+  if (!d.col_labels.isEmpty()) {
+    const int lc0 = std::max(0, c0 - 1);
+    const int lc1 = std::min(d.cols - 1, c1 + 1);
+    for (int c = lc0; c <= lc1; ++c) {
+      if (c % l.col_step != 0 || c >= d.col_labels.size()) continue;
+      const QString s = fm.elidedText(d.col_labels[c], Qt::ElideRight, kMaxLabelWidth);
+      const double x = l.grid.left() + c * l.cell;
+      if (l.col_vertical) {
+        p.save();
+        p.translate(x + l.cell / 2, l.grid.top() - 5);
+        p.rotate(-90);
+        p.drawText(QRectF(0, -lh / 2, l.col_label_h, lh), Qt::AlignLeft | Qt::AlignVCenter, s);
+        p.restore();
+      } else {
+        p.drawText(QRectF(x - 20, l.grid.top() - l.col_label_h, l.cell + 40, l.col_label_h - 3),
+                   Qt::AlignHCenter | Qt::AlignBottom, s);
+      }
+    }
+  }
+  // Axis titles.
+  QFont title_font = font();
+  title_font.setItalic(true);
+  p.setFont(title_font);
+  p.setPen(palette().color(QPalette::PlaceholderText).darker(130));
+  if (!d.col_title.isEmpty()) {
+    const double tw = fm.horizontalAdvance(d.col_title) + 4;
+    const double x = std::max(kPad, l.grid.center().x() - tw / 2);
+    p.drawText(QRectF(x, l.grid.top() - l.col_label_h - lh - 2, tw + 10, lh), Qt::AlignLeft,
+               d.col_title);
+  }
+  if (!d.row_title.isEmpty()) {
+    p.save();
+    const double tw = fm.horizontalAdvance(d.row_title) + 4;
+    p.translate(kPad + lh / 2, std::max(l.grid.center().y(), l.grid.top() + tw / 2));
+    p.rotate(-90);
+    p.drawText(QRectF(-tw / 2, -lh / 2, tw, lh), Qt::AlignCenter, d.row_title);
+    p.restore();
+  }
+  p.setFont(font());
+  if (show_legend_) drawLegend(p, l);
+}
+
+void HeatmapWidget::mouseMoveEvent(QMouseEvent* event) {
+  const QPoint cell = cellAt(event->position());
+  if (cell != hover_) {
+    hover_ = cell;
+    update();
+    emit cellHovered(cell.y(), cell.x());
+  }
+  QWidget::mouseMoveEvent(event);
+}
+
+void HeatmapWidget::mousePressEvent(QMouseEvent* event) {
+  const QPoint cell = cellAt(event->position());
+  if (cell.x() >= 0 && event->button() == Qt::LeftButton) emit cellClicked(cell.y(), cell.x());
+  QWidget::mousePressEvent(event);
+}
+
+void HeatmapWidget::leaveEvent(QEvent* event) {
+  if (hover_.x() >= 0) {
+    hover_ = {-1, -1};
+    update();
+    emit cellHovered(-1, -1);
+  }
+  QWidget::leaveEvent(event);
+}
+
+bool HeatmapWidget::event(QEvent* event) {
+  if (event->type() == QEvent::ToolTip) {
+    auto* he = static_cast<QHelpEvent*>(event);
+    const QPoint cell = cellAt(he->pos());
+    if (cell.x() >= 0) {
+      QToolTip::showText(he->globalPos(), tooltipText(cell.y(), cell.x()), this,
+                         cellRect(cell.y(), cell.x()).toAlignedRect());
+    } else {
+      QToolTip::hideText();
+      event->ignore();
+    }
+    return true;
+  }
+  return QWidget::event(event);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  toolbar_ = new QWidget(this);
+  auto* tl = new QHBoxLayout(toolbar_);
+  tl->setContentsMargins(0, 0, 0, 0);
+  auto button = [&](const QString& text, const QString& tip) {
+    auto* b = new QToolButton(toolbar_);
+    b->setText(text);
+    b->setToolTip(tip);
+    b->setAutoRaise(true);
+    tl->addWidget(b);
+    return b;
+  };
+  connect(button(QStringLiteral("−"), tr("Zoom out (Ctrl+−, Ctrl+wheel)")), &QToolButton::clicked,
+          this, &HeatmapView::zoomOut);
+  connect(button(tr("Fit"), tr("Fit the matrix to the window (Ctrl+0)")), &QToolButton::clicked,
+          this, &HeatmapView::zoomFit);
+  connect(button(QStringLiteral("+"), tr("Zoom in (Ctrl++, Ctrl+wheel)")), &QToolButton::clicked,
+          this, &HeatmapView::zoomIn);
+  zoom_label_ = new QLabel(toolbar_);
+  zoom_label_->setForegroundRole(QPalette::PlaceholderText);
+  tl->addWidget(zoom_label_);
+  tl->addStretch(1);
+  layout->addWidget(toolbar_);
+
+  scroll_ = new QScrollArea(this);
+  scroll_->setFrameShape(QFrame::NoFrame);
+  scroll_->setWidgetResizable(true);
+  heatmap_ = new HeatmapWidget;
+  scroll_->setWidget(heatmap_);
+  scroll_->viewport()->installEventFilter(this);
+  layout->addWidget(scroll_, 1);
+  zoom_label_->setText(tr("fit to window"));
+}
+
+void HeatmapView::setToolbarVisible(bool visible) { toolbar_->setVisible(visible); }
+
+void HeatmapView::setZoom(double cell) {
+  heatmap_->setFit(false);
+  scroll_->setWidgetResizable(false);
+  heatmap_->setCellSize(cell);
+  heatmap_->adjustSize();
+  zoom_label_->setText(tr("%1 px per cell").arg(QString::number(heatmap_->cellSize(), 'g', 3)));
+}
+
+void HeatmapView::zoomIn() { setZoom(std::max(2.0, std::ceil(heatmap_->cellSize() * 1.25))); }
+
+void HeatmapView::zoomOut() { setZoom(std::max(0.25, heatmap_->cellSize() / 1.25)); }
+
+void HeatmapView::zoomFit() {
+  heatmap_->setFit(true);
+  scroll_->setWidgetResizable(true);
+  zoom_label_->setText(tr("fit to window"));
+}
+
+bool HeatmapView::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == scroll_->viewport() && event->type() == QEvent::Wheel) {
+    auto* we = static_cast<QWheelEvent*>(event);
+    if (we->modifiers() & Qt::ControlModifier) {
+      if (we->angleDelta().y() > 0) zoomIn();
+      if (we->angleDelta().y() < 0) zoomOut();
+      return true;
+    }
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+}  // namespace attnviz::gui

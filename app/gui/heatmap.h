@@ -1,0 +1,154 @@
+// The heatmap widget every view uses: a matrix of cells coloured through a colormap, token labels
+// on both axes, a colour legend, hatched masked cells, hover tooltips and zoom.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QImage>
+#include <QScrollArea>
+#include <QStringList>
+#include <QWidget>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "colormap.h"
+
+class QToolButton;
+class QLabel;
+
+namespace attnviz::gui {
+
+// What one heatmap shows. Every matrix is [rows, cols], row-major.
+struct HeatmapData {
+  int rows = 0, cols = 0;
+  std::vector<float> values;    // what is coloured (NaN = no value, drawn like a masked cell)
+  std::vector<uint8_t> masked;  // 1 = masked; empty = nothing masked
+  std::vector<float> probs;     // shown in the tooltip when not empty
+  std::vector<float> scores;    // raw scores, shown in the tooltip when not empty
+  QStringList row_labels, col_labels;
+  QString row_title, col_title;  // e.g. "queries (target tokens)"
+  QString row_noun = "query", col_noun = "key";
+  QString title;                      // drawn above the matrix when not empty
+  QString value_name = "probability";  // legend title and tooltip name of `values`
+  double vmin = 0, vmax = 1;           // colour scale
+  bool mask_only = false;   // a picture of a mask: allowed cells white, masked cells hatched
+  bool show_values = true;  // print values in cells that are large enough
+  QString tooltip_note;     // an extra line in every tooltip, e.g. "mean of 8 heads"
+  int highlight_row = -1;   // drawn with an outline (e.g. the current decoding step)
+  bool value_in_tooltip = false;  // also list `values` in the tooltip (beside probs and scores)
+  bool draw_mask = true;    // false: masked cells are coloured by value (the tooltip still tells)
+
+  bool isMasked(int r, int c) const {
+    return !masked.empty() && masked[size_t(r) * cols + c] != 0;
+  }
+  bool drawMasked(int r, int c) const { return draw_mask && isMasked(r, c); }
+  float value(int r, int c) const { return values[size_t(r) * cols + c]; }
+  // Colour-scale position of a cell in [0, 1] (NaN when it has no value).
+  double normalized(int r, int c) const;
+};
+
+// One pixel per cell: the colormap colour, or the masked fill. Safe to call off the GUI thread.
+QImage renderCells(const HeatmapData& data, const Colormap& cmap);
+
+class HeatmapWidget : public QWidget {
+  Q_OBJECT
+ public:
+  explicit HeatmapWidget(QWidget* parent = nullptr);
+  ~HeatmapWidget() override;
+
+  void setData(HeatmapData data);
+  const HeatmapData& data() const { return *data_; }
+  void setColormap(const Colormap& cmap);
+  const Colormap& colormap() const { return *cmap_; }
+
+  // Fit: cells shrink and grow with the widget. Otherwise cells are cellSize() pixels and the
+  // widget asks its scroll area for the room.
+  void setFit(bool fit);
+  bool fit() const { return fit_; }
+  void setCellSize(double px);
+  double cellSize() const;  // the current cell size in pixels
+  void setMaxFitCell(int px) { max_fit_cell_ = px; update(); }
+  void setShowLegend(bool show);
+
+  // Geometry, for tests and for views that draw over the matrix.
+  QRectF cellRect(int row, int col) const;
+  QRectF gridRect() const;
+  // The cell under pos: x = column, y = row; (-1, -1) when pos is not over a cell.
+  QPoint cellAt(const QPointF& pos) const;
+  QString tooltipText(int row, int col) const;
+  // True when every row/column label is drawn (cells are tall/wide enough for text).
+  bool allRowLabelsDrawn() const;
+  bool allColLabelsDrawn() const;
+  // True while a large matrix is still being rendered off the GUI thread.
+  bool rendering() const { return rendering_; }
+  QImage cellImage() const { return image_; }
+
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ signals:
+  void cellClicked(int row, int col);
+  void cellHovered(int row, int col);  // -1, -1 when the mouse leaves the matrix
+  void renderingDone();
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void leaveEvent(QEvent* event) override;
+  bool event(QEvent* event) override;
+
+ private:
+  struct Layout {
+    QRectF grid;
+    double cell = 0;
+    int row_step = 1, col_step = 1;  // draw every n-th label
+    bool col_vertical = false;
+    double row_label_w = 0, col_label_h = 0;
+    QRectF legend;
+  };
+  Layout computeLayout(QSize size) const;
+  QSize sizeForCell(double cell) const;
+  void startRender();
+  double maxLabelWidth(const QStringList& labels) const;
+  void drawLegend(QPainter& p, const Layout& l) const;
+
+  std::shared_ptr<const HeatmapData> data_;
+  const Colormap* cmap_;
+  QImage image_;
+  bool rendering_ = false;
+  int generation_ = 0;
+  QFutureWatcher<QImage>* watcher_ = nullptr;
+  bool fit_ = true;
+  double cell_px_ = 28;
+  int max_fit_cell_ = 72;
+  bool show_legend_ = true;
+  QPoint hover_{-1, -1};
+};
+
+// A heatmap in a scroll area with zoom buttons (−, fit, +) and Ctrl+wheel zoom.
+class HeatmapView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit HeatmapView(QWidget* parent = nullptr);
+  HeatmapWidget* heatmap() const { return heatmap_; }
+  QScrollArea* scrollArea() const { return scroll_; }
+  void setToolbarVisible(bool visible);
+
+ public slots:
+  void zoomIn();
+  void zoomOut();
+  void zoomFit();
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  void setZoom(double cell);
+  QScrollArea* scroll_;
+  HeatmapWidget* heatmap_;
+  QWidget* toolbar_;
+  QLabel* zoom_label_;
+};
+
+}  // namespace attnviz::gui

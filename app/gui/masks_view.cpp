@@ -1,0 +1,229 @@
+#include "masks_view.h"
+
+#include <QCheckBox>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <cmath>
+
+#include "attention_data.h"
+
+namespace attnviz::gui {
+
+namespace {
+
+HeatmapWidget* smallMap(QWidget* parent) {
+  auto* w = new HeatmapWidget(parent);
+  w->setMinimumSize(220, 200);
+  w->setMaxFitCell(40);
+  return w;
+}
+
+}  // namespace
+
+MasksView::MasksView(AppState* state, QWidget* parent)
+    : View(state, tr("What am I looking at?"), parent) {
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  content_ = new QWidget;
+  content_->setBackgroundRole(QPalette::Base);
+  content_->setAutoFillBackground(true);
+  auto* v = new QVBoxLayout(content_);
+  v->setContentsMargins(4, 4, 4, 4);
+
+  auto* top = new QHBoxLayout;
+  auto* switches = new QGroupBox(tr("Masks applied in the forward pass"), content_);
+  auto* sl = new QVBoxLayout(switches);
+  src_padding_ = new QCheckBox(tr("Source padding mask (encoder self- and cross-attention keys)"), switches);
+  tgt_padding_ = new QCheckBox(tr("Target padding mask (decoder self-attention keys)"), switches);
+  subsequent_ = new QCheckBox(tr("Subsequent (causal) mask: no looking ahead"), switches);
+  src_padding_->setToolTip(tr("Off: real tokens attend to <pad> keys too — watch the probabilities leak"));
+  subsequent_->setToolTip(tr("Off: decoder queries see future target tokens — the future leaks into "
+                             "every later layer (teacher forcing makes this look deceptively good)"));
+  for (auto* c : {src_padding_, tgt_padding_, subsequent_}) {
+    c->setChecked(true);
+    sl->addWidget(c);
+    connect(c, &QCheckBox::toggled, this, &MasksView::applySwitches);
+  }
+  auto* hint = new QLabel(tr("Switching a mask off reruns the model with the same tokens."), switches);
+  hint->setForegroundRole(QPalette::PlaceholderText);
+  hint->setWordWrap(true);
+  sl->addWidget(hint);
+  top->addWidget(switches, 1);
+
+  auto* batch = new QGroupBox(tr("Batch: sentences of different lengths padded together"), content_);
+  auto* bl = new QGridLayout(batch);
+  batch_edit_ = new QPlainTextEdit(batch);
+  batch_edit_->setPlaceholderText(tr("One source sentence per line (two or more)"));
+  batch_edit_->setFixedHeight(batch_edit_->fontMetrics().lineSpacing() * 4 + 12);
+  batch_run_ = new QPushButton(tr("Run as a batch"), batch);
+  batch_run_->setToolTip(tr("Decode every sentence greedily, then run them together as one padded "
+                            "batch; pick the sentence to show with “Sentence” above the views"));
+  batch_note_ = new QLabel(batch);
+  batch_note_->setWordWrap(true);
+  batch_note_->setForegroundRole(QPalette::PlaceholderText);
+  bl->addWidget(batch_edit_, 0, 0, 2, 1);
+  bl->addWidget(batch_run_, 0, 1, Qt::AlignTop);
+  bl->addWidget(batch_note_, 2, 0, 1, 2);
+  bl->setColumnStretch(0, 1);
+  top->addWidget(batch, 1);
+  v->addLayout(top);
+  connect(batch_edit_, &QPlainTextEdit::textChanged, this, [this] { batch_edited_ = true; });
+  connect(batch_run_, &QPushButton::clicked, this, [this] {
+    QStringList lines;
+    for (const QString& l : batch_edit_->toPlainText().split('\n'))
+      if (!l.trimmed().isEmpty()) lines << l.trimmed();
+    state_->engine()->runBatch(lines);
+  });
+
+  auto* masks_box = new QGroupBox(tr("The masks (1 = masked, hatched)"), content_);
+  auto* ml = new QHBoxLayout(masks_box);
+  padding_ = smallMap(masks_box);
+  subsequent_map_ = smallMap(masks_box);
+  union_ = smallMap(masks_box);
+  ml->addWidget(padding_);
+  ml->addWidget(subsequent_map_);
+  ml->addWidget(union_);
+  v->addWidget(masks_box, 1);
+
+  auto* pipe_box = new QGroupBox(tr("Scores → masked scores → softmax"), content_);
+  auto* pl = new QVBoxLayout(pipe_box);
+  pipeline_caption_ = new QLabel(pipe_box);
+  pl->addWidget(pipeline_caption_);
+  auto* row = new QHBoxLayout;
+  scores_ = smallMap(pipe_box);
+  masked_scores_ = smallMap(pipe_box);
+  probs_ = smallMap(pipe_box);
+  row->addWidget(scores_);
+  row->addWidget(masked_scores_);
+  row->addWidget(probs_);
+  pl->addLayout(row, 1);
+  v->addWidget(pipe_box, 2);
+
+  scroll->setWidget(content_);
+  layout_->addWidget(scroll, 1);
+
+  connect(state_->engine(), &Engine::masksChanged, this, &MasksView::syncSwitches);
+  connect(state_->engine(), &Engine::busyChanged, this, [this](bool busy) {
+    for (auto* c : {src_padding_, tgt_padding_, subsequent_}) c->setEnabled(!busy);
+    batch_run_->setEnabled(!busy && state_->model());
+  });
+}
+
+void MasksView::suggestBatch(const QStringList& sentences) {
+  if (batch_edited_ && !batch_edit_->toPlainText().trimmed().isEmpty()) return;
+  batch_edit_->setPlainText(sentences.join('\n'));
+  batch_edited_ = false;
+}
+
+void MasksView::syncSwitches(const MaskOptions& m) {
+  const QSignalBlocker b1(src_padding_), b2(tgt_padding_), b3(subsequent_);
+  src_padding_->setChecked(m.src_padding);
+  tgt_padding_->setChecked(m.tgt_padding);
+  subsequent_->setChecked(m.subsequent);
+}
+
+void MasksView::applySwitches() {
+  MaskOptions m;
+  m.src_padding = src_padding_->isChecked();
+  m.tgt_padding = tgt_padding_->isChecked();
+  m.subsequent = subsequent_->isChecked();
+  if (!state_->engine()->setMasks(m)) syncSwitches(state_->engine()->masks());
+}
+
+void MasksView::refresh() {
+  auto snap = state_->snapshot();
+  const Model* model = state_->model();
+  for (auto* w : {padding_, subsequent_map_, union_, scores_, masked_scores_, probs_})
+    w->setColormap(state_->colormap());
+  const Trace* t = snap && snap->trace ? snap->trace.get() : nullptr;
+  batch_note_->setText(
+      snap && snap->batch
+          ? tr("Showing a batch of %1 sentences padded to %2 source and %3 target tokens. "
+               "Press Run above to go back to one sentence.")
+                .arg(t->batch)
+                .arg(t->src_len)
+                .arg(t->tgt_len)
+          : tr("A single sentence has no padding. Run two or more sentences of different lengths "
+               "to see the padding mask at work."));
+  if (!t || !model) {
+    HeatmapData empty;
+    empty.title = tr("Press Run to see the masks");
+    for (auto* w : {padding_, subsequent_map_, union_, scores_, masked_scores_, probs_}) w->setData(empty);
+    explanation_->setHtml(tr("The masks of the current input appear here after a run."));
+    return;
+  }
+  const auto& c = model->config();
+  const AttentionSelection s = clampSelection(*t, state_->selection());
+  const MaskParts parts = maskParts(*t, s.kind, s.batch, c, snap->masks);
+  const QStringList rows = queryLabels(*t, s.kind, s.batch);
+  const QStringList cols = keyLabels(*t, s.kind, s.batch);
+  const bool dec = s.kind == AttentionKind::DecoderSelf;
+  const QString off = tr(" — off");
+  padding_->setData(maskHeatmap(parts.padding, parts.q_len, parts.k_len, rows, cols,
+                                (dec ? tr("Target padding mask") : tr("Source padding mask")) +
+                                    (parts.padding_on ? QString() : off)));
+  if (dec) {
+    subsequent_map_->setData(maskHeatmap(parts.subsequent, parts.q_len, parts.k_len, rows, cols,
+                                         tr("Subsequent mask (j > i)") +
+                                             (parts.subsequent_on ? QString() : off)));
+  } else {
+    HeatmapData none;
+    none.title = tr("No subsequent mask in %1:\nevery query may see every key")
+                     .arg(s.kind == AttentionKind::EncoderSelf ? tr("encoder self-attention")
+                                                               : tr("cross-attention"));
+    subsequent_map_->setData(none);
+  }
+  union_->setData(maskHeatmap(parts.applied, parts.q_len, parts.k_len, rows, cols,
+                              tr("Applied: the union of the masks that are on")));
+
+  AttentionSelection head = s;
+  if (head.head < 0) head.head = 0;
+  auto titled = [&](HeatmapData d, const QString& title) {
+    d.title = title;
+    d.row_title.clear();
+    d.col_title.clear();
+    return d;
+  };
+  const QString fill = std::isinf(c.mask_fill) ? QStringLiteral("−∞")
+                                               : QString::number(double(c.mask_fill), 'g', 3);
+  scores_->setData(titled(attentionHeatmap(*t, head, MatrixValues::Scores, true, c.mask_fill),
+                          tr("1 · scores QKᵀ/√d_k")));
+  masked_scores_->setData(titled(attentionHeatmap(*t, head, MatrixValues::MaskedScores, true, c.mask_fill),
+                                 tr("2 · masked scores (masked = %1)").arg(fill)));
+  probs_->setData(titled(attentionHeatmap(*t, head, MatrixValues::Probabilities, false, c.mask_fill),
+                         tr("3 · softmax, row by row")));
+  AttentionSelection shown = head;
+  pipeline_caption_->setText(
+      tr("%1%2").arg(selectionTitle(shown),
+                     s.head < 0 ? tr("  (the mean of the heads has no single pipeline: head 1 shown)")
+                                : QString()));
+
+  const AttentionTrace& a = t->get(s.kind);
+  explanation_->setHtml(
+      tr("<p style='margin:0'>A mask marks the (query, key) pairs that must not attend: before the "
+         "softmax their scores are replaced by %1, so their probabilities become exactly 0. "
+         "<b>Padding mask</b>: key <i>j</i> is the pad token (id %2) — %3. "
+         "<b>Subsequent mask</b>: key <i>j</i> lies after query <i>i</i> (%4, "
+         "np.triu(ones, k=1)), used only in decoder self-attention. The decoder uses their union.</p>"
+         "<p style='margin:4px 0 0 0'>Shapes: the mask is [batch, len_q, len_k] = %5 and is "
+         "broadcast over the heads; scores and probabilities are [batch, heads, len_q, len_k] = %6. "
+         "%7</p>")
+          .arg(code(fill))
+          .arg(dec ? c.tgt_pad_id : c.src_pad_id)
+          .arg(code(tr("M[b, i, j] = (key[b, j] == pad)")))
+          .arg(code(tr("j &gt; i")))
+          .arg(shapeString({t->batch, a.q_len, a.k_len}))
+          .arg(shapeString({t->batch, a.heads, a.q_len, a.k_len}))
+          .arg(snap->masks.subsequent ? QString()
+                                      : tr("<b>The subsequent mask is off</b>: decoder queries see "
+                                           "future tokens, the cells above the diagonal are no "
+                                           "longer 0.")));
+}
+
+}  // namespace attnviz::gui

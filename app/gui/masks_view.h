@@ -1,0 +1,61 @@
+// View 3, Masks: the padding mask, the subsequent mask and their union for the current input;
+// scores → masked scores → softmax for the selected head; switches that turn masks off and rerun;
+// and a batch of sentences of different lengths padded together.
+#pragma once
+
+#include "heatmap.h"
+#include "view.h"
+
+class QCheckBox;
+class QPlainTextEdit;
+class QPushButton;
+class QLabel;
+
+namespace attnviz::gui {
+
+class MasksView : public View {
+  Q_OBJECT
+ public:
+  explicit MasksView(AppState* state, QWidget* parent = nullptr);
+  QString name() const override { return QStringLiteral("masks"); }
+  QString title() const override { return tr("Masks"); }
+  QWidget* exportWidget() override { return content_; }
+
+  QCheckBox* srcPaddingSwitch() const { return src_padding_; }
+  QCheckBox* tgtPaddingSwitch() const { return tgt_padding_; }
+  QCheckBox* subsequentSwitch() const { return subsequent_; }
+  QPlainTextEdit* batchEdit() const { return batch_edit_; }
+  QPushButton* batchButton() const { return batch_run_; }
+  HeatmapWidget* paddingMap() const { return padding_; }
+  HeatmapWidget* subsequentMap() const { return subsequent_map_; }
+  HeatmapWidget* unionMap() const { return union_; }
+  HeatmapWidget* scoresMap() const { return scores_; }
+  HeatmapWidget* maskedScoresMap() const { return masked_scores_; }
+  HeatmapWidget* probsMap() const { return probs_; }
+  // Fills the batch editor (e.g. with a model's examples) unless the user has typed in it.
+  void suggestBatch(const QStringList& sentences);
+
+ protected:
+  void refresh() override;
+
+ private:
+  void syncSwitches(const MaskOptions& m);
+  void applySwitches();
+  QWidget* content_;
+  QCheckBox* src_padding_;
+  QCheckBox* tgt_padding_;
+  QCheckBox* subsequent_;
+  QPlainTextEdit* batch_edit_;
+  QPushButton* batch_run_;
+  QLabel* batch_note_;
+  QLabel* pipeline_caption_;
+  HeatmapWidget* padding_;
+  HeatmapWidget* subsequent_map_;
+  HeatmapWidget* union_;
+  HeatmapWidget* scores_;
+  HeatmapWidget* masked_scores_;
+  HeatmapWidget* probs_;
+  bool batch_edited_ = false;
+};
+
+}  // namespace attnviz::gui

@@ -1,0 +1,213 @@
+#include "overview_view.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+#include <QScrollArea>
+#include <algorithm>
+
+#include "attention_data.h"
+
+namespace attnviz::gui {
+
+QImage attentionThumbnail(const Trace& trace, const AttentionSelection& s, const Colormap& cmap,
+                          int max_px) {
+  const AttentionTrace& a = trace.get(s.kind);
+  if (a.empty()) return {};
+  const int w = std::min(a.k_len, max_px), h = std::min(a.q_len, max_px);
+  const std::vector<float> m = attentionMatrix(a, s, MatrixValues::Probabilities, 0.0f);
+  const std::vector<uint8_t> mask = maskMatrix(a, s.batch);
+  float mx = 0;
+  for (size_t k = 0; k < m.size(); ++k)
+    if (!mask[k]) mx = std::max(mx, m[k]);
+  if (mx <= 0) mx = 1;
+  QImage img(w, h, QImage::Format_RGB32);
+  const QRgb masked = cmap.maskedFill().rgb();
+  for (int y = 0; y < h; ++y) {
+    const int i = int(int64_t(y) * a.q_len / h);
+    auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
+    for (int x = 0; x < w; ++x) {
+      const int j = int(int64_t(x) * a.k_len / w);
+      const size_t k = size_t(i) * a.k_len + j;
+      line[x] = mask[k] ? masked : cmap.rgb(m[k] / mx);
+    }
+  }
+  return img;
+}
+
+// ---- OverviewGrid -----------------------------------------------------------------------------
+
+OverviewGrid::OverviewGrid(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+void OverviewGrid::setThumbnails(int layers, int heads, std::vector<QImage> thumbs,
+                                 const QString& kind) {
+  layers_ = layers;
+  heads_ = heads;
+  thumbs_ = std::move(thumbs);
+  kind_ = kind;
+  updateGeometry();
+  update();
+}
+
+void OverviewGrid::setCurrent(int layer, int head) {
+  cur_layer_ = layer;
+  cur_head_ = head;
+  update();
+}
+
+OverviewGrid::Geometry OverviewGrid::geometry() const {
+  Geometry g;
+  const QFontMetrics fm(font());
+  g.left = 12 + fm.horizontalAdvance(tr("Layer 88")) + 8;
+  g.top = 8 + fm.height() + 6 + fm.height() + 4;
+  g.gap = 8;
+  const int cols = heads_ + 1, rows = std::max(layers_, 1);
+  const int extra_gap = 10;  // between the mean column and head 1
+  const int aw = width() - g.left - 12 - cols * g.gap - extra_gap;
+  const int ah = height() - g.top - 12 - rows * g.gap;
+  g.cell = std::clamp(std::min(aw / std::max(cols, 1), ah / rows), 24, 200);
+  return g;
+}
+
+QRect OverviewGrid::thumbRect(int layer, int head) const {
+  const Geometry g = geometry();
+  const int col = head + 1;
+  const int x = g.left + col * (g.cell + g.gap) + (col > 0 ? 10 : 0);
+  const int y = g.top + layer * (g.cell + g.gap);
+  return QRect(x, y, g.cell, g.cell);
+}
+
+QSize OverviewGrid::sizeHint() const {
+  const QFontMetrics fm(font());
+  const int cell = 96;
+  return QSize(12 + fm.horizontalAdvance(tr("Layer 88")) + 8 + (heads_ + 1) * (cell + 8) + 22,
+               8 + 2 * fm.height() + 10 + std::max(layers_, 1) * (cell + 8) + 12);
+}
+
+bool OverviewGrid::hit(QPoint pos, int* layer, int* head) const {
+  for (int l = 0; l < layers_; ++l)
+    for (int h = -1; h < heads_; ++h)
+      if (thumbRect(l, h).contains(pos)) {
+        *layer = l;
+        *head = h;
+        return true;
+      }
+  return false;
+}
+
+void OverviewGrid::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().color(QPalette::Base));
+  const QFontMetrics fm(font());
+  if (layers_ == 0) {
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(rect(), Qt::AlignCenter, tr("Press Run to see every layer and head"));
+    return;
+  }
+  const Geometry g = geometry();
+  QFont bold = font();
+  bold.setBold(true);
+  p.setFont(bold);
+  p.setPen(palette().color(QPalette::Text));
+  p.drawText(QPoint(12, 8 + fm.ascent()), tr("%1 — layers × heads (click one to open it)").arg(kind_));
+  p.setFont(font());
+  for (int h = -1; h < heads_; ++h) {
+    const QRect r = thumbRect(0, h);
+    p.drawText(QRect(r.left() - 4, g.top - fm.height() - 4, r.width() + 8, fm.height()),
+               Qt::AlignHCenter | Qt::AlignBottom, h < 0 ? tr("Mean") : tr("Head %1").arg(h + 1));
+  }
+  for (int l = 0; l < layers_; ++l) {
+    const QRect r = thumbRect(l, -1);
+    p.drawText(QRect(8, r.top(), g.left - 16, r.height()), Qt::AlignRight | Qt::AlignVCenter,
+               tr("Layer %1").arg(l + 1));
+    for (int h = -1; h < heads_; ++h) {
+      const QRect tr_ = thumbRect(l, h);
+      const size_t idx = size_t(l) * (heads_ + 1) + size_t(h + 1);
+      if (idx < thumbs_.size() && !thumbs_[idx].isNull()) {
+        p.setRenderHint(QPainter::SmoothPixmapTransform, thumbs_[idx].width() > tr_.width());
+        p.drawImage(tr_, thumbs_[idx]);
+      }
+      p.setPen(QColor(0x90, 0x90, 0x90));
+      p.drawRect(tr_.adjusted(0, 0, -1, -1));
+      if (l == hover_layer_ && h == hover_head_) {
+        p.setPen(QPen(QColor(0x30, 0x30, 0x30), 2));
+        p.drawRect(tr_.adjusted(-2, -2, 1, 1));
+      }
+      if (l == cur_layer_ && h == cur_head_) {
+        p.setPen(QPen(QColor(0xff, 0x6f, 0x00), 3));
+        p.drawRect(tr_.adjusted(-3, -3, 2, 2));
+      }
+    }
+  }
+}
+
+void OverviewGrid::mousePressEvent(QMouseEvent* event) {
+  int l, h;
+  if (event->button() == Qt::LeftButton && hit(event->position().toPoint(), &l, &h))
+    emit thumbnailClicked(l, h);
+}
+
+void OverviewGrid::mouseMoveEvent(QMouseEvent* event) {
+  int l = -1, h = -2;
+  if (!hit(event->position().toPoint(), &l, &h)) l = -1, h = -2;
+  if (l != hover_layer_ || h != hover_head_) {
+    hover_layer_ = l;
+    hover_head_ = h;
+    setToolTip(l >= 0 ? (h < 0 ? tr("Layer %1, mean of the heads").arg(l + 1)
+                               : tr("Layer %1, head %2").arg(l + 1).arg(h + 1))
+                      : QString());
+    update();
+  }
+}
+
+// ---- OverviewView -----------------------------------------------------------------------------
+
+OverviewView::OverviewView(AppState* state, QWidget* parent)
+    : View(state, tr("What am I looking at?"), parent) {
+  grid_ = new OverviewGrid(this);
+  layout_->addWidget(grid_, 1);
+  connect(grid_, &OverviewGrid::thumbnailClicked, this, [this](int layer, int head) {
+    AttentionSelection s = state_->selection();
+    s.layer = layer;
+    s.head = head;
+    state_->setSelection(s);
+    emit openRequested();
+  });
+}
+
+void OverviewView::refresh() {
+  auto snap = state_->snapshot();
+  const Model* model = state_->model();
+  if (!snap || !snap->trace || !model) {
+    grid_->setThumbnails(0, 0, {}, {});
+    explanation_->setHtml(tr("Every layer and head of one kind of attention appears here after a run."));
+    return;
+  }
+  const Trace& t = *snap->trace;
+  const AttentionSelection sel = clampSelection(t, state_->selection());
+  const AttentionTrace& a = t.get(sel.kind);
+  std::vector<QImage> thumbs;
+  for (int l = 0; l < a.layers; ++l)
+    for (int h = -1; h < a.heads; ++h) {
+      AttentionSelection s = sel;
+      s.layer = l;
+      s.head = h;
+      thumbs.push_back(attentionThumbnail(t, s, state_->colormap(), 160));
+    }
+  grid_->setThumbnails(a.layers, a.heads, std::move(thumbs), kindTitle(sel.kind));
+  grid_->setCurrent(sel.layer, sel.head);
+  explanation_->setHtml(
+      tr("<p style='margin:0'>Each thumbnail is one head's [len_q, len_k] = %1 probability matrix "
+         "(rows: queries, columns: keys, as in the Attention view), coloured from 0 to its own "
+         "largest value so that every head's pattern shows. The full tensor is "
+         "[batch, layers, heads, len_q, len_k] = %2. Heads of one layer run in parallel on "
+         "different d_k = %3 slices of the projections, so they can learn different patterns: "
+         "a diagonal, the previous token, a word's translation, or the end token.</p>")
+          .arg(shapeString({a.q_len, a.k_len}))
+          .arg(shapeString({t.batch, a.layers, a.heads, a.q_len, a.k_len}))
+          .arg(model->config().d_k));
+}
+
+}  // namespace attnviz::gui

@@ -1,0 +1,70 @@
+// View 2, Overview: every layer × head of one kind of attention as labelled thumbnails (plus the
+// mean of the heads); clicking one opens it in the Attention view.
+#pragma once
+
+#include <QImage>
+#include <vector>
+
+#include "view.h"
+
+namespace attnviz::gui {
+
+// The thumbnail grid: rows are layers, columns are the mean and the heads.
+class OverviewGrid : public QWidget {
+  Q_OBJECT
+ public:
+  explicit OverviewGrid(QWidget* parent = nullptr);
+  // thumbs[l * (heads + 1) + h + 1]: the mean at h = -1.
+  void setThumbnails(int layers, int heads, std::vector<QImage> thumbs, const QString& kind);
+  void setCurrent(int layer, int head);
+  QRect thumbRect(int layer, int head) const;  // head -1 = the mean
+  int layers() const { return layers_; }
+  int heads() const { return heads_; }
+  QSize sizeHint() const override;
+
+ signals:
+  void thumbnailClicked(int layer, int head);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+
+ private:
+  struct Geometry {
+    int left = 0, top = 0, cell = 0, gap = 0;
+  };
+  Geometry geometry() const;
+  bool hit(QPoint pos, int* layer, int* head) const;
+  int layers_ = 0, heads_ = 0;
+  std::vector<QImage> thumbs_;
+  QString kind_;
+  int cur_layer_ = -1, cur_head_ = -2;
+  int hover_layer_ = -1, hover_head_ = -2;
+};
+
+class OverviewView : public View {
+  Q_OBJECT
+ public:
+  explicit OverviewView(AppState* state, QWidget* parent = nullptr);
+  QString name() const override { return QStringLiteral("overview"); }
+  QString title() const override { return tr("Overview"); }
+  QWidget* exportWidget() override { return grid_; }
+  OverviewGrid* grid() const { return grid_; }
+
+ signals:
+  void openRequested();  // a thumbnail was clicked: show it in the Attention view
+
+ protected:
+  void refresh() override;
+
+ private:
+  OverviewGrid* grid_;
+};
+
+// One head's (or the heads' mean when head < 0) probabilities as an image of at most max_px
+// pixels a side, each thumbnail scaled to its own maximum. Masked cells take the masked colour.
+QImage attentionThumbnail(const Trace& trace, const AttentionSelection& s, const Colormap& cmap,
+                          int max_px);
+
+}  // namespace attnviz::gui

@@ -1,0 +1,64 @@
+// View 4, Positional encoding: PE(pos, dim) curves of chosen dimensions (Qt Charts), the
+// position × dimension matrix and the position-similarity matrix, sinusoidal or the learned table.
+#pragma once
+
+#include <QFutureWatcher>
+#include <memory>
+
+#include "heatmap.h"
+#include "tensor.h"
+#include "view.h"
+
+class QChart;
+class QChartView;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+class QSplitter;
+
+namespace attnviz::gui {
+
+class PositionalView : public View {
+  Q_OBJECT
+ public:
+  explicit PositionalView(AppState* state, QWidget* parent = nullptr);
+  ~PositionalView() override;
+  QString name() const override { return QStringLiteral("positional"); }
+  QString title() const override { return tr("Positional encoding"); }
+  QWidget* exportWidget() override;
+
+  QComboBox* tableCombo() const { return table_; }
+  QSpinBox* positionsSpin() const { return positions_; }
+  QLineEdit* dimsEdit() const { return dims_; }
+  QChartView* chartView() const { return chart_view_; }
+  HeatmapWidget* matrixMap() const { return matrix_; }
+  HeatmapWidget* similarityMap() const { return similarity_; }
+  // The dimensions the curves show (parsed from the edit, clamped to d_model).
+  std::vector<int> chosenDims() const;
+  bool computing() const { return computing_; }
+  // Shows the source (false) or target (true) table, for the structure panel's embedding items.
+  void showSide(bool target);
+
+ protected:
+  void refresh() override;
+
+ private:
+  struct Result;
+  void recompute();
+  void apply(const Result& r);
+  QComboBox* table_;
+  QSpinBox* positions_;
+  QLineEdit* dims_;
+  QLabel* info_;
+  QSplitter* splitter_;
+  QChartView* chart_view_;
+  HeatmapWidget* matrix_;
+  HeatmapWidget* similarity_;
+  QFutureWatcher<std::shared_ptr<Result>>* watcher_;
+  bool computing_ = false;
+  bool pending_ = false;
+  const void* model_seen_ = nullptr;
+};
+
+}  // namespace attnviz::gui

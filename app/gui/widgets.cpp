@@ -1,0 +1,105 @@
+#include "widgets.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QStyle>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace attnviz::gui {
+
+MessageBar::MessageBar(QWidget* parent) : QFrame(parent) {
+  setObjectName(QStringLiteral("messageBar"));
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(10, 6, 6, 6);
+  icon_ = new QLabel(this);
+  label_ = new QLabel(this);
+  label_->setWordWrap(true);
+  label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  label_->setTextFormat(Qt::RichText);
+  close_ = new QToolButton(this);
+  close_->setText(QStringLiteral("✕"));
+  close_->setAutoRaise(true);
+  close_->setToolTip(tr("Close this message"));
+  layout->addWidget(icon_, 0, Qt::AlignTop);
+  layout->addWidget(label_, 1);
+  layout->addWidget(close_, 0, Qt::AlignTop);
+  connect(close_, &QToolButton::clicked, this, &MessageBar::clear);
+  hide();
+}
+
+void MessageBar::showMessage(Level level, const QString& title, const QString& text) {
+  level_ = level;
+  title_ = title;
+  text_ = text;
+  QString bg, border;
+  QStyle::StandardPixmap icon = QStyle::SP_MessageBoxInformation;
+  switch (level) {
+    case Level::Info:
+      bg = "#e8f1fb", border = "#7aa7d8";
+      break;
+    case Level::Warning:
+      bg = "#fff6dc", border = "#e0b94f", icon = QStyle::SP_MessageBoxWarning;
+      break;
+    case Level::Error:
+      bg = "#fde8e6", border = "#d9756b", icon = QStyle::SP_MessageBoxCritical;
+      break;
+  }
+  setStyleSheet(QStringLiteral("#messageBar { background: %1; border: 1px solid %2; border-radius: 4px; }"
+                               "#messageBar QLabel { color: #202020; }")
+                    .arg(bg, border));
+  icon_->setPixmap(style()->standardIcon(icon).pixmap(20, 20));
+  QString body = text.toHtmlEscaped();
+  body.replace('\n', QStringLiteral("<br>"));
+  label_->setText(title.isEmpty() ? body : QStringLiteral("<b>%1</b><br>%2").arg(title.toHtmlEscaped(), body));
+  show();
+}
+
+void MessageBar::clear() {
+  title_.clear();
+  text_.clear();
+  hide();
+}
+
+ExplanationPanel::ExplanationPanel(const QString& heading, QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  toggle_ = new QToolButton(this);
+  toggle_->setText(heading);
+  toggle_->setCheckable(true);
+  toggle_->setChecked(true);
+  toggle_->setAutoRaise(true);
+  toggle_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+  toggle_->setArrowType(Qt::DownArrow);
+  toggle_->setToolTip(tr("Show or hide the explanation (F1)"));
+  QFont f = toggle_->font();
+  f.setBold(true);
+  toggle_->setFont(f);
+  body_ = new QLabel(this);
+  body_->setWordWrap(true);
+  body_->setTextFormat(Qt::RichText);
+  body_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  body_->setObjectName(QStringLiteral("explanation"));
+  body_->setStyleSheet(QStringLiteral(
+      "#explanation { background: #f6f7f9; border: 1px solid #dde1e6; border-radius: 4px;"
+      " padding: 6px 8px; color: #202020; }"));
+  layout->addWidget(toggle_, 0, Qt::AlignLeft);
+  layout->addWidget(body_);
+  connect(toggle_, &QToolButton::toggled, this, [this](bool on) {
+    body_->setVisible(on);
+    toggle_->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
+    emit expandedChanged(on);
+  });
+}
+
+void ExplanationPanel::setHtml(const QString& html) {
+  html_ = html;
+  body_->setText(html);
+}
+
+void ExplanationPanel::setExpanded(bool expanded) { toggle_->setChecked(expanded); }
+
+bool ExplanationPanel::expanded() const { return toggle_->isChecked(); }
+
+}  // namespace attnviz::gui

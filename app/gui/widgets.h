@@ -1,0 +1,55 @@
+// Small widgets the window and the views share: the inline message bar for errors and warnings,
+// and the collapsible "what am I looking at" explanation every view carries.
+#pragma once
+
+#include <QFrame>
+#include <QString>
+#include <QWidget>
+
+class QLabel;
+class QToolButton;
+
+namespace attnviz::gui {
+
+// An inline message above the views: errors stay until closed or replaced; what the user typed
+// is never touched.
+class MessageBar : public QFrame {
+  Q_OBJECT
+ public:
+  enum class Level { Info, Warning, Error };
+  explicit MessageBar(QWidget* parent = nullptr);
+  void showMessage(Level level, const QString& title, const QString& text);
+  void clear();
+  Level level() const { return level_; }
+  QString title() const { return title_; }
+  QString text() const { return text_; }
+
+ private:
+  QLabel* icon_;
+  QLabel* label_;
+  QToolButton* close_;
+  Level level_ = Level::Info;
+  QString title_, text_;
+};
+
+// A header button that folds a rich-text explanation in and out.
+class ExplanationPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ExplanationPanel(const QString& heading, QWidget* parent = nullptr);
+  void setHtml(const QString& html);
+  QString html() const { return html_; }
+  void setExpanded(bool expanded);
+  bool expanded() const;
+  QLabel* label() const { return body_; }
+
+ signals:
+  void expandedChanged(bool expanded);
+
+ private:
+  QToolButton* toggle_;
+  QLabel* body_;
+  QString html_;
+};
+
+}  // namespace attnviz::gui
