@@ -68,7 +68,7 @@ void StructureModel::setConfig(const ModelConfig* c) {
     const QString pos_kind = c->positional == Positional::Learned ? tr("learned") : tr("sinusoidal");
 
     Node enc;
-    enc.text = tr("Encoder (%n layer(s))", nullptr, c->n_encoder_layers);
+    enc.text = c->n_encoder_layers == 1 ? tr("Encoder (1 layer)") : tr("Encoder (%1 layers)").arg(c->n_encoder_layers);
     enc.tooltip = tr("Reads the source sentence; every layer is self-attention + feed-forward");
     enc.selectable = false;
     const int enc_id = add(-1, enc);
@@ -95,7 +95,7 @@ void StructureModel::setConfig(const ModelConfig* c) {
     }
 
     Node dec;
-    dec.text = tr("Decoder (%n layer(s))", nullptr, c->n_decoder_layers);
+    dec.text = c->n_decoder_layers == 1 ? tr("Decoder (1 layer)") : tr("Decoder (%1 layers)").arg(c->n_decoder_layers);
     dec.tooltip = tr("Writes the target one token at a time");
     dec.selectable = false;
     const int dec_id = add(-1, dec);

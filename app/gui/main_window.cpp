@@ -264,6 +264,7 @@ QWidget* MainWindow::buildSelectionBar() {
   l->addWidget(layer_combo_);
   l->addWidget(new QLabel(tr("Head:"), bar));
   head_combo_ = new QComboBox(bar);
+  head_combo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "Mean of heads" unclipped
   head_combo_->setToolTip(tr("[ and ] move across heads, M toggles the mean of the heads"));
   l->addWidget(head_combo_);
   batch_label_ = new QLabel(tr("Sentence:"), bar);
