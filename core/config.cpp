@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.h"
+#include "json_safe.h"
 
 namespace attnviz {
 
@@ -45,11 +46,47 @@ int getInt(const json& j, const char* key, const std::string& src, int lo, int h
   const json& v = j[key];
   if (!v.is_number_integer())
     bad(src, std::string("\"") + key + "\" is " + v.dump().substr(0, 60) + ", expected an integer");
-  if (v.is_number_unsigned() ? v.get<uint64_t>() > (uint64_t)hi
-                             : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
+  // Parsed JSON stores every non-negative integer as unsigned: compare in the value's own type,
+  // against both bounds (an unsigned 0 must still fail lo = 1).
+  const bool out_of_range =
+      v.is_number_unsigned()
+          ? v.get<uint64_t>() > (uint64_t)hi || (lo > 0 && v.get<uint64_t>() < (uint64_t)lo)
+          : (v.get<int64_t>() < lo || v.get<int64_t>() > hi);
+  if (out_of_range)
     bad(src, std::string("\"") + key + "\" is " + v.dump() + ", expected " + std::to_string(lo) +
                  " to " + std::to_string(hi));
   return static_cast<int>(v.get<int64_t>());
+}
+
+// A token id: a wrong type is a config error; a value outside the vocabulary is a vocabulary
+// error naming the field, the value and the valid range. `fallback` (when the key is absent) is
+// checked too: an inherited pad_id must fit each vocabulary it is used with.
+int getId(const json& j, const char* key, const std::string& src, int lo, int vocab,
+          const char* which, const int* fallback = nullptr, const char* fallback_from = nullptr) {
+  int64_t id;
+  std::string shown;
+  if (!j.contains(key)) {
+    if (!fallback) bad(src, std::string("missing key \"") + key + "\"");
+    id = *fallback;
+    shown = std::to_string(id) +
+            (fallback_from ? std::string(" (from \"") + fallback_from + "\")" : "");
+  } else {
+    const json& v = j[key];
+    if (!v.is_number_integer())
+      bad(src,
+          std::string("\"") + key + "\" is " + v.dump().substr(0, 60) + ", expected an integer");
+    if (v.is_number_unsigned() && v.get<uint64_t>() > (uint64_t)std::numeric_limits<int>::max())
+      id = std::numeric_limits<int64_t>::max();
+    else
+      id = v.get<int64_t>();
+    shown = v.dump();
+  }
+  if (id < lo || id >= vocab)
+    throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" is " + shown + ", outside the " +
+                                              which + " of " + std::to_string(vocab) +
+                                              " tokens (expected " + (lo < 0 ? "-1 or " : "") +
+                                              "0 to " + std::to_string(vocab - 1) + ")");
+  return static_cast<int>(id);
 }
 
 bool getBool(const json& j, const char* key, const std::string& src, bool fallback) {
@@ -76,7 +113,7 @@ std::vector<std::string> getVocab(const json& j, const char* key, const std::str
   const json& v = j[key];
   if (!v.is_array())
     throw Error(ErrorKind::BadVocabulary,
-                src + ": \"" + key + "\" is a " + v.type_name() + ", expected an array of strings");
+                src + ": \"" + key + "\" is " + jsonTypeName(v) + ", expected an array of strings");
   if (v.empty()) throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" is empty");
   if (v.size() > (size_t)ConfigLimits::kMaxVocab)
     throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" has " + std::to_string(v.size()) +
@@ -123,13 +160,15 @@ int64_t ModelConfig::parameterCount() const {
 }
 
 ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
-  if (!j.is_object()) bad(src, std::string("config is a ") + j.type_name() + ", expected an object");
+  if (!j.is_object()) bad(src, "config is " + jsonTypeName(j) + ", expected an object");
   ModelConfig c;
   const std::string fam = getString(j, "family", src, "", true);
   if (fam == "nlp-tutorial") c.family = Family::NlpTutorial;
   else if (fam == "seed003") c.family = Family::Seed003;
   else if (fam == "torch-seq2seq") c.family = Family::TorchSeq2Seq;
-  else bad(src, "\"family\" is \"" + fam + "\", expected nlp-tutorial, seed003 or torch-seq2seq");
+  else
+    bad(src, "\"family\" is \"" + clipForMessage(fam, 40) +
+                 "\", expected nlp-tutorial, seed003 or torch-seq2seq");
 
   // Family defaults (docs/formats.md).
   switch (c.family) {
@@ -173,31 +212,30 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   c.tgt_vocab = getVocab(j, "tgt_vocab", src);
   const int Vs = (int)c.src_vocab.size(), Vt = (int)c.tgt_vocab.size();
   const int zero = 0;
-  const int pad = getInt(j, "pad_id", src, 0, std::max(Vs, Vt) - 1, &zero);
-  c.src_pad_id = getInt(j, "src_pad_id", src, 0, Vs - 1, &pad);
-  c.tgt_pad_id = getInt(j, "tgt_pad_id", src, 0, Vt - 1, &pad);
-  if (c.src_pad_id >= Vs || c.tgt_pad_id >= Vt)
-    throw Error(ErrorKind::BadVocabulary, src + ": pad_id " + std::to_string(pad) +
-                                              " is outside a vocabulary (source " +
-                                              std::to_string(Vs) + ", target " + std::to_string(Vt) +
-                                              " tokens)");
-  c.bos_id = getInt(j, "bos_id", src, 0, Vt - 1);
-  c.eos_id = getInt(j, "eos_id", src, 0, Vt - 1);
+  const int Vmax = std::max(Vs, Vt);
+  const int pad = getId(j, "pad_id", src, 0, Vmax, "larger vocabulary", &zero);
+  c.src_pad_id = getId(j, "src_pad_id", src, 0, Vs, "source vocabulary", &pad, "pad_id");
+  c.tgt_pad_id = getId(j, "tgt_pad_id", src, 0, Vt, "target vocabulary", &pad, "pad_id");
+  c.bos_id = getId(j, "bos_id", src, 0, Vt, "target vocabulary");
+  c.eos_id = getId(j, "eos_id", src, 0, Vt, "target vocabulary");
   const int none = -1;
-  const int unk = getInt(j, "unk_id", src, -1, std::max(Vs, Vt) - 1, &none);
-  c.src_unk_id = getInt(j, "src_unk_id", src, -1, Vs - 1, unk < Vs ? &unk : &none);
-  c.tgt_unk_id = getInt(j, "tgt_unk_id", src, -1, Vt - 1, unk < Vt ? &unk : &none);
+  const int unk = getId(j, "unk_id", src, -1, Vmax, "larger vocabulary", &none);
+  c.src_unk_id = getId(j, "src_unk_id", src, -1, Vs, "source vocabulary", unk < Vs ? &unk : &none);
+  c.tgt_unk_id = getId(j, "tgt_unk_id", src, -1, Vt, "target vocabulary", unk < Vt ? &unk : &none);
 
   const std::string norm = getString(j, "norm", src, "post");
   if (norm == "post") c.norm = NormPlacement::Post;
   else if (norm == "pre") c.norm = NormPlacement::Pre;
-  else bad(src, "\"norm\" is \"" + norm + "\", expected post or pre");
+  else
+    bad(src, "\"norm\" is \"" + clipForMessage(norm, 40) + "\", expected post or pre");
   if (j.contains("activation")) {
     const std::string a = getString(j, "activation", src, "");
     if (a == "relu") c.activation = Activation::Relu;
     else if (a == "gelu") c.activation = Activation::Gelu;
     else if (a == "gelu_tanh") c.activation = Activation::GeluTanh;
-    else bad(src, "\"activation\" is \"" + a + "\", expected relu, gelu or gelu_tanh");
+    else
+      bad(src,
+          "\"activation\" is \"" + clipForMessage(a, 40) + "\", expected relu, gelu or gelu_tanh");
   }
   c.attn_bias = getBool(j, "attn_bias", src, c.attn_bias);
   c.ffn_bias = getBool(j, "ffn_bias", src, c.ffn_bias);
@@ -206,7 +244,9 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   const std::string pos = getString(j, "positional", src, "sinusoidal");
   if (pos == "sinusoidal") c.positional = Positional::Sinusoidal;
   else if (pos == "learned") c.positional = Positional::Learned;
-  else bad(src, "\"positional\" is \"" + pos + "\", expected sinusoidal or learned");
+  else
+    bad(src,
+        "\"positional\" is \"" + clipForMessage(pos, 40) + "\", expected sinusoidal or learned");
   const int default_len = 5000;
   c.max_len = getInt(j, "max_len", src, 2, ConfigLimits::kMaxLen, &default_len);
   if (j.contains("mask_fill")) {

@@ -72,6 +72,7 @@ struct ConfigLimits {
   static constexpr int kMaxLen = 1 << 20;          // positions
   static constexpr int kMaxVocab = 1 << 22;        // tokens per vocabulary
   static constexpr int kMaxTokenBytes = 1024;      // bytes per token string
+  static constexpr int kMaxSinusoidalPositions = 8192;  // rows of a computed sinusoid table
 };
 
 }  // namespace attnviz

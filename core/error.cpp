@@ -1,5 +1,7 @@
 #include "error.h"
 
+#include <cstdio>
+
 #include "tensor.h"
 
 namespace attnviz {
@@ -32,6 +34,20 @@ const char* errorKindName(ErrorKind kind) {
     case ErrorKind::Usage: return "usage";
   }
   return "unknown";
+}
+
+std::string formatBytes(unsigned long long bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes) / 1024;
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
 }
 
 std::string shapeToString(const Shape& shape) {

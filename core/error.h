@@ -36,6 +36,9 @@ enum class ErrorKind {
 
 const char* errorKindName(ErrorKind kind);
 
+// A byte count for messages: "928 bytes", "1.5 KiB", "3.0 GiB".
+std::string formatBytes(unsigned long long bytes);
+
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}

@@ -1,5 +1,6 @@
 // JSON parsing for untrusted input: rejects duplicate keys (nlohmann keeps the last silently)
-// and nesting deeper than a limit, and reports errors with the source's name.
+// and nesting deeper than a limit, in time linear in the text, and reports errors with the
+// source's name.
 #pragma once
 
 #include <string>
@@ -15,7 +16,15 @@ constexpr int kMaxJsonDepth = 64;
 nlohmann::json parseJsonStrict(std::string_view text, const std::string& what,
                                int max_depth = kMaxJsonDepth);
 
-// True when `text` is valid UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
-bool isValidUtf8(std::string_view text);
+// `text` cut to at most about `max_bytes` (at a character boundary, with its full length noted),
+// for names from untrusted files quoted in messages.
+std::string clipForMessage(std::string_view text, size_t max_bytes = 200);
+
+// The JSON type with its article, for messages: "an array", "an object", "a string", "null", ...
+std::string jsonTypeName(const nlohmann::json& value);
+
+// True when `text` is valid UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF); otherwise
+// *bad_offset (when given) is the byte offset of the first invalid sequence.
+bool isValidUtf8(std::string_view text, size_t* bad_offset = nullptr);
 
 }  // namespace attnviz

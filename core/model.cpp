@@ -13,7 +13,7 @@ namespace attnviz {
 namespace {
 
 // Sinusoidal tables are computed up to this many positions; longer inputs are refused.
-constexpr int kMaxSinusoidalPositions = 8192;
+constexpr int kMaxSinusoidalPositions = ConfigLimits::kMaxSinusoidalPositions;
 
 struct DeviceLinear {
   BufferPtr w, b;  // w: [out, in]; b: [out] or null
@@ -288,13 +288,14 @@ void Model::checkTraceSize(int B, int S, int T, const ForwardOptions& o) const {
   uint64_t bytes = estimateTraceBytes(B, S, T, c.n_encoder_layers, c.n_decoder_layers, c.n_heads,
                                       (int)c.tgt_vocab.size(), o.keep_scores);
   if (bytes > o.max_trace_bytes)
-    throw Error(ErrorKind::TooLarge,
-                "the attention trace for " + std::to_string(B) + " sentence(s) of " +
-                    std::to_string(S) + " source and " + std::to_string(T) + " target tokens needs " +
-                    std::to_string(bytes >> 20) + " MiB (" + std::to_string(c.n_heads) +
-                    " heads × " + std::to_string(c.n_encoder_layers + c.n_decoder_layers) +
-                    " layers × n²); the limit is " + std::to_string(o.max_trace_bytes >> 20) +
-                    " MiB. Use a shorter input.");
+    throw Error(ErrorKind::TooLarge, "the attention trace for " + std::to_string(B) +
+                                         " sentence(s) of " + std::to_string(S) + " source and " +
+                                         std::to_string(T) + " target tokens needs " +
+                                         formatBytes(bytes) + " (" + std::to_string(c.n_heads) +
+                                         " heads × " +
+                                         std::to_string(c.n_encoder_layers + c.n_decoder_layers) +
+                                         " layers × n²); the limit is " +
+                                         formatBytes(o.max_trace_bytes) + ". Use a shorter input.");
 }
 
 Trace Model::forward(const std::vector<std::vector<int>>& src_in,
@@ -308,11 +309,15 @@ Trace Model::forward(const std::vector<std::vector<int>>& src_in,
   for (const auto& s : src_in)
     for (int id : s)
       if (id < 0 || id >= (int)c.src_vocab.size())
-        throw Error(ErrorKind::BadInput, "source id " + std::to_string(id) + " is outside the vocabulary");
+        throw Error(ErrorKind::BadInput, "source id " + std::to_string(id) +
+                                             " is outside the vocabulary (0.." +
+                                             std::to_string(c.src_vocab.size() - 1) + ")");
   for (const auto& s : tgt_in)
     for (int id : s)
       if (id < 0 || id >= (int)c.tgt_vocab.size())
-        throw Error(ErrorKind::BadInput, "target id " + std::to_string(id) + " is outside the vocabulary");
+        throw Error(ErrorKind::BadInput, "target id " + std::to_string(id) +
+                                             " is outside the vocabulary (0.." +
+                                             std::to_string(c.tgt_vocab.size() - 1) + ")");
   for (size_t b = 0; b < src_in.size(); ++b)
     if (src_in[b].empty() || tgt_in[b].empty())
       throw Error(ErrorKind::BadInput, "sentence " + std::to_string(b + 1) + " is empty");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -88,6 +89,14 @@ int dtypeSize(DType t) {
 }
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
+  // Only regular files: a directory or a device would report a meaningless size.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status))
+    throw Error(ErrorKind::Io, path + ": cannot open the file for reading (" +
+                                   (ec ? ec.message() : std::string("no such file")) + ")");
+  if (!std::filesystem::is_regular_file(status))
+    throw Error(ErrorKind::Io, path + ": not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Io, path + ": cannot open the file for reading");
   in.seekg(0, std::ios::end);
@@ -97,7 +106,8 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   // Check the header length against the file size before reading the whole file.
   if (size >= 8) {
     uint8_t head[8];
-    in.read(reinterpret_cast<char*>(head), 8);
+    if (!in.read(reinterpret_cast<char*>(head), 8))
+      throw Error(ErrorKind::Io, path + ": read error");
     uint64_t n = readLE64(head);
     if (n > kMaxHeaderBytes)
       throw Error(ErrorKind::HeaderTooLarge,
@@ -126,13 +136,16 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
   if (n > size - 8)
     throw Error(ErrorKind::HeaderTooLarge,
                 what + ": header length " + std::to_string(n) + " bytes runs past the end of the " +
-                    std::to_string(size) + "-byte file");
+                    std::to_string(size) + "-byte file (truncated or not a safetensors file?)");
   std::string_view header(reinterpret_cast<const char*>(bytes.data() + 8), n);
-  if (!isValidUtf8(header)) throw Error(ErrorKind::InvalidUtf8, what + ": header is not valid UTF-8");
+  if (size_t bad = 0; !isValidUtf8(header, &bad))
+    throw Error(ErrorKind::InvalidUtf8,
+                what + ": header is not valid UTF-8 (invalid sequence at byte " +
+                    std::to_string(bad) + " of the header)");
   nlohmann::json j = parseJsonStrict(header, what + " header");
   if (!j.is_object())
-    throw Error(ErrorKind::NotAnObject, what + ": header JSON is a " + std::string(j.type_name()) +
-                                            ", expected an object");
+    throw Error(ErrorKind::NotAnObject,
+                what + ": header JSON is " + jsonTypeName(j) + ", expected an object");
   f.data_start_ = 8 + n;
   const uint64_t buffer = size - f.data_start_;
 
@@ -141,21 +154,21 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
     const auto& v = it.value();
     if (name == "__metadata__") {
       if (!v.is_object())
-        throw Error(ErrorKind::BadMetadata, what + ": __metadata__ is a " +
-                                                std::string(v.type_name()) + ", expected an object");
+        throw Error(ErrorKind::BadMetadata,
+                    what + ": __metadata__ is " + jsonTypeName(v) + ", expected an object");
       for (auto m = v.begin(); m != v.end(); ++m) {
         if (!m.value().is_string())
-          throw Error(ErrorKind::BadMetadata, what + ": __metadata__[\"" + m.key() + "\"] is a " +
-                                                  std::string(m.value().type_name()) +
+          throw Error(ErrorKind::BadMetadata, what + ": __metadata__[\"" + clipForMessage(m.key()) +
+                                                  "\"] is " + jsonTypeName(m.value()) +
                                                   ", expected a string");
         f.metadata_[m.key()] = m.value().get<std::string>();
       }
       continue;
     }
-    const std::string where = what + ": tensor \"" + name + "\"";
+    const std::string where = what + ": tensor \"" + clipForMessage(name) + "\"";
     if (!v.is_object())
       throw Error(ErrorKind::NotAnObject,
-                  where + " is a " + std::string(v.type_name()) + ", expected an object");
+                  where + " is " + jsonTypeName(v) + ", expected an object");
     for (const char* key : {"dtype", "shape", "data_offsets"})
       if (!v.contains(key)) throw Error(ErrorKind::NotAnObject, where + " has no \"" + key + "\"");
     TensorInfo info;
@@ -168,7 +181,9 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
     const DTypeInfo* found = nullptr;
     for (const auto& d : kDTypes)
       if (dts == d.name) found = &d;
-    if (!found) throw Error(ErrorKind::UnknownDtype, where + ": unknown dtype \"" + dts + "\"");
+    if (!found)
+      throw Error(ErrorKind::UnknownDtype,
+                  where + ": unknown dtype \"" + clipForMessage(dts, 40) + "\"");
     info.dtype = found->type;
     // shape
     const auto& sh = v["shape"];
@@ -179,13 +194,15 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
     uint64_t elements = 1;
     for (const auto& d : sh) {
       if (!d.is_number_integer())
-        throw Error(ErrorKind::BadShape, where + ": shape entry " + d.dump() +
+        throw Error(ErrorKind::BadShape, where + ": shape entry " + clipForMessage(d.dump(), 40) +
                                              " is not a non-negative integer");
       if (d.is_number_unsigned() ? false : d.get<int64_t>() < 0)
-        throw Error(ErrorKind::BadShape, where + ": shape entry " + d.dump() + " is negative");
+        throw Error(ErrorKind::BadShape,
+                    where + ": shape entry " + clipForMessage(d.dump(), 40) + " is negative");
       uint64_t dim = d.get<uint64_t>();
       if (dim > (uint64_t(1) << 62))
-        throw Error(ErrorKind::BadShape, where + ": shape entry " + d.dump() + " is absurdly large");
+        throw Error(ErrorKind::BadShape,
+                    where + ": shape entry " + clipForMessage(d.dump(), 40) + " is absurdly large");
       info.shape.push_back(static_cast<int64_t>(dim));
       if (mulOverflows(elements, dim, &elements))
         throw Error(ErrorKind::SizeOverflow,
@@ -200,54 +217,75 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
     const auto& off = v["data_offsets"];
     if (!off.is_array() || off.size() != 2)
       throw Error(ErrorKind::BadOffsets, where + ": data_offsets must be [begin, end], found " +
-                                             off.dump());
+                                             clipForMessage(off.dump(), 80));
     for (const auto& o : off)
       if (!o.is_number_integer() || (!o.is_number_unsigned() && o.get<int64_t>() < 0))
         throw Error(ErrorKind::BadOffsets,
                     where + ": data_offsets entries must be non-negative integers, found " +
-                        off.dump());
+                        clipForMessage(off.dump(), 80));
     info.begin = off[0].get<uint64_t>();
     info.end = off[1].get<uint64_t>();
     if (info.end < info.begin)
       throw Error(ErrorKind::BadOffsets, where + ": data_offsets end " + std::to_string(info.end) +
                                              " is before begin " + std::to_string(info.begin));
     if (info.end - info.begin != nbytes)
-      throw Error(ErrorKind::BadOffsets,
-                  where + ": data_offsets span " + std::to_string(info.end - info.begin) +
-                      " bytes but shape " + sh.dump() + " of " + dts + " needs " +
-                      std::to_string(nbytes));
-    if (info.end > buffer)
-      throw Error(ErrorKind::Truncated, where + ": data ends at byte " + std::to_string(info.end) +
-                                            " of a " + std::to_string(buffer) +
-                                            "-byte data buffer (file truncated?)");
+      throw Error(ErrorKind::BadOffsets, where + ": data_offsets span " +
+                                             std::to_string(info.end - info.begin) +
+                                             " bytes but shape " + sh.dump() + " of " + dts +
+                                             " needs " + std::to_string(nbytes));
     f.tensors_.push_back(std::move(info));
   }
-  // The tensors must tile the buffer exactly: no gaps, no overlaps, nothing after the last.
+  // The tensors must tile the buffer exactly: no gaps, no overlaps, nothing after the last. A
+  // layout that tiles [0, end) but ends past the buffer is a truncated file; a tensor that lies
+  // past the buffer after a gap has offsets that are simply wrong.
   std::sort(f.tensors_.begin(), f.tensors_.end(), [](const TensorInfo& a, const TensorInfo& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
   });
   uint64_t expect = 0;
   for (const auto& t : f.tensors_) {
+    const std::string range = "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + ")";
     if (t.begin < expect)
-      throw Error(ErrorKind::BadOffsets, what + ": tensor \"" + t.name + "\" [" +
-                                             std::to_string(t.begin) + ", " + std::to_string(t.end) +
-                                             ") overlaps the previous tensor");
-    if (t.begin > expect)
-      throw Error(ErrorKind::BadOffsets, what + ": gap of " + std::to_string(t.begin - expect) +
-                                             " bytes before tensor \"" + t.name + "\"");
+      throw Error(ErrorKind::BadOffsets,
+                  what + ": tensor \"" + clipForMessage(t.name) + "\" data_offsets " + range +
+                      " overlap the previous tensor, which ends at byte " + std::to_string(expect));
+    if (t.begin > expect) {
+      if (t.end > buffer)
+        throw Error(ErrorKind::BadOffsets, what + ": tensor \"" + clipForMessage(t.name) +
+                                               "\" data_offsets " + range + " lie outside the " +
+                                               std::to_string(buffer) + "-byte data buffer");
+      throw Error(ErrorKind::BadOffsets,
+                  what + ": gap of " + std::to_string(t.begin - expect) +
+                      " bytes before tensor \"" + clipForMessage(t.name) + "\" (data_offsets " +
+                      range + "; the previous tensor ends at byte " + std::to_string(expect) + ")");
+    }
     expect = t.end;
   }
+  if (expect > buffer) {
+    const TensorInfo* cut = nullptr;
+    for (const auto& t : f.tensors_)
+      if (t.end > buffer) {
+        cut = &t;
+        break;
+      }
+    throw Error(ErrorKind::Truncated,
+                what + ": file truncated: the header promises " + std::to_string(expect) +
+                    " bytes of tensor data but the file holds " + std::to_string(buffer) +
+                    " (tensor \"" + clipForMessage(cut->name) + "\" ends at byte " +
+                    std::to_string(cut->end) + ")");
+  }
   if (expect < buffer)
-    throw Error(ErrorKind::TrailingBytes, what + ": " + std::to_string(buffer - expect) +
-                                              " bytes after the last tensor");
+    throw Error(ErrorKind::TrailingBytes,
+                what + ": " + std::to_string(buffer - expect) +
+                    " bytes after the last tensor (the header accounts for " +
+                    std::to_string(expect) + " of " + std::to_string(buffer) + " data bytes)");
+  for (size_t i = 0; i < f.tensors_.size(); ++i) f.index_.emplace(f.tensors_[i].name, i);
   f.bytes_ = std::move(bytes);
   return f;
 }
 
 const TensorInfo* SafetensorsFile::find(const std::string& name) const {
-  for (const auto& t : tensors_)
-    if (t.name == name) return &t;
-  return nullptr;
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : &tensors_[it->second];
 }
 
 Tensor SafetensorsFile::toFloat(const TensorInfo& info) const {

@@ -54,6 +54,7 @@ class SafetensorsFile {
   uint64_t data_start_ = 0;
   std::map<std::string, std::string> metadata_;
   std::vector<TensorInfo> tensors_;  // sorted by begin offset
+  std::map<std::string, size_t> index_;  // name → position in tensors_ (files may hold many)
 };
 
 // Writes a safetensors file (F32 and U8 tensors), used by tests and the GUI's exports.

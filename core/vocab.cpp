@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "json_safe.h"
 
 namespace attnviz {
 
@@ -55,6 +56,10 @@ std::vector<int> Vocabulary::encode(const std::string& sentence, int max_tokens)
                                            std::to_string(c) + " at position " + std::to_string(i) +
                                            ")");
   }
+  if (size_t bad = 0; !isValidUtf8(sentence, &bad))
+    throw Error(ErrorKind::BadInput,
+                "the sentence is not valid UTF-8 text (invalid byte at position " +
+                    std::to_string(bad) + ")");
   std::istringstream in(sentence);
   std::vector<std::string> words;
   for (std::string w; in >> w;) {

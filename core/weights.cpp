@@ -1,5 +1,6 @@
 #include "weights.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -222,7 +223,9 @@ std::string readTextFile(const std::string& path, uint64_t max_bytes) {
 }
 
 ModelConfig parseConfigText(const std::string& text, const std::string& what) {
-  if (!isValidUtf8(text)) throw Error(ErrorKind::InvalidUtf8, what + ": not valid UTF-8");
+  if (size_t bad = 0; !isValidUtf8(text, &bad))
+    throw Error(ErrorKind::InvalidUtf8,
+                what + ": not valid UTF-8 (invalid sequence at byte " + std::to_string(bad) + ")");
   return ModelConfig::fromJson(parseJsonStrict(text, what), what);
 }
 
@@ -265,24 +268,40 @@ std::shared_ptr<const LoadedModel> loadModel(const SafetensorsFile& file, const 
   return m;
 }
 
+uint64_t estimateModelBytes(const ModelConfig& config) {
+  // Every size is limited by ConfigLimits, so none of this comes near 64 bits.
+  uint64_t bytes = static_cast<uint64_t>(config.parameterCount()) * 4;
+  if (config.positional == Positional::Sinusoidal)
+    bytes +=
+        2 * static_cast<uint64_t>(std::min(config.max_len, ConfigLimits::kMaxSinusoidalPositions)) *
+        static_cast<uint64_t>(config.d_model) * 4;
+  return bytes;
+}
+
 std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const LoadOptions& options) {
   // The weights can take at most what the file holds; refuse files above the limit up front.
   std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(ErrorKind::Io, path + ": is a directory, not a .safetensors file");
   auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(ErrorKind::Io, path + ": cannot open the model (" + ec.message() + ")");
   if (size > options.max_model_bytes)
-    throw Error(ErrorKind::TooLarge, path + ": the file is " + std::to_string(size >> 20) +
-                                         " MiB; the limit is " +
-                                         std::to_string(options.max_model_bytes >> 20) + " MiB");
+    throw Error(ErrorKind::TooLarge, path + ": the file is " + formatBytes(size) + " (" +
+                                         std::to_string(size) + " bytes); the limit is " +
+                                         formatBytes(options.max_model_bytes));
   SafetensorsFile file = SafetensorsFile::open(path);
   ModelConfig config = findConfig(file, options.config_path);
-  // Learned position tables are allocated from the config: check them against the file first.
-  const uint64_t params = static_cast<uint64_t>(config.parameterCount());
-  if (params * 4 > options.max_model_bytes)
-    throw Error(ErrorKind::TooLarge, path + ": the config describes " + std::to_string(params) +
-                                         " parameters (" + std::to_string(params * 4 >> 20) +
-                                         " MiB as float32); the limit is " +
-                                         std::to_string(options.max_model_bytes >> 20) + " MiB");
+  // Sizes come from the config (learned position tables, sinusoid tables, every weight): check
+  // what they need before reading a tensor.
+  const uint64_t needed = estimateModelBytes(config);
+  if (needed > options.max_model_bytes)
+    throw Error(ErrorKind::TooLarge,
+                path + ": the config describes " + std::to_string(config.parameterCount()) +
+                    " parameters (" + std::to_string(config.n_encoder_layers) + "+" +
+                    std::to_string(config.n_decoder_layers) + " layers, d_model " +
+                    std::to_string(config.d_model) + ", d_ff " + std::to_string(config.d_ff) +
+                    ") needing " + formatBytes(needed) + " as float32; the limit is " +
+                    formatBytes(options.max_model_bytes));
   return loadModel(file, config);
 }
 

@@ -86,6 +86,10 @@ std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const Load
 std::shared_ptr<const LoadedModel> loadModel(const SafetensorsFile& file, const ModelConfig& config);
 // Finds and parses the config for `file` as loadModel does.
 ModelConfig findConfig(const SafetensorsFile& file, const std::string& explicit_config_path);
+// Host memory a loaded model of this config takes, from the sizes alone (float32 weights, and the
+// two sinusoid tables a Model computes): loadModel checks it against max_model_bytes before reading
+// any tensor.
+uint64_t estimateModelBytes(const ModelConfig& config);
 
 }  // namespace attnviz
 

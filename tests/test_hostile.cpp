@@ -1,0 +1,913 @@
+// Hostile and broken input (issue 6): one crafted model file, config, vocabulary or sentence per
+// case, each asserting the exact ErrorKind and a message that names the file and the tensor or
+// field; after each case a valid model still loads and runs. Every file is generated here, in a
+// QTemporaryDir, from tests/data/nlp_tiny.safetensors (re-laid-out, then corrupted byte by byte).
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "cpu_backend.h"
+#include "error.h"
+#include "model.h"
+#include "safetensors.h"
+#include "trace.h"
+#include "weights.h"
+
+using namespace attnviz;
+using json = nlohmann::json;
+
+Q_DECLARE_METATYPE(attnviz::ErrorKind)
+
+namespace {
+
+const std::string kTiny = std::string(ATTNVIZ_TEST_DATA) + "/nlp_tiny.safetensors";
+
+std::vector<uint8_t> readBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void writeBytes(const std::string& path, const QByteArray& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.constData(), bytes.size());
+}
+
+// 8-byte little-endian length, then `header` padded with spaces so that the data starts at a
+// byte offset ≡ data_start_mod8 (mod 8), then `data`.
+QByteArray assemble(std::string header, const std::vector<uint8_t>& data, int data_start_mod8 = 0) {
+  while ((8 + header.size()) % 8 != static_cast<size_t>(data_start_mod8)) header += ' ';
+  QByteArray out;
+  const uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out.append(static_cast<char>((n >> (8 * i)) & 0xFF));
+  out.append(header.data(), static_cast<qsizetype>(header.size()));
+  out.append(reinterpret_cast<const char*>(data.data()), static_cast<qsizetype>(data.size()));
+  return out;
+}
+
+// A raw length prefix followed by arbitrary bytes.
+QByteArray withLength(uint64_t n, const std::string& rest) {
+  QByteArray out;
+  for (int i = 0; i < 8; ++i) out.append(static_cast<char>((n >> (8 * i)) & 0xFF));
+  out.append(rest.data(), static_cast<qsizetype>(rest.size()));
+  return out;
+}
+
+// nlp_tiny taken apart: metadata and the tensors in data order, each with its own bytes, so a case
+// can change a dtype, shape or size and lay the file out again.
+struct Parts {
+  struct Entry {
+    std::string name;
+    json dtype;
+    json shape;
+    std::vector<uint8_t> bytes;
+  };
+  json metadata;
+  std::vector<Entry> tensors;
+
+  static const Parts& tiny() {
+    static const Parts p = [] {
+      const std::vector<uint8_t> file = readBytes(kTiny);
+      uint64_t n = 0;
+      for (int i = 7; i >= 0; --i) n = (n << 8) | file.at(i);
+      const json h = json::parse(file.begin() + 8, file.begin() + 8 + static_cast<long>(n));
+      Parts parts;
+      parts.metadata = h.at("__metadata__");
+      std::vector<std::pair<uint64_t, Entry>> sorted;
+      for (auto it = h.begin(); it != h.end(); ++it) {
+        if (it.key() == "__metadata__") continue;
+        const uint64_t b = it.value()["data_offsets"][0], e = it.value()["data_offsets"][1];
+        const auto start = file.begin() + 8 + static_cast<long>(n);
+        sorted.push_back({b, Entry{it.key(), it.value()["dtype"], it.value()["shape"],
+                                   std::vector<uint8_t>(start + static_cast<long>(b),
+                                                        start + static_cast<long>(e))}});
+      }
+      std::sort(sorted.begin(), sorted.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto& s : sorted) parts.tensors.push_back(std::move(s.second));
+      return parts;
+    }();
+    return p;
+  }
+
+  Entry& tensor(const std::string& name) {
+    for (auto& t : tensors)
+      if (t.name == name) return t;
+    throw std::runtime_error("test bug: no tensor " + name);
+  }
+  json config() const { return json::parse(metadata["attnviz_config"].get<std::string>()); }
+  void setConfig(const json& c) { metadata["attnviz_config"] = c.dump(); }
+
+  // The header (offsets laid out in order) and the data buffer.
+  std::pair<json, std::vector<uint8_t>> layout() const {
+    json h = json::object();
+    std::vector<uint8_t> data;
+    for (const auto& t : tensors) {
+      h[t.name] = {{"dtype", t.dtype},
+                   {"shape", t.shape},
+                   {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
+      data.insert(data.end(), t.bytes.begin(), t.bytes.end());
+    }
+    h["__metadata__"] = metadata;
+    return {h, data};
+  }
+  QByteArray bytes() const {
+    auto [h, d] = layout();
+    return assemble(h.dump(), d);
+  }
+};
+
+// Case builders: start from nlp_tiny and change one thing.
+QByteArray modParts(const std::function<void(Parts&)>& f) {
+  Parts p = Parts::tiny();
+  f(p);
+  return p.bytes();
+}
+QByteArray modHeader(const std::function<void(json&, std::vector<uint8_t>&)>& f) {
+  auto [h, d] = Parts::tiny().layout();
+  f(h, d);
+  return assemble(h.dump(), d);
+}
+QByteArray modHeaderText(const std::function<void(std::string&)>& f) {
+  auto [h, d] = Parts::tiny().layout();
+  std::string text = h.dump();
+  f(text);
+  return assemble(text, d);
+}
+QByteArray modConfig(const std::function<void(json&)>& f) {
+  return modParts([&](Parts& p) {
+    json c = p.config();
+    f(c);
+    p.setConfig(c);
+  });
+}
+QByteArray withConfigText(const std::string& text) {
+  return modParts([&](Parts& p) { p.metadata["attnviz_config"] = text; });
+}
+void replaceOnce(std::string& s, const std::string& what, const std::string& with) {
+  const size_t at = s.find(what);
+  if (at == std::string::npos) throw std::runtime_error("test bug: \"" + what + "\" not found");
+  s.replace(at, what.size(), with);
+}
+std::vector<uint8_t> floats(size_t n, float v = 0.25f) {
+  std::vector<uint8_t> b(n * 4);
+  for (size_t i = 0; i < n; ++i) std::memcpy(b.data() + 4 * i, &v, 4);
+  return b;
+}
+
+// A file name for the current data row.
+std::string caseFile(const QTemporaryDir& dir, const char* suffix = ".safetensors") {
+  QString tag = QString::fromUtf8(QTest::currentDataTag());
+  for (QChar& c : tag)
+    if (!c.isLetterOrNumber()) c = '_';
+  return (dir.path() + "/" + tag).toStdString() + suffix;
+}
+
+// Runs f; returns the Error it threw (QFAIL-style null when none).
+template <class F>
+std::optional<Error> caught(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+// Every '|'-separated piece of `needles` must occur in `message`.
+bool mentionsAll(const QString& message, const QString& needles) {
+  for (const QString& n : needles.split('|', Qt::SkipEmptyParts))
+    if (!message.contains(n)) return false;
+  return true;
+}
+
+// The error (a std::optional<Error>) has the kind and mentions every piece of `needles`.
+// ATTNVIZ_SHOW_ERRORS=1 prints each message, to review their wording.
+#define VERIFY_ERROR(expr, want_kind, needles)                                                    \
+  do {                                                                                            \
+    const std::optional<Error> e_ = (expr);                                                       \
+    QVERIFY2(e_.has_value(), "no error was thrown");                                              \
+    const QString msg_ = QString::fromUtf8(e_->what());                                           \
+    if (qEnvironmentVariableIsSet("ATTNVIZ_SHOW_ERRORS"))                                         \
+      qInfo().noquote() << errorKindName(e_->kind()) << msg_;                                     \
+    QCOMPARE(QString(errorKindName(e_->kind())), QString(errorKindName(want_kind)));              \
+    QVERIFY2(mentionsAll(msg_, needles),                                                          \
+             qPrintable("message \"" + msg_ + "\" does not mention all of " + QString(needles))); \
+  } while (0)
+
+// The process is still fine: a valid model loads and runs, with sane probabilities.
+void verifyStillFine() {
+  auto loaded = loadModel(kTiny);
+  QVERIFY(loaded->warnings.empty());
+  Model m(loaded, makeCpuBackend());
+  Trace t = m.forward({m.encodeSource("ich mochte ein bier")}, {m.encodeTarget("i want a beer")});
+  QCOMPARE(t.logits.shape, (Shape{1, 5, 9}));
+  for (float v : t.logits.data) QVERIFY(std::isfinite(v));
+  for (int i = 0; i < t.tgt_len; ++i) {
+    double sum = 0;
+    for (int j = 0; j < t.src_len; ++j) sum += t.cross.prob(0, 1, 3, i, j);
+    QVERIFY(std::abs(sum - 1.0) < 1e-5);
+  }
+}
+
+}  // namespace
+
+class TestHostile : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir dir_;
+
+  void addFileRows();
+  void addConfigRows();
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    QVERIFY2(QFile::exists(QString::fromStdString(kTiny)), kTiny.c_str());
+    verifyStillFine();
+  }
+
+  // ---- every damaged file: the exact kind, a message naming the file and the tensor/field ----
+  void rejectsDamagedFile_data();
+  void rejectsDamagedFile() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(ErrorKind, kind);
+    QFETCH(QString, mentions);
+    const std::string path = caseFile(dir_);
+    writeBytes(path, bytes);
+
+    auto err = caught([&] { loadModel(path); });
+    VERIFY_ERROR(err, kind, mentions);
+    QVERIFY2(QString::fromUtf8(err->what()).contains(QString::fromStdString(path)),
+             "the message does not name the file");
+
+    // The in-memory parser agrees with the file loader wherever it is the one that objects.
+    auto mem = caught([&] {
+      std::vector<uint8_t> v(bytes.begin(), bytes.end());
+      SafetensorsFile::parse(std::move(v), "in-memory");
+    });
+    if (mem) QCOMPARE(QString(errorKindName(mem->kind())), QString(errorKindName(kind)));
+
+    verifyStillFine();
+  }
+
+  // ---- config and vocabulary (in __metadata__["attnviz_config"]) ----
+  void rejectsBadConfig_data();
+  void rejectsBadConfig() { rejectsDamagedFile(); }
+
+  // The sidecar and --config files get the same checks as the embedded config.
+  void rejectsBadConfigFiles() {
+    Parts p = Parts::tiny();
+    p.metadata.erase("attnviz_config");
+    const std::string model = dir_.path().toStdString() + "/sidecar.safetensors";
+    const std::string side = dir_.path().toStdString() + "/sidecar.json";
+    writeBytes(model, p.bytes());
+
+    auto err = caught([&] { loadModel(model); });  // no config anywhere
+    VERIFY_ERROR(err, ErrorKind::BadConfig, "no config found|sidecar.json|--config");
+
+    writeBytes(side, QByteArray("{\"family\": \"nlp-tutorial\", \"name\": \"caf\xC3\x28\"}"));
+    err = caught([&] { loadModel(model); });
+    VERIFY_ERROR(err, ErrorKind::InvalidUtf8, QString::fromStdString(side) + "|byte 39");
+
+    writeBytes(side, QByteArray(200000, '['));
+    err = caught([&] { loadModel(model); });
+    VERIFY_ERROR(err, ErrorKind::InvalidJson, QString::fromStdString(side) + "|nested");
+
+    json c = Parts::tiny().config();
+    c["n_heads"] = "four";
+    writeBytes(side, QByteArray::fromStdString(c.dump()));
+    err = caught([&] { loadModel(model); });
+    VERIFY_ERROR(err, ErrorKind::BadConfig, QString::fromStdString(side) + "|n_heads|four");
+
+    c = Parts::tiny().config();
+    writeBytes(side, QByteArray::fromStdString(c.dump()));
+    QVERIFY(loadModel(model)->warnings.empty());  // the sidecar works when it is right
+
+    LoadOptions o;
+    o.config_path = dir_.path().toStdString() + "/no-such-config.json";
+    err = caught([&] { loadModel(model, o); });
+    VERIFY_ERROR(err, ErrorKind::Io, "no-such-config.json");
+    o.config_path = dir_.path().toStdString();  // a directory
+    err = caught([&] { loadModel(model, o); });
+    QVERIFY(err.has_value());
+    QCOMPARE(QString(errorKindName(err->kind())), QString("io"));
+    verifyStillFine();
+  }
+
+  // Not a file at all.
+  void rejectsDirectoriesAndMissingFiles() {
+    const std::string d = dir_.path().toStdString();
+    VERIFY_ERROR(caught([&] { loadModel(d); }), ErrorKind::Io, QString::fromStdString(d));
+    VERIFY_ERROR(caught([&] { SafetensorsFile::open(d); }), ErrorKind::Io, "not a regular file");
+    VERIFY_ERROR(caught([&] { loadModel(d + "/missing.safetensors"); }), ErrorKind::Io,
+                 "missing.safetensors");
+    VERIFY_ERROR(caught([&] { SafetensorsFile::open(d + "/missing.safetensors"); }), ErrorKind::Io,
+                 "missing.safetensors");
+    verifyStillFine();
+  }
+
+  // ---- big headers: linear time, and names from the file clipped in messages ----
+  void bigHeaders() {
+    // 300000 extra zero-size tensors (an 18 MB header). nlohmann's parse callback made this
+    // quadratic (minutes; a 100 MB header hung for hours); linear, it takes a second or two.
+    auto [h, d] = Parts::tiny().layout();
+    std::string text = h.dump();
+    std::string extra;
+    char entry[96];
+    for (int i = 0; i < 300000; ++i) {
+      std::snprintf(entry, sizeof entry,
+                    "\"z%07d\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},", i);
+      extra += entry;
+    }
+    text.insert(1, extra);
+    const std::string path = dir_.path().toStdString() + "/many_tensors.safetensors";
+    writeBytes(path, assemble(text, d));
+    QElapsedTimer timer;
+    timer.start();
+    auto m = loadModel(path);
+    const qint64 ms = timer.elapsed();
+    qInfo("300000 extra tensors (%zu-byte header): loaded in %lld ms", text.size(), ms);
+    QVERIFY2(ms < 30000, "loading is not linear in the number of tensors");
+    QCOMPARE(m->warnings.size(), size_t(1));
+    QVERIFY(QString::fromStdString(m->warnings[0])
+                .startsWith("300000 tensor(s) in the file are not used"));
+
+    // A 100000-byte tensor name with an unknown dtype: the message quotes a clipped name.
+    const std::string long_name(100000, 'x');
+    writeBytes(path, modHeaderText([&](std::string& t) {
+                 replaceOnce(t, "{",
+                             "{\"" + long_name +
+                                 "\":{\"dtype\":\"Q4\",\"shape\":[0],\"data_offsets\":[0,0]},");
+               }));
+    auto err = caught([&] { loadModel(path); });
+    VERIFY_ERROR(err, ErrorKind::UnknownDtype, "xxxxxxxx… (100000 bytes)|unknown dtype \"Q4\"");
+    QVERIFY(std::string(err->what()).size() < 1000);
+    // The same name twice: the duplicate-key message clips it too.
+    writeBytes(path, modHeaderText([&](std::string& t) {
+                 const std::string e = "\"" + long_name + "\":{},";
+                 replaceOnce(t, "{", "{" + e + e);
+               }));
+    err = caught([&] { loadModel(path); });
+    VERIFY_ERROR(err, ErrorKind::DuplicateKey, "(100000 bytes)");
+    QVERIFY(std::string(err->what()).size() < 1000);
+    verifyStillFine();
+  }
+
+  // ---- a data start that is not 8-byte aligned loads, and gives exactly the same numbers ----
+  void unalignedDataStartLoads() {
+    for (int mod = 1; mod < 8; ++mod) {
+      auto [h, d] = Parts::tiny().layout();
+      const std::string path =
+          dir_.path().toStdString() + "/unaligned" + std::to_string(mod) + ".safetensors";
+      writeBytes(path, assemble(h.dump(), d, mod));
+      SafetensorsFile a = SafetensorsFile::open(kTiny), b = SafetensorsFile::open(path);
+      QCOMPARE(b.tensors().size(), a.tensors().size());
+      for (const auto& t : a.tensors()) {
+        Tensor x = a.toFloat(t.name), y = b.toFloat(t.name);
+        QCOMPARE(y.shape, x.shape);
+        QVERIFY2(std::memcmp(x.ptr(), y.ptr(), x.data.size() * 4) == 0, t.name.c_str());
+      }
+      Model ma(loadModel(kTiny), makeCpuBackend()), mb(loadModel(path), makeCpuBackend());
+      const std::vector<int> src = ma.encodeSource("ich mochte ein bier");
+      const std::vector<int> tgt = ma.encodeTarget("i want a beer");
+      Trace ta = ma.forward({src}, {tgt}), tb = mb.forward({src}, {tgt});
+      QVERIFY(ta.logits.data == tb.logits.data);
+      QVERIFY(ta.cross.probs == tb.cross.probs);
+      QVERIFY(ta.enc_self.scores == tb.enc_self.scores);
+      QCOMPARE(mb.greedyDecode(src, 8), ma.greedyDecode(src, 8));
+    }
+  }
+
+  // ---- NaN / Inf weights load, with a warning naming the tensor ----
+  void nanAndInfWeightsWarn() {
+    const std::string name = "encoder.layers.1.pos_ffn.fc.2.weight";
+    const QByteArray bytes = modParts([&](Parts& p) {
+      auto& b = p.tensor(name).bytes;
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      const float inf = std::numeric_limits<float>::infinity();
+      std::memcpy(b.data() + 4 * 3, &nan, 4);
+      std::memcpy(b.data() + 4 * 10, &inf, 4);
+      const float ninf = -inf;
+      std::memcpy(b.data() + 4 * 11, &ninf, 4);
+    });
+    const std::string path = dir_.path().toStdString() + "/nan.safetensors";
+    writeBytes(path, bytes);
+    auto m = loadModel(path);
+    QCOMPARE(m->warnings.size(), size_t(1));
+    const QString w = QString::fromStdString(m->warnings[0]);
+    QVERIFY2(w.contains(QString::fromStdString(name)) && w.contains("3 NaN or infinite"),
+             qPrintable(w));
+    Model model(m, makeCpuBackend());  // runs; NaN flows to the outputs, nothing crashes
+    Trace t = model.forward({{1, 2, 3}}, {{6, 1, 2}});
+    QCOMPARE(t.logits.shape, (Shape{1, 3, 9}));
+    verifyStillFine();
+  }
+
+  // ---- memory: model and trace estimates come first, with the numbers ----
+  void modelOverMemoryLimit() {
+    LoadOptions o;
+    o.max_model_bytes = 100000;  // the file is 187816 bytes
+    VERIFY_ERROR(caught([&] { loadModel(kTiny, o); }), ErrorKind::TooLarge,
+                 "nlp_tiny.safetensors|187816 bytes|the limit is 97.7 KiB");
+
+    // A config that asks for far more than the file holds is refused from its sizes, before a
+    // tensor is read (else it would be MissingTensor).
+    const std::string path = dir_.path().toStdString() + "/many_layers.safetensors";
+    writeBytes(path, modConfig([](json& c) {
+                 c["n_encoder_layers"] = 256;
+                 c["d_ff"] = 65536;
+               }));
+    o.max_model_bytes = 64 << 20;
+    VERIFY_ERROR(
+        caught([&] { loadModel(path, o); }), ErrorKind::TooLarge,
+        "many_layers.safetensors|parameters|256+2 layers|d_ff 65536|the limit is 64.0 MiB");
+
+    // The sinusoid tables a Model computes count too: d_model 65536 × 8192 positions × 2 tables.
+    writeBytes(path, modConfig([](json& c) {
+                 c["d_model"] = 65536;
+                 c["max_len"] = 100000;
+               }));
+    o.max_model_bytes = uint64_t(4) << 30;
+    VERIFY_ERROR(caught([&] { loadModel(path, o); }), ErrorKind::TooLarge,
+                 "d_model 65536|the limit is 4.0 GiB");
+    o.max_model_bytes = uint64_t(8) << 30;  // within the limit: now the shapes are what is wrong
+    VERIFY_ERROR(caught([&] { loadModel(path, o); }), ErrorKind::ShapeMismatch,
+                 "encoder.src_emb.weight|[6, 65536]");
+    verifyStillFine();
+  }
+
+  void traceOverMemoryLimit() {
+    Model m(loadModel(kTiny), makeCpuBackend());
+    ForwardOptions o;
+    o.max_trace_bytes = 1000;
+    const std::vector<int> src = m.encodeSource("ich mochte ein bier");
+    const std::vector<int> tgt = m.encodeTarget("i want a beer");
+    const uint64_t need = estimateTraceBytes(1, 4, 5, 2, 2, 4, 9, true);
+    QVERIFY(need > 1000);
+    VERIFY_ERROR(caught([&] { m.forward({src}, {tgt}, o); }), ErrorKind::TooLarge,
+                 QString::fromStdString("needs " + formatBytes(need)) +
+                     "|the limit is 1000 bytes|4 heads|4 layers|4 source and 5 target tokens");
+    // Ids past max_len (64) through the API, not the tokenizer.
+    VERIFY_ERROR(caught([&] { m.forward({std::vector<int>(65, 1)}, {tgt}); }), ErrorKind::BadInput,
+                 "65 tokens|at most 64|max_len");
+    VERIFY_ERROR(caught([&] {
+                   m.forward({{1, 99}}, {tgt});
+                 }),
+                 ErrorKind::BadInput, "source id 99|outside the vocabulary (0..5)");
+    // The estimate saturates instead of wrapping around for absurd batches.
+    QCOMPARE(estimateTraceBytes(INT_MAX, 8192, 8192, 256, 256, 1024, 1 << 22, true),
+             std::numeric_limits<uint64_t>::max());
+    verifyStillFine();
+  }
+
+  // ---- sentences: a clear BadInput each ----
+  void rejectsBadSentence_data() {
+    QTest::addColumn<QByteArray>("sentence");
+    QTest::addColumn<bool>("target");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("empty") << QByteArray("") << false << "empty";
+    QTest::newRow("only whitespace") << QByteArray(" \t \n ") << false << "empty";
+    QTest::newRow("only unknown words")
+        << QByteArray("hello world") << false << "every word is unknown|\"hello\"|\"world\"|source";
+    QTest::newRow("one unknown word") << QByteArray("ich mochte ein wein") << false
+                                      << "unknown word \"wein\"|source vocabulary|6 tokens";
+    QTest::newRow("unknown target word")
+        << QByteArray("i want a wine") << true << "unknown word \"wine\"|target vocabulary";
+    QByteArray longer;
+    for (int i = 0; i < 65; ++i) longer += "ich ";
+    QTest::newRow("longer than max_len") << longer << false << "more than 64 words|at most 64";
+    QByteArray longer_t;
+    for (int i = 0; i < 64; ++i) longer_t += "i ";  // + BOS = 65 > 64
+    QTest::newRow("target longer than max_len") << longer_t << true << "at most 63";
+    QTest::newRow("control character BEL")
+        << QByteArray("ich\x07 bier") << false << "control character|byte 7|position 3";
+    QTest::newRow("NUL byte") << QByteArray("ich\0bier", 8) << false << "control character|byte 0";
+    QTest::newRow("escape sequence")
+        << QByteArray("\x1b[31mich") << false << "control character|byte 27";
+    QTest::newRow("DEL") << QByteArray("ich\x7f") << false << "control character|byte 127";
+    QTest::newRow("very long word")
+        << QByteArray(100000, 'a') << false << "100000 bytes long|source vocabulary";
+    QTest::newRow("invalid UTF-8")
+        << QByteArray("ich \xff\xfe bier") << false << "UTF-8|position 4";
+  }
+  void rejectsBadSentence() {
+    QFETCH(QByteArray, sentence);
+    QFETCH(bool, target);
+    QFETCH(QString, mentions);
+    Model m(loadModel(kTiny), makeCpuBackend());
+    const std::string s = sentence.toStdString();
+    auto err = caught([&] { target ? m.encodeTarget(s) : m.encodeSource(s); });
+    VERIFY_ERROR(err, ErrorKind::BadInput, mentions);
+    verifyStillFine();
+  }
+
+  // ---- the CLI prints the error and exits non-zero ----
+  void cliReportsErrors_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QStringList>("extra");
+    QTest::addColumn<QString>("mentions");
+    const QByteArray good = Parts::tiny().bytes();
+    QTest::newRow("truncated") << good.left(good.size() - 100) << QStringList{"info"}
+                               << "truncated|projection.weight";
+    QTest::newRow("duplicate tensor") << modHeaderText([](std::string& t) {
+      replaceOnce(t, "{",
+                  "{\"projection.weight\":{\"dtype\":\"F32\",\"shape\":[1],"
+                  "\"data_offsets\":[0,4]},");
+    }) << QStringList{"info"} << "duplicate key|projection.weight";
+    QTest::newRow("bad config") << modConfig([](json& c) { c["bos_id"] = 42; })
+                                << QStringList{"info"} << "bos_id|42";
+    QTest::newRow("unknown word") << good << QStringList{"run", "--src", "ich trinke bier"}
+                                  << "unknown word \"trinke\"";
+    QTest::newRow("control character")
+        << good << QStringList{"run", "--src", "ich\x01"} << "control character";
+    QTest::newRow("id out of range")
+        << good << QStringList{"run", "--src-ids", "1,2,77"} << "77|outside the vocabulary";
+  }
+  void cliReportsErrors() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(QStringList, extra);
+    QFETCH(QString, mentions);
+    const QString path = QString::fromStdString(caseFile(dir_));
+    writeBytes(path.toStdString(), bytes);
+    QStringList args{extra.front(), path};
+    args += extra.mid(1);
+    QProcess p;
+    p.start(ATTNVIZ_CLI, args);
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);  // no crash
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QVERIFY2(p.exitCode() != 0, qPrintable(err));
+    QVERIFY2(err.contains("attnviz-cli: error: ") && mentionsAll(err, mentions), qPrintable(err));
+  }
+  void cliRunsGoodModel() {
+    QProcess p;
+    p.start(ATTNVIZ_CLI, {"run", QString::fromStdString(kTiny), "--src", "ich mochte ein bier"});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+  }
+};
+
+// ---- rows ----
+
+void TestHostile::addFileRows() {
+  QTest::addColumn<QByteArray>("bytes");
+  QTest::addColumn<ErrorKind>("kind");
+  QTest::addColumn<QString>("mentions");
+  using K = ErrorKind;
+  auto row = [](const char* name, const QByteArray& b, ErrorKind k, const QString& m) {
+    QTest::newRow(name) << b << k << m;
+  };
+  const QByteArray good = Parts::tiny().bytes();
+  const std::string tensor = "projection.weight";  // the last tensor in the data buffer
+
+  // The 8-byte length prefix.
+  row("empty file", QByteArray(), K::FileTooShort, "0 bytes|8 bytes");
+  row("5 bytes", QByteArray("\x10\0\0\0\0", 5), K::FileTooShort, "5 bytes");
+  row("header length above the cap", withLength(200'000'000, "{}"), K::HeaderTooLarge,
+      "200000000|100000000");
+  row("header length 2^64-1", withLength(~uint64_t(0), "{}"), K::HeaderTooLarge,
+      "18446744073709551615");
+  row("header length beyond the file", withLength(1000, "{}      "), K::HeaderTooLarge,
+      "1000|past the end|16-byte file");
+  row("file cut inside the header", good.left(100), K::HeaderTooLarge, "past the end|100-byte");
+
+  // The header text.
+  row("invalid UTF-8 byte", assemble("{\"a\xff\":1}", {}), K::InvalidUtf8, "UTF-8|byte 3");
+  row("overlong UTF-8", assemble("{\"\xC0\xAF\":1}", {}), K::InvalidUtf8, "UTF-8");
+  row("UTF-16 surrogate in UTF-8", assemble("{\"\xED\xA0\x80\":1}", {}), K::InvalidUtf8, "UTF-8");
+  row("UTF-8 sequence cut short", assemble("{\"a\":\"\xE2\x82", {}), K::InvalidUtf8, "UTF-8");
+  row("code point above U+10FFFF", assemble("{\"\xF4\x90\x80\x80\":1}", {}), K::InvalidUtf8,
+      "UTF-8");
+  row("invalid JSON: cut off", assemble("{\"a\": ", {}), K::InvalidJson, "header|invalid JSON");
+  row("invalid JSON: trailing comma", assemble("{\"a\":1,}", {}), K::InvalidJson, "invalid JSON");
+  row("invalid JSON: NaN literal", assemble("{\"a\":NaN}", {}), K::InvalidJson, "invalid JSON");
+  row("invalid JSON: two roots", assemble("{} {}", {}), K::InvalidJson, "invalid JSON");
+  row("invalid JSON: raw control character", modHeaderText([](std::string& t) {
+        replaceOnce(t, "projection",
+                    "proj\x01"
+                    "ection");
+      }),
+      K::InvalidJson, "invalid JSON");
+  row("invalid JSON: binary", withLength(8, std::string("\x00\x01\x02\x03\x04\x05\x06\x07", 8)),
+      K::InvalidJson, "invalid JSON");
+  row("deeply nested header: 100000 [", assemble(std::string(100000, '['), {}), K::InvalidJson,
+      "nested deeper than 64");
+  std::string objects;
+  for (int i = 0; i < 100000; ++i) objects += "{\"a\":";
+  row("deeply nested header: 100000 {", assemble(objects, {}), K::InvalidJson, "nested");
+  row("root is an array", assemble("[1, 2]", {}), K::NotAnObject, "array|expected an object");
+  row("root is a string", assemble("\"model\"", {}), K::NotAnObject, "string");
+  row("root is a number", assemble("42", {}), K::NotAnObject, "number");
+  row("root is null", assemble("null", {}), K::NotAnObject, "null");
+  row("tensor entry is a number", modHeader([&](json& h, auto&) { h[tensor] = 5; }), K::NotAnObject,
+      "projection.weight|number");
+  row("tensor entry without dtype", modHeader([&](json& h, auto&) { h[tensor].erase("dtype"); }),
+      K::NotAnObject, "projection.weight|dtype");
+  row("tensor entry without data_offsets",
+      modHeader([&](json& h, auto&) { h[tensor].erase("data_offsets"); }), K::NotAnObject,
+      "projection.weight|data_offsets");
+
+  // Duplicates (JSON libraries keep the last silently).
+  row("duplicate tensor name", modHeaderText([](std::string& t) {
+        replaceOnce(t, "{",
+                    "{\"projection.weight\":{\"dtype\":\"F32\",\"shape\":[9,32],"
+                    "\"data_offsets\":[182144,183296]},");
+      }),
+      K::DuplicateKey, "duplicate key \"projection.weight\"");
+  row("duplicate tensor name, escaped", modHeaderText([](std::string& t) {
+        replaceOnce(t, "{",
+                    "{\"projection.w\\u0065ight\":{\"dtype\":\"F32\",\"shape\":[9,32],"
+                    "\"data_offsets\":[182144,183296]},");
+      }),
+      K::DuplicateKey, "projection.weight");
+  row("duplicate dtype key", modHeaderText([](std::string& t) {
+        replaceOnce(t, "\"dtype\":\"F32\"", "\"dtype\":\"F32\",\"dtype\":\"F16\"");
+      }),
+      K::DuplicateKey, "duplicate key \"dtype\"");
+  row("duplicate __metadata__",
+      modHeaderText([](std::string& t) { replaceOnce(t, "{", "{\"__metadata__\":{},"); }),
+      K::DuplicateKey, "__metadata__");
+  row("duplicate metadata key", modHeaderText([](std::string& t) {
+        replaceOnce(t, "\"__metadata__\":{", "\"__metadata__\":{\"attnviz_config\":\"{}\",");
+      }),
+      K::DuplicateKey, "attnviz_config");
+
+  // __metadata__.
+  row("__metadata__ value is a number", modParts([](Parts& p) { p.metadata["version"] = 3; }),
+      K::BadMetadata, "__metadata__[\"version\"]|number|expected a string");
+  row("__metadata__ config is an object",
+      modParts([](Parts& p) { p.metadata["attnviz_config"] = p.config(); }), K::BadMetadata,
+      "attnviz_config|object|expected a string");
+  row("__metadata__ value is null", modParts([](Parts& p) { p.metadata["note"] = nullptr; }),
+      K::BadMetadata, "note|null");
+  row("__metadata__ is an array", modHeader([](json& h, auto&) {
+        h["__metadata__"] = {1, 2};
+      }),
+      K::BadMetadata, "__metadata__|array");
+
+  // dtypes: unknown to safetensors vs known but not usable as a weight.
+  auto dtype = [&](const json& dt, int elem_size) {
+    return modParts([&](Parts& p) {
+      auto& t = p.tensor(tensor);
+      t.dtype = dt;
+      t.bytes.assign(9 * 32 * elem_size, 0);
+    });
+  };
+  row("unknown dtype Q4", dtype("Q4", 4), K::UnknownDtype, "projection.weight|\"Q4\"");
+  row("unknown dtype f32 (lower case)", dtype("f32", 4), K::UnknownDtype, "\"f32\"");
+  row("unknown dtype: empty", dtype("", 4), K::UnknownDtype, "unknown dtype \"\"");
+  row("dtype not a string", dtype(32, 4), K::UnknownDtype, "projection.weight|not a string");
+  row("unsupported dtype I64 weight", dtype("I64", 8), K::UnsupportedDtype,
+      "projection.weight|I64|F32, F16, BF16");
+  row("unsupported dtype I32 weight", dtype("I32", 4), K::UnsupportedDtype, "I32");
+  row("unsupported dtype BOOL weight", dtype("BOOL", 1), K::UnsupportedDtype, "BOOL");
+  row("unsupported dtype F8_E4M3 weight", dtype("F8_E4M3", 1), K::UnsupportedDtype, "F8_E4M3");
+  row("unsupported dtype U64 weight", dtype("U64", 8), K::UnsupportedDtype, "U64");
+
+  // Shapes.
+  auto shape = [&](const json& s) {
+    return modHeader([&](json& h, auto&) { h[tensor]["shape"] = s; });
+  };
+  auto shapeText = [&](const std::string& s) {
+    return modHeaderText([&](std::string& t) { replaceOnce(t, "[9,32]", s); });
+  };
+  row("shape negative", shape({-9, 32}), K::BadShape, "projection.weight|-9|negative");
+  row("shape fractional", shape({9.5, 32}), K::BadShape, "9.5|not a non-negative integer");
+  row("shape entry a string", shape({"9", 32}), K::BadShape, "\"9\"");
+  row("shape entry null", shape({nullptr, 32}), K::BadShape, "null");
+  row("shape not an array", shape("9x32"), K::BadShape, "projection.weight|not an array");
+  row("shape with 17 dimensions", shape(json(std::vector<int>(17, 1))), K::BadShape,
+      "17 dimensions");
+  row("shape entry 2^63", shapeText("[9223372036854775808,32]"), K::BadShape,
+      "9223372036854775808|absurdly large");
+  row("shape entry 2^64 (not an integer any more)", shapeText("[18446744073709551616,32]"),
+      K::BadShape, "not a non-negative integer");
+  row("shape entry 1e400", shapeText("[1e400,32]"), K::InvalidJson, "1e400");
+  row("shape x dtype overflow [2^32, 2^32, 4]", shape({1ull << 32, 1ull << 32, 4}), K::SizeOverflow,
+      "projection.weight|[4294967296,4294967296,4]|64 bits");
+  row("shape x dtype overflow [2^31, 2^31, 2] F32", shape({1ull << 31, 1ull << 31, 2}),
+      K::SizeOverflow, "projection.weight|× 4 bytes overflows");
+  row("shape elements overflow [2^62, 2^62, 0]", shape({1ull << 62, 1ull << 62, 0}),
+      K::SizeOverflow, "more elements than 64 bits");
+  row("shape elements huge but fitting [2^61]", shape({1ull << 61}), K::BadOffsets,
+      "data_offsets span 1152 bytes|needs 9223372036854775808");
+
+  // data_offsets.
+  auto offsets = [&](const json& o) {
+    return modHeader([&](json& h, auto&) { h[tensor]["data_offsets"] = o; });
+  };
+  const uint64_t b = 182144, e = 183296;
+  row("data_offsets of length 1", offsets({b}), K::BadOffsets, "projection.weight|[182144]");
+  row("data_offsets of length 3", offsets({b, e, e}), K::BadOffsets, "[begin, end]");
+  row("data_offsets empty", offsets(json::array()), K::BadOffsets, "[]");
+  row("data_offsets not an array", offsets("182144-183296"), K::BadOffsets, "data_offsets");
+  row("data_offsets negative", offsets({-1, 1151}), K::BadOffsets, "non-negative integers");
+  row("data_offsets fractional", offsets({182144.5, 183296}), K::BadOffsets, "non-negative");
+  row("data_offsets end before begin", offsets({e, b}), K::BadOffsets,
+      "projection.weight|end 182144 is before begin 183296");
+  row("data_offsets span not matching the shape", offsets({b, e - 4}), K::BadOffsets,
+      "span 1148 bytes|needs 1152");
+  row("data_offsets with a gap", modHeader([&](json& h, std::vector<uint8_t>& d) {
+        h[tensor]["data_offsets"] = {b + 4, e + 4};
+        d.insert(d.begin() + b, 4, 0);
+      }),
+      K::BadOffsets, "gap of 4 bytes|projection.weight");
+  row("data_offsets overlapping", modHeader([&](json& h, std::vector<uint8_t>& d) {
+        h[tensor]["data_offsets"] = {b - 4, e - 4};
+        d.resize(d.size() - 4);
+      }),
+      K::BadOffsets, "projection.weight|overlap");
+  row("data_offsets two tensors on the same bytes", modHeader([&](json& h, auto&) {
+        h["encoder.pos_emb.pe"]["data_offsets"] = h["decoder.pos_emb.pe"]["data_offsets"];
+      }),
+      K::BadOffsets, "overlap");
+  row("data_offsets out of the buffer", offsets({1'000'000'000'000ull, 1'000'000'001'152ull}),
+      K::BadOffsets, "projection.weight|outside the 183296-byte data buffer");
+  row("data_offsets at 2^64-1", offsets({~uint64_t(0) - 1152, ~uint64_t(0)}), K::BadOffsets,
+      "outside");
+
+  // The buffer's end.
+  QByteArray trailing = good;
+  trailing.append(QByteArray(16, '\0'));
+  row("trailing bytes", trailing, K::TrailingBytes, "16 bytes after the last tensor");
+  row("truncated data", good.left(good.size() - 100), K::Truncated,
+      "truncated|183296|183196|projection.weight");
+  row("truncated after the header", good.left(good.size() - 183296), K::Truncated,
+      "truncated|holds 0");
+  row("header promising 1 TB", modHeader([&](json& h, auto&) {
+        h[tensor]["shape"] = {250'000'000'000ull};
+        h[tensor]["data_offsets"] = {b, b + 1'000'000'000'000ull};
+      }),
+      K::Truncated, "truncated|projection.weight");
+
+  // Loaded fine but the tensors are not what the config says.
+  row("missing tensor", modParts([&](Parts& p) {
+        std::erase_if(p.tensors,
+                      [](const Parts::Entry& t) { return t.name == "projection.weight"; });
+      }),
+      K::MissingTensor, "projection.weight|[9, 32]");
+  row("tensor shape transposed", modParts([&](Parts& p) {
+        p.tensor(tensor).shape = {32, 9};
+      }),
+      K::ShapeMismatch, "projection.weight|[32, 9]|[9, 32]");
+}
+
+void TestHostile::addConfigRows() {
+  QTest::addColumn<QByteArray>("bytes");
+  QTest::addColumn<ErrorKind>("kind");
+  QTest::addColumn<QString>("mentions");
+  using K = ErrorKind;
+  auto row = [](const char* name, const QByteArray& b, ErrorKind k, const QString& m) {
+    QTest::newRow(name) << b << k << m;
+  };
+  auto set = [](const char* key, const json& v) { return modConfig([&](json& c) { c[key] = v; }); };
+  auto drop = [](const char* key) { return modConfig([&](json& c) { c.erase(key); }); };
+  const QString where = "__metadata__[\"attnviz_config\"]";
+
+  // Syntax.
+  row("config missing", modParts([](Parts& p) { p.metadata.erase("attnviz_config"); }),
+      K::BadConfig, "no config found|--config");
+  row("config invalid JSON", withConfigText("{\"family\": "), K::InvalidJson,
+      where + "|invalid JSON");
+  row("config empty", withConfigText(""), K::InvalidJson, where);
+  row("config is an array", withConfigText("[1]"), K::BadConfig, "config is an array");
+  row("config duplicate key", withConfigText(R"({"family":"nlp-tutorial","family":"seed003"})"),
+      K::DuplicateKey, where + "|duplicate key \"family\"");
+  row("config duplicate nested key", withConfigText(R"({"examples":[{"src":"a","src":"b"}]})"),
+      K::DuplicateKey, "duplicate key \"src\"");
+  row("config nested 100000 [", withConfigText(std::string(100000, '[')), K::InvalidJson,
+      where + "|nested deeper than 64");
+  std::string objects;
+  for (int i = 0; i < 100000; ++i) objects += "{\"a\":";
+  row("config nested 100000 {", withConfigText(objects), K::InvalidJson, "nested");
+  row("config nested 65 inside examples", modConfig([](json& c) {
+        json deep = json::array();
+        for (int i = 0; i < 70; ++i) deep = json::array({deep});
+        c["examples"] = deep;
+      }),
+      K::InvalidJson, "nested");
+
+  // Wrong types.
+  row("d_model a string", set("d_model", "32"), K::BadConfig, "\"d_model\" is \"32\"|integer");
+  row("n_heads a float", set("n_heads", 4.0), K::BadConfig, "\"n_heads\"|integer");
+  row("n_heads a bool", set("n_heads", true), K::BadConfig, "\"n_heads\"|integer");
+  row("family a number", set("family", 3), K::BadConfig, "\"family\"|string");
+  row("family unknown", set("family", "gpt"), K::BadConfig, "\"gpt\"|nlp-tutorial");
+  row("attn_bias a string", set("attn_bias", "yes"), K::BadConfig, "attn_bias|true or false");
+  row("norm unknown", set("norm", "middle"), K::BadConfig, "\"norm\"|middle|post or pre");
+  row("activation unknown", set("activation", "swish"), K::BadConfig, "swish");
+  row("positional unknown", set("positional", "rope"), K::BadConfig, "rope");
+  row("src_vocab a string", set("src_vocab", "P ich mochte"), K::BadVocabulary,
+      "src_vocab|string|array of strings");
+  row("examples a number", set("examples", 3), K::BadConfig, "examples");
+  row("examples without src", set("examples", json::array({json::object({{"tgt", "x"}})})),
+      K::BadConfig, "examples");
+  row("mask_fill a string", set("mask_fill", "big"), K::BadConfig, "mask_fill");
+  row("mask_fill positive", set("mask_fill", 1e9), K::BadConfig, "mask_fill|large negative");
+  row("layer_norm_eps negative", set("layer_norm_eps", -1), K::BadConfig, "layer_norm_eps");
+  row("name a number", set("name", 5), K::BadConfig, "\"name\"");
+
+  // Missing keys.
+  for (const char* key : {"family", "d_model", "d_ff", "n_heads", "n_encoder_layers",
+                          "n_decoder_layers", "src_vocab", "tgt_vocab", "bos_id", "eos_id"}) {
+    const std::string name = std::string("missing ") + key;
+    row(name.c_str(), drop(key), K::BadConfig,
+        where + "|missing key \"" + QString::fromUtf8(key) + "\"");
+  }
+
+  // Negative or absurd sizes.
+  row("d_model negative", set("d_model", -32), K::BadConfig, "\"d_model\" is -32|1 to 65536");
+  row("d_ff zero", set("d_ff", 0), K::BadConfig, "\"d_ff\" is 0");
+  row("n_heads zero", set("n_heads", 0), K::BadConfig, "\"n_heads\" is 0");
+  row("1e9 encoder layers", set("n_encoder_layers", 1000000000), K::BadConfig,
+      "n_encoder_layers|1000000000|1 to 256");
+  row("1e9 decoder layers as a float", set("n_decoder_layers", 1e9), K::BadConfig,
+      "n_decoder_layers|integer");
+  row("2^40 positions", set("max_len", 1ull << 40), K::BadConfig, "max_len|1099511627776");
+  row("max_len 2^63 (unsigned)", set("max_len", 1ull << 63), K::BadConfig, "max_len");
+  row("max_len 1", set("max_len", 1), K::BadConfig, "max_len");
+  row("d_model 2^40", set("d_model", 1ull << 40), K::BadConfig, "d_model|1099511627776");
+  row("d_k 2^31", set("d_k", 1ull << 31), K::BadConfig, "d_k");
+  row("n_heads x d_k above the limit", modConfig([](json& c) {
+        c["n_heads"] = 1024;
+        c["d_k"] = 65536;
+      }),
+      K::BadConfig, "n_heads × d_k");
+  row("d_model not divisible by n_heads", modConfig([](json& c) {
+        c.erase("d_k");
+        c["n_heads"] = 5;
+      }),
+      K::BadConfig, "not divisible by n_heads");
+
+  // Sizes that disagree with the tensors.
+  row("d_model not matching the embeddings", set("d_model", 16), K::ShapeMismatch,
+      "encoder.src_emb.weight|[6, 32]|[6, 16]");
+  row("d_model larger than the embeddings", set("d_model", 64), K::ShapeMismatch,
+      "encoder.src_emb.weight|[6, 64]");
+  row("src vocabulary larger than the embedding rows",
+      modConfig([](json& c) { c["src_vocab"].push_back("wein"); }), K::ShapeMismatch,
+      "encoder.src_emb.weight|[6, 32]|[7, 32]");
+  row("tgt vocabulary smaller than the embedding rows",
+      modConfig([](json& c) { c["tgt_vocab"].erase(c["tgt_vocab"].size() - 1); }), K::ShapeMismatch,
+      "decoder.tgt_emb.weight|[9, 32]|[8, 32]");
+  row("n_heads x d_k not matching W_Q", set("d_k", 4), K::ShapeMismatch,
+      "encoder.layers.0.enc_self_attn.W_Q.weight|[32, 32]|[16, 32]");
+  row("d_ff not matching", set("d_ff", 65), K::ShapeMismatch, "pos_ffn.fc.0.weight|[65, 32]");
+  row("more layers than the file holds", set("n_encoder_layers", 3), K::MissingTensor,
+      "encoder.layers.2.enc_self_attn.W_Q.weight");
+  row("learned positions without tables", set("positional", "learned"), K::MissingTensor,
+      "encoder.pos_emb.weight|[64, 32]");
+  row("attention biases the file lacks", set("attn_bias", true), K::MissingTensor,
+      "enc_self_attn.W_Q.bias");
+
+  // Vocabularies.
+  row("duplicate source token", set("src_vocab", {"P", "ich", "mochte", "ich", "bier", "cola"}),
+      K::BadVocabulary, "src_vocab|\"ich\" twice|index 3");
+  row("duplicate target token",
+      set("tgt_vocab", {"P", "i", "want", "a", "beer", "coke", "S", "E", "i"}), K::BadVocabulary,
+      "tgt_vocab|\"i\" twice");
+  row("empty vocabulary", set("src_vocab", json::array()), K::BadVocabulary, "src_vocab|empty");
+  row("empty token", set("src_vocab", {"P", "", "mochte", "ein", "bier", "cola"}), K::BadVocabulary,
+      "src_vocab\"[1]|empty token");
+  row("token not a string", set("src_vocab", {"P", 1, "mochte", "ein", "bier", "cola"}),
+      K::BadVocabulary, "src_vocab\"[1]|expected a string");
+  row("token 2000 bytes", set("src_vocab", {"P", std::string(2000, 'x'), "a", "b", "c", "d"}),
+      K::BadVocabulary, "2000 bytes|at most 1024");
+
+  // Ids out of range.
+  row("pad_id out of both vocabularies", set("pad_id", 99), K::BadVocabulary,
+      "\"pad_id\" is 99|0 to 8");
+  row("pad_id outside the source vocabulary", set("pad_id", 7), K::BadVocabulary,
+      "\"src_pad_id\" is 7 (from \"pad_id\")|source vocabulary of 6 tokens");
+  row("tgt_pad_id negative", set("tgt_pad_id", -1), K::BadVocabulary, "tgt_pad_id|-1");
+  row("bos_id = vocabulary size", set("bos_id", 9), K::BadVocabulary,
+      "\"bos_id\" is 9|target vocabulary of 9 tokens|0 to 8");
+  row("eos_id negative", set("eos_id", -1), K::BadVocabulary, "\"eos_id\" is -1");
+  row("eos_id 2^40", set("eos_id", 1ull << 40), K::BadVocabulary, "eos_id|1099511627776");
+  row("eos_id 2^64-1", set("eos_id", ~uint64_t(0)), K::BadVocabulary,
+      "eos_id|18446744073709551615");
+  row("unk_id out of range", set("unk_id", 100), K::BadVocabulary, "unk_id|100|-1 or 0 to 8");
+  row("src_unk_id out of range", set("src_unk_id", 6), K::BadVocabulary, "src_unk_id|6|0 to 5");
+  row("bos_id a string", set("bos_id", "6"), K::BadConfig, "bos_id|integer");
+}
+
+void TestHostile::rejectsDamagedFile_data() {
+  addFileRows();
+}
+void TestHostile::rejectsBadConfig_data() {
+  addConfigRows();
+}
+
+QTEST_GUILESS_MAIN(TestHostile)
+#include "test_hostile.moc"
