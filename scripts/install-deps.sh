@@ -3,7 +3,7 @@
 # usage: scripts/install-deps.sh [--tests]   (--tests adds PyTorch, Xvfb and the sanitizer runtime)
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
-      qt6-base-dev qt6-charts-dev qt6-svg-dev libgl-dev
+      qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
       libeigen3-dev nlohmann-json3-dev)
 if [[ "${1:-}" == "--tests" ]]; then
   pkgs+=(python3 python3-numpy python3-torch libopenblas0-pthread xvfb clang libclang-rt-dev)

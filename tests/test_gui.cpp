@@ -1,247 +1,881 @@
-// The application driven as a user would (offscreen): open the bundled model, type a sentence,
-// run, step, toggle a mask, switch views, and check what is drawn and shown against the core's
-// trace. Each view is also rendered to PNG under the build folder (screenshots/) for a look.
+// Qt Test suite of the GUI (offscreen): colormaps, item models under QAbstractItemModelTester, and
+// the main window driven with QTest — what is drawn (pixels, labels, tooltips) and what the views
+// show.
 #include <QAbstractItemModelTester>
-#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QFile>
+#include <QLabel>
 #include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
+#include <QToolTip>
 #include <QTreeView>
-#include <QtTest>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLineSeries>
+#include <QtTest/QtTest>
+#include <cmath>
+#include <cstring>
+#include <memory>
 
-#include <algorithm>
-
-#include "app_state.h"
+#include "attention_data.h"
 #include "attention_view.h"
+#include "backends.h"
+#include "bundled.h"
 #include "colormap.h"
+#include "cpu_backend.h"
 #include "decoding_view.h"
-#include "engine.h"
 #include "heatmap.h"
 #include "item_models.h"
 #include "main_window.h"
 #include "masks_view.h"
+#include "overview_view.h"
+#include "positional_view.h"
+#include "weights.h"
 #include "widgets.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;
 
-class TestGui : public QObject {
+namespace {
+
+const QString kTinyModel = QStringLiteral(ATTNVIZ_TEST_DATA "/nlp_tiny.safetensors");
+
+// The model the screenshots show: the default bundled one when it is there, else the test model.
+QString screenshotModel() {
+  for (const auto& m : listBundledModels())
+    if (m.name == kDefaultModel) return QString::fromStdString(m.name);
+  return kTinyModel;
+}
+
+std::unique_ptr<MainWindow> openWindow(const QString& model, const QString& src,
+                                       const QString& view = {}) {
+  MainWindow::Options o;
+  o.model = model;
+  o.src = src;
+  o.view = view;
+  o.use_settings = false;
+  auto w = std::make_unique<MainWindow>(o);
+  w->resize(1400, 900);
+  w->show();
+  QSignalSpy done(w.get(), &MainWindow::firstRunFinished);
+  w->start();
+  if (done.isEmpty()) done.wait(60000);
+  w->engine()->waitUntilIdle();
+  return w;
+}
+
+bool idle(MainWindow& w) {
+  const bool ok = w.engine()->waitUntilIdle(60000);
+  QCoreApplication::processEvents();
+  return ok;
+}
+
+// Pixels of the cell's interior (its border may carry a separator line).
+QList<QRgb> cellPixels(HeatmapWidget* hm, int row, int col) {
+  const QImage img = hm->grab().toImage();
+  const QRect r = hm->cellRect(row, col).toAlignedRect().adjusted(2, 2, -2, -2);
+  QList<QRgb> px;
+  for (int y = r.top(); y <= r.bottom(); ++y)
+    for (int x = r.left(); x <= r.right(); ++x) px << (img.pixel(x, y) & 0xffffff);
+  return px;
+}
+
+QRgb centerPixel(HeatmapWidget* hm, int row, int col) {
+  const QImage img = hm->grab().toImage();
+  return img.pixel(hm->cellRect(row, col).center().toPoint()) & 0xffffff;
+}
+
+QStringList toQ(const std::vector<std::string>& v) {
+  QStringList out;
+  for (const auto& s : v) out << QString::fromStdString(s);
+  return out;
+}
+
+}  // namespace
+
+class GuiTest : public QObject {
   Q_OBJECT
 
-  MainWindow* w_ = nullptr;
-
-  void runSentence(const QString& src) {
-    w_->sourceEdit()->setText(src);
-    w_->prefixEdit()->clear();
-    QTest::mouseClick(w_->runButton(), Qt::LeftButton);
-    QVERIFY(w_->engine()->waitUntilIdle(60000));
-  }
-
-  const Trace& trace() const { return *w_->engine()->snapshot()->trace; }
-
  private slots:
-  void initTestCase() {
-    MainWindowOptions o;
-    o.model = "reorder";
-    o.use_settings = false;
-    w_ = new MainWindow(o);
-    w_->resize(1400, 900);
-    w_->show();
-    QSignalSpy first(w_, &MainWindow::firstRunFinished);
-    w_->start();
-    QVERIFY(first.wait(60000) || first.count() > 0);
-    QVERIFY(w_->engine()->hasModel());
-    QVERIFY(w_->engine()->snapshot() && w_->engine()->snapshot()->trace);
-  }
+  void initTestCase();
 
-  void cleanupTestCase() { delete w_; }
+  // Colormaps and item models.
+  void colormapEnds_data();
+  void colormapEnds();
+  void structureModel();
+  void decodingModels();
 
-  // The app opens on the reordering model's first example, decoded, showing the last decoder
-  // layer's cross-attention.
-  void opensOnDefaultModel() {
-    QCOMPARE(w_->modelCombo()->currentText().contains("reorder"), true);
-    const auto& sel = w_->state()->selection();
-    QCOMPARE(sel.kind, AttentionKind::Cross);
-    QCOMPARE(sel.layer, w_->engine()->model()->config().n_decoder_layers - 1);
-    QVERIFY(!w_->engine()->snapshot()->steps.empty());
-    QVERIFY(w_->engine()->snapshot()->finished);
-  }
+  // The heatmap widget on its own.
+  void heatmapLargeRendersOffThread();
+  void heatmapZoom();
 
-  void itemModelsAreConsistent() {
-    QAbstractItemModelTester structure(w_->structureModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QAbstractItemModelTester steps(w_->decodingView()->stepsModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QAbstractItemModelTester topk(w_->decodingView()->topkModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QVERIFY(w_->structureModel()->rowCount() >= 2);
-  }
-
-  // Typed sentence → axis labels are its tokens; the brightest cell has the colormap's top colour.
-  void heatmapShowsTheTrace() {
-    runSentence("your girl sees our letter");
-    w_->setCurrentView("attention");
-    w_->state()->setSelection({AttentionKind::Cross, 1, 0, 0});
-    QApplication::processEvents();
-    HeatmapWidget* hm = w_->attentionView()->heatmap();
-    QTRY_VERIFY(!hm->rendering());
-    const Trace& t = trace();
-    QStringList src;
-    for (const auto& s : t.src_tokens[0]) src << QString::fromStdString(s);
-    QCOMPARE(hm->data().col_labels, src);
-    QCOMPARE(hm->data().rows, t.tgt_len);
-    // The largest probability of layer 2, head 1.
-    int br = 0, bc = 0;
-    float best = -1;
-    for (int i = 0; i < t.tgt_len; ++i)
-      for (int j = 0; j < t.src_len; ++j)
-        if (t.cross.prob(0, 1, 0, i, j) > best) best = t.cross.prob(0, 1, 0, i, j), br = i, bc = j;
-    QImage shot = hm->grab().toImage();
-    QRectF cell = hm->cellRect(br, bc);
-    QVERIFY(cell.width() >= 4);
-    // Sample a corner of the cell, away from the printed value.
-    QColor c = shot.pixelColor(QPoint(int(cell.left() + 2), int(cell.top() + 2)));
-    const QColor top = w_->state()->colormap().top();
-    // "0 … largest value" scale: the largest cell is the top colour (1 unit of rounding allowed).
-    QVERIFY2(std::abs(c.red() - top.red()) <= 2 && std::abs(c.green() - top.green()) <= 2 &&
-                 std::abs(c.blue() - top.blue()) <= 2,
-             qPrintable(QString("cell colour %1 vs top %2").arg(c.name(), top.name())));
-    // The tooltip carries the numbers of the trace.
-    const QString tip = hm->tooltipText(br, bc);
-    QVERIFY2(tip.contains(src[bc]), qPrintable(tip));
-    QVERIFY2(tip.contains(QString::number(best, 'f', 4)), qPrintable(tip));
-    QVERIFY2(tip.contains(QString::number(t.cross.score(0, 1, 0, br, bc), 'f', 4)), qPrintable(tip));
-  }
-
-  // A masked cell (decoder self-attention above the diagonal) is drawn in the masked colour,
-  // not in the colormap's bottom colour.
-  void maskedCellsLookMasked() {
-    w_->state()->setSelection({AttentionKind::DecoderSelf, 0, 0, 0});
-    QApplication::processEvents();
-    HeatmapWidget* hm = w_->attentionView()->heatmap();
-    QTRY_VERIFY(!hm->rendering());
-    QVERIFY(hm->data().isMasked(0, 1));
-    QImage shot = hm->grab().toImage();
-    QRectF cell = hm->cellRect(0, 1);
-    QColor c = shot.pixelColor(QPoint(int(cell.left() + 1), int(cell.top() + 1)));
-    const Colormap& cm = w_->state()->colormap();
-    QVERIFY2(c == cm.maskedFill() || c == cm.maskedHatch(), qPrintable(c.name()));
-    QVERIFY(c != cm.bottom());
-    QVERIFY(hm->tooltipText(0, 1).contains("masked", Qt::CaseInsensitive));
-  }
-
-  // Switching the subsequent mask off reruns the model: the future leaks in.
-  void subsequentMaskSwitch() {
-    w_->setCurrentView("masks");
-    QCheckBox* sw = w_->masksView()->subsequentSwitch();
-    QVERIFY(sw->isChecked());
-    QCOMPARE(trace().dec_self.prob(0, 0, 0, 0, 1), 0.0f);
-    sw->click();
-    QVERIFY(w_->engine()->waitUntilIdle(60000));
-    QVERIFY(!w_->engine()->masks().subsequent);
-    QVERIFY(trace().dec_self.prob(0, 0, 0, 0, 1) > 0.0f);
-    QVERIFY(!trace().dec_self.masked(0, 0, 1));
-    sw->click();
-    QVERIFY(w_->engine()->waitUntilIdle(60000));
-    QVERIFY(w_->engine()->masks().subsequent);
-    QCOMPARE(trace().dec_self.prob(0, 0, 0, 0, 1), 0.0f);
-  }
-
-  // Step back removes a position from the Decoding view's list; step forward adds it again.
-  void stepBackAndForward() {
-    w_->setCurrentView("decoding");
-    const int rows = w_->decodingView()->stepsModel()->rowCount();
-    QVERIFY(rows > 2);
-    QVERIFY(w_->engine()->stepBack());
-    QVERIFY(w_->engine()->waitUntilIdle(60000));
-    const int after_back = w_->decodingView()->stepsModel()->rowCount();
-    QVERIFY(w_->engine()->stepBack());
-    QVERIFY(w_->engine()->waitUntilIdle(60000));
-    QVERIFY(w_->decodingView()->stepsModel()->rowCount() < rows || after_back < rows);
-    QVERIFY(w_->engine()->stepForward());
-    QVERIFY(w_->engine()->waitUntilIdle(60000));
-    QVERIFY(w_->engine()->decodeToEnd());
-    QVERIFY(w_->engine()->waitUntilIdle(60000));
-    QCOMPARE(w_->decodingView()->stepsModel()->rowCount(), rows);
-  }
-
-  // Errors are messages in the window; the typed text and the model stay. (The reordering model
-  // maps unknown words to <unk>, so the errors here are an empty and an over-long sentence.)
-  void badSentenceKeepsInput_data() {
-    QTest::addColumn<QString>("sentence");
-    QTest::addColumn<QString>("expected");
-    QTest::newRow("empty") << "   " << "empty";
-    QString longer;
-    for (int i = 0; i < 300; ++i) longer += "the ";
-    QTest::newRow("too long") << longer << "at most";
-  }
-
-  void badSentenceKeepsInput() {
-    QFETCH(QString, sentence);
-    QFETCH(QString, expected);
-    const auto before = w_->engine()->snapshot();
-    w_->sourceEdit()->setText(sentence);
-    QTest::mouseClick(w_->runButton(), Qt::LeftButton);
-    QVERIFY(w_->engine()->waitUntilIdle(60000));
-    QCOMPARE(w_->sourceEdit()->text(), sentence);
-    QCOMPARE(w_->messageBar()->level(), MessageBar::Level::Error);
-    QVERIFY2(w_->messageBar()->text().contains(expected), qPrintable(w_->messageBar()->text()));
-    QVERIFY(w_->engine()->hasModel());
-    QCOMPARE(w_->engine()->snapshot(), before);  // the last good result is still shown
-  }
-
-  void badModelFileKeepsModel() {
-    QTemporaryDir dir;
-    const QString bad = dir.filePath("broken.safetensors");
-    QFile f(bad);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("\x05\x00");
-    f.close();
-    const Model* before = w_->engine()->model();
-    QVERIFY(w_->engine()->loadModel(bad));
-    QVERIFY(w_->engine()->waitUntilIdle(60000));
-    QCOMPARE(w_->engine()->model(), before);
-    QCOMPARE(w_->messageBar()->level(), MessageBar::Level::Error);
-    QVERIFY(w_->messageBar()->text().contains("broken.safetensors"));
-  }
-
-  // Every view renders; the PNGs go to the build folder for a human to look at, and the exports
-  // write real files.
-  void renderViewsAndExport() {
-    runSentence("my calm red sailor often visits that shy spider beside your bird");
-    QDir().mkpath("screenshots");
-    for (const QString& v : {"attention", "overview", "masks", "positional", "decoding"}) {
-      w_->setCurrentView(v);
-      QApplication::processEvents();
-      QTest::qWait(200);
-      QImage img = w_->grab().toImage();
-      QVERIFY(!img.isNull());
-      QVERIFY(img.save("screenshots/" + v + ".png"));
-    }
-    QTemporaryDir dir;
-    w_->setCurrentView("attention");
-    QVERIFY(w_->exportViewPng(dir.filePath("view.png")));
-    QVERIFY(w_->exportViewSvg(dir.filePath("view.svg")));
-    QVERIFY(QFileInfo(dir.filePath("view.png")).size() > 1000);
-    QVERIFY(QFileInfo(dir.filePath("view.svg")).size() > 1000);
-    QVERIFY(w_->exportTrace(dir.filePath("trace"), true));
-    QVERIFY(QFileInfo::exists(dir.filePath("trace/cross_probs.npy")));
-    QVERIFY(QFileInfo::exists(dir.filePath("trace/tokens.json")));
-  }
-
-  // Keys move across layers and heads.
-  void keyboardMovesSelection() {
-    w_->setCurrentView("attention");
-    w_->state()->setSelection({AttentionKind::Cross, 0, 0, 0});
-    w_->action("nextLayer")->trigger();
-    QCOMPARE(w_->state()->selection().layer, 1);
-    w_->action("nextHead")->trigger();
-    QCOMPARE(w_->state()->selection().head, 1);
-    w_->action("meanOfHeads")->trigger();
-    QCOMPARE(w_->state()->selection().head, -1);
-  }
+  // The main window.
+  void startupShowsLastCrossAttention();
+  void heatmapPixelsLabelsTooltip();
+  void typeRunAndLabels();
+  void stepBackAndForward();
+  void subsequentMaskOffLeaksFuture();
+  void batchPadsSentences();
+  void errorsKeepTypedText();
+  void failedLoadKeepsModel();
+  void loaderWarningsShown();
+  void keysMoveAcrossLayersAndHeads();
+  void switchViews_data();
+  void switchViews();
+  void overviewClickOpensAttention();
+  void positionalView();
+  void branchWithAnotherToken();
+  void learnedPositions();
+  void longRunShowsProgressAndCancels();
+  void backendChooser();
+  void exports();
+  void settingsPersist();
+  void screenshots();
 };
 
-QTEST_MAIN(TestGui)
+void GuiTest::initTestCase() {
+  QCoreApplication::setOrganizationName(QStringLiteral("attnviz-tests"));
+  QCoreApplication::setApplicationName(QStringLiteral("test_gui"));
+  QSettings().clear();
+  QVERIFY2(QFile::exists(kTinyModel), qPrintable(kTinyModel));
+}
+
+// ---- colormaps and models ---------------------------------------------------------------------
+
+void GuiTest::colormapEnds_data() {
+  QTest::addColumn<QString>("name");
+  QTest::addColumn<QColor>("bottom");
+  QTest::addColumn<QColor>("top");
+  // matplotlib's first and last table entries; ColorBrewer's lightest and darkest classes.
+  QTest::newRow("viridis") << "viridis" << QColor::fromRgbF(0.267004f, 0.004874f, 0.329415f)
+                           << QColor::fromRgbF(0.993248f, 0.906157f, 0.143936f);
+  QTest::newRow("magma") << "magma" << QColor::fromRgbF(0.001462f, 0.000466f, 0.013866f)
+                         << QColor::fromRgbF(0.987053f, 0.991438f, 0.749504f);
+  QTest::newRow("blues") << "blues" << QColor(0xf7, 0xfb, 0xff) << QColor(0x08, 0x30, 0x6b);
+  QTest::newRow("greys") << "greys" << QColor(0xff, 0xff, 0xff) << QColor(0x00, 0x00, 0x00);
+}
+
+void GuiTest::colormapEnds() {
+  QFETCH(QString, name);
+  QFETCH(QColor, bottom);
+  QFETCH(QColor, top);
+  const Colormap& c = Colormap::byName(name);
+  QCOMPARE(c.name(), name);
+  auto close = [](QColor a, QColor b) {
+    return std::abs(a.red() - b.red()) <= 1 && std::abs(a.green() - b.green()) <= 1 &&
+           std::abs(a.blue() - b.blue()) <= 1;
+  };
+  QVERIFY(close(c.bottom(), bottom));
+  QVERIFY(close(c.top(), top));
+  QCOMPARE(c.color(1.0), c.top());
+  QCOMPARE(c.color(0.0), c.bottom());
+  // The masked fill is far from every colour of the map: masked never reads as a value.
+  for (int k = 0; k <= 255; ++k) {
+    const QColor v = c.color(k / 255.0);
+    const QColor m = c.maskedFill();
+    const int dist = std::abs(v.red() - m.red()) + std::abs(v.green() - m.green()) +
+                     std::abs(v.blue() - m.blue());
+    QVERIFY2(dist > 24, qPrintable(QStringLiteral("%1 at %2").arg(name).arg(k)));
+  }
+}
+
+void GuiTest::structureModel() {
+  auto loaded = loadModel(kTinyModel.toStdString());
+  StructureModel model;
+  QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  model.setConfig(&loaded->config);
+  const auto& c = loaded->config;
+  QCOMPARE(model.rowCount(), 2);  // encoder, decoder
+  // Encoder: embedding + layers; decoder: embedding + layers + output projection.
+  QCOMPARE(model.rowCount(model.index(0, 0)), 1 + c.n_encoder_layers);
+  QCOMPARE(model.rowCount(model.index(1, 0)), 1 + c.n_decoder_layers + 1);
+  const QModelIndex cross = model.find(AttentionKind::Cross, 1, -2);
+  QVERIFY(cross.isValid());
+  QCOMPARE(cross.data().toString(), QStringLiteral("Cross-attention"));
+  QCOMPARE(model.rowCount(cross), c.n_heads + 1);  // mean + heads
+  const QModelIndex head = model.find(AttentionKind::DecoderSelf, 0, 2);
+  QCOMPARE(head.data().toString(), QStringLiteral("Head 3"));
+  QCOMPARE(head.data(StructureModel::KindRole).toInt(), int(AttentionKind::DecoderSelf));
+  QCOMPARE(head.parent().parent().data().toString(), QStringLiteral("Layer 1"));
+  model.setConfig(nullptr);
+  QCOMPARE(model.rowCount(), 0);
+}
+
+void GuiTest::decodingModels() {
+  DecodingStepsModel steps;
+  TopKModel topk;
+  QAbstractItemModelTester t1(&steps, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  QAbstractItemModelTester t2(&topk, QAbstractItemModelTester::FailureReportingMode::QtTest);
+  auto step = [](int pos, int in, int chosen) {
+    StepInfo s;
+    s.position = pos;
+    s.input_id = in;
+    s.input = QStringLiteral("t%1").arg(in);
+    s.chosen_id = chosen;
+    s.chosen = chosen >= 0 ? QStringLiteral("t%1").arg(chosen) : QString();
+    s.argmax_id = 3;
+    s.argmax = QStringLiteral("t3");
+    s.topk = {{3, 0.7f}, {4, 0.2f}, {5, 0.1f}};
+    s.topk_tokens = {QStringLiteral("t3"), QStringLiteral("t4"), QStringLiteral("t5")};
+    return s;
+  };
+  steps.setSteps({step(0, 1, 3), step(1, 3, -1)});
+  QCOMPARE(steps.rowCount(), 2);
+  steps.setSteps({step(0, 1, 3), step(1, 3, 4), step(2, 4, -1)});  // a step forward: one row added
+  QCOMPARE(steps.rowCount(), 3);
+  QVERIFY(
+      steps.index(1, DecodingStepsModel::Chosen).data().toString().contains(QStringLiteral("✎")));
+  steps.setSteps({step(0, 1, -1)});  // back to the start
+  QCOMPARE(steps.rowCount(), 1);
+  QVERIFY(
+      steps.index(0, DecodingStepsModel::Chosen).data().toString().contains(QStringLiteral("t3")));
+  steps.setSteps({});
+  QCOMPARE(steps.rowCount(), 0);
+
+  StepInfo s = step(0, 1, 4);
+  topk.setStep(&s);
+  QCOMPARE(topk.rowCount(), 3);
+  QCOMPARE(topk.index(1, TopKModel::Token).data().toString(), QStringLiteral("t4"));
+  QCOMPARE(topk.index(1, 0).data(TopKModel::TokenIdRole).toInt(), 4);
+  QCOMPARE(topk.index(0, TopKModel::Probability).data().toString(), QStringLiteral("0.7000"));
+  topk.setStep(nullptr);
+  QCOMPARE(topk.rowCount(), 0);
+}
+
+// ---- heatmap widget ---------------------------------------------------------------------------
+
+void GuiTest::heatmapLargeRendersOffThread() {
+  HeatmapWidget hm;
+  hm.resize(500, 500);
+  hm.show();
+  HeatmapData d;
+  d.rows = d.cols = 600;  // 360 000 cells: rendered off the GUI thread
+  d.values.resize(size_t(d.rows) * d.cols);
+  for (size_t k = 0; k < d.values.size(); ++k) d.values[k] = float(k % 601) / 600.0f;
+  QSignalSpy done(&hm, &HeatmapWidget::renderingDone);
+  hm.setData(d);
+  QVERIFY(hm.rendering());
+  QVERIFY(done.wait(20000));
+  QVERIFY(!hm.rendering());
+  QCOMPARE(hm.cellImage().size(), QSize(600, 600));
+  QVERIFY(!hm.allRowLabelsDrawn());  // cells below one pixel: labels are thinned out
+}
+
+void GuiTest::heatmapZoom() {
+  HeatmapView view;
+  view.resize(400, 300);
+  view.show();
+  HeatmapData d;
+  d.rows = d.cols = 40;
+  d.values.assign(1600, 0.5f);
+  view.heatmap()->setData(d);
+  QVERIFY(QTest::qWaitForWindowExposed(&view));
+  const double fit = view.heatmap()->cellSize();
+  view.zoomIn();
+  QVERIFY(view.heatmap()->cellSize() > fit);
+  QVERIFY(view.heatmap()->width() > view.scrollArea()->viewport()->width());  // scrolls now
+  view.zoomFit();
+  QCoreApplication::processEvents();
+  QCOMPARE(view.heatmap()->cellSize(), fit);
+}
+
+// ---- main window ------------------------------------------------------------------------------
+
+void GuiTest::startupShowsLastCrossAttention() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  QVERIFY(w->engine()->hasModel());
+  auto snap = w->engine()->snapshot();
+  QVERIFY(snap && snap->trace);
+  const auto& s = w->state()->selection();
+  QCOMPARE(s.kind, AttentionKind::Cross);
+  QCOMPARE(s.layer, w->engine()->model()->config().n_decoder_layers - 1);
+  QCOMPARE(w->currentView(), static_cast<View*>(w->attentionView()));
+  QVERIFY(w->statusBackend()->text().contains(QStringLiteral("CPU")));
+  QVERIFY(w->statusTime()->text().contains(QStringLiteral("ms")));
+  QVERIFY(w->statusLengths()->text().contains(QStringLiteral("source 4")));
+  QVERIFY(w->attentionView()->explanation()->html().contains(
+      QStringLiteral("[batch, heads, len_q, len_k]")));
+}
+
+void GuiTest::heatmapPixelsLabelsTooltip() {
+  // "P" is the pad token: its key column is masked in cross-attention.
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier P"));
+  AttentionSelection sel = w->state()->selection();
+  sel.head = 0;
+  w->state()->setSelection(sel);
+  HeatmapWidget* hm = w->attentionView()->heatmap();
+  const Trace& t = *w->engine()->snapshot()->trace;
+  const HeatmapData& d = hm->data();
+  // Labels: queries are the target tokens, keys the source tokens.
+  QCOMPARE(d.row_labels, toQ(t.tgt_tokens[0]));
+  QCOMPARE(d.col_labels, toQ(t.src_tokens[0]));
+  QCOMPARE(d.col_labels.last(), QStringLiteral("P"));
+  QVERIFY(hm->allColLabelsDrawn());
+
+  // The most probable cell is drawn in the colormap's top colour.
+  int br = 0, bc = 0;
+  for (int r = 0; r < d.rows; ++r)
+    for (int c = 0; c < d.cols; ++c)
+      if (t.cross.prob(0, sel.layer, 0, r, c) > t.cross.prob(0, sel.layer, 0, br, bc))
+        br = r, bc = c;
+  QCOMPARE(QColor(centerPixel(hm, br, bc)), hm->colormap().top());
+
+  // A masked cell has the masked fill (and its hatch), nothing else.
+  const int masked_col = d.cols - 1;
+  QVERIFY(t.cross.masked(0, 0, masked_col));
+  const QList<QRgb> px = cellPixels(hm, 0, masked_col);
+  const QRgb fill = hm->colormap().maskedFill().rgb() & 0xffffff;
+  const QRgb hatch = hm->colormap().maskedHatch().rgb() & 0xffffff;
+  int n_fill = 0;
+  for (QRgb p : px) {
+    QVERIFY(p == fill || p == hatch);
+    n_fill += p == fill;
+  }
+  QVERIFY(n_fill > px.size() / 2);
+  // …and is not what a 0-probability cell looks like.
+  QVERIFY(QColor(fill) != hm->colormap().bottom());
+
+  // The tooltip carries the trace's numbers.
+  const QString tip = hm->tooltipText(br, bc);
+  QVERIFY2(tip.contains(QString::number(t.cross.prob(0, sel.layer, 0, br, bc), 'f', 4)),
+           qPrintable(tip));
+  QVERIFY2(tip.contains(QString::number(t.cross.score(0, sel.layer, 0, br, bc), 'f', 4)),
+           qPrintable(tip));
+  QVERIFY(tip.contains(QStringLiteral("“%1”").arg(d.row_labels[br])));
+  QVERIFY(tip.contains(QStringLiteral("“%1”").arg(d.col_labels[bc])));
+  QVERIFY(tip.contains(QStringLiteral("Masked: no")));
+  QVERIFY(hm->tooltipText(0, masked_col).contains(QStringLiteral("Masked: yes")));
+  QVERIFY(hm->tooltipText(0, masked_col).contains(QStringLiteral("Probability: 0.0000")));
+
+  // Hovering the cell shows that tooltip.
+  QHelpEvent help(QEvent::ToolTip, hm->cellRect(br, bc).center().toPoint(),
+                  hm->mapToGlobal(hm->cellRect(br, bc).center().toPoint()));
+  QCoreApplication::sendEvent(hm, &help);
+  QTRY_COMPARE(QToolTip::text(), tip);
+  QToolTip::hideText();
+
+  // Another colormap: the same cell takes its top colour.
+  w->colormapCombo()->setCurrentIndex(w->colormapCombo()->findData(QStringLiteral("magma")));
+  QCOMPARE(QColor(centerPixel(hm, br, bc)), Colormap::magma().top());
+}
+
+void GuiTest::typeRunAndLabels() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  QLineEdit* src = w->sourceEdit();
+  src->clear();
+  QTest::keyClicks(src, QStringLiteral("ich mochte ein cola"));
+  QTest::mouseClick(w->runButton(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  const Trace& t = *w->engine()->snapshot()->trace;
+  QCOMPARE(toQ(t.src_tokens[0]), (QStringList{"ich", "mochte", "ein", "cola"}));
+  QCOMPARE(w->attentionView()->heatmap()->data().col_labels, toQ(t.src_tokens[0]));
+  // Encoder self-attention (key 1): sources on both axes.
+  w->tabs()->setFocus();
+  QTest::keyClick(w->tabs(), Qt::Key_1);
+  QCOMPARE(w->state()->selection().kind, AttentionKind::EncoderSelf);
+  QCOMPARE(w->attentionView()->heatmap()->data().row_labels, toQ(t.src_tokens[0]));
+  // Enter in the source field runs too.
+  src->setText(QStringLiteral("ein bier"));
+  QTest::keyClick(src, Qt::Key_Return);
+  QVERIFY(idle(*w));
+  QCOMPARE(w->engine()->snapshot()->trace->src_len, 2);
+}
+
+void GuiTest::stepBackAndForward() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  w->setCurrentView(QStringLiteral("decoding"));
+  DecodingStepsModel* steps = w->decodingView()->stepsModel();
+  w->tabs()->setFocus();
+  QTest::keyClick(w->tabs(), Qt::Key_Home);  // back to the prefix: BOS only
+  QVERIFY(idle(*w));
+  QCOMPARE(steps->rowCount(), 1);
+  QCOMPARE(w->engine()->snapshot()->trace->tgt_len, 1);
+  QTest::keyClick(w->tabs(), Qt::Key_Right);
+  QVERIFY(idle(*w));
+  QCOMPARE(steps->rowCount(), 2);
+  const int first = steps->steps()[0].chosen_id;
+  QCOMPARE(first, steps->steps()[0].argmax_id);  // greedy
+  QCOMPARE(steps->steps()[1].input_id, first);
+  QTest::keyClick(w->tabs(), Qt::Key_Right);
+  QVERIFY(idle(*w));
+  QCOMPARE(steps->rowCount(), 3);
+  QCOMPARE(w->engine()->snapshot()->trace->tgt_len, 3);
+  QTest::keyClick(w->tabs(), Qt::Key_Left);
+  QVERIFY(idle(*w));
+  QCOMPARE(steps->rowCount(), 2);
+  QCOMPARE(steps->steps()[1].chosen_id, -1);
+  // End decodes to the end again.
+  QTest::keyClick(w->tabs(), Qt::Key_End);
+  QVERIFY(idle(*w));
+  QVERIFY(w->engine()->snapshot()->finished);
+  QVERIFY(steps->rowCount() > 2);
+  // The cross-attention rows of the newest step: one row per layer and head.
+  const auto& c = w->engine()->model()->config();
+  QCOMPARE(w->decodingView()->rowsMap()->data().rows, c.n_decoder_layers * c.n_heads);
+  QVERIFY(w->decodingView()->topkModel()->rowCount() > 0);
+}
+
+void GuiTest::subsequentMaskOffLeaksFuture() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"), QStringLiteral("masks"));
+  w->state()->setKind(AttentionKind::DecoderSelf);
+  auto above = [&](const Trace& t) {
+    double sum = 0;
+    const AttentionTrace& a = t.dec_self;
+    for (int l = 0; l < a.layers; ++l)
+      for (int h = 0; h < a.heads; ++h)
+        for (int i = 0; i < a.q_len; ++i)
+          for (int j = i + 1; j < a.k_len; ++j) sum += a.prob(0, l, h, i, j);
+    return sum;
+  };
+  auto snap = w->engine()->snapshot();
+  QVERIFY(snap->trace->tgt_len >= 3);
+  QCOMPARE(above(*snap->trace), 0.0);
+  const std::vector<std::vector<int>> tgt_before = snap->trace->tgt_ids;
+  MasksView* m = w->masksView();
+  QVERIFY(m->unionMap()->data().isMasked(0, 1));
+  QTest::mouseClick(m->subsequentSwitch(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  snap = w->engine()->snapshot();
+  QVERIFY(!snap->masks.subsequent);
+  QVERIFY(!m->subsequentSwitch()->isChecked());
+  QCOMPARE(snap->trace->tgt_ids, tgt_before);  // the same tokens, rerun
+  QVERIFY(above(*snap->trace) > 0.0);
+  QVERIFY(!m->unionMap()->data().isMasked(0, 1));
+  QVERIFY(m->subsequentMap()->data().title.contains(QStringLiteral("off")));
+  // The attention view shows the leak: a cell above the diagonal is no longer masked.
+  w->setCurrentView(QStringLiteral("attention"));
+  QVERIFY(w->attentionView()->heatmap()->data().probs[1] > 0.0f);
+  QVERIFY(!w->attentionView()->heatmap()->data().isMasked(0, 1));
+  // Back on.
+  w->setCurrentView(QStringLiteral("masks"));
+  QTest::mouseClick(m->subsequentSwitch(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  QCOMPARE(above(*w->engine()->snapshot()->trace), 0.0);
+}
+
+void GuiTest::batchPadsSentences() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"), QStringLiteral("masks"));
+  MasksView* m = w->masksView();
+  m->batchEdit()->setPlainText(QStringLiteral("ich mochte ein bier cola\nein bier"));
+  QTest::mouseClick(m->batchButton(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  auto snap = w->engine()->snapshot();
+  QVERIFY(snap->batch);
+  QCOMPARE(snap->trace->batch, 2);
+  QCOMPARE(snap->trace->src_len, 5);
+  QVERIFY(w->batchCombo()->isVisible());
+  // The short sentence: its padded keys are masked in encoder self-attention.
+  w->state()->setKind(AttentionKind::EncoderSelf);
+  w->state()->setBatchIndex(1);
+  QCOMPARE(w->state()->selection().batch, 1);
+  QVERIFY(snap->trace->enc_self.masked(1, 0, 4));
+  QVERIFY(!snap->trace->enc_self.masked(1, 0, 1));
+  QVERIFY(m->paddingMap()->data().isMasked(0, 4));
+  QCOMPARE(m->paddingMap()->data().col_labels.mid(0, 2), (QStringList{"ein", "bier"}));
+  // Padding mask off: the real tokens now attend to the padding.
+  QTest::mouseClick(m->srcPaddingSwitch(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  snap = w->engine()->snapshot();
+  QVERIFY(snap->batch);
+  QVERIFY(snap->trace->enc_self.prob(1, 0, 0, 0, 4) > 0.0f);
+  // Decoding needs one sentence.
+  QVERIFY(!w->engine()->canStepForward());
+}
+
+void GuiTest::errorsKeepTypedText() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  const auto before = w->engine()->snapshot();
+  // An unknown word.
+  w->sourceEdit()->setText(QStringLiteral("ich mochte xyzzy"));
+  w->prefixEdit()->setText(QStringLiteral("i want"));
+  QTest::mouseClick(w->runButton(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  MessageBar* bar = w->messageBar();
+  QVERIFY(bar->isVisible());
+  QCOMPARE(bar->level(), MessageBar::Level::Error);
+  QVERIFY2(bar->text().contains(QStringLiteral("xyzzy")), qPrintable(bar->text()));
+  QCOMPARE(w->sourceEdit()->text(), QStringLiteral("ich mochte xyzzy"));
+  QCOMPARE(w->prefixEdit()->text(), QStringLiteral("i want"));
+  QCOMPARE(w->engine()->snapshot(), before);  // the views keep the last good run
+  // A sentence longer than max_len.
+  QStringList words;
+  for (int i = 0; i < w->engine()->model()->config().max_len + 5; ++i)
+    words << QStringLiteral("bier");
+  w->sourceEdit()->setText(words.join(' '));
+  w->prefixEdit()->clear();
+  QTest::mouseClick(w->runButton(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  QVERIFY(bar->isVisible());
+  QCOMPARE(bar->level(), MessageBar::Level::Error);
+  QCOMPARE(w->sourceEdit()->text(), words.join(' '));
+  // A good run clears the error.
+  w->sourceEdit()->setText(QStringLiteral("ein bier"));
+  QTest::mouseClick(w->runButton(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  QVERIFY(!bar->isVisible());
+}
+
+void GuiTest::failedLoadKeepsModel() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  const Model* model = w->engine()->model();
+  QTemporaryDir dir;
+  const QString bad = dir.filePath(QStringLiteral("bad.safetensors"));
+  QFile f(bad);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write("\x10\x00\x00\x00\x00\x00\x00\x00{not json at all", 24);
+  f.close();
+  QVERIFY(w->engine()->loadModel(bad));
+  QVERIFY(idle(*w));
+  QCOMPARE(w->engine()->model(), model);
+  QCOMPARE(w->messageBar()->level(), MessageBar::Level::Error);
+  QVERIFY(w->messageBar()->text().contains(QStringLiteral("bad.safetensors")));
+  QCOMPARE(w->modelCombo()->currentData().toString(), kTinyModel);
+  QVERIFY(w->engine()->loadModel(QStringLiteral("/no/such/model.safetensors")));
+  QVERIFY(idle(*w));
+  QCOMPARE(w->engine()->model(), model);
+  QVERIFY(w->engine()->snapshot() && w->engine()->snapshot()->trace);
+  QCOMPARE(w->sourceEdit()->text(), QStringLiteral("ich mochte ein bier"));
+}
+
+void GuiTest::loaderWarningsShown() {
+  // The test model with one weight overwritten by NaN: it loads, and the window says so.
+  QFile in(kTinyModel);
+  QVERIFY(in.open(QIODevice::ReadOnly));
+  QByteArray bytes = in.readAll();
+  quint64 header = 0;
+  memcpy(&header, bytes.constData(), 8);
+  const float nan = std::nanf("");
+  memcpy(bytes.data() + 8 + header, &nan, 4);
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("nan.safetensors"));
+  QFile out(path);
+  QVERIFY(out.open(QIODevice::WriteOnly));
+  out.write(bytes);
+  out.close();
+  auto w = openWindow(path, QStringLiteral("ich mochte ein bier"));
+  QVERIFY(w->engine()->hasModel());
+  QVERIFY(!w->engine()->model()->loaded().warnings.empty());
+  QVERIFY(w->messageBar()->isVisible());
+  QCOMPARE(w->messageBar()->level(), MessageBar::Level::Warning);
+  QVERIFY2(w->messageBar()->text().contains(QStringLiteral("NaN"), Qt::CaseInsensitive),
+           qPrintable(w->messageBar()->text()));
+}
+
+void GuiTest::keysMoveAcrossLayersAndHeads() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  const auto& c = w->engine()->model()->config();
+  QWidget* target = w->tabs();
+  target->setFocus();
+  QCOMPARE(w->state()->selection().head, -1);
+  QTest::keyClick(target, Qt::Key_BracketRight);
+  QCOMPARE(w->state()->selection().head, 0);
+  QTest::keyClick(target, Qt::Key_BracketRight);
+  QCOMPARE(w->state()->selection().head, 1);
+  QCOMPARE(w->headCombo()->currentText(), QStringLiteral("Head 2"));
+  QTest::keyClick(target, Qt::Key_M);
+  QCOMPARE(w->state()->selection().head, -1);
+  QTest::keyClick(target, Qt::Key_M);
+  QCOMPARE(w->state()->selection().head, 1);  // back to the head it came from
+  QTest::keyClick(target, Qt::Key_BracketLeft);
+  QCOMPARE(w->state()->selection().head, 0);
+  QTest::keyClick(target, Qt::Key_PageUp);
+  QCOMPARE(w->state()->selection().layer, c.n_decoder_layers - 2);
+  QTest::keyClick(target, Qt::Key_PageDown);
+  QCOMPARE(w->state()->selection().layer, c.n_decoder_layers - 1);
+  QTest::keyClick(target, Qt::Key_PageDown);  // stays at the last layer
+  QCOMPARE(w->state()->selection().layer, c.n_decoder_layers - 1);
+  QTest::keyClick(target, Qt::Key_2);
+  QCOMPARE(w->state()->selection().kind, AttentionKind::DecoderSelf);
+  // The structure panel follows, and selecting in it drives the views.
+  const QModelIndex cur = w->structureView()->currentIndex();
+  QCOMPARE(cur.data(StructureModel::KindRole).toInt(), int(AttentionKind::DecoderSelf));
+  QCOMPARE(cur.data(StructureModel::HeadRole).toInt(), 0);
+  const QModelIndex enc = w->structureModel()->find(AttentionKind::EncoderSelf, 0, 2);
+  w->structureView()->setCurrentIndex(enc);
+  QCOMPARE(w->state()->selection().kind, AttentionKind::EncoderSelf);
+  QCOMPARE(w->state()->selection().layer, 0);
+  QCOMPARE(w->state()->selection().head, 2);
+  QVERIFY(w->attentionView()->title().size() > 0);
+  QVERIFY(w->attentionView()->heatmap()->data().tooltip_note.isEmpty());  // one head, not the mean
+  // Keys typed into the sentence are text, not shortcuts.
+  w->sourceEdit()->setFocus();
+  w->sourceEdit()->clear();
+  QTest::keyClicks(w->sourceEdit(), QStringLiteral("m[2"));
+  QCOMPARE(w->sourceEdit()->text(), QStringLiteral("m[2"));
+  QCOMPARE(w->state()->selection().head, 2);
+}
+
+void GuiTest::switchViews_data() {
+  QTest::addColumn<int>("key");
+  QTest::addColumn<QString>("view");
+  QTest::newRow("attention") << int(Qt::Key_1) << "attention";
+  QTest::newRow("overview") << int(Qt::Key_2) << "overview";
+  QTest::newRow("masks") << int(Qt::Key_3) << "masks";
+  QTest::newRow("positional") << int(Qt::Key_4) << "positional";
+  QTest::newRow("decoding") << int(Qt::Key_5) << "decoding";
+}
+
+void GuiTest::switchViews() {
+  QFETCH(int, key);
+  QFETCH(QString, view);
+  static std::unique_ptr<MainWindow> w;
+  if (!w) w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  w->tabs()->setFocus();
+  QTest::keyClick(w->tabs(), Qt::Key(key), Qt::ControlModifier);
+  QCOMPARE(w->currentView()->name(), view);
+  QVERIFY(w->currentView()->isVisible());
+  QVERIFY(!w->currentView()->explanation()->html().isEmpty());
+  // F1 folds every explanation in and out.
+  QVERIFY(w->currentView()->explanation()->expanded());
+  QTest::keyClick(w->tabs(), Qt::Key_F1);
+  QVERIFY(!w->currentView()->explanation()->expanded());
+  QTest::keyClick(w->tabs(), Qt::Key_F1);
+  QVERIFY(w->currentView()->explanation()->expanded());
+  if (view == QStringLiteral("decoding")) w.reset();
+}
+
+void GuiTest::overviewClickOpensAttention() {
+  auto w =
+      openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"), QStringLiteral("overview"));
+  OverviewGrid* grid = w->overviewView()->grid();
+  const auto& c = w->engine()->model()->config();
+  QCOMPARE(grid->layers(), c.n_decoder_layers);
+  QCOMPARE(grid->heads(), c.n_heads);
+  QTest::mouseClick(grid, Qt::LeftButton, {}, grid->thumbRect(0, 2).center());
+  QCOMPARE(w->state()->selection().layer, 0);
+  QCOMPARE(w->state()->selection().head, 2);
+  QCOMPARE(w->currentView()->name(), QStringLiteral("attention"));
+  QVERIFY(w->attentionView()->heatmap()->isVisible());
+}
+
+void GuiTest::positionalView() {
+  auto w =
+      openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"), QStringLiteral("positional"));
+  PositionalView* v = w->positionalView();
+  QTRY_VERIFY(!v->computing());
+  const auto& c = w->engine()->model()->config();
+  QCOMPARE(v->matrixMap()->data().cols, c.d_model);
+  QCOMPARE(v->matrixMap()->data().rows, v->positionsSpin()->value());
+  QCOMPARE(v->similarityMap()->data().rows, v->positionsSpin()->value());
+  QCOMPARE(int(v->chartView()->chart()->series().size()), int(v->chosenDims().size()));
+  // PE(1, 0) = sin(1): the matrix holds the sinusoidal table.
+  QVERIFY(std::abs(v->matrixMap()->data().value(1, 0) - std::sin(1.0f)) < 1e-6f);
+  QVERIFY(std::abs(v->matrixMap()->data().value(1, 1) - std::cos(1.0f)) < 1e-6f);
+  QVERIFY(std::abs(v->similarityMap()->data().value(3, 3) - 1.0f) < 1e-5f);
+  v->dimsEdit()->setText(QStringLiteral("0, 3, 9999"));  // out of range is dropped
+  QTest::keyClick(v->dimsEdit(), Qt::Key_Return);
+  QTRY_VERIFY(!v->computing());
+  QTRY_COMPARE(int(v->chartView()->chart()->series().size()), 2);
+  v->positionsSpin()->setValue(20);
+  QTRY_VERIFY(!v->computing());
+  QTRY_COMPARE(v->similarityMap()->data().rows, 20);
+  QVERIFY(v->explanation()->html().contains(QStringLiteral("d_model")));
+  QVERIFY(v->explanation()->html().contains(QString::number(c.d_model)));
+}
+
+void GuiTest::branchWithAnotherToken() {
+  auto w =
+      openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"), QStringLiteral("decoding"));
+  DecodingView* v = w->decodingView();
+  v->selectStep(0);
+  QCOMPARE(v->currentStep(), 0);
+  const StepInfo& first = w->engine()->snapshot()->steps[0];
+  QVERIFY(first.topk.size() >= 2);
+  const int second_best = first.topk[1].first;
+  v->topkTable()->selectRow(1);
+  v->continueBox()->setChecked(false);
+  QTest::mouseClick(v->useTokenButton(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  auto snap = w->engine()->snapshot();
+  QCOMPARE(snap->steps.size(), size_t(2));  // branched after position 0, not decoded on
+  QCOMPARE(snap->steps[0].chosen_id, second_best);
+  QVERIFY(snap->steps[0].chosen_id != snap->steps[0].argmax_id);
+  QVERIFY(v->stepsModel()
+              ->index(0, DecodingStepsModel::Chosen)
+              .data()
+              .toString()
+              .contains(QStringLiteral("✎")));
+  QCOMPARE(snap->trace->tgt_ids[0][1], second_best);
+}
+
+void GuiTest::learnedPositions() {
+  const QString path = QStringLiteral(ATTNVIZ_TEST_DATA "/nlp_variants.safetensors");
+  auto w = openWindow(path, {}, QStringLiteral("positional"));
+  QVERIFY(w->engine()->hasModel());
+  const LoadedModel& m = w->engine()->model()->loaded();
+  QCOMPARE(m.config.positional, Positional::Learned);
+  PositionalView* v = w->positionalView();
+  QTRY_VERIFY(!v->computing());
+  QCOMPARE(v->tableCombo()->count(), 2);  // encoder and decoder tables
+  const int d = m.config.d_model;
+  const HeatmapData& pe = v->matrixMap()->data();
+  QCOMPARE(pe.rows, std::min(v->positionsSpin()->value(), m.config.max_len));
+  QCOMPARE(pe.value(3, 5), m.weights.src_positions.data[size_t(3) * d + 5]);
+  v->tableCombo()->setCurrentIndex(1);
+  QTRY_VERIFY(!v->computing());
+  QTRY_COMPARE(v->matrixMap()->data().value(3, 5), m.weights.tgt_positions.data[size_t(3) * d + 5]);
+  QVERIFY(v->explanation()->html().contains(QStringLiteral("learns")));
+}
+
+// A tutorial-size model (6+6 layers, d_model 512) decoding a long sentence: the window keeps
+// running, shows progress, and Cancel stops the job and keeps what was shown before.
+void GuiTest::longRunShowsProgressAndCancels() {
+  MainWindow::Options o;
+  o.use_settings = false;
+  MainWindow w(o);
+  w.resize(1200, 800);
+  w.show();
+  auto loaded = makeRandomModel(tutorialSizeConfig(1000), 11);
+  QVERIFY(w.engine()->setModel(std::make_shared<Model>(loaded, createBackend("cpu")),
+                               QStringLiteral("tutorial-size")));
+  QStringList words;
+  for (int i = 0; i < 120; ++i) words << QStringLiteral("w%1").arg(1 + (i * 37) % 999);
+  w.sourceEdit()->setText(words.join(' '));
+  QSignalSpy progress(w.engine(), &Engine::progress);
+  QTest::mouseClick(w.runButton(), Qt::LeftButton);
+  QVERIFY(w.engine()->busy());
+  QVERIFY(!w.runButton()->isEnabled());
+  QVERIFY(progress.wait(20000));
+  // The GUI thread is free: events are processed while the job runs.
+  QElapsedTimer t;
+  t.start();
+  QTest::qWait(400);
+  QVERIFY(t.elapsed() < 1500);
+  if (w.engine()->busy()) {
+    auto* bar = w.findChild<QProgressBar*>();
+    QVERIFY(bar && bar->isVisible());
+    QTest::keyClick(w.tabs(), Qt::Key_Escape);  // Esc cancels
+  }
+  QVERIFY(idle(w));
+  QVERIFY(!w.engine()->snapshot());  // nothing half-done is shown
+  QCOMPARE(w.messageBar()->title(), QStringLiteral("Cancelled"));
+  QCOMPARE(w.sourceEdit()->text(), words.join(' '));
+  QVERIFY(w.runButton()->isEnabled());
+}
+
+void GuiTest::backendChooser() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  QComboBox* combo = w->backendCombo();
+  QCOMPARE(combo->itemData(0).toString(), QStringLiteral("cpu"));
+  QCOMPARE(combo->itemData(1).toString(), QStringLiteral("cuda"));
+  const QString reason = QString::fromStdString(cudaUnavailableReason());
+  auto* model = qobject_cast<QStandardItemModel*>(combo->model());
+  QVERIFY(model);
+  if (reason.isEmpty()) {
+    QVERIFY(model->item(1)->isEnabled());
+  } else {
+    QVERIFY(!model->item(1)->isEnabled());  // greyed out, with the reason as its tooltip
+    QVERIFY(combo->itemData(1, Qt::ToolTipRole).toString().contains(reason));
+  }
+}
+
+void GuiTest::exports() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  QTemporaryDir dir;
+  QString error;
+  const QString png = dir.filePath(QStringLiteral("view.png"));
+  const QString svg = dir.filePath(QStringLiteral("view.svg"));
+  QVERIFY2(w->exportViewPng(png, &error), qPrintable(error));
+  QImage img(png);
+  QCOMPARE(img.size(), w->attentionView()->heatmap()->size());
+  QVERIFY2(w->exportViewSvg(svg, &error), qPrintable(error));
+  QFile f(svg);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const QByteArray text = f.readAll();
+  QVERIFY(text.contains("<svg"));
+  QVERIFY(text.contains("mochte"));  // labels are text in the SVG
+  const QString npy = dir.filePath(QStringLiteral("trace"));
+  QVERIFY2(w->exportTrace(npy, true, &error), qPrintable(error));
+  for (const char* name : {"cross_probs.npy", "cross_scores.npy", "cross_mask.npy",
+                           "enc_self_probs.npy", "dec_self_probs.npy", "logits.npy", "tokens.json"})
+    QVERIFY2(QFile::exists(QDir(npy).filePath(QString::fromLatin1(name))), name);
+  QFile head(QDir(npy).filePath(QStringLiteral("cross_probs.npy")));
+  QVERIFY(head.open(QIODevice::ReadOnly));
+  QVERIFY(head.read(6) == QByteArray("\x93NUMPY", 6));
+}
+
+void GuiTest::settingsPersist() {
+  {
+    MainWindow::Options o;
+    o.model = kTinyModel;
+    o.src = QStringLiteral("ich mochte ein bier");
+    MainWindow w(o);  // use_settings: reads and writes QSettings
+    w.show();
+    QSignalSpy done(&w, &MainWindow::firstRunFinished);
+    w.start();
+    QVERIFY(done.wait(60000) || !done.isEmpty());
+    w.colormapCombo()->setCurrentIndex(w.colormapCombo()->findData(QStringLiteral("magma")));
+    w.resize(1111, 777);
+    w.close();
+  }
+  QSettings s;
+  QCOMPARE(s.value(QStringLiteral("colormap")).toString(), QStringLiteral("magma"));
+  QCOMPARE(s.value(QStringLiteral("model")).toString(), kTinyModel);
+  {
+    MainWindow w;  // no options: the last model and colormap come back
+    QCOMPARE(w.state()->colormap().name(), QStringLiteral("magma"));
+    QCOMPARE(w.size(), QSize(1111, 777));
+    QSignalSpy done(&w, &MainWindow::firstRunFinished);
+    w.start();
+    QVERIFY(done.wait(60000) || !done.isEmpty());
+    QCOMPARE(w.engine()->modelSource(), kTinyModel);
+  }
+  QSettings().clear();
+}
+
+// Renders every view at a fixed size to build/screenshots (the README and a look by eye).
+void GuiTest::screenshots() {
+  const QString out = QStringLiteral(ATTNVIZ_SCREENSHOT_DIR);
+  QVERIFY(QDir().mkpath(out));
+  const QString model = screenshotModel();
+  auto w =
+      openWindow(model, model == kTinyModel ? QStringLiteral("ich mochte ein bier P") : QString());
+  QVERIFY(w->engine()->snapshot() && w->engine()->snapshot()->trace);
+  for (const QString& view :
+       {QStringLiteral("attention"), QStringLiteral("overview"), QStringLiteral("masks"),
+        QStringLiteral("positional"), QStringLiteral("decoding")}) {
+    if (view == QStringLiteral("masks")) w->state()->setKind(AttentionKind::DecoderSelf);
+    if (view == QStringLiteral("decoding")) w->state()->setKind(AttentionKind::Cross);
+    w->setCurrentView(view);
+    w->currentView()->refreshNow();
+    if (view == QStringLiteral("positional")) QTRY_VERIFY(!w->positionalView()->computing());
+    QTest::qWait(50);
+    const QString file = QDir(out).filePath(view + QStringLiteral(".png"));
+    QVERIFY2(w->grab().save(file), qPrintable(file));
+    QVERIFY(QImage(file).size() == w->size());
+  }
+  // The masks view with the subsequent mask off, and a batch.
+  w->state()->setKind(AttentionKind::DecoderSelf);
+  w->setCurrentView(QStringLiteral("masks"));
+  w->masksView()->subsequentSwitch()->click();
+  QVERIFY(idle(*w));
+  QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("masks-subsequent-off.png"))));
+  w->masksView()->subsequentSwitch()->click();
+  QVERIFY(idle(*w));
+  QStringList sentences;
+  for (const auto& ex : w->engine()->model()->config().examples)
+    sentences << QString::fromStdString(ex.src);
+  if (sentences.size() < 2)
+    sentences = {QStringLiteral("ich mochte ein bier cola"), QStringLiteral("ein bier")};
+  w->masksView()->batchEdit()->setPlainText(sentences.mid(0, 3).join('\n'));
+  w->masksView()->batchButton()->click();
+  QVERIFY(idle(*w));
+  w->state()->setKind(AttentionKind::EncoderSelf);
+  w->state()->setBatchIndex(1);
+  QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("masks-batch.png"))));
+  qInfo("screenshots in %s", qPrintable(out));
+}
+
+QTEST_MAIN(GuiTest)
 #include "test_gui.moc"

@@ -338,7 +338,7 @@ class TestHostile : public QObject {
     auto m = loadModel(path);
     const qint64 ms = timer.elapsed();
     qInfo("300000 extra tensors (%zu-byte header): loaded in %lld ms", text.size(), ms);
-    QVERIFY2(ms < 30000, "loading is not linear in the number of tensors");
+    QVERIFY2(ms < 60000, "loading is not linear in the number of tensors");
     QCOMPARE(m->warnings.size(), size_t(1));
     QVERIFY(QString::fromStdString(m->warnings[0])
                 .startsWith("300000 tensor(s) in the file are not used"));
@@ -725,7 +725,7 @@ void TestHostile::addFileRows() {
       K::BadOffsets, "gap of 4 bytes|projection.weight");
   row("data_offsets overlapping", modHeader([&](json& h, std::vector<uint8_t>& d) {
         h[tensor]["data_offsets"] = {b - 4, e - 4};
-        d.resize(d.size() - 4);
+        d.erase(d.end() - 4, d.end());
       }),
       K::BadOffsets, "projection.weight|overlap");
   row("data_offsets two tensors on the same bytes", modHeader([&](json& h, auto&) {

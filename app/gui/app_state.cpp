@@ -16,7 +16,9 @@ int AppState::layerCount(AttentionKind kind) const {
   return kind == AttentionKind::EncoderSelf ? c.n_encoder_layers : c.n_decoder_layers;
 }
 
-int AppState::headCount() const { return model() ? model()->config().n_heads : 0; }
+int AppState::headCount() const {
+  return model() ? model()->config().n_heads : 0;
+}
 
 AttentionSelection AppState::clamp(AttentionSelection s) const {
   s.layer = std::clamp(s.layer, 0, std::max(0, layerCount(s.kind) - 1));

@@ -47,18 +47,24 @@ QString queryAxisTitle(AttentionKind kind) {
 
 QString keyAxisTitle(AttentionKind kind) {
   switch (kind) {
-    case AttentionKind::EncoderSelf: return QObject::tr("keys → · source tokens");
-    case AttentionKind::DecoderSelf: return QObject::tr("keys → · target tokens");
-    case AttentionKind::Cross: return QObject::tr("keys → · source tokens (encoder output)");
+    case AttentionKind::EncoderSelf:
+      return QObject::tr("keys → · source tokens");
+    case AttentionKind::DecoderSelf:
+      return QObject::tr("keys → · target tokens");
+    case AttentionKind::Cross:
+      return QObject::tr("keys → · source tokens (encoder output)");
   }
   return {};
 }
 
 QString kindTitle(AttentionKind kind) {
   switch (kind) {
-    case AttentionKind::EncoderSelf: return QObject::tr("Encoder self-attention");
-    case AttentionKind::DecoderSelf: return QObject::tr("Decoder masked self-attention");
-    case AttentionKind::Cross: return QObject::tr("Cross-attention (encoder–decoder)");
+    case AttentionKind::EncoderSelf:
+      return QObject::tr("Encoder self-attention");
+    case AttentionKind::DecoderSelf:
+      return QObject::tr("Decoder masked self-attention");
+    case AttentionKind::Cross:
+      return QObject::tr("Cross-attention (encoder–decoder)");
   }
   return {};
 }
@@ -68,7 +74,10 @@ QString selectionTitle(const AttentionSelection& s) {
       s.kind == AttentionKind::EncoderSelf ? QObject::tr("encoder") : QObject::tr("decoder");
   const QString head =
       s.head < 0 ? QObject::tr("mean of heads") : QObject::tr("head %1").arg(s.head + 1);
-  return QObject::tr("%1 · %2 layer %3 · %4").arg(kindTitle(s.kind), side).arg(s.layer + 1).arg(head);
+  return QObject::tr("%1 · %2 layer %3 · %4")
+      .arg(kindTitle(s.kind), side)
+      .arg(s.layer + 1)
+      .arg(head);
 }
 
 std::vector<float> attentionMatrix(const AttentionTrace& a, const AttentionSelection& s,
@@ -136,7 +145,8 @@ HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel, 
     case MatrixValues::Scores:
     case MatrixValues::MaskedScores: {
       d.values = attentionMatrix(a, s, which, mask_fill);
-      d.value_name = which == MatrixValues::Scores ? QObject::tr("score") : QObject::tr("masked score");
+      d.value_name =
+          which == MatrixValues::Scores ? QObject::tr("score") : QObject::tr("masked score");
       // The colour scale spans the unmasked scores; masked cells are drawn as masked anyway.
       float lo = std::numeric_limits<float>::infinity(), hi = -lo;
       for (size_t k = 0; k < d.scores.size(); ++k) {
@@ -191,6 +201,20 @@ HeatmapData maskHeatmap(const std::vector<uint8_t>& mask, int q_len, int k_len,
   d.title = title;
   d.value_name = QObject::tr("mask");
   return d;
+}
+
+QString maskFillText(float fill) {
+  if (std::isinf(fill)) return fill < 0 ? QStringLiteral("−∞") : QStringLiteral("+∞");
+  const double a = std::abs(double(fill));
+  if (a >= 1e4) {
+    const int e = int(std::lround(std::log10(a)));
+    const double mant = double(fill) / std::pow(10.0, e);
+    const QString m = std::abs(std::abs(mant) - 1.0) < 1e-6
+                          ? (mant < 0 ? QStringLiteral("−1") : QStringLiteral("1"))
+                          : QString::number(mant, 'g', 3).replace('-', QChar(0x2212));
+    return m + QStringLiteral("e") + QString::number(e);
+  }
+  return QString::number(double(fill), 'g', 4).replace('-', QChar(0x2212));
 }
 
 QString shapeString(std::initializer_list<long long> dims) {

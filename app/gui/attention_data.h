@@ -37,7 +37,7 @@ QStringList queryLabels(const Trace& trace, AttentionKind kind, int batch);
 QStringList keyLabels(const Trace& trace, AttentionKind kind, int batch);
 QString queryAxisTitle(AttentionKind kind);  // "queries · target tokens (decoder input)"
 QString keyAxisTitle(AttentionKind kind);
-QString kindTitle(AttentionKind kind);       // "Cross-attention"
+QString kindTitle(AttentionKind kind);                // "Cross-attention"
 QString selectionTitle(const AttentionSelection& s);  // "Cross-attention · layer 2 · head 3"
 
 // [Tq, Tk] of one head (or the mean of the heads when s.head < 0).
@@ -63,6 +63,9 @@ MaskParts maskParts(const Trace& trace, AttentionKind kind, int batch, const Mod
                     const MaskOptions& masks);
 HeatmapData maskHeatmap(const std::vector<uint8_t>& mask, int q_len, int k_len,
                         const QStringList& rows, const QStringList& cols, const QString& title);
+
+// The mask fill as the tutorials write it: "−1e9", "−∞".
+QString maskFillText(float fill);
 
 // "[1, 8, 7, 9]"
 QString shapeString(std::initializer_list<long long> dims);

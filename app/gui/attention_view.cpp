@@ -15,20 +15,25 @@ AttentionView::AttentionView(AppState* state, QWidget* parent)
   f.setBold(true);
   f.setPointSizeF(f.pointSizeF() * 1.1);
   caption_->setFont(f);
+  caption_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  caption_->setMinimumWidth(120);
   controls->addWidget(caption_, 1);
   controls->addWidget(new QLabel(tr("Show:"), this));
   values_ = new QComboBox(this);
-  values_->addItem(tr("Probabilities (after softmax)"));
-  values_->addItem(tr("Raw scores QKᵀ/√d_k (before the mask)"));
-  values_->addItem(tr("Masked scores (what softmax sees)"));
-  values_->setToolTip(tr("Which matrix of the attention block to draw"));
+  values_->addItem(tr("Probabilities"));
+  values_->addItem(tr("Raw scores QKᵀ/√d_k"));
+  values_->addItem(tr("Masked scores"));
+  values_->setToolTip(
+      tr("Probabilities: after softmax. Raw scores: QKᵀ/√d_k before the mask. Masked scores: "
+         "what softmax sees, masked cells set to the fill value."));
   controls->addWidget(values_);
   controls->addWidget(new QLabel(tr("Colour scale:"), this));
   scale_ = new QComboBox(this);
-  scale_->addItem(tr("0 … largest value"));
+  scale_->addItem(tr("0 … max"));
   scale_->addItem(tr("0 … 1"));
-  scale_->setToolTip(tr("Probabilities: stretch the colours to this matrix's largest value, or use "
-                        "the fixed range 0 … 1 (to compare heads)"));
+  scale_->setToolTip(
+      tr("Probabilities: stretch the colours to this matrix's largest value, or use "
+         "the fixed range 0 … 1 (to compare heads)"));
   controls->addWidget(scale_);
   layout_->addLayout(controls);
   view_ = new HeatmapView(this);
@@ -55,13 +60,14 @@ void AttentionView::refresh() {
   const MatrixValues which = static_cast<MatrixValues>(values_->currentIndex());
   scale_->setEnabled(which == MatrixValues::Probabilities);
   HeatmapData d = attentionHeatmap(t, s, which, scale_->currentIndex() == 0, c.mask_fill);
-  caption_->setText(selectionTitle(s) +
-                    (t.batch > 1 ? tr(" · sentence %1 of %2").arg(s.batch + 1).arg(t.batch) : QString()));
+  caption_->setToolTip(selectionTitle(s));
+  caption_->setText(
+      selectionTitle(s) +
+      (t.batch > 1 ? tr(" · sentence %1 of %2").arg(s.batch + 1).arg(t.batch) : QString()));
   heatmap()->setData(std::move(d));
 
   const AttentionTrace& a = t.get(s.kind);
-  const QString fill = std::isinf(c.mask_fill) ? QStringLiteral("−∞")
-                                               : QString::number(double(c.mask_fill), 'g', 3);
+  const QString fill = maskFillText(c.mask_fill);
   QString rows_are, cols_are, mask_is;
   switch (s.kind) {
     case AttentionKind::EncoderSelf:

@@ -131,7 +131,9 @@ const Colormap& Colormap::rdbu() {
   return m;
 }
 
-QStringList Colormap::names() { return {"viridis", "magma", "blues", "greys"}; }
+QStringList Colormap::names() {
+  return {"viridis", "magma", "blues", "greys"};
+}
 
 const Colormap& Colormap::byName(const QString& name) {
   const QString n = name.toLower();

@@ -1,5 +1,5 @@
-// Colormaps for heatmaps: perceptually uniform viridis and magma (matplotlib's published tables,
-// sampled every 16 entries and interpolated), ColorBrewer Greys and Blues, and RdBu for signed data.
+// Colormaps for heatmaps: viridis and magma from matplotlib's published tables, ColorBrewer's
+// Greys and Blues, and RdBu for signed values; masked cells get a colour outside each map.
 #pragma once
 
 #include <QColor>

@@ -40,8 +40,17 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
   steps_table_->setSelectionMode(QAbstractItemView::SingleSelection);
   steps_table_->verticalHeader()->hide();
   steps_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  steps_table_->horizontalHeader()->setStretchLastSection(true);
-  steps_table_->setToolTip(tr("Select a step to see its next-token probabilities and attention rows"));
+  steps_table_->horizontalHeader()->setSectionResizeMode(DecodingStepsModel::Input,
+                                                         QHeaderView::Stretch);
+  steps_table_->horizontalHeader()->setSectionResizeMode(DecodingStepsModel::Chosen,
+                                                         QHeaderView::Stretch);
+  steps_table_->horizontalHeader()->setSectionResizeMode(DecodingStepsModel::Probability,
+                                                         QHeaderView::Fixed);
+  steps_table_->horizontalHeader()->resizeSection(
+      DecodingStepsModel::Probability,
+      steps_table_->fontMetrics().horizontalAdvance(QStringLiteral("0.0000")) + 16);
+  steps_table_->setToolTip(
+      tr("Select a step to see its next-token probabilities and attention rows"));
   ll->addWidget(steps_table_, 1);
   auto* buttons = new QGridLayout;
   back_ = new QPushButton(tr("◀ Step back"), left);
@@ -86,8 +95,9 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
   ml->addWidget(topk_table_, 2);
   auto* pick = new QHBoxLayout;
   use_token_ = new QPushButton(tr("Use this token"), middle);
-  use_token_->setToolTip(tr("Branch: keep the steps before this one and continue with the selected "
-                            "token instead (double-click a row, or Enter)"));
+  use_token_->setToolTip(
+      tr("Branch: keep the steps before this one and continue with the selected "
+         "token instead (double-click a row, or Enter)"));
   continue_ = new QCheckBox(tr("then decode to the end"), middle);
   continue_->setChecked(true);
   pick->addWidget(use_token_);
@@ -199,10 +209,12 @@ void DecodingView::refresh() {
                  ? tr("finished: the end token was chosen")
                  : tr("stopped at the maximum length (%1 positions)").arg(snap->max_positions);
   else
-    status = tr("next: “%1”, p = %2").arg(snap->steps.back().argmax.toHtmlEscaped())
+    status = tr("next: “%1”, p = %2")
+                 .arg(snap->steps.back().argmax.toHtmlEscaped())
                  .arg(snap->steps.back().argmax_prob, 0, 'f', 3);
-  summary_->setText(tr("<b>Source:</b> %1<br><b>Output:</b> %2<br><span style='color:#666'>%3</span>")
-                        .arg(src.join(' '), out.isEmpty() ? tr("(nothing yet)") : out.join(' '), status));
+  summary_->setText(
+      tr("<b>Source:</b> %1<br><b>Output:</b> %2<br><span style='color:#666'>%3</span>")
+          .arg(src.join(' '), out.isEmpty() ? tr("(nothing yet)") : out.join(' '), status));
 
   const auto& c = state_->model()->config();
   const int pos = std::max(0, int(snap->steps.size()) - 1);
@@ -215,7 +227,8 @@ void DecodingView::refresh() {
          "<p style='margin:4px 0 0 0'>Shapes at step t = %2: the new self-attention row is "
          "[batch, heads, 1, t + 1] = %3, the new cross-attention row [batch, heads, 1, len_src] = "
          "%4, for each of %5 decoder layers; the logits are [1, tgt_vocab] = %6.</p>")
-          .arg(code(tr("p(y<sub>t+1</sub> | y<sub>≤t</sub>, x) = softmax(h<sub>t</sub>W<sub>out</sub>ᵀ)")))
+          .arg(code(tr(
+              "p(y<sub>t+1</sub> | y<sub>≤t</sub>, x) = softmax(h<sub>t</sub>W<sub>out</sub>ᵀ)")))
           .arg(pos)
           .arg(shapeString({1, c.n_heads, 1, pos + 1}))
           .arg(shapeString({1, c.n_heads, 1, t.src_len}))
@@ -254,7 +267,8 @@ void DecodingView::showStep() {
   QStringList cats;
   for (int k = int(info.topk.size()) - 1; k >= 0; --k) {
     *set << info.topk[size_t(k)].second;
-    QString label = info.topk_tokens.value(k);
+    // Category labels are rich text: escape tokens such as <eos>.
+    QString label = info.topk_tokens.value(k).toHtmlEscaped();
     if (info.topk[size_t(k)].first == info.chosen_id) label += tr(" ✓");
     cats << label;
   }
@@ -270,17 +284,16 @@ void DecodingView::showStep() {
   auto* ay = new QBarCategoryAxis;
   ay->append(cats);
   auto* ax = new QValueAxis;
-  ax->setRange(0, 1.15);
-  ax->setTickCount(5);
-  ax->setLabelFormat(QStringLiteral("%.2f"));
+  ax->setRange(0, 1.2);
+  ax->setTickCount(7);
+  ax->setLabelFormat(QStringLiteral("%.1f"));
   ax->setTitleText(tr("probability"));
   chart->addAxis(ay, Qt::AlignLeft);
   chart->addAxis(ax, Qt::AlignBottom);
   series->attachAxis(ay);
   series->attachAxis(ax);
-  connect(set, &QBarSet::clicked, this, [this, n = int(info.topk.size())](int index) {
-    topk_table_->selectRow(n - 1 - index);
-  });
+  connect(set, &QBarSet::clicked, this,
+          [this, n = int(info.topk.size())](int index) { topk_table_->selectRow(n - 1 - index); });
 
   // The step's new attention row for every layer and head.
   const Trace& t = *snap->trace;
@@ -289,7 +302,8 @@ void DecodingView::showStep() {
   HeatmapData d;
   if (step < a.q_len) {
     const int L = a.layers, H = a.heads;
-    const int K = cross ? a.k_len : step + 1;  // self-attention: keys up to this position
+    // Self-attention sees keys up to this position (all of them with the subsequent mask off).
+    const int K = cross || !snap->masks.subsequent ? a.k_len : step + 1;
     d.rows = L * H;
     d.cols = K;
     d.values.resize(size_t(d.rows) * K);

@@ -21,12 +21,18 @@ constexpr int kTopK = 10;
 
 QString errorTitle(const Error& e) {
   switch (e.kind()) {
-    case ErrorKind::BadInput: return QObject::tr("The input cannot be used");
-    case ErrorKind::Cancelled: return QObject::tr("Cancelled");
-    case ErrorKind::Backend: return QObject::tr("Compute backend error");
-    case ErrorKind::TooLarge: return QObject::tr("Too large");
-    case ErrorKind::Io: return QObject::tr("File error");
-    default: return QObject::tr("The model cannot be loaded");
+    case ErrorKind::BadInput:
+      return QObject::tr("The input cannot be used");
+    case ErrorKind::Cancelled:
+      return QObject::tr("Cancelled");
+    case ErrorKind::Backend:
+      return QObject::tr("Compute backend error");
+    case ErrorKind::TooLarge:
+      return QObject::tr("Too large");
+    case ErrorKind::Io:
+      return QObject::tr("File error");
+    default:
+      return QObject::tr("The model cannot be loaded");
   }
 }
 
@@ -174,6 +180,19 @@ bool Engine::loadModel(const QString& name_or_path, const QString& config_path) 
   });
 }
 
+bool Engine::setModel(std::shared_ptr<Model> model, const QString& label) {
+  if (busy_ || !model) return false;
+  session_.reset();
+  snapshot_.reset();
+  model_ = std::move(model);
+  model_source_ = label;
+  config_path_.clear();
+  backend_name_ = QString::fromStdString(model_->backend().name());
+  emit modelChanged();
+  emit snapshotChanged();
+  return true;
+}
+
 bool Engine::setBackend(const QString& name) {
   if (!model_) {
     if (busy_) return false;
@@ -201,7 +220,8 @@ std::shared_ptr<Snapshot> Engine::makeSnapshot(const DecodingSession& session, i
                                                int max_positions, const JobContext& ctx) {
   auto snap = std::make_shared<Snapshot>();
   snap->masks = session.masks();
-  snap->trace = std::make_shared<const Trace>(session.fullTrace(ctx.forwardOptions(session.masks())));
+  snap->trace =
+      std::make_shared<const Trace>(session.fullTrace(ctx.forwardOptions(session.masks())));
   snap->prefix_positions = prefix_positions;
   snap->max_positions = max_positions;
   snap->src_ids = session.source();
@@ -243,7 +263,8 @@ std::shared_ptr<Snapshot> Engine::makeSnapshot(const DecodingSession& session, i
 
 void Engine::greedy(DecodingSession& session, int max_positions, const JobContext& ctx) {
   while (!session.finished()) {
-    if (ctx.cancellable && ctx.cancelled()) throw Error(ErrorKind::Cancelled, "decoding was cancelled");
+    if (ctx.cancellable && ctx.cancelled())
+      throw Error(ErrorKind::Cancelled, "decoding was cancelled");
     session.stepForward();
     ctx.report(session.length(), max_positions, QObject::tr("Decoding"));
   }
@@ -298,13 +319,12 @@ bool Engine::runBatch(const QStringList& sentences) {
     auto snap = std::make_shared<Snapshot>();
     snap->batch = true;
     snap->masks = masks;
-    snap->trace = std::make_shared<const Trace>(model->forward(srcs, tgts, ctx.forwardOptions(masks)));
+    snap->trace =
+        std::make_shared<const Trace>(model->forward(srcs, tgts, ctx.forwardOptions(masks)));
     snap->batch_src = srcs;
     snap->batch_tgt = tgts;
     for (const auto& t : texts) snap->batch_sentences << QString::fromStdString(t);
-    return [this, snap] {
-      publish(snap);
-    };
+    return [this, snap] { publish(snap); };
   });
 }
 
@@ -343,15 +363,14 @@ bool Engine::setMasks(const MaskOptions& masks) {
   if (snapshot_->batch) {
     auto model = model_;
     auto prev = snapshot_;
-    started = start(tr("Rerunning with the new masks"), true, [=, this](const JobContext& ctx) -> Apply {
-      auto snap = std::make_shared<Snapshot>(*prev);
-      snap->masks = masks;
-      snap->trace = std::make_shared<const Trace>(
-          model->forward(prev->batch_src, prev->batch_tgt, ctx.forwardOptions(masks)));
-      return [this, snap] {
-        publish(snap);
-      };
-    });
+    started =
+        start(tr("Rerunning with the new masks"), true, [=, this](const JobContext& ctx) -> Apply {
+          auto snap = std::make_shared<Snapshot>(*prev);
+          snap->masks = masks;
+          snap->trace = std::make_shared<const Trace>(
+              model->forward(prev->batch_src, prev->batch_tgt, ctx.forwardOptions(masks)));
+          return [this, snap] { publish(snap); };
+        });
   } else {
     std::vector<int> choices;
     for (const auto& s : snapshot_->steps)
@@ -386,9 +405,7 @@ bool Engine::stepForward(int token) {
       session->stepBack();  // keep the session and the shown snapshot in step
       throw;
     }
-    return [this, snap] {
-      publish(snap);
-    };
+    return [this, snap] { publish(snap); };
   });
 }
 
@@ -400,9 +417,7 @@ bool Engine::stepBack() {
   return start(tr("Step back"), false, [=, this](const JobContext& ctx) -> Apply {
     session->stepBack();
     auto snap = makeSnapshot(*session, prefix_positions, limit, ctx);
-    return [this, snap] {
-      publish(snap);
-    };
+    return [this, snap] { publish(snap); };
   });
 }
 
@@ -417,9 +432,7 @@ bool Engine::reset() {
     if (session->length() == prefix_positions && session->steps().back().chosen >= 0)
       session->stepBack();
     auto snap = makeSnapshot(*session, prefix_positions, limit, ctx);
-    return [this, snap] {
-      publish(snap);
-    };
+    return [this, snap] { publish(snap); };
   });
 }
 

@@ -24,8 +24,8 @@ namespace attnviz::gui {
 struct StepInfo {
   int position = 0;
   int input_id = 0;
-  QString input;        // token fed at this position (BOS at 0)
-  int chosen_id = -1;   // token chosen after it; -1 = not chosen yet (the newest position)
+  QString input;       // token fed at this position (BOS at 0)
+  int chosen_id = -1;  // token chosen after it; -1 = not chosen yet (the newest position)
   QString chosen;
   float chosen_prob = 0;
   int argmax_id = -1;
@@ -71,6 +71,8 @@ class Engine : public QObject {
   // Each starts a job and returns true, or returns false when a job is running or the action
   // does not apply now (no model, batch mode, nothing to step back to, …).
   bool loadModel(const QString& name_or_path, const QString& config_path = {});
+  // Uses a model built elsewhere (tests, embedding); `label` is what modelSource() reports.
+  bool setModel(std::shared_ptr<Model> model, const QString& label);
   bool setBackend(const QString& name);
   bool run(const QString& src, const QString& prefix);
   bool runBatch(const QStringList& sentences);
@@ -117,14 +119,15 @@ class Engine : public QObject {
   bool canStart() const { return !busy_; }
   bool decodeMode() const { return model_ && session_ && snapshot_ && !snapshot_->batch; }
 
-  static std::shared_ptr<Snapshot> makeSnapshot(const DecodingSession& session, int prefix_positions,
-                                                int max_positions, const JobContext& ctx);
+  static std::shared_ptr<Snapshot> makeSnapshot(const DecodingSession& session,
+                                                int prefix_positions, int max_positions,
+                                                const JobContext& ctx);
   static void greedy(DecodingSession& session, int max_positions, const JobContext& ctx);
   bool replayJob(const QString& what, std::vector<int> choices, int extra_token, bool decode_on,
                  const MaskOptions& masks);
 
-  std::shared_ptr<Model> model_;                // declared before session_: outlives it
-  std::shared_ptr<DecodingSession> session_;    // touched only by jobs, one at a time
+  std::shared_ptr<Model> model_;              // declared before session_: outlives it
+  std::shared_ptr<DecodingSession> session_;  // touched only by jobs, one at a time
   std::shared_ptr<const Snapshot> snapshot_;
   uint64_t snapshot_ids_ = 0;
   void publish(std::shared_ptr<Snapshot> snap);  // numbers it, stores it, emits snapshotChanged

@@ -15,6 +15,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace attnviz::gui {
 
@@ -115,7 +116,9 @@ void HeatmapWidget::setCellSize(double px) {
   update();
 }
 
-double HeatmapWidget::cellSize() const { return computeLayout(size()).cell; }
+double HeatmapWidget::cellSize() const {
+  return computeLayout(size()).cell;
+}
 
 void HeatmapWidget::setShowLegend(bool show) {
   show_legend_ = show;
@@ -184,31 +187,39 @@ HeatmapWidget::Layout HeatmapWidget::computeLayout(QSize size) const {
   const double bottom = kPad;
   const int rows = std::max(d.rows, 1), cols = std::max(d.cols, 1);
 
-  auto cellFor = [&](double col_labels_h) {
-    if (!fit_) return cell_px_;
-    const double aw = size.width() - left - right;
-    const double ah = size.height() - top - col_labels_h - bottom;
-    double c = std::min(aw / cols, ah / rows);
-    c = std::min(c, double(max_fit_cell_));
-    if (c >= 2) c = std::floor(c);
-    return std::max(c, 0.05);
+  // Cell width and height: square unless the data allows stretching (then each axis fills).
+  auto cellsFor = [&](double col_labels_h) -> std::pair<double, double> {
+    if (!fit_) return {cell_px_, cell_px_};
+    const double aw = (size.width() - left - right) / cols;
+    const double ah = (size.height() - top - col_labels_h - bottom) / rows;
+    auto snap = [](double c) { return std::max(c >= 2 ? std::floor(c) : c, 0.05); };
+    if (d.square_cells) {
+      const double c = snap(std::min({aw, ah, double(max_fit_cell_)}));
+      return {c, c};
+    }
+    return {snap(std::min(aw, 4.0 * max_fit_cell_)), snap(std::min(ah, double(max_fit_cell_)))};
   };
   const double horizontal_h = d.col_labels.isEmpty() ? 0 : lh + 4;
-  double cell = cellFor(horizontal_h);
+  auto [cw, ch] = cellsFor(horizontal_h);
   l.col_vertical = false;
   l.col_label_h = horizontal_h;
-  if (!d.col_labels.isEmpty() && col_label_w + 6 > cell) {
+  if (!d.col_labels.isEmpty() && col_label_w + 6 > cw) {
     l.col_vertical = true;
     l.col_label_h = col_label_w + 8;
-    cell = cellFor(l.col_label_h);
+    std::tie(cw, ch) = cellsFor(l.col_label_h);
   }
-  l.cell = cell;
-  l.grid = QRectF(left, top + l.col_label_h, cell * d.cols, cell * d.rows);
-  l.row_step = std::max(1, int(std::ceil(lh * 0.9 / cell)));
-  l.col_step = l.col_vertical ? std::max(1, int(std::ceil(lh * 0.9 / cell))) : 1;
+  l.cw = cw;
+  l.ch = ch;
+  l.cell = std::min(cw, ch);
+  l.grid = QRectF(left, top + l.col_label_h, cw * d.cols, ch * d.rows);
+  l.row_step = std::max(1, int(std::ceil(lh * 0.9 / ch)));
+  l.col_step = l.col_vertical ? std::max(1, int(std::ceil(lh * 0.9 / cw))) : 1;
   if (show_legend_) {
-    const double lt = l.grid.top() + lh + 6;
-    const double lhgt = std::clamp(l.grid.height() - lh - 6, 90.0, 260.0);
+    const double lt = l.grid.top() + 1.6 * lh + 6;
+    double lhgt = std::clamp(l.grid.height() - 1.6 * lh - 6, 90.0, 260.0);
+    // In fit mode keep the masked swatch under the bar inside the widget.
+    if (fit_) lhgt = std::max(40.0, std::min(lhgt, size.height() - lt - 2 * lh - 16 - kPad));
+    if (d.mask_only) lhgt = 2 * kLegendBar + 8;
     l.legend = QRectF(l.grid.right() + 18, lt, kLegendBar, lhgt);
   }
   return l;
@@ -244,18 +255,20 @@ QSize HeatmapWidget::minimumSizeHint() const {
   return QSize(160, 120);
 }
 
-QRectF HeatmapWidget::gridRect() const { return computeLayout(size()).grid; }
+QRectF HeatmapWidget::gridRect() const {
+  return computeLayout(size()).grid;
+}
 
 QRectF HeatmapWidget::cellRect(int row, int col) const {
   const Layout l = computeLayout(size());
-  return QRectF(l.grid.left() + col * l.cell, l.grid.top() + row * l.cell, l.cell, l.cell);
+  return QRectF(l.grid.left() + col * l.cw, l.grid.top() + row * l.ch, l.cw, l.ch);
 }
 
 QPoint HeatmapWidget::cellAt(const QPointF& pos) const {
   const Layout l = computeLayout(size());
   if (!l.grid.contains(pos) || l.cell <= 0) return {-1, -1};
-  const int c = std::min(int((pos.x() - l.grid.left()) / l.cell), data_->cols - 1);
-  const int r = std::min(int((pos.y() - l.grid.top()) / l.cell), data_->rows - 1);
+  const int c = std::min(int((pos.x() - l.grid.left()) / l.cw), data_->cols - 1);
+  const int r = std::min(int((pos.y() - l.grid.top()) / l.ch), data_->rows - 1);
   return {c, r};
 }
 
@@ -275,8 +288,14 @@ QString HeatmapWidget::tooltipText(int row, int col) const {
     return k < labels.size() ? QStringLiteral("“%1”").arg(labels[k]) : QString();
   };
   QStringList lines;
-  lines << QStringLiteral("%1 %2: %3").arg(capitalized(d.row_noun)).arg(row).arg(label(d.row_labels, row));
-  lines << QStringLiteral("%1 %2: %3").arg(capitalized(d.col_noun)).arg(col).arg(label(d.col_labels, col));
+  lines << QStringLiteral("%1 %2: %3")
+               .arg(capitalized(d.row_noun))
+               .arg(row)
+               .arg(label(d.row_labels, row));
+  lines << QStringLiteral("%1 %2: %3")
+               .arg(capitalized(d.col_noun))
+               .arg(col)
+               .arg(label(d.col_labels, col));
   const bool masked = d.isMasked(row, col);
   if (!d.mask_only) {
     if (!d.probs.empty()) lines << QStringLiteral("Probability: %1").arg(formatNumber(d.probs[i]));
@@ -295,7 +314,7 @@ void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
   const QFontMetricsF fm(font());
   const QRectF bar = l.legend;
   p.setPen(palette().color(QPalette::Text));
-  p.drawText(QPointF(bar.left(), bar.top() - 6), d.value_name);
+  p.drawText(QPointF(bar.left(), bar.top() - fm.ascent() / 2 - fm.descent() - 5), d.value_name);
   double y = bar.top();
   auto swatch = [&](double yy, bool masked, const QString& text) {
     const QRectF r(bar.left(), yy, kLegendBar, kLegendBar);
@@ -370,10 +389,10 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
   const QRectF vis = QRectF(event->rect()).intersected(l.grid);
   int r0 = 0, r1 = -1, c0 = 0, c1 = -1;
   if (!vis.isEmpty() && l.cell > 0) {
-    r0 = std::max(0, int((vis.top() - l.grid.top()) / l.cell));
-    r1 = std::min(d.rows - 1, int((vis.bottom() - l.grid.top()) / l.cell));
-    c0 = std::max(0, int((vis.left() - l.grid.left()) / l.cell));
-    c1 = std::min(d.cols - 1, int((vis.right() - l.grid.left()) / l.cell));
+    r0 = std::max(0, int((vis.top() - l.grid.top()) / l.ch));
+    r1 = std::min(d.rows - 1, int((vis.bottom() - l.grid.top()) / l.ch));
+    c0 = std::max(0, int((vis.left() - l.grid.left()) / l.cw));
+    c1 = std::min(d.cols - 1, int((vis.right() - l.grid.left()) / l.cw));
   }
 
   if (!rendering_ && l.cell >= 5) {
@@ -382,24 +401,23 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
     for (int r = r0; r <= r1; ++r)
       for (int c = c0; c <= c1; ++c)
         if (d.drawMasked(r, c) || (!d.mask_only && std::isnan(d.value(r, c))))
-          p.fillRect(QRectF(l.grid.left() + c * l.cell, l.grid.top() + r * l.cell, l.cell, l.cell),
-                     hatch);
+          p.fillRect(QRectF(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, l.cw, l.ch), hatch);
   }
   if (l.cell >= 14 || (d.mask_only && l.cell >= 4)) {
     // Thin separators between cells.
     p.setPen(QPen(d.mask_only ? QColor(0xc8, 0xc8, 0xc8) : palette().color(QPalette::Base), 1));
     for (int r = r0; r <= r1 + 1 && r <= d.rows; ++r) {
-      const double y = l.grid.top() + r * l.cell;
+      const double y = l.grid.top() + r * l.ch;
       p.drawLine(QPointF(l.grid.left(), y), QPointF(l.grid.right(), y));
     }
     for (int c = c0; c <= c1 + 1 && c <= d.cols; ++c) {
-      const double x = l.grid.left() + c * l.cell;
+      const double x = l.grid.left() + c * l.cw;
       p.drawLine(QPointF(x, l.grid.top()), QPointF(x, l.grid.bottom()));
     }
   }
   // Values inside cells that are large enough to hold them.
   if (d.show_values && !d.mask_only && !rendering_ &&
-      l.cell >= fm.horizontalAdvance(QStringLiteral("0.00")) + 8 && l.cell >= lh + 6) {
+      l.cw >= fm.horizontalAdvance(QStringLiteral("0.00")) + 8 && l.ch >= lh + 6) {
     QFont small = font();
     small.setPointSizeF(std::max(6.0, font().pointSizeF() * 0.85));
     p.setFont(small);
@@ -409,9 +427,9 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
         const double t = d.normalized(r, c);
         p.setPen(cmap_->textOn(t));
         const double v = d.value(r, c);
-        const QString s = std::abs(v) >= 100 ? QString::number(v, 'g', 3)
-                                              : QString::number(v, 'f', 2);
-        p.drawText(QRectF(l.grid.left() + c * l.cell, l.grid.top() + r * l.cell, l.cell, l.cell),
+        const QString s =
+            std::abs(v) >= 100 ? QString::number(v, 'g', 3) : QString::number(v, 'f', 2);
+        p.drawText(QRectF(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, l.cw, l.ch),
                    Qt::AlignCenter, s);
       }
     p.setFont(font());
@@ -423,16 +441,16 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
   // Highlighted row (e.g. the current decoding step) and the hovered cell.
   if (d.highlight_row >= 0 && d.highlight_row < d.rows) {
     p.setPen(QPen(QColor(0xff, 0x6f, 0x00), 2));
-    p.drawRect(QRectF(l.grid.left(), l.grid.top() + d.highlight_row * l.cell, l.grid.width(), l.cell)
+    p.drawRect(QRectF(l.grid.left(), l.grid.top() + d.highlight_row * l.ch, l.grid.width(), l.ch)
                    .adjusted(-1, -1, 1, 1));
   }
   if (hover_.x() >= 0 && l.cell >= 3) {
     p.setPen(QPen(QColor(0xff, 0xff, 0xff), 2));
-    p.drawRect(QRectF(l.grid.left() + hover_.x() * l.cell, l.grid.top() + hover_.y() * l.cell,
-                      l.cell, l.cell));
+    p.drawRect(
+        QRectF(l.grid.left() + hover_.x() * l.cw, l.grid.top() + hover_.y() * l.ch, l.cw, l.ch));
     p.setPen(QPen(QColor(0, 0, 0), 1));
-    p.drawRect(QRectF(l.grid.left() + hover_.x() * l.cell - 1,
-                      l.grid.top() + hover_.y() * l.cell - 1, l.cell + 2, l.cell + 2));
+    p.drawRect(QRectF(l.grid.left() + hover_.x() * l.cw - 1, l.grid.top() + hover_.y() * l.ch - 1,
+                      l.cw + 2, l.ch + 2));
   }
 
   // Row labels (queries), right-aligned next to the matrix.
@@ -442,8 +460,8 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
     const int lr1 = std::min(d.rows - 1, r1 + 1);
     for (int r = lr0; r <= lr1; ++r) {
       if (r % l.row_step != 0 || r >= d.row_labels.size()) continue;
-      const double y = l.grid.top() + r * l.cell;
-      const QRectF box(l.grid.left() - l.row_label_w, y + l.cell / 2 - lh / 2, l.row_label_w - 6, lh);
+      const double y = l.grid.top() + r * l.ch;
+      const QRectF box(l.grid.left() - l.row_label_w, y + l.ch / 2 - lh / 2, l.row_label_w - 6, lh);
       p.drawText(box, Qt::AlignRight | Qt::AlignVCenter,
                  fm.elidedText(d.row_labels[r], Qt::ElideRight, kMaxLabelWidth));
     }
@@ -455,15 +473,15 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
     for (int c = lc0; c <= lc1; ++c) {
       if (c % l.col_step != 0 || c >= d.col_labels.size()) continue;
       const QString s = fm.elidedText(d.col_labels[c], Qt::ElideRight, kMaxLabelWidth);
-      const double x = l.grid.left() + c * l.cell;
+      const double x = l.grid.left() + c * l.cw;
       if (l.col_vertical) {
         p.save();
-        p.translate(x + l.cell / 2, l.grid.top() - 5);
+        p.translate(x + l.cw / 2, l.grid.top() - 5);
         p.rotate(-90);
         p.drawText(QRectF(0, -lh / 2, l.col_label_h, lh), Qt::AlignLeft | Qt::AlignVCenter, s);
         p.restore();
       } else {
-        p.drawText(QRectF(x - 20, l.grid.top() - l.col_label_h, l.cell + 40, l.col_label_h - 3),
+        p.drawText(QRectF(x - 20, l.grid.top() - l.col_label_h, l.cw + 40, l.col_label_h - 3),
                    Qt::AlignHCenter | Qt::AlignBottom, s);
       }
     }
@@ -571,7 +589,9 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
   zoom_label_->setText(tr("fit to window"));
 }
 
-void HeatmapView::setToolbarVisible(bool visible) { toolbar_->setVisible(visible); }
+void HeatmapView::setToolbarVisible(bool visible) {
+  toolbar_->setVisible(visible);
+}
 
 void HeatmapView::setZoom(double cell) {
   heatmap_->setFit(false);
@@ -581,9 +601,13 @@ void HeatmapView::setZoom(double cell) {
   zoom_label_->setText(tr("%1 px per cell").arg(QString::number(heatmap_->cellSize(), 'g', 3)));
 }
 
-void HeatmapView::zoomIn() { setZoom(std::max(2.0, std::ceil(heatmap_->cellSize() * 1.25))); }
+void HeatmapView::zoomIn() {
+  setZoom(std::max(2.0, std::ceil(heatmap_->cellSize() * 1.25)));
+}
 
-void HeatmapView::zoomOut() { setZoom(std::max(0.25, heatmap_->cellSize() / 1.25)); }
+void HeatmapView::zoomOut() {
+  setZoom(std::max(0.25, heatmap_->cellSize() / 1.25));
+}
 
 void HeatmapView::zoomFit() {
   heatmap_->setFit(true);

@@ -28,19 +28,19 @@ struct HeatmapData {
   QStringList row_labels, col_labels;
   QString row_title, col_title;  // e.g. "queries (target tokens)"
   QString row_noun = "query", col_noun = "key";
-  QString title;                      // drawn above the matrix when not empty
+  QString title;                       // drawn above the matrix when not empty
   QString value_name = "probability";  // legend title and tooltip name of `values`
   double vmin = 0, vmax = 1;           // colour scale
-  bool mask_only = false;   // a picture of a mask: allowed cells white, masked cells hatched
-  bool show_values = true;  // print values in cells that are large enough
-  QString tooltip_note;     // an extra line in every tooltip, e.g. "mean of 8 heads"
-  int highlight_row = -1;   // drawn with an outline (e.g. the current decoding step)
+  bool mask_only = false;         // a picture of a mask: allowed cells white, masked cells hatched
+  bool show_values = true;        // print values in cells that are large enough
+  QString tooltip_note;           // an extra line in every tooltip, e.g. "mean of 8 heads"
+  int highlight_row = -1;         // drawn with an outline (e.g. the current decoding step)
   bool value_in_tooltip = false;  // also list `values` in the tooltip (beside probs and scores)
-  bool draw_mask = true;    // false: masked cells are coloured by value (the tooltip still tells)
+  bool draw_mask = true;
+  bool square_cells = true;  // false: in fit mode, columns and rows stretch independently    //
+                             // false: masked cells are coloured by value (the tooltip still tells)
 
-  bool isMasked(int r, int c) const {
-    return !masked.empty() && masked[size_t(r) * cols + c] != 0;
-  }
+  bool isMasked(int r, int c) const { return !masked.empty() && masked[size_t(r) * cols + c] != 0; }
   bool drawMasked(int r, int c) const { return draw_mask && isMasked(r, c); }
   float value(int r, int c) const { return values[size_t(r) * cols + c]; }
   // Colour-scale position of a cell in [0, 1] (NaN when it has no value).
@@ -67,7 +67,10 @@ class HeatmapWidget : public QWidget {
   bool fit() const { return fit_; }
   void setCellSize(double px);
   double cellSize() const;  // the current cell size in pixels
-  void setMaxFitCell(int px) { max_fit_cell_ = px; update(); }
+  void setMaxFitCell(int px) {
+    max_fit_cell_ = px;
+    update();
+  }
   void setShowLegend(bool show);
 
   // Geometry, for tests and for views that draw over the matrix.
@@ -101,7 +104,8 @@ class HeatmapWidget : public QWidget {
  private:
   struct Layout {
     QRectF grid;
-    double cell = 0;
+    double cell = 0;                 // min(cw, ch)
+    double cw = 0, ch = 0;           // cell width and height in pixels
     int row_step = 1, col_step = 1;  // draw every n-th label
     bool col_vertical = false;
     double row_label_w = 0, col_label_h = 0;

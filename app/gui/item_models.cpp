@@ -39,7 +39,8 @@ void StructureModel::setConfig(const ModelConfig* c) {
       for (int h = 0; h < c->n_heads; ++h) {
         Node n;
         n.text = tr("Head %1").arg(h + 1);
-        n.tooltip = tr("Head %1: its own W_Q, W_K, W_V slices of width d_k = %2").arg(h + 1).arg(c->d_k);
+        n.tooltip =
+            tr("Head %1: its own W_Q, W_K, W_V slices of width d_k = %2").arg(h + 1).arg(c->d_k);
         n.kind = kind;
         n.layer = layer;
         n.head = h;
@@ -65,18 +66,21 @@ void StructureModel::setConfig(const ModelConfig* c) {
       n.selectable = false;
       add(parent, n);
     };
-    const QString pos_kind = c->positional == Positional::Learned ? tr("learned") : tr("sinusoidal");
+    const QString pos_kind =
+        c->positional == Positional::Learned ? tr("learned") : tr("sinusoidal");
 
     Node enc;
-    enc.text = c->n_encoder_layers == 1 ? tr("Encoder (1 layer)") : tr("Encoder (%1 layers)").arg(c->n_encoder_layers);
+    enc.text = c->n_encoder_layers == 1 ? tr("Encoder (1 layer)")
+                                        : tr("Encoder (%1 layers)").arg(c->n_encoder_layers);
     enc.tooltip = tr("Reads the source sentence; every layer is self-attention + feed-forward");
     enc.selectable = false;
     const int enc_id = add(-1, enc);
     Node emb;
-    emb.text = tr("Embedding + %1 positions").arg(pos_kind);
-    emb.tooltip = tr("Token embedding [src_vocab %1, d_model %2] plus the positional encoding")
+    emb.text = tr("Embedding + positions");
+    emb.tooltip = tr("Token embedding [src_vocab %1, d_model %2] plus the %3 positional encoding")
                       .arg(c->src_vocab.size())
-                      .arg(c->d_model);
+                      .arg(c->d_model)
+                      .arg(pos_kind);
     emb.action = QStringLiteral("positional-src");
     add(enc_id, emb);
     for (int l = 0; l < c->n_encoder_layers; ++l) {
@@ -95,14 +99,16 @@ void StructureModel::setConfig(const ModelConfig* c) {
     }
 
     Node dec;
-    dec.text = c->n_decoder_layers == 1 ? tr("Decoder (1 layer)") : tr("Decoder (%1 layers)").arg(c->n_decoder_layers);
+    dec.text = c->n_decoder_layers == 1 ? tr("Decoder (1 layer)")
+                                        : tr("Decoder (%1 layers)").arg(c->n_decoder_layers);
     dec.tooltip = tr("Writes the target one token at a time");
     dec.selectable = false;
     const int dec_id = add(-1, dec);
     Node demb = emb;
-    demb.tooltip = tr("Token embedding [tgt_vocab %1, d_model %2] plus the positional encoding")
+    demb.tooltip = tr("Token embedding [tgt_vocab %1, d_model %2] plus the %3 positional encoding")
                        .arg(c->tgt_vocab.size())
-                       .arg(c->d_model);
+                       .arg(c->d_model)
+                       .arg(pos_kind);
     demb.action = QStringLiteral("positional-tgt");
     add(dec_id, demb);
     for (int l = 0; l < c->n_decoder_layers; ++l) {
@@ -123,9 +129,10 @@ void StructureModel::setConfig(const ModelConfig* c) {
     }
     Node out;
     out.text = tr("Output projection → softmax");
-    out.tooltip = tr("Linear [tgt_vocab %1, d_model %2]: the next-token probabilities (Decoding view)")
-                      .arg(c->tgt_vocab.size())
-                      .arg(c->d_model);
+    out.tooltip =
+        tr("Linear [tgt_vocab %1, d_model %2]: the next-token probabilities (Decoding view)")
+            .arg(c->tgt_vocab.size())
+            .arg(c->d_model);
     out.action = QStringLiteral("decoding");
     add(dec_id, out);
   }
@@ -160,16 +167,20 @@ int StructureModel::rowCount(const QModelIndex& parent) const {
   return int(nodes_[size_t(parent.internalId())].children.size());
 }
 
-int StructureModel::columnCount(const QModelIndex&) const { return 1; }
+int StructureModel::columnCount(const QModelIndex&) const {
+  return 1;
+}
 
 QVariant StructureModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid()) return {};
   const Node& n = nodes_[size_t(index.internalId())];
   switch (role) {
-    case Qt::DisplayRole: return n.text;
-    case Qt::ToolTipRole: return n.tooltip.isEmpty() ? QVariant() : QVariant(n.tooltip);
+    case Qt::DisplayRole:
+      return n.text;
+    case Qt::ToolTipRole:
+      return n.tooltip.isEmpty() ? QVariant() : QVariant(n.tooltip);
     case Qt::ForegroundRole:
-      return n.selectable ? QVariant() : QVariant(QBrush(QColor(0x70, 0x70, 0x70)));
+      return n.selectable || n.parent < 0 ? QVariant() : QVariant(QBrush(QColor(0x70, 0x70, 0x70)));
     case Qt::FontRole:
       if (n.parent < 0) {
         QFont f;
@@ -177,11 +188,16 @@ QVariant StructureModel::data(const QModelIndex& index, int role) const {
         return f;
       }
       return {};
-    case KindRole: return n.kind;
-    case LayerRole: return n.layer;
-    case HeadRole: return n.head;
-    case ActionRole: return n.action;
-    default: return {};
+    case KindRole:
+      return n.kind;
+    case LayerRole:
+      return n.layer;
+    case HeadRole:
+      return n.head;
+    case ActionRole:
+      return n.action;
+    default:
+      return {};
   }
 }
 
@@ -214,7 +230,8 @@ void DecodingStepsModel::setSteps(const std::vector<StepInfo>& steps) {
   };
   const int old_n = int(steps_.size()), new_n = int(steps.size());
   int common = 0;
-  while (common < old_n && common < new_n && steps_[size_t(common)].input_id == steps[size_t(common)].input_id)
+  while (common < old_n && common < new_n &&
+         steps_[size_t(common)].input_id == steps[size_t(common)].input_id)
     ++common;
   if (old_n > common) {
     beginRemoveRows({}, common, old_n - 1);
@@ -252,8 +269,10 @@ QVariant DecodingStepsModel::data(const QModelIndex& index, int role) const {
   const bool picked = !pending && s.chosen_id != s.argmax_id;
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
-      case Position: return s.position;
-      case Input: return s.input;
+      case Position:
+        return s.position;
+      case Input:
+        return s.input;
       case Chosen:
         if (pending) return tr("(next: %1?)").arg(s.argmax);
         return picked ? tr("%1 ✎").arg(s.chosen) : s.chosen;
@@ -284,18 +303,24 @@ QVariant DecodingStepsModel::data(const QModelIndex& index, int role) const {
     if (pending && index.column() >= Chosen) return QBrush(QColor(0x80, 0x80, 0x80));
     if (picked && index.column() == Chosen) return QBrush(QColor(0xb0, 0x40, 0x00));
   }
-  if (role == Qt::TextAlignmentRole && (index.column() == Position || index.column() == Probability))
+  if (role == Qt::TextAlignmentRole &&
+      (index.column() == Position || index.column() == Probability))
     return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
 }
 
 QVariant DecodingStepsModel::headerData(int section, Qt::Orientation o, int role) const {
-  if (o != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, o, role);
+  if (o != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, o, role);
   switch (section) {
-    case Position: return tr("#");
-    case Input: return tr("Input");
-    case Chosen: return tr("Next token");
-    case Probability: return tr("p");
+    case Position:
+      return tr("#");
+    case Input:
+      return tr("Input");
+    case Chosen:
+      return tr("Next token");
+    case Probability:
+      return tr("p");
   }
   return {};
 }
@@ -331,9 +356,12 @@ QVariant TopKModel::data(const QModelIndex& index, int role) const {
   const auto& [id, p] = topk_[size_t(index.row())];
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
-      case Rank: return index.row() + 1;
-      case Token: return tokens_.value(index.row());
-      case Probability: return QString::number(p, 'f', 4);
+      case Rank:
+        return index.row() + 1;
+      case Token:
+        return tokens_.value(index.row());
+      case Probability:
+        return QString::number(p, 'f', 4);
     }
   }
   if (role == TokenIdRole) return id;
@@ -343,18 +371,23 @@ QVariant TopKModel::data(const QModelIndex& index, int role) const {
     return f;
   }
   if (role == Qt::ToolTipRole)
-    return tr("Double-click (or press Enter) to continue the decode with “%1”").arg(tokens_.value(index.row()));
+    return tr("Double-click (or press Enter) to continue the decode with “%1”")
+        .arg(tokens_.value(index.row()));
   if (role == Qt::TextAlignmentRole && index.column() != Token)
     return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
 }
 
 QVariant TopKModel::headerData(int section, Qt::Orientation o, int role) const {
-  if (o != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, o, role);
+  if (o != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, o, role);
   switch (section) {
-    case Rank: return tr("Rank");
-    case Token: return tr("Token");
-    case Probability: return tr("Probability");
+    case Rank:
+      return tr("Rank");
+    case Token:
+      return tr("Token");
+    case Probability:
+      return tr("Probability");
   }
   return {};
 }

@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   // A screenshot needs no screen: fall back to the offscreen platform when there is none.
   for (int i = 1; i < argc; ++i)
     if (QByteArray(argv[i]).startsWith("--screenshot") && qEnvironmentVariableIsEmpty("DISPLAY") &&
-        qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+        qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
       qputenv("QT_QPA_PLATFORM", "offscreen");
 
   QApplication app(argc, argv);
@@ -33,10 +34,10 @@ int main(int argc, char** argv) {
   QCommandLineOption src({"s", "src"}, "Source sentence for the first run.", "TEXT");
   QCommandLineOption tgt({"t", "tgt"}, "Target prefix for the first run.", "TEXT");
   QCommandLineOption backend("backend", "Compute backend: cpu or cuda.", "NAME");
-  QCommandLineOption view("view", "View shown first: attention, overview, masks, positional, decoding.",
-                          "NAME");
-  QCommandLineOption screenshot("screenshot", "Save the window as PNG after the first run, then exit.",
-                                "FILE.png");
+  QCommandLineOption view(
+      "view", "View shown first: attention, overview, masks, positional, decoding.", "NAME");
+  QCommandLineOption screenshot(
+      "screenshot", "Save the window as PNG after the first run, then exit.", "FILE.png");
   QCommandLineOption size("size", "Window size, e.g. 1400x900.", "WxH");
   QCommandLineOption no_settings("no-settings", "Neither read nor write the saved settings.");
   parser.addOptions({model, config, src, tgt, backend, view, screenshot, size, no_settings});

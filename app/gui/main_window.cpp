@@ -47,9 +47,17 @@ namespace attnviz::gui {
 
 namespace {
 
-QSettings appSettings() { return QSettings(QStringLiteral("attnviz"), QStringLiteral("attnviz")); }
+// The application's organisation and name (main() sets "attnviz"; the tests their own).
+QSettings appSettings() {
+  const QString org = QCoreApplication::organizationName();
+  const QString app = QCoreApplication::applicationName();
+  return QSettings(org.isEmpty() ? QStringLiteral("attnviz") : org,
+                   app.isEmpty() ? QStringLiteral("attnviz") : app);
+}
 
-QString menuText(QString s) { return s.replace('&', QStringLiteral("&&")); }
+QString menuText(QString s) {
+  return s.replace('&', QStringLiteral("&&"));
+}
 
 }  // namespace
 
@@ -74,7 +82,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   tree_->setModel(structure_);
   tree_->setHeaderHidden(true);
   tree_->setUniformRowHeights(true);
-  tree_->setMinimumWidth(170);
+  tree_->setMinimumWidth(190);
   tree_->setToolTip(tr("The model's structure: select an attention block or a head to show it"));
   splitter_->addWidget(tree_);
 
@@ -90,13 +98,14 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   masks_ = new MasksView(state_);
   positional_ = new PositionalView(state_);
   decoding_ = new DecodingView(state_);
-  for (View* v : std::initializer_list<View*>{attention_, overview_, masks_, positional_, decoding_})
+  for (View* v :
+       std::initializer_list<View*>{attention_, overview_, masks_, positional_, decoding_})
     tabs_->addTab(v, v->title());
   rl->addWidget(tabs_, 1);
   splitter_->addWidget(right);
   splitter_->setStretchFactor(0, 0);
   splitter_->setStretchFactor(1, 1);
-  splitter_->setSizes({220, 1100});
+  splitter_->setSizes({230, 1100});
   cl->addWidget(splitter_, 1);
   setCentralWidget(central);
 
@@ -104,7 +113,8 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   buildMenus();
   if (QAction* a = action(QStringLiteral("colormap-viridis"))) a->setChecked(true);
 
-  connect(overview_, &OverviewView::openRequested, this, [this] { tabs_->setCurrentWidget(attention_); });
+  connect(overview_, &OverviewView::openRequested, this,
+          [this] { tabs_->setCurrentWidget(attention_); });
   connect(engine_, &Engine::modelChanged, this, &MainWindow::onModelChanged);
   connect(engine_, &Engine::snapshotChanged, this, &MainWindow::onSnapshotChanged);
   connect(engine_, &Engine::busyChanged, this, &MainWindow::onBusyChanged);
@@ -180,7 +190,8 @@ QWidget* MainWindow::buildInputBar() {
   if (!cuda_reason_.isEmpty()) {
     auto* m = qobject_cast<QStandardItemModel*>(backend_combo_->model());
     if (m) m->item(1)->setEnabled(false);
-    backend_combo_->setItemData(1, tr("CUDA is unavailable: %1").arg(cuda_reason_), Qt::ToolTipRole);
+    backend_combo_->setItemData(1, tr("CUDA is unavailable: %1").arg(cuda_reason_),
+                                Qt::ToolTipRole);
     backend_combo_->setToolTip(tr("CUDA is unavailable: %1").arg(cuda_reason_));
   } else {
     backend_combo_->setToolTip(tr("Where the forward pass runs"));
@@ -205,7 +216,7 @@ QWidget* MainWindow::buildInputBar() {
   tgt_edit_ = new QLineEdit(bar);
   tgt_edit_->setPlaceholderText(tr("optional: forces the first target tokens"));
   tgt_edit_->setClearButtonEnabled(true);
-  tgt_edit_->setMinimumWidth(180);
+  tgt_edit_->setMinimumWidth(120);
   tl->addWidget(tgt_edit_, 1);
   g->addLayout(tl, 1, 2);
   auto* bl = new QHBoxLayout;
@@ -257,6 +268,8 @@ QWidget* MainWindow::buildSelectionBar() {
   kind_combo_->addItem(tr("Decoder masked self-attention"), int(AttentionKind::DecoderSelf));
   kind_combo_->addItem(tr("Cross-attention"), int(AttentionKind::Cross));
   kind_combo_->setToolTip(tr("Keys 1, 2, 3"));
+  kind_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  kind_combo_->setMinimumContentsLength(16);
   l->addWidget(kind_combo_);
   l->addWidget(new QLabel(tr("Layer:"), bar));
   layer_combo_ = new QComboBox(bar);
@@ -272,6 +285,8 @@ QWidget* MainWindow::buildSelectionBar() {
   batch_combo_->setToolTip(tr("Which sentence of the batch the views show"));
   l->addWidget(batch_label_);
   l->addWidget(batch_combo_);
+  batch_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  batch_combo_->setMinimumContentsLength(16);
   batch_label_->hide();
   batch_combo_->hide();
   l->addSpacing(12);
@@ -279,10 +294,11 @@ QWidget* MainWindow::buildSelectionBar() {
   colormap_combo_ = new QComboBox(bar);
   for (const QString& n : Colormap::names()) colormap_combo_->addItem(n, n);
   l->addWidget(colormap_combo_);
-  l->addStretch(1);
   auto* hint = new QLabel(tr("PgUp/PgDn layer · [ ] head · M mean · ← → step"), bar);
   hint->setForegroundRole(QPalette::PlaceholderText);
-  l->addWidget(hint);
+  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  hint->setAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+  l->addWidget(hint, 1);
 
   connect(kind_combo_, &QComboBox::activated, this, [this](int i) {
     state_->setKind(static_cast<AttentionKind>(kind_combo_->itemData(i).toInt()));
@@ -298,9 +314,8 @@ QWidget* MainWindow::buildSelectionBar() {
     state_->setSelection(s);
   });
   connect(batch_combo_, &QComboBox::activated, this, [this](int i) { state_->setBatchIndex(i); });
-  connect(colormap_combo_, &QComboBox::currentIndexChanged, this, [this](int i) {
-    state_->setColormap(colormap_combo_->itemData(i).toString());
-  });
+  connect(colormap_combo_, &QComboBox::currentIndexChanged, this,
+          [this](int i) { state_->setColormap(colormap_combo_->itemData(i).toString()); });
   return bar;
 }
 
@@ -347,20 +362,23 @@ void MainWindow::buildMenus() {
                                     [this] { openModelDialog(true); }));
   file->addSeparator();
   file->addAction(addShortcutAction(QStringLiteral("exportPng"), tr("Export view as &PNG…"),
-                                    {QKeySequence(tr("Ctrl+E"))}, [this] { exportViewDialog(false); }));
+                                    {QKeySequence(tr("Ctrl+E"))},
+                                    [this] { exportViewDialog(false); }));
   file->addAction(addShortcutAction(QStringLiteral("exportSvg"), tr("Export view as &SVG…"),
-                                    {QKeySequence(tr("Ctrl+Shift+E"))}, [this] { exportViewDialog(true); }));
+                                    {QKeySequence(tr("Ctrl+Shift+E"))},
+                                    [this] { exportViewDialog(true); }));
   file->addAction(addShortcutAction(QStringLiteral("exportTrace"), tr("Export trace as &NumPy…"),
-                                    {QKeySequence(tr("Ctrl+Shift+N"))}, [this] { exportTraceDialog(); }));
+                                    {QKeySequence(tr("Ctrl+Shift+N"))},
+                                    [this] { exportTraceDialog(); }));
   file->addSeparator();
   file->addAction(addShortcutAction(QStringLiteral("quit"), tr("&Quit"), {QKeySequence::Quit},
                                     [this] { close(); }));
 
   QMenu* decode = menuBar()->addMenu(tr("&Decode"));
-  decode->addAction(addShortcutAction(QStringLiteral("run"), tr("&Run"),
-                                      {QKeySequence(tr("Ctrl+Return")), QKeySequence(tr("Ctrl+Enter")),
-                                       QKeySequence(tr("F5"))},
-                                      [this] { runCurrentInput(); }));
+  decode->addAction(addShortcutAction(
+      QStringLiteral("run"), tr("&Run"),
+      {QKeySequence(tr("Ctrl+Return")), QKeySequence(tr("Ctrl+Enter")), QKeySequence(tr("F5"))},
+      [this] { runCurrentInput(); }));
   decode->addAction(addShortcutAction(QStringLiteral("stepForward"), tr("Step &forward"),
                                       {QKeySequence(Qt::Key_Right), QKeySequence(tr("Alt+Right"))},
                                       [this] { engine_->stepForward(); }));
@@ -368,12 +386,14 @@ void MainWindow::buildMenus() {
                                       {QKeySequence(Qt::Key_Left), QKeySequence(tr("Alt+Left"))},
                                       [this] { engine_->stepBack(); }));
   decode->addAction(addShortcutAction(QStringLiteral("decodeToEnd"), tr("Decode to the &end"),
-                                      {QKeySequence(Qt::Key_End)}, [this] { engine_->decodeToEnd(); }));
+                                      {QKeySequence(Qt::Key_End)},
+                                      [this] { engine_->decodeToEnd(); }));
   decode->addAction(addShortcutAction(QStringLiteral("reset"), tr("Re&set to the prefix"),
                                       {QKeySequence(Qt::Key_Home)}, [this] { engine_->reset(); }));
   decode->addSeparator();
   decode->addAction(addShortcutAction(QStringLiteral("cancel"), tr("&Cancel"),
-                                      {QKeySequence(Qt::Key_Escape)}, [this] { engine_->cancel(); }));
+                                      {QKeySequence(Qt::Key_Escape)},
+                                      [this] { engine_->cancel(); }));
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   const QStringList names{QStringLiteral("attention"), QStringLiteral("overview"),
@@ -396,13 +416,17 @@ void MainWindow::buildMenus() {
                                     {QKeySequence(Qt::Key_3)},
                                     [this] { state_->setKind(AttentionKind::Cross); }));
   view->addAction(addShortcutAction(QStringLiteral("previousLayer"), tr("Previous layer"),
-                                    {QKeySequence(Qt::Key_PageUp)}, [this] { state_->moveLayer(-1); }));
+                                    {QKeySequence(Qt::Key_PageUp)},
+                                    [this] { state_->moveLayer(-1); }));
   view->addAction(addShortcutAction(QStringLiteral("nextLayer"), tr("Next layer"),
-                                    {QKeySequence(Qt::Key_PageDown)}, [this] { state_->moveLayer(1); }));
+                                    {QKeySequence(Qt::Key_PageDown)},
+                                    [this] { state_->moveLayer(1); }));
   view->addAction(addShortcutAction(QStringLiteral("previousHead"), tr("Previous head"),
-                                    {QKeySequence(Qt::Key_BracketLeft)}, [this] { state_->moveHead(-1); }));
+                                    {QKeySequence(Qt::Key_BracketLeft)},
+                                    [this] { state_->moveHead(-1); }));
   view->addAction(addShortcutAction(QStringLiteral("nextHead"), tr("Next head"),
-                                    {QKeySequence(Qt::Key_BracketRight)}, [this] { state_->moveHead(1); }));
+                                    {QKeySequence(Qt::Key_BracketRight)},
+                                    [this] { state_->moveHead(1); }));
   view->addAction(addShortcutAction(QStringLiteral("meanOfHeads"), tr("Mean of the heads"),
                                     {QKeySequence(Qt::Key_M)}, [this] { state_->toggleMean(); }));
   view->addSeparator();
@@ -413,9 +437,8 @@ void MainWindow::buildMenus() {
     a->setCheckable(true);
     a->setObjectName(QStringLiteral("colormap-") + n);
     group->addAction(a);
-    connect(a, &QAction::triggered, this, [this, n] {
-      colormap_combo_->setCurrentIndex(colormap_combo_->findData(n));
-    });
+    connect(a, &QAction::triggered, this,
+            [this, n] { colormap_combo_->setCurrentIndex(colormap_combo_->findData(n)); });
   }
   connect(state_, &AppState::colormapChanged, this, [cmaps](const Colormap& c) {
     for (QAction* a : cmaps->actions()) a->setChecked(a->text() == c.name());
@@ -424,9 +447,11 @@ void MainWindow::buildMenus() {
                                     {QKeySequence::ZoomIn, QKeySequence(tr("Ctrl+="))},
                                     [this] { attention_->heatmapView()->zoomIn(); }));
   view->addAction(addShortcutAction(QStringLiteral("zoomOut"), tr("Zoom out"),
-                                    {QKeySequence::ZoomOut}, [this] { attention_->heatmapView()->zoomOut(); }));
+                                    {QKeySequence::ZoomOut},
+                                    [this] { attention_->heatmapView()->zoomOut(); }));
   view->addAction(addShortcutAction(QStringLiteral("zoomFit"), tr("Fit to window"),
-                                    {QKeySequence(tr("Ctrl+0"))}, [this] { attention_->heatmapView()->zoomFit(); }));
+                                    {QKeySequence(tr("Ctrl+0"))},
+                                    [this] { attention_->heatmapView()->zoomFit(); }));
   QAction* explain = addShortcutAction(QStringLiteral("explanations"), tr("Show e&xplanations"),
                                        {QKeySequence(Qt::Key_F1)}, [] {});
   explain->setCheckable(true);
@@ -436,8 +461,8 @@ void MainWindow::buildMenus() {
       qobject_cast<View*>(tabs_->widget(i))->explanation()->setExpanded(on);
   });
   for (int i = 0; i < tabs_->count(); ++i)
-    connect(qobject_cast<View*>(tabs_->widget(i))->explanation(), &ExplanationPanel::expandedChanged,
-            explain, [explain](bool on) {
+    connect(qobject_cast<View*>(tabs_->widget(i))->explanation(),
+            &ExplanationPanel::expandedChanged, explain, [explain](bool on) {
               const QSignalBlocker b(explain);
               explain->setChecked(on);
             });
@@ -510,8 +535,8 @@ void MainWindow::onModelChanged() {
                                       : QString::fromStdString(c.name);
   setWindowTitle(tr("attnviz — %1").arg(name));
   status_backend_->setText(tr("Backend: %1").arg(engine_->backendDescription()));
-  status_backend_->setToolTip(cuda_reason_.isEmpty() ? QString()
-                                                     : tr("CUDA unavailable: %1").arg(cuda_reason_));
+  status_backend_->setToolTip(
+      cuda_reason_.isEmpty() ? QString() : tr("CUDA unavailable: %1").arg(cuda_reason_));
   status_time_->clear();
   status_lengths_->setText(tr("d_model %1 · %2 heads · %3+%4 layers")
                                .arg(c.d_model)
@@ -530,7 +555,8 @@ void MainWindow::onModelChanged() {
   for (const auto& ex : c.examples) {
     const QString src = QString::fromStdString(ex.src);
     const QString tgt = QString::fromStdString(ex.tgt);
-    QAction* a = examples_menu_->addAction(menuText(tgt.isEmpty() ? src : src + QStringLiteral("  →  ") + tgt));
+    QAction* a = examples_menu_->addAction(
+        menuText(tgt.isEmpty() ? src : src + QStringLiteral("  →  ") + tgt));
     a->setToolTip(tgt.isEmpty() ? QString() : tr("Reference translation: %1").arg(tgt));
     connect(a, &QAction::triggered, this, [this, src] {
       src_edit_->setText(src);
@@ -540,7 +566,8 @@ void MainWindow::onModelChanged() {
     batch_suggestion << src;
   }
   examples_button_->setEnabled(!c.examples.empty());
-  if (c.examples.empty()) examples_menu_->addAction(tr("(this model has no examples)"))->setEnabled(false);
+  if (c.examples.empty())
+    examples_menu_->addAction(tr("(this model has no examples)"))->setEnabled(false);
   masks_->suggestBatch(batch_suggestion.mid(0, 4));
 
   if (pending_ == Pending::Rerun) {
@@ -570,10 +597,14 @@ void MainWindow::onSnapshotChanged() {
     return;
   }
   const Trace& t = *snap->trace;
-  status_time_->setText(tr("Forward pass: %1 ms").arg(t.elapsed_ms, 0, 'f', t.elapsed_ms < 10 ? 2 : 1));
-  status_lengths_->setText(
-      t.batch > 1 ? tr("batch %1 · source %2 · target %3 tokens (padded)").arg(t.batch).arg(t.src_len).arg(t.tgt_len)
-                  : tr("source %1 · target %2 tokens").arg(t.src_len).arg(t.tgt_len));
+  status_time_->setText(
+      tr("Forward pass: %1 ms").arg(t.elapsed_ms, 0, 'f', t.elapsed_ms < 10 ? 2 : 1));
+  status_lengths_->setText(t.batch > 1
+                               ? tr("batch %1 · source %2 · target %3 tokens (padded)")
+                                     .arg(t.batch)
+                                     .arg(t.src_len)
+                                     .arg(t.tgt_len)
+                               : tr("source %1 · target %2 tokens").arg(t.src_len).arg(t.tgt_len));
   status_backend_->setText(tr("Backend: %1").arg(engine_->backendDescription()));
   if (message_bar_->isVisible() && message_bar_->level() == MessageBar::Level::Error)
     message_bar_->clear();
@@ -583,7 +614,8 @@ void MainWindow::onSnapshotChanged() {
     if (snap->batch)
       for (int i = 0; i < snap->batch_sentences.size(); ++i)
         batch_combo_->addItem(tr("%1: %2").arg(i + 1).arg(snap->batch_sentences[i]));
-    batch_combo_->setCurrentIndex(std::clamp(state_->selection().batch, 0, std::max(0, batch_combo_->count() - 1)));
+    batch_combo_->setCurrentIndex(
+        std::clamp(state_->selection().batch, 0, std::max(0, batch_combo_->count() - 1)));
   }
   batch_label_->setVisible(snap->batch);
   batch_combo_->setVisible(snap->batch);
@@ -696,14 +728,18 @@ void MainWindow::runCurrentInput() {
   engine_->run(src_edit_->text(), tgt_edit_->text());
 }
 
-View* MainWindow::currentView() const { return qobject_cast<View*>(tabs_->currentWidget()); }
+View* MainWindow::currentView() const {
+  return qobject_cast<View*>(tabs_->currentWidget());
+}
 
 void MainWindow::setCurrentView(const QString& name) {
   for (int i = 0; i < tabs_->count(); ++i)
     if (qobject_cast<View*>(tabs_->widget(i))->name() == name) tabs_->setCurrentIndex(i);
 }
 
-QAction* MainWindow::action(const QString& name) const { return findChild<QAction*>(name); }
+QAction* MainWindow::action(const QString& name) const {
+  return findChild<QAction*>(name);
+}
 
 // ---- dialogs and exports ----------------------------------------------------------------------
 
@@ -793,7 +829,8 @@ bool MainWindow::exportTrace(const QString& dir, bool wait, QString* error) {
 
 void MainWindow::exportViewDialog(bool svg) {
   const QString suffix = svg ? QStringLiteral("svg") : QStringLiteral("png");
-  const QString suggested = QDir::home().filePath(QStringLiteral("attnviz-%1.%2").arg(currentView()->name(), suffix));
+  const QString suggested =
+      QDir::home().filePath(QStringLiteral("attnviz-%1.%2").arg(currentView()->name(), suffix));
   const QString path = QFileDialog::getSaveFileName(
       this, svg ? tr("Export view as SVG") : tr("Export view as PNG"), suggested,
       svg ? tr("SVG images (*.svg)") : tr("PNG images (*.png)"));
@@ -801,14 +838,15 @@ void MainWindow::exportViewDialog(bool svg) {
   QString error;
   const bool ok = svg ? exportViewSvg(path, &error) : exportViewPng(path, &error);
   if (ok)
-    message_bar_->showMessage(MessageBar::Level::Info, tr("View exported"), QDir::toNativeSeparators(path));
+    message_bar_->showMessage(MessageBar::Level::Info, tr("View exported"),
+                              QDir::toNativeSeparators(path));
   else
     message_bar_->showMessage(MessageBar::Level::Error, tr("Export failed"), error);
 }
 
 void MainWindow::exportTraceDialog() {
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export the trace as NumPy files into"),
-                                                        QDir::homePath());
+  const QString dir = QFileDialog::getExistingDirectory(
+      this, tr("Export the trace as NumPy files into"), QDir::homePath());
   if (dir.isEmpty()) return;
   QString error;
   if (!exportTrace(dir, false, &error))
@@ -819,22 +857,25 @@ void MainWindow::showKeys() {
   QMessageBox box(this);
   box.setWindowTitle(tr("Keyboard shortcuts"));
   box.setTextFormat(Qt::RichText);
-  box.setText(tr(
-      "<table cellspacing=4>"
-      "<tr><td><b>Ctrl+Enter</b>, F5</td><td>Run: encode and decode greedily</td></tr>"
-      "<tr><td><b>→</b> / <b>←</b></td><td>Step the decoder forward / back</td></tr>"
-      "<tr><td><b>Home</b> / <b>End</b></td><td>Back to the prefix / decode to the end</td></tr>"
-      "<tr><td><b>PgUp</b> / <b>PgDn</b></td><td>Previous / next layer</td></tr>"
-      "<tr><td><b>[</b> / <b>]</b></td><td>Previous / next head</td></tr>"
-      "<tr><td><b>M</b></td><td>Mean of the heads on / off</td></tr>"
-      "<tr><td><b>1</b> / <b>2</b> / <b>3</b></td><td>Encoder self- / decoder self- / cross-attention</td></tr>"
-      "<tr><td><b>Ctrl+1 … Ctrl+5</b></td><td>Attention, Overview, Masks, Positional, Decoding</td></tr>"
-      "<tr><td><b>Ctrl++</b> / <b>Ctrl+−</b> / <b>Ctrl+0</b></td><td>Zoom the heatmap in / out / fit (also Ctrl+wheel)</td></tr>"
-      "<tr><td><b>F1</b></td><td>Show or hide the explanations</td></tr>"
-      "<tr><td><b>Esc</b></td><td>Cancel a long computation</td></tr>"
-      "<tr><td><b>Ctrl+O</b>, <b>Ctrl+E</b>, <b>Ctrl+Shift+E</b>, <b>Ctrl+Shift+N</b></td>"
-      "<td>Open a model, export PNG, SVG, NumPy</td></tr>"
-      "</table><p>Keys act when the focus is not in a text field.</p>"));
+  box.setText(
+      tr("<table cellspacing=4>"
+         "<tr><td><b>Ctrl+Enter</b>, F5</td><td>Run: encode and decode greedily</td></tr>"
+         "<tr><td><b>→</b> / <b>←</b></td><td>Step the decoder forward / back</td></tr>"
+         "<tr><td><b>Home</b> / <b>End</b></td><td>Back to the prefix / decode to the end</td></tr>"
+         "<tr><td><b>PgUp</b> / <b>PgDn</b></td><td>Previous / next layer</td></tr>"
+         "<tr><td><b>[</b> / <b>]</b></td><td>Previous / next head</td></tr>"
+         "<tr><td><b>M</b></td><td>Mean of the heads on / off</td></tr>"
+         "<tr><td><b>1</b> / <b>2</b> / <b>3</b></td><td>Encoder self- / decoder self- / "
+         "cross-attention</td></tr>"
+         "<tr><td><b>Ctrl+1 … Ctrl+5</b></td><td>Attention, Overview, Masks, Positional, "
+         "Decoding</td></tr>"
+         "<tr><td><b>Ctrl++</b> / <b>Ctrl+−</b> / <b>Ctrl+0</b></td><td>Zoom the heatmap in / out "
+         "/ fit (also Ctrl+wheel)</td></tr>"
+         "<tr><td><b>F1</b></td><td>Show or hide the explanations</td></tr>"
+         "<tr><td><b>Esc</b></td><td>Cancel a long computation</td></tr>"
+         "<tr><td><b>Ctrl+O</b>, <b>Ctrl+E</b>, <b>Ctrl+Shift+E</b>, <b>Ctrl+Shift+N</b></td>"
+         "<td>Open a model, export PNG, SVG, NumPy</td></tr>"
+         "</table><p>Keys act when the focus is not in a text field.</p>"));
   box.exec();
 }
 
@@ -846,20 +887,25 @@ void MainWindow::loadSettings() {
     return;
   }
   QSettings s = appSettings();
-  if (s.contains(QStringLiteral("geometry"))) restoreGeometry(s.value(QStringLiteral("geometry")).toByteArray());
-  if (s.contains(QStringLiteral("windowState"))) restoreState(s.value(QStringLiteral("windowState")).toByteArray());
-  if (s.contains(QStringLiteral("splitter"))) splitter_->restoreState(s.value(QStringLiteral("splitter")).toByteArray());
+  if (s.contains(QStringLiteral("geometry")))
+    restoreGeometry(s.value(QStringLiteral("geometry")).toByteArray());
+  if (s.contains(QStringLiteral("windowState")))
+    restoreState(s.value(QStringLiteral("windowState")).toByteArray());
+  if (s.contains(QStringLiteral("splitter")))
+    splitter_->restoreState(s.value(QStringLiteral("splitter")).toByteArray());
   const QString cmap = s.value(QStringLiteral("colormap"), QStringLiteral("viridis")).toString();
   const int ci = colormap_combo_->findData(cmap);
   if (ci >= 0) colormap_combo_->setCurrentIndex(ci);
   const bool explain = s.value(QStringLiteral("explanations"), true).toBool();
   action(QStringLiteral("explanations"))->setChecked(explain);
   if (!explain)
-    for (int i = 0; i < tabs_->count(); ++i) qobject_cast<View*>(tabs_->widget(i))->explanation()->setExpanded(false);
+    for (int i = 0; i < tabs_->count(); ++i)
+      qobject_cast<View*>(tabs_->widget(i))->explanation()->setExpanded(false);
   const int tab = s.value(QStringLiteral("view"), 0).toInt();
   if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
-  QString backend = options_.backend.isEmpty() ? s.value(QStringLiteral("backend"), QStringLiteral("cpu")).toString()
-                                               : options_.backend;
+  QString backend = options_.backend.isEmpty()
+                        ? s.value(QStringLiteral("backend"), QStringLiteral("cpu")).toString()
+                        : options_.backend;
   if (backend == QStringLiteral("cuda") && !cuda_reason_.isEmpty() && options_.backend.isEmpty())
     backend = QStringLiteral("cpu");
   engine_->setBackend(backend);

@@ -47,7 +47,6 @@ class MainWindow : public QMainWindow {
  public:
   using Options = MainWindowOptions;
 
-
   explicit MainWindow(const Options& options = {}, QWidget* parent = nullptr);
   ~MainWindow() override;
 

@@ -7,7 +7,6 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QScrollArea>
 #include <cmath>
 
 #include "attention_data.h"
@@ -18,7 +17,7 @@ namespace {
 
 HeatmapWidget* smallMap(QWidget* parent) {
   auto* w = new HeatmapWidget(parent);
-  w->setMinimumSize(220, 200);
+  w->setMinimumSize(180, 120);
   w->setMaxFitCell(40);
   return w;
 }
@@ -27,43 +26,51 @@ HeatmapWidget* smallMap(QWidget* parent) {
 
 MasksView::MasksView(AppState* state, QWidget* parent)
     : View(state, tr("What am I looking at?"), parent) {
-  auto* scroll = new QScrollArea(this);
-  scroll->setWidgetResizable(true);
-  scroll->setFrameShape(QFrame::NoFrame);
-  content_ = new QWidget;
+  content_ = new QWidget(this);
   content_->setBackgroundRole(QPalette::Base);
   content_->setAutoFillBackground(true);
   auto* v = new QVBoxLayout(content_);
-  v->setContentsMargins(4, 4, 4, 4);
+  v->setContentsMargins(0, 0, 0, 0);
 
   auto* top = new QHBoxLayout;
   auto* switches = new QGroupBox(tr("Masks applied in the forward pass"), content_);
   auto* sl = new QVBoxLayout(switches);
-  src_padding_ = new QCheckBox(tr("Source padding mask (encoder self- and cross-attention keys)"), switches);
-  tgt_padding_ = new QCheckBox(tr("Target padding mask (decoder self-attention keys)"), switches);
-  subsequent_ = new QCheckBox(tr("Subsequent (causal) mask: no looking ahead"), switches);
-  src_padding_->setToolTip(tr("Off: real tokens attend to <pad> keys too — watch the probabilities leak"));
-  subsequent_->setToolTip(tr("Off: decoder queries see future target tokens — the future leaks into "
-                             "every later layer (teacher forcing makes this look deceptively good)"));
+  src_padding_ = new QCheckBox(tr("Source padding"), switches);
+  tgt_padding_ = new QCheckBox(tr("Target padding"), switches);
+  subsequent_ = new QCheckBox(tr("Subsequent (causal)"), switches);
+  src_padding_->setToolTip(
+      tr("Masks <pad> keys in encoder self-attention and cross-attention. "
+         "Off: real tokens attend to padding too — watch the probabilities leak"));
+  tgt_padding_->setToolTip(tr("Masks <pad> keys in decoder self-attention"));
+  subsequent_->setToolTip(
+      tr("Off: decoder queries see future target tokens — the future leaks into "
+         "every later layer (teacher forcing makes this look deceptively good)"));
+  auto* row_switches = new QHBoxLayout;
   for (auto* c : {src_padding_, tgt_padding_, subsequent_}) {
     c->setChecked(true);
-    sl->addWidget(c);
+    row_switches->addWidget(c);
     connect(c, &QCheckBox::toggled, this, &MasksView::applySwitches);
   }
-  auto* hint = new QLabel(tr("Switching a mask off reruns the model with the same tokens."), switches);
+  row_switches->addStretch(1);
+  sl->addLayout(row_switches);
+  auto* hint = new QLabel(tr("Switching a mask off reruns the model with the same tokens: the "
+                             "leak shows in every later layer and view."),
+                          switches);
   hint->setForegroundRole(QPalette::PlaceholderText);
   hint->setWordWrap(true);
   sl->addWidget(hint);
-  top->addWidget(switches, 1);
+  top->addWidget(switches, 2);
 
-  auto* batch = new QGroupBox(tr("Batch: sentences of different lengths padded together"), content_);
+  auto* batch =
+      new QGroupBox(tr("Batch: sentences of different lengths padded together"), content_);
   auto* bl = new QGridLayout(batch);
   batch_edit_ = new QPlainTextEdit(batch);
   batch_edit_->setPlaceholderText(tr("One source sentence per line (two or more)"));
-  batch_edit_->setFixedHeight(batch_edit_->fontMetrics().lineSpacing() * 4 + 12);
+  batch_edit_->setFixedHeight(batch_edit_->fontMetrics().lineSpacing() * 3 + 12);
   batch_run_ = new QPushButton(tr("Run as a batch"), batch);
-  batch_run_->setToolTip(tr("Decode every sentence greedily, then run them together as one padded "
-                            "batch; pick the sentence to show with “Sentence” above the views"));
+  batch_run_->setToolTip(
+      tr("Decode every sentence greedily, then run them together as one padded "
+         "batch; pick the sentence to show with “Sentence” above the views"));
   batch_note_ = new QLabel(batch);
   batch_note_->setWordWrap(true);
   batch_note_->setForegroundRole(QPalette::PlaceholderText);
@@ -71,7 +78,7 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   bl->addWidget(batch_run_, 0, 1, Qt::AlignTop);
   bl->addWidget(batch_note_, 2, 0, 1, 2);
   bl->setColumnStretch(0, 1);
-  top->addWidget(batch, 1);
+  top->addWidget(batch, 3);
   v->addLayout(top);
   connect(batch_edit_, &QPlainTextEdit::textChanged, this, [this] { batch_edited_ = true; });
   connect(batch_run_, &QPushButton::clicked, this, [this] {
@@ -103,10 +110,9 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   row->addWidget(masked_scores_);
   row->addWidget(probs_);
   pl->addLayout(row, 1);
-  v->addWidget(pipe_box, 2);
+  v->addWidget(pipe_box, 1);
 
-  scroll->setWidget(content_);
-  layout_->addWidget(scroll, 1);
+  layout_->addWidget(content_, 1);
 
   connect(state_->engine(), &Engine::masksChanged, this, &MasksView::syncSwitches);
   connect(state_->engine(), &Engine::busyChanged, this, [this](bool busy) {
@@ -154,7 +160,8 @@ void MasksView::refresh() {
   if (!t || !model) {
     HeatmapData empty;
     empty.title = tr("Press Run to see the masks");
-    for (auto* w : {padding_, subsequent_map_, union_, scores_, masked_scores_, probs_}) w->setData(empty);
+    for (auto* w : {padding_, subsequent_map_, union_, scores_, masked_scores_, probs_})
+      w->setData(empty);
     explanation_->setHtml(tr("The masks of the current input appear here after a run."));
     return;
   }
@@ -169,9 +176,9 @@ void MasksView::refresh() {
                                 (dec ? tr("Target padding mask") : tr("Source padding mask")) +
                                     (parts.padding_on ? QString() : off)));
   if (dec) {
-    subsequent_map_->setData(maskHeatmap(parts.subsequent, parts.q_len, parts.k_len, rows, cols,
-                                         tr("Subsequent mask (j > i)") +
-                                             (parts.subsequent_on ? QString() : off)));
+    subsequent_map_->setData(
+        maskHeatmap(parts.subsequent, parts.q_len, parts.k_len, rows, cols,
+                    tr("Subsequent mask (j > i)") + (parts.subsequent_on ? QString() : off)));
   } else {
     HeatmapData none;
     none.title = tr("No subsequent mask in %1:\nevery query may see every key")
@@ -190,19 +197,20 @@ void MasksView::refresh() {
     d.col_title.clear();
     return d;
   };
-  const QString fill = std::isinf(c.mask_fill) ? QStringLiteral("−∞")
-                                               : QString::number(double(c.mask_fill), 'g', 3);
+  const QString fill = maskFillText(c.mask_fill);
   scores_->setData(titled(attentionHeatmap(*t, head, MatrixValues::Scores, true, c.mask_fill),
                           tr("1 · scores QKᵀ/√d_k")));
-  masked_scores_->setData(titled(attentionHeatmap(*t, head, MatrixValues::MaskedScores, true, c.mask_fill),
-                                 tr("2 · masked scores (masked = %1)").arg(fill)));
-  probs_->setData(titled(attentionHeatmap(*t, head, MatrixValues::Probabilities, false, c.mask_fill),
-                         tr("3 · softmax, row by row")));
+  masked_scores_->setData(
+      titled(attentionHeatmap(*t, head, MatrixValues::MaskedScores, true, c.mask_fill),
+             tr("2 · masked scores (masked = %1)").arg(fill)));
+  probs_->setData(
+      titled(attentionHeatmap(*t, head, MatrixValues::Probabilities, false, c.mask_fill),
+             tr("3 · softmax, row by row")));
   AttentionSelection shown = head;
-  pipeline_caption_->setText(
-      tr("%1%2").arg(selectionTitle(shown),
-                     s.head < 0 ? tr("  (the mean of the heads has no single pipeline: head 1 shown)")
-                                : QString()));
+  pipeline_caption_->setText(tr("%1%2").arg(
+      selectionTitle(shown),
+      s.head < 0 ? tr("  (the mean of the heads has no single pipeline: head 1 shown)")
+                 : QString()));
 
   const AttentionTrace& a = t->get(s.kind);
   explanation_->setHtml(
@@ -210,9 +218,11 @@ void MasksView::refresh() {
          "softmax their scores are replaced by %1, so their probabilities become exactly 0. "
          "<b>Padding mask</b>: key <i>j</i> is the pad token (id %2) — %3. "
          "<b>Subsequent mask</b>: key <i>j</i> lies after query <i>i</i> (%4, "
-         "np.triu(ones, k=1)), used only in decoder self-attention. The decoder uses their union.</p>"
+         "np.triu(ones, k=1)), used only in decoder self-attention. The decoder uses their "
+         "union.</p>"
          "<p style='margin:4px 0 0 0'>Shapes: the mask is [batch, len_q, len_k] = %5 and is "
-         "broadcast over the heads; scores and probabilities are [batch, heads, len_q, len_k] = %6. "
+         "broadcast over the heads; scores and probabilities are [batch, heads, len_q, len_k] = "
+         "%6. "
          "%7</p>")
           .arg(code(fill))
           .arg(dec ? c.tgt_pad_id : c.src_pad_id)

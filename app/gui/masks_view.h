@@ -1,6 +1,5 @@
-// View 3, Masks: the padding mask, the subsequent mask and their union for the current input;
-// scores → masked scores → softmax for the selected head; switches that turn masks off and rerun;
-// and a batch of sentences of different lengths padded together.
+// View 3, Masks: padding, subsequent and union masks; scores → masked scores → softmax for one
+// head; switches that turn masks off and rerun; a batch of sentences padded together.
 #pragma once
 
 #include "heatmap.h"

@@ -51,6 +51,14 @@ void OverviewGrid::setThumbnails(int layers, int heads, std::vector<QImage> thum
   update();
 }
 
+void OverviewGrid::setMask(std::vector<uint8_t> mask, int q_len, int k_len, QColor hatch) {
+  mask_ = std::move(mask);
+  q_len_ = q_len;
+  k_len_ = k_len;
+  hatch_ = hatch;
+  update();
+}
+
 void OverviewGrid::setCurrent(int layer, int head) {
   cur_layer_ = layer;
   cur_head_ = head;
@@ -111,7 +119,8 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
   bold.setBold(true);
   p.setFont(bold);
   p.setPen(palette().color(QPalette::Text));
-  p.drawText(QPoint(12, 8 + fm.ascent()), tr("%1 — layers × heads (click one to open it)").arg(kind_));
+  p.drawText(QPoint(12, 8 + fm.ascent()),
+             tr("%1 — layers × heads (click one to open it)").arg(kind_));
   p.setFont(font());
   for (int h = -1; h < heads_; ++h) {
     const QRect r = thumbRect(0, h);
@@ -120,6 +129,7 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
   }
   for (int l = 0; l < layers_; ++l) {
     const QRect r = thumbRect(l, -1);
+    p.setPen(palette().color(QPalette::Text));
     p.drawText(QRect(8, r.top(), g.left - 16, r.height()), Qt::AlignRight | Qt::AlignVCenter,
                tr("Layer %1").arg(l + 1));
     for (int h = -1; h < heads_; ++h) {
@@ -128,6 +138,15 @@ void OverviewGrid::paintEvent(QPaintEvent*) {
       if (idx < thumbs_.size() && !thumbs_[idx].isNull()) {
         p.setRenderHint(QPainter::SmoothPixmapTransform, thumbs_[idx].width() > tr_.width());
         p.drawImage(tr_, thumbs_[idx]);
+        const double cw = double(tr_.width()) / std::max(k_len_, 1);
+        const double ch = double(tr_.height()) / std::max(q_len_, 1);
+        if (cw >= 4 && ch >= 4 && mask_.size() == size_t(q_len_) * k_len_) {
+          const QBrush hatch(hatch_, Qt::BDiagPattern);
+          for (int i = 0; i < q_len_; ++i)
+            for (int j = 0; j < k_len_; ++j)
+              if (mask_[size_t(i) * k_len_ + j])
+                p.fillRect(QRectF(tr_.left() + j * cw, tr_.top() + i * ch, cw, ch), hatch);
+        }
       }
       p.setPen(QColor(0x90, 0x90, 0x90));
       p.drawRect(tr_.adjusted(0, 0, -1, -1));
@@ -182,7 +201,9 @@ void OverviewView::refresh() {
   const Model* model = state_->model();
   if (!snap || !snap->trace || !model) {
     grid_->setThumbnails(0, 0, {}, {});
-    explanation_->setHtml(tr("Every layer and head of one kind of attention appears here after a run."));
+    grid_->setMask({}, 0, 0, {});
+    explanation_->setHtml(
+        tr("Every layer and head of one kind of attention appears here after a run."));
     return;
   }
   const Trace& t = *snap->trace;
@@ -197,6 +218,7 @@ void OverviewView::refresh() {
       thumbs.push_back(attentionThumbnail(t, s, state_->colormap(), 160));
     }
   grid_->setThumbnails(a.layers, a.heads, std::move(thumbs), kindTitle(sel.kind));
+  grid_->setMask(maskMatrix(a, sel.batch), a.q_len, a.k_len, state_->colormap().maskedHatch());
   grid_->setCurrent(sel.layer, sel.head);
   explanation_->setHtml(
       tr("<p style='margin:0'>Each thumbnail is one head's [len_q, len_k] = %1 probability matrix "

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QImage>
+#include <cstdint>
 #include <vector>
 
 #include "view.h"
@@ -16,6 +17,8 @@ class OverviewGrid : public QWidget {
   explicit OverviewGrid(QWidget* parent = nullptr);
   // thumbs[l * (heads + 1) + h + 1]: the mean at h = -1.
   void setThumbnails(int layers, int heads, std::vector<QImage> thumbs, const QString& kind);
+  // The mask shared by every thumbnail ([q_len, k_len], 1 = masked): hatched when cells are big.
+  void setMask(std::vector<uint8_t> mask, int q_len, int k_len, QColor hatch);
   void setCurrent(int layer, int head);
   QRect thumbRect(int layer, int head) const;  // head -1 = the mean
   int layers() const { return layers_; }
@@ -39,6 +42,9 @@ class OverviewGrid : public QWidget {
   int layers_ = 0, heads_ = 0;
   std::vector<QImage> thumbs_;
   QString kind_;
+  std::vector<uint8_t> mask_;
+  int q_len_ = 0, k_len_ = 0;
+  QColor hatch_;
   int cur_layer_ = -1, cur_head_ = -2;
   int hover_layer_ = -1, hover_head_ = -2;
 };

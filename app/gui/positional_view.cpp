@@ -50,6 +50,7 @@ PositionalView::PositionalView(AppState* state, QWidget* parent)
   auto* controls = new QHBoxLayout;
   controls->addWidget(new QLabel(tr("Table:"), this));
   table_ = new QComboBox(this);
+  table_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   controls->addWidget(table_);
   controls->addWidget(new QLabel(tr("Positions:"), this));
   positions_ = new QSpinBox(this);
@@ -60,18 +61,22 @@ PositionalView::PositionalView(AppState* state, QWidget* parent)
   controls->addWidget(new QLabel(tr("Curves of dimensions:"), this));
   dims_ = new QLineEdit(this);
   dims_->setText(QStringLiteral("0, 1, 4, 5, 10, 11"));
-  dims_->setToolTip(tr("Comma-separated dimension indices (0 … d_model − 1); even ones are sines, "
-                       "odd ones cosines"));
+  dims_->setToolTip(
+      tr("Comma-separated dimension indices (0 … d_model − 1); even ones are sines, "
+         "odd ones cosines"));
   dims_->setMinimumWidth(160);
+  dims_->setMaximumWidth(320);
   controls->addWidget(dims_, 1);
   info_ = new QLabel(this);
   info_->setForegroundRole(QPalette::PlaceholderText);
-  controls->addWidget(info_);
+  info_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  info_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  controls->addWidget(info_, 1);
   layout_->addLayout(controls);
 
   auto* chart = new QChart;
   chart->setMargins(QMargins(4, 4, 4, 4));
-  chart->legend()->setAlignment(Qt::AlignBottom);
+  chart->legend()->setAlignment(Qt::AlignRight);
   chart_view_ = new QChartView(chart, this);
   chart_view_->setRenderHint(QPainter::Antialiasing);
   chart_view_->setMinimumHeight(200);
@@ -104,19 +109,24 @@ PositionalView::PositionalView(AppState* state, QWidget* parent)
   });
 }
 
-PositionalView::~PositionalView() { watcher_->waitForFinished(); }
+PositionalView::~PositionalView() {
+  watcher_->waitForFinished();
+}
 
-QWidget* PositionalView::exportWidget() { return splitter_; }
+QWidget* PositionalView::exportWidget() {
+  return splitter_;
+}
 
 std::vector<int> PositionalView::chosenDims() const {
   const Model* model = state_->model();
   const int d = model ? model->config().d_model : 0;
   std::vector<int> out;
-  for (const QString& part : dims_->text().split(QRegularExpression(QStringLiteral("[,;\\s]+")),
-                                                 Qt::SkipEmptyParts)) {
+  for (const QString& part :
+       dims_->text().split(QRegularExpression(QStringLiteral("[,;\\s]+")), Qt::SkipEmptyParts)) {
     bool ok = false;
     const int v = part.toInt(&ok);
-    if (ok && v >= 0 && v < d && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    if (ok && v >= 0 && v < d && std::find(out.begin(), out.end(), v) == out.end())
+      out.push_back(v);
     if (out.size() >= 10) break;
   }
   return out;
@@ -185,6 +195,7 @@ void PositionalView::recompute() {
   const int n = std::min(positions_->value(), learned ? c.max_len : positions_->value());
   std::shared_ptr<const LoadedModel> loaded = model->loadedPtr();
   const int d = c.d_model;
+  updateExplanation(n, learned);
   computing_ = true;
   watcher_->setFuture(QtConcurrent::run([loaded, learned, target, n, d]() {
     auto r = std::make_shared<Result>();
@@ -192,8 +203,8 @@ void PositionalView::recompute() {
     if (learned) {
       const Tensor& full = target ? loaded->weights.tgt_positions : loaded->weights.src_positions;
       const int rows = std::min<int>(n, int(full.dim(0)));
-      r->table = Tensor({rows, d}, std::vector<float>(full.data.begin(),
-                                                      full.data.begin() + int64_t(rows) * d));
+      r->table = Tensor(
+          {rows, d}, std::vector<float>(full.data.begin(), full.data.begin() + int64_t(rows) * d));
       r->source = target ? QStringLiteral("decoder") : QStringLiteral("encoder");
     } else {
       r->table = sinusoidalTable(n, d);
@@ -201,6 +212,41 @@ void PositionalView::recompute() {
     r->similarity = positionSimilarity(r->table, int(r->table.dim(0)));
     return r;
   }));
+}
+
+void PositionalView::updateExplanation(int n, bool learned) {
+  const auto& c = state_->model()->config();
+  const QString scale = c.embed_scale ? tr("x = embedding·√d_model + PE (this model scales its "
+                                           "embeddings by √%1 = %2)")
+                                            .arg(c.d_model)
+                                            .arg(std::sqrt(double(c.d_model)), 0, 'f', 1)
+                                      : tr("x = embedding + PE");
+  if (learned) {
+    explanation_->setHtml(
+        tr("<p style='margin:0'>This model <b>learns</b> its positions: row <i>pos</i> of the "
+           "weight table [max_len, d_model] = %1 is added to the embedding of the token at "
+           "position <i>pos</i>: %2. The curves show chosen columns, the matrix the first %3 rows, "
+           "and the right-hand matrix the cosine similarity of every pair of rows — trained "
+           "positions often end up similar to their neighbours.</p>")
+            .arg(shapeString({c.max_len, c.d_model}))
+            .arg(code(scale))
+            .arg(n));
+  } else {
+    explanation_->setHtml(
+        tr("<p style='margin:0'>%1, %2, i = 0 … d_model/2 − 1. Each pair of dimensions is a sine "
+           "and a cosine of one frequency: low dimensions turn fast, high ones slowly, so every "
+           "position gets a unique pattern, and PE(pos + k) is a rotation of PE(pos). It is added "
+           "to the token embeddings: %3.</p>"
+           "<p style='margin:4px 0 0 0'>Shapes: the table is [max_len, d_model] = %4 (shown: the "
+           "first %5 positions); the similarity matrix PE·PEᵀ (rows normalised) is "
+           "[positions, positions] = %6 and depends only on the distance |p − q|.</p>")
+            .arg(code(tr("PE(pos, 2i) = sin(pos / 10000<sup>2i/d_model</sup>)")))
+            .arg(code(tr("PE(pos, 2i+1) = cos(pos / 10000<sup>2i/d_model</sup>)")))
+            .arg(code(scale))
+            .arg(shapeString({c.max_len, c.d_model}))
+            .arg(n)
+            .arg(shapeString({n, n})));
+  }
 }
 
 void PositionalView::apply(const Result& r) {
@@ -221,11 +267,12 @@ void PositionalView::apply(const Result& r) {
   for (size_t k = 0; k < dims.size(); ++k) {
     auto* series = new QLineSeries;
     const int dim = dims[k];
-    series->setName(r.learned ? tr("dim %1").arg(dim)
-                              : tr("dim %1 (%2, i = %3)")
-                                    .arg(dim)
-                                    .arg(dim % 2 == 0 ? QStringLiteral("sin") : QStringLiteral("cos"))
-                                    .arg(dim / 2));
+    series->setName(r.learned
+                        ? tr("dim %1").arg(dim)
+                        : tr("dim %1: %2, i = %3")
+                              .arg(dim)
+                              .arg(dim % 2 == 0 ? QStringLiteral("sin") : QStringLiteral("cos"))
+                              .arg(dim / 2));
     QList<QPointF> points;
     for (int p = 0; p < n; ++p) {
       const float v = r.table.data[size_t(p) * d + dim];
@@ -241,13 +288,24 @@ void PositionalView::apply(const Result& r) {
   ax->setTitleText(tr("position"));
   ax->setRange(0, std::max(1, n - 1));
   ax->setLabelFormat(QStringLiteral("%d"));
+  // Integer ticks at a round interval from 0.
+  double step = 1;
+  for (double s : {1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0})
+    if ((n - 1) / s <= 8) {
+      step = s;
+      break;
+    }
+  ax->setTickType(QValueAxis::TicksDynamic);
+  ax->setTickAnchor(0);
+  ax->setTickInterval(step);
   auto* ay = new QValueAxis;
-  ay->setTitleText(tr("PE(pos, dim)"));
+  ay->setTitleText(tr("PE"));
+  ay->setTickCount(5);
   if (r.learned) {
     const float pad = 0.05f * std::max(1e-6f, hi - lo);
     ay->setRange(lo - pad, hi + pad);
   } else {
-    ay->setRange(-1.1, 1.1);
+    ay->setRange(-1.0, 1.0);
   }
   chart->addAxis(ax, Qt::AlignBottom);
   chart->addAxis(ay, Qt::AlignLeft);
@@ -277,6 +335,7 @@ void PositionalView::apply(const Result& r) {
   m.vmin = -amax;
   m.vmax = amax;
   m.show_values = false;
+  m.square_cells = false;
   matrix_->setData(std::move(m));
 
   HeatmapData s;
@@ -302,37 +361,7 @@ void PositionalView::apply(const Result& r) {
                      .arg(c.d_model)
                      .arg(r.learned ? tr("learned") : tr("sinusoidal"))
                      .arg(c.max_len));
-  const QString scale = c.embed_scale ? tr("x = embedding·√d_model + PE (this model scales its "
-                                           "embeddings by √%1 = %2)")
-                                            .arg(c.d_model)
-                                            .arg(std::sqrt(double(c.d_model)), 0, 'f', 1)
-                                      : tr("x = embedding + PE");
-  if (r.learned) {
-    explanation_->setHtml(
-        tr("<p style='margin:0'>This model <b>learns</b> its positions: row <i>pos</i> of the "
-           "weight table [max_len, d_model] = %1 is added to the embedding of the token at "
-           "position <i>pos</i>: %2. The curves show chosen columns, the matrix the first %3 rows, "
-           "and the right-hand matrix the cosine similarity of every pair of rows — trained "
-           "positions often end up similar to their neighbours.</p>")
-            .arg(shapeString({c.max_len, c.d_model}))
-            .arg(code(scale))
-            .arg(n));
-  } else {
-    explanation_->setHtml(
-        tr("<p style='margin:0'>%1, %2, i = 0 … d_model/2 − 1. Each pair of dimensions is a sine "
-           "and a cosine of one frequency: low dimensions turn fast, high ones slowly, so every "
-           "position gets a unique pattern, and PE(pos + k) is a rotation of PE(pos). It is added "
-           "to the token embeddings: %3.</p>"
-           "<p style='margin:4px 0 0 0'>Shapes: the table is [max_len, d_model] = %4 (shown: the "
-           "first %5 positions); the similarity matrix PE·PEᵀ (rows normalised) is "
-           "[positions, positions] = %6 and depends only on the distance |p − q|.</p>")
-            .arg(code(tr("PE(pos, 2i) = sin(pos / 10000<sup>2i/d_model</sup>)")))
-            .arg(code(tr("PE(pos, 2i+1) = cos(pos / 10000<sup>2i/d_model</sup>)")))
-            .arg(code(scale))
-            .arg(shapeString({c.max_len, c.d_model}))
-            .arg(n)
-            .arg(shapeString({n, n})));
-  }
+  updateExplanation(n, r.learned);
 }
 
 }  // namespace attnviz::gui

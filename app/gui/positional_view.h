@@ -47,6 +47,7 @@ class PositionalView : public View {
   struct Result;
   void recompute();
   void apply(const Result& r);
+  void updateExplanation(int positions, bool learned);
   QComboBox* table_;
   QSpinBox* positions_;
   QLineEdit* dims_;

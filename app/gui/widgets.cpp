@@ -45,13 +45,15 @@ void MessageBar::showMessage(Level level, const QString& title, const QString& t
       bg = "#fde8e6", border = "#d9756b", icon = QStyle::SP_MessageBoxCritical;
       break;
   }
-  setStyleSheet(QStringLiteral("#messageBar { background: %1; border: 1px solid %2; border-radius: 4px; }"
-                               "#messageBar QLabel { color: #202020; }")
-                    .arg(bg, border));
+  setStyleSheet(
+      QStringLiteral("#messageBar { background: %1; border: 1px solid %2; border-radius: 4px; }"
+                     "#messageBar QLabel { color: #202020; }")
+          .arg(bg, border));
   icon_->setPixmap(style()->standardIcon(icon).pixmap(20, 20));
   QString body = text.toHtmlEscaped();
   body.replace('\n', QStringLiteral("<br>"));
-  label_->setText(title.isEmpty() ? body : QStringLiteral("<b>%1</b><br>%2").arg(title.toHtmlEscaped(), body));
+  label_->setText(
+      title.isEmpty() ? body : QStringLiteral("<b>%1</b><br>%2").arg(title.toHtmlEscaped(), body));
   show();
 }
 
@@ -98,8 +100,12 @@ void ExplanationPanel::setHtml(const QString& html) {
   body_->setText(html);
 }
 
-void ExplanationPanel::setExpanded(bool expanded) { toggle_->setChecked(expanded); }
+void ExplanationPanel::setExpanded(bool expanded) {
+  toggle_->setChecked(expanded);
+}
 
-bool ExplanationPanel::expanded() const { return toggle_->isChecked(); }
+bool ExplanationPanel::expanded() const {
+  return toggle_->isChecked();
+}
 
 }  // namespace attnviz::gui
