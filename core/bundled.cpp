@@ -42,7 +42,8 @@ std::vector<BundledModel> listBundledModels() {
     for (const auto& e : fs::directory_iterator(dir, ec))
       if (e.path().extension() == ".safetensors")
         here.push_back({e.path().stem().string(), e.path().string()});
-    std::sort(here.begin(), here.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    std::sort(here.begin(), here.end(),
+              [](const auto& a, const auto& b) { return a.name < b.name; });
     for (auto& m : here)
       if (std::none_of(out.begin(), out.end(), [&](const auto& o) { return o.name == m.name; }))
         out.push_back(std::move(m));

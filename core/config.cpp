@@ -2,9 +2,8 @@
 
 #include <cmath>
 #include <limits>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "error.h"
 #include "json_safe.h"
@@ -13,18 +12,24 @@ namespace attnviz {
 
 const char* familyName(Family f) {
   switch (f) {
-    case Family::NlpTutorial: return "nlp-tutorial";
-    case Family::Seed003: return "seed003";
-    case Family::TorchSeq2Seq: return "torch-seq2seq";
+    case Family::NlpTutorial:
+      return "nlp-tutorial";
+    case Family::Seed003:
+      return "seed003";
+    case Family::TorchSeq2Seq:
+      return "torch-seq2seq";
   }
   return "?";
 }
 
 const char* activationName(Activation a) {
   switch (a) {
-    case Activation::Relu: return "relu";
-    case Activation::Gelu: return "gelu";
-    case Activation::GeluTanh: return "gelu_tanh";
+    case Activation::Relu:
+      return "relu";
+    case Activation::Gelu:
+      return "gelu";
+    case Activation::GeluTanh:
+      return "gelu_tanh";
   }
   return "?";
 }
@@ -104,7 +109,8 @@ std::string getString(const json& j, const char* key, const std::string& src,
     return fallback;
   }
   if (!j[key].is_string())
-    bad(src, std::string("\"") + key + "\" is " + j[key].dump().substr(0, 60) + ", expected a string");
+    bad(src,
+        std::string("\"") + key + "\" is " + j[key].dump().substr(0, 60) + ", expected a string");
   return j[key].get<std::string>();
 }
 
@@ -116,16 +122,17 @@ std::vector<std::string> getVocab(const json& j, const char* key, const std::str
                 src + ": \"" + key + "\" is " + jsonTypeName(v) + ", expected an array of strings");
   if (v.empty()) throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" is empty");
   if (v.size() > (size_t)ConfigLimits::kMaxVocab)
-    throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" has " + std::to_string(v.size()) +
-                                              " tokens (at most " +
+    throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" has " +
+                                              std::to_string(v.size()) + " tokens (at most " +
                                               std::to_string(ConfigLimits::kMaxVocab) + ")");
   std::vector<std::string> out;
   out.reserve(v.size());
   std::set<std::string> seen;
   for (size_t i = 0; i < v.size(); ++i) {
     if (!v[i].is_string())
-      throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\"[" + std::to_string(i) + "] is " +
-                                                v[i].dump().substr(0, 40) + ", expected a string");
+      throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\"[" + std::to_string(i) +
+                                                "] is " + v[i].dump().substr(0, 40) +
+                                                ", expected a string");
     std::string t = v[i].get<std::string>();
     if (t.empty())
       throw Error(ErrorKind::BadVocabulary,
@@ -137,7 +144,8 @@ std::vector<std::string> getVocab(const json& j, const char* key, const std::str
                                                 std::to_string(ConfigLimits::kMaxTokenBytes) + ")");
     if (!seen.insert(t).second)
       throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" has the token \"" + t +
-                                                "\" twice (again at index " + std::to_string(i) + ")");
+                                                "\" twice (again at index " + std::to_string(i) +
+                                                ")");
     out.push_back(std::move(t));
   }
   return out;
@@ -156,16 +164,20 @@ int64_t ModelConfig::parameterCount() const {
   int64_t dec = n_decoder_layers * (2 * attn + ffn + 3 * ln);
   int64_t emb = (int64_t)(src_vocab.size() + tgt_vocab.size()) * d;
   int64_t pos = positional == Positional::Learned ? 2 * (int64_t)max_len * d : 0;
-  return enc + dec + emb + pos + lin(d, (int64_t)tgt_vocab.size(), false) + (final_norm ? 2 * ln : 0);
+  return enc + dec + emb + pos + lin(d, (int64_t)tgt_vocab.size(), false) +
+         (final_norm ? 2 * ln : 0);
 }
 
 ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   if (!j.is_object()) bad(src, "config is " + jsonTypeName(j) + ", expected an object");
   ModelConfig c;
   const std::string fam = getString(j, "family", src, "", true);
-  if (fam == "nlp-tutorial") c.family = Family::NlpTutorial;
-  else if (fam == "seed003") c.family = Family::Seed003;
-  else if (fam == "torch-seq2seq") c.family = Family::TorchSeq2Seq;
+  if (fam == "nlp-tutorial")
+    c.family = Family::NlpTutorial;
+  else if (fam == "seed003")
+    c.family = Family::Seed003;
+  else if (fam == "torch-seq2seq")
+    c.family = Family::TorchSeq2Seq;
   else
     bad(src, "\"family\" is \"" + clipForMessage(fam, 40) +
                  "\", expected nlp-tutorial, seed003 or torch-seq2seq");
@@ -204,8 +216,9 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
     bad(src, "n_heads × d_k = " + std::to_string((int64_t)c.d_k * c.n_heads) +
                  " is larger than the limit " + std::to_string(W));
   if (c.family == Family::TorchSeq2Seq && (c.d_k * c.n_heads != c.d_model || c.d_v != c.d_k))
-    bad(src, "torch-seq2seq (nn.MultiheadAttention) needs d_k = d_v = d_model / n_heads, found d_k " +
-                 std::to_string(c.d_k) + ", d_v " + std::to_string(c.d_v));
+    bad(src,
+        "torch-seq2seq (nn.MultiheadAttention) needs d_k = d_v = d_model / n_heads, found d_k " +
+            std::to_string(c.d_k) + ", d_v " + std::to_string(c.d_v));
   c.n_encoder_layers = getInt(j, "n_encoder_layers", src, 1, ConfigLimits::kMaxLayers);
   c.n_decoder_layers = getInt(j, "n_decoder_layers", src, 1, ConfigLimits::kMaxLayers);
   c.src_vocab = getVocab(j, "src_vocab", src);
@@ -224,15 +237,20 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   c.tgt_unk_id = getId(j, "tgt_unk_id", src, -1, Vt, "target vocabulary", unk < Vt ? &unk : &none);
 
   const std::string norm = getString(j, "norm", src, "post");
-  if (norm == "post") c.norm = NormPlacement::Post;
-  else if (norm == "pre") c.norm = NormPlacement::Pre;
+  if (norm == "post")
+    c.norm = NormPlacement::Post;
+  else if (norm == "pre")
+    c.norm = NormPlacement::Pre;
   else
     bad(src, "\"norm\" is \"" + clipForMessage(norm, 40) + "\", expected post or pre");
   if (j.contains("activation")) {
     const std::string a = getString(j, "activation", src, "");
-    if (a == "relu") c.activation = Activation::Relu;
-    else if (a == "gelu") c.activation = Activation::Gelu;
-    else if (a == "gelu_tanh") c.activation = Activation::GeluTanh;
+    if (a == "relu")
+      c.activation = Activation::Relu;
+    else if (a == "gelu")
+      c.activation = Activation::Gelu;
+    else if (a == "gelu_tanh")
+      c.activation = Activation::GeluTanh;
     else
       bad(src,
           "\"activation\" is \"" + clipForMessage(a, 40) + "\", expected relu, gelu or gelu_tanh");
@@ -242,8 +260,10 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   c.final_norm = getBool(j, "final_norm", src, c.final_norm);
   c.embed_scale = getBool(j, "embed_scale", src, c.embed_scale);
   const std::string pos = getString(j, "positional", src, "sinusoidal");
-  if (pos == "sinusoidal") c.positional = Positional::Sinusoidal;
-  else if (pos == "learned") c.positional = Positional::Learned;
+  if (pos == "sinusoidal")
+    c.positional = Positional::Sinusoidal;
+  else if (pos == "learned")
+    c.positional = Positional::Learned;
   else
     bad(src,
         "\"positional\" is \"" + clipForMessage(pos, 40) + "\", expected sinusoidal or learned");
@@ -311,8 +331,10 @@ json ModelConfig::toJson() const {
   j["embed_scale"] = embed_scale;
   j["positional"] = positional == Positional::Sinusoidal ? "sinusoidal" : "learned";
   j["max_len"] = max_len;
-  if (std::isinf(mask_fill)) j["mask_fill"] = "-inf";
-  else j["mask_fill"] = mask_fill;
+  if (std::isinf(mask_fill))
+    j["mask_fill"] = "-inf";
+  else
+    j["mask_fill"] = mask_fill;
   j["layer_norm_eps"] = layer_norm_eps;
   if (!name.empty()) j["name"] = name;
   if (!description.empty()) j["description"] = description;

@@ -3,10 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace attnviz {
 
@@ -66,12 +65,12 @@ struct ModelConfig {
 
 // Hard limits that keep a hostile config from asking for absurd allocations.
 struct ConfigLimits {
-  static constexpr int kMaxWidth = 1 << 16;        // d_model, d_ff, d_k, d_v
+  static constexpr int kMaxWidth = 1 << 16;  // d_model, d_ff, d_k, d_v
   static constexpr int kMaxHeads = 1024;
   static constexpr int kMaxLayers = 256;
-  static constexpr int kMaxLen = 1 << 20;          // positions
-  static constexpr int kMaxVocab = 1 << 22;        // tokens per vocabulary
-  static constexpr int kMaxTokenBytes = 1024;      // bytes per token string
+  static constexpr int kMaxLen = 1 << 20;               // positions
+  static constexpr int kMaxVocab = 1 << 22;             // tokens per vocabulary
+  static constexpr int kMaxTokenBytes = 1024;           // bytes per token string
   static constexpr int kMaxSinusoidalPositions = 8192;  // rows of a computed sinusoid table
 };
 

@@ -1,12 +1,11 @@
 #include "cpu_backend.h"
 
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <new>
-
-#include <Eigen/Core>
 
 #include "error.h"
 
@@ -26,8 +25,8 @@ class HostBuffer final : public DeviceBuffer {
  public:
   explicit HostBuffer(size_t bytes) : bytes_(bytes) {
     // 64-byte aligned, zero-filled; at least one byte so data() is never null.
-    data_ = static_cast<uint8_t*>(::operator new[](std::max<size_t>(bytes, 1), std::align_val_t(64),
-                                                   std::nothrow));
+    data_ = static_cast<uint8_t*>(
+        ::operator new[](std::max<size_t>(bytes, 1), std::align_val_t(64), std::nothrow));
     if (!data_)
       throw Error(ErrorKind::Backend,
                   "out of host memory allocating " + std::to_string(bytes >> 20) + " MiB");
@@ -93,7 +92,6 @@ class CpuBackend final : public Backend {
   // scores[b, h, i, j] = scale · q_h[b, i, :] · k_h[b, j, :]
   void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int Tq,
                                 int Tk, int d_k, float scale) override {
-
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < H; ++h) {
         ConstStridedMapRM Q(q.data + b * q.batch_stride + (int64_t)h * d_k, Tq, d_k,
@@ -136,7 +134,6 @@ class CpuBackend final : public Backend {
   // ctx[b, i, h·d_v + c] = Σ_j probs[b, h, i, j] · v_h[b, j, c]
   void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H, int Tq,
                                  int Tk, int d_v) override {
-
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < H; ++h) {
         ConstMapRM P(probs + (((int64_t)b * H + h) * Tq) * Tk, Tq, Tk);
@@ -170,10 +167,12 @@ class CpuBackend final : public Backend {
   void activation_forward(float* x, int64_t n, Activation act) override {
     switch (act) {
       case Activation::Relu:
-        for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0 ? 0.0f : x[i];  // NaN stays NaN, as torch.relu
+        for (int64_t i = 0; i < n; ++i)
+          x[i] = x[i] < 0 ? 0.0f : x[i];  // NaN stays NaN, as torch.relu
         break;
       case Activation::Gelu:
-        for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
+        for (int64_t i = 0; i < n; ++i)
+          x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
         break;
       case Activation::GeluTanh: {
         const float k = std::sqrt(2.0f / 3.14159265358979323846f);
@@ -193,6 +192,8 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
-std::shared_ptr<Backend> makeCpuBackend() { return std::make_shared<CpuBackend>(); }
+std::shared_ptr<Backend> makeCpuBackend() {
+  return std::make_shared<CpuBackend>();
+}
 
 }  // namespace attnviz

@@ -31,7 +31,8 @@ std::vector<int> DecodingSession::targetIds() const {
 std::vector<int> DecodingSession::generated() const {
   std::vector<int> ids;
   for (size_t i = 1; i < steps_.size(); ++i) ids.push_back(steps_[i].input_token);
-  if (!steps_.empty() && steps_.back().chosen == model_.config().eos_id) ids.push_back(steps_.back().chosen);
+  if (!steps_.empty() && steps_.back().chosen == model_.config().eos_id)
+    ids.push_back(steps_.back().chosen);
   return ids;
 }
 
@@ -64,7 +65,8 @@ void DecodingSession::runPosition(int token) {
     for (int j = 0; j < T; ++j) s.rows.self_mask.push_back(t.dec_self.masked(0, i, j));
     for (int j = 0; j < S; ++j) s.rows.cross_mask.push_back(t.cross.masked(0, i, j));
     const int V = (int)t.logits.dim(2);
-    s.rows.logits.assign(t.logits.data.begin() + (int64_t)i * V, t.logits.data.begin() + (int64_t)(i + 1) * V);
+    s.rows.logits.assign(t.logits.data.begin() + (int64_t)i * V,
+                         t.logits.data.begin() + (int64_t)(i + 1) * V);
   }
   steps_.push_back(std::move(s));
 }
@@ -84,7 +86,8 @@ int DecodingSession::stepForward(int token) {
   const auto& logits = last.rows.logits;
   if (token < 0) token = (int)(std::max_element(logits.begin(), logits.end()) - logits.begin());
   if (token >= (int)logits.size())
-    throw Error(ErrorKind::BadInput, "token id " + std::to_string(token) + " is outside the target vocabulary");
+    throw Error(ErrorKind::BadInput,
+                "token id " + std::to_string(token) + " is outside the target vocabulary");
   last.chosen = token;
   if (token == model_.config().eos_id) return token;  // EOS ends decoding; no new position
   if (length() >= max_len_) return token;

@@ -8,30 +8,54 @@ namespace attnviz {
 
 const char* errorKindName(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::Io: return "io";
-    case ErrorKind::FileTooShort: return "file-too-short";
-    case ErrorKind::HeaderTooLarge: return "header-too-large";
-    case ErrorKind::InvalidUtf8: return "invalid-utf8";
-    case ErrorKind::InvalidJson: return "invalid-json";
-    case ErrorKind::NotAnObject: return "not-an-object";
-    case ErrorKind::DuplicateKey: return "duplicate-key";
-    case ErrorKind::BadMetadata: return "bad-metadata";
-    case ErrorKind::UnknownDtype: return "unknown-dtype";
-    case ErrorKind::UnsupportedDtype: return "unsupported-dtype";
-    case ErrorKind::BadShape: return "bad-shape";
-    case ErrorKind::SizeOverflow: return "size-overflow";
-    case ErrorKind::BadOffsets: return "bad-offsets";
-    case ErrorKind::TrailingBytes: return "trailing-bytes";
-    case ErrorKind::Truncated: return "truncated";
-    case ErrorKind::BadConfig: return "bad-config";
-    case ErrorKind::BadVocabulary: return "bad-vocabulary";
-    case ErrorKind::MissingTensor: return "missing-tensor";
-    case ErrorKind::ShapeMismatch: return "shape-mismatch";
-    case ErrorKind::BadInput: return "bad-input";
-    case ErrorKind::TooLarge: return "too-large";
-    case ErrorKind::Backend: return "backend";
-    case ErrorKind::Cancelled: return "cancelled";
-    case ErrorKind::Usage: return "usage";
+    case ErrorKind::Io:
+      return "io";
+    case ErrorKind::FileTooShort:
+      return "file-too-short";
+    case ErrorKind::HeaderTooLarge:
+      return "header-too-large";
+    case ErrorKind::InvalidUtf8:
+      return "invalid-utf8";
+    case ErrorKind::InvalidJson:
+      return "invalid-json";
+    case ErrorKind::NotAnObject:
+      return "not-an-object";
+    case ErrorKind::DuplicateKey:
+      return "duplicate-key";
+    case ErrorKind::BadMetadata:
+      return "bad-metadata";
+    case ErrorKind::UnknownDtype:
+      return "unknown-dtype";
+    case ErrorKind::UnsupportedDtype:
+      return "unsupported-dtype";
+    case ErrorKind::BadShape:
+      return "bad-shape";
+    case ErrorKind::SizeOverflow:
+      return "size-overflow";
+    case ErrorKind::BadOffsets:
+      return "bad-offsets";
+    case ErrorKind::TrailingBytes:
+      return "trailing-bytes";
+    case ErrorKind::Truncated:
+      return "truncated";
+    case ErrorKind::BadConfig:
+      return "bad-config";
+    case ErrorKind::BadVocabulary:
+      return "bad-vocabulary";
+    case ErrorKind::MissingTensor:
+      return "missing-tensor";
+    case ErrorKind::ShapeMismatch:
+      return "shape-mismatch";
+    case ErrorKind::BadInput:
+      return "bad-input";
+    case ErrorKind::TooLarge:
+      return "too-large";
+    case ErrorKind::Backend:
+      return "backend";
+    case ErrorKind::Cancelled:
+      return "cancelled";
+    case ErrorKind::Usage:
+      return "usage";
   }
   return "unknown";
 }

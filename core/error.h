@@ -8,30 +8,30 @@
 namespace attnviz {
 
 enum class ErrorKind {
-  Io,                 // the file cannot be opened or read
-  FileTooShort,       // fewer than 8 bytes: no header length
-  HeaderTooLarge,     // header length above the cap or beyond the end of the file
-  InvalidUtf8,        // header is not valid UTF-8
-  InvalidJson,        // header/config is not valid JSON (or nested too deeply)
-  NotAnObject,        // JSON root (or an entry) is not an object where one is required
-  DuplicateKey,       // a key or tensor name occurs twice
-  BadMetadata,        // __metadata__ is not an object of strings
-  UnknownDtype,       // dtype string safetensors does not define
-  UnsupportedDtype,   // a safetensors dtype attnviz cannot read as weights (e.g. I64 for a weight)
-  BadShape,           // shape not an array of non-negative integers, or too large
-  SizeOverflow,       // shape × dtype size does not fit in 64 bits
-  BadOffsets,         // data_offsets malformed, out of the buffer, overlapping, or leaving gaps
-  TrailingBytes,      // bytes after the last tensor
-  Truncated,          // file ends before the data the header promises
-  BadConfig,          // config missing, wrong type, absurd value
-  BadVocabulary,      // vocabulary empty, duplicate tokens, ids out of range
-  MissingTensor,      // a tensor the family requires is not in the file
-  ShapeMismatch,      // a tensor's shape disagrees with the config
-  BadInput,           // a sentence attnviz cannot encode (empty, unknown word, too long, ...)
-  TooLarge,           // the memory a model or trace would need exceeds the limit
-  Backend,            // a compute backend failed (CUDA error, no device, ...)
-  Cancelled,          // the user cancelled a long computation
-  Usage,              // wrong command-line usage
+  Io,                // the file cannot be opened or read
+  FileTooShort,      // fewer than 8 bytes: no header length
+  HeaderTooLarge,    // header length above the cap or beyond the end of the file
+  InvalidUtf8,       // header is not valid UTF-8
+  InvalidJson,       // header/config is not valid JSON (or nested too deeply)
+  NotAnObject,       // JSON root (or an entry) is not an object where one is required
+  DuplicateKey,      // a key or tensor name occurs twice
+  BadMetadata,       // __metadata__ is not an object of strings
+  UnknownDtype,      // dtype string safetensors does not define
+  UnsupportedDtype,  // a safetensors dtype attnviz cannot read as weights (e.g. I64 for a weight)
+  BadShape,          // shape not an array of non-negative integers, or too large
+  SizeOverflow,      // shape × dtype size does not fit in 64 bits
+  BadOffsets,        // data_offsets malformed, out of the buffer, overlapping, or leaving gaps
+  TrailingBytes,     // bytes after the last tensor
+  Truncated,         // file ends before the data the header promises
+  BadConfig,         // config missing, wrong type, absurd value
+  BadVocabulary,     // vocabulary empty, duplicate tokens, ids out of range
+  MissingTensor,     // a tensor the family requires is not in the file
+  ShapeMismatch,     // a tensor's shape disagrees with the config
+  BadInput,          // a sentence attnviz cannot encode (empty, unknown word, too long, ...)
+  TooLarge,          // the memory a model or trace would need exceeds the limit
+  Backend,           // a compute backend failed (CUDA error, no device, ...)
+  Cancelled,         // the user cancelled a long computation
+  Usage,             // wrong command-line usage
 };
 
 const char* errorKindName(ErrorKind kind);

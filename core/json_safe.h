@@ -3,10 +3,9 @@
 // source's name.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace attnviz {
 

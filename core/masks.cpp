@@ -22,8 +22,8 @@ std::vector<uint8_t> subsequentMask(int len) {
 std::vector<uint8_t> decoderSelfMask(const std::vector<std::vector<int>>& tgt, int pad_id,
                                      bool padding, bool subsequent) {
   const int T = tgt.empty() ? 0 : (int)tgt[0].size();
-  std::vector<uint8_t> m = padding ? paddingMask(tgt, T, pad_id)
-                                   : std::vector<uint8_t>(tgt.size() * T * T, 0);
+  std::vector<uint8_t> m =
+      padding ? paddingMask(tgt, T, pad_id) : std::vector<uint8_t>(tgt.size() * T * T, 0);
   if (subsequent) {
     for (size_t b = 0; b < tgt.size(); ++b)
       for (int i = 0; i < T; ++i)

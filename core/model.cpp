@@ -94,7 +94,8 @@ DeviceNorm uploadNorm(Backend& be, const LayerNormWeights& n, uint64_t* total) {
   return d;
 }
 
-DeviceAttention uploadAttention(Backend& be, const AttentionWeights& a, bool self, uint64_t* total) {
+DeviceAttention uploadAttention(Backend& be, const AttentionWeights& a, bool self,
+                                uint64_t* total) {
   DeviceAttention d;
   if (self) {
     d.qkv = uploadLinear(be, {&a.q, &a.k, &a.v}, total);
@@ -113,7 +114,9 @@ void checkCancel(const ForwardOptions& o) {
 }  // namespace
 
 Model::Model(std::shared_ptr<const LoadedModel> model, std::shared_ptr<Backend> backend)
-    : model_(std::move(model)), backend_(std::move(backend)), dw_(std::make_unique<DeviceWeights>()) {
+    : model_(std::move(model)),
+      backend_(std::move(backend)),
+      dw_(std::make_unique<DeviceWeights>()) {
   const ModelConfig& c = model_->config;
   const ModelWeights& w = model_->weights;
   src_vocab_ = Vocabulary(c.src_vocab, c.src_unk_id, "source vocabulary");
@@ -159,7 +162,9 @@ Model::Model(std::shared_ptr<const LoadedModel> model, std::shared_ptr<Backend> 
 
 Model::~Model() = default;
 
-uint64_t Model::weightBytes() const { return dw_->bytes; }
+uint64_t Model::weightBytes() const {
+  return dw_->bytes;
+}
 
 std::vector<int> Model::encodeSource(const std::string& sentence) const {
   return src_vocab_.encode(sentence, position_rows_);
@@ -184,8 +189,14 @@ struct Pass {
   const ModelConfig& c;
   int d, H, dk, dv, A, Av;
   Pass(Backend& b, const ModelConfig& cfg)
-      : be(b), c(cfg), d(cfg.d_model), H(cfg.n_heads), dk(cfg.d_k), dv(cfg.d_v),
-        A(cfg.attnWidth()), Av(cfg.valueWidth()) {}
+      : be(b),
+        c(cfg),
+        d(cfg.d_model),
+        H(cfg.n_heads),
+        dk(cfg.d_k),
+        dv(cfg.d_v),
+        A(cfg.attnWidth()),
+        Av(cfg.valueWidth()) {}
 
   BufferPtr floats(int64_t n) { return be.allocate((size_t)std::max<int64_t>(n, 1) * 4); }
 
@@ -200,8 +211,9 @@ struct Pass {
 
   // Attention of queries q (heads view) over keys k / values v (heads views), writing scores and
   // probs [B, H, Tq, Tk] and the block's output (after the output projection) into out [B·Tq, d].
-  void attend(HeadsView q, HeadsView k, HeadsView v, const uint8_t* mask, const DeviceLinear& out_proj,
-              int B, int Tq, int Tk, float* scores, float* probs, float* out) {
+  void attend(HeadsView q, HeadsView k, HeadsView v, const uint8_t* mask,
+              const DeviceLinear& out_proj, int B, int Tq, int Tk, float* scores, float* probs,
+              float* out) {
     be.attention_scores_forward(q, k, scores, B, H, Tq, Tk, dk, 1.0f / std::sqrt((float)dk));
     be.masked_softmax_forward(scores, mask, probs, B, H, Tq, Tk, c.mask_fill);
     BufferPtr ctx = floats((int64_t)B * Tq * Av);
@@ -245,12 +257,14 @@ struct Pass {
   }
 
   // Cross-attention sublayer body: queries from h, keys/values from kv [B, S, A + Av].
-  void crossAttention(const float* h, const DeviceAttention& a, const float* kv, const uint8_t* mask,
-                      int B, int T, int S, float* scores, float* probs, float* out) {
+  void crossAttention(const float* h, const DeviceAttention& a, const float* kv,
+                      const uint8_t* mask, int B, int T, int S, float* scores, float* probs,
+                      float* out) {
     BufferPtr q = floats((int64_t)B * T * A);
     linear(h, a.q, q->f32(), B * T);
     const int W = A + Av;
-    HeadsView qv{q->f32(), (int64_t)T * A, A}, k{kv, (int64_t)S * W, W}, v{kv + A, (int64_t)S * W, W};
+    HeadsView qv{q->f32(), (int64_t)T * A, A}, k{kv, (int64_t)S * W, W},
+        v{kv + A, (int64_t)S * W, W};
     attend(qv, k, v, mask, a.out, B, T, S, scores, probs, out);
   }
 };
@@ -268,7 +282,8 @@ void downloadAttention(Backend& be, const DeviceBuffer& buf, int L, int B, int H
                   per * 4);
 }
 
-std::vector<std::vector<int>> padBatch(const std::vector<std::vector<int>>& seqs, int pad, int* len) {
+std::vector<std::vector<int>> padBatch(const std::vector<std::vector<int>>& seqs, int pad,
+                                       int* len) {
   int n = 0;
   for (const auto& s : seqs) n = std::max(n, (int)s.size());
   *len = n;
@@ -353,7 +368,8 @@ Trace Model::forward(const std::vector<std::vector<int>>& src_in,
   };
   tr.enc_self.mask = key_pad(o.masks.src_padding, S);
   tr.cross.mask = key_pad(o.masks.src_padding, T);
-  tr.dec_self.mask = decoderSelfMask(tr.tgt_ids, c.tgt_pad_id, o.masks.tgt_padding, o.masks.subsequent);
+  tr.dec_self.mask =
+      decoderSelfMask(tr.tgt_ids, c.tgt_pad_id, o.masks.tgt_padding, o.masks.subsequent);
   auto uploadMask = [&](const std::vector<uint8_t>& m) {
     BufferPtr buf = be.allocate(m.size());
     be.upload(*buf, m.data(), m.size());
@@ -402,7 +418,8 @@ Trace Model::forward(const std::vector<std::vector<int>>& src_in,
     P.linear(memory, L.cross_attn.kv, kv->f32(), B * S);
     P.sublayer(y->f32(), B * T, L.norm_cross, [&](const float* h, float* out) {
       P.crossAttention(h, L.cross_attn, kv->f32(), cross_mask->u8(), B, T, S,
-                       cross_scores->f32() + l * cross_per, cross_probs->f32() + l * cross_per, out);
+                       cross_scores->f32() + l * cross_per, cross_probs->f32() + l * cross_per,
+                       out);
     });
     P.sublayer(y->f32(), B * T, L.norm_ffn,
                [&](const float* h, float* out) { P.feedForward(h, L.fc1, L.fc2, out, B * T); });
@@ -436,7 +453,8 @@ Trace Model::forward(const std::vector<std::vector<int>>& src_in,
 
 std::shared_ptr<Model::EncoderOutput> Model::encode(const std::vector<int>& src,
                                                     const MaskOptions& masks,
-                                                    AttentionTrace* enc_trace, bool keep_scores) const {
+                                                    AttentionTrace* enc_trace,
+                                                    bool keep_scores) const {
   // One sentence through the encoder (via forward's machinery for the trace), then the
   // cross-attention keys/values of every decoder layer, computed once.
   const ModelConfig& c = config();
@@ -446,7 +464,8 @@ std::shared_ptr<Model::EncoderOutput> Model::encode(const std::vector<int>& src,
   if (S == 0) throw Error(ErrorKind::BadInput, "the source sentence is empty");
   for (int id : src)
     if (id < 0 || id >= (int)c.src_vocab.size())
-      throw Error(ErrorKind::BadInput, "source id " + std::to_string(id) + " is outside the vocabulary");
+      throw Error(ErrorKind::BadInput,
+                  "source id " + std::to_string(id) + " is outside the vocabulary");
   ForwardOptions o;
   o.keep_scores = keep_scores;
   checkTraceSize(1, S, 1, o);
@@ -469,14 +488,16 @@ std::shared_ptr<Model::EncoderOutput> Model::encode(const std::vector<int>& src,
   enc->memory = P.floats((int64_t)S * d);
   float* x = enc->memory->f32();
   const float scale = c.embed_scale ? std::sqrt((float)d) : 1.0f;
-  be.embedding_forward(idbuf->i32(), dw_->src_emb->f32(), src_positions_->f32(), x, 1, S, d, 0, scale);
+  be.embedding_forward(idbuf->i32(), dw_->src_emb->f32(), src_positions_->f32(), x, 1, S, d, 0,
+                       scale);
   for (int l = 0; l < Le; ++l) {
     const DeviceEncoderLayer& L = dw_->enc[l];
     P.sublayer(x, S, L.norm_attn, [&](const float* h, float* out) {
       P.selfAttention(h, L.self_attn, mbuf->u8(), 1, S, scores->f32() + l * per,
                       probs->f32() + l * per, out);
     });
-    P.sublayer(x, S, L.norm_ffn, [&](const float* h, float* out) { P.feedForward(h, L.fc1, L.fc2, out, S); });
+    P.sublayer(x, S, L.norm_ffn,
+               [&](const float* h, float* out) { P.feedForward(h, L.fc1, L.fc2, out, S); });
   }
   if (c.final_norm) P.norm(x, dw_->enc_final, x, S);
   for (const auto& L : dw_->dec) {
@@ -491,23 +512,29 @@ std::shared_ptr<Model::EncoderOutput> Model::encode(const std::vector<int>& src,
     enc_trace->q_len = enc_trace->k_len = S;
     enc_trace->mask = mask;
     downloadAttention(be, *probs, Le, 1, H, S, S, enc_trace->probs);
-    if (keep_scores) downloadAttention(be, *scores, Le, 1, H, S, S, enc_trace->scores);
-    else enc_trace->scores.clear();
+    if (keep_scores)
+      downloadAttention(be, *scores, Le, 1, H, S, S, enc_trace->scores);
+    else
+      enc_trace->scores.clear();
   }
   return enc;
 }
 
-std::unique_ptr<Model::DecoderCache> Model::newDecoderCache(const EncoderOutput&, int capacity) const {
+std::unique_ptr<Model::DecoderCache> Model::newDecoderCache(const EncoderOutput&,
+                                                            int capacity) const {
   const ModelConfig& c = config();
   capacity = std::min(capacity, position_rows_);
   auto cache = std::make_unique<DecoderCache>();
   cache->capacity = capacity;
   for (int l = 0; l < c.n_decoder_layers; ++l)
-    cache->self_kv.push_back(backend_->allocate((size_t)capacity * (c.attnWidth() + c.valueWidth()) * 4));
+    cache->self_kv.push_back(
+        backend_->allocate((size_t)capacity * (c.attnWidth() + c.valueWidth()) * 4));
   return cache;
 }
 
-int Model::decoderCacheLength(const DecoderCache& cache) const { return cache.length; }
+int Model::decoderCacheLength(const DecoderCache& cache) const {
+  return cache.length;
+}
 
 void Model::popDecoderCache(DecoderCache& cache) const {
   if (cache.length > 0) {
@@ -520,7 +547,8 @@ Model::StepRows Model::decodeStep(const EncoderOutput& enc, DecoderCache& cache,
                                   const MaskOptions& masks) const {
   const ModelConfig& c = config();
   if (token < 0 || token >= (int)c.tgt_vocab.size())
-    throw Error(ErrorKind::BadInput, "target id " + std::to_string(token) + " is outside the vocabulary");
+    throw Error(ErrorKind::BadInput,
+                "target id " + std::to_string(token) + " is outside the vocabulary");
   const int pos = cache.length;
   if (pos >= cache.capacity)
     throw Error(ErrorKind::BadInput, "the target reached the maximum length of " +
@@ -549,7 +577,8 @@ Model::StepRows Model::decodeStep(const EncoderOutput& enc, DecoderCache& cache,
   be.embedding_forward(idbuf->i32(), dw_->tgt_emb->f32(), tgt_positions_->f32(), x->f32(), 1, 1, d,
                        pos, scale);
   BufferPtr self_scores = P.floats((int64_t)Ld * H * K), self_probs = P.floats((int64_t)Ld * H * K);
-  BufferPtr cross_scores = P.floats((int64_t)Ld * H * S), cross_probs = P.floats((int64_t)Ld * H * S);
+  BufferPtr cross_scores = P.floats((int64_t)Ld * H * S),
+            cross_probs = P.floats((int64_t)Ld * H * S);
   for (int l = 0; l < Ld; ++l) {
     const DeviceDecoderLayer& L = dw_->dec[l];
     float* kvc = cache.self_kv[l]->f32();
@@ -559,7 +588,8 @@ Model::StepRows Model::decodeStep(const EncoderOutput& enc, DecoderCache& cache,
       be.copy(qkv->f32() + P.A, kvc + (int64_t)pos * KV, KV);  // this position's K | V
       HeadsView q{qkv->f32(), W, W}, k{kvc, (int64_t)K * KV, KV}, v{kvc + P.A, (int64_t)K * KV, KV};
       P.attend(q, k, v, self_mask->u8(), L.self_attn.out, 1, 1, K,
-               self_scores->f32() + (int64_t)l * H * K, self_probs->f32() + (int64_t)l * H * K, out);
+               self_scores->f32() + (int64_t)l * H * K, self_probs->f32() + (int64_t)l * H * K,
+               out);
     });
     P.sublayer(x->f32(), 1, L.norm_cross, [&](const float* h, float* out) {
       P.crossAttention(h, L.cross_attn, enc.cross_kv[l]->f32(), enc.cross_mask->u8(), 1, 1, S,

@@ -19,9 +19,9 @@ namespace attnviz {
 
 struct ForwardOptions {
   MaskOptions masks;
-  bool keep_scores = true;                  // scores take as much memory as probs
+  bool keep_scores = true;  // scores take as much memory as probs
   uint64_t max_trace_bytes = uint64_t(4) << 30;
-  const std::atomic<bool>* cancel = nullptr;  // checked between layers → Error(Cancelled)
+  const std::atomic<bool>* cancel = nullptr;          // checked between layers → Error(Cancelled)
   std::function<void(int done, int total)> progress;  // layers done, called between layers
 };
 
@@ -59,7 +59,7 @@ class Model {
   // ---- pieces for DecodingSession ----
   // The encoder's result for one sentence, computed once.
   struct EncoderOutput {
-    std::vector<int> src;             // [S] ids
+    std::vector<int> src;  // [S] ids
     int S = 0;
     BufferPtr memory;                 // [S, d_model] encoder output (after the final norm)
     std::vector<BufferPtr> cross_kv;  // per decoder layer: [S, A + Av] keys | values

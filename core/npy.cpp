@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "error.h"
@@ -14,9 +13,12 @@ namespace {
 void writeNpyRaw(const std::string& path, const char* descr, const void* data, size_t bytes,
                  const Shape& shape) {
   std::string shp = "(";
-  for (size_t i = 0; i < shape.size(); ++i) shp += std::to_string(shape[i]) + (shape.size() == 1 ? "," : (i + 1 < shape.size() ? ", " : ""));
+  for (size_t i = 0; i < shape.size(); ++i)
+    shp +=
+        std::to_string(shape[i]) + (shape.size() == 1 ? "," : (i + 1 < shape.size() ? ", " : ""));
   shp += ")";
-  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shp + ", }";
+  std::string header =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shp + ", }";
   // magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64,
   // ending in a newline.
   size_t total = 10 + header.size() + 1;
@@ -68,8 +70,7 @@ void dumpTrace(const Trace& tr, const std::string& dir) {
   dump(tr.enc_self, "enc_self");
   dump(tr.dec_self, "dec_self");
   dump(tr.cross, "cross");
-  writeNpy(dir + "/logits.npy", tr.logits.ptr(),
-           shape({tr.logits.dim(1), tr.logits.dim(2)}));
+  writeNpy(dir + "/logits.npy", tr.logits.ptr(), shape({tr.logits.dim(1), tr.logits.dim(2)}));
   nlohmann::json j;
   j["src_ids"] = tr.src_ids;
   j["tgt_ids"] = tr.tgt_ids;

@@ -26,7 +26,8 @@ Tensor positionSimilarity(const Tensor& table, int len) {
   std::vector<float> norm(len);
   for (int i = 0; i < len; ++i) {
     double acc = 0;
-    for (int c = 0; c < d; ++c) acc += (double)table.data[(size_t)i * d + c] * table.data[(size_t)i * d + c];
+    for (int c = 0; c < d; ++c)
+      acc += (double)table.data[(size_t)i * d + c] * table.data[(size_t)i * d + c];
     norm[i] = acc > 0 ? (float)std::sqrt(acc) : 1.0f;
   }
   for (int i = 0; i < len; ++i)

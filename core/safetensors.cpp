@@ -20,10 +20,10 @@ struct DTypeInfo {
   int size;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {"F64", DType::F64, 8},   {"F32", DType::F32, 4},       {"F16", DType::F16, 2},
-    {"BF16", DType::BF16, 2}, {"I64", DType::I64, 8},       {"I32", DType::I32, 4},
-    {"I16", DType::I16, 2},   {"I8", DType::I8, 1},         {"U8", DType::U8, 1},
-    {"U16", DType::U16, 2},   {"U32", DType::U32, 4},       {"U64", DType::U64, 8},
+    {"F64", DType::F64, 8},   {"F32", DType::F32, 4},         {"F16", DType::F16, 2},
+    {"BF16", DType::BF16, 2}, {"I64", DType::I64, 8},         {"I32", DType::I32, 4},
+    {"I16", DType::I16, 2},   {"I8", DType::I8, 1},           {"U8", DType::U8, 1},
+    {"U16", DType::U16, 2},   {"U32", DType::U32, 4},         {"U64", DType::U64, 8},
     {"BOOL", DType::BOOL, 1}, {"F8_E4M3", DType::F8_E4M3, 1}, {"F8_E5M2", DType::F8_E5M2, 1},
 };
 
@@ -110,9 +110,9 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
       throw Error(ErrorKind::Io, path + ": read error");
     uint64_t n = readLE64(head);
     if (n > kMaxHeaderBytes)
-      throw Error(ErrorKind::HeaderTooLarge,
-                  path + ": header length " + std::to_string(n) + " bytes exceeds the limit of " +
-                      std::to_string(kMaxHeaderBytes) + " bytes");
+      throw Error(ErrorKind::HeaderTooLarge, path + ": header length " + std::to_string(n) +
+                                                 " bytes exceeds the limit of " +
+                                                 std::to_string(kMaxHeaderBytes) + " bytes");
     in.seekg(0);
   }
   std::vector<uint8_t> bytes(static_cast<size_t>(size));
@@ -126,8 +126,9 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
   f.path_ = what;
   const uint64_t size = bytes.size();
   if (size < 8)
-    throw Error(ErrorKind::FileTooShort, what + ": file is " + std::to_string(size) +
-                                             " bytes, too short for a safetensors header (8 bytes)");
+    throw Error(ErrorKind::FileTooShort,
+                what + ": file is " + std::to_string(size) +
+                    " bytes, too short for a safetensors header (8 bytes)");
   const uint64_t n = readLE64(bytes.data());
   if (n > kMaxHeaderBytes)
     throw Error(ErrorKind::HeaderTooLarge, what + ": header length " + std::to_string(n) +
@@ -175,8 +176,7 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
     info.name = name;
     // dtype
     const auto& dt = v["dtype"];
-    if (!dt.is_string())
-      throw Error(ErrorKind::UnknownDtype, where + ": dtype is not a string");
+    if (!dt.is_string()) throw Error(ErrorKind::UnknownDtype, where + ": dtype is not a string");
     const std::string dts = dt.get<std::string>();
     const DTypeInfo* found = nullptr;
     for (const auto& d : kDTypes)
@@ -329,9 +329,8 @@ ByteTensor SafetensorsFile::toBytes(const std::string& name) const {
   const TensorInfo* t = find(name);
   if (!t) throw Error(ErrorKind::MissingTensor, path_ + ": no tensor \"" + name + "\"");
   if (t->dtype != DType::U8 && t->dtype != DType::BOOL && t->dtype != DType::I8)
-    throw Error(ErrorKind::UnsupportedDtype,
-                path_ + ": tensor \"" + name + "\" has dtype " + dtypeName(t->dtype) +
-                    ", expected U8 or BOOL");
+    throw Error(ErrorKind::UnsupportedDtype, path_ + ": tensor \"" + name + "\" has dtype " +
+                                                 dtypeName(t->dtype) + ", expected U8 or BOOL");
   ByteTensor out(t->shape);
   std::memcpy(out.data.data(), bytes_.data() + data_start_ + t->begin, out.data.size());
   return out;
@@ -358,7 +357,8 @@ void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& t
   out.write(reinterpret_cast<const char*>(len), 8);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   for (const auto& t : tensors)
-    out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
+    out.write(reinterpret_cast<const char*>(t.bytes.data()),
+              static_cast<std::streamsize>(t.bytes.size()));
   if (!out) throw Error(ErrorKind::Io, path + ": write error");
 }
 

@@ -12,7 +12,23 @@
 
 namespace attnviz {
 
-enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, U16, U32, U64, BOOL, F8_E4M3, F8_E5M2 };
+enum class DType {
+  F64,
+  F32,
+  F16,
+  BF16,
+  I64,
+  I32,
+  I16,
+  I8,
+  U8,
+  U16,
+  U32,
+  U64,
+  BOOL,
+  F8_E4M3,
+  F8_E5M2
+};
 
 const char* dtypeName(DType t);
 int dtypeSize(DType t);
@@ -53,7 +69,7 @@ class SafetensorsFile {
   std::vector<uint8_t> bytes_;
   uint64_t data_start_ = 0;
   std::map<std::string, std::string> metadata_;
-  std::vector<TensorInfo> tensors_;  // sorted by begin offset
+  std::vector<TensorInfo> tensors_;      // sorted by begin offset
   std::map<std::string, size_t> index_;  // name → position in tensors_ (files may hold many)
 };
 

@@ -1,4 +1,5 @@
-// Host tensors: row-major float32 (weights, activations, trace) and uint8 (masks), with their shape.
+// Host tensors: row-major float32 (weights, activations, trace) and uint8 (masks), with their
+// shape.
 #pragma once
 
 #include <cstddef>

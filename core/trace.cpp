@@ -6,27 +6,36 @@ namespace attnviz {
 
 const char* attentionKindName(AttentionKind kind) {
   switch (kind) {
-    case AttentionKind::EncoderSelf: return "enc_self";
-    case AttentionKind::DecoderSelf: return "dec_self";
-    case AttentionKind::Cross: return "cross";
+    case AttentionKind::EncoderSelf:
+      return "enc_self";
+    case AttentionKind::DecoderSelf:
+      return "dec_self";
+    case AttentionKind::Cross:
+      return "cross";
   }
   return "?";
 }
 
 const char* attentionKindTitle(AttentionKind kind) {
   switch (kind) {
-    case AttentionKind::EncoderSelf: return "Encoder self-attention";
-    case AttentionKind::DecoderSelf: return "Decoder masked self-attention";
-    case AttentionKind::Cross: return "Encoder-decoder (cross) attention";
+    case AttentionKind::EncoderSelf:
+      return "Encoder self-attention";
+    case AttentionKind::DecoderSelf:
+      return "Decoder masked self-attention";
+    case AttentionKind::Cross:
+      return "Encoder-decoder (cross) attention";
   }
   return "?";
 }
 
 const AttentionTrace& Trace::get(AttentionKind kind) const {
   switch (kind) {
-    case AttentionKind::EncoderSelf: return enc_self;
-    case AttentionKind::DecoderSelf: return dec_self;
-    default: return cross;
+    case AttentionKind::EncoderSelf:
+      return enc_self;
+    case AttentionKind::DecoderSelf:
+      return dec_self;
+    default:
+      return cross;
   }
 }
 

@@ -31,15 +31,13 @@ struct AttentionTrace {
   float score(int b, int l, int h, int i, int j) const {
     return scores.empty() ? 0.0f : scores[index(b, l, h, i, j)];
   }
-  bool masked(int b, int i, int j) const {
-    return mask[((int64_t)b * q_len + i) * k_len + j] != 0;
-  }
+  bool masked(int b, int i, int j) const { return mask[((int64_t)b * q_len + i) * k_len + j] != 0; }
 };
 
 struct Trace {
   int batch = 0;
-  int src_len = 0;  // padded length S
-  int tgt_len = 0;  // padded length T
+  int src_len = 0;                        // padded length S
+  int tgt_len = 0;                        // padded length T
   std::vector<std::vector<int>> src_ids;  // [B][S] padded
   std::vector<std::vector<int>> tgt_ids;  // [B][T] padded, starting with BOS
   std::vector<std::vector<std::string>> src_tokens;

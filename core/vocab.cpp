@@ -13,9 +13,8 @@ Vocabulary::Vocabulary(std::vector<std::string> tokens, int unk_id, std::string 
   if (tokens_.empty()) throw Error(ErrorKind::BadVocabulary, what_ + " is empty");
   for (int i = 0; i < size(); ++i) {
     if (!index_.emplace(tokens_[i], i).second)
-      throw Error(ErrorKind::BadVocabulary,
-                  what_ + " has the token \"" + tokens_[i] + "\" twice (again at id " +
-                      std::to_string(i) + ")");
+      throw Error(ErrorKind::BadVocabulary, what_ + " has the token \"" + tokens_[i] +
+                                                "\" twice (again at id " + std::to_string(i) + ")");
   }
   if (unk_id_ >= size()) unk_id_ = -1;
 }
@@ -65,8 +64,8 @@ std::vector<int> Vocabulary::encode(const std::string& sentence, int max_tokens)
   for (std::string w; in >> w;) {
     if (w.size() > 256)
       throw Error(ErrorKind::BadInput, "the word \"" + printable(w) + "\" is " +
-                                           std::to_string(w.size()) +
-                                           " bytes long; no " + what_ + " token is that long");
+                                           std::to_string(w.size()) + " bytes long; no " + what_ +
+                                           " token is that long");
     words.push_back(std::move(w));
     if ((int)words.size() > max_tokens)
       throw Error(ErrorKind::BadInput, "the sentence has more than " + std::to_string(max_tokens) +
@@ -96,10 +95,11 @@ std::vector<int> Vocabulary::encode(const std::string& sentence, int max_tokens)
     std::string hint;
     for (int i = 0; i < size() && i < 12; ++i) hint += (i ? " " : "") + tokens_[i];
     if (size() > 12) hint += " …";
-    throw Error(ErrorKind::BadInput,
-                std::string(unknown.size() == words.size() ? "every word is unknown: " : "unknown ") +
-                    (unknown.size() == 1 ? "word " : "words ") + list + " (not in the " + what_ +
-                    " of " + std::to_string(size()) + " tokens: " + hint + ")");
+    throw Error(
+        ErrorKind::BadInput,
+        std::string(unknown.size() == words.size() ? "every word is unknown: " : "unknown ") +
+            (unknown.size() == 1 ? "word " : "words ") + list + " (not in the " + what_ + " of " +
+            std::to_string(size()) + " tokens: " + hint + ")");
   }
   return ids;
 }

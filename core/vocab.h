@@ -11,7 +11,8 @@ namespace attnviz {
 class Vocabulary {
  public:
   Vocabulary() = default;
-  // Throws Error(BadVocabulary) on empty or duplicate tokens; `what` names it ("source vocabulary").
+  // Throws Error(BadVocabulary) on empty or duplicate tokens; `what` names it ("source
+  // vocabulary").
   Vocabulary(std::vector<std::string> tokens, int unk_id, std::string what);
 
   int size() const { return static_cast<int>(tokens_.size()); }

@@ -4,10 +4,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "error.h"
 #include "json_safe.h"
@@ -60,7 +59,8 @@ class TensorReader {
     std::string list;
     for (size_t i = 0; i < unused.size() && i < 5; ++i) list += (i ? ", " : "") + unused[i];
     if (unused.size() > 5) list += ", …";
-    warnings_.push_back(std::to_string(unused.size()) + " tensor(s) in the file are not used: " + list);
+    warnings_.push_back(std::to_string(unused.size()) +
+                        " tensor(s) in the file are not used: " + list);
   }
 
  private:
@@ -92,7 +92,8 @@ LayerNormWeights readNorm(TensorReader& r, const std::vector<std::string>& prefi
   return n;
 }
 
-AttentionWeights readTutorialAttention(TensorReader& r, const ModelConfig& c, const std::string& p) {
+AttentionWeights readTutorialAttention(TensorReader& r, const ModelConfig& c,
+                                       const std::string& p) {
   const bool nlp = c.family == Family::NlpTutorial;
   const int64_t d = c.d_model, A = c.attnWidth(), Av = c.valueWidth();
   AttentionWeights a;
@@ -119,8 +120,8 @@ AttentionWeights readTorchAttention(TensorReader& r, const ModelConfig& c, const
   AttentionWeights a;
   LinearWeights* parts[3] = {&a.q, &a.k, &a.v};
   for (int i = 0; i < 3; ++i) {
-    parts[i]->weight = Tensor({d, d}, std::vector<float>(w.data.begin() + i * d * d,
-                                                         w.data.begin() + (i + 1) * d * d));
+    parts[i]->weight = Tensor(
+        {d, d}, std::vector<float>(w.data.begin() + i * d * d, w.data.begin() + (i + 1) * d * d));
     if (!b.empty())
       parts[i]->bias =
           Tensor({d}, std::vector<float>(b.data.begin() + i * d, b.data.begin() + (i + 1) * d));
@@ -246,7 +247,8 @@ ModelConfig findConfig(const SafetensorsFile& file, const std::string& explicit_
                   side.string() + "; pass --config FILE.json)");
 }
 
-std::shared_ptr<const LoadedModel> loadModel(const SafetensorsFile& file, const ModelConfig& config) {
+std::shared_ptr<const LoadedModel> loadModel(const SafetensorsFile& file,
+                                             const ModelConfig& config) {
   auto m = std::make_shared<LoadedModel>();
   m->path = file.path();
   m->config = config;
@@ -254,14 +256,18 @@ std::shared_ptr<const LoadedModel> loadModel(const SafetensorsFile& file, const 
   if (config.family == Family::TorchSeq2Seq) {
     readTorchFamily(r, config, m->weights);
     if (config.final_norm) {
-      m->weights.encoder_final_norm = readNorm(r, {"transformer.encoder.norm"}, config.d_model, true);
-      m->weights.decoder_final_norm = readNorm(r, {"transformer.decoder.norm"}, config.d_model, true);
+      m->weights.encoder_final_norm =
+          readNorm(r, {"transformer.encoder.norm"}, config.d_model, true);
+      m->weights.decoder_final_norm =
+          readNorm(r, {"transformer.decoder.norm"}, config.d_model, true);
     }
   } else {
     readTutorialFamily(r, config, m->weights);
     if (config.final_norm) {
-      m->weights.encoder_final_norm = readNorm(r, {"encoder.layer_norm", "encoder.norm"}, config.d_model, true);
-      m->weights.decoder_final_norm = readNorm(r, {"decoder.layer_norm", "decoder.norm"}, config.d_model, true);
+      m->weights.encoder_final_norm =
+          readNorm(r, {"encoder.layer_norm", "encoder.norm"}, config.d_model, true);
+      m->weights.decoder_final_norm =
+          readNorm(r, {"decoder.layer_norm", "decoder.norm"}, config.d_model, true);
     }
   }
   r.reportUnused();
@@ -333,7 +339,8 @@ AttentionWeights randomAttention(const ModelConfig& c, std::mt19937& rng) {
   return a;
 }
 FeedForwardWeights randomFfn(const ModelConfig& c, std::mt19937& rng) {
-  return {randomLinear(c.d_model, c.d_ff, c.ffn_bias, rng), randomLinear(c.d_ff, c.d_model, c.ffn_bias, rng)};
+  return {randomLinear(c.d_model, c.d_ff, c.ffn_bias, rng),
+          randomLinear(c.d_ff, c.d_model, c.ffn_bias, rng)};
 }
 }  // namespace
 

@@ -81,9 +81,11 @@ struct LoadOptions {
 
 // Reads a .safetensors model with its config. Throws Error naming the file, the tensor or field,
 // what was found and what was expected.
-std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const LoadOptions& options = {});
+std::shared_ptr<const LoadedModel> loadModel(const std::string& path,
+                                             const LoadOptions& options = {});
 // The same from an already-parsed file and config (tests, fuzzing).
-std::shared_ptr<const LoadedModel> loadModel(const SafetensorsFile& file, const ModelConfig& config);
+std::shared_ptr<const LoadedModel> loadModel(const SafetensorsFile& file,
+                                             const ModelConfig& config);
 // Finds and parses the config for `file` as loadModel does.
 ModelConfig findConfig(const SafetensorsFile& file, const std::string& explicit_config_path);
 // Host memory a loaded model of this config takes, from the sizes alone (float32 weights, and the

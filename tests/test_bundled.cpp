@@ -2,11 +2,9 @@
 // (never seen in training) and must reach the accuracy its card claims; the reversal model's
 // cross-attention must show the anti-diagonal its task implies.
 #include <QtTest>
-
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "bundled.h"
 #include "cpu_backend.h"
@@ -24,7 +22,8 @@ struct Pair {
 };
 
 std::vector<Pair> heldOut(const std::string& model_path) {
-  std::string path = model_path.substr(0, model_path.size() - std::string(".safetensors").size()) + ".heldout.json";
+  std::string path = model_path.substr(0, model_path.size() - std::string(".safetensors").size()) +
+                     ".heldout.json";
   std::ifstream in(path);
   if (!in) throw std::runtime_error("no held-out file " + path);
   nlohmann::json j = nlohmann::json::parse(in);
@@ -85,12 +84,15 @@ class TestBundled : public QObject {
     for (const auto& p : pairs) {
       std::vector<int> out = m.greedyDecode(m.encodeSource(p.src), 64);
       const std::string got = join(m, out);
-      if (got == normalise(p.tgt)) ++correct;
-      else if (first_wrong.empty()) first_wrong = p.src + " → " + got + " (expected " + p.tgt + ")";
+      if (got == normalise(p.tgt))
+        ++correct;
+      else if (first_wrong.empty())
+        first_wrong = p.src + " → " + got + " (expected " + p.tgt + ")";
     }
     const double acc = (double)correct / pairs.size();
     qInfo("%s: %d/%d held-out sequences exact (%.2f%%)%s%s", qPrintable(name), correct,
-          (int)pairs.size(), 100 * acc, first_wrong.empty() ? "" : "; first miss: ", first_wrong.c_str());
+          (int)pairs.size(), 100 * acc,
+          first_wrong.empty() ? "" : "; first miss: ", first_wrong.c_str());
     QVERIFY2(acc >= required, qPrintable(QString("accuracy %1 below %2").arg(acc).arg(required)));
     // The card's claim (stored in the config as heldout_accuracy by the training script).
     SafetensorsFile f = SafetensorsFile::open(path);
@@ -138,7 +140,8 @@ class TestBundled : public QObject {
       }
     }
     const double frac = (double)hits / total;
-    qInfo("reverse: %d/%d target positions attend most to the mirrored source (%.1f%%)", hits, total, 100 * frac);
+    qInfo("reverse: %d/%d target positions attend most to the mirrored source (%.1f%%)", hits,
+          total, 100 * frac);
     QVERIFY2(frac >= 0.9, qPrintable(QString("only %1 on the anti-diagonal").arg(frac)));
   }
 

@@ -3,11 +3,9 @@
 // behaviour of fully masked rows.
 #include <QTemporaryDir>
 #include <QtTest>
-
 #include <cmath>
 #include <fstream>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "cpu_backend.h"
@@ -56,11 +54,17 @@ ErrorKind kindOf(F&& f) {
 }
 
 nlohmann::json tinyConfig() {
-  return {{"family", "nlp-tutorial"}, {"d_model", 8},          {"d_ff", 16},
-          {"n_heads", 2},             {"n_encoder_layers", 1}, {"n_decoder_layers", 1},
+  return {{"family", "nlp-tutorial"},
+          {"d_model", 8},
+          {"d_ff", 16},
+          {"n_heads", 2},
+          {"n_encoder_layers", 1},
+          {"n_decoder_layers", 1},
           {"src_vocab", {"P", "ich", "mochte", "ein", "bier"}},
           {"tgt_vocab", {"P", "i", "want", "a", "beer", "S", "E"}},
-          {"bos_id", 5},              {"eos_id", 6},           {"max_len", 16}};
+          {"bos_id", 5},
+          {"eos_id", 6},
+          {"max_len", 16}};
 }
 
 }  // namespace
@@ -171,7 +175,8 @@ class TestCore : public QObject {
   void paddingAndUnion() {
     std::vector<std::vector<int>> seq{{1, 3, 0}};
     QCOMPARE(paddingMask(seq, 2, 0), (std::vector<uint8_t>{0, 0, 1, 0, 0, 1}));
-    QCOMPARE(decoderSelfMask(seq, 0, true, true), (std::vector<uint8_t>{0, 1, 1, 0, 0, 1, 0, 0, 1}));
+    QCOMPARE(decoderSelfMask(seq, 0, true, true),
+             (std::vector<uint8_t>{0, 1, 1, 0, 0, 1, 0, 0, 1}));
     QCOMPARE(decoderSelfMask(seq, 0, false, true), subsequentMask(3));
     QCOMPARE(decoderSelfMask(seq, 0, false, false), std::vector<uint8_t>(9, 0));
   }
@@ -246,8 +251,10 @@ class TestCore : public QObject {
       for (int h = 0; h < 2; ++h)
         for (int i = 0; i < 2; ++i) {
           for (int j = 0; j < 2; ++j) {
-            QVERIFY(std::abs(batch.cross.prob(1, l, h, i, j) - single.cross.prob(0, l, h, i, j)) < 1e-5f);
-            QVERIFY(std::abs(batch.enc_self.prob(1, l, h, i, j) - single.enc_self.prob(0, l, h, i, j)) < 1e-5f);
+            QVERIFY(std::abs(batch.cross.prob(1, l, h, i, j) - single.cross.prob(0, l, h, i, j)) <
+                    1e-5f);
+            QVERIFY(std::abs(batch.enc_self.prob(1, l, h, i, j) -
+                             single.enc_self.prob(0, l, h, i, j)) < 1e-5f);
           }
           QCOMPARE(batch.cross.prob(1, l, h, i, 2), 0.0f);
           QCOMPARE(batch.cross.prob(1, l, h, i, 3), 0.0f);
@@ -255,7 +262,8 @@ class TestCore : public QObject {
     const int V = (int)cfg.tgt_vocab.size();
     for (int i = 0; i < 2; ++i)
       for (int v = 0; v < V; ++v)
-        QVERIFY(std::abs(batch.logits.data[(size_t)(1 * 3 + i) * V + v] - single.logits.data[(size_t)i * V + v]) < 1e-4f);
+        QVERIFY(std::abs(batch.logits.data[(size_t)(1 * 3 + i) * V + v] -
+                         single.logits.data[(size_t)i * V + v]) < 1e-4f);
   }
 
   // Turning the subsequent mask off lets positions see the future (the GUI's leakage switch).

@@ -2,7 +2,6 @@
 // greedy decoder's output against references that tools/make_references.py computed with the
 // tutorials' own PyTorch models (docs/formats.md "Reference files").
 #include <QtTest>
-
 #include <nlohmann/json.hpp>
 
 #include "decoding.h"
@@ -19,7 +18,8 @@ namespace {
 constexpr double kProbTol = 1e-5;
 constexpr double kRelTol = 1e-4;
 
-const char* kCases[] = {"nlp_tiny", "nlp_variants", "seed003_ref", "seed003_pad3", "torch_post", "torch_pre"};
+const char* kCases[] = {"nlp_tiny",     "nlp_variants", "seed003_ref",
+                        "seed003_pad3", "torch_post",   "torch_pre"};
 
 struct Case {
   std::shared_ptr<Model> model;
@@ -39,7 +39,9 @@ class TestParity : public QObject {
     const std::string dir = test::referenceDir();
     const std::string base = dir + "/" + name.toStdString();
     auto lm = loadModel(base + ".safetensors");
-    Case c{std::make_shared<Model>(lm, backend_), SafetensorsFile::open(base + ".ref.safetensors"), {}};
+    Case c{std::make_shared<Model>(lm, backend_),
+           SafetensorsFile::open(base + ".ref.safetensors"),
+           {}};
     c.inputs = nlohmann::json::parse(c.ref.metadata().at("inputs"));
     return c;
   }
@@ -80,20 +82,24 @@ class TestParity : public QObject {
     Trace t = c.model->forward(src, tgt);
     QCOMPARE(t.src_ids, src);
     QCOMPARE(t.tgt_ids, tgt);
-    for (AttentionKind kind : {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross}) {
+    for (AttentionKind kind :
+         {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross}) {
       const AttentionTrace& a = t.get(kind);
       const std::string k = attentionKindName(kind);
       Tensor scores = c.ref.toFloat(k + ".scores"), probs = c.ref.toFloat(k + ".probs");
       ByteTensor mask = c.ref.toBytes(k + ".mask");
       const Shape want{a.batch, a.layers, a.heads, a.q_len, a.k_len};
       QVERIFY2(probs.shape == want, (k + ": reference shape " + shapeToString(probs.shape) +
-                                     " vs trace " + shapeToString(want)).c_str());
+                                     " vs trace " + shapeToString(want))
+                                        .c_str());
       test::Diff dp = test::compare(a.probs.data(), probs.ptr(), probs.data.size(), 1.0);
       QVERIFY2(dp.worst <= kProbTol, (k + ".probs differ by " + std::to_string(dp.worst) +
-                                      " at flat index " + std::to_string(dp.index)).c_str());
+                                      " at flat index " + std::to_string(dp.index))
+                                         .c_str());
       test::Diff ds = test::compare(a.scores.data(), scores.ptr(), scores.data.size(), 1.0);
       QVERIFY2(ds.worst <= kRelTol, (k + ".scores differ by " + std::to_string(ds.worst) +
-                                     " (relative) at flat index " + std::to_string(ds.index)).c_str());
+                                     " (relative) at flat index " + std::to_string(ds.index))
+                                        .c_str());
       // Masks exactly: the trace keeps one [B, Tq, Tk] mask for all layers and heads.
       for (int b = 0; b < a.batch; ++b)
         for (int l = 0; l < a.layers; ++l)
@@ -102,12 +108,15 @@ class TestParity : public QObject {
               for (int j = 0; j < a.k_len; ++j)
                 if (a.masked(b, i, j) != (mask.data[a.index(b, l, h, i, j)] != 0))
                   QFAIL((k + ".mask differs at b=" + std::to_string(b) + " l=" + std::to_string(l) +
-                         " h=" + std::to_string(h) + " i=" + std::to_string(i) + " j=" + std::to_string(j)).c_str());
+                         " h=" + std::to_string(h) + " i=" + std::to_string(i) +
+                         " j=" + std::to_string(j))
+                            .c_str());
     }
     Tensor logits = c.ref.toFloat("logits");
     QCOMPARE(logits.shape, t.logits.shape);
     test::Diff dl = test::compare(t.logits.ptr(), logits.ptr(), logits.data.size(), 1.0);
-    QVERIFY2(dl.worst <= kRelTol, ("logits differ by " + std::to_string(dl.worst) + " (relative)").c_str());
+    QVERIFY2(dl.worst <= kRelTol,
+             ("logits differ by " + std::to_string(dl.worst) + " (relative)").c_str());
   }
 
   void greedy_data() { trace_data(); }
@@ -137,7 +146,8 @@ class TestParity : public QObject {
     auto src = unpad(ids(c.inputs["src_ids"]), cfg.src_pad_id)[0];
     auto tgt = unpad(ids(c.inputs["tgt_ids"]), cfg.tgt_pad_id)[0];
     // A session stops at the end token: feed the target up to it.
-    if (auto e = std::find(tgt.begin() + 1, tgt.end(), cfg.eos_id); e != tgt.end()) tgt.erase(e, tgt.end());
+    if (auto e = std::find(tgt.begin() + 1, tgt.end(), cfg.eos_id); e != tgt.end())
+      tgt.erase(e, tgt.end());
     Trace full = c.model->forward({src}, {tgt});
     DecodingSession s(*c.model, src, {}, (int)tgt.size() + 1);
     for (size_t i = 1; i < tgt.size(); ++i) s.stepForward(tgt[i]);
@@ -148,13 +158,16 @@ class TestParity : public QObject {
       for (int l = 0; l < L; ++l)
         for (int h = 0; h < H; ++h) {
           for (int j = 0; j <= i; ++j) {
-            const float a = r.self_probs[((size_t)l * H + h) * (i + 1) + j], b = full.dec_self.prob(0, l, h, i, j);
+            const float a = r.self_probs[((size_t)l * H + h) * (i + 1) + j],
+                        b = full.dec_self.prob(0, l, h, i, j);
             QVERIFY2(std::abs(a - b) <= kProbTol, ("self prob row " + std::to_string(i)).c_str());
-            const float sa = r.self_scores[((size_t)l * H + h) * (i + 1) + j], sb = full.dec_self.score(0, l, h, i, j);
+            const float sa = r.self_scores[((size_t)l * H + h) * (i + 1) + j],
+                        sb = full.dec_self.score(0, l, h, i, j);
             QVERIFY2(std::abs(sa - sb) <= kRelTol * std::max(1.0f, std::abs(sb)), "self score");
           }
           for (int j = 0; j < S; ++j) {
-            const float a = r.cross_probs[((size_t)l * H + h) * S + j], b = full.cross.prob(0, l, h, i, j);
+            const float a = r.cross_probs[((size_t)l * H + h) * S + j],
+                        b = full.cross.prob(0, l, h, i, j);
             QVERIFY2(std::abs(a - b) <= kProbTol, ("cross prob row " + std::to_string(i)).c_str());
           }
         }
@@ -179,7 +192,8 @@ class TestParity : public QObject {
     const ModelConfig& cfg = c.model->config();
     Trace t = c.model->forward(unpad(ids(c.inputs["src_ids"]), cfg.src_pad_id),
                                unpad(ids(c.inputs["tgt_ids"]), cfg.tgt_pad_id));
-    for (AttentionKind kind : {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross}) {
+    for (AttentionKind kind :
+         {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf, AttentionKind::Cross}) {
       const AttentionTrace& a = t.get(kind);
       for (int b = 0; b < a.batch; ++b)
         for (int l = 0; l < a.layers; ++l)
@@ -189,8 +203,10 @@ class TestParity : public QObject {
               int unmasked = 0;
               for (int j = 0; j < a.k_len; ++j) {
                 sum += a.prob(b, l, h, i, j);
-                if (a.masked(b, i, j)) QCOMPARE(a.prob(b, l, h, i, j), 0.0f);
-                else ++unmasked;
+                if (a.masked(b, i, j))
+                  QCOMPARE(a.prob(b, l, h, i, j), 0.0f);
+                else
+                  ++unmasked;
               }
               if (unmasked > 0) QVERIFY2(std::abs(sum - 1.0) < 1e-5, attentionKindName(kind));
             }

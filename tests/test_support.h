@@ -4,7 +4,6 @@
 
 #include <QString>
 #include <QtTest>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>

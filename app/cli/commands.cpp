@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <functional>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -78,7 +78,8 @@ std::string joinTokens(const std::vector<std::string>& t) {
 }
 
 std::shared_ptr<const LoadedModel> openModel(const Args& a) {
-  if (a.positional.empty()) throw Error(ErrorKind::Usage, "missing MODEL (a .safetensors path or a bundled name)");
+  if (a.positional.empty())
+    throw Error(ErrorKind::Usage, "missing MODEL (a .safetensors path or a bundled name)");
   LoadOptions lo;
   lo.config_path = a.get("config");
   auto m = loadModel(resolveModelPath(a.positional[0]), lo);
@@ -94,8 +95,10 @@ std::shared_ptr<Backend> openBackend(const Args& a) {
 }
 
 std::vector<int> sourceIds(const Model& m, const Args& a) {
-  if (a.has("src-ids")) return parseIdList(a.get("src-ids"), (int)m.config().src_vocab.size(), "--src-ids");
-  if (!a.has("src")) throw Error(ErrorKind::Usage, "give the source sentence with --src \"…\" or --src-ids 1,2,3");
+  if (a.has("src-ids"))
+    return parseIdList(a.get("src-ids"), (int)m.config().src_vocab.size(), "--src-ids");
+  if (!a.has("src"))
+    throw Error(ErrorKind::Usage, "give the source sentence with --src \"…\" or --src-ids 1,2,3");
   return m.encodeSource(a.get("src"));
 }
 
@@ -106,14 +109,16 @@ int cmdInfo(const Args& a) {
   if (!c.name.empty()) std::cout << "name:         " << c.name << "\n";
   if (!c.description.empty()) std::cout << "description:  " << c.description << "\n";
   std::cout << "family:       " << familyName(c.family) << "\n"
-            << "layers:       " << c.n_encoder_layers << " encoder + " << c.n_decoder_layers << " decoder\n"
+            << "layers:       " << c.n_encoder_layers << " encoder + " << c.n_decoder_layers
+            << " decoder\n"
             << "d_model:      " << c.d_model << "\n"
             << "heads:        " << c.n_heads << " (d_k " << c.d_k << ", d_v " << c.d_v << ")\n"
             << "d_ff:         " << c.d_ff << " (" << activationName(c.activation) << ")\n"
             << "norm:         " << (c.norm == NormPlacement::Post ? "post" : "pre") << "-LayerNorm"
             << (c.final_norm ? " + final norms" : "") << "\n"
-            << "positions:    " << (c.positional == Positional::Sinusoidal ? "sinusoidal" : "learned")
-            << ", max_len " << c.max_len << "\n"
+            << "positions:    "
+            << (c.positional == Positional::Sinusoidal ? "sinusoidal" : "learned") << ", max_len "
+            << c.max_len << "\n"
             << "embeddings:   " << (c.embed_scale ? "scaled by sqrt(d_model)" : "unscaled") << "\n"
             << "mask fill:    " << c.mask_fill << "\n"
             << "parameters:   " << c.parameterCount() << "\n";
@@ -126,7 +131,8 @@ int cmdInfo(const Args& a) {
   std::cout << "src vocab:    " << c.src_vocab.size() << " tokens: " << vocab(c.src_vocab) << "\n"
             << "tgt vocab:    " << c.tgt_vocab.size() << " tokens: " << vocab(c.tgt_vocab) << "\n"
             << "special ids:  pad " << c.src_pad_id << "/" << c.tgt_pad_id << ", bos " << c.bos_id
-            << " (" << c.tgt_vocab[c.bos_id] << "), eos " << c.eos_id << " (" << c.tgt_vocab[c.eos_id] << ")\n";
+            << " (" << c.tgt_vocab[c.bos_id] << "), eos " << c.eos_id << " ("
+            << c.tgt_vocab[c.eos_id] << ")\n";
   for (const auto& e : c.examples) std::cout << "example:      " << e.src << "\n";
   for (const auto& w : lm->warnings) std::cout << "warning:      " << w << "\n";
   return 0;
@@ -210,8 +216,10 @@ Stats timeIt(int repeat, const std::function<void()>& f) {
 
 int cmdBench(const Args& a) {
   std::shared_ptr<const LoadedModel> lm;
-  if (a.positional.empty()) lm = makeRandomModel(tutorialSizeConfig(), 1234);
-  else lm = openModel(a);
+  if (a.positional.empty())
+    lm = makeRandomModel(tutorialSizeConfig(), 1234);
+  else
+    lm = openModel(a);
   Model m(lm, openBackend(a));
   const ModelConfig& c = m.config();
   const int repeat = a.getInt("repeat", 5, 1, 1000);
@@ -219,7 +227,8 @@ int cmdBench(const Args& a) {
   for (const auto& s : std::vector<std::string>{a.get("lengths", "32,128")}) {
     std::stringstream ss(s);
     for (std::string item; std::getline(ss, item, ',');) {
-      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 6)
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
+          item.size() > 6)
         throw Error(ErrorKind::Usage, "--lengths expects numbers like 32,128");
       lengths.push_back(std::stoi(item));
     }
@@ -238,7 +247,9 @@ int cmdBench(const Args& a) {
     return ids;
   };
   for (int n : lengths) {
-    if (n < 1 || n > c.max_len) throw Error(ErrorKind::Usage, "length " + std::to_string(n) + " is outside 1.." + std::to_string(c.max_len));
+    if (n < 1 || n > c.max_len)
+      throw Error(ErrorKind::Usage,
+                  "length " + std::to_string(n) + " is outside 1.." + std::to_string(c.max_len));
     const std::vector<int> src = randomIds(n, (int)c.src_vocab.size(), -1);
     const std::vector<int> tgt = randomIds(n, (int)c.tgt_vocab.size(), c.bos_id);
     ForwardOptions full;
@@ -257,7 +268,8 @@ int cmdBench(const Args& a) {
       for (int i = 1; i <= n; ++i)
         m.forward({src}, {std::vector<int>(tgt.begin(), tgt.begin() + i)}, probs_only);
     });
-    std::cout << std::fixed << std::setprecision(2) << "n = " << n << " tokens (source and target)\n"
+    std::cout << std::fixed << std::setprecision(2) << "n = " << n
+              << " tokens (source and target)\n"
               << "  forward, full trace:          " << f.median << " ms  (" << f.min << ")\n"
               << "  forward, probabilities only:  " << p.median << " ms  (" << p.min << ")\n"
               << "  decode step, KV cache:        " << cached.median / n << " ms/step  ("
@@ -306,7 +318,8 @@ int runCommand(const std::vector<std::string>& args) {
   };
   if (cmd == "info") return cmdInfo(parse(args, 1, opts({}), {}));
   if (cmd == "run")
-    return cmdRun(parse(args, 1, opts({"dump", "max-len"}), {"no-padding-mask", "no-subsequent-mask"}));
+    return cmdRun(
+        parse(args, 1, opts({"dump", "max-len"}), {"no-padding-mask", "no-subsequent-mask"}));
   if (cmd == "decode") return cmdDecode(parse(args, 1, opts({"max-len"}), {"ids"}));
   if (cmd == "bench") return cmdBench(parse(args, 1, opts({"lengths", "repeat"}), {}));
   if (cmd == "models") {
