@@ -66,9 +66,18 @@ class Backend {
   // ---- ops ----
   // out[b, t, :] = table[ids[b, t], :] · scale + positions[pos0 + t, :]
   //   ids: [B, T] int32 (already checked to be in range), table: [vocab, d],
-  //   positions: [>= pos0 + T, d], out: [B, T, d]
+  //   positions: [>= pos0 + T, d] or nullptr (no positions added), out: [B, T, d]
   virtual void embedding_forward(const int32_t* ids, const float* table, const float* positions,
                                  float* out, int B, int T, int d, int pos0, float scale) = 0;
+
+  // out[r, :] += table[ids[r], :] for r < rows (segment embeddings)
+  //   ids: [rows] int32 (checked to be in range), table: [n, d], out: [rows, d]
+  virtual void gather_add_forward(const int32_t* ids, const float* table, float* out, int rows,
+                                  int d) = 0;
+
+  // y[b, :] = (1/T) · Σ_t x[b, t, :]   (mean pooling over positions)
+  //   x: [B, T, d], y: [B, d]
+  virtual void mean_pool_forward(const float* x, float* y, int B, int T, int d) = 0;
 
   // y[rows, out] = x[rows, in] · W[out, in]ᵀ (+ bias[out] when bias != nullptr)
   virtual void linear_forward(const float* x, const float* weight, const float* bias, float* y,

@@ -30,6 +30,10 @@ const char* activationName(Activation a) {
       return "gelu";
     case Activation::GeluTanh:
       return "gelu_tanh";
+    case Activation::Silu:
+      return "silu";
+    case Activation::Tanh:
+      return "tanh";
   }
   return "?";
 }

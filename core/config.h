@@ -11,7 +11,7 @@ namespace attnviz {
 
 enum class Family { NlpTutorial, Seed003, TorchSeq2Seq };
 enum class NormPlacement { Post, Pre };
-enum class Activation { Relu, Gelu, GeluTanh };
+enum class Activation { Relu, Gelu, GeluTanh, Silu, Tanh };
 enum class Positional { Sinusoidal, Learned };
 
 const char* familyName(Family f);

@@ -73,10 +73,38 @@ class CpuBackend final : public Backend {
     for (int b = 0; b < B; ++b)
       for (int t = 0; t < T; ++t) {
         const float* e = table + (size_t)ids[b * T + t] * d;
-        const float* p = positions + (size_t)(pos0 + t) * d;
         float* o = out + ((size_t)b * T + t) * d;
-        for (int c = 0; c < d; ++c) o[c] = e[c] * scale + p[c];
+        if (positions) {
+          const float* p = positions + (size_t)(pos0 + t) * d;
+          for (int c = 0; c < d; ++c) o[c] = e[c] * scale + p[c];
+        } else {
+          for (int c = 0; c < d; ++c) o[c] = e[c] * scale;
+        }
       }
+  }
+
+  // out[r, :] += table[ids[r], :]
+  void gather_add_forward(const int32_t* ids, const float* table, float* out, int rows,
+                          int d) override {
+    for (int r = 0; r < rows; ++r) {
+      const float* e = table + (size_t)ids[r] * d;
+      float* o = out + (size_t)r * d;
+      for (int c = 0; c < d; ++c) o[c] += e[c];
+    }
+  }
+
+  // y[b, :] = mean over t of x[b, t, :]
+  void mean_pool_forward(const float* x, float* y, int B, int T, int d) override {
+    for (int b = 0; b < B; ++b) {
+      float* yb = y + (size_t)b * d;
+      std::fill(yb, yb + d, 0.0f);
+      for (int t = 0; t < T; ++t) {
+        const float* xr = x + ((size_t)b * T + t) * d;
+        for (int c = 0; c < d; ++c) yb[c] += xr[c];
+      }
+      const float inv = 1.0f / (float)T;
+      for (int c = 0; c < d; ++c) yb[c] *= inv;
+    }
   }
 
   // y[rows, out] = x[rows, in] · W[out, in]ᵀ (+ bias)
@@ -182,6 +210,12 @@ class CpuBackend final : public Backend {
         }
         break;
       }
+      case Activation::Silu:
+        for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+        break;
+      case Activation::Tanh:
+        for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+        break;
     }
   }
 

@@ -14,18 +14,10 @@ namespace attnviz {
 
 namespace {
 
-struct DTypeInfo {
-  const char* name;
-  DType type;
-  int size;
-};
-constexpr DTypeInfo kDTypes[] = {
-    {"F64", DType::F64, 8},   {"F32", DType::F32, 4},         {"F16", DType::F16, 2},
-    {"BF16", DType::BF16, 2}, {"I64", DType::I64, 8},         {"I32", DType::I32, 4},
-    {"I16", DType::I16, 2},   {"I8", DType::I8, 1},           {"U8", DType::U8, 1},
-    {"U16", DType::U16, 2},   {"U32", DType::U32, 4},         {"U64", DType::U64, 8},
-    {"BOOL", DType::BOOL, 1}, {"F8_E4M3", DType::F8_E4M3, 1}, {"F8_E5M2", DType::F8_E5M2, 1},
-};
+constexpr DType kAllDTypes[] = {DType::F64,  DType::F32,     DType::F16,    DType::BF16,
+                                DType::I64,  DType::I32,     DType::I16,    DType::I8,
+                                DType::U8,   DType::U16,     DType::U32,    DType::U64,
+                                DType::BOOL, DType::F8_E4M3, DType::F8_E5M2};
 
 // Checked 64-bit multiplication: never through double, never wrapping.
 bool mulOverflows(uint64_t a, uint64_t b, uint64_t* out) {
@@ -40,53 +32,7 @@ uint64_t readLE64(const uint8_t* p) {
   return v;
 }
 
-float halfToFloat(uint16_t h) {
-  const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1F;
-  uint32_t mant = h & 0x3FF;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {  // subnormal: renormalise
-      exp = 127 - 15 + 1;
-      while ((mant & 0x400) == 0) {
-        mant <<= 1;
-        --exp;
-      }
-      mant &= 0x3FF;
-      bits = sign | (exp << 23) | (mant << 13);
-    }
-  } else if (exp == 31) {
-    bits = sign | 0x7F800000u | (mant << 13);
-  } else {
-    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-float bf16ToFloat(uint16_t h) {
-  uint32_t bits = (uint32_t)h << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 }  // namespace
-
-const char* dtypeName(DType t) {
-  for (const auto& d : kDTypes)
-    if (d.type == t) return d.name;
-  return "?";
-}
-
-int dtypeSize(DType t) {
-  for (const auto& d : kDTypes)
-    if (d.type == t) return d.size;
-  return 0;
-}
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
   // Only regular files: a directory or a device would report a meaningless size.
@@ -178,13 +124,13 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
     const auto& dt = v["dtype"];
     if (!dt.is_string()) throw Error(ErrorKind::UnknownDtype, where + ": dtype is not a string");
     const std::string dts = dt.get<std::string>();
-    const DTypeInfo* found = nullptr;
-    for (const auto& d : kDTypes)
-      if (dts == d.name) found = &d;
+    const DType* found = nullptr;
+    for (const DType& d : kAllDTypes)
+      if (dts == dtypeName(d)) found = &d;
     if (!found)
       throw Error(ErrorKind::UnknownDtype,
                   where + ": unknown dtype \"" + clipForMessage(dts, 40) + "\"");
-    info.dtype = found->type;
+    info.dtype = *found;
     // shape
     const auto& sh = v["shape"];
     if (!sh.is_array()) throw Error(ErrorKind::BadShape, where + ": shape is not an array");
@@ -209,9 +155,9 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
                     where + ": shape " + sh.dump() + " has more elements than 64 bits can count");
     }
     uint64_t nbytes;
-    if (mulOverflows(elements, static_cast<uint64_t>(found->size), &nbytes))
+    if (mulOverflows(elements, static_cast<uint64_t>(dtypeSize(*found)), &nbytes))
       throw Error(ErrorKind::SizeOverflow, where + ": shape " + sh.dump() + " × " +
-                                               std::to_string(found->size) +
+                                               std::to_string(dtypeSize(*found)) +
                                                " bytes overflows 64 bits");
     // offsets
     const auto& off = v["data_offsets"];
@@ -290,39 +236,12 @@ const TensorInfo* SafetensorsFile::find(const std::string& name) const {
 
 Tensor SafetensorsFile::toFloat(const TensorInfo& info) const {
   Tensor out(info.shape);
-  const uint8_t* p = bytes_.data() + data_start_ + info.begin;  // may be unaligned: memcpy only
-  const size_t n = out.data.size();
-  switch (info.dtype) {
-    case DType::F32:
-      std::memcpy(out.data.data(), p, n * 4);
-      break;
-    case DType::F64:
-      for (size_t i = 0; i < n; ++i) {
-        double d;
-        std::memcpy(&d, p + 8 * i, 8);
-        out.data[i] = static_cast<float>(d);
-      }
-      break;
-    case DType::F16:
-    case DType::BF16:
-      for (size_t i = 0; i < n; ++i) {
-        uint16_t h;
-        std::memcpy(&h, p + 2 * i, 2);
-        out.data[i] = info.dtype == DType::F16 ? halfToFloat(h) : bf16ToFloat(h);
-      }
-      break;
-    default:
-      throw Error(ErrorKind::UnsupportedDtype, path_ + ": tensor \"" + info.name + "\" has dtype " +
-                                                   dtypeName(info.dtype) +
-                                                   "; weights must be F32, F16, BF16 or F64");
-  }
+  const uint8_t* p = bytes_.data() + data_start_ + info.begin;  // may be unaligned: copied only
+  if (!convertToFloat(p, info.dtype, out.data.size(), out.data.data()))
+    throw Error(ErrorKind::UnsupportedDtype, path_ + ": tensor \"" + info.name + "\" has dtype " +
+                                                 dtypeName(info.dtype) +
+                                                 "; weights must be F32, F16, BF16 or F64");
   return out;
-}
-
-Tensor SafetensorsFile::toFloat(const std::string& name) const {
-  const TensorInfo* t = find(name);
-  if (!t) throw Error(ErrorKind::MissingTensor, path_ + ": no tensor \"" + name + "\"");
-  return toFloat(*t);
 }
 
 ByteTensor SafetensorsFile::toBytes(const std::string& name) const {

@@ -9,39 +9,12 @@
 #include <vector>
 
 #include "tensor.h"
+#include "tensor_source.h"
 
 namespace attnviz {
 
-enum class DType {
-  F64,
-  F32,
-  F16,
-  BF16,
-  I64,
-  I32,
-  I16,
-  I8,
-  U8,
-  U16,
-  U32,
-  U64,
-  BOOL,
-  F8_E4M3,
-  F8_E5M2
-};
-
-const char* dtypeName(DType t);
-int dtypeSize(DType t);
-
-struct TensorInfo {
-  std::string name;
-  DType dtype = DType::F32;
-  Shape shape;
-  uint64_t begin = 0;  // byte offsets into the data buffer
-  uint64_t end = 0;
-};
-
-class SafetensorsFile {
+// TensorInfo::begin/end are byte offsets into the data buffer (after the header).
+class SafetensorsFile : public TensorSource {
  public:
   static constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's cap
 
@@ -50,15 +23,15 @@ class SafetensorsFile {
   // Validates bytes already in memory; `what` names them in messages.
   static SafetensorsFile parse(std::vector<uint8_t> bytes, const std::string& what);
 
-  const std::string& path() const { return path_; }
-  const std::map<std::string, std::string>& metadata() const { return metadata_; }
-  const std::vector<TensorInfo>& tensors() const { return tensors_; }
-  const TensorInfo* find(const std::string& name) const;
-  bool contains(const std::string& name) const { return find(name) != nullptr; }
+  const std::string& path() const override { return path_; }
+  std::string formatName() const override { return "safetensors"; }
+  const std::map<std::string, std::string>& metadata() const override { return metadata_; }
+  const std::vector<TensorInfo>& tensors() const override { return tensors_; }
+  const TensorInfo* find(const std::string& name) const override;
 
   // Converts a float tensor (F32/F16/BF16/F64) to float32. Throws UnsupportedDtype otherwise.
-  Tensor toFloat(const TensorInfo& info) const;
-  Tensor toFloat(const std::string& name) const;
+  Tensor toFloat(const TensorInfo& info) const override;
+  using TensorSource::toFloat;
   // Reads an integer or bool tensor (U8/BOOL/I8..I64) as uint8/int64 values.
   ByteTensor toBytes(const std::string& name) const;
 

@@ -19,7 +19,7 @@ namespace {
 // Reads tensors by name, checks shapes, and remembers which names were used.
 class TensorReader {
  public:
-  TensorReader(const SafetensorsFile& file, std::vector<std::string>& warnings)
+  TensorReader(const TensorSource& file, std::vector<std::string>& warnings)
       : file_(file), warnings_(warnings) {}
 
   bool has(const std::string& name) const { return file_.contains(name); }
@@ -64,7 +64,7 @@ class TensorReader {
   }
 
  private:
-  const SafetensorsFile& file_;
+  const TensorSource& file_;
   std::vector<std::string>& warnings_;
   std::set<std::string> used_;
 };
@@ -232,7 +232,7 @@ ModelConfig parseConfigText(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-ModelConfig findConfig(const SafetensorsFile& file, const std::string& explicit_path) {
+ModelConfig findConfig(const TensorSource& file, const std::string& explicit_path) {
   constexpr uint64_t kMaxConfigBytes = 64ull << 20;
   if (!explicit_path.empty())
     return parseConfigText(readTextFile(explicit_path, kMaxConfigBytes), explicit_path);
@@ -247,8 +247,7 @@ ModelConfig findConfig(const SafetensorsFile& file, const std::string& explicit_
                   side.string() + "; pass --config FILE.json)");
 }
 
-std::shared_ptr<const LoadedModel> loadModel(const SafetensorsFile& file,
-                                             const ModelConfig& config) {
+std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const ModelConfig& config) {
   auto m = std::make_shared<LoadedModel>();
   m->path = file.path();
   m->config = config;

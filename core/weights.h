@@ -11,7 +11,7 @@
 
 namespace attnviz {
 
-class SafetensorsFile;
+class TensorSource;
 
 // y = x·Wᵀ + b.  weight: [out, in]; bias: [out] or empty.
 struct LinearWeights {
@@ -84,10 +84,9 @@ struct LoadOptions {
 std::shared_ptr<const LoadedModel> loadModel(const std::string& path,
                                              const LoadOptions& options = {});
 // The same from an already-parsed file and config (tests, fuzzing).
-std::shared_ptr<const LoadedModel> loadModel(const SafetensorsFile& file,
-                                             const ModelConfig& config);
+std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const ModelConfig& config);
 // Finds and parses the config for `file` as loadModel does.
-ModelConfig findConfig(const SafetensorsFile& file, const std::string& explicit_config_path);
+ModelConfig findConfig(const TensorSource& file, const std::string& explicit_config_path);
 // Host memory a loaded model of this config takes, from the sizes alone (float32 weights, and the
 // two sinusoid tables a Model computes): loadModel checks it against max_model_bytes before reading
 // any tensor.

@@ -39,6 +39,10 @@ ActivationKind kernelActivation(Activation act) {
       return ActivationKind::Gelu;
     case Activation::GeluTanh:
       return ActivationKind::GeluTanh;
+    case Activation::Silu:
+      return ActivationKind::Silu;
+    case Activation::Tanh:
+      return ActivationKind::Tanh;
   }
   throw Error(ErrorKind::Backend, "CUDA backend: unknown activation");
 }
@@ -120,6 +124,15 @@ class CudaBackend final : public Backend {
                          int B, int T, int d, int pos0, float scale) override {
     CUDA_CHECK(
         cuda::embedding_forward(ids, table, positions, out, B, T, d, pos0, scale, stream_.get()));
+  }
+
+  void gather_add_forward(const int32_t* ids, const float* table, float* out, int rows,
+                          int d) override {
+    CUDA_CHECK(cuda::gather_add_forward(ids, table, out, rows, d, stream_.get()));
+  }
+
+  void mean_pool_forward(const float* x, float* y, int B, int T, int d) override {
+    CUDA_CHECK(cuda::mean_pool_forward(x, y, B, T, d, stream_.get()));
   }
 
   void linear_forward(const float* x, const float* weight, const float* bias, float* y, int rows,

@@ -91,7 +91,7 @@ ATTNVIZ_HOST_DEVICE inline void layernorm_row(const float* x, const float* gamma
 
 // The kernels' own copy of attnviz::Activation (config.h), so kernels.cu needs no core header;
 // cuda_backend.cpp maps one to the other.
-enum class ActivationKind : int { Relu = 0, Gelu = 1, GeluTanh = 2 };
+enum class ActivationKind : int { Relu = 0, Gelu = 1, GeluTanh = 2, Silu = 3, Tanh = 4 };
 
 // max(x, 0); NaN stays NaN as in torch.relu.
 ATTNVIZ_HOST_DEVICE inline float relu(float x) {
@@ -109,8 +109,17 @@ ATTNVIZ_HOST_DEVICE inline float gelu_tanh(float x) {
   return 0.5f * x * (1.0f + tanhf(inner));
 }
 
+// x · sigmoid(x) = x / (1 + e^(−x))   (nn.SiLU)
+ATTNVIZ_HOST_DEVICE inline float silu(float x) {
+  return x / (1.0f + expf(-x));
+}
+
 ATTNVIZ_HOST_DEVICE inline float activation(float x, ActivationKind kind) {
   switch (kind) {
+    case ActivationKind::Silu:
+      return silu(x);
+    case ActivationKind::Tanh:
+      return tanhf(x);
     case ActivationKind::Gelu:
       return gelu_erf(x);
     case ActivationKind::GeluTanh:
@@ -129,7 +138,7 @@ ATTNVIZ_HOST_DEVICE inline float embedding_value(float token_value, float scale,
 }
 
 // Element e of out [B, T, d] (e = (b·T + t)·d + c); ids: [B, T] int32, table: [vocab, d],
-// positions: [>= pos0 + T, d].
+// positions: [>= pos0 + T, d] or nullptr.
 ATTNVIZ_HOST_DEVICE inline float embedding_element(int64_t e, const int32_t* ids,
                                                    const float* table, const float* positions,
                                                    int T, int d, int pos0, float scale) {
@@ -137,7 +146,15 @@ ATTNVIZ_HOST_DEVICE inline float embedding_element(int64_t e, const int32_t* ids
   const int c = static_cast<int>(e % d);
   const int t = static_cast<int>(row % T);
   return embedding_value(table[int64_t{ids[row]} * d + c], scale,
-                         positions[(int64_t{pos0} + t) * d + c]);
+                         positions ? positions[(int64_t{pos0} + t) * d + c] : 0.0f);
+}
+
+// ---- mean pooling: y[b, c] = (1/T) · Σ_t x[b, t, c]   x: [B, T, d]
+
+ATTNVIZ_HOST_DEVICE inline float mean_pool_element(const float* x, int64_t b, int c, int T, int d) {
+  float sum = 0.0f;
+  for (int t = 0; t < T; ++t) sum += x[(b * T + t) * d + c];
+  return sum / static_cast<float>(T);
 }
 
 }  // namespace attnviz::cuda

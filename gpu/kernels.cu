@@ -102,6 +102,19 @@ __global__ void embedding_forward_kernel1(const int32_t* ids, const float* table
     out[e] = embedding_element(e, ids, table, positions, T, d, pos0, scale);
 }
 
+__global__ void gather_add_forward_kernel1(const int32_t* ids, const float* table, float* out,
+                                           int64_t n, int d) {
+  for (int64_t e = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; e < n;
+       e += int64_t{gridDim.x} * blockDim.x)
+    out[e] += table[int64_t{ids[e / d]} * d + e % d];
+}
+
+__global__ void mean_pool_forward_kernel1(const float* x, float* y, int64_t n, int T, int d) {
+  for (int64_t e = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; e < n;
+       e += int64_t{gridDim.x} * blockDim.x)
+    y[e] = mean_pool_element(x, e / d, static_cast<int>(e % d), T, d);
+}
+
 }  // namespace
 
 cudaError_t masked_softmax_forward(const float* scores, const uint8_t* mask, float* probs, int B,
@@ -148,6 +161,22 @@ cudaError_t embedding_forward(const int32_t* ids, const float* table, const floa
   if (n <= 0) return cudaSuccess;
   embedding_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(
       ids, table, positions, out, n, T, d, pos0, scale);
+  return cudaGetLastError();
+}
+
+cudaError_t gather_add_forward(const int32_t* ids, const float* table, float* out, int rows, int d,
+                               cudaStream_t stream) {
+  const int64_t n = int64_t{rows} * d;
+  if (n <= 0) return cudaSuccess;
+  gather_add_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(ids, table, out,
+                                                                                  n, d);
+  return cudaGetLastError();
+}
+
+cudaError_t mean_pool_forward(const float* x, float* y, int B, int T, int d, cudaStream_t stream) {
+  const int64_t n = int64_t{B} * d;
+  if (n <= 0 || T <= 0) return cudaSuccess;
+  mean_pool_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, y, n, T, d);
   return cudaGetLastError();
 }
 

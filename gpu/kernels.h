@@ -36,6 +36,13 @@ cudaError_t embedding_forward(const int32_t* ids, const float* table, const floa
                               float* out, int B, int T, int d, int pos0, float scale,
                               cudaStream_t stream);
 
+// out[r, :] += table[ids[r], :]   ids: [rows] int32, table: [n, d], out: [rows, d]
+cudaError_t gather_add_forward(const int32_t* ids, const float* table, float* out, int rows, int d,
+                               cudaStream_t stream);
+
+// y[b, :] = mean over t of x[b, t, :]   x: [B, T, d], y: [B, d]
+cudaError_t mean_pool_forward(const float* x, float* y, int B, int T, int d, cudaStream_t stream);
+
 // cudaSuccess when this binary holds code (SASS or PTX) the current device can run; otherwise
 // the error (cudaErrorNoKernelImageForDevice, ...). Queries a kernel, launches nothing.
 cudaError_t kernel_image_status();

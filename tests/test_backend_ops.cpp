@@ -237,15 +237,19 @@ class TestBackendOps : public QObject {
   }
 
   // ---- embedding_forward ----
-  void embedding_data() { addRows({"3x7x37_pos0", "2x5x64_pos7_scaled", "1x1x1"}); }
+  void embedding_data() {
+    addRows({"3x7x37_pos0", "2x5x64_pos7_scaled", "1x1x1", "2x3x16_no_positions"});
+  }
   void embedding() {
     FETCH_BACKEND(be);
     struct Case {
       int B, T, d, vocab, max_len, pos0;
       float scale;
     };
-    const Case cases[] = {
-        {3, 7, 37, 23, 16, 0, 1.0f}, {2, 5, 64, 11, 12, 7, 8.0f}, {1, 1, 1, 2, 1, 0, 1.0f}};
+    const Case cases[] = {{3, 7, 37, 23, 16, 0, 1.0f},
+                          {2, 5, 64, 11, 12, 7, 8.0f},
+                          {1, 1, 1, 2, 1, 0, 1.0f},
+                          {2, 3, 16, 5, 0, 0, 2.0f}};  // max_len 0: no positions (nullptr)
     const Case c = cases[which];
     std::vector<int32_t> ids(size_t(c.B) * c.T);  // [B, T]
     std::mt19937 rng(10 + which);
@@ -259,13 +263,71 @@ class TestBackendOps : public QObject {
         for (int k = 0; k < c.d; ++k)
           ref[(size_t(b) * c.T + t) * c.d + k] =
               double(table[size_t(ids[size_t(b) * c.T + t]) * c.d + k]) * c.scale +
-              positions[size_t(c.pos0 + t) * c.d + k];
+              (c.max_len ? positions[size_t(c.pos0 + t) * c.d + k] : 0.0f);
     auto run = [&](Backend& on) {
       Arena a(on);
       float* out = a.zeros(n);
-      on.embedding_forward(a.put(ids), a.put(table), a.put(positions), out, c.B, c.T, c.d, c.pos0,
-                           c.scale);
+      on.embedding_forward(a.put(ids), a.put(table), c.max_len ? a.put(positions) : nullptr, out,
+                           c.B, c.T, c.d, c.pos0, c.scale);
       return a.get(out, n);
+    };
+    const auto got = run(*be), cpu = run(*cpu_);
+    CHECK_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+    CHECK_NMSE(nmse(got, cpu), kNmseElementwise, "vs cpu");
+  }
+
+  // ---- gather_add_forward (segment embeddings) ----
+  void gather_add_data() { addRows({"5x2x37", "64x3x512"}); }
+  void gather_add() {
+    FETCH_BACKEND(be);
+    struct Case {
+      int rows, n, d;
+    };
+    const Case cases[] = {{5, 2, 37}, {64, 3, 512}};
+    const Case c = cases[which];
+    std::vector<int32_t> ids(size_t(c.rows));  // [rows]
+    std::mt19937 rng(20 + which);
+    for (auto& id : ids) id = int32_t(rng() % c.n);
+    const auto table = randomFloats(size_t(c.n) * c.d, 21);    // [n, d]
+    const auto out0 = randomFloats(size_t(c.rows) * c.d, 22);  // [rows, d]
+    std::vector<double> ref(out0.size());
+    for (int r = 0; r < c.rows; ++r)
+      for (int k = 0; k < c.d; ++k)
+        ref[size_t(r) * c.d + k] =
+            double(out0[size_t(r) * c.d + k]) + table[size_t(ids[size_t(r)]) * c.d + k];
+    auto run = [&](Backend& on) {
+      Arena a(on);
+      float* out = a.put(out0);
+      on.gather_add_forward(a.put(ids), a.put(table), out, c.rows, c.d);
+      return a.get(out, out0.size());
+    };
+    const auto got = run(*be), cpu = run(*cpu_);
+    CHECK_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+    QVERIFY(got == cpu);  // one float addition per element: bit-identical
+  }
+
+  // ---- mean_pool_forward ----
+  void mean_pool_data() { addRows({"1x1x8", "3x7x37", "2x300x512"}); }
+  void mean_pool() {
+    FETCH_BACKEND(be);
+    struct Case {
+      int B, T, d;
+    };
+    const Case cases[] = {{1, 1, 8}, {3, 7, 37}, {2, 300, 512}};
+    const Case c = cases[which];
+    const auto x = randomFloats(size_t(c.B) * c.T * c.d, 30 + which);  // [B, T, d]
+    std::vector<double> ref(size_t(c.B) * c.d);                        // [B, d]
+    for (int b = 0; b < c.B; ++b)
+      for (int k = 0; k < c.d; ++k) {
+        double sum = 0.0;
+        for (int t = 0; t < c.T; ++t) sum += x[(size_t(b) * c.T + t) * c.d + k];
+        ref[size_t(b) * c.d + k] = sum / c.T;
+      }
+    auto run = [&](Backend& on) {
+      Arena a(on);
+      float* y = a.zeros(ref.size());
+      on.mean_pool_forward(a.put(x), y, c.B, c.T, c.d);
+      return a.get(y, ref.size());
     };
     const auto got = run(*be), cpu = run(*cpu_);
     CHECK_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
@@ -511,11 +573,14 @@ class TestBackendOps : public QObject {
   }
 
   // ---- activation_forward ----
-  void activation_data() { addRows({"relu_1003", "gelu_1003", "gelu_tanh_4099"}); }
+  void activation_data() {
+    addRows({"relu_1003", "gelu_1003", "gelu_tanh_4099", "silu_1003", "tanh_1003"});
+  }
   void activation() {
     FETCH_BACKEND(be);
-    const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh};
-    const size_t sizes[] = {1003, 1003, 4099};
+    const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh,
+                               Activation::Silu, Activation::Tanh};
+    const size_t sizes[] = {1003, 1003, 4099, 1003, 1003};
     const Activation act = acts[which];
     const auto x = randomFloats(sizes[which], 100 + which, -6.0f, 6.0f);
     std::vector<double> ref(x.size());
@@ -532,6 +597,12 @@ class TestBackendOps : public QObject {
           ref[i] =
               0.5 * v *
               (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
+          break;
+        case Activation::Silu:
+          ref[i] = v / (1.0 + std::exp(-v));
+          break;
+        case Activation::Tanh:
+          ref[i] = std::tanh(v);
           break;
       }
     }

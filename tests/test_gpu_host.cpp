@@ -428,14 +428,18 @@ class TestGpuHost : public QObject {
     QTest::newRow("relu") << int(Activation::Relu);
     QTest::newRow("gelu") << int(Activation::Gelu);
     QTest::newRow("gelu_tanh") << int(Activation::GeluTanh);
+    QTest::newRow("silu") << int(Activation::Silu);
+    QTest::newRow("tanh") << int(Activation::Tanh);
   }
 
   void activations() {
     QFETCH(int, act);
     const auto activation = static_cast<Activation>(act);
-    const auto kind = activation == Activation::Relu   ? cuda::ActivationKind::Relu
-                      : activation == Activation::Gelu ? cuda::ActivationKind::Gelu
-                                                       : cuda::ActivationKind::GeluTanh;
+    const auto kind = activation == Activation::Relu       ? cuda::ActivationKind::Relu
+                      : activation == Activation::Gelu     ? cuda::ActivationKind::Gelu
+                      : activation == Activation::GeluTanh ? cuda::ActivationKind::GeluTanh
+                      : activation == Activation::Silu     ? cuda::ActivationKind::Silu
+                                                           : cuda::ActivationKind::Tanh;
     std::vector<float> x = randomFloats(1003, 80, -8.0f, 8.0f);
     for (float v : {0.0f, -0.0f, 1e-7f, -1e-7f, 20.0f, -20.0f, 3.0f, -3.0f}) x.push_back(v);
     std::vector<float> expected = x;
