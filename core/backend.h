@@ -62,6 +62,9 @@ class Backend {
   virtual void copy(const float* src, float* dst, int64_t n) = 0;
   // Waits until all queued work is done (no-op on the CPU).
   virtual void synchronize() {}
+  // True when pointers of this backend are host pointers (the CPU backend): the model then lets
+  // the ops write attention straight into the trace instead of downloading it.
+  virtual bool hostVisible() const { return false; }
 
   // ---- ops ----
   // out[b, t, :] = table[ids[b, t], :] · scale + positions[pos0 + t, :]

@@ -54,6 +54,7 @@ class CpuBackend final : public Backend {
            std::to_string(EIGEN_MAJOR_VERSION) + ", 1 thread)";
   }
 
+  bool hostVisible() const override { return true; }
   BufferPtr allocate(size_t bytes) override { return std::make_unique<HostBuffer>(bytes); }
   void upload(DeviceBuffer& dst, const void* src, size_t bytes, size_t offset) override {
     if (offset + bytes > dst.bytes()) throw Error(ErrorKind::Backend, "upload out of bounds");

@@ -1252,6 +1252,8 @@ class TorchSeq2Seq(AttnvizModel):
             "attn_bias": True, "ffn_bias": True, "final_norm": True, "embed_scale": True,
             "positional": self.positional, "max_len": self.max_len, "mask_fill": "-inf",
             "layer_norm_eps": self.layer_norm_eps,
+            # trace() takes ids as they are: the source is not wrapped in <bos> ... <eos> here
+            "src_bos_eos": False,
         })
         return self._finish_config(cfg)
 
