@@ -67,6 +67,9 @@ class CpuBackend final : public Backend {
   void copy(const float* src, float* dst, int64_t n) override {
     if (n > 0) std::memmove(dst, src, (size_t)n * sizeof(float));
   }
+  void copy_to_host(const float* src, float* dst, int64_t n) override {
+    if (n > 0) std::memcpy(dst, src, (size_t)n * sizeof(float));
+  }
 
   // out[b, t, :] = table[ids[b, t], :] · scale + positions[pos0 + t, :]
   void embedding_forward(const int32_t* ids, const float* table, const float* positions, float* out,
@@ -222,6 +225,10 @@ class CpuBackend final : public Backend {
 
   void residual_forward(const float* x, float* y, int64_t n) override {
     for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+  }
+
+  void scale_forward(float* x, int64_t n, float s) override {
+    for (int64_t i = 0; i < n; ++i) x[i] *= s;
   }
 };
 

@@ -71,6 +71,8 @@ ForwardOptions DecodingSession::forwardOptions() const {
   o.masks = options_.masks;
   o.record = options_.record;
   o.keep_scores = options_.keep_scores;
+  o.keep_qkv = options_.keep_qkv;
+  o.interventions = options_.interventions;
   o.max_trace_bytes = options_.max_trace_bytes;
   o.cancel = options_.cancel;
   return o;

@@ -34,6 +34,8 @@ class DecodingSession {
     int max_new_tokens = 0;  // 0 = defaultMaxNewTokens(source length)
     bool record = true;      // keep the attention trace (false: greedy decoding)
     bool keep_scores = true;
+    bool keep_qkv = false;
+    std::vector<HeadIntervention> interventions;
     uint64_t max_trace_bytes = uint64_t(4) << 30;
     const std::atomic<bool>* cancel = nullptr;
   };

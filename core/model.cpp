@@ -254,13 +254,14 @@ class Pass {
     ffn = a.floats((int64_t)rows * c.d_ff);
     scores = a.floats((int64_t)rows * H * max_keys);
     probs = a.floats((int64_t)rows * H * max_keys);
+    if (!o.interventions.empty()) extra = a.floats((int64_t)rows * H * max_keys);
   }
   // Arena floats a Pass takes for `rows` query rows over at most `max_keys` keys.
-  static uint64_t floatsFor(const ModelConfig& c, int rows, int max_keys) {
-    return (uint64_t)rows * (2 * c.d_model + c.attnWidth() + c.valueWidth() + c.d_ff +
-                             2 * (uint64_t)c.n_heads * max_keys);
+  static uint64_t floatsFor(const ModelConfig& c, const ForwardOptions& o, int rows, int max_keys) {
+    const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * (uint64_t)c.n_heads * max_keys;
+    return (uint64_t)rows * (2 * c.d_model + c.attnWidth() + c.valueWidth() + c.d_ff + per_key);
   }
-  static constexpr int kRegions = 7;
+  static constexpr int kRegions = 8;
 
   void linear(const float* x, const DeviceLinear& l, float* out, int rows) {
     be.linear_forward(x, l.wp(), l.bp(), out, rows, l.in, l.out);
@@ -302,21 +303,77 @@ class Pass {
       linear(x + (int64_t)b * n * d, l, store + ((int64_t)b * cap + past) * width, n);
   }
 
-  // scores → mask → softmax → context for queries q over Tk keys k/v; records the block.
-  void attend(HeadsView qv, HeadsView kv, HeadsView vv, int B, int n, int Tk, const uint8_t* mask,
-              AttentionBlock* block) {
+  // out[b, h, i, c] = view[b, row0 + i, col0 + h·d + c] for i < rows (out: [B, H, rows, d]).
+  void captureHeads(HeadsView view, int B, int row0, int rows, int col0, int d,
+                    std::vector<float>& out) {
+    out.assign((size_t)B * H * rows * d, 0.0f);
+    std::vector<float> tmp((size_t)rows * view.row_stride);
+    for (int b = 0; b < B; ++b) {
+      if (rows == 0) break;
+      be.copy_to_host(view.data + b * view.batch_stride + (int64_t)row0 * view.row_stride,
+                      tmp.data(), (int64_t)(rows - 1) * view.row_stride + col0 + (int64_t)H * d);
+      for (int h = 0; h < H; ++h)
+        for (int i = 0; i < rows; ++i)
+          std::memcpy(&out[(((size_t)b * H + h) * rows + i) * d],
+                      &tmp[(size_t)i * view.row_stride + col0 + (size_t)h * d], d * sizeof(float));
+    }
+  }
+
+  // scores → mask → softmax → context for n queries over Tk keys of a block (kind, layer), with
+  // the options' interventions on its heads; records the block. kv is the keys' base view (keys
+  // at column 0, values at column A); key rows [kv0, Tk) are new in this run.
+  void attend(AttentionKind kind, int layer, HeadsView qv, HeadsView kv, int B, int n, int Tk,
+              int kv0, const uint8_t* mask, AttentionBlock* block) {
     const bool direct = host && block;
     float* sc = direct && block->hasScores() ? block->scores.data() : scores;
     float* pr = direct ? block->probs.data() : probs;
     const int dk = c.d_k;
+    const HeadsView vv{kv.data + A, kv.batch_stride, kv.row_stride};
     be.attention_scores_forward(qv, kv, sc, B, H, n, Tk, dk, 1.0f / std::sqrt((float)dk));
-    be.masked_softmax_forward(sc, mask, pr, B, H, n, Tk, c.mask_fill);
+    // Interventions on this block's heads: a temperature divides a head's scores (on a copy, so
+    // the trace keeps the raw ones); a head switched off attends as usual but adds nothing.
+    std::vector<const HeadIntervention*> mine;
+    for (const auto& iv : o.interventions)
+      if (iv.kind == kind && iv.layer == layer && iv.head >= 0 && iv.head < H) mine.push_back(&iv);
+    const int64_t head_cells = (int64_t)n * Tk;
+    const float* softmax_in = sc;
+    bool tempered = false;
+    for (const auto* iv : mine) tempered = tempered || iv->temperature != 1.0f;
+    if (tempered) {
+      be.copy(sc, extra, (int64_t)B * H * head_cells);
+      for (const auto* iv : mine)
+        if (iv->temperature != 1.0f)
+          for (int b = 0; b < B; ++b)
+            be.scale_forward(extra + ((int64_t)b * H + iv->head) * head_cells, head_cells,
+                             1.0f / iv->temperature);
+      softmax_in = extra;
+    }
+    be.masked_softmax_forward(softmax_in, mask, pr, B, H, n, Tk, c.mask_fill);
     if (block && !direct) {
       const int64_t cells = (int64_t)B * H * n * Tk;
       a.get(pr, block->probs.data(), cells * sizeof(float));
       if (block->hasScores()) a.get(sc, block->scores.data(), cells * sizeof(float));
     }
-    be.attention_context_forward(pr, vv, ctx, B, H, n, Tk, c.d_v);
+    if (block && o.keep_qkv) {
+      block->d_k = dk;
+      block->d_v = c.d_v;
+      block->kv0 = kv0;
+      captureHeads(qv, B, 0, n, 0, dk, block->q);
+      captureHeads(kv, B, kv0, Tk - kv0, 0, dk, block->k);
+      captureHeads(kv, B, kv0, Tk - kv0, A, c.d_v, block->v);
+    }
+    const float* context_probs = pr;
+    bool off = false;
+    for (const auto* iv : mine) off = off || iv->off;
+    if (off) {
+      be.copy(pr, extra, (int64_t)B * H * head_cells);
+      for (const auto* iv : mine)
+        if (iv->off)
+          for (int b = 0; b < B; ++b)
+            be.scale_forward(extra + ((int64_t)b * H + iv->head) * head_cells, head_cells, 0.0f);
+      context_probs = extra;
+    }
+    be.attention_context_forward(context_probs, vv, ctx, B, H, n, Tk, c.d_v);
   }
 
   // All layers of one stack run (see StackRun).
@@ -340,8 +397,8 @@ class Pass {
         project(in, L.self_attn.q, qs, r.B, r.n, qpast, qcap);
         project(in, L.self_attn.kv, kvs, r.B, r.n, r.past, r.cap);
         const HeadsView qv{qs + (int64_t)qpast * A, (int64_t)qcap * A, A};
-        const HeadsView kv{kvs, (int64_t)r.cap * KV, KV}, vv{kvs + A, (int64_t)r.cap * KV, KV};
-        attend(qv, kv, vv, r.B, r.n, K, r.self_mask, self_block);
+        const HeadsView kv{kvs, (int64_t)r.cap * KV, KV};
+        attend(r.self_kind, (int)l, qv, kv, r.B, r.n, K, r.past, r.self_mask, self_block);
         linear(ctx, L.self_attn.out, out, rows);
         // The new keys as the earlier rows see them: the masked cells of the full matrix.
         if (r.future && r.past > 0 && o.keep_scores && store) {
@@ -368,8 +425,10 @@ class Pass {
           linear(in, L.cross_attn.q, q, rows);
           const float* m = e.cross_kv[l]->f32();
           const HeadsView qv{q, (int64_t)r.n * A, A};
-          const HeadsView kv{m, (int64_t)e.S * KV, KV}, vv{m + A, (int64_t)e.S * KV, KV};
-          attend(qv, kv, vv, r.B, r.n, e.S, r.cross_mask, cross_block);
+          const HeadsView kv{m, (int64_t)e.S * KV, KV};
+          // The source's keys and values are new only in the first run over a sentence.
+          attend(AttentionKind::Cross, (int)l, qv, kv, r.B, r.n, e.S, r.past == 0 ? 0 : e.S,
+                 r.cross_mask, cross_block);
           linear(ctx, L.cross_attn.out, out, rows);
         });
       }
@@ -396,7 +455,7 @@ class Pass {
   Arena& a;
   const int d, H, A, Av, KV;
   const bool host;
-  float *h, *y, *q, *ctx, *ffn, *scores, *probs;
+  float *h, *y, *q, *ctx, *ffn, *scores, *probs, *extra = nullptr;
 };
 
 // Key-padding mask [B, q_len, K]: 1 where key j of sentence b is padding (and the mask is on).
@@ -533,7 +592,7 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, bool keep_scores) const {
   // Activations: the larger of the two runs, the caches and the encoder's output.
   const uint64_t keys = (uint64_t)std::max(S, T), rows = mul({(uint64_t)B, keys});
   const uint64_t width = 2ull * c.d_model + c.attnWidth() + c.valueWidth() + c.d_ff;
-  add(mul({rows, width + 2ull * H * keys, 4}));
+  add(mul({rows, width + 3ull * H * keys, 4}));
   add(mul({(uint64_t)B, keys, keys, 2}));  // masks
   const uint64_t KV = c.attnWidth() + c.valueWidth();
   add(mul({(uint64_t)B, (uint64_t)S, c.d_model + KV * (1 + Ld), 4}));         // memory, K/V
@@ -577,7 +636,7 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
     for (int j = 0; j < S; ++j)
       enc.key_mask[(size_t)b * S + j] = pad_on && enc.src[b][j] == c.src_pad_id;
   const std::vector<uint8_t> mask = keyPaddingMask(enc.src, S, c.src_pad_id, pad_on, false);
-  const uint64_t floats = Pass::floatsFor(c, B * S, S) + (uint64_t)B * S * KV;
+  const uint64_t floats = Pass::floatsFor(c, o, B * S, S) + (uint64_t)B * S * KV;
   Arena arena(be, Arena::size(floats, mask.size() + (uint64_t)B * S * 8, Pass::kRegions + 4));
   Pass P(be, c, o, arena, B * S, S);
   int32_t* ids = arena.ints((int64_t)B * S);
@@ -675,6 +734,19 @@ int Model::cacheLength(const DecoderCache& cache) const {
 void Model::commitCache(DecoderCache& cache, const std::vector<int>& tokens) const {
   cache.tokens.insert(cache.tokens.end(), tokens.begin(), tokens.end());
   cache.length = (int)cache.tokens.size();
+}
+
+std::unique_ptr<Model::DecoderCache> Model::cloneCache(const DecoderCache& cache) const {
+  auto copy = newDecoderCache(cache.capacity);
+  copy->length = cache.length;
+  copy->tokens = cache.tokens;
+  const int64_t used_kv = (int64_t)cache.length * (config().attnWidth() + config().valueWidth());
+  const int64_t used_q = (int64_t)cache.length * config().attnWidth();
+  for (size_t l = 0; l < cache.kv.size(); ++l) {
+    backend_->copy(cache.kv[l]->f32(), copy->kv[l]->f32(), used_kv);
+    backend_->copy(cache.q[l]->f32(), copy->q[l]->f32(), used_q);
+  }
+  return copy;
 }
 
 void Model::truncateCache(DecoderCache& cache, int length) const {
@@ -779,7 +851,7 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
   const int V = dw.head.projection.out, C = dw.head.classifier.out;
   const int keys = std::max(K, S) + past;  // the masked columns of earlier rows share the scratch
   const bool scratch_kv = kv.empty();
-  const uint64_t floats = Pass::floatsFor(c, B * n, keys) + headFloats(c, B, B * n, V, C) +
+  const uint64_t floats = Pass::floatsFor(c, o, B * n, keys) + headFloats(c, B, B * n, V, C) +
                           (uint64_t)B * n * d + (scratch_kv ? (uint64_t)B * n * KV : 0);
   Arena arena(be, Arena::size(floats, self_mask.size() + cross_mask.size() + (uint64_t)B * n * 4,
                               Pass::kRegions + 8));
@@ -922,8 +994,9 @@ Trace Model::forward(const Inputs& in, const ForwardOptions& o) const {
     if (!c.hasDecoder()) {
       // Encoder-only: the heads read the encoder's output.
       const int rows = (int)B * S, V = dw_->head.projection.out, C = dw_->head.classifier.out;
-      Arena arena(be, Arena::size(Pass::floatsFor(c, rows, 1) + headFloats(c, (int)B, rows, V, C),
-                                  0, Pass::kRegions + 2));
+      Arena arena(be,
+                  Arena::size(Pass::floatsFor(c, o, rows, 1) + headFloats(c, (int)B, rows, V, C), 0,
+                              Pass::kRegions + 2));
       Pass P(be, c, o, arena, rows, 1);
       const float* x = enc->memory->f32();
       tokenHead(P, dw_->head, c, x, rows, tr.logits, {(int64_t)B, S, V});

@@ -19,10 +19,23 @@
 
 namespace attnviz {
 
+// A what-if experiment on one head of one block: switch it off (its output, the head's slice of
+// the context before the output projection, becomes 0) or sharpen / flatten its softmax
+// (softmax(scores / temperature); the trace keeps the raw scores and shows the tempered probs).
+struct HeadIntervention {
+  AttentionKind kind = AttentionKind::EncoderSelf;
+  int layer = 0;
+  int head = 0;
+  bool off = false;
+  float temperature = 1.0f;
+};
+
 struct ForwardOptions {
   MaskOptions masks;
   bool record = true;       // keep attention blocks (false: outputs only, e.g. greedy decoding)
   bool keep_scores = true;  // scores take as much memory as probs
+  bool keep_qkv = false;    // keep each block's per-head Q, K, V vectors (the cell view)
+  std::vector<HeadIntervention> interventions;
   uint64_t max_trace_bytes = uint64_t(4) << 30;
   const std::atomic<bool>* cancel = nullptr;          // checked between layers → Error(Cancelled)
   std::function<void(int done, int total)> progress;  // layers done, called between layers
@@ -98,6 +111,8 @@ class Model {
   TraceRows decode(const Encoded* enc, const DecoderCache& cache, const std::vector<int>& tokens,
                    const ForwardOptions& options) const;
   void commitCache(DecoderCache& cache, const std::vector<int>& tokens) const;
+  // A copy of a cache (a beam of a beam search going its own way).
+  std::unique_ptr<DecoderCache> cloneCache(const DecoderCache& cache) const;
   void truncateCache(DecoderCache& cache, int length) const;
 
   // Bytes the weights take on the backend.

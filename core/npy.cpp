@@ -1,5 +1,6 @@
 #include "npy.h"
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -82,6 +83,25 @@ void dumpTrace(const Trace& tr, const std::string& dir) {
     writeNpy(dir + "/" + name + "_probs.npy", probs.data(), s);
     if (keep) writeNpy(dir + "/" + name + "_scores.npy", scores.data(), s);
     writeNpy(dir + "/" + name + "_mask.npy", mask.data(), s);
+    // The vectors behind the scores, when kept: KIND_{q,k,v}.npy [L, H, len, d].
+    if (first.hasQkv()) {
+      auto vectors = [&](const char* what, int len, int d, auto row) {
+        std::vector<float> out((size_t)tr.batch * L * H * len * d);
+        for (int l = 0; l < L; ++l)
+          for (int b = 0; b < tr.batch; ++b)
+            for (int h = 0; h < H; ++h)
+              for (int i = 0; i < len; ++i)
+                std::memcpy(&out[((((size_t)b * L + l) * H + h) * len + i) * d],
+                            row(*layers[l], b, h, i), (size_t)d * sizeof(float));
+        writeNpy(dir + "/" + name + "_" + what + ".npy", out.data(), shape({L, H, len, d}));
+      };
+      vectors("q", Tq, first.d_k,
+              [](const AttentionBlock& a, int b, int h, int i) { return a.qRow(b, h, i); });
+      vectors("k", Tk, first.d_k,
+              [](const AttentionBlock& a, int b, int h, int i) { return a.kRow(b, h, i); });
+      vectors("v", Tk, first.d_v,
+              [](const AttentionBlock& a, int b, int h, int i) { return a.vRow(b, h, i); });
+    }
   }
   if (!tr.logits.empty())
     writeNpy(dir + "/logits.npy", tr.logits.ptr(), shape({tr.logits.dim(1), tr.logits.dim(2)}));

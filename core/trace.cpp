@@ -119,6 +119,10 @@ void ensureCapacity(AttentionBlock& a, int q_need, int k_need) {
   regrow(a.probs, a.batch, a.heads, a.q_len, a.k_len, a.q_cap, a.k_cap, nq, nk);
   regrow(a.scores, a.batch, a.heads, a.q_len, a.k_len, a.q_cap, a.k_cap, nq, nk);
   regrow(a.mask, a.batch, 1, a.q_len, a.k_len, a.q_cap, a.k_cap, nq, nk);
+  // The vectors: rows grow, their width (d_k, d_v) stays.
+  regrow(a.q, a.batch, a.heads, a.q_len, a.d_k, a.q_cap, a.d_k, nq, a.d_k);
+  regrow(a.k, a.batch, a.heads, a.k_len, a.d_k, a.k_cap, a.d_k, nk, a.d_k);
+  regrow(a.v, a.batch, a.heads, a.k_len, a.d_v, a.k_cap, a.d_v, nk, a.d_v);
   a.q_cap = nq;
   a.k_cap = nk;
 }
@@ -239,6 +243,21 @@ void Trace::appendRows(TraceRows&& rows, const std::vector<std::string>& token_s
                 fm[((size_t)b * rows.q0 + i) * rows.n + j];
           }
       }
+    }
+    // Queries of the new rows; keys and values of the keys this step added.
+    if (a.hasQkv() && r.hasQkv()) {
+      const int new_keys = r.k_len - r.kv0;
+      for (int b = 0; b < a.batch; ++b)
+        for (int h = 0; h < a.heads; ++h) {
+          const size_t bh = (size_t)b * a.heads + h;
+          std::memcpy(&a.q[(bh * a.q_cap + rows.q0) * a.d_k], &r.q[bh * rows.n * a.d_k],
+                      (size_t)rows.n * a.d_k * sizeof(float));
+          if (new_keys <= 0) continue;
+          std::memcpy(&a.k[(bh * a.k_cap + r.kv0) * a.d_k], &r.k[bh * new_keys * a.d_k],
+                      (size_t)new_keys * a.d_k * sizeof(float));
+          std::memcpy(&a.v[(bh * a.k_cap + r.kv0) * a.d_v], &r.v[bh * new_keys * a.d_v],
+                      (size_t)new_keys * a.d_v * sizeof(float));
+        }
     }
     a.q_len = q_new;
     a.k_len = k_new;

@@ -36,6 +36,15 @@ struct AttentionBlock {
                               // not kept
   std::vector<float> probs;   // [batch, heads, q_cap, k_cap]
   std::vector<uint8_t> mask;  // [batch, q_cap, k_cap] 1 = masked (the same for every head)
+  // The vectors behind the scores, kept on request (ForwardOptions::keep_qkv): each head's
+  // queries, keys and values after the projections (and their biases).
+  int d_k = 0, d_v = 0;
+  std::vector<float> q;  // [batch, heads, q_cap, d_k]
+  std::vector<float> k;  // [batch, heads, k_cap, d_k]
+  std::vector<float> v;  // [batch, heads, k_cap, d_v]
+  // In rows of a decoding step (TraceRows): k and v hold only key rows [kv0, k_len), the keys
+  // this step added (all of them for a fresh block; none for cross-attention after the first).
+  int kv0 = 0;
 
   // A dense block [batch, heads, q_len, k_len] (q_cap = q_len, k_cap = k_len), zero-filled.
   AttentionBlock(AttentionKind kind, int layer, int batch, int heads, int q_len, int k_len,
@@ -63,6 +72,16 @@ struct AttentionBlock {
   std::vector<float> denseProbs() const;
   std::vector<float> denseScores() const;
   std::vector<uint8_t> denseMask() const;
+  bool hasQkv() const { return !q.empty(); }
+  const float* qRow(int b, int h, int i) const {
+    return q.data() + (((int64_t)b * heads + h) * q_cap + i) * d_k;
+  }
+  const float* kRow(int b, int h, int j) const {
+    return k.data() + (((int64_t)b * heads + h) * k_cap + j) * d_k;
+  }
+  const float* vRow(int b, int h, int j) const {
+    return v.data() + (((int64_t)b * heads + h) * k_cap + j) * d_v;
+  }
   // Bytes of a dense block of these sizes (scores + probs + mask).
   static uint64_t bytesFor(int batch, int heads, int q_len, int k_len, bool keep_scores);
 };

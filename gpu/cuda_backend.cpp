@@ -117,6 +117,13 @@ class CudaBackend final : public Backend {
                                cudaMemcpyDeviceToDevice, stream_.get()));
   }
 
+  void copy_to_host(const float* src, float* dst, int64_t n) override {
+    if (n > 0)
+      CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(n) * sizeof(float),
+                                 cudaMemcpyDeviceToHost, stream_.get()));
+    CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
+
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_.get())); }
 
   // ---- ops ----
@@ -170,6 +177,10 @@ class CudaBackend final : public Backend {
 
   void residual_forward(const float* x, float* y, int64_t n) override {
     CUDA_CHECK(cuda::residual_forward(x, y, n, stream_.get()));
+  }
+
+  void scale_forward(float* x, int64_t n, float s) override {
+    CUDA_CHECK(cuda::scale_forward(x, n, s, stream_.get()));
   }
 
  private:

@@ -255,6 +255,65 @@ class TestParity : public QObject {
     same(s.trace());
   }
 
+  void qkv_data() { addCases(false); }
+
+  // The kept vectors explain every score: score(i, j) = q_i · k_j / √d_k; and a decoding session
+  // that keeps them grows the same vectors as the teacher-forced pass.
+  void qkv() {
+    QFETCH(QString, name);
+    Case c = load(name);
+    ForwardOptions o;
+    o.keep_qkv = true;
+    Trace t = c.model->forward(inputsOf(c), o);
+    for (const AttentionBlock& a : t.blocks) {
+      QVERIFY(a.hasQkv());
+      for (int b = 0; b < a.batch; ++b)
+        for (int h = 0; h < a.heads; ++h)
+          for (int i = 0; i < a.q_len; ++i)
+            for (int j = 0; j < a.k_len; ++j) {
+              double dot = 0;
+              for (int e = 0; e < a.d_k; ++e)
+                dot += (double)a.qRow(b, h, i)[e] * a.kRow(b, h, j)[e];
+              const double want = dot / std::sqrt((double)a.d_k), got = a.score(b, h, i, j);
+              QVERIFY2(std::abs(got - want) <= 1e-4 * std::max(1.0, std::abs(want)),
+                       (where(a, b, h, i, j) + ": score " + std::to_string(got) + " vs q·k/√d " +
+                        std::to_string(want))
+                           .c_str());
+            }
+    }
+    const ModelConfig& cfg = c.model->config();
+    if (!cfg.hasDecoder()) return;
+    const std::vector<int> src =
+        cfg.hasCross() ? unpad(ids(c.inputs, "src_ids"), cfg.src_pad_id)[0] : std::vector<int>();
+    std::vector<int> tgt = unpad(ids(c.inputs, "tgt_ids"), cfg.tgt_pad_id)[0];
+    if (auto e = std::find(tgt.begin() + 1, tgt.end(), cfg.eos_id); e != tgt.end())
+      tgt.erase(e, tgt.end());
+    Inputs in;
+    if (cfg.hasCross()) in.src = {src};
+    in.tgt = {tgt};
+    const Trace full = c.model->forward(in, o);
+    DecodingSession::Options so;
+    so.keep_qkv = true;
+    so.max_new_tokens = (int)tgt.size() + 1;
+    DecodingSession s(*c.model, src, {tgt[0]}, so);
+    for (size_t i = 1; i < tgt.size(); ++i) s.stepForward(tgt[i]);
+    for (const AttentionBlock& want : full.blocks) {
+      const AttentionBlock& got = *s.trace().block(want.kind, want.layer);
+      QVERIFY(got.hasQkv());
+      for (int h = 0; h < want.heads; ++h) {
+        for (int i = 0; i < want.q_len; ++i)
+          for (int e = 0; e < want.d_k; ++e)
+            QVERIFY(std::abs(got.qRow(0, h, i)[e] - want.qRow(0, h, i)[e]) <= 1e-4);
+        for (int j = 0; j < want.k_len; ++j) {
+          for (int e = 0; e < want.d_k; ++e)
+            QVERIFY(std::abs(got.kRow(0, h, j)[e] - want.kRow(0, h, j)[e]) <= 1e-4);
+          for (int e = 0; e < want.d_v; ++e)
+            QVERIFY(std::abs(got.vRow(0, h, j)[e] - want.vRow(0, h, j)[e]) <= 1e-4);
+        }
+      }
+    }
+  }
+
   void invariants_data() { addCases(false); }
 
   // Every probability row sums to 1 (or is a documented fully-masked row); masked cells are 0.

@@ -209,6 +209,7 @@ int cmdRun(const Args& a) {
     if (!seg.empty()) in.segments = {seg};
   }
   ForwardOptions o;
+  o.keep_qkv = a.has("qkv");
   o.masks.src_padding = !a.has("no-padding-mask");
   o.masks.tgt_padding = !a.has("no-padding-mask");
   o.masks.subsequent = !a.has("no-subsequent-mask");
@@ -220,6 +221,7 @@ int cmdRun(const Args& a) {
     const auto t0 = std::chrono::steady_clock::now();
     DecodingSession::Options so;
     so.masks = o.masks;
+    so.keep_qkv = o.keep_qkv;
     so.max_new_tokens = maxNewTokens(a);
     DecodingSession s(m, src, {}, so);
     s.runToEnd();
@@ -418,7 +420,7 @@ int runCommand(const std::vector<std::string>& args) {
   if (cmd == "info") return cmdInfo(parse(args, 1, opts({}), {}));
   if (cmd == "run")
     return cmdRun(parse(args, 1, opts({"dump", "max-len", "segment-ids"}),
-                        {"no-padding-mask", "no-subsequent-mask"}));
+                        {"no-padding-mask", "no-subsequent-mask", "qkv"}));
   if (cmd == "decode") return cmdDecode(parse(args, 1, opts({"max-len"}), {"ids"}));
   if (cmd == "bench") return cmdBench(parse(args, 1, opts({"lengths", "repeat"}), {"uncached"}));
   if (cmd == "models") {
