@@ -48,6 +48,8 @@ const char* errorKindName(ErrorKind kind) {
       return "shape-mismatch";
     case ErrorKind::UnusedTensor:
       return "unused-tensor";
+    case ErrorKind::MissingInfo:
+      return "missing-info";
     case ErrorKind::BadInput:
       return "bad-input";
     case ErrorKind::TooLarge:

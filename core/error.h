@@ -28,6 +28,7 @@ enum class ErrorKind {
   MissingTensor,     // a tensor the family requires is not in the file
   ShapeMismatch,     // a tensor's shape disagrees with the config
   UnusedTensor,      // the file holds tensors the model does not use (a wrong family or size?)
+  MissingInfo,       // the tensors cannot tell something the model needs (heads, special ids)
   BadInput,          // a sentence attnviz cannot encode (empty, unknown word, too long, ...)
   TooLarge,          // the memory a model or trace would need exceeds the limit
   Backend,           // a compute backend failed (CUDA error, no device, ...)

@@ -276,8 +276,10 @@ class TestHostile : public QObject {
     const std::string side = dir_.path().toStdString() + "/sidecar.json";
     writeBytes(model, p.bytes());
 
-    auto err = caught([&] { loadModel(model); });  // no config anywhere
-    VERIFY_ERROR(err, ErrorKind::BadConfig, "no config found|sidecar.json|--config");
+    // No config anywhere: the tensors tell the family and sizes, not the heads or special ids.
+    auto err = caught([&] { loadModel(model); });
+    VERIFY_ERROR(err, ErrorKind::MissingInfo,
+                 "no config found|sidecar.json|--config|nlp-tutorial Transformer|n_heads");
 
     writeBytes(side, QByteArray("{\"family\": \"nlp-tutorial\", \"name\": \"caf\xC3\x28\"}"));
     err = caught([&] { loadModel(model); });
@@ -790,7 +792,7 @@ void TestHostile::addConfigRows() {
 
   // Syntax.
   row("config missing", modParts([](Parts& p) { p.metadata.erase("attnviz_config"); }),
-      K::BadConfig, "no config found|--config");
+      K::MissingInfo, "no config found|--config|--n-heads");
   row("config invalid JSON", withConfigText("{\"family\": "), K::InvalidJson,
       where + "|invalid JSON");
   row("config empty", withConfigText(""), K::InvalidJson, where);
