@@ -1,6 +1,7 @@
 #include "tensor_source.h"
 
 #include <cstring>
+#include <filesystem>
 
 #include "error.h"
 
@@ -58,6 +59,19 @@ float bf16ToFloat(uint16_t h) {
 const std::map<std::string, std::string> kNoMetadata;
 
 }  // namespace
+
+uint64_t regularFileSize(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status))
+    throw Error(ErrorKind::Io, path + ": cannot open the file for reading (" +
+                                   (ec ? ec.message() : std::string("no such file")) + ")");
+  if (!std::filesystem::is_regular_file(status))
+    throw Error(ErrorKind::Io, path + ": not a regular file");
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error(ErrorKind::Io, path + ": cannot determine the file size");
+  return size;
+}
 
 const char* dtypeName(DType t) {
   for (const auto& d : kDTypes)
