@@ -182,14 +182,15 @@ class ZipArchive {
                                                std::to_string(kMaxDeflateRatio) + " times)");
       if (!index_.emplace(e.name, entries_.size()).second)
         throw Error(ErrorKind::BadArchive, where + " occurs twice in the archive");
-      claimed += 30 + e.name.size() + e.comp_size;
+      claimed += 30 + e.name.size() + e.comp_size;  // each term is at most the archive's size
+      if (claimed > size_)
+        throw Error(ErrorKind::BadArchive,
+                    what_ + ": the zip entries up to " + q(e.name) + " claim " +
+                        std::to_string(claimed) + " bytes of headers and data in a " +
+                        std::to_string(size_) +
+                        "-byte archive: entries overlap (or the sizes are false)");
       entries_.push_back(std::move(e));
     }
-    if (claimed > size_)
-      throw Error(ErrorKind::BadArchive,
-                  what_ + ": the zip entries claim " + std::to_string(claimed) +
-                      " bytes of headers and data in a " + std::to_string(size_) +
-                      "-byte archive: entries overlap (or the sizes are false)");
   }
 
   const std::vector<Entry>& entries() const { return entries_; }
@@ -668,7 +669,9 @@ void CheckpointBuilder::check() {
     if (t.storage_offset < 0)
       throw Error(ErrorKind::BadOffsets,
                   where + " has a negative storage offset " + std::to_string(t.storage_offset));
-    uint64_t numel = 1, last = static_cast<uint64_t>(t.storage_offset);
+    // numel, and the product of the non-zero sizes: bounded too, so that no product of sizes
+    // taken in any order (an empty tensor's included) overflows downstream.
+    uint64_t numel = 1, nonzero = 1, last = static_cast<uint64_t>(t.storage_offset);
     for (size_t d = 0; d < t.sizes.size(); ++d) {
       if (t.sizes[d] < 0)
         throw Error(ErrorKind::BadShape,
@@ -676,7 +679,10 @@ void CheckpointBuilder::check() {
       if (t.strides[d] < 0)
         throw Error(ErrorKind::BadShape, where + ": stride " + shapeToString(t.strides) +
                                              " has a negative entry (PyTorch tensors have none)");
-      if (mulOverflows(numel, static_cast<uint64_t>(t.sizes[d]), &numel))
+      if (mulOverflows(numel, static_cast<uint64_t>(t.sizes[d]), &numel) ||
+          mulOverflows(nonzero, static_cast<uint64_t>(std::max<int64_t>(t.sizes[d], 1)),
+                       &nonzero) ||
+          nonzero > (uint64_t(1) << 62))
         throw Error(ErrorKind::SizeOverflow, where + ": size " + shapeToString(t.sizes) +
                                                  " has more elements than 64 bits can count");
     }
@@ -723,12 +729,11 @@ void CheckpointBuilder::check() {
     layout.storage_offset = t.storage_offset;
     layout.strides = t.strides;
     layout.parameter = t.parameter;
-    int64_t expect = 1;
-    for (size_t d = t.sizes.size(); d-- > 0;) {
+    int64_t expect = 1;  // no overflow: the product of the sizes is numel, at most 2^62
+    for (size_t d = t.sizes.size(); numel > 0 && d-- > 0;) {
       if (t.sizes[d] != 1 && t.strides[d] != expect) layout.contiguous = false;
       expect *= t.sizes[d];
     }
-    if (numel == 0) layout.contiguous = true;
     if (!ck.index_.emplace(name, ck.tensors_.size()).second)
       throw Error(ErrorKind::DuplicateKey, file() + ": tensor name " + q(name) + " occurs twice");
     auto slot = storage_slot.emplace(g_.at(t.storage).index, ck.storages_.size());

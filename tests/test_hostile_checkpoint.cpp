@@ -167,6 +167,10 @@ class TestHostileCheckpoint : public QObject {
  private slots:
   void initTestCase() {
     QVERIFY(scratch().isValid());
+    if (qEnvironmentVariableIsSet("ATTNVIZ_KEEP_CASES")) {  // to measure or review the files
+      scratch().setAutoRemove(false);
+      qInfo("the crafted files stay in %s", qPrintable(scratch().path()));
+    }
     verifyStillFine();
   }
 
@@ -540,6 +544,10 @@ void TestHostileCheckpoint::addRows() {
         p.tensor("0", 4, 0, {int64_t(1) << 32, int64_t(1) << 32, 4}, {0, 0, 0});
       }),
       K::SizeOverflow, "more elements than 64 bits");
+  row("empty tensor of 2^40 x 2^40 x 0", oneTensor([](Pickle& p) {
+        p.tensor("0", 4, 0, {int64_t(1) << 40, int64_t(1) << 40, 0}, {1, 1, 1});
+      }),
+      K::SizeOverflow, "[1099511627776, 1099511627776, 0] has more elements than 64 bits");
   row("broadcast of 2^40 elements over one", oneTensor([](Pickle& p) {
         p.tensor("0", 4, 0, {1 << 20, 1 << 20}, {0, 0});
       }),
