@@ -92,7 +92,7 @@ bool isFloatDType(DType t) {
 bool convertToFloat(const uint8_t* p, DType t, size_t n, float* out) {
   switch (t) {
     case DType::F32:
-      std::memcpy(out, p, n * 4);
+      if (n) std::memcpy(out, p, n * 4);  // out may be null when n is 0
       return true;
     case DType::F64:
       for (size_t i = 0; i < n; ++i) {

@@ -284,6 +284,30 @@ class TestCheckpoint : public QObject {
     QCOMPARE(ck->toFloat("w").data, (std::vector<float>{8, 7, 6}));
   }
 
+  // A checkpoint re-zipped with deflate, and the entries PyTorch 2.x adds, load the same.
+  void deflatedAndNewerArchives() {
+    const Bytes pkl =
+        stateDictPickle({{"a.weight", {2, 2}, {1, -2, 3.5f, 4}}, {"a.bias", {1}, {7}}});
+    auto entries = checkpointEntries(pkl, {floatBytes({1, -2, 3.5f, 4}), floatBytes({7})});
+    for (auto& e : entries) e.deflate = true;
+    const std::string tmp = dir_.path().toStdString() + "/deflated.zip";
+    auto ck = TorchCheckpoint::parse(zipBytes(entries, tmp), "deflated.pt");
+    QCOMPARE(ck->toFloat("a.weight").data, (std::vector<float>{1, -2, 3.5f, 4}));
+    QCOMPARE(ck->toFloat("a.bias").data, std::vector<float>{7});
+
+    entries = checkpointEntries(pkl, {floatBytes({1, -2, 3.5f, 4}), floatBytes({7})});
+    entries.pop_back();  // no "version": PyTorch 2.x keeps it under .data/
+    entries.push_back({"archive/byteorder", {'l', 'i', 't', 't', 'l', 'e'}});
+    entries.push_back({"archive/.data/version", {'3', '\n'}});
+    entries.push_back({"archive/.data/serialization_id", Bytes(40, '1')});
+    entries.push_back({"archive/.format_version", {'1'}});
+    entries.push_back({"archive/.storage_alignment", {'6', '4'}});
+    ck = TorchCheckpoint::parse(zipBytes(entries, tmp), "torch2.pt");
+    QCOMPARE(ck->archiveName(), std::string("archive"));
+    QCOMPARE(ck->toFloat("a.weight").shape, (Shape{2, 2}));
+    QCOMPARE(ck->toFloat("a.bias").data, std::vector<float>{7});
+  }
+
   void sniffing() {
     const std::string d = dir_.path().toStdString();
     writeFile(d + "/garbage.bin", {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
