@@ -898,58 +898,70 @@ void CheckpointBuilder::legacy(TorchCheckpoint& ck, const ByteSource& src,
                                const CheckpointLimits& lim) {
   const std::string& file = ck.path_;
   const uint64_t size = src.size();
-  // The pickles come first; they must fit in max_pickle_bytes together.
-  const uint64_t head = std::min<uint64_t>(size, lim.max_pickle_bytes);
-  std::vector<uint8_t> buf(head);
-  src.read(0, head, buf.data());
-  Graph g;
+  // The pickles come first, together at most max_pickle_bytes: read the first MiB of the file
+  // for them, and more only when they are longer.
   const std::string object_pickle = file + ": legacy object pickle";
-  StorageTable table(object_pickle, lim);
+  const uint64_t limit = std::min<uint64_t>(size, lim.max_pickle_bytes);
+  std::unique_ptr<Graph> graph;
+  std::unique_ptr<StorageTable> table;
+  Value root, keys;
   uint64_t pos = 0;
   int protocol = 0;
-  auto next = [&](const char* what, bool storages) {
-    const std::string name =
-        file + ": legacy " + what + " pickle (at byte " + std::to_string(pos) + ")";
-    try {
+  for (uint64_t head = std::min<uint64_t>(limit, 1 << 20);; head = std::min(limit, head * 4)) {
+    std::vector<uint8_t> buf(head);
+    src.read(0, head, buf.data());
+    graph = std::make_unique<Graph>();
+    table = std::make_unique<StorageTable>(object_pickle, lim);
+    Graph& g = *graph;
+    pos = 0;
+    auto next = [&](const char* what, bool storages) {
+      const std::string name =
+          file + ": legacy " + what + " pickle (at byte " + std::to_string(pos) + ")";
       const pickle::Result r = pickle::unpickle(
           buf.data() + pos, head - pos, g, lim.pickle, name,
           [&](Graph& gr, const Value& pid, uint64_t at) -> Value {
             if (!storages)
               throw Error(ErrorKind::BadPickle, name + ": a persistent id where none belongs");
-            return table.load(gr, pid, at, true);
+            return table->load(gr, pid, at, true);
           });
       pos += r.consumed;
       if (storages) protocol = r.protocol;
       return r.root;
+    };
+    try {
+      const Value magic = next("magic number", false);
+      if (!g.is(magic, Type::BigInt) || g.at(magic.ref).text.size() != sizeof kLegacyMagic ||
+          std::memcmp(g.at(magic.ref).text.data(), kLegacyMagic, sizeof kLegacyMagic) != 0)
+        throw Error(ErrorKind::BadCheckpoint, file + ": the first pickle is " + g.describe(magic) +
+                                                  ", not torch.save's magic number: not a "
+                                                  "legacy PyTorch checkpoint");
+      const Value version = next("protocol version", false);
+      if (version.kind != Value::Kind::Int || version.i != kLegacyProtocolVersion)
+        throw Error(ErrorKind::BadCheckpoint, file + ": legacy protocol version is " +
+                                                  g.describe(version) + ", expected " +
+                                                  std::to_string(kLegacyProtocolVersion));
+      const Value sys = next("system info", false);
+      const Value* little = g.is(sys, Type::Dict) ? g.get(g.at(sys.ref), "little_endian") : nullptr;
+      if (!little || little->kind != Value::Kind::Bool)
+        throw Error(ErrorKind::BadCheckpoint, file + ": the legacy system info is " +
+                                                  g.describe(sys) +
+                                                  ", expected a dict with little_endian");
+      if (!little->b)
+        throw Error(ErrorKind::BadArchive,
+                    file +
+                        ": saved on a big-endian machine (little_endian "
+                        "is False); attnviz reads little-endian checkpoints");
+      root = next("object", true);
+      keys = next("storage keys", false);
+      break;
     } catch (const Error& e) {
-      if (e.kind() == ErrorKind::Truncated && head < size)
+      if (e.kind() != ErrorKind::Truncated || head == size) throw;
+      if (head == limit)
         throw Error(ErrorKind::TooLarge, file + ": the legacy pickles are longer than " +
                                              formatBytes(lim.max_pickle_bytes) + " (the limit)");
-      throw;
     }
-  };
-  const Value magic = next("magic number", false);
-  if (!g.is(magic, Type::BigInt) || g.at(magic.ref).text.size() != sizeof kLegacyMagic ||
-      std::memcmp(g.at(magic.ref).text.data(), kLegacyMagic, sizeof kLegacyMagic) != 0)
-    throw Error(ErrorKind::BadCheckpoint, file + ": the first pickle is " + g.describe(magic) +
-                                              ", not torch.save's magic number: not a legacy "
-                                              "PyTorch checkpoint");
-  const Value version = next("protocol version", false);
-  if (version.kind != Value::Kind::Int || version.i != kLegacyProtocolVersion)
-    throw Error(ErrorKind::BadCheckpoint, file + ": legacy protocol version is " +
-                                              g.describe(version) + ", expected " +
-                                              std::to_string(kLegacyProtocolVersion));
-  const Value sys = next("system info", false);
-  const Value* little = g.is(sys, Type::Dict) ? g.get(g.at(sys.ref), "little_endian") : nullptr;
-  if (!little || little->kind != Value::Kind::Bool)
-    throw Error(ErrorKind::BadCheckpoint, file + ": the legacy system info is " + g.describe(sys) +
-                                              ", expected a dict with little_endian");
-  if (!little->b)
-    throw Error(ErrorKind::BadArchive, file +
-                                           ": saved on a big-endian machine (little_endian is "
-                                           "False); attnviz reads little-endian checkpoints");
-  const Value root = next("object", true);
-  const Value keys = next("storage keys", false);
+  }
+  Graph& g = *graph;
   if (!g.is(keys, Type::List))
     throw Error(ErrorKind::BadCheckpoint, file + ": the legacy storage key list is " +
                                               g.describe(keys) + ", expected a list");

@@ -282,6 +282,24 @@ class TestCheckpoint : public QObject {
     const auto ck = TorchCheckpoint::parse(file, "legacy.pt");
     QCOMPARE(ck->formatName(), std::string("PyTorch checkpoint (legacy)"));
     QCOMPARE(ck->toFloat("w").data, (std::vector<float>{8, 7, 6}));
+
+    // Pickles longer than the first MiB read for them: read again, further.
+    Pickle big;
+    big.proto().orderedDict().mark().str("note").str(std::string(3 << 20, 'x')).str("w");
+    big.global("torch._utils", "_rebuild_tensor_v2").mark();
+    legacyStorage(big, "1", 2).integer(0).ints({2}).ints({1}).boolean(false).orderedDict();
+    big.tuple().reduce().setitems().stop();
+    const Bytes long_file = legacyBytes(big.b, {"1"}, {{2, floatBytes({5, 4})}});
+    const std::string path = dir_.path().toStdString() + "/long_legacy.pt";
+    writeFile(path, long_file);
+    const auto lck = TorchCheckpoint::open(path);
+    QCOMPARE(lck->toFloat("w").data, (std::vector<float>{5, 4}));
+    QCOMPARE(lck->notes().at(0), std::string("entries that are not tensors, not read: \"note\""));
+    CheckpointLimits lim;
+    lim.max_pickle_bytes = 2 << 20;
+    auto err = caught([&] { TorchCheckpoint::open(path, lim); });
+    QVERIFY(err && err->kind() == ErrorKind::TooLarge);
+    QVERIFY2(QString(err->what()).contains("legacy pickles are longer than 2.0 MiB"), err->what());
   }
 
   // A checkpoint re-zipped with deflate, and the entries PyTorch 2.x adds, load the same.

@@ -742,6 +742,18 @@ void TestHostileCheckpoint::addRows() {
         "module (top): _parameters[\"weight\"] is a str");
   }
   {
+    Pickle p;  // in a whole model the old rebuild function is a stub: its result is no tensor
+    p.proto();
+    module(p,
+           [](Pickle& q) {
+             q.str("w").global("torch._utils", "_rebuild_tensor").mark();
+             q.storage("0", 4).integer(0).ints({4}).ints({1}).tuple().reduce();
+           },
+           {});
+    row("whole model parameter from _rebuild_tensor", inZip(p.stop()), K::BadCheckpoint,
+        "_parameters[\"w\"] is the result of calling torch._utils._rebuild_tensor, not a tensor");
+  }
+  {
     Pickle p;
     p.proto().global("__main__", "M").emptyTuple().newobj().emptyDict().mark();
     p.str("_parameters").emptyList().str("_modules").orderedDict().setitems().build();
