@@ -3,6 +3,8 @@
 #include <zip.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <filesystem>
