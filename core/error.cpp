@@ -60,6 +60,14 @@ const char* errorKindName(ErrorKind kind) {
       return "cancelled";
     case ErrorKind::Usage:
       return "usage";
+    case ErrorKind::BadArchive:
+      return "bad-archive";
+    case ErrorKind::BadPickle:
+      return "bad-pickle";
+    case ErrorKind::ForbiddenGlobal:
+      return "forbidden-global";
+    case ErrorKind::BadCheckpoint:
+      return "bad-checkpoint";
   }
   return "unknown";
 }

@@ -21,6 +21,7 @@
 #include "error.h"
 #include "model.h"
 #include "safetensors.h"
+#include "test_support.h"
 #include "trace.h"
 #include "weights.h"
 
@@ -173,16 +174,7 @@ std::string caseFile(const QTemporaryDir& dir, const char* suffix = ".safetensor
   return (dir.path() + "/" + tag).toStdString() + suffix;
 }
 
-// Runs f; returns the Error it threw (QFAIL-style null when none).
-template <class F>
-std::optional<Error> caught(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return std::nullopt;
-}
+using attnviz::test::caught;
 
 // Every '|'-separated piece of `needles` must occur in `message`.
 bool mentionsAll(const QString& message, const QString& needles) {
