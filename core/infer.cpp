@@ -283,10 +283,10 @@ UserSupplied UserSupplied::fromJson(const nlohmann::json& j, const std::string& 
 }
 
 std::string Inference::explain() const {
-  std::string s = "looks like " + guess.summary();
+  std::string s = "the tensor names follow " + guess.summary() + "; read from the tensors:";
   for (const auto& f : facts) s += "\n  " + f;
   if (!missing.empty()) {
-    s += "\nthe tensors cannot tell:";
+    s += "\nwhat the tensors cannot tell:";
     for (const auto& q : missing) {
       s += "\n  " + q.key + ": " + q.why;
       if (!q.choices.empty()) {

@@ -1,6 +1,7 @@
 #include "weights.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "error.h"
 #include "json_safe.h"
 #include "safetensors.h"
+#include "torch_checkpoint.h"
 
 namespace attnviz {
 
@@ -538,8 +540,8 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
     }
     throw Error(ErrorKind::MissingInfo,
                 file.path() + ": no config found (looked for __metadata__[\"attnviz_config\"], " +
-                    side.string() + " and " + folder_config.string() + "), and its tensors " +
-                    inf.explain() + "\nGive " + options_needed +
+                    side.string() + " and " + folder_config.string() + "); " + inf.explain() +
+                    "\nGive " + options_needed +
                     " (or a config with --config FILE.json, docs/formats.md)");
   }
   f.config = ModelConfig::fromJson(inf.config, file.path() + " (config inferred from the tensors)");
@@ -588,18 +590,40 @@ uint64_t estimateModelBytes(const ModelConfig& config) {
   return bytes;
 }
 
+std::unique_ptr<TensorSource> openTensorFile(const std::string& path) {
+  switch (sniffTensorFile(path)) {
+    case TensorFileFormat::TorchZip:
+    case TensorFileFormat::TorchLegacy:
+    case TensorFileFormat::TorchTar:
+      return TorchCheckpoint::open(path);
+    case TensorFileFormat::Safetensors:
+      return std::make_unique<SafetensorsFile>(SafetensorsFile::open(path));
+    case TensorFileFormat::Unknown:
+      break;
+  }
+  // Neither format's first bytes: a damaged file. Its name says which reader explains best.
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& ch : ext) ch = (char)std::tolower((unsigned char)ch);
+  if (ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" || ext == ".tar")
+    return TorchCheckpoint::open(path);
+  return std::make_unique<SafetensorsFile>(SafetensorsFile::open(path));
+}
+
 std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const LoadOptions& options) {
   // The weights can take at most what the file holds; refuse files above the limit up front.
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw Error(ErrorKind::Io, path + ": is a directory, not a .safetensors file");
+    throw Error(ErrorKind::Io, path +
+                                   ": is a folder; open the model file in it (a .safetensors, "
+                                   ".pt, .pth or .bin file)");
   auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(ErrorKind::Io, path + ": cannot open the model (" + ec.message() + ")");
   if (size > options.max_model_bytes)
     throw Error(ErrorKind::TooLarge, path + ": the file is " + formatBytes(size) + " (" +
                                          std::to_string(size) + " bytes); the limit is " +
                                          formatBytes(options.max_model_bytes));
-  SafetensorsFile file = SafetensorsFile::open(path);
+  const std::unique_ptr<TensorSource> source = openTensorFile(path);
+  const TensorSource& file = *source;
   FoundConfig found = findOrInferConfig(file, options);
   const ModelConfig& config = found.config;
   // Sizes come from the config (learned position tables, sinusoid tables, every weight): check
@@ -634,6 +658,8 @@ std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const Load
   m->path = path;
   m->notes = found.notes;
   m->notes.insert(m->notes.begin(), "config: " + found.source);
+  if (const auto* ckpt = dynamic_cast<const TorchCheckpoint*>(&file))
+    m->notes.insert(m->notes.begin(), file.formatName() + ": " + ckpt->describeLayout());
   if (!prefix.empty()) m->notes.push_back("tensor name prefix \"" + prefix + "\" stripped");
   return m;
 }

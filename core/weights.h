@@ -112,6 +112,9 @@ struct LoadOptions {
 // was inferred and what to supply.
 std::shared_ptr<const LoadedModel> loadModel(const std::string& path,
                                              const LoadOptions& options = {});
+// The tensors of a model file, whatever its format (judged from its first bytes): safetensors, or a
+// PyTorch checkpoint (torch.save's zip or legacy format).
+std::unique_ptr<TensorSource> openTensorFile(const std::string& path);
 // Where the answers a user supplied for a file are remembered: "PATH.attnviz.json".
 std::string answersPath(const std::string& model_path);
 // The same from an already-open tensor file and a config (tests, fuzzing).
