@@ -53,7 +53,7 @@ small_model=tests/data/nlp_tiny.safetensors
 names=() results=() times=() details=()
 record() { # NAME RESULT SECONDS DETAIL
   names+=("$1") results+=("$2") times+=("$3") details+=("$4")
-  printf '== %-14s %-8s %4s s  %s\n' "$1" "$2" "$3" "$4"
+  printf '== %-18s %-8s %4s s  %s\n' "$1" "$2" "$3" "$4"
 }
 elapsed() { echo $((SECONDS - start)); }
 
@@ -242,16 +242,18 @@ for tool in memcheck racecheck initcheck; do
   elif [[ -z $small_ids ]]; then
     skip_check "$tool" "no python3 with numpy to read the small model's inputs"
   else
+    # A forward pass; under memcheck also a greedy decode (the decode step's kernels and copies).
     sanitize() {
       local tool=$1
       # shellcheck disable=SC2086 # small_ids is "--src-ids … --tgt-ids …"
       "$sanitizer" --tool "$tool" --error-exitcode 86 "$cli" run "$small_model" --backend cuda \
         $small_ids || return $?
+      [[ $tool != memcheck ]] && return 0
       "$sanitizer" --tool "$tool" --error-exitcode 86 "$cli" decode "$small_model" --backend cuda \
         --src-ids 1,2,5 --max-len 8 --ids
     }
     export -f sanitize
-    run_check "$tool" 150 1 sanitize "$tool"
+    run_check "$tool" 120 1 sanitize "$tool"
   fi
 done
 
@@ -277,16 +279,20 @@ fi
 
 # ---- timings ----
 if needs_build bench; then
+  # Short lengths in one process (one model build and upload), the long ones one each.
   uncached_opt_in=0
   "$cli" help 2>&1 | grep -q -- "--uncached" && uncached_opt_in=1
+  short="" long=""
   for n in ${lengths//,/ }; do
-    repeat=5
-    ((n >= 1024)) && repeat=3
-    if ((!uncached_opt_in && n >= 1024)); then
+    if ((n < 1024)); then short+=${short:+,}$n; else long+=" $n"; fi
+  done
+  [[ -n $short ]] && run_check "bench-$short" 180 1 "$cli" bench --backend cuda --lengths "$short" --repeat 5
+  for n in $long; do
+    if ((!uncached_opt_in)); then
       record "bench-$n" SKIPPED 0 "this attnviz-cli bench always times uncached decoding (n full passes, O(n³) copies): needs bench --uncached as an opt-in"
       continue
     fi
-    run_check "bench-$n" 180 1 "$cli" bench --backend cuda --lengths "$n" --repeat "$repeat"
+    run_check "bench-$n" 180 1 "$cli" bench --backend cuda --lengths "$n" --repeat 3
   done
 fi
 if needs_python torch; then
@@ -305,8 +311,12 @@ if needs_build memcheck-ops; then
 fi
 
 # ---- summary ----
-bench_figure() { # LOG PATTERN: the first number after PATTERN in LOG
-  [[ -f $1 ]] && grep -m1 -- "$2" "$1" | sed -E "s/.*$2[^0-9]*([0-9.]+).*/\1/"
+# bench_figure N LABEL: the first number after LABEL in the block "n = N tokens" of the bench logs.
+bench_figure() {
+  cat "$logs"/bench-*.log 2>/dev/null |
+    awk -v n="$1" -v label="$2" '
+      /^n = [0-9]+ tokens/ { inside = ($3 == n) }
+      inside && index($0, label) { sub(".*" label "[^0-9]*", ""); sub("[^0-9.].*", ""); print; exit }'
 }
 passed=0 failed=0 skipped=0
 for r in "${results[@]}"; do
@@ -321,20 +331,19 @@ done
   sed -n '1,/^source:/p' "$logs/machine.log"
   [[ -f $logs/ops-cuda.log ]] && grep -m1 '^cuda: ' "$logs/ops-cuda.log"
   echo
-  printf '%-14s %-8s %6s  %s\n' check result time detail
+  printf '%-18s %-8s %6s  %s\n' check result time detail
   for i in "${!names[@]}"; do
-    printf '%-14s %-8s %4s s  %s\n' "${names[$i]}" "${results[$i]}" "${times[$i]}" "${details[$i]}"
+    printf '%-18s %-8s %4s s  %s\n' "${names[$i]}" "${results[$i]}" "${times[$i]}" "${details[$i]}"
   done
   echo
   echo "timings in ms (median; attnviz: attnviz-cli bench --backend cuda; torch: tools/bench_torch_cuda.py)"
   printf '%6s | %12s | %12s | %12s | %12s | %12s | %12s\n' tokens "full trace" "probs only" \
     "decode step" "torch full" "torch probs" "torch fwd"
   for n in ${lengths//,/ }; do
-    b=$logs/bench-$n.log
     t=$(grep "^n = $n:" "$logs/torch.log" 2>/dev/null)
     printf '%6s | %12s | %12s | %12s | %12s | %12s | %12s\n' "$n" \
-      "$(bench_figure "$b" "full trace:")" "$(bench_figure "$b" "probabilities only:")" \
-      "$(bench_figure "$b" "KV cache:")" "$(sed -nE 's/.*full trace ([0-9.]+).*/\1/p' <<<"$t")" \
+      "$(bench_figure "$n" "full trace:")" "$(bench_figure "$n" "probabilities only:")" \
+      "$(bench_figure "$n" "KV cache:")" "$(sed -nE 's/.*full trace ([0-9.]+).*/\1/p' <<<"$t")" \
       "$(sed -nE 's/.*probabilities only ([0-9.]+).*/\1/p' <<<"$t")" \
       "$(sed -nE 's/.*forward only ([0-9.]+).*/\1/p' <<<"$t")"
   done

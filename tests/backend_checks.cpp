@@ -822,7 +822,8 @@ Outcome outOfMemory(Backend& be, Backend&, int) {
   hog.clear();
   be.synchronize();
   const auto after = sequence();
-  EXPECT(after == before, "after running out of memory the same ops give other results");
+  // cuBLAS may pick another algorithm when its workspace could not be had: equal to rounding.
+  EXPECT_NMSE(nmse(after, before), kNmseProduct, "after running out of memory, vs before");
   return pass(str("first refusal: ", oom,
                   mid.empty() ? "; the sequence still fitted" : "; mid-sequence: " + mid));
 }
