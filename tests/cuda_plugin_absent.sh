@@ -5,6 +5,8 @@
 #   3. the plugin there but CUDA's libraries broken (an empty libcublas.so.N and libcudart.so.N
 #      first on LD_LIBRARY_PATH, as on a machine whose CUDA install is damaged or absent);
 #   4. a file that is not an attnviz plugin.
+# The application (a PROGRAM named attnviz) must start in each case too: offscreen, asked for
+# CUDA, it falls back to the CPU and saves a screenshot.
 # usage: cuda_plugin_absent.sh CLI BACKEND_CHECKS MODEL PLUGIN|none [PROGRAM...]
 set -uo pipefail
 cli=$1 checks=$2 model=$3 plugin=$4
@@ -13,7 +15,9 @@ fails=0 passes=0
 ok() { echo "ok   $*"; passes=$((passes + 1)); }
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 
+gui=""
 for program in "$cli" "$checks" "$@"; do
+  [[ $(basename "$program") == attnviz ]] && gui=$program
   if readelf -d "$program" | grep -E 'NEEDED.*(libcudart|libcublas|libcuda\.)'; then
     bad "$(basename "$program") links a CUDA library"
   else
@@ -46,6 +50,18 @@ expect_cuda_refused() {
     ok "$label: backend_checks --backend cuda skips (77)"
   else
     bad "$label: backend_checks --backend cuda gave rc $rc: $out"
+  fi
+  if [[ -n $gui ]]; then
+    local shot
+    shot=$(mktemp --suffix=.png)
+    out=$(env "$@" QT_QPA_PLATFORM=offscreen timeout 120 "$gui" --backend cuda --screenshot "$shot" 2>&1)
+    rc=$?
+    if [[ $rc -eq 0 && -s $shot ]]; then
+      ok "$label: the application starts, falls back to the CPU and draws"
+    else
+      bad "$label: the application gave rc $rc: $out"
+    fi
+    rm -f "$shot"
   fi
 }
 
