@@ -58,10 +58,15 @@ class Backend {
   virtual void upload(DeviceBuffer& dst, const void* src, size_t bytes, size_t offset = 0) = 0;
   // Copies device → host from byte offset `offset` of src; waits for pending work.
   virtual void download(const DeviceBuffer& src, void* dst, size_t bytes, size_t offset = 0) = 0;
-  // Device → device copy of n floats.
+  // Device → device copy of n floats (the ranges may overlap, as memmove).
   virtual void copy(const float* src, float* dst, int64_t n) = 0;
+  // Device → host copy of n floats from any device pointer (waits for pending work).
+  virtual void copy_to_host(const float* src, float* dst, int64_t n) = 0;
   // Waits until all queued work is done (no-op on the CPU).
   virtual void synchronize() {}
+  // True when pointers of this backend are host pointers (the CPU backend): the model then lets
+  // the ops write attention straight into the trace instead of downloading it.
+  virtual bool hostVisible() const { return false; }
 
   // ---- health ----
   // Empty while the backend can run work. Otherwise why it cannot any more: after a fatal device
@@ -118,6 +123,9 @@ class Backend {
 
   // y[i] += x[i] for i < n (the residual add)
   virtual void residual_forward(const float* x, float* y, int64_t n) = 0;
+
+  // x[i] *= s for i < n (a head's temperature, a head switched off)
+  virtual void scale_forward(float* x, int64_t n, float s) = 0;
 };
 
 }  // namespace attnviz

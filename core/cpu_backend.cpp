@@ -54,6 +54,7 @@ class CpuBackend final : public Backend {
            std::to_string(EIGEN_MAJOR_VERSION) + ", 1 thread)";
   }
 
+  bool hostVisible() const override { return true; }
   BufferPtr allocate(size_t bytes) override { return std::make_unique<HostBuffer>(bytes); }
   void upload(DeviceBuffer& dst, const void* src, size_t bytes, size_t offset) override {
     if (offset + bytes > dst.bytes()) throw Error(ErrorKind::Backend, "upload out of bounds");
@@ -65,6 +66,9 @@ class CpuBackend final : public Backend {
   }
   void copy(const float* src, float* dst, int64_t n) override {
     if (n > 0) std::memmove(dst, src, (size_t)n * sizeof(float));
+  }
+  void copy_to_host(const float* src, float* dst, int64_t n) override {
+    if (n > 0) std::memcpy(dst, src, (size_t)n * sizeof(float));
   }
 
   // out[b, t, :] = table[ids[b, t], :] · scale + positions[pos0 + t, :]
@@ -221,6 +225,10 @@ class CpuBackend final : public Backend {
 
   void residual_forward(const float* x, float* y, int64_t n) override {
     for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+  }
+
+  void scale_forward(float* x, int64_t n, float s) override {
+    for (int64_t i = 0; i < n; ++i) x[i] *= s;
   }
 };
 

@@ -46,6 +46,8 @@ const char* errorKindName(ErrorKind kind) {
       return "missing-tensor";
     case ErrorKind::ShapeMismatch:
       return "shape-mismatch";
+    case ErrorKind::UnusedTensor:
+      return "unused-tensor";
     case ErrorKind::BadInput:
       return "bad-input";
     case ErrorKind::TooLarge:

@@ -27,6 +27,7 @@ enum class ErrorKind {
   BadVocabulary,     // vocabulary empty, duplicate tokens, ids out of range
   MissingTensor,     // a tensor the family requires is not in the file
   ShapeMismatch,     // a tensor's shape disagrees with the config
+  UnusedTensor,      // the file holds tensors the model does not use (a wrong family or size?)
   BadInput,          // a sentence attnviz cannot encode (empty, unknown word, too long, ...)
   TooLarge,          // the memory a model or trace would need exceeds the limit
   Backend,           // a compute backend failed (CUDA error, no device, ...)

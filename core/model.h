@@ -1,6 +1,8 @@
-// The encoder-decoder Transformer composed once on top of a Backend: weights uploaded at
-// construction, forward passes that return the full attention trace, and the pieces a decoding
-// session needs (encode once, then one decoder row at a time with cached keys and values).
+// A Transformer composed once on top of a Backend — encoder-decoder, encoder-only or decoder-only —
+// with one layer stack for all of them: weights uploaded at construction, a teacher-forced pass
+// that returns the whole attention trace, and the two pieces a decoding session needs (the encoder
+// once, then the decoder over new positions against cached keys and values). A cached decode step
+// is the decoder run on one new query row.
 #pragma once
 
 #include <atomic>
@@ -17,16 +19,38 @@
 
 namespace attnviz {
 
+// A what-if experiment on one head of one block: switch it off (its output, the head's slice of
+// the context before the output projection, becomes 0) or sharpen / flatten its softmax
+// (softmax(scores / temperature); the trace keeps the raw scores and shows the tempered probs).
+struct HeadIntervention {
+  AttentionKind kind = AttentionKind::EncoderSelf;
+  int layer = 0;
+  int head = 0;
+  bool off = false;
+  float temperature = 1.0f;
+};
+
 struct ForwardOptions {
   MaskOptions masks;
+  bool record = true;       // keep attention blocks (false: outputs only, e.g. greedy decoding)
   bool keep_scores = true;  // scores take as much memory as probs
+  bool keep_qkv = false;    // keep each block's per-head Q, K, V vectors (the cell view)
+  std::vector<HeadIntervention> interventions;
   uint64_t max_trace_bytes = uint64_t(4) << 30;
   const std::atomic<bool>* cancel = nullptr;          // checked between layers → Error(Cancelled)
   std::function<void(int done, int total)> progress;  // layers done, called between layers
 };
 
+// The inputs of one pass, as the architecture needs them. Sentences of a batch may differ in
+// length; they are padded with the pad ids.
+struct Inputs {
+  std::vector<std::vector<int>> src;       // [B][S_b] encoder ids (none for decoder-only)
+  std::vector<std::vector<int>> segments;  // [B][S_b] segment ids; empty = all 0
+  std::vector<std::vector<int>> tgt;       // [B][T_b] decoder ids, from the start token (none for
+                                           // encoder-only)
+};
+
 struct DeviceWeights;  // weights on the backend (model.cpp)
-struct EncoderState;   // encoder output + cross-attention K/V per layer on the backend
 
 class Model {
  public:
@@ -42,66 +66,71 @@ class Model {
   Backend& backend() const { return *backend_; }
   const Vocabulary& srcVocab() const { return src_vocab_; }
   const Vocabulary& tgtVocab() const { return tgt_vocab_; }
+  const Vocabulary& vocab(Side side) const {
+    return side == Side::Source ? src_vocab_ : tgt_vocab_;
+  }
+  // Rows of the position table: the longest sequence the model takes.
+  int maxPositions() const { return position_rows_; }
 
-  // Source/target text → ids (target gets BOS prepended). Throw Error(BadInput).
+  // Text → ids. The source is wrapped in BOS … EOS when the config says so; the target starts
+  // with the start token (when the model has one). Throw Error(BadInput).
   std::vector<int> encodeSource(const std::string& sentence) const;
-  std::vector<int> encodeTarget(const std::string& prefix) const;  // [BOS, w1, w2, ...]
+  std::vector<int> encodeTarget(const std::string& prefix) const;
 
-  // Teacher-forced forward pass of a padded batch. src[b] and tgt[b] may have different lengths;
-  // they are padded with the pad ids. tgt[b] should start with BOS.
-  Trace forward(const std::vector<std::vector<int>>& src, const std::vector<std::vector<int>>& tgt,
-                const ForwardOptions& options = {}) const;
+  // A teacher-forced pass of the whole model over a padded batch.
+  Trace forward(const Inputs& inputs, const ForwardOptions& options = {}) const;
 
-  // Greedy decoding as the tutorials do it (start with BOS, append argmax, stop at EOS or after
-  // max_steps tokens). Returns the generated ids without BOS (with EOS if produced).
-  std::vector<int> greedyDecode(const std::vector<int>& src, int max_steps) const;
-
-  // ---- pieces for DecodingSession ----
-  // The encoder's result for one sentence, computed once.
-  struct EncoderOutput {
-    std::vector<int> src;  // [S] ids
-    int S = 0;
-    BufferPtr memory;                 // [S, d_model] encoder output (after the final norm)
-    std::vector<BufferPtr> cross_kv;  // per decoder layer: [S, A + Av] keys | values
-    BufferPtr cross_mask;             // [S] uint8, 1 = masked source key
-    std::vector<uint8_t> cross_mask_host;
+  // ---- pieces of a decoding session (batch 1) ----
+  // The encoder's output and every decoder layer's cross-attention keys and values, for B
+  // sentences.
+  struct Encoded {
+    int batch = 0, S = 0;
+    std::vector<std::vector<int>> src;  // [B][S] padded
+    std::vector<uint8_t> key_mask;      // [B, S] 1 = masked source key (padding, when masked)
+    BufferPtr memory;                   // [B, S, d] the encoder's output (after any final norm)
+    std::vector<BufferPtr> cross_kv;    // per decoder layer: [B, S, A + Av] keys | values
   };
-  // Keys and values of every target position so far, per decoder layer.
+  // Per decoder layer, the keys, values and queries of the positions fed so far (batch 1).
   struct DecoderCache {
-    int capacity = 0;
-    int length = 0;
-    std::vector<int> tokens;         // [length] tokens fed so far
-    std::vector<BufferPtr> self_kv;  // per layer: [capacity, A + Av] keys | values
+    int capacity = 0, length = 0;
+    std::vector<int> tokens;    // [length] the ids fed so far
+    std::vector<BufferPtr> kv;  // per decoder layer: [capacity, A + Av] keys | values
+    std::vector<BufferPtr> q;   // per decoder layer: [capacity, A] queries (for the masked cells
+                                // of earlier rows against later keys, which the trace shows)
   };
-  std::shared_ptr<EncoderOutput> encode(const std::vector<int>& src, const MaskOptions& masks,
-                                        AttentionTrace* enc_trace, bool keep_scores) const;
-  std::unique_ptr<DecoderCache> newDecoderCache(const EncoderOutput& enc, int capacity) const;
-  // Runs target position `pos` (= cache length) with input `token`; appends its K/V to the cache
-  // and writes one row per layer/head: self [L, H, pos+1], cross [L, H, S], logits [V].
-  struct StepRows {
-    std::vector<float> self_scores, self_probs;    // [L, H, pos+1]
-    std::vector<uint8_t> self_mask;                // [pos+1]
-    std::vector<float> cross_scores, cross_probs;  // [L, H, S]
-    std::vector<uint8_t> cross_mask;               // [S]
-    std::vector<float> logits;                     // [V]
-  };
-  StepRows decodeStep(const EncoderOutput& enc, DecoderCache& cache, int token,
-                      const MaskOptions& masks) const;
-  void popDecoderCache(DecoderCache& cache) const;  // forget the last position
-  int decoderCacheLength(const DecoderCache& cache) const;
+  // Runs the encoder on one sentence; its blocks go into `trace` (with the source tokens) when
+  // options.record.
+  std::shared_ptr<const Encoded> encode(const std::vector<int>& src,
+                                        const std::vector<int>& segments,
+                                        const ForwardOptions& options, Trace* trace) const;
+  std::unique_ptr<DecoderCache> newDecoderCache(int capacity) const;
+  int cacheLength(const DecoderCache& cache) const;
+  // Runs decoder positions [length, length + tokens.size()) fed with `tokens`: writes their K/V
+  // into the cache (without changing its length: commitCache does, so that a computed step can be
+  // dropped) and returns their rows. `enc` is null for a decoder-only model.
+  TraceRows decode(const Encoded* enc, const DecoderCache& cache, const std::vector<int>& tokens,
+                   const ForwardOptions& options) const;
+  void commitCache(DecoderCache& cache, const std::vector<int>& tokens) const;
+  // A copy of a cache (a beam of a beam search going its own way).
+  std::unique_ptr<DecoderCache> cloneCache(const DecoderCache& cache) const;
+  void truncateCache(DecoderCache& cache, int length) const;
 
   // Bytes the weights take on the backend.
   uint64_t weightBytes() const;
+  // Bytes a traced pass of B sentences of S source and T target tokens needs: the trace on the
+  // host, and the activations of the pass.
+  uint64_t estimatePassBytes(int B, int S, int T, bool keep_scores) const;
 
  private:
   std::shared_ptr<const LoadedModel> model_;
   std::shared_ptr<Backend> backend_;
   std::unique_ptr<DeviceWeights> dw_;
   Vocabulary src_vocab_, tgt_vocab_;
-  BufferPtr src_positions_, tgt_positions_;  // [max_len or table rows, d_model]
   int position_rows_ = 0;
 
-  void checkTraceSize(int B, int S, int T, const ForwardOptions& o) const;
+  void checkIds(const std::vector<std::vector<int>>& seqs, const Vocabulary& v,
+                const char* what) const;
+  void checkPassSize(int B, int S, int T, const ForwardOptions& o) const;
 };
 
 }  // namespace attnviz

@@ -1,5 +1,6 @@
 #include "npy.h"
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -54,28 +55,70 @@ void dumpTrace(const Trace& tr, const std::string& dir) {
     if (!single) s.insert(s.begin(), tr.batch);
     return s;
   };
-  auto dump = [&](const AttentionTrace& a, const std::string& name) {
-    const Shape s = shape({a.layers, a.heads, a.q_len, a.k_len});
-    writeNpy(dir + "/" + name + "_probs.npy", a.probs.data(), s);
-    if (a.hasScores()) writeNpy(dir + "/" + name + "_scores.npy", a.scores.data(), s);
-    // The mask is shared by layers and heads; expanded here to the design's [L, H, Tq, Tk].
-    std::vector<uint8_t> m((size_t)numel(s));
-    const int64_t qk = (int64_t)a.q_len * a.k_len;
-    for (int b = 0; b < a.batch; ++b)
-      for (int lh = 0; lh < a.layers * a.heads; ++lh)
-        std::copy(a.mask.begin() + b * qk, a.mask.begin() + (b + 1) * qk,
-                  m.begin() + ((int64_t)b * a.layers * a.heads + lh) * qk);
-    writeNpy(dir + "/" + name + "_mask.npy", m.data(), s);
-  };
-  dump(tr.enc_self, "enc_self");
-  dump(tr.dec_self, "dec_self");
-  dump(tr.cross, "cross");
-  writeNpy(dir + "/logits.npy", tr.logits.ptr(), shape({tr.logits.dim(1), tr.logits.dim(2)}));
+  // Each kind the model has as [B, L, H, Tq, Tk] (the batch axis dropped for one sentence).
+  for (AttentionKind kind : kAttentionKinds) {
+    std::vector<const AttentionBlock*> layers;
+    for (int l = 0; const AttentionBlock* b = tr.block(kind, l); ++l) layers.push_back(b);
+    if (layers.empty()) continue;
+    const AttentionBlock& first = *layers.front();
+    const int L = (int)layers.size(), H = first.heads, Tq = first.q_len, Tk = first.k_len;
+    const int64_t per = (int64_t)H * Tq * Tk;  // one sentence, one layer
+    std::vector<float> probs((size_t)tr.batch * L * per), scores;
+    std::vector<uint8_t> mask(probs.size());
+    const bool keep = first.hasScores();
+    if (keep) scores.resize(probs.size());
+    for (int l = 0; l < L; ++l) {
+      const std::vector<float> p = layers[l]->denseProbs();
+      const std::vector<float> s = keep ? layers[l]->denseScores() : std::vector<float>();
+      const std::vector<uint8_t> m = layers[l]->denseMask();
+      for (int b = 0; b < tr.batch; ++b) {
+        const int64_t to = ((int64_t)b * L + l) * per, from = (int64_t)b * per;
+        std::copy(p.begin() + from, p.begin() + from + per, probs.begin() + to);
+        std::copy(m.begin() + from, m.begin() + from + per, mask.begin() + to);
+        if (keep) std::copy(s.begin() + from, s.begin() + from + per, scores.begin() + to);
+      }
+    }
+    const std::string name = attentionKindName(kind);
+    const Shape s = shape({L, H, Tq, Tk});
+    writeNpy(dir + "/" + name + "_probs.npy", probs.data(), s);
+    if (keep) writeNpy(dir + "/" + name + "_scores.npy", scores.data(), s);
+    writeNpy(dir + "/" + name + "_mask.npy", mask.data(), s);
+    // The vectors behind the scores, when kept: KIND_{q,k,v}.npy [L, H, len, d].
+    if (first.hasQkv()) {
+      auto vectors = [&](const char* what, int len, int d, auto row) {
+        std::vector<float> out((size_t)tr.batch * L * H * len * d);
+        for (int l = 0; l < L; ++l)
+          for (int b = 0; b < tr.batch; ++b)
+            for (int h = 0; h < H; ++h)
+              for (int i = 0; i < len; ++i)
+                std::memcpy(&out[((((size_t)b * L + l) * H + h) * len + i) * d],
+                            row(*layers[l], b, h, i), (size_t)d * sizeof(float));
+        writeNpy(dir + "/" + name + "_" + what + ".npy", out.data(), shape({L, H, len, d}));
+      };
+      vectors("q", Tq, first.d_k,
+              [](const AttentionBlock& a, int b, int h, int i) { return a.qRow(b, h, i); });
+      vectors("k", Tk, first.d_k,
+              [](const AttentionBlock& a, int b, int h, int i) { return a.kRow(b, h, i); });
+      vectors("v", Tk, first.d_v,
+              [](const AttentionBlock& a, int b, int h, int i) { return a.vRow(b, h, i); });
+    }
+  }
+  if (!tr.logits.empty())
+    writeNpy(dir + "/logits.npy", tr.logits.ptr(), shape({tr.logits.dim(1), tr.logits.dim(2)}));
+  if (!tr.class_logits.empty())
+    writeNpy(dir + "/class_logits.npy", tr.class_logits.ptr(), shape({tr.class_logits.dim(1)}));
+  if (!tr.hidden.empty())
+    writeNpy(dir + "/hidden.npy", tr.hidden.ptr(), shape({tr.hidden.dim(1), tr.hidden.dim(2)}));
   nlohmann::json j;
-  j["src_ids"] = tr.src_ids;
-  j["tgt_ids"] = tr.tgt_ids;
-  j["src_tokens"] = tr.src_tokens;
-  j["tgt_tokens"] = tr.tgt_tokens;
+  if (!tr.src_ids.empty()) {
+    j["src_ids"] = tr.src_ids;
+    j["src_tokens"] = tr.src_tokens;
+  }
+  if (!tr.segment_ids.empty()) j["segment_ids"] = tr.segment_ids;
+  if (!tr.tgt_ids.empty()) {
+    j["tgt_ids"] = tr.tgt_ids;
+    j["tgt_tokens"] = tr.tgt_tokens;
+  }
   j["backend"] = tr.backend;
   std::ofstream out(dir + "/tokens.json");
   out << j.dump(2) << "\n";

@@ -12,9 +12,11 @@ namespace attnviz {
 void writeNpy(const std::string& path, const float* data, const Shape& shape);
 void writeNpy(const std::string& path, const uint8_t* data, const Shape& shape);
 
-// Writes enc_self_*.npy, dec_self_*.npy, cross_*.npy, logits.npy and tokens.json into `dir`
-// (created if missing). A batch of one drops the batch axis. Masks are expanded to
-// [L, H, Tq, Tk]. Throws Error(Io).
+// Writes, for each attention kind the model has, KIND_{scores,mask,probs}.npy [L, H, Tq, Tk]
+// (KIND = enc_self, dec_self, cross) and, when the trace kept them, KIND_{q,k,v}.npy
+// [L, H, len, d_k or d_v], then logits.npy, class_logits.npy, hidden.npy (those the
+// model has) and tokens.json into `dir` (created if missing). A batch of one drops the batch
+// axis; a batch adds a leading one. Throws Error(Io).
 void dumpTrace(const Trace& trace, const std::string& dir);
 
 }  // namespace attnviz

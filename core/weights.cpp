@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -16,7 +17,8 @@ namespace attnviz {
 
 namespace {
 
-// Reads tensors by name, checks shapes, and remembers which names were used.
+// Reads tensors by name and checks their shapes. Problems (missing tensors, wrong shapes, tensors
+// left unused) are collected, not thrown one by one, so that finish() names all of them at once.
 class TensorReader {
  public:
   TensorReader(const TensorSource& file, std::vector<std::string>& warnings)
@@ -24,17 +26,21 @@ class TensorReader {
 
   bool has(const std::string& name) const { return file_.contains(name); }
 
+  // The tensor, or an empty one after recording why not.
   Tensor get(const std::string& name, const Shape& expected) {
     const TensorInfo* info = file_.find(name);
-    if (!info)
-      throw Error(ErrorKind::MissingTensor, file_.path() + ": tensor \"" + name +
-                                                "\" is missing (expected shape " +
-                                                shapeToString(expected) + ")");
-    if (info->shape != expected)
-      throw Error(ErrorKind::ShapeMismatch, file_.path() + ": tensor \"" + name + "\" has shape " +
-                                                shapeToString(info->shape) +
-                                                "; the config expects " + shapeToString(expected));
+    if (!info) {
+      problem(ErrorKind::MissingTensor, "tensor \"" + name + "\" is missing (expected shape " +
+                                            shapeToString(expected) + ")");
+      return {};
+    }
     used_.insert(name);
+    if (info->shape != expected) {
+      problem(ErrorKind::ShapeMismatch, "tensor \"" + name + "\" has shape " +
+                                            shapeToString(info->shape) + "; the config expects " +
+                                            shapeToString(expected));
+      return {};
+    }
     Tensor t = file_.toFloat(*info);
     int64_t bad = 0;
     for (float v : t.data)
@@ -51,162 +57,376 @@ class TensorReader {
 
   void ignore(const std::string& name) { used_.insert(name); }
 
-  void reportUnused() {
+  // Throws Error listing every problem; unused tensors are one unless the load is partial.
+  void finish(const std::string& reading_as, bool allow_partial) {
     std::vector<std::string> unused;
     for (const auto& t : file_.tensors())
       if (!used_.count(t.name)) unused.push_back(t.name);
-    if (unused.empty()) return;
-    std::string list;
-    for (size_t i = 0; i < unused.size() && i < 5; ++i) list += (i ? ", " : "") + unused[i];
-    if (unused.size() > 5) list += ", …";
-    warnings_.push_back(std::to_string(unused.size()) +
-                        " tensor(s) in the file are not used: " + list);
+    if (!unused.empty()) {
+      std::string list;
+      for (size_t i = 0; i < unused.size() && i < 6; ++i)
+        list += std::string(i ? ", " : "") + "\"" + clipForMessage(unused[i], 80) + "\"";
+      if (unused.size() > 6) list += ", …";
+      const std::string text = std::to_string(unused.size()) + " of the file's " +
+                               std::to_string(file_.tensors().size()) +
+                               " tensors are not used: " + list;
+      if (allow_partial)
+        warnings_.push_back(text);
+      else
+        problem(ErrorKind::UnusedTensor, text);
+    }
+    if (problems_.empty()) return;
+    std::string msg = file_.path() + ": reading it as " + reading_as + ", " +
+                      (problems_.size() == 1 ? std::string("one problem")
+                                             : std::to_string(problems_.size()) + " problems") +
+                      ": ";
+    const size_t shown = std::min<size_t>(problems_.size(), 12);
+    for (size_t i = 0; i < shown; ++i) msg += (i ? "; " : "") + problems_[i].text;
+    if (problems_.size() > shown)
+      msg += "; and " + std::to_string(problems_.size() - shown) + " more";
+    if (problems_.front().kind == ErrorKind::UnusedTensor)
+      msg +=
+          ". Is the family, the model class or a layer count wrong? (a partial load keeps "
+          "going)";
+    throw Error(problems_.front().kind, msg);
   }
 
  private:
+  struct Problem {
+    ErrorKind kind;
+    std::string text;
+  };
+  void problem(ErrorKind kind, std::string text) { problems_.push_back({kind, std::move(text)}); }
+
   const TensorSource& file_;
   std::vector<std::string>& warnings_;
   std::set<std::string> used_;
+  std::vector<Problem> problems_;
 };
 
-LinearWeights readLinear(TensorReader& r, const std::string& prefix, int64_t in, int64_t out,
-                         bool bias) {
-  LinearWeights l;
-  l.weight = r.get(prefix + ".weight", {out, in});
-  if (bias) l.bias = r.get(prefix + ".bias", {out});
-  return l;
-}
+// Reads weights into the one layout, deciding unset bias switches from the file's first layer.
+class Loader {
+ public:
+  Loader(TensorReader& r, ModelConfig& c) : r_(r), c_(c) {}
 
-// A LayerNorm that may be absent (identity), stored under one of several names.
-LayerNormWeights readNorm(TensorReader& r, const std::vector<std::string>& prefixes, int64_t d,
-                          bool required) {
-  LayerNormWeights n;
-  for (const auto& p : prefixes) {
-    if (r.has(p + ".weight")) {
-      n.gamma = r.get(p + ".weight", {d});
-      n.beta = r.get(p + ".bias", {d});
-      return n;
+  // "…weight" [out, in] and "…bias" [out]; an unset `bias` switch becomes whether the file has
+  // the first bias asked for.
+  LinearWeights linear(const std::string& prefix, int64_t in, int64_t out,
+                       std::optional<bool>& bias, const std::string& bias_name = "") {
+    LinearWeights l;
+    l.weight = r_.get(prefix + ".weight", {out, in});
+    const std::string b = bias_name.empty() ? prefix + ".bias" : bias_name;
+    if (!bias) bias = r_.has(b);
+    if (*bias) l.bias = r_.get(b, {out});
+    return l;
+  }
+  // A linear that always has a bias (the tutorials' heads).
+  LinearWeights linearWithBias(const std::string& prefix, int64_t in, int64_t out) {
+    std::optional<bool> yes = true;
+    return linear(prefix, in, out, yes);
+  }
+
+  // A LayerNorm stored under one of several names; absent = identity unless required.
+  LayerNormWeights norm(const std::vector<std::string>& prefixes, bool required) {
+    const int64_t d = c_.d_model;
+    LayerNormWeights n;
+    for (const auto& p : prefixes) {
+      if (r_.has(p + ".weight")) {
+        n.gamma = r_.get(p + ".weight", {d});
+        n.beta = r_.get(p + ".bias", {d});
+        return n;
+      }
     }
+    if (required) {
+      n.gamma = r_.get(prefixes.front() + ".weight", {d});  // records the missing tensor
+      n.beta = r_.get(prefixes.front() + ".bias", {d});
+    }
+    return n;
   }
-  if (required) r.get(prefixes.front() + ".weight", {d});  // throws MissingTensor
-  return n;
-}
 
-AttentionWeights readTutorialAttention(TensorReader& r, const ModelConfig& c,
-                                       const std::string& p) {
-  const bool nlp = c.family == Family::NlpTutorial;
-  const int64_t d = c.d_model, A = c.attnWidth(), Av = c.valueWidth();
-  AttentionWeights a;
-  a.q = readLinear(r, p + (nlp ? ".W_Q" : ".WQ"), d, A, c.attn_bias);
-  a.k = readLinear(r, p + (nlp ? ".W_K" : ".WK"), d, A, c.attn_bias);
-  a.v = readLinear(r, p + (nlp ? ".W_V" : ".WV"), d, Av, c.attn_bias);
-  a.out = readLinear(r, p + (nlp ? ".fc" : ".linear"), Av, d, c.attn_bias);
-  return a;
-}
-
-FeedForwardWeights readTutorialFfn(TensorReader& r, const ModelConfig& c, const std::string& p) {
-  const bool nlp = c.family == Family::NlpTutorial;
-  FeedForwardWeights f;
-  f.fc1 = readLinear(r, p + (nlp ? ".fc.0" : ".l1"), c.d_model, c.d_ff, c.ffn_bias);
-  f.fc2 = readLinear(r, p + (nlp ? ".fc.2" : ".l2"), c.d_ff, c.d_model, c.ffn_bias);
-  return f;
-}
-
-// nn.MultiheadAttention: in_proj_weight [3d, d] = [W_q; W_k; W_v].
-AttentionWeights readTorchAttention(TensorReader& r, const ModelConfig& c, const std::string& p) {
-  const int64_t d = c.d_model;
-  Tensor w = r.get(p + ".in_proj_weight", {3 * d, d});
-  Tensor b = c.attn_bias ? r.get(p + ".in_proj_bias", {3 * d}) : Tensor();
-  AttentionWeights a;
-  LinearWeights* parts[3] = {&a.q, &a.k, &a.v};
-  for (int i = 0; i < 3; ++i) {
-    parts[i]->weight = Tensor(
-        {d, d}, std::vector<float>(w.data.begin() + i * d * d, w.data.begin() + (i + 1) * d * d));
-    if (!b.empty())
-      parts[i]->bias =
-          Tensor({d}, std::vector<float>(b.data.begin() + i * d, b.data.begin() + (i + 1) * d));
+  // Q, K, V, out as separate linears (nlp-tutorial, wq-tutorial, MyMultiheadAttention's Linears).
+  AttentionWeights separate(const std::string& p, const char* q, const char* k, const char* v,
+                            const char* out) {
+    const int64_t d = c_.d_model, A = c_.attnWidth(), Av = c_.valueWidth();
+    AttentionWeights a;
+    a.q = linear(p + "." + q, d, A, c_.q_bias);
+    a.k = linear(p + "." + k, d, A, c_.k_bias);
+    a.v = linear(p + "." + v, d, Av, c_.v_bias);
+    a.out = linear(p + "." + out, Av, d, c_.out_bias);
+    return a;
   }
-  a.out = readLinear(r, p + ".out_proj", d, d, c.attn_bias);
-  return a;
+
+  // nn.MultiheadAttention (in_proj_weight [3d, d] = [W_q; W_k; W_v]) or MyMultiheadAttention in
+  // either of its spellings (q_proj_weight Parameters without biases, or q_proj Linears).
+  AttentionWeights torchStyle(const std::string& p) {
+    const int64_t d = c_.d_model;
+    AttentionWeights a;
+    if (r_.has(p + ".in_proj_weight")) {
+      Tensor w = r_.get(p + ".in_proj_weight", {3 * d, d});
+      if (!c_.q_bias) c_.q_bias = c_.k_bias = c_.v_bias = r_.has(p + ".in_proj_bias");
+      Tensor b = *c_.q_bias ? r_.get(p + ".in_proj_bias", {3 * d}) : Tensor();
+      LinearWeights* parts[3] = {&a.q, &a.k, &a.v};
+      for (int i = 0; i < 3 && !w.empty(); ++i) {
+        parts[i]->weight = Tensor({d, d}, std::vector<float>(w.data.begin() + i * d * d,
+                                                             w.data.begin() + (i + 1) * d * d));
+        if (!b.empty())
+          parts[i]->bias =
+              Tensor({d}, std::vector<float>(b.data.begin() + i * d, b.data.begin() + (i + 1) * d));
+      }
+    } else if (r_.has(p + ".q_proj_weight")) {
+      std::optional<bool> no = false;
+      if (c_.q_bias && *c_.q_bias) no = true;  // records the bias tensors as missing
+      a.q.weight = r_.get(p + ".q_proj_weight", {d, d});
+      a.k.weight = r_.get(p + ".k_proj_weight", {d, d});
+      a.v.weight = r_.get(p + ".v_proj_weight", {d, d});
+      if (!c_.q_bias) c_.q_bias = c_.k_bias = c_.v_bias = false;
+      if (*c_.q_bias) {
+        a.q.bias = r_.get(p + ".q_proj_bias", {d});
+        a.k.bias = r_.get(p + ".k_proj_bias", {d});
+        a.v.bias = r_.get(p + ".v_proj_bias", {d});
+      }
+    } else {
+      a.q = linear(p + ".q_proj", d, d, c_.q_bias);
+      a.k = linear(p + ".k_proj", d, d, c_.k_bias);
+      a.v = linear(p + ".v_proj", d, d, c_.v_bias);
+    }
+    a.out = linear(p + ".out_proj", d, d, c_.out_bias);
+    return a;
+  }
+
+  // The step-by-step encoder's MultiHeadAttention: one AttentionHead (q, k, v Linears of
+  // [head_dim, d]) per head, stacked here into [H·head_dim, d], then output_linear.
+  AttentionWeights perHead(const std::string& p) {
+    const int64_t d = c_.d_model, dk = c_.d_k;
+    AttentionWeights a;
+    LinearWeights* parts[3] = {&a.q, &a.k, &a.v};
+    std::optional<bool>* biases[3] = {&c_.q_bias, &c_.k_bias, &c_.v_bias};
+    const char* names[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3; ++i) {
+      std::vector<float> w, b;
+      for (int h = 0; h < c_.n_heads; ++h) {
+        LinearWeights one =
+            linear(p + ".heads." + std::to_string(h) + "." + names[i], d, dk, *biases[i]);
+        w.insert(w.end(), one.weight.data.begin(), one.weight.data.end());
+        b.insert(b.end(), one.bias.data.begin(), one.bias.data.end());
+      }
+      if ((int64_t)w.size() == c_.n_heads * dk * d)
+        parts[i]->weight = Tensor({c_.n_heads * dk, d}, w);
+      if ((int64_t)b.size() == c_.n_heads * dk) parts[i]->bias = Tensor({c_.n_heads * dk}, b);
+    }
+    a.out = linear(p + ".output_linear", c_.valueWidth(), d, c_.out_bias);
+    return a;
+  }
+
+  FeedForwardWeights ffn(const std::string& fc1, const std::string& fc2) {
+    return {linear(fc1, c_.d_model, c_.d_ff, c_.ffn_bias),
+            linear(fc2, c_.d_ff, c_.d_model, c_.ffn_bias)};
+  }
+
+  // Token table [vocab, d], learned positions [max_len, d] when the config says so.
+  EmbeddingWeights embedding(const std::string& tokens, int64_t vocab,
+                             const std::string& positions) {
+    EmbeddingWeights e;
+    e.tokens = r_.get(tokens, {vocab, c_.d_model});
+    if (c_.positional == Positional::Learned)
+      e.positions = r_.get(positions, {c_.max_len, c_.d_model});
+    return e;
+  }
+
+  // The token output projection [V, d] (+ bias, as the file has it).
+  LinearWeights projection(const std::string& prefix) {
+    return linear(prefix, c_.d_model, (int64_t)c_.outputVocab().size(), c_.proj_bias);
+  }
+
+  // Class logits [n_classes, d]; the class count comes from the tensor when the config lacks it.
+  LinearWeights classifier(const std::string& prefix) {
+    if (c_.n_classes == 0) {
+      const TensorInfo* info = nullptr;
+      if (r_.has(prefix + ".weight")) info = fileInfo(prefix + ".weight");
+      if (info && info->shape.size() == 2 && info->shape[0] >= 1 &&
+          info->shape[0] <= ConfigLimits::kMaxClasses)
+        c_.n_classes = (int)info->shape[0];
+      else
+        c_.n_classes = 2;  // what the tutorial's BertModel has; the shape check reports the rest
+    }
+    return linearWithBias(prefix, c_.d_model, c_.n_classes);
+  }
+
+  void setFile(const TensorSource* f) { file_ = f; }
+  const TensorInfo* fileInfo(const std::string& name) const {
+    return file_ ? file_->find(name) : nullptr;
+  }
+
+  TensorReader& r_;
+  ModelConfig& c_;
+  const TensorSource* file_ = nullptr;
+};
+
+std::string layerPrefix(const std::string& stack, int l) {
+  return stack + "layers." + std::to_string(l);
 }
 
-void readTutorialFamily(TensorReader& r, const ModelConfig& c, ModelWeights& w) {
-  const int64_t d = c.d_model;
+// nlp-tutorial (W_Q/W_K/W_V/fc, pos_ffn.fc.0/2, optional LayerNorms) and wq-tutorial
+// (WQ/WK/WV/linear, pos_ffn.l1/l2, LayerNorms inside each sublayer).
+void readTutorialFamily(Loader& L, ModelWeights& w) {
+  ModelConfig& c = L.c_;
+  TensorReader& r = L.r_;
   const bool nlp = c.family == Family::NlpTutorial;
+  const bool bert = c.model == ModelClass::BertModel;
   // nlp-tutorial builds nn.LayerNorm inside forward(): absent tensors mean identity. People who
-  // fix that store them as .layer_norm. or .ln.; seed003 always has .layer_norm.
-  auto norm = [&](const std::string& p) {
-    return readNorm(r, {p + ".layer_norm", p + ".ln"}, d, !nlp);
+  // fix that store them as .layer_norm. or .ln.; wq-tutorial always has .layer_norm.
+  auto norm = [&](const std::string& p) { return L.norm({p + ".layer_norm", p + ".ln"}, !nlp); };
+  auto attention = [&](const std::string& p) {
+    return nlp ? L.separate(p, "W_Q", "W_K", "W_V", "fc")
+               : L.separate(p, "WQ", "WK", "WV", "linear");
   };
-  w.src_embedding = r.get("encoder.src_emb.weight", {(int64_t)c.src_vocab.size(), d});
-  w.tgt_embedding = r.get("decoder.tgt_emb.weight", {(int64_t)c.tgt_vocab.size(), d});
-  if (c.positional == Positional::Learned) {
-    w.src_positions = r.get("encoder.pos_emb.weight", {c.max_len, d});
-    w.tgt_positions = r.get("decoder.pos_emb.weight", {c.max_len, d});
+  auto ffn = [&](const std::string& p) {
+    return nlp ? L.ffn(p + ".fc.0", p + ".fc.2") : L.ffn(p + ".l1", p + ".l2");
+  };
+  if (c.hasEncoder()) {
+    // BertModel keeps its embeddings and layers at the top level.
+    const std::string s = bert ? "" : "encoder.";
+    const int64_t V = (int64_t)c.src_vocab.size();
+    w.encoder.embed = bert ? L.embedding("tok_embed.weight", V, "pos_embed.weight")
+                           : L.embedding("encoder.src_emb.weight", V, "encoder.pos_emb.weight");
+    r.ignore(bert ? "pos_embed.pe" : "encoder.pos_emb.pe");
+    if (c.n_segments)
+      w.encoder.embed.segments = r.get("seg_embed.weight", {c.n_segments, c.d_model});
+    for (int l = 0; l < c.n_encoder_layers; ++l) {
+      const std::string p = layerPrefix(s, l);
+      LayerWeights e;
+      e.self_attn = attention(p + ".enc_self_attn");
+      e.norm_self = norm(p + ".enc_self_attn");
+      e.ffn = ffn(p + ".pos_ffn");
+      e.norm_ffn = norm(p + ".pos_ffn");
+      w.encoder.layers.push_back(std::move(e));
+    }
+    if (c.final_norm) w.encoder.final_norm = L.norm({"encoder.layer_norm", "encoder.norm"}, true);
   }
-  r.ignore("encoder.pos_emb.pe");
-  r.ignore("decoder.pos_emb.pe");
-  for (int l = 0; l < c.n_encoder_layers; ++l) {
-    const std::string p = "encoder.layers." + std::to_string(l);
-    EncoderLayerWeights e;
-    e.self_attn = readTutorialAttention(r, c, p + ".enc_self_attn");
-    e.norm_attn = norm(p + ".enc_self_attn");
-    e.ffn = readTutorialFfn(r, c, p + ".pos_ffn");
-    e.norm_ffn = norm(p + ".pos_ffn");
-    w.encoder.push_back(std::move(e));
+  if (c.hasDecoder()) {
+    w.decoder.embed = L.embedding("decoder.tgt_emb.weight", (int64_t)c.tgt_vocab.size(),
+                                  "decoder.pos_emb.weight");
+    r.ignore("decoder.pos_emb.pe");
+    for (int l = 0; l < c.n_decoder_layers; ++l) {
+      const std::string p = layerPrefix("decoder.", l);
+      LayerWeights e;
+      e.self_attn = attention(p + ".dec_self_attn");
+      e.norm_self = norm(p + ".dec_self_attn");
+      if (c.hasCross()) {
+        e.cross_attn = attention(p + ".dec_enc_attn");
+        e.norm_cross = norm(p + ".dec_enc_attn");
+      }
+      e.ffn = ffn(p + ".pos_ffn");
+      e.norm_ffn = norm(p + ".pos_ffn");
+      w.decoder.layers.push_back(std::move(e));
+    }
+    if (c.final_norm) w.decoder.final_norm = L.norm({"decoder.layer_norm", "decoder.norm"}, true);
   }
-  for (int l = 0; l < c.n_decoder_layers; ++l) {
-    const std::string p = "decoder.layers." + std::to_string(l);
-    DecoderLayerWeights e;
-    e.self_attn = readTutorialAttention(r, c, p + ".dec_self_attn");
-    e.norm_self = norm(p + ".dec_self_attn");
-    e.cross_attn = readTutorialAttention(r, c, p + ".dec_enc_attn");
-    e.norm_cross = norm(p + ".dec_enc_attn");
-    e.ffn = readTutorialFfn(r, c, p + ".pos_ffn");
-    e.norm_ffn = norm(p + ".pos_ffn");
-    w.decoder.push_back(std::move(e));
+  HeadWeights& h = w.head;
+  switch (c.tokenHead()) {
+    case TokenHead::Linear:
+      h.projection = L.projection("projection");
+      break;
+    case TokenHead::BertMlm: {
+      // logits = norm(act(linear(x))) · decoderᵀ + decoder_bias; decoder.weight is tied to
+      // tok_embed.weight in the tutorial (the state_dict holds both).
+      h.mlm_transform = L.linearWithBias("linear", c.d_model, c.d_model);
+      h.mlm_norm = L.norm({"norm"}, true);
+      std::optional<bool> yes = true;
+      h.projection =
+          L.linear("decoder", c.d_model, (int64_t)c.src_vocab.size(), yes, "decoder_bias");
+      break;
+    }
+    case TokenHead::None:
+      break;
   }
-  w.projection.weight = r.get("projection.weight", {(int64_t)c.tgt_vocab.size(), d});
-  w.projection.bias = r.optional("projection.bias", {(int64_t)c.tgt_vocab.size()});
+  switch (c.classHead()) {
+    case ClassHead::Pooler:
+      h.pooler = L.linearWithBias("fc", c.d_model, c.d_model);
+      h.classifier = L.classifier("classifier");
+      break;
+    case ClassHead::MeanPool:
+      h.classifier = L.classifier("projection");
+      break;
+    case ClassHead::None:
+      break;
+  }
 }
 
-void readTorchFamily(TensorReader& r, const ModelConfig& c, ModelWeights& w) {
-  const int64_t d = c.d_model;
-  w.src_embedding = r.get("src_tok_emb.embedding.weight", {(int64_t)c.src_vocab.size(), d});
-  w.tgt_embedding = r.get("tgt_tok_emb.embedding.weight", {(int64_t)c.tgt_vocab.size(), d});
-  if (c.positional == Positional::Learned) {
-    w.src_positions = r.get("src_pos_emb.weight", {c.max_len, d});
-    w.tgt_positions = r.get("tgt_pos_emb.weight", {c.max_len, d});
-  }
-  r.ignore("positional_encoding.pos_embedding");
-  auto ffn = [&](const std::string& p) {
-    FeedForwardWeights f;
-    f.fc1 = readLinear(r, p + ".linear1", d, c.d_ff, c.ffn_bias);
-    f.fc2 = readLinear(r, p + ".linear2", c.d_ff, d, c.ffn_bias);
-    return f;
+// Layers named like nn.TransformerEncoderLayer / nn.TransformerDecoderLayer under `root`
+// ("transformer." for PyTorch's tutorial, "my_transformer." for the TransformerTranslation
+// project): self_attn, multihead_attn, linear1/2, norm1..3, and the stacks' final norms.
+void readTorchLayers(Loader& L, ModelWeights& w, const std::string& root) {
+  ModelConfig& c = L.c_;
+  auto layers = [&](const std::string& stack, int n, bool decoder, StackWeights& out) {
+    for (int l = 0; l < n; ++l) {
+      const std::string p = layerPrefix(root + stack + ".", l);
+      LayerWeights e;
+      e.self_attn = L.torchStyle(p + ".self_attn");
+      e.norm_self = L.norm({p + ".norm1"}, true);
+      if (decoder) {
+        e.cross_attn = L.torchStyle(p + ".multihead_attn");
+        e.norm_cross = L.norm({p + ".norm2"}, true);
+      }
+      e.ffn = L.ffn(p + ".linear1", p + ".linear2");
+      e.norm_ffn = L.norm({p + (decoder ? ".norm3" : ".norm2")}, true);
+      out.layers.push_back(std::move(e));
+    }
+    if (c.final_norm) out.final_norm = L.norm({root + stack + ".norm"}, true);
   };
+  layers("encoder", c.n_encoder_layers, false, w.encoder);
+  layers("decoder", c.n_decoder_layers, true, w.decoder);
+}
+
+// The wrappers around nn.Transformer-style layers: PyTorch's tutorial Seq2SeqTransformer and the
+// TransformerTranslation project's TranslationModel.
+struct TorchWrapperNames {
+  const char* src_tokens;
+  const char* tgt_tokens;
+  const char* src_positions;  // learned positions (a variant); sinusoidal ones are a buffer
+  const char* tgt_positions;
+  const char* position_buffer;
+  const char* root;
+  const char* projection;
+};
+constexpr TorchWrapperNames kSeq2SeqTransformer = {"src_tok_emb.embedding.weight",
+                                                   "tgt_tok_emb.embedding.weight",
+                                                   "src_pos_emb.weight",
+                                                   "tgt_pos_emb.weight",
+                                                   "positional_encoding.pos_embedding",
+                                                   "transformer.",
+                                                   "generator"};
+constexpr TorchWrapperNames kTranslationModel = {"src_token_embedding.embedding.weight",
+                                                 "tgt_token_embedding.embedding.weight",
+                                                 "src_pos_embedding.weight",
+                                                 "tgt_pos_embedding.weight",
+                                                 "pos_embedding.pe",
+                                                 "my_transformer.",
+                                                 "classification"};
+
+void readTorchWrapper(Loader& L, ModelWeights& w, const TorchWrapperNames& n) {
+  ModelConfig& c = L.c_;
+  w.encoder.embed = L.embedding(n.src_tokens, (int64_t)c.src_vocab.size(), n.src_positions);
+  w.decoder.embed = L.embedding(n.tgt_tokens, (int64_t)c.tgt_vocab.size(), n.tgt_positions);
+  L.r_.ignore(n.position_buffer);
+  readTorchLayers(L, w, n.root);
+  w.head.projection = L.projection(n.projection);
+}
+
+void readStepByStepFamily(Loader& L, ModelWeights& w) {
+  ModelConfig& c = L.c_;
+  w.encoder.embed = L.embedding("embeddings.token_embeddings.weight", (int64_t)c.src_vocab.size(),
+                                "embeddings.position_embeddings.weight");
+  if (c.embed_norm) w.encoder.embed.norm = L.norm({"embeddings.layer_norm"}, true);
   for (int l = 0; l < c.n_encoder_layers; ++l) {
-    const std::string p = "transformer.encoder.layers." + std::to_string(l);
-    EncoderLayerWeights e;
-    e.self_attn = readTorchAttention(r, c, p + ".self_attn");
-    e.norm_attn = readNorm(r, {p + ".norm1"}, d, true);
-    e.ffn = ffn(p);
-    e.norm_ffn = readNorm(r, {p + ".norm2"}, d, true);
-    w.encoder.push_back(std::move(e));
+    const std::string p = layerPrefix("", l);
+    LayerWeights e;
+    e.norm_self = L.norm({p + ".layer_norm_1"}, true);
+    e.self_attn = L.perHead(p + ".attention");
+    e.norm_ffn = L.norm({p + ".layer_norm_2"}, true);
+    e.ffn = L.ffn(p + ".feed_forward.linear_1", p + ".feed_forward.linear_2");
+    w.encoder.layers.push_back(std::move(e));
   }
-  for (int l = 0; l < c.n_decoder_layers; ++l) {
-    const std::string p = "transformer.decoder.layers." + std::to_string(l);
-    DecoderLayerWeights e;
-    e.self_attn = readTorchAttention(r, c, p + ".self_attn");
-    e.norm_self = readNorm(r, {p + ".norm1"}, d, true);
-    e.cross_attn = readTorchAttention(r, c, p + ".multihead_attn");
-    e.norm_cross = readNorm(r, {p + ".norm2"}, d, true);
-    e.ffn = ffn(p);
-    e.norm_ffn = readNorm(r, {p + ".norm3"}, d, true);
-    w.decoder.push_back(std::move(e));
-  }
-  w.projection.weight = r.get("generator.weight", {(int64_t)c.tgt_vocab.size(), d});
-  w.projection.bias = r.optional("generator.bias", {(int64_t)c.tgt_vocab.size()});
 }
 
 std::string readTextFile(const std::string& path, uint64_t max_bytes) {
@@ -247,29 +467,31 @@ ModelConfig findConfig(const TensorSource& file, const std::string& explicit_pat
                   side.string() + "; pass --config FILE.json)");
 }
 
-std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const ModelConfig& config) {
+std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const ModelConfig& config,
+                                             const LoadOptions& options) {
   auto m = std::make_shared<LoadedModel>();
   m->path = file.path();
   m->config = config;
   TensorReader r(file, m->warnings);
-  if (config.family == Family::TorchSeq2Seq) {
-    readTorchFamily(r, config, m->weights);
-    if (config.final_norm) {
-      m->weights.encoder_final_norm =
-          readNorm(r, {"transformer.encoder.norm"}, config.d_model, true);
-      m->weights.decoder_final_norm =
-          readNorm(r, {"transformer.decoder.norm"}, config.d_model, true);
-    }
-  } else {
-    readTutorialFamily(r, config, m->weights);
-    if (config.final_norm) {
-      m->weights.encoder_final_norm =
-          readNorm(r, {"encoder.layer_norm", "encoder.norm"}, config.d_model, true);
-      m->weights.decoder_final_norm =
-          readNorm(r, {"decoder.layer_norm", "decoder.norm"}, config.d_model, true);
-    }
+  Loader L(r, m->config);
+  L.setFile(&file);
+  switch (config.family) {
+    case Family::NlpTutorial:
+    case Family::WqTutorial:
+      readTutorialFamily(L, m->weights);
+      break;
+    case Family::PytorchNnTransformer:
+      readTorchWrapper(L, m->weights, kSeq2SeqTransformer);
+      break;
+    case Family::MyTransformer:
+      readTorchWrapper(L, m->weights, kTranslationModel);
+      break;
+    case Family::StepByStepEncoder:
+      readStepByStepFamily(L, m->weights);
+      break;
   }
-  r.reportUnused();
+  r.finish(std::string(familyName(config.family)) + " " + modelClassName(config.model),
+           options.allow_partial);
   return m;
 }
 
@@ -278,7 +500,8 @@ uint64_t estimateModelBytes(const ModelConfig& config) {
   uint64_t bytes = static_cast<uint64_t>(config.parameterCount()) * 4;
   if (config.positional == Positional::Sinusoidal)
     bytes +=
-        2 * static_cast<uint64_t>(std::min(config.max_len, ConfigLimits::kMaxSinusoidalPositions)) *
+        (config.hasEncoder() + config.hasDecoder()) *
+        static_cast<uint64_t>(std::min(config.max_len, ConfigLimits::kMaxSinusoidalPositions)) *
         static_cast<uint64_t>(config.d_model) * 4;
   return bytes;
 }
@@ -307,40 +530,53 @@ std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const Load
                     std::to_string(config.d_model) + ", d_ff " + std::to_string(config.d_ff) +
                     ") needing " + formatBytes(needed) + " as float32; the limit is " +
                     formatBytes(options.max_model_bytes));
-  return loadModel(file, config);
+  return loadModel(file, config, options);
 }
 
-}  // namespace attnviz
-
-#include <random>
-
-namespace attnviz {
+// ---- random models (benchmarks, tests) ----
 
 namespace {
+
 Tensor randomTensor(Shape shape, float stddev, std::mt19937& rng) {
   Tensor t(std::move(shape));
   std::normal_distribution<float> dist(0.0f, stddev);
   for (float& v : t.data) v = dist(rng);
   return t;
 }
+
 LinearWeights randomLinear(int in, int out, bool bias, std::mt19937& rng) {
   LinearWeights l;
   l.weight = randomTensor({out, in}, 1.0f / std::sqrt((float)in), rng);
   if (bias) l.bias = randomTensor({out}, 0.02f, rng);
   return l;
 }
+
 AttentionWeights randomAttention(const ModelConfig& c, std::mt19937& rng) {
   AttentionWeights a;
-  a.q = randomLinear(c.d_model, c.attnWidth(), c.attn_bias, rng);
-  a.k = randomLinear(c.d_model, c.attnWidth(), c.attn_bias, rng);
-  a.v = randomLinear(c.d_model, c.valueWidth(), c.attn_bias, rng);
-  a.out = randomLinear(c.valueWidth(), c.d_model, c.attn_bias, rng);
+  a.q = randomLinear(c.d_model, c.attnWidth(), c.q_bias.value_or(false), rng);
+  a.k = randomLinear(c.d_model, c.attnWidth(), c.k_bias.value_or(false), rng);
+  a.v = randomLinear(c.d_model, c.valueWidth(), c.v_bias.value_or(false), rng);
+  a.out = randomLinear(c.valueWidth(), c.d_model, c.out_bias.value_or(false), rng);
   return a;
 }
-FeedForwardWeights randomFfn(const ModelConfig& c, std::mt19937& rng) {
-  return {randomLinear(c.d_model, c.d_ff, c.ffn_bias, rng),
-          randomLinear(c.d_ff, c.d_model, c.ffn_bias, rng)};
+
+StackWeights randomStack(const ModelConfig& c, int layers, int vocab, bool cross,
+                         std::mt19937& rng) {
+  StackWeights s;
+  s.embed.tokens = randomTensor({vocab, c.d_model}, 1.0f, rng);
+  if (c.positional == Positional::Learned)
+    s.embed.positions = randomTensor({c.max_len, c.d_model}, 0.1f, rng);
+  const bool fb = c.ffn_bias.value_or(false);
+  for (int l = 0; l < layers; ++l) {
+    LayerWeights e;
+    e.self_attn = randomAttention(c, rng);
+    if (cross) e.cross_attn = randomAttention(c, rng);
+    e.ffn = {randomLinear(c.d_model, c.d_ff, fb, rng), randomLinear(c.d_ff, c.d_model, fb, rng)};
+    s.layers.push_back(std::move(e));
+  }
+  return s;
 }
+
 }  // namespace
 
 std::shared_ptr<const LoadedModel> makeRandomModel(const ModelConfig& c, uint32_t seed) {
@@ -348,33 +584,23 @@ std::shared_ptr<const LoadedModel> makeRandomModel(const ModelConfig& c, uint32_
   auto m = std::make_shared<LoadedModel>();
   m->path = "(random weights)";
   m->config = c;
+  ModelConfig& mc = m->config;
+  for (auto* b : {&mc.q_bias, &mc.k_bias, &mc.v_bias, &mc.out_bias, &mc.ffn_bias, &mc.proj_bias})
+    if (!*b) *b = false;
   ModelWeights& w = m->weights;
-  w.src_embedding = randomTensor({(int64_t)c.src_vocab.size(), c.d_model}, 1.0f, rng);
-  w.tgt_embedding = randomTensor({(int64_t)c.tgt_vocab.size(), c.d_model}, 1.0f, rng);
-  if (c.positional == Positional::Learned) {
-    w.src_positions = randomTensor({c.max_len, c.d_model}, 0.1f, rng);
-    w.tgt_positions = randomTensor({c.max_len, c.d_model}, 0.1f, rng);
-  }
-  for (int l = 0; l < c.n_encoder_layers; ++l) {
-    EncoderLayerWeights e;
-    e.self_attn = randomAttention(c, rng);
-    e.ffn = randomFfn(c, rng);
-    w.encoder.push_back(std::move(e));
-  }
-  for (int l = 0; l < c.n_decoder_layers; ++l) {
-    DecoderLayerWeights e;
-    e.self_attn = randomAttention(c, rng);
-    e.cross_attn = randomAttention(c, rng);
-    e.ffn = randomFfn(c, rng);
-    w.decoder.push_back(std::move(e));
-  }
-  w.projection = randomLinear(c.d_model, (int)c.tgt_vocab.size(), false, rng);
+  if (c.hasEncoder())
+    w.encoder = randomStack(mc, c.n_encoder_layers, (int)c.src_vocab.size(), false, rng);
+  if (c.hasDecoder())
+    w.decoder = randomStack(mc, c.n_decoder_layers, (int)c.tgt_vocab.size(), c.hasCross(), rng);
+  if (c.tokenHead() == TokenHead::Linear)
+    w.head.projection = randomLinear(c.d_model, (int)c.outputVocab().size(), false, rng);
   return m;
 }
 
 ModelConfig tutorialSizeConfig(int vocab) {
   ModelConfig c;
   c.family = Family::NlpTutorial;
+  c.model = ModelClass::Transformer;
   c.d_model = 512;
   c.d_ff = 2048;
   c.n_heads = 8;

@@ -1,7 +1,8 @@
-// The weights of an encoder-decoder Transformer on the host, in one layout for every family,
-// and the loader that maps each family's state_dict names onto it (docs/formats.md "Tensor names").
+// The weights of a Transformer on the host, in one layout for every family and architecture, and
+// the loader that maps each family's state_dict names onto it (docs/formats.md "Tensor names").
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@ class TensorSource;
 struct LinearWeights {
   Tensor weight;
   Tensor bias;
+  bool empty() const { return weight.empty(); }
 };
 
 // gamma, beta: [d_model]; both empty = identity affine (the nlp-tutorial's in-forward LayerNorm).
@@ -31,6 +33,7 @@ struct AttentionWeights {
   LinearWeights k;    // [H·d_k, d_model]
   LinearWeights v;    // [H·d_v, d_model]
   LinearWeights out;  // [d_model, H·d_v]
+  bool empty() const { return q.empty(); }
 };
 
 struct FeedForwardWeights {
@@ -38,67 +41,85 @@ struct FeedForwardWeights {
   LinearWeights fc2;  // [d_model, d_ff]
 };
 
-struct EncoderLayerWeights {
-  AttentionWeights self_attn;
-  LayerNormWeights norm_attn;  // post: after attn + residual; pre: before attn
-  FeedForwardWeights ffn;
-  LayerNormWeights norm_ffn;
-};
-
-struct DecoderLayerWeights {
+// One layer of a stack: self-attention, cross-attention (only in the decoder of an
+// encoder-decoder), feed-forward, and the LayerNorm of each sublayer (post-norm: after the
+// residual add; pre-norm: before the sublayer).
+struct LayerWeights {
   AttentionWeights self_attn;
   LayerNormWeights norm_self;
-  AttentionWeights cross_attn;
+  AttentionWeights cross_attn;  // empty when the layer has none
   LayerNormWeights norm_cross;
   FeedForwardWeights ffn;
   LayerNormWeights norm_ffn;
+  bool hasCross() const { return !cross_attn.empty(); }
+};
+
+// What turns ids into the first layer's input: x = tokens[id]·scale (+ segments[seg]) + positions,
+// then the optional embedding LayerNorm.
+struct EmbeddingWeights {
+  Tensor tokens;     // [vocab, d_model]
+  Tensor positions;  // learned: [max_len, d_model]; sinusoidal: empty (the model computes them)
+  Tensor segments;   // [n_segments, d_model] or empty
+  LayerNormWeights norm;
+};
+
+// An encoder or a decoder.
+struct StackWeights {
+  EmbeddingWeights embed;
+  std::vector<LayerWeights> layers;
+  LayerNormWeights final_norm;  // identity unless config.final_norm
+};
+
+// The outputs on top of the last stack.
+struct HeadWeights {
+  LinearWeights projection;     // token logits [V, d_model] (+ bias); BERT: the tied decoder
+  LinearWeights mlm_transform;  // BERT masked LM: [d_model, d_model] then activation …
+  LayerNormWeights mlm_norm;    // … then LayerNorm, before the projection
+  LinearWeights pooler;         // BERT: [d_model, d_model] on the first position, then tanh
+  LinearWeights classifier;     // class logits [n_classes, d_model]
 };
 
 struct ModelWeights {
-  Tensor src_embedding;  // [src_vocab, d_model]
-  Tensor tgt_embedding;  // [tgt_vocab, d_model]
-  Tensor src_positions;  // learned: [max_len, d_model]; sinusoidal: empty
-  Tensor tgt_positions;
-  std::vector<EncoderLayerWeights> encoder;
-  std::vector<DecoderLayerWeights> decoder;
-  LayerNormWeights encoder_final_norm;  // empty unless config.final_norm
-  LayerNormWeights decoder_final_norm;
-  LinearWeights projection;  // [tgt_vocab, d_model] (+ bias)
+  StackWeights encoder;  // empty for a decoder-only model
+  StackWeights decoder;  // empty for an encoder-only model
+  HeadWeights head;
 };
 
-// A model read from disk: where from, its config, its weights, and what the loader noticed.
+// A model read from disk: where from, its config (with what the file decided filled in: biases,
+// class count), its weights, and what the loader noticed.
 struct LoadedModel {
   std::string path;
   ModelConfig config;
   ModelWeights weights;
-  std::vector<std::string> warnings;  // e.g. NaN/Inf weights, unused tensors
+  std::vector<std::string> warnings;  // e.g. NaN/Inf weights
 };
 
 struct LoadOptions {
   std::string config_path;  // explicit config JSON; empty = metadata, then the sidecar .json
   uint64_t max_model_bytes = uint64_t(8) << 30;  // refuse models whose weights exceed this
+  bool allow_partial = false;  // tensors the model does not use are a warning, not an error
 };
 
-// Reads a .safetensors model with its config. Throws Error naming the file, the tensor or field,
-// what was found and what was expected.
+// Reads a model file with its config. Throws Error naming the file, the tensor or field, what was
+// found and what was expected; every missing or mismatched tensor is listed at once.
 std::shared_ptr<const LoadedModel> loadModel(const std::string& path,
                                              const LoadOptions& options = {});
-// The same from an already-parsed file and config (tests, fuzzing).
-std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const ModelConfig& config);
+// The same from an already-open tensor file and a config (tests, fuzzing).
+std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const ModelConfig& config,
+                                             const LoadOptions& options = {});
 // Finds and parses the config for `file` as loadModel does.
 ModelConfig findConfig(const TensorSource& file, const std::string& explicit_config_path);
 // Host memory a loaded model of this config takes, from the sizes alone (float32 weights, and the
-// two sinusoid tables a Model computes): loadModel checks it against max_model_bytes before reading
+// sinusoid tables a Model computes): loadModel checks it against max_model_bytes before reading
 // any tensor.
 uint64_t estimateModelBytes(const ModelConfig& config);
 
-}  // namespace attnviz
-
-namespace attnviz {
 // A model of the given config with random weights (normal, std 1/sqrt(fan_in); LayerNorms
-// identity; embeddings N(0, 1)), for benchmarks and tests. Vocabularies must be in the config.
+// identity; embeddings N(0, 1)), for benchmarks and tests. Vocabularies must be in the config;
+// unset biases become absent.
 std::shared_ptr<const LoadedModel> makeRandomModel(const ModelConfig& config, uint32_t seed);
 // The reference tutorial's full size: 6+6 layers, d_model 512, 8 heads of 64, d_ff 2048,
 // vocabularies of `vocab` made-up words.
 ModelConfig tutorialSizeConfig(int vocab = 1000);
+
 }  // namespace attnviz

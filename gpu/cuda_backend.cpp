@@ -142,6 +142,15 @@ class CudaBackend final : public Backend {
     });  // tmp goes back to the pool in stream order, after the second copy
   }
 
+  void copy_to_host(const float* src, float* dst, int64_t n) override {
+    guard("copy_to_host", [&] {
+      if (n > 0)
+        CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(n) * sizeof(float),
+                                   cudaMemcpyDeviceToHost, stream_.get()));
+      CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    });
+  }
+
   void synchronize() override {
     guard("synchronize", [&] { CUDA_CHECK(cudaStreamSynchronize(stream_.get())); });
   }
@@ -213,6 +222,10 @@ class CudaBackend final : public Backend {
 
   void residual_forward(const float* x, float* y, int64_t n) override {
     guard("residual_forward", [&] { CUDA_CHECK(cuda::residual_forward(x, y, n, stream_.get())); });
+  }
+
+  void scale_forward(float* x, int64_t n, float s) override {
+    guard("scale_forward", [&] { CUDA_CHECK(cuda::scale_forward(x, n, s, stream_.get())); });
   }
 
  private:

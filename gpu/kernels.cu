@@ -88,6 +88,12 @@ __global__ void residual_forward_kernel1(const float* x, float* y, int64_t n) {
     y[i] += x[i];
 }
 
+__global__ void scale_forward_kernel1(float* x, int64_t n, float s) {
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
+    x[i] *= s;
+}
+
 __global__ void bias_add_forward_kernel1(const float* bias, float* y, int64_t n, int width) {
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x)
@@ -143,6 +149,12 @@ cudaError_t activation_forward(float* x, int64_t n, ActivationKind kind, cudaStr
 cudaError_t residual_forward(const float* x, float* y, int64_t n, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   residual_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, y, n);
+  return cudaGetLastError();
+}
+
+cudaError_t scale_forward(float* x, int64_t n, float s, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  scale_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, n, s);
   return cudaGetLastError();
 }
 

@@ -27,6 +27,9 @@ cudaError_t activation_forward(float* x, int64_t n, ActivationKind kind, cudaStr
 // y[i] += x[i] for i < n
 cudaError_t residual_forward(const float* x, float* y, int64_t n, cudaStream_t stream);
 
+// x[i] *= s for i < n
+cudaError_t scale_forward(float* x, int64_t n, float s, cudaStream_t stream);
+
 // y[r, c] += bias[c]   y: [rows, width], bias: [width]
 cudaError_t bias_add_forward(const float* bias, float* y, int rows, int width, cudaStream_t stream);
 

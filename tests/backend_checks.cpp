@@ -275,6 +275,21 @@ Outcome memorySecondThread(Backend& be, Backend& cpu) {
   return pass();
 }
 
+// copy_to_host() from a pointer inside a buffer, right behind work that writes it.
+Outcome memoryCopyToHost(Backend& be) {
+  const size_t n = 100003;
+  const std::vector<float> src = randomFloats(n, 5, -3.0f, 3.0f);
+  BufferPtr buf = be.allocate(n * sizeof(float));
+  be.upload(*buf, src.data(), n * sizeof(float));
+  be.activation_forward(buf->f32(), int64_t(n), Activation::Relu);
+  std::vector<float> got(n - 200, -1.0f);
+  be.copy_to_host(buf->f32() + 100, got.data(), int64_t(got.size()));
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT(got[i] == std::max(src[i + 100], 0.0f),
+           "element " << i << " reads " << got[i] << ", want relu(" << src[i + 100] << ")");
+  return pass();
+}
+
 Outcome memory(Backend& be, Backend& cpu, int which) {
   switch (which) {
     case 0:
@@ -283,8 +298,10 @@ Outcome memory(Backend& be, Backend& cpu, int which) {
       return memoryOverlappingCopy(be);
     case 2:
       return memoryTransientUpload(be);
-    default:
+    case 3:
       return memorySecondThread(be, cpu);
+    default:
+      return memoryCopyToHost(be);
   }
 }
 
@@ -705,6 +722,27 @@ Outcome residual(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
+// ---- scale_forward (a head's temperature, a head switched off) ----
+Outcome scale(Backend& be, Backend& cpu, int which) {
+  const size_t sizes[] = {1, 1027, size_t(kElementSweep) + 5};
+  const float factors[] = {0.0f, 0.37f, -2.5f};
+  const size_t n = sizes[which];
+  const float s = factors[which];
+  const auto x0 = randomFloats(n, 150 + which);
+  std::vector<double> ref(n);
+  for (size_t i = 0; i < n; ++i) ref[i] = double(x0[i]) * s;
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* x = a.put(x0);
+    on.scale_forward(x, int64_t(n), s);
+    return a.get(x, n);
+  };
+  const auto got = run(be), cpu_result = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT(got == cpu_result, "vs cpu: one float multiplication per element must be bit-identical");
+  return pass();
+}
+
 // ---- large: scores, softmax and context with a score buffer past 2³¹ floats ----
 //
 // One batch item, 16 heads of 12000 × 12000 scores: 2.3·10⁹ floats (9.2 GB) for the scores and as
@@ -873,7 +911,8 @@ std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi) {
 const std::vector<OpCheck>& opChecks() {
   static const std::vector<OpCheck> checks{
       {"memory",
-       {"zeroed_offsets_copy", "overlapping_copy", "transient_upload", "second_thread"},
+       {"zeroed_offsets_copy", "overlapping_copy", "transient_upload", "second_thread",
+        "copy_to_host"},
        &memory},
       {"embedding",
        {"3x7x37_pos0", "2x5x64_pos7_scaled", "1x1x1", "2x3x16_no_positions", "2x4100x2048_sweep"},
@@ -898,6 +937,7 @@ const std::vector<OpCheck>& opChecks() {
        {"relu_1003", "gelu_1003", "gelu_tanh_4099", "silu_1003", "tanh_1003", "gelu_sweep"},
        &activation},
       {"residual", {"1", "1027", "100003", "sweep"}, &residual},
+      {"scale", {"1_x0", "1027_x0.37", "sweep_x-2.5"}, &scale},
   };
   static_assert(kRowSweep < int64_t{4} * 16 * 4100 && kRowSweep < 300000);
   return checks;

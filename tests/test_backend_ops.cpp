@@ -101,12 +101,13 @@ class TestBackendOps : public QObject {
   OP_CHECK(layernorm)
   OP_CHECK(activation)
   OP_CHECK(residual)
+  OP_CHECK(scale)
 
   // Every op check of backend_checks.h has its slots above.
   void everyOpListed() {
     const std::vector<std::string> listed{"memory",    "embedding",  "gather_add", "mean_pool",
                                           "linear",    "scores",     "softmax",    "context",
-                                          "layernorm", "activation", "residual"};
+                                          "layernorm", "activation", "residual",   "scale"};
     for (const checks::OpCheck& c : checks::opChecks())
       QVERIFY2(std::find(listed.begin(), listed.end(), c.op) != listed.end(), c.op.c_str());
   }

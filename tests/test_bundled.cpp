@@ -82,7 +82,7 @@ class TestBundled : public QObject {
     int correct = 0;
     std::string first_wrong;
     for (const auto& p : pairs) {
-      std::vector<int> out = m.greedyDecode(m.encodeSource(p.src), 64);
+      std::vector<int> out = greedyDecode(m, m.encodeSource(p.src), 64);
       const std::string got = join(m, out);
       if (got == normalise(p.tgt))
         ++correct;
@@ -120,19 +120,22 @@ class TestBundled : public QObject {
     int hits = 0, total = 0;
     for (size_t k = 0; k < pairs.size() && k < 200; ++k) {
       std::vector<int> src = m.encodeSource(pairs[k].src);
-      std::vector<int> out = m.greedyDecode(src, 64);
-      std::vector<int> tgt{m.config().bos_id};
-      for (int id : out)
-        if (id != m.config().eos_id) tgt.push_back(id);
-      Trace t = m.forward({src}, {tgt});
-      const int L = t.cross.layers - 1, H = t.cross.heads, S = t.src_len;
+      // The decoding session's trace is the teacher-forced pass over what it decoded.
+      DecodingSession::Options o;
+      o.max_new_tokens = 64;
+      DecodingSession s(m, src, {}, o);
+      s.runToEnd();
+      const Trace& t = s.trace();
+      const AttentionBlock& last =
+          *t.block(AttentionKind::Cross, t.layers(AttentionKind::Cross) - 1);
+      const int H = last.heads, S = t.src_len;
       // Query row i (fed token i, predicting output token i) should attend to source S-1-i.
       for (int i = 0; i < S && i < t.tgt_len; ++i) {
         int best = 0;
         double best_w = -1;
         for (int j = 0; j < S; ++j) {
           double w = 0;
-          for (int h = 0; h < H; ++h) w += t.cross.prob(0, L, h, i, j);
+          for (int h = 0; h < H; ++h) w += last.prob(0, h, i, j);
           if (w > best_w) best_w = w, best = j;
         }
         hits += best == S - 1 - i;

@@ -217,24 +217,138 @@ class TestCore : public QObject {
     ModelConfig c = ModelConfig::fromJson(tinyConfig(), "tiny");
     QCOMPARE(c.d_k, 4);
     QCOMPARE(c.mask_fill, -1e9f);
-    QVERIFY(!c.attn_bias);
+    QCOMPARE(c.model, ModelClass::Transformer);
+    QCOMPARE(c.architecture(), Architecture::EncoderDecoder);
+    QVERIFY(!c.q_bias.has_value());  // decided by the file's tensors
+    QVERIFY(!c.src_bos_eos);
     auto j = tinyConfig();
-    j["family"] = "torch-seq2seq";
+    j["family"] = "torch-seq2seq";  // the old name of pytorch-nn-transformer still loads
     c = ModelConfig::fromJson(j, "tiny");
-    QVERIFY(std::isinf(c.mask_fill) && c.embed_scale && c.final_norm && c.attn_bias);
-    j["d_k"] = 8;  // nn.MultiheadAttention cannot have d_k·H ≠ d_model
+    QCOMPARE(c.family, Family::PytorchNnTransformer);
+    QVERIFY(std::isinf(c.mask_fill) && c.embed_scale && c.final_norm);
+    QVERIFY(!c.src_bos_eos);  // the source vocabulary has no start/end token to wrap it in
+    j["d_k"] = 8;             // nn.MultiheadAttention cannot have d_k·H ≠ d_model
     QCOMPARE(kindOf([&] { ModelConfig::fromJson(j, "tiny"); }), ErrorKind::BadConfig);
     j = tinyConfig();
     j["family"] = "seed003";
-    j["d_k"] = 64;  // seed003's reference uses d_model 128 with 8 heads of 64: allowed
+    j["d_k"] = 64;  // the WQ tutorial's reference uses d_model 128 with 8 heads of 64: allowed
     j["d_v"] = 64;
-    QCOMPARE(ModelConfig::fromJson(j, "tiny").attnWidth(), 128);
+    c = ModelConfig::fromJson(j, "tiny");
+    QCOMPARE(c.family, Family::WqTutorial);
+    QCOMPARE(c.attnWidth(), 128);
     j = tinyConfig();
     j["n_encoder_layers"] = 1000000000;
     QCOMPARE(kindOf([&] { ModelConfig::fromJson(j, "tiny"); }), ErrorKind::BadConfig);
     j = tinyConfig();
     j["tgt_vocab"] = {"P", "P"};
     QCOMPARE(kindOf([&] { ModelConfig::fromJson(j, "tiny"); }), ErrorKind::BadVocabulary);
+    // layer_norm_eps that is positive as a double but 0 as a float is refused.
+    j = tinyConfig();
+    j["layer_norm_eps"] = 1e-50;
+    QCOMPARE(kindOf([&] { ModelConfig::fromJson(j, "tiny"); }), ErrorKind::BadConfig);
+  }
+
+  // Every missing key is named in one message.
+  void configMissingKeysAtOnce() {
+    auto j = tinyConfig();
+    j.erase("d_model");
+    j.erase("n_heads");
+    j.erase("bos_id");
+    try {
+      ModelConfig::fromJson(j, "tiny");
+      QFAIL("no error");
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      QVERIFY2(m.find("\"d_model\"") != std::string::npos &&
+                   m.find("\"n_heads\"") != std::string::npos &&
+                   m.find("\"bos_id\"") != std::string::npos,
+               m.c_str());
+    }
+  }
+
+  // Model classes: the architecture, what the config needs and what it refuses.
+  void configModelClasses() {
+    nlohmann::json bert = {{"family", "wq-tutorial"},
+                           {"model", "BertModel"},
+                           {"d_model", 8},
+                           {"d_ff", 16},
+                           {"n_heads", 2},
+                           {"n_encoder_layers", 1},
+                           {"vocab", {"[PAD]", "[CLS]", "[SEP]", "[MASK]", "a", "b"}}};
+    ModelConfig c = ModelConfig::fromJson(bert, "bert");
+    QCOMPARE(c.architecture(), Architecture::EncoderOnly);
+    QCOMPARE(c.tokenHead(), TokenHead::BertMlm);
+    QCOMPARE(c.classHead(), ClassHead::Pooler);
+    QCOMPARE(c.n_segments, 2);
+    QCOMPARE((int)c.src_vocab.size(), 6);
+    QVERIFY(c.tgt_vocab.empty());
+    QCOMPARE(c.bos_id, -1);
+    bert["n_decoder_layers"] = 2;  // a BertModel has no decoder
+    QCOMPARE(kindOf([&] { ModelConfig::fromJson(bert, "bert"); }), ErrorKind::BadConfig);
+    nlohmann::json gpt = {{"family", "wq-tutorial"},
+                          {"model", "GPTModel"},
+                          {"d_model", 8},
+                          {"d_ff", 16},
+                          {"n_heads", 2},
+                          {"n_layers", 3},
+                          {"vocab", {"P", "S", "E", "a"}}};
+    c = ModelConfig::fromJson(gpt, "gpt");
+    QCOMPARE(c.architecture(), Architecture::DecoderOnly);
+    QCOMPARE(c.n_decoder_layers, 3);
+    QCOMPARE(c.n_encoder_layers, 0);
+    QCOMPARE((int)c.tgt_vocab.size(), 4);
+    gpt["model"] = "Translation2";
+    QCOMPARE(kindOf([&] { ModelConfig::fromJson(gpt, "gpt"); }), ErrorKind::BadConfig);
+    nlohmann::json enc = {{"family", "step-by-step-encoder"},
+                          {"d_model", 8},
+                          {"d_ff", 16},
+                          {"n_heads", 2},
+                          {"n_encoder_layers", 1},
+                          {"max_len", 8},
+                          {"vocab", {"[PAD]", "a", "b"}}};
+    c = ModelConfig::fromJson(enc, "enc");
+    QCOMPARE(c.norm, NormPlacement::Pre);
+    QCOMPARE(c.positional, Positional::Learned);
+    QVERIFY(c.embed_norm);
+    QCOMPARE(c.embed_norm_eps, 1e-12f);
+    QCOMPARE(c.activation, Activation::Gelu);
+  }
+
+  // PyTorch's nn.Transformer tutorial wraps the source in BOS … EOS; attnviz does it for the user.
+  void sourceWrappedInMarkers() {
+    auto j = tinyConfig();
+    j["family"] = "pytorch-nn-transformer";
+    j["d_ff"] = 16;
+    j["src_vocab"] = {"<unk>", "<pad>", "<bos>", "<eos>", "a", "b"};
+    j["tgt_vocab"] = {"<unk>", "<pad>", "<bos>", "<eos>", "x", "y"};
+    j["pad_id"] = 1;
+    j["bos_id"] = 2;
+    j["eos_id"] = 3;
+    auto cfg = ModelConfig::fromJson(j, "tiny");
+    QCOMPARE(cfg.src_bos_id, 2);
+    QCOMPARE(cfg.src_eos_id, 3);
+    Model m(makeRandomModel(cfg, 3), makeCpuBackend());
+    QCOMPARE(m.encodeSource("a b a"), (std::vector<int>{2, 4, 5, 4, 3}));
+    QCOMPARE(m.encodeSource("<bos> a <eos>"), (std::vector<int>{2, 4, 3}));  // typed markers kept
+    j["src_bos_eos"] = false;
+    Model plain(makeRandomModel(ModelConfig::fromJson(j, "tiny"), 3), makeCpuBackend());
+    QCOMPARE(plain.encodeSource("a b"), (std::vector<int>{4, 5}));
+  }
+
+  // A start token equal to the pad id (Marian) is the start, not padding: never masked.
+  void startTokenEqualToPadIsNotMasked() {
+    auto j = tinyConfig();
+    j["pad_id"] = 0;
+    j["bos_id"] = 0;
+    auto cfg = ModelConfig::fromJson(j, "tiny");
+    Model m(makeRandomModel(cfg, 4), makeCpuBackend());
+    Inputs in;
+    in.src = {{1, 2}};
+    in.tgt = {{0, 1, 0}};  // start, a word, then padding
+    Trace t = m.forward(in);
+    const AttentionBlock* a = t.block(AttentionKind::DecoderSelf, 0);
+    QVERIFY(!a->masked(0, 1, 0));  // the start token is seen
+    QVERIFY(a->masked(0, 2, 2));   // the later pad id is padding
   }
 
   // A batch of sentences of different lengths: each sentence's attention equals what it gets alone
@@ -244,26 +358,27 @@ class TestCore : public QObject {
     Model m(makeRandomModel(cfg, 5), makeCpuBackend());
     std::vector<int> a{1, 2, 3, 4}, b{1, 3};
     std::vector<int> ta{5, 1, 2}, tb{5, 1};
-    Trace batch = m.forward({a, b}, {ta, tb});
-    Trace single = m.forward({b}, {tb});
+    Inputs both{{a, b}, {}, {ta, tb}}, one{{b}, {}, {tb}};
+    Trace batch = m.forward(both);
+    Trace single = m.forward(one);
     QCOMPARE(batch.src_len, 4);
-    for (int l = 0; l < 1; ++l)
-      for (int h = 0; h < 2; ++h)
-        for (int i = 0; i < 2; ++i) {
-          for (int j = 0; j < 2; ++j) {
-            QVERIFY(std::abs(batch.cross.prob(1, l, h, i, j) - single.cross.prob(0, l, h, i, j)) <
-                    1e-5f);
-            QVERIFY(std::abs(batch.enc_self.prob(1, l, h, i, j) -
-                             single.enc_self.prob(0, l, h, i, j)) < 1e-5f);
-          }
-          QCOMPARE(batch.cross.prob(1, l, h, i, 2), 0.0f);
-          QCOMPARE(batch.cross.prob(1, l, h, i, 3), 0.0f);
+    const AttentionBlock &bc = *batch.block(AttentionKind::Cross, 0),
+                         &sc = *single.block(AttentionKind::Cross, 0);
+    const AttentionBlock &be = *batch.block(AttentionKind::EncoderSelf, 0),
+                         &se = *single.block(AttentionKind::EncoderSelf, 0);
+    for (int h = 0; h < 2; ++h)
+      for (int i = 0; i < 2; ++i) {
+        for (int j = 0; j < 2; ++j) {
+          QVERIFY(std::abs(bc.prob(1, h, i, j) - sc.prob(0, h, i, j)) < 1e-5f);
+          QVERIFY(std::abs(be.prob(1, h, i, j) - se.prob(0, h, i, j)) < 1e-5f);
         }
+        QCOMPARE(bc.prob(1, h, i, 2), 0.0f);
+        QCOMPARE(bc.prob(1, h, i, 3), 0.0f);
+      }
     const int V = (int)cfg.tgt_vocab.size();
     for (int i = 0; i < 2; ++i)
       for (int v = 0; v < V; ++v)
-        QVERIFY(std::abs(batch.logits.data[(size_t)(1 * 3 + i) * V + v] -
-                         single.logits.data[(size_t)i * V + v]) < 1e-4f);
+        QVERIFY(std::abs(batch.logitsRow(1, i)[v] - single.logitsRow(0, i)[v]) < 1e-4f);
   }
 
   // Turning the subsequent mask off lets positions see the future (the GUI's leakage switch).
@@ -271,28 +386,42 @@ class TestCore : public QObject {
     auto cfg = ModelConfig::fromJson(tinyConfig(), "tiny");
     Model m(makeRandomModel(cfg, 6), makeCpuBackend());
     ForwardOptions o;
-    Trace on = m.forward({{1, 2, 3}}, {{5, 1, 2, 3}}, o);
-    QCOMPARE(on.dec_self.prob(0, 0, 0, 0, 3), 0.0f);
+    const Inputs in{{{1, 2, 3}}, {}, {{5, 1, 2, 3}}};
+    Trace on = m.forward(in, o);
+    QCOMPARE(on.block(AttentionKind::DecoderSelf, 0)->prob(0, 0, 0, 3), 0.0f);
     o.masks.subsequent = false;
-    Trace off = m.forward({{1, 2, 3}}, {{5, 1, 2, 3}}, o);
-    QVERIFY(off.dec_self.prob(0, 0, 0, 0, 3) > 0.0f);
-    QVERIFY(!off.dec_self.masked(0, 0, 3));
+    Trace off = m.forward(in, o);
+    QVERIFY(off.block(AttentionKind::DecoderSelf, 0)->prob(0, 0, 0, 3) > 0.0f);
+    QVERIFY(!off.block(AttentionKind::DecoderSelf, 0)->masked(0, 0, 3));
     // The first row can now see every position, so later layers' outputs change too.
     QVERIFY(off.logits.data != on.logits.data);
-    // A decoding session without the subsequent mask reruns the decoder and still works.
-    DecodingSession s(m, {1, 2, 3}, o.masks, 6);
+    // A decoding session without the subsequent mask reruns the decoder, and its trace is the
+    // teacher-forced pass with the same masks, also after a step back.
+    DecodingSession::Options so;
+    so.masks = o.masks;
+    DecodingSession s(m, {1, 2, 3}, {}, so);
     s.stepForward(1);
-    QCOMPARE(s.length(), 2);
+    s.stepForward(2);
+    s.stepForward(3);
+    QVERIFY(s.stepBack());
+    QCOMPARE(s.length(), 3);
+    const Trace full = m.forward({{{1, 2, 3}}, {}, {{5, 1, 2}}}, o);
+    const AttentionBlock& got = *s.trace().block(AttentionKind::DecoderSelf, 0);
+    const AttentionBlock& want = *full.block(AttentionKind::DecoderSelf, 0);
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        QVERIFY(std::abs(got.prob(0, 1, i, j) - want.prob(0, 1, i, j)) < 1e-6f);
   }
 
   // An all-padding source under −∞ fill: fully masked rows are zeros and nothing becomes NaN.
   void fullyMaskedRowsNoNaN() {
     auto j = tinyConfig();
     j["family"] = "torch-seq2seq";
+    j["src_bos_eos"] = false;
     auto cfg = ModelConfig::fromJson(j, "tiny");
     Model m(makeRandomModel(cfg, 7), makeCpuBackend());
-    Trace t = m.forward({{0, 0}}, {{5, 1}});
-    for (float p : t.cross.probs) QCOMPARE(p, 0.0f);
+    Trace t = m.forward({{{0, 0}}, {}, {{5, 1}}});
+    for (float p : t.block(AttentionKind::Cross, 0)->probs) QCOMPARE(p, 0.0f);
     for (float v : t.logits.data) QVERIFY(std::isfinite(v));
   }
 
@@ -300,10 +429,13 @@ class TestCore : public QObject {
     auto cfg = ModelConfig::fromJson(tinyConfig(), "tiny");
     Model m(makeRandomModel(cfg, 8), makeCpuBackend());
     ForwardOptions o;
-    o.max_trace_bytes = 500;  // this trace needs 928 bytes
-    QCOMPARE(kindOf([&] { m.forward({{1, 2, 3, 4}}, {{5, 1, 2, 3}}, o); }), ErrorKind::TooLarge);
+    o.max_trace_bytes = 500;  // this pass needs more
+    QCOMPARE(kindOf([&] {
+               m.forward({{{1, 2, 3, 4}}, {}, {{5, 1, 2, 3}}}, o);
+             }),
+             ErrorKind::TooLarge);
     std::vector<int> longer(17, 1);  // max_len 16
-    QCOMPARE(kindOf([&] { m.forward({longer}, {{5}}); }), ErrorKind::BadInput);
+    QCOMPARE(kindOf([&] { m.forward({{longer}, {}, {{5}}}); }), ErrorKind::BadInput);
   }
 
   void cancelBetweenLayers() {
@@ -312,15 +444,34 @@ class TestCore : public QObject {
     std::atomic<bool> cancel{true};
     ForwardOptions o;
     o.cancel = &cancel;
-    QCOMPARE(kindOf([&] { m.forward({{1}}, {{5}}, o); }), ErrorKind::Cancelled);
+    const Inputs in{{{1}}, {}, {{5}}};
+    QCOMPARE(kindOf([&] { m.forward(in, o); }), ErrorKind::Cancelled);
     int calls = 0;
     o.cancel = nullptr;
     o.progress = [&](int done, int total) {
       ++calls;
       QVERIFY(done <= total);
     };
-    m.forward({{1}}, {{5}}, o);
+    m.forward(in, o);
     QCOMPARE(calls, 2);
+  }
+
+  // The one length rule: at most max_new_tokens ids after the prefix, never past max_len.
+  void decodeLengthRule() {
+    auto j = tinyConfig();
+    j["max_len"] = 6;
+    auto cfg = ModelConfig::fromJson(j, "tiny");
+    Model m(makeRandomModel(cfg, 10), makeCpuBackend());
+    QCOMPARE(decodeLimit(m, 1, 3), 3);    // BOS + 2 fed + the last choice = 3 ids
+    QCOMPARE(decodeLimit(m, 1, 100), 6);  // clamped to max_len
+    QCOMPARE(defaultMaxNewTokens(4), 9);  // the source length + 5, as PyTorch's tutorial
+    QCOMPARE(defaultMaxNewTokens(0), 50);
+    // Decoding always ends within the limits, at the end token or at the length.
+    for (int n : {1, 2, 3, 50}) {
+      const std::vector<int> out = greedyDecode(m, {1, 2}, n);
+      QVERIFY((int)out.size() <= std::min(n, 6));
+      QVERIFY(!out.empty());
+    }
   }
 
   // .npy header: magic, version 1.0, a dict with descr/shape, padded to a multiple of 64 bytes.

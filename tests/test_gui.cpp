@@ -324,16 +324,16 @@ void GuiTest::heatmapPixelsLabelsTooltip() {
   QVERIFY(hm->allColLabelsDrawn());
 
   // The most probable cell is drawn in the colormap's top colour.
+  const AttentionBlock& cross = *t.block(AttentionKind::Cross, sel.layer);
   int br = 0, bc = 0;
   for (int r = 0; r < d.rows; ++r)
     for (int c = 0; c < d.cols; ++c)
-      if (t.cross.prob(0, sel.layer, 0, r, c) > t.cross.prob(0, sel.layer, 0, br, bc))
-        br = r, bc = c;
+      if (cross.prob(0, 0, r, c) > cross.prob(0, 0, br, bc)) br = r, bc = c;
   QCOMPARE(QColor(centerPixel(hm, br, bc)), hm->colormap().top());
 
   // A masked cell has the masked fill (and its hatch), nothing else.
   const int masked_col = d.cols - 1;
-  QVERIFY(t.cross.masked(0, 0, masked_col));
+  QVERIFY(cross.masked(0, 0, masked_col));
   const QList<QRgb> px = cellPixels(hm, 0, masked_col);
   const QRgb fill = hm->colormap().maskedFill().rgb() & 0xffffff;
   const QRgb hatch = hm->colormap().maskedHatch().rgb() & 0xffffff;
@@ -348,10 +348,8 @@ void GuiTest::heatmapPixelsLabelsTooltip() {
 
   // The tooltip carries the trace's numbers.
   const QString tip = hm->tooltipText(br, bc);
-  QVERIFY2(tip.contains(QString::number(t.cross.prob(0, sel.layer, 0, br, bc), 'f', 4)),
-           qPrintable(tip));
-  QVERIFY2(tip.contains(QString::number(t.cross.score(0, sel.layer, 0, br, bc), 'f', 4)),
-           qPrintable(tip));
+  QVERIFY2(tip.contains(QString::number(cross.prob(0, 0, br, bc), 'f', 4)), qPrintable(tip));
+  QVERIFY2(tip.contains(QString::number(cross.score(0, 0, br, bc), 'f', 4)), qPrintable(tip));
   QVERIFY(tip.contains(QStringLiteral("“%1”").arg(d.row_labels[br])));
   QVERIFY(tip.contains(QStringLiteral("“%1”").arg(d.col_labels[bc])));
   QVERIFY(tip.contains(QStringLiteral("Masked: no")));
@@ -431,11 +429,12 @@ void GuiTest::subsequentMaskOffLeaksFuture() {
   w->state()->setKind(AttentionKind::DecoderSelf);
   auto above = [&](const Trace& t) {
     double sum = 0;
-    const AttentionTrace& a = t.dec_self;
-    for (int l = 0; l < a.layers; ++l)
+    for (int l = 0; l < t.layers(AttentionKind::DecoderSelf); ++l) {
+      const AttentionBlock& a = *t.block(AttentionKind::DecoderSelf, l);
       for (int h = 0; h < a.heads; ++h)
         for (int i = 0; i < a.q_len; ++i)
-          for (int j = i + 1; j < a.k_len; ++j) sum += a.prob(0, l, h, i, j);
+          for (int j = i + 1; j < a.k_len; ++j) sum += a.prob(0, h, i, j);
+    }
     return sum;
   };
   auto snap = w->engine()->snapshot();
@@ -479,8 +478,8 @@ void GuiTest::batchPadsSentences() {
   w->state()->setKind(AttentionKind::EncoderSelf);
   w->state()->setBatchIndex(1);
   QCOMPARE(w->state()->selection().batch, 1);
-  QVERIFY(snap->trace->enc_self.masked(1, 0, 4));
-  QVERIFY(!snap->trace->enc_self.masked(1, 0, 1));
+  QVERIFY(snap->trace->block(AttentionKind::EncoderSelf, 0)->masked(1, 0, 4));
+  QVERIFY(!snap->trace->block(AttentionKind::EncoderSelf, 0)->masked(1, 0, 1));
   QVERIFY(m->paddingMap()->data().isMasked(0, 4));
   QCOMPARE(m->paddingMap()->data().col_labels.mid(0, 2), (QStringList{"ein", "bier"}));
   // Padding mask off: the real tokens now attend to the padding.
@@ -488,7 +487,7 @@ void GuiTest::batchPadsSentences() {
   QVERIFY(idle(*w));
   snap = w->engine()->snapshot();
   QVERIFY(snap->batch);
-  QVERIFY(snap->trace->enc_self.prob(1, 0, 0, 0, 4) > 0.0f);
+  QVERIFY(snap->trace->block(AttentionKind::EncoderSelf, 0)->prob(1, 0, 0, 4) > 0.0f);
   // Decoding needs one sentence.
   QVERIFY(!w->engine()->canStepForward());
 }
@@ -721,10 +720,11 @@ void GuiTest::learnedPositions() {
   const int d = m.config.d_model;
   const HeatmapData& pe = v->matrixMap()->data();
   QCOMPARE(pe.rows, std::min(v->positionsSpin()->value(), m.config.max_len));
-  QCOMPARE(pe.value(3, 5), m.weights.src_positions.data[size_t(3) * d + 5]);
+  QCOMPARE(pe.value(3, 5), m.weights.encoder.embed.positions.data[size_t(3) * d + 5]);
   v->tableCombo()->setCurrentIndex(1);
   QTRY_VERIFY(!v->computing());
-  QTRY_COMPARE(v->matrixMap()->data().value(3, 5), m.weights.tgt_positions.data[size_t(3) * d + 5]);
+  QTRY_COMPARE(v->matrixMap()->data().value(3, 5),
+               m.weights.decoder.embed.positions.data[size_t(3) * d + 5]);
   QVERIFY(v->explanation()->html().contains(QStringLiteral("learns")));
 }
 

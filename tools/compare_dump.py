@@ -1,6 +1,6 @@
 """Compare what `attnviz-cli run --dump DIR` wrote with the PyTorch references in tests/data, with the
-tolerances of tests/test_parity.cpp: probabilities to 1e-5 absolute; scores and logits to 1e-4
-relative to max(|reference|, 1); masks exactly. Needs numpy only (tools/stio.py reads the files), so
+tolerances of tests/test_parity.cpp: probabilities to 1e-5 absolute; scores, logits, class logits
+and hidden states to 1e-4 relative to max(|reference|, 1); masks exactly. Needs numpy only (tools/stio.py reads the files), so
 it runs where the C++ Qt tests cannot (a bare GPU machine: scripts/gpu-check.sh).
 
 usage:
@@ -32,6 +32,7 @@ import stio  # noqa: E402
 PROB_TOL = 1e-5  # absolute
 REL_TOL = 1e-4   # relative to max(|reference|, 1)
 KINDS = ("enc_self", "dec_self", "cross")
+OUTPUTS = ("logits", "class_logits", "hidden")
 UNAVAILABLE = 77
 
 
@@ -56,6 +57,8 @@ def compare_dump(dump_dir, ref, batch):
 
     for kind in KINDS:
         if kind + ".probs" not in ref:
+            if os.path.exists(os.path.join(dump_dir, kind + "_probs.npy")):
+                problems.append("%s_probs.npy was written, but the reference has no %s blocks" % (kind, kind))
             continue
         want_shape = ref[kind + ".probs"].shape[1:]  # [L, H, Tq, Tk]
         for what in ("probs", "scores", "mask"):
@@ -84,16 +87,21 @@ def compare_dump(dump_dir, ref, batch):
                     at = np.unravel_index(i, got.shape)
                     problems.append("%s scores differ by %.3g (> %g relative) at [L, H, q, k] = %s"
                                     % (kind, worst, REL_TOL, list(map(int, at))))
-    got = load("logits.npy")
-    if got is not None:
-        want = ref["logits"][batch]
+    # The outputs the reference has: token logits [T, V], class logits [C], hidden states [len, d].
+    for name in OUTPUTS:
+        if name not in ref:
+            continue
+        got = load(name + ".npy")
+        if got is None:
+            continue
+        want = ref[name][batch]
         if got.shape != want.shape:
-            problems.append("logits.npy has shape %s, the reference %s" % (got.shape, want.shape))
-        else:
-            worst, i = worst_relative(got, want)
-            if worst > REL_TOL:
-                problems.append("logits differ by %.3g (> %g relative) at [t, v] = %s"
-                                % (worst, REL_TOL, list(map(int, np.unravel_index(i, got.shape)))))
+            problems.append("%s.npy has shape %s, the reference %s" % (name, got.shape, want.shape))
+            continue
+        worst, i = worst_relative(got, want)
+        if worst > REL_TOL:
+            problems.append("%s differ by %.3g (> %g relative) at %s"
+                            % (name, worst, REL_TOL, list(map(int, np.unravel_index(i, got.shape)))))
     return problems
 
 
@@ -125,21 +133,30 @@ def check_all(cli, backend, data, cases, work):
         ref, meta = stio.read(ref_path)
         inputs = json.loads(meta["inputs"])
         checks = []  # (name, cmd, compare(output) -> problems)
-        for b, (src, tgt) in enumerate(zip(inputs["src_ids"], inputs["tgt_ids"])):
+        # The encoder's input as --src-ids (and --segment-ids), the decoder's as --tgt-ids; only
+        # those the architecture has (docs/formats.md, "Reference files").
+        rows = len(inputs.get("src_ids") or inputs.get("tgt_ids"))
+        for b in range(rows):
             out = os.path.join(work, "%s-%s-b%d" % (backend, case, b))
-            cmd = [cli, "run", model, "--backend", backend, "--src-ids", ids_arg(src), "--tgt-ids", ids_arg(tgt),
-                   "--dump", out]
+            cmd = [cli, "run", model, "--backend", backend, "--dump", out]
+            for key, option in (("src_ids", "--src-ids"), ("segment_ids", "--segment-ids"), ("tgt_ids", "--tgt-ids")):
+                if key in inputs:
+                    cmd += [option, ids_arg(inputs[key][b])]
             checks.append(("%s/trace/b%d" % (case, b), cmd, lambda _o, out=out, b=b: compare_dump(out, ref, b)))
-        g = inputs["greedy"]
-        cmd = [cli, "decode", model, "--backend", backend, "--src-ids", ids_arg(g["src_ids"]),
-               "--max-len", str(g["max_len"]), "--ids"]
+        g = inputs.get("greedy")
+        if g:
+            cmd = [cli, "decode", model, "--backend", backend, "--max-len", str(g["max_len"]), "--ids"]
+            if "src_ids" in g:
+                cmd += ["--src-ids", ids_arg(g["src_ids"])]
+            if "tgt_ids" in g:
+                cmd += ["--tgt-ids", ids_arg(g["tgt_ids"])]
 
-        def greedy(output, want=g["out_ids"]):
-            lines = [l for l in output.strip().splitlines() if l and l[0].isdigit()]
-            got = [int(x) for x in lines[-1].split(",")] if lines else None
-            return [] if got == want else ["greedy ids %s, the reference %s" % (got, want)]
+            def greedy(output, want=g["out_ids"]):
+                lines = [l for l in output.strip().splitlines() if l and l[0].isdigit()]
+                got = [int(x) for x in lines[-1].split(",")] if lines else None
+                return [] if got == want else ["greedy ids %s, the reference %s" % (got, want)]
 
-        checks.append(("%s/greedy" % case, cmd, greedy))
+            checks.append(("%s/greedy" % case, cmd, greedy))
         for name, cmd, compare in checks:
             rc, output = run_cli(cmd)
             if rc != 0 and "CUDA backend unavailable" in output:
@@ -171,7 +188,9 @@ def main():
     a = p.parse_args()
     if a.print_ids:
         inputs = json.loads(stio.read(a.print_ids)[1]["inputs"])
-        print("--src-ids %s --tgt-ids %s" % (ids_arg(inputs["src_ids"][0]), ids_arg(inputs["tgt_ids"][0])))
+        print(" ".join("%s %s" % (option, ids_arg(inputs[key][0]))
+                       for key, option in (("src_ids", "--src-ids"), ("segment_ids", "--segment-ids"),
+                                           ("tgt_ids", "--tgt-ids")) if key in inputs))
         return 0
     if a.cli:
         cases = [c for c in a.cases.split(",") if c]

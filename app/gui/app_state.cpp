@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "attention_data.h"
+
 namespace attnviz::gui {
 
 AppState::AppState(Engine* engine, QObject* parent)
@@ -11,9 +13,7 @@ AppState::AppState(Engine* engine, QObject* parent)
 }
 
 int AppState::layerCount(AttentionKind kind) const {
-  if (!model()) return 0;
-  const auto& c = model()->config();
-  return kind == AttentionKind::EncoderSelf ? c.n_encoder_layers : c.n_decoder_layers;
+  return model() ? attnviz::gui::layerCount(model()->config(), kind) : 0;
 }
 
 int AppState::headCount() const {
@@ -21,6 +21,11 @@ int AppState::headCount() const {
 }
 
 AttentionSelection AppState::clamp(AttentionSelection s) const {
+  // A kind the model lacks becomes the nearest one it has (cross → decoder self → encoder self).
+  if (model() && layerCount(s.kind) == 0) {
+    const std::vector<AttentionKind> kinds = modelKinds(model()->config());
+    if (!kinds.empty()) s.kind = kinds.back();
+  }
   s.layer = std::clamp(s.layer, 0, std::max(0, layerCount(s.kind) - 1));
   s.head = std::clamp(s.head, -1, std::max(-1, headCount() - 1));
   auto snap = snapshot();

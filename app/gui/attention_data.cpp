@@ -19,36 +19,53 @@ QStringList toQStringList(const std::vector<std::string>& tokens) {
 }  // namespace
 
 AttentionSelection clampSelection(const Trace& trace, AttentionSelection s) {
-  const AttentionTrace& a = trace.get(s.kind);
-  s.layer = std::clamp(s.layer, 0, std::max(0, a.layers - 1));
-  if (s.head >= a.heads) s.head = a.heads - 1;
+  if (!trace.has(s.kind))
+    for (AttentionKind k : kAttentionKinds)
+      if (trace.has(k)) {
+        s.kind = k;
+        break;
+      }
+  s.layer = std::clamp(s.layer, 0, std::max(0, trace.layers(s.kind) - 1));
+  if (s.head >= trace.heads()) s.head = trace.heads() - 1;
   if (s.head < -1) s.head = -1;
   s.batch = std::clamp(s.batch, 0, std::max(0, trace.batch - 1));
   return s;
 }
 
+std::vector<AttentionKind> modelKinds(const ModelConfig& config) {
+  std::vector<AttentionKind> kinds;
+  if (config.hasEncoder()) kinds.push_back(AttentionKind::EncoderSelf);
+  if (config.hasDecoder()) kinds.push_back(AttentionKind::DecoderSelf);
+  if (config.hasCross()) kinds.push_back(AttentionKind::Cross);
+  return kinds;
+}
+
+int layerCount(const ModelConfig& config, AttentionKind kind) {
+  if (kind == AttentionKind::EncoderSelf) return config.hasEncoder() ? config.n_encoder_layers : 0;
+  if (kind == AttentionKind::Cross) return config.hasCross() ? config.n_decoder_layers : 0;
+  return config.hasDecoder() ? config.n_decoder_layers : 0;
+}
+
 QStringList queryLabels(const Trace& trace, AttentionKind kind, int batch) {
-  if (batch < 0 || batch >= trace.batch) return {};
-  return toQStringList(kind == AttentionKind::EncoderSelf ? trace.src_tokens[batch]
-                                                          : trace.tgt_tokens[batch]);
+  if (batch < 0 || batch >= trace.batch || trace.queryLen(kind) == 0) return {};
+  return toQStringList(trace.queryTokens(kind, batch));
 }
 
 QStringList keyLabels(const Trace& trace, AttentionKind kind, int batch) {
-  if (batch < 0 || batch >= trace.batch) return {};
-  return toQStringList(kind == AttentionKind::DecoderSelf ? trace.tgt_tokens[batch]
-                                                          : trace.src_tokens[batch]);
+  if (batch < 0 || batch >= trace.batch || trace.keyLen(kind) == 0) return {};
+  return toQStringList(trace.keyTokens(kind, batch));
 }
 
 QString queryAxisTitle(AttentionKind kind) {
   return kind == AttentionKind::EncoderSelf
-             ? QObject::tr("queries ↓ · source tokens")
+             ? QObject::tr("queries ↓ · input tokens")
              : QObject::tr("queries ↓ · target tokens (decoder input)");
 }
 
 QString keyAxisTitle(AttentionKind kind) {
   switch (kind) {
     case AttentionKind::EncoderSelf:
-      return QObject::tr("keys → · source tokens");
+      return QObject::tr("keys → · input tokens");
     case AttentionKind::DecoderSelf:
       return QObject::tr("keys → · target tokens");
     case AttentionKind::Cross:
@@ -80,24 +97,25 @@ QString selectionTitle(const AttentionSelection& s) {
       .arg(head);
 }
 
-std::vector<float> attentionMatrix(const AttentionTrace& a, const AttentionSelection& s,
+std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelection& s,
                                    MatrixValues which, float mask_fill) {
   const int Tq = a.q_len, Tk = a.k_len;
   std::vector<float> out(size_t(Tq) * Tk, 0.0f);
-  if (a.empty()) return out;
+  if (a.probs.empty()) return out;
   const bool scores = which != MatrixValues::Probabilities;
   if (scores && !a.hasScores()) {
     std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
     return out;
   }
-  const std::vector<float>& src = scores ? a.scores : a.probs;
   const int h0 = s.head < 0 ? 0 : s.head;
   const int h1 = s.head < 0 ? a.heads : s.head + 1;
   const float inv = 1.0f / float(h1 - h0);
-  for (int h = h0; h < h1; ++h) {
-    const float* m = src.data() + a.index(s.batch, s.layer, h, 0, 0);
-    for (size_t k = 0; k < out.size(); ++k) out[k] += m[k] * inv;
-  }
+  for (int h = h0; h < h1; ++h)
+    for (int i = 0; i < Tq; ++i) {
+      const float* row = scores ? a.scoreRow(s.batch, h, i) : a.probRow(s.batch, h, i);
+      float* o = out.data() + size_t(i) * Tk;
+      for (int j = 0; j < Tk; ++j) o[j] += row[j] * inv;
+    }
   if (which == MatrixValues::MaskedScores)
     for (int i = 0; i < Tq; ++i)
       for (int j = 0; j < Tk; ++j)
@@ -105,19 +123,22 @@ std::vector<float> attentionMatrix(const AttentionTrace& a, const AttentionSelec
   return out;
 }
 
-std::vector<uint8_t> maskMatrix(const AttentionTrace& a, int batch) {
-  const size_t n = size_t(a.q_len) * a.k_len;
-  if (a.mask.size() < (size_t(batch) + 1) * n) return std::vector<uint8_t>(n, 0);
-  return std::vector<uint8_t>(a.mask.begin() + int64_t(batch) * int64_t(n),
-                              a.mask.begin() + int64_t(batch + 1) * int64_t(n));
+std::vector<uint8_t> maskMatrix(const AttentionBlock& a, int batch) {
+  std::vector<uint8_t> out(size_t(a.q_len) * a.k_len, 0);
+  if (batch < 0 || batch >= a.batch) return out;
+  for (int i = 0; i < a.q_len; ++i)
+    std::copy(a.maskRow(batch, i), a.maskRow(batch, i) + a.k_len,
+              out.begin() + size_t(i) * a.k_len);
+  return out;
 }
 
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel, MatrixValues which,
                              bool scale_to_max, float mask_fill) {
   HeatmapData d;
   const AttentionSelection s = clampSelection(trace, sel);
-  const AttentionTrace& a = trace.get(s.kind);
-  if (a.empty()) return d;
+  const AttentionBlock* block = trace.block(s.kind, s.layer);
+  if (!block) return d;
+  const AttentionBlock& a = *block;
   d.rows = a.q_len;
   d.cols = a.k_len;
   d.masked = maskMatrix(a, s.batch);
@@ -171,7 +192,9 @@ HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel, 
 MaskParts maskParts(const Trace& trace, AttentionKind kind, int batch, const ModelConfig& config,
                     const MaskOptions& masks) {
   MaskParts m;
-  const AttentionTrace& a = trace.get(kind);
+  const AttentionBlock* block = trace.block(kind, 0);
+  if (!block) return m;
+  const AttentionBlock& a = *block;
   m.q_len = a.q_len;
   m.k_len = a.k_len;
   if (batch < 0 || batch >= trace.batch) return m;

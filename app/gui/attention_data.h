@@ -30,8 +30,11 @@ enum class MatrixValues {
   MaskedScores,   // the scores with masked cells replaced by the fill value
 };
 
-// Clamps layer/head/batch into the trace's ranges.
+// Clamps layer/head/batch into the trace's ranges (and the kind into the kinds it has).
 AttentionSelection clampSelection(const Trace& trace, AttentionSelection s);
+// The kinds of attention this model has, in the order encoder self, decoder self, cross.
+std::vector<AttentionKind> modelKinds(const ModelConfig& config);
+int layerCount(const ModelConfig& config, AttentionKind kind);
 
 QStringList queryLabels(const Trace& trace, AttentionKind kind, int batch);
 QStringList keyLabels(const Trace& trace, AttentionKind kind, int batch);
@@ -41,9 +44,9 @@ QString kindTitle(AttentionKind kind);                // "Cross-attention"
 QString selectionTitle(const AttentionSelection& s);  // "Cross-attention · layer 2 · head 3"
 
 // [Tq, Tk] of one head (or the mean of the heads when s.head < 0).
-std::vector<float> attentionMatrix(const AttentionTrace& a, const AttentionSelection& s,
+std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelection& s,
                                    MatrixValues which, float mask_fill);
-std::vector<uint8_t> maskMatrix(const AttentionTrace& a, int batch);
+std::vector<uint8_t> maskMatrix(const AttentionBlock& a, int batch);  // [Tq, Tk]
 
 // The heatmap of a selection. scale_to_max: colour scale 0 … max of the matrix (probabilities)
 // rather than 0 … 1.

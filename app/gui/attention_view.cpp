@@ -66,13 +66,16 @@ void AttentionView::refresh() {
       (t.batch > 1 ? tr(" · sentence %1 of %2").arg(s.batch + 1).arg(t.batch) : QString()));
   heatmap()->setData(std::move(d));
 
-  const AttentionTrace& a = t.get(s.kind);
+  const AttentionSelection cs = clampSelection(t, s);
+  const AttentionBlock* block = t.block(cs.kind, cs.layer);
+  if (!block) return;
+  const AttentionBlock& a = *block;
   const QString fill = maskFillText(c.mask_fill);
   QString rows_are, cols_are, mask_is;
-  switch (s.kind) {
+  switch (cs.kind) {
     case AttentionKind::EncoderSelf:
-      rows_are = tr("source tokens asking (queries)");
-      cols_are = tr("source tokens answering (keys)");
+      rows_are = tr("input tokens asking (queries)");
+      cols_are = tr("input tokens answering (keys)");
       mask_is = tr("only padding keys are masked");
       break;
     case AttentionKind::DecoderSelf:

@@ -116,8 +116,6 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
   rows_caption_->setWordWrap(true);
   rh->addWidget(rows_caption_, 1);
   rows_kind_ = new QComboBox(right);
-  rows_kind_->addItem(tr("Cross-attention rows"));
-  rows_kind_->addItem(tr("Self-attention rows"));
   rh->addWidget(rows_kind_);
   rl->addLayout(rh);
   rows_map_ = new HeatmapWidget(right);
@@ -128,7 +126,7 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
     const int heads = state_->headCount();
     if (heads <= 0) return;
     AttentionSelection s = state_->selection();
-    s.kind = rows_kind_->currentIndex() == 0 ? AttentionKind::Cross : AttentionKind::DecoderSelf;
+    s.kind = static_cast<AttentionKind>(rows_kind_->currentData().toInt());
     s.layer = row / heads;
     s.head = row % heads;
     state_->setSelection(s);
@@ -172,6 +170,25 @@ void DecodingView::refresh() {
   auto snap = state_->snapshot();
   Engine* engine = state_->engine();
   const bool decode = snap && snap->trace && !snap->batch;
+  // The rows the right-hand side can show: the kinds the model has, the cross-attention first.
+  const Model* model = state_->model();
+  if (model) {
+    std::vector<AttentionKind> kinds = modelKinds(model->config());
+    std::reverse(kinds.begin(), kinds.end());
+    QList<int> want;
+    for (AttentionKind k : kinds) want << int(k);
+    QList<int> have;
+    for (int i = 0; i < rows_kind_->count(); ++i) have << rows_kind_->itemData(i).toInt();
+    if (want != have) {
+      const QSignalBlocker b(rows_kind_);
+      rows_kind_->clear();
+      for (AttentionKind k : kinds)
+        rows_kind_->addItem(k == AttentionKind::Cross         ? tr("Cross-attention rows")
+                            : k == AttentionKind::DecoderSelf ? tr("Self-attention rows")
+                                                              : tr("Encoder self-attention rows"),
+                            int(k));
+    }
+  }
   back_->setEnabled(engine->canStepBack());
   forward_->setEnabled(engine->canStepForward());
   to_end_->setEnabled(engine->canStepForward());
@@ -199,10 +216,47 @@ void DecodingView::refresh() {
   showStep();
 
   const Trace& t = *snap->trace;
+  const auto& c = model->config();
   QStringList src, out;
-  for (const auto& tok : t.src_tokens[0]) src << QString::fromStdString(tok).toHtmlEscaped();
+  if (!t.src_tokens.empty())
+    for (const auto& tok : t.src_tokens[0]) src << QString::fromStdString(tok).toHtmlEscaped();
+  if (!c.hasDecoder()) {
+    // An encoder-only model: what it predicts, not a decode.
+    QStringList classes;
+    for (size_t k = 0; k < snap->class_probs.size(); ++k)
+      classes << tr("%1 %2")
+                     .arg(snap->class_labels.value(int(k)).toHtmlEscaped())
+                     .arg(snap->class_probs[k], 0, 'f', 3);
+    for (const auto& s : snap->steps) out << s.argmax.toHtmlEscaped();
+    summary_->setText(
+        tr("<b>Input:</b> %1%2%3")
+            .arg(src.join(' '))
+            .arg(out.isEmpty() ? QString()
+                               : tr("<br><b>Masked-LM argmax:</b> %1").arg(out.join(' ')))
+            .arg(classes.isEmpty()
+                     ? QString()
+                     : tr("<br><b>Class probabilities:</b> %1").arg(classes.join(" · "))));
+    explanation_->setHtml(
+        tr("<p style='margin:0'><b>An encoder-only model</b> reads the whole input at once; there "
+           "is nothing to decode. %1%2</p>")
+            .arg(c.tokenHead() == TokenHead::BertMlm
+                     ? tr("Its masked-LM head turns every position's output vector into "
+                          "probabilities over the vocabulary %1: select a position to see its top "
+                          "predictions (put [MASK]-like tokens in the input to ask for them). ")
+                           .arg(shapeString({1, t.src_len, (long long)c.src_vocab.size()}))
+                     : QString())
+            .arg(c.classHead() != ClassHead::None
+                     ? tr("Its classifier pools the positions (%1) into one vector and gives "
+                          "probabilities over %2 classes.")
+                           .arg(c.classHead() == ClassHead::MeanPool ? tr("their mean")
+                                                                     : tr("the first position"))
+                           .arg(c.n_classes)
+                     : QString()));
+    return;
+  }
   for (const auto& s : snap->steps)
-    if (s.chosen_id >= 0) out << s.chosen.toHtmlEscaped();
+    if (s.chosen_id >= 0 && s.position + 1 >= snap->prefix_positions)
+      out << s.chosen.toHtmlEscaped();
   QString status;
   if (snap->finished)
     status = snap->steps.back().chosen_id >= 0 && int(snap->steps.size()) < snap->max_positions
@@ -212,11 +266,10 @@ void DecodingView::refresh() {
     status = tr("next: “%1”, p = %2")
                  .arg(snap->steps.back().argmax.toHtmlEscaped())
                  .arg(snap->steps.back().argmax_prob, 0, 'f', 3);
-  summary_->setText(
-      tr("<b>Source:</b> %1<br><b>Output:</b> %2<br><span style='color:#666'>%3</span>")
-          .arg(src.join(' '), out.isEmpty() ? tr("(nothing yet)") : out.join(' '), status));
+  summary_->setText((c.hasCross() ? tr("<b>Source:</b> %1<br>").arg(src.join(' ')) : QString()) +
+                    tr("<b>Output:</b> %1<br><span style='color:#666'>%2</span>")
+                        .arg(out.isEmpty() ? tr("(nothing yet)") : out.join(' '), status));
 
-  const auto& c = state_->model()->config();
   const int pos = std::max(0, int(snap->steps.size()) - 1);
   explanation_->setHtml(
       tr("<p style='margin:0'><b>Greedy decoding</b>: the encoder runs once; then each step feeds "
@@ -231,7 +284,7 @@ void DecodingView::refresh() {
               "p(y<sub>t+1</sub> | y<sub>≤t</sub>, x) = softmax(h<sub>t</sub>W<sub>out</sub>ᵀ)")))
           .arg(pos)
           .arg(shapeString({1, c.n_heads, 1, pos + 1}))
-          .arg(shapeString({1, c.n_heads, 1, t.src_len}))
+          .arg(shapeString({1, c.n_heads, 1, std::max(t.src_len, 0)}))
           .arg(c.n_decoder_layers)
           .arg(shapeString({1, (long long)c.tgt_vocab.size()})));
 }
@@ -258,7 +311,10 @@ void DecodingView::showStep() {
   const StepInfo& info = snap->steps[size_t(step)];
   topk_model_->setStep(&info);
   if (!info.topk.empty()) topk_table_->selectRow(0);
-  topk_caption_->setText(tr("<b>Next-token probabilities after position %1</b> (input “%2”)")
+  const bool enc_only = state_->model() && !state_->model()->config().hasDecoder();
+  topk_caption_->setText((enc_only ? tr("<b>Masked-LM predictions at position %1</b> (input “%2”)")
+                                   : tr("<b>Next-token probabilities after position %1</b> (input "
+                                        "“%2”)"))
                              .arg(step)
                              .arg(info.input.toHtmlEscaped()));
 
@@ -297,26 +353,30 @@ void DecodingView::showStep() {
 
   // The step's new attention row for every layer and head.
   const Trace& t = *snap->trace;
-  const bool cross = rows_kind_->currentIndex() == 0;
-  const AttentionTrace& a = cross ? t.cross : t.dec_self;
+  const AttentionKind kind = rows_kind_->count()
+                                 ? static_cast<AttentionKind>(rows_kind_->currentData().toInt())
+                                 : AttentionKind::Cross;
+  const bool cross = kind != AttentionKind::DecoderSelf;  // keys: the source
+  const AttentionBlock* first = t.block(kind, 0);
   HeatmapData d;
-  if (step < a.q_len) {
-    const int L = a.layers, H = a.heads;
+  if (first && step < first->q_len) {
+    const int L = t.layers(kind), H = first->heads;
     // Self-attention sees keys up to this position (all of them with the subsequent mask off).
-    const int K = cross || !snap->masks.subsequent ? a.k_len : step + 1;
+    const int K = cross || !snap->masks.subsequent ? first->k_len : step + 1;
     d.rows = L * H;
     d.cols = K;
     d.values.resize(size_t(d.rows) * K);
     d.masked.resize(size_t(d.rows) * K);
-    if (a.hasScores()) d.scores.resize(size_t(d.rows) * K);
+    if (first->hasScores()) d.scores.resize(size_t(d.rows) * K);
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < H; ++h) {
         const int r = l * H + h;
         d.row_labels << tr("L%1 H%2").arg(l + 1).arg(h + 1);
+        const AttentionBlock& a = *t.block(kind, l);
         for (int j = 0; j < K; ++j) {
-          d.values[size_t(r) * K + j] = a.prob(0, l, h, step, j);
+          d.values[size_t(r) * K + j] = a.prob(0, h, step, j);
           d.masked[size_t(r) * K + j] = a.masked(0, step, j);
-          if (a.hasScores()) d.scores[size_t(r) * K + j] = a.score(0, l, h, step, j);
+          if (a.hasScores()) d.scores[size_t(r) * K + j] = a.score(0, h, step, j);
         }
       }
     d.probs = d.values;
@@ -331,14 +391,15 @@ void DecodingView::showStep() {
       if (!d.masked[k]) mx = std::max(mx, d.values[k]);
     d.vmax = mx > 0 ? mx : 1;
     const AttentionSelection sel = state_->selection();
-    if ((sel.kind == AttentionKind::Cross) == cross && sel.kind != AttentionKind::EncoderSelf &&
-        sel.head >= 0)
-      d.highlight_row = sel.layer * H + sel.head;
+    if (sel.kind == kind && sel.head >= 0) d.highlight_row = sel.layer * H + sel.head;
   }
-  rows_caption_->setText(tr("<b>New %1 row at position %2</b> (query “%3”), every layer and head")
-                             .arg(cross ? tr("cross-attention") : tr("self-attention"))
-                             .arg(step)
-                             .arg(info.input.toHtmlEscaped()));
+  rows_caption_->setText(
+      (kind == AttentionKind::EncoderSelf
+           ? tr("<b>Self-attention row of position %2</b> (query “%3”), every layer and head")
+           : tr("<b>New %1 row at position %2</b> (query “%3”), every layer and head")
+                 .arg(cross ? tr("cross-attention") : tr("self-attention")))
+          .arg(step)
+          .arg(info.input.toHtmlEscaped()));
   rows_map_->setColormap(state_->colormap());
   rows_map_->setData(std::move(d));
 }

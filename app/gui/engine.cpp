@@ -6,6 +6,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <numeric>
 
 #include "backends.h"
@@ -44,6 +45,14 @@ void Engine::JobContext::report(int done, int total, const QString& what) const 
       Qt::QueuedConnection);
 }
 
+DecodingSession::Options Engine::JobContext::sessionOptions(const MaskOptions& masks) const {
+  DecodingSession::Options o;
+  o.masks = masks;
+  o.keep_scores = true;
+  if (cancellable) o.cancel = cancel;
+  return o;
+}
+
 ForwardOptions Engine::JobContext::forwardOptions(const MaskOptions& masks) const {
   ForwardOptions o;
   o.masks = masks;
@@ -67,11 +76,6 @@ Engine::~Engine() {
 
 QString Engine::backendDescription() const {
   return model_ ? QString::fromStdString(model_->backend().description()) : QString();
-}
-
-int Engine::decodeLimit(const Model& model, int src_len, int prefix_len) {
-  const int by_source = std::max(2 * src_len + 10, 32);
-  return std::min(model.config().max_len, std::max(by_source, prefix_len + src_len + 1));
 }
 
 bool Engine::start(const QString& what, bool cancellable,
@@ -112,9 +116,16 @@ bool Engine::start(const QString& what, bool cancellable,
 void Engine::finish() {
   Apply apply = watcher_->result();
   busy_ = false;
-  emit busyChanged(false, {});
   job_failed_ = false;
   if (apply) apply();
+  if (job_failed_) plan_.clear();
+  // A plan of decoding actions goes on with its next action (pump), unless cancelled.
+  if (!plan_.empty() && !cancel_) {
+    pump();
+    if (busy_) return;
+  }
+  plan_.clear();
+  emit busyChanged(false, {});
   emit jobFinished(!job_failed_);
 }
 
@@ -139,8 +150,7 @@ bool Engine::canStepForward() const {
 
 bool Engine::canStepBack() const {
   if (busy_ || !decodeMode()) return false;
-  const auto& steps = snapshot_->steps;
-  return steps.size() > 1 || (!steps.empty() && steps.back().chosen_id >= 0);
+  return session_->length() > session_->prefixLength() || session_->choice() >= 0;
 }
 
 void Engine::publish(std::shared_ptr<Snapshot> snap) {
@@ -216,58 +226,93 @@ bool Engine::setBackend(const QString& name) {
   });
 }
 
-std::shared_ptr<Snapshot> Engine::makeSnapshot(const DecodingSession& session, int prefix_positions,
-                                               int max_positions, const JobContext& ctx) {
+namespace {
+
+// The top-k of a logits row as StepInfo's lists.
+void fillTopK(StepInfo& info, const float* logits, int V, const Vocabulary& vocab, int chosen) {
+  const float mx = *std::max_element(logits, logits + V);
+  double sum = 0;
+  for (int i = 0; i < V; ++i) sum += std::exp(double(logits[i]) - mx);
+  auto prob = [&](int id) { return float(std::exp(double(logits[id]) - mx) / sum); };
+  std::vector<int> idx(size_t(V), 0);
+  std::iota(idx.begin(), idx.end(), 0);
+  const int k = std::min(kTopK, V);
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
+                    [&](int a, int b) { return logits[a] > logits[b]; });
+  for (int r = 0; r < k; ++r) {
+    info.topk.emplace_back(idx[size_t(r)], prob(idx[size_t(r)]));
+    info.topk_tokens << QString::fromStdString(vocab.token(idx[size_t(r)]));
+  }
+  info.argmax_id = idx[0];
+  info.argmax = info.topk_tokens.front();
+  info.argmax_prob = info.topk.front().second;
+  if (chosen >= 0 && chosen < V) info.chosen_prob = prob(chosen);
+}
+
+}  // namespace
+
+std::shared_ptr<Snapshot> Engine::makeSnapshot(const DecodingSession& session) const {
   auto snap = std::make_shared<Snapshot>();
-  snap->masks = session.masks();
-  snap->trace =
-      std::make_shared<const Trace>(session.fullTrace(ctx.forwardOptions(session.masks())));
-  snap->prefix_positions = prefix_positions;
-  snap->max_positions = max_positions;
+  snap->masks = session.options().masks;
+  // The session's trace, kept alive by the session (which the engine holds while it is shown).
+  snap->trace = std::shared_ptr<const Trace>(session_, &session.trace());
+  snap->prefix_positions = session.prefixLength();
+  snap->max_positions = session.limit();
   snap->src_ids = session.source();
   snap->finished = session.finished();
   const Vocabulary& vocab = session.model().tgtVocab();
-  const auto& steps = session.steps();
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const auto& st = steps[i];
+  const Trace& t = session.trace();
+  const std::vector<int> fed = session.targetIds();
+  const int V = session.vocabSize();
+  for (int i = 0; i < session.length(); ++i) {
     StepInfo info;
-    info.position = int(i);
-    info.input_id = st.input_token;
-    info.input = QString::fromStdString(vocab.token(st.input_token));
-    const auto& logits = st.rows.logits;
-    if (!logits.empty()) {
-      const float mx = *std::max_element(logits.begin(), logits.end());
-      double sum = 0;
-      for (float v : logits) sum += std::exp(double(v) - mx);
-      auto prob = [&](int id) { return float(std::exp(double(logits[size_t(id)]) - mx) / sum); };
-      std::vector<int> idx(logits.size());
-      std::iota(idx.begin(), idx.end(), 0);
-      const int k = std::min<int>(kTopK, int(idx.size()));
-      std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
-                        [&](int a, int b) { return logits[size_t(a)] > logits[size_t(b)]; });
-      for (int r = 0; r < k; ++r) {
-        info.topk.emplace_back(idx[size_t(r)], prob(idx[size_t(r)]));
-        info.topk_tokens << QString::fromStdString(vocab.token(idx[size_t(r)]));
-      }
-      info.argmax_id = idx[0];
-      info.argmax = info.topk_tokens.front();
-      info.argmax_prob = info.topk.front().second;
-      if (st.chosen >= 0 && st.chosen < int(logits.size())) info.chosen_prob = prob(st.chosen);
-    }
-    info.chosen_id = st.chosen;
-    if (st.chosen >= 0) info.chosen = QString::fromStdString(vocab.token(st.chosen));
+    info.position = i;
+    info.input_id = fed[size_t(i)];
+    info.input = QString::fromStdString(vocab.token(info.input_id));
+    info.chosen_id = i + 1 < session.length() ? fed[size_t(i) + 1] : session.choice();
+    if (info.chosen_id >= 0) info.chosen = QString::fromStdString(vocab.token(info.chosen_id));
+    fillTopK(info, t.logitsRow(0, i), V, vocab, info.chosen_id);
     snap->steps.push_back(std::move(info));
   }
   return snap;
 }
 
-void Engine::greedy(DecodingSession& session, int max_positions, const JobContext& ctx) {
-  while (!session.finished()) {
-    if (ctx.cancellable && ctx.cancelled())
-      throw Error(ErrorKind::Cancelled, "decoding was cancelled");
-    session.stepForward();
-    ctx.report(session.length(), max_positions, QObject::tr("Decoding"));
+std::shared_ptr<Snapshot> Engine::encoderSnapshot(std::shared_ptr<const Trace> trace,
+                                                  const MaskOptions& masks) const {
+  auto snap = std::make_shared<Snapshot>();
+  snap->masks = masks;
+  snap->trace = trace;
+  const Trace& t = *trace;
+  if (!t.src_ids.empty()) snap->src_ids = t.src_ids[0];
+  if (!t.logits.empty()) {  // a masked LM: the predictions at every input position
+    const Vocabulary& vocab = model_->srcVocab();
+    for (int i = 0; i < t.src_len; ++i) {
+      StepInfo info;
+      info.position = i;
+      info.input_id = t.src_ids[0][size_t(i)];
+      info.input = QString::fromStdString(vocab.token(info.input_id));
+      fillTopK(info, t.logitsRow(0, i), int(t.logits.dim(2)), vocab, -1);
+      snap->steps.push_back(std::move(info));
+    }
   }
+  if (!t.class_logits.empty()) {
+    const int C = int(t.class_logits.dim(1));
+    const float* l = t.class_logits.ptr();
+    const float mx = *std::max_element(l, l + C);
+    double sum = 0;
+    for (int k = 0; k < C; ++k) sum += std::exp(double(l[k]) - mx);
+    for (int k = 0; k < C; ++k) {
+      snap->class_probs.push_back(float(std::exp(double(l[k]) - mx) / sum));
+      snap->class_labels << QString::fromStdString(model_->config().classLabel(k));
+    }
+  }
+  snap->finished = true;
+  return snap;
+}
+
+void Engine::adoptSession(std::shared_ptr<DecodingSession> session) {
+  session_ = std::move(session);
+  publish(makeSnapshot(*session_));
 }
 
 bool Engine::run(const QString& src, const QString& prefix) {
@@ -275,19 +320,34 @@ bool Engine::run(const QString& src, const QString& prefix) {
   auto model = model_;
   const MaskOptions masks = masks_;
   const std::string s = src.toStdString(), p = prefix.toStdString();
+  const ModelConfig& c = model->config();
+  if (!c.hasDecoder()) {  // encoder-only: one pass, its outputs
+    return start(tr("Running"), true, [=, this](const JobContext& ctx) -> Apply {
+      Inputs in;
+      in.src = {model->encodeSource(s)};
+      auto trace = std::make_shared<const Trace>(model->forward(in, ctx.forwardOptions(masks)));
+      return [this, trace, masks] {
+        session_.reset();
+        publish(encoderSnapshot(trace, masks));
+      };
+    });
+  }
   return start(tr("Decoding"), true, [=, this](const JobContext& ctx) -> Apply {
-    std::vector<int> ids = model->encodeSource(s);
-    std::vector<int> tgt = model->encodeTarget(p);
-    const int limit = decodeLimit(*model, int(ids.size()), int(tgt.size()));
-    auto session = std::make_shared<DecodingSession>(*model, ids, masks, limit);
-    for (size_t i = 1; i < tgt.size() && !session->finished(); ++i) session->stepForward(tgt[i]);
-    const int prefix_positions = session->length();
-    greedy(*session, limit, ctx);
-    auto snap = makeSnapshot(*session, prefix_positions, limit, ctx);
-    return [this, session, snap] {
-      session_ = session;
-      publish(snap);
-    };
+    std::vector<int> ids;
+    if (c.hasCross()) ids = model->encodeSource(s);
+    // A decoder-only model continues what was typed (in the source box or the prefix box).
+    const std::string typed =
+        c.hasCross() || p.find_first_not_of(" \t") != std::string::npos ? p : s;
+    std::vector<int> prefix_ids = model->encodeTarget(typed);
+    auto session =
+        std::make_shared<DecodingSession>(*model, ids, prefix_ids, ctx.sessionOptions(masks));
+    // Not yet shown: the whole greedy decode runs here.
+    while (!session->finished()) {
+      if (ctx.cancelled()) throw Error(ErrorKind::Cancelled, "decoding was cancelled");
+      session->stepForward();
+      ctx.report(session->length(), session->limit(), QObject::tr("Decoding"));
+    }
+    return [this, session] { adoptSession(session); };
   });
 }
 
@@ -300,27 +360,29 @@ bool Engine::runBatch(const QStringList& sentences) {
   return start(tr("Running a batch"), true, [=, this](const JobContext& ctx) -> Apply {
     if (texts.size() < 2)
       throw Error(ErrorKind::BadInput, "a batch needs at least two sentences (one per line)");
+    const ModelConfig& c = model->config();
     std::vector<std::vector<int>> srcs, tgts;
     for (size_t b = 0; b < texts.size(); ++b) {
-      std::vector<int> ids;
       try {
-        ids = model->encodeSource(texts[b]);
+        if (c.hasEncoder()) srcs.push_back(model->encodeSource(texts[b]));
+        if (c.hasCross()) {
+          tgts.push_back(greedyTarget(*model, srcs.back()));
+        } else if (c.hasDecoder()) {
+          tgts.push_back(model->encodeTarget(texts[b]));
+        }
       } catch (const Error& e) {
         throw Error(e.kind(), "sentence " + std::to_string(b + 1) + ": " + e.what());
       }
-      const int limit = decodeLimit(*model, int(ids.size()));
-      std::vector<int> tgt{model->config().bos_id};
-      for (int id : model->greedyDecode(ids, limit - 1)) tgt.push_back(id);
-      srcs.push_back(std::move(ids));
-      tgts.push_back(std::move(tgt));
       ctx.report(int(b) + 1, int(texts.size()), QObject::tr("Decoding the batch"));
       if (ctx.cancelled()) throw Error(ErrorKind::Cancelled, "the batch was cancelled");
     }
     auto snap = std::make_shared<Snapshot>();
     snap->batch = true;
     snap->masks = masks;
-    snap->trace =
-        std::make_shared<const Trace>(model->forward(srcs, tgts, ctx.forwardOptions(masks)));
+    Inputs in;
+    in.src = srcs;
+    in.tgt = tgts;
+    snap->trace = std::make_shared<const Trace>(model->forward(in, ctx.forwardOptions(masks)));
     snap->batch_src = srcs;
     snap->batch_tgt = tgts;
     for (const auto& t : texts) snap->batch_sentences << QString::fromStdString(t);
@@ -328,25 +390,35 @@ bool Engine::runBatch(const QStringList& sentences) {
   });
 }
 
-bool Engine::replayJob(const QString& what, std::vector<int> choices, int extra_token,
-                       bool decode_on, const MaskOptions& masks) {
-  if (!decodeMode() || busy_) return false;
-  auto model = model_;
-  const std::vector<int> src = snapshot_->src_ids;
-  const int prefix_positions = snapshot_->prefix_positions;
-  const int limit = snapshot_->max_positions;
-  return start(what, true, [=, this](const JobContext& ctx) -> Apply {
-    auto session = std::make_shared<DecodingSession>(*model, src, masks, limit);
-    for (int t : choices) {
-      if (session->finished()) break;
-      session->stepForward(t);
+void Engine::plan(std::vector<Action> actions, const QString& what) {
+  plan_.assign(actions.begin(), actions.end());
+  plan_what_ = what;
+  pump();
+}
+
+void Engine::pump() {
+  if (plan_.empty() || !session_) return;
+  const Action act = plan_.front();
+  plan_.pop_front();
+  auto session = session_;
+  if (act.kind == Action::DecodeOn) {
+    if (session->finished()) {
+      plan_.clear();
+      return;
     }
-    if (extra_token >= 0 && !session->finished()) session->stepForward(extra_token);
-    if (decode_on) greedy(*session, limit, ctx);
-    auto snap = makeSnapshot(*session, prefix_positions, limit, ctx);
-    return [this, session, snap] {
-      session_ = session;
-      publish(snap);
+    plan_.push_front(act);  // again after this step
+  }
+  start(plan_what_, true, [=, this](const JobContext& ctx) -> Apply {
+    // Runs off the GUI thread: reads the session's cache, never its trace's rows being shown.
+    auto step = std::make_shared<DecodingSession::Step>(
+        act.kind == Action::Rerun
+            ? session->computeRerun(act.value)
+            : session->computeStep(act.kind == Action::Step ? act.value : -1));
+    ctx.report(session->length() + 1, session->limit(), plan_what_);
+    return [this, session, step] {
+      if (session != session_) return;  // the model or input changed meanwhile
+      session->applyStep(std::move(*step));
+      publish(makeSnapshot(*session));
     };
   });
 }
@@ -360,22 +432,39 @@ bool Engine::setMasks(const MaskOptions& masks) {
     return true;
   }
   bool started = false;
-  if (snapshot_->batch) {
-    auto model = model_;
-    auto prev = snapshot_;
+  auto model = model_;
+  auto prev = snapshot_;
+  if (snapshot_->batch || !session_) {
+    // A batch, or an encoder-only model: the same inputs again.
     started =
         start(tr("Rerunning with the new masks"), true, [=, this](const JobContext& ctx) -> Apply {
+          Inputs in;
+          if (prev->batch) {
+            in.src = prev->batch_src;
+            in.tgt = prev->batch_tgt;
+          } else {
+            in.src = {prev->src_ids};
+          }
+          auto trace = std::make_shared<const Trace>(model->forward(in, ctx.forwardOptions(masks)));
+          if (!prev->batch) return [this, trace, masks] { publish(encoderSnapshot(trace, masks)); };
           auto snap = std::make_shared<Snapshot>(*prev);
           snap->masks = masks;
-          snap->trace = std::make_shared<const Trace>(
-              model->forward(prev->batch_src, prev->batch_tgt, ctx.forwardOptions(masks)));
+          snap->trace = trace;
           return [this, snap] { publish(snap); };
         });
   } else {
-    std::vector<int> choices;
-    for (const auto& s : snapshot_->steps)
-      if (s.chosen_id >= 0) choices.push_back(s.chosen_id);
-    started = replayJob(tr("Rerunning with the new masks"), choices, -1, false, masks);
+    // The same source and target tokens, the same last choice, with the new masks.
+    const std::vector<int> src = session_->source(), fed = session_->targetIds();
+    const int prefix_len = session_->prefixLength(), choice = session_->choice();
+    started =
+        start(tr("Rerunning with the new masks"), true, [=, this](const JobContext& ctx) -> Apply {
+          std::vector<int> prefix(fed.begin(), fed.begin() + prefix_len);
+          auto session =
+              std::make_shared<DecodingSession>(*model, src, prefix, ctx.sessionOptions(masks));
+          for (size_t i = size_t(prefix_len); i < fed.size(); ++i) session->stepForward(fed[i]);
+          if (choice >= 0 && !session->finished()) session->stepForward(choice);
+          return [this, session] { adoptSession(session); };
+        });
   }
   if (!started) {
     masks_ = old;
@@ -393,64 +482,59 @@ bool Engine::setMasks(const MaskOptions& masks) {
 
 bool Engine::stepForward(int token) {
   if (!canStepForward()) return false;
-  auto session = session_;
-  const int prefix_positions = snapshot_->prefix_positions;
-  const int limit = snapshot_->max_positions;
-  return start(tr("Step forward"), false, [=, this](const JobContext& ctx) -> Apply {
-    session->stepForward(token);
-    std::shared_ptr<Snapshot> snap;
-    try {
-      snap = makeSnapshot(*session, prefix_positions, limit, ctx);
-    } catch (...) {
-      session->stepBack();  // keep the session and the shown snapshot in step
-      throw;
-    }
-    return [this, snap] { publish(snap); };
-  });
+  plan({{Action::Step, token}}, tr("Step forward"));
+  return busy_;
 }
 
 bool Engine::stepBack() {
   if (!canStepBack()) return false;
-  auto session = session_;
-  const int prefix_positions = snapshot_->prefix_positions;
-  const int limit = snapshot_->max_positions;
-  return start(tr("Step back"), false, [=, this](const JobContext& ctx) -> Apply {
-    session->stepBack();
-    auto snap = makeSnapshot(*session, prefix_positions, limit, ctx);
-    return [this, snap] { publish(snap); };
-  });
+  if (session_->needsRerunToStepBack()) {
+    plan({{Action::Rerun, session_->length() - 1}}, tr("Step back"));
+    return busy_;
+  }
+  session_->stepBack();  // drops rows: immediate
+  publish(makeSnapshot(*session_));
+  emit jobFinished(true);
+  return true;
 }
 
 bool Engine::reset() {
   if (!decodeMode() || busy_) return false;
-  auto session = session_;
-  const int prefix_positions = snapshot_->prefix_positions;
-  const int limit = snapshot_->max_positions;
-  return start(tr("Reset"), false, [=, this](const JobContext& ctx) -> Apply {
-    while (session->length() > prefix_positions && session->stepBack()) {
-    }
-    if (session->length() == prefix_positions && session->steps().back().chosen >= 0)
-      session->stepBack();
-    auto snap = makeSnapshot(*session, prefix_positions, limit, ctx);
-    return [this, snap] { publish(snap); };
-  });
+  if (session_->needsRerunToStepBack() && session_->length() > session_->prefixLength()) {
+    plan({{Action::Rerun, session_->prefixLength()}}, tr("Reset"));
+    return busy_;
+  }
+  while (session_->stepBack()) {
+  }
+  publish(makeSnapshot(*session_));
+  emit jobFinished(true);
+  return true;
 }
 
 bool Engine::decodeToEnd() {
   if (!canStepForward()) return false;
-  std::vector<int> choices;
-  for (const auto& s : snapshot_->steps)
-    if (s.chosen_id >= 0) choices.push_back(s.chosen_id);
-  return replayJob(tr("Decoding"), choices, -1, true, snapshot_->masks);
+  plan({{Action::DecodeOn, -1}}, tr("Decoding"));
+  return busy_;
 }
 
 bool Engine::choose(int position, int token, bool continue_decoding) {
   if (!decodeMode() || busy_) return false;
-  const auto& steps = snapshot_->steps;
-  if (position < 0 || position >= int(steps.size())) return false;
-  std::vector<int> choices;
-  for (int i = 0; i < position; ++i) choices.push_back(steps[size_t(i)].chosen_id);
-  return replayJob(tr("Branching"), choices, token, continue_decoding, snapshot_->masks);
+  if (position < 0 || position >= session_->length() || position + 1 < session_->prefixLength())
+    return false;
+  // Keep positions 0 … position (the shared prefix), then branch with `token`.
+  std::vector<Action> actions;
+  if (session_->choice() >= 0) session_->stepBack();
+  if (position + 1 < session_->length()) {
+    if (session_->needsRerunToStepBack()) {
+      actions.push_back({Action::Rerun, position + 1});
+    } else {
+      while (session_->length() > position + 1) session_->stepBack();
+    }
+  }
+  actions.push_back({Action::Step, token});
+  if (continue_decoding) actions.push_back({Action::DecodeOn, -1});
+  plan(std::move(actions), tr("Branching"));
+  return busy_;
 }
 
 }  // namespace attnviz::gui

@@ -8,6 +8,7 @@
 #include <QStringList>
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <utility>
@@ -35,18 +36,24 @@ struct StepInfo {
   QStringList topk_tokens;
 };
 
-// What the views show; built off the GUI thread, never changed afterwards.
+// What the views show. Built when a job ends (on the GUI thread); never changed afterwards, except
+// that in decode mode `trace` is the decoding session's trace, which later steps grow in place —
+// on the GUI thread only, each time with a new snapshot.
 struct Snapshot {
   uint64_t id = 0;                     // increases with every snapshot the engine publishes
-  std::shared_ptr<const Trace> trace;  // teacher-forced forward pass over the current target(s)
+  std::shared_ptr<const Trace> trace;  // the attention trace over the current target(s)
   MaskOptions masks;
   bool batch = false;
-  // Decode mode (batch == false).
+  // Decode mode (batch == false, the model has a decoder): one entry per target position.
+  // Encoder-only models: one entry per input position with its masked-LM predictions.
   std::vector<StepInfo> steps;
   bool finished = false;
-  int prefix_positions = 1;  // BOS and the typed prefix: Reset goes back here
+  int prefix_positions = 1;  // the start token and the typed prefix: Reset goes back here
   int max_positions = 0;     // decoding stops here
   std::vector<int> src_ids;
+  // Encoder-only models with a class head: the class probabilities of sentence 0.
+  std::vector<float> class_probs;
+  QStringList class_labels;
   // Batch mode: the inputs, so that a mask switch can rerun them.
   std::vector<std::vector<int>> batch_src, batch_tgt;
   QStringList batch_sentences;
@@ -91,9 +98,6 @@ class Engine : public QObject {
   // Processes events until no job runs (tests, --screenshot). False on timeout.
   bool waitUntilIdle(int timeout_ms = 60000);
 
-  // The longest target a decode of a source of src_len tokens may reach.
-  static int decodeLimit(const Model& model, int src_len, int prefix_len = 1);
-
  signals:
   void busyChanged(bool busy, const QString& what);
   void progress(int done, int total, const QString& what);
@@ -113,21 +117,30 @@ class Engine : public QObject {
     void report(int done, int total, const QString& what) const;
     bool cancelled() const { return cancel->load(); }
     ForwardOptions forwardOptions(const MaskOptions& masks) const;
+    DecodingSession::Options sessionOptions(const MaskOptions& masks) const;
   };
   bool start(const QString& what, bool cancellable, std::function<Apply(const JobContext&)> work);
   void finish();
-  bool canStart() const { return !busy_; }
   bool decodeMode() const { return model_ && session_ && snapshot_ && !snapshot_->batch; }
 
-  static std::shared_ptr<Snapshot> makeSnapshot(const DecodingSession& session,
-                                                int prefix_positions, int max_positions,
-                                                const JobContext& ctx);
-  static void greedy(DecodingSession& session, int max_positions, const JobContext& ctx);
-  bool replayJob(const QString& what, std::vector<int> choices, int extra_token, bool decode_on,
-                 const MaskOptions& masks);
+  // Decoding actions run one after another as jobs, each applied on the GUI thread before the
+  // next starts (the session's trace is only ever changed on the GUI thread).
+  struct Action {
+    enum Kind { Step, Rerun, DecodeOn } kind;
+    int value = -1;  // Step: the token (-1 = argmax); Rerun: the positions to keep
+  };
+  void plan(std::vector<Action> actions, const QString& what);
+  void pump();
+  std::deque<Action> plan_;
+  QString plan_what_;
+
+  std::shared_ptr<Snapshot> makeSnapshot(const DecodingSession& session) const;
+  std::shared_ptr<Snapshot> encoderSnapshot(std::shared_ptr<const Trace> trace,
+                                            const MaskOptions& masks) const;
+  void adoptSession(std::shared_ptr<DecodingSession> session);
 
   std::shared_ptr<Model> model_;              // declared before session_: outlives it
-  std::shared_ptr<DecodingSession> session_;  // touched only by jobs, one at a time
+  std::shared_ptr<DecodingSession> session_;  // changed on the GUI thread (or before adoption)
   std::shared_ptr<const Snapshot> snapshot_;
   uint64_t snapshot_ids_ = 0;
   void publish(std::shared_ptr<Snapshot> snap);  // numbers it, stores it, emits snapshotChanged

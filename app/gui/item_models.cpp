@@ -69,72 +69,90 @@ void StructureModel::setConfig(const ModelConfig* c) {
     const QString pos_kind =
         c->positional == Positional::Learned ? tr("learned") : tr("sinusoidal");
 
-    Node enc;
-    enc.text = c->n_encoder_layers == 1 ? tr("Encoder (1 layer)")
-                                        : tr("Encoder (%1 layers)").arg(c->n_encoder_layers);
-    enc.tooltip = tr("Reads the source sentence; every layer is self-attention + feed-forward");
-    enc.selectable = false;
-    const int enc_id = add(-1, enc);
-    Node emb;
-    emb.text = tr("Embedding + positions");
-    emb.tooltip = tr("Token embedding [src_vocab %1, d_model %2] plus the %3 positional encoding")
-                      .arg(c->src_vocab.size())
-                      .arg(c->d_model)
-                      .arg(pos_kind);
-    emb.action = QStringLiteral("positional-src");
-    add(enc_id, emb);
-    for (int l = 0; l < c->n_encoder_layers; ++l) {
-      Node layer;
-      layer.text = tr("Layer %1").arg(l + 1);
-      layer.kind = int(AttentionKind::EncoderSelf);
-      layer.layer = l;
-      layer.head = -2;
-      layer.is_layer = true;
-      layer.action = QStringLiteral("attention");
-      const int lid = add(enc_id, layer);
-      block(lid, int(AttentionKind::EncoderSelf), l, tr("Self-attention"),
-            tr("Every source token attends to every source token (padding masked)"));
-      plain(lid, tr("Feed-forward (d_ff %1)").arg(c->d_ff),
-            tr("Position-wise: the same two linear layers for every token"));
+    auto embedding = [&](int parent, const std::vector<std::string>& vocab, const char* which,
+                         const char* action) {
+      Node emb;
+      emb.text = tr("Embedding + positions");
+      emb.tooltip =
+          tr("Token embedding [%1 %2, d_model %3] plus the %4 positional encoding%5%6")
+              .arg(QString::fromLatin1(which))
+              .arg(vocab.size())
+              .arg(c->d_model)
+              .arg(pos_kind)
+              .arg(c->n_segments ? tr(" and %1 segment embeddings").arg(c->n_segments) : QString())
+              .arg(c->embed_norm ? tr(", then a LayerNorm") : QString());
+      emb.action = QString::fromLatin1(action);
+      add(parent, emb);
+    };
+    const QString ffn_tip = tr("Position-wise: the same two linear layers for every token");
+    if (c->hasEncoder()) {
+      Node enc;
+      enc.text = c->n_encoder_layers == 1 ? tr("Encoder (1 layer)")
+                                          : tr("Encoder (%1 layers)").arg(c->n_encoder_layers);
+      enc.tooltip = tr("Reads the input; every layer is self-attention + feed-forward");
+      enc.selectable = false;
+      const int enc_id = add(-1, enc);
+      embedding(enc_id, c->src_vocab, "src_vocab", "positional-src");
+      for (int l = 0; l < c->n_encoder_layers; ++l) {
+        Node layer;
+        layer.text = tr("Layer %1").arg(l + 1);
+        layer.kind = int(AttentionKind::EncoderSelf);
+        layer.layer = l;
+        layer.head = -2;
+        layer.is_layer = true;
+        layer.action = QStringLiteral("attention");
+        const int lid = add(enc_id, layer);
+        block(lid, int(AttentionKind::EncoderSelf), l, tr("Self-attention"),
+              tr("Every input token attends to every input token (padding masked)"));
+        plain(lid, tr("Feed-forward (d_ff %1)").arg(c->d_ff), ffn_tip);
+      }
+      if (!c->hasDecoder()) {
+        Node out;
+        out.text = c->tokenHead() != TokenHead::None   ? tr("Masked-LM head → softmax")
+                   : c->classHead() != ClassHead::None ? tr("Classifier → softmax")
+                                                       : tr("Output: hidden states");
+        out.tooltip = c->classHead() == ClassHead::MeanPool
+                          ? tr("The mean over positions, then Linear [classes %1, d_model %2]")
+                                .arg(c->n_classes)
+                                .arg(c->d_model)
+                          : tr("What the model predicts (the Decoding view shows it)");
+        out.action = QStringLiteral("decoding");
+        add(enc_id, out);
+      }
     }
-
-    Node dec;
-    dec.text = c->n_decoder_layers == 1 ? tr("Decoder (1 layer)")
-                                        : tr("Decoder (%1 layers)").arg(c->n_decoder_layers);
-    dec.tooltip = tr("Writes the target one token at a time");
-    dec.selectable = false;
-    const int dec_id = add(-1, dec);
-    Node demb = emb;
-    demb.tooltip = tr("Token embedding [tgt_vocab %1, d_model %2] plus the %3 positional encoding")
-                       .arg(c->tgt_vocab.size())
-                       .arg(c->d_model)
-                       .arg(pos_kind);
-    demb.action = QStringLiteral("positional-tgt");
-    add(dec_id, demb);
-    for (int l = 0; l < c->n_decoder_layers; ++l) {
-      Node layer;
-      layer.text = tr("Layer %1").arg(l + 1);
-      layer.kind = int(AttentionKind::Cross);
-      layer.layer = l;
-      layer.head = -2;
-      layer.is_layer = true;
-      layer.action = QStringLiteral("attention");
-      const int lid = add(dec_id, layer);
-      block(lid, int(AttentionKind::DecoderSelf), l, tr("Masked self-attention"),
-            tr("Target tokens attend to themselves and earlier target tokens only"));
-      block(lid, int(AttentionKind::Cross), l, tr("Cross-attention"),
-            tr("Target tokens (queries) attend to the encoder output (keys and values)"));
-      plain(lid, tr("Feed-forward (d_ff %1)").arg(c->d_ff),
-            tr("Position-wise: the same two linear layers for every token"));
+    if (c->hasDecoder()) {
+      Node dec;
+      dec.text = c->n_decoder_layers == 1 ? tr("Decoder (1 layer)")
+                                          : tr("Decoder (%1 layers)").arg(c->n_decoder_layers);
+      dec.tooltip = tr("Writes the target one token at a time");
+      dec.selectable = false;
+      const int dec_id = add(-1, dec);
+      embedding(dec_id, c->tgt_vocab, "tgt_vocab", "positional-tgt");
+      for (int l = 0; l < c->n_decoder_layers; ++l) {
+        Node layer;
+        layer.text = tr("Layer %1").arg(l + 1);
+        layer.kind = int(c->hasCross() ? AttentionKind::Cross : AttentionKind::DecoderSelf);
+        layer.layer = l;
+        layer.head = -2;
+        layer.is_layer = true;
+        layer.action = QStringLiteral("attention");
+        const int lid = add(dec_id, layer);
+        block(lid, int(AttentionKind::DecoderSelf), l, tr("Masked self-attention"),
+              tr("Target tokens attend to themselves and earlier target tokens only"));
+        if (c->hasCross())
+          block(lid, int(AttentionKind::Cross), l, tr("Cross-attention"),
+                tr("Target tokens (queries) attend to the encoder output (keys and values)"));
+        plain(lid, tr("Feed-forward (d_ff %1)").arg(c->d_ff), ffn_tip);
+      }
+      Node out;
+      out.text = tr("Output projection → softmax");
+      out.tooltip =
+          tr("Linear [tgt_vocab %1, d_model %2]: the next-token probabilities (Decoding view)")
+              .arg(c->tgt_vocab.size())
+              .arg(c->d_model);
+      out.action = QStringLiteral("decoding");
+      add(dec_id, out);
     }
-    Node out;
-    out.text = tr("Output projection → softmax");
-    out.tooltip =
-        tr("Linear [tgt_vocab %1, d_model %2]: the next-token probabilities (Decoding view)")
-            .arg(c->tgt_vocab.size())
-            .arg(c->d_model);
-    out.action = QStringLiteral("decoding");
-    add(dec_id, out);
   }
   endResetModel();
 }

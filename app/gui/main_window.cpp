@@ -538,11 +538,19 @@ void MainWindow::onModelChanged() {
   status_backend_->setToolTip(
       cuda_reason_.isEmpty() ? QString() : tr("CUDA unavailable: %1").arg(cuda_reason_));
   status_time_->clear();
-  status_lengths_->setText(tr("d_model %1 · %2 heads · %3+%4 layers")
-                               .arg(c.d_model)
-                               .arg(c.n_heads)
-                               .arg(c.n_encoder_layers)
-                               .arg(c.n_decoder_layers));
+  status_lengths_->setText(
+      tr("d_model %1 · %2 heads · %3")
+          .arg(c.d_model)
+          .arg(c.n_heads)
+          .arg(c.hasCross()     ? tr("%1+%2 layers").arg(c.n_encoder_layers).arg(c.n_decoder_layers)
+               : c.hasEncoder() ? tr("%1 encoder layers").arg(c.n_encoder_layers)
+                                : tr("%1 decoder layers").arg(c.n_decoder_layers)));
+  // The attention kinds this model has, and only those.
+  {
+    const QSignalBlocker b(kind_combo_);
+    kind_combo_->clear();
+    for (AttentionKind k : modelKinds(c)) kind_combo_->addItem(kindTitle(k), int(k));
+  }
 
   // Layer and head combos.
   {
@@ -575,10 +583,11 @@ void MainWindow::onModelChanged() {
     if (!src_edit_->text().trimmed().isEmpty()) runCurrentInput();
     return;
   }
-  // A new model: start where a student should, the last decoder layer's cross-attention.
+  // A new model: start where a student should: the last layer of the last kind it has (the
+  // cross-attention of an encoder-decoder).
   AttentionSelection s;
-  s.kind = AttentionKind::Cross;
-  s.layer = c.n_decoder_layers - 1;
+  s.kind = modelKinds(c).back();
+  s.layer = layerCount(c, s.kind) - 1;
   s.head = -1;
   state_->setSelection(s);
   QString src = options_.src;

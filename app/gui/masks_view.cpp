@@ -212,7 +212,9 @@ void MasksView::refresh() {
       s.head < 0 ? tr("  (the mean of the heads has no single pipeline: head 1 shown)")
                  : QString()));
 
-  const AttentionTrace& a = t->get(s.kind);
+  const AttentionBlock* block = t->block(head.kind, head.layer);
+  if (!block) return;
+  const AttentionBlock& a = *block;
   explanation_->setHtml(
       tr("<p style='margin:0'>A mask marks the (query, key) pairs that must not attend: before the "
          "softmax their scores are replaced by %1, so their probabilities become exactly 0. "

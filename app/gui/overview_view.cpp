@@ -11,8 +11,9 @@ namespace attnviz::gui {
 
 QImage attentionThumbnail(const Trace& trace, const AttentionSelection& s, const Colormap& cmap,
                           int max_px) {
-  const AttentionTrace& a = trace.get(s.kind);
-  if (a.empty()) return {};
+  const AttentionBlock* block = trace.block(s.kind, s.layer);
+  if (!block || block->q_len == 0) return {};
+  const AttentionBlock& a = *block;
   const int w = std::min(a.k_len, max_px), h = std::min(a.q_len, max_px);
   const std::vector<float> m = attentionMatrix(a, s, MatrixValues::Probabilities, 0.0f);
   const std::vector<uint8_t> mask = maskMatrix(a, s.batch);
@@ -208,16 +209,19 @@ void OverviewView::refresh() {
   }
   const Trace& t = *snap->trace;
   const AttentionSelection sel = clampSelection(t, state_->selection());
-  const AttentionTrace& a = t.get(sel.kind);
+  const AttentionBlock* first = t.block(sel.kind, 0);
+  if (!first) return;
+  const AttentionBlock& a = *first;
+  const int layers = t.layers(sel.kind);
   std::vector<QImage> thumbs;
-  for (int l = 0; l < a.layers; ++l)
+  for (int l = 0; l < layers; ++l)
     for (int h = -1; h < a.heads; ++h) {
       AttentionSelection s = sel;
       s.layer = l;
       s.head = h;
       thumbs.push_back(attentionThumbnail(t, s, state_->colormap(), 160));
     }
-  grid_->setThumbnails(a.layers, a.heads, std::move(thumbs), kindTitle(sel.kind));
+  grid_->setThumbnails(layers, a.heads, std::move(thumbs), kindTitle(sel.kind));
   grid_->setMask(maskMatrix(a, sel.batch), a.q_len, a.k_len, state_->colormap().maskedHatch());
   grid_->setCurrent(sel.layer, sel.head);
   explanation_->setHtml(
@@ -228,7 +232,7 @@ void OverviewView::refresh() {
          "different d_k = %3 slices of the projections, so they can learn different patterns: "
          "a diagonal, the previous token, a word's translation, or the end token.</p>")
           .arg(shapeString({a.q_len, a.k_len}))
-          .arg(shapeString({t.batch, a.layers, a.heads, a.q_len, a.k_len}))
+          .arg(shapeString({t.batch, layers, a.heads, a.q_len, a.k_len}))
           .arg(model->config().d_k));
 }
 

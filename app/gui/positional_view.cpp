@@ -201,7 +201,9 @@ void PositionalView::recompute() {
     auto r = std::make_shared<Result>();
     r->learned = learned;
     if (learned) {
-      const Tensor& full = target ? loaded->weights.tgt_positions : loaded->weights.src_positions;
+      const Tensor& full = target || !loaded->config.hasEncoder()
+                               ? loaded->weights.decoder.embed.positions
+                               : loaded->weights.encoder.embed.positions;
       const int rows = std::min<int>(n, int(full.dim(0)));
       r->table = Tensor(
           {rows, d}, std::vector<float>(full.data.begin(), full.data.begin() + int64_t(rows) * d));
