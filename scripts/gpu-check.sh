@@ -283,8 +283,8 @@ if needs_build bench; then
   # Does bench know --uncached (the no-cache decode as an opt-in)? Its parser stops at the first
   # unknown option, so this runs nothing.
   uncached_opt_in=0
-  "$cli" bench --uncached --gpu-check-probe 2>&1 | grep -q -- "unknown option --gpu-check-probe" &&
-    uncached_opt_in=1
+  probe=$("$cli" bench --uncached --gpu-check-probe 2>&1)
+  [[ $probe == *"unknown option --gpu-check-probe"* ]] && uncached_opt_in=1
   short="" long=""
   for n in ${lengths//,/ }; do
     if ((n < 1024)); then short+=${short:+,}$n; else long+=" $n"; fi
