@@ -1,6 +1,9 @@
 // Every op of the Backend interface (core/backend.h) on every available backend, against the CPU
-// backend and a plain double-precision reference written from backend.h, on random inputs of odd
-// sizes; error is the normalised MSE with a bound per op (after ggml's test-backend-ops).
+// backend on one thread and a plain double-precision reference written from backend.h, on random
+// inputs of odd sizes; error is the normalised MSE with a bound per op (after ggml's
+// test-backend-ops). The CPU backend runs on 1, 2 and 3 threads, with shapes large enough to be
+// split and sizes that do not divide evenly: every op must give the same result on every run, and
+// the row and element-wise ops the same bits whatever the thread count.
 // Backends that are not available here (no CUDA device) are skipped with the reason, never passed.
 #include <QtTest>
 #include <algorithm>
@@ -133,14 +136,33 @@ std::vector<Layout> layouts() {
                   int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w, false});
   }
   ls.push_back({"single", 1, 1, 3, 1, 1, 3, 0, 3, 1, 1, 0, 1, 1, 0, false});
+  {  // long and uneven, few heads: split over query rows across threads; fused QKV strides
+    const int B = 1, H = 3, T = 301, d = 64, w = H * d;
+    const int64_t size = int64_t{B} * T * 3 * w;
+    ls.push_back({"fused_301x301_3heads", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size,
+                  w, int64_t{T} * 3 * w, 3 * w, 2 * w, true});
+  }
+  {  // cross attention, Tq != Tk, both uneven, batch 2
+    const int B = 2, H = 5, Tq = 77, S = 259, d = 32, w = H * d;
+    ls.push_back({"cross_77x259_5heads", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
+                  int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w, false});
+  }
+  {  // decode step over a long cache: one query row per head (matrix-vector products)
+    const int B = 1, H = 16, Tk = 3001, capacity = 3003, d = 64, w = H * d;
+    ls.push_back({"kv_cache_step_3001", B, H, 1, Tk, d, int64_t{B} * w, 0, w, w,
+                  int64_t{B} * capacity * w, 0, int64_t{capacity} * w, w, 0, false});
+  }
   return ls;
 }
+
+// The backends every op runs on: the CPU backend on 1, 2 and 3 threads, and CUDA.
+const char* const kBackendNames[] = {"cpu1t", "cpu2t", "cpu3t", "cuda"};
 
 // Rows "backend/case" for every backend name and case.
 void addRows(const std::vector<std::string>& cases) {
   QTest::addColumn<QString>("backendName");
   QTest::addColumn<int>("which");
-  for (const char* backend : {"cpu", "cuda"})
+  for (const char* backend : kBackendNames)
     for (size_t i = 0; i < cases.size(); ++i)
       QTest::newRow((std::string(backend) + "/" + cases[i]).c_str()) << QString(backend) << int(i);
 }
@@ -151,11 +173,14 @@ void addRows(const std::vector<std::string>& cases) {
 }  // namespace
 
 // Fetches the row's backend into `be`, or skips the row saying why that backend is unavailable.
-#define FETCH_BACKEND(be)             \
-  QFETCH(QString, backendName);       \
-  QFETCH(int, which);                 \
-  Backend* be = backend(backendName); \
-  if (!be) QSKIP(qPrintable(backendName + " backend unavailable: " + unavailable(backendName)));
+// isCpu: one of the CPU backends (whose row-wise results must match 1 thread's bit for bit).
+#define FETCH_BACKEND(be)                                                                        \
+  QFETCH(QString, backendName);                                                                  \
+  QFETCH(int, which);                                                                            \
+  Backend* be = backend(backendName);                                                            \
+  if (!be) QSKIP(qPrintable(backendName + " backend unavailable: " + unavailable(backendName))); \
+  const bool isCpu = backendName.startsWith("cpu");                                              \
+  Q_UNUSED(isCpu);
 
 class TestBackendOps : public QObject {
   Q_OBJECT
@@ -173,8 +198,14 @@ class TestBackendOps : public QObject {
 
  private slots:
   void initTestCase() {
-    cpu_ = makeCpuBackend();
-    backends_["cpu"] = cpu_;
+    cpu_ = makeCpuBackend(1);
+    QCOMPARE(cpu_->threads(), 1);
+    backends_["cpu1t"] = cpu_;
+    for (int n : {2, 3}) {
+      auto be = makeCpuBackend(n);
+      QCOMPARE(be->threads(), n);
+      backends_[QString("cpu%1t").arg(n)] = be;
+    }
     const std::string reason = cudaUnavailableReason();
     if (reason.empty()) {
       try {
@@ -238,7 +269,8 @@ class TestBackendOps : public QObject {
 
   // ---- embedding_forward ----
   void embedding_data() {
-    addRows({"3x7x37_pos0", "2x5x64_pos7_scaled", "1x1x1", "2x3x16_no_positions"});
+    addRows({"3x7x37_pos0", "2x5x64_pos7_scaled", "1x1x1", "2x3x16_no_positions",
+             "2x300x515_pos3_scaled"});
   }
   void embedding() {
     FETCH_BACKEND(be);
@@ -249,7 +281,8 @@ class TestBackendOps : public QObject {
     const Case cases[] = {{3, 7, 37, 23, 16, 0, 1.0f},
                           {2, 5, 64, 11, 12, 7, 8.0f},
                           {1, 1, 1, 2, 1, 0, 1.0f},
-                          {2, 3, 16, 5, 0, 0, 2.0f}};  // max_len 0: no positions (nullptr)
+                          {2, 3, 16, 5, 0, 0, 2.0f},  // max_len 0: no positions (nullptr)
+                          {2, 300, 515, 97, 310, 3, 1.5f}};
     const Case c = cases[which];
     std::vector<int32_t> ids(size_t(c.B) * c.T);  // [B, T]
     std::mt19937 rng(10 + which);
@@ -272,6 +305,8 @@ class TestBackendOps : public QObject {
       return a.get(out, n);
     };
     const auto got = run(*be), cpu = run(*cpu_);
+    if (isCpu) QVERIFY2(run(*be) == got, "a second run gave different results");
+    if (isCpu) QVERIFY2(got == cpu, "differs from the result on 1 thread");
     CHECK_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
     CHECK_NMSE(nmse(got, cpu), kNmseElementwise, "vs cpu");
   }
@@ -302,6 +337,8 @@ class TestBackendOps : public QObject {
       return a.get(out, out0.size());
     };
     const auto got = run(*be), cpu = run(*cpu_);
+    if (isCpu) QVERIFY2(run(*be) == got, "a second run gave different results");
+    if (isCpu) QVERIFY2(got == cpu, "differs from the result on 1 thread");
     CHECK_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
     QVERIFY(got == cpu);  // one float addition per element: bit-identical
   }
@@ -330,13 +367,16 @@ class TestBackendOps : public QObject {
       return a.get(y, ref.size());
     };
     const auto got = run(*be), cpu = run(*cpu_);
+    if (isCpu) QVERIFY2(run(*be) == got, "a second run gave different results");
+    if (isCpu) QVERIFY2(got == cpu, "differs from the result on 1 thread");
     CHECK_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
     CHECK_NMSE(nmse(got, cpu), kNmseElementwise, "vs cpu");
   }
 
   // ---- linear_forward ----
   void linear_data() {
-    addRows({"7x13->5", "7x13->5_bias", "1x129->67_bias", "33x64->255_bias", "64x512->513"});
+    addRows({"7x13->5", "7x13->5_bias", "1x129->67_bias", "33x64->255_bias", "64x512->513",
+             "301x512->1537_bias", "3x512->2049_bias", "1x1024->3001_bias", "129x2048->515"});
   }
   void linear() {
     FETCH_BACKEND(be);
@@ -344,11 +384,9 @@ class TestBackendOps : public QObject {
       int rows, in, out;
       bool bias;
     };
-    const Case cases[] = {{7, 13, 5, false},
-                          {7, 13, 5, true},
-                          {1, 129, 67, true},
-                          {33, 64, 255, true},
-                          {64, 512, 513, false}};
+    const Case cases[] = {{7, 13, 5, false},    {7, 13, 5, true},      {1, 129, 67, true},
+                          {33, 64, 255, true},  {64, 512, 513, false}, {301, 512, 1537, true},
+                          {3, 512, 2049, true}, {1, 1024, 3001, true}, {129, 2048, 515, false}};
     const Case c = cases[which];
     const auto x = randomFloats(size_t(c.rows) * c.in, 20);  // [rows, in]
     const auto w = randomFloats(size_t(c.out) * c.in, 21);   // [out, in]
@@ -369,6 +407,7 @@ class TestBackendOps : public QObject {
       return a.get(y, n);
     };
     const auto got = run(*be), cpu = run(*cpu_);
+    if (isCpu) QVERIFY2(run(*be) == got, "a second run gave different results");
     CHECK_NMSE(nmse(got, ref), kNmseProduct, "vs reference");
     CHECK_NMSE(nmse(got, cpu), kNmseProduct, "vs cpu");
   }
@@ -408,6 +447,7 @@ class TestBackendOps : public QObject {
       return a.get(s, n);
     };
     const auto got = run(*be), cpu = run(*cpu_);
+    if (isCpu) QVERIFY2(run(*be) == got, "a second run gave different results");
     CHECK_NMSE(nmse(got, ref), kNmseProduct, "vs reference");
     CHECK_NMSE(nmse(got, cpu), kNmseProduct, "vs cpu");
   }
@@ -415,7 +455,7 @@ class TestBackendOps : public QObject {
   // ---- masked_softmax_forward ----
   void softmax_data() {
     addRows({"2x3x5x7_-1e9", "2x3x5x7_-inf", "1x2x4x1_-1e9", "2x2x3x33_-inf_causal",
-             "1x4x9x129_-1e9", "2x8x17x300_-inf"});
+             "1x4x9x129_-1e9", "2x8x17x300_-inf", "1x5x301x257_-1e9_causal", "1x16x1x3001_-inf"});
   }
   void softmax() {
     FETCH_BACKEND(be);
@@ -424,9 +464,10 @@ class TestBackendOps : public QObject {
       float fill;
       bool causal;
     };
-    const Case cases[] = {{2, 3, 5, 7, -1e9f, false},   {2, 3, 5, 7, -kInf, false},
-                          {1, 2, 4, 1, -1e9f, false},   {2, 2, 3, 33, -kInf, true},
-                          {1, 4, 9, 129, -1e9f, false}, {2, 8, 17, 300, -kInf, false}};
+    const Case cases[] = {{2, 3, 5, 7, -1e9f, false},    {2, 3, 5, 7, -kInf, false},
+                          {1, 2, 4, 1, -1e9f, false},    {2, 2, 3, 33, -kInf, true},
+                          {1, 4, 9, 129, -1e9f, false},  {2, 8, 17, 300, -kInf, false},
+                          {1, 5, 301, 257, -1e9f, true}, {1, 16, 1, 3001, -kInf, false}};
     const Case c = cases[which];
     const size_t n = size_t(c.B) * c.H * c.Tq * c.Tk;  // scores, probs [B, H, Tq, Tk]
     const auto scores = randomFloats(n, 50 + which, -20.0f, 20.0f);
@@ -465,6 +506,8 @@ class TestBackendOps : public QObject {
       return a.get(p, n);
     };
     const auto got = run(*be), cpu = run(*cpu_);
+    if (isCpu) QVERIFY2(run(*be) == got, "a second run gave different results");
+    if (isCpu) QVERIFY2(got == cpu, "differs from the result on 1 thread");
     CHECK_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
     CHECK_NMSE(nmse(got, cpu), kNmseElementwise, "vs cpu");
     // backend.h's promises, exactly: masked cells 0, rows sum to 1, fully masked rows uniform
@@ -523,6 +566,7 @@ class TestBackendOps : public QObject {
       return a.get(ctx, n);
     };
     const auto got = run(*be), cpu = run(*cpu_);
+    if (isCpu) QVERIFY2(run(*be) == got, "a second run gave different results");
     CHECK_NMSE(nmse(got, ref), kNmseProduct, "vs reference");
     CHECK_NMSE(nmse(got, cpu), kNmseProduct, "vs cpu");
   }
@@ -530,7 +574,7 @@ class TestBackendOps : public QObject {
   // ---- layernorm_forward ----
   void layernorm_data() {
     addRows({"5x37_affine", "5x37_identity", "3x129_affine_inplace", "9x512_identity_inplace",
-             "4x1_affine", "2x2048_affine"});
+             "4x1_affine", "2x2048_affine", "301x512_affine", "67x1000_identity_inplace"});
   }
   void layernorm() {
     FETCH_BACKEND(be);
@@ -538,8 +582,9 @@ class TestBackendOps : public QObject {
       int rows, d;
       bool affine, in_place;
     };
-    const Case cases[] = {{5, 37, true, false},  {5, 37, false, false}, {3, 129, true, true},
-                          {9, 512, false, true}, {4, 1, true, false},   {2, 2048, true, false}};
+    const Case cases[] = {{5, 37, true, false},    {5, 37, false, false},  {3, 129, true, true},
+                          {9, 512, false, true},   {4, 1, true, false},    {2, 2048, true, false},
+                          {301, 512, true, false}, {67, 1000, false, true}};
     const Case c = cases[which];
     const float eps = 1e-5f;
     const size_t n = size_t(c.rows) * c.d;  // x, y [rows, d]
@@ -568,19 +613,23 @@ class TestBackendOps : public QObject {
       return a.get(y, n);
     };
     const auto got = run(*be), cpu = run(*cpu_);
+    if (isCpu) QVERIFY2(run(*be) == got, "a second run gave different results");
+    if (isCpu) QVERIFY2(got == cpu, "differs from the result on 1 thread");
     CHECK_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
     CHECK_NMSE(nmse(got, cpu), kNmseElementwise, "vs cpu");
   }
 
   // ---- activation_forward ----
   void activation_data() {
-    addRows({"relu_1003", "gelu_1003", "gelu_tanh_4099", "silu_1003", "tanh_1003"});
+    addRows({"relu_1003", "gelu_1003", "gelu_tanh_4099", "silu_1003", "tanh_1003", "relu_300007",
+             "gelu_300007"});
   }
   void activation() {
     FETCH_BACKEND(be);
     const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh,
-                               Activation::Silu, Activation::Tanh};
-    const size_t sizes[] = {1003, 1003, 4099, 1003, 1003};
+                               Activation::Silu, Activation::Tanh, Activation::Relu,
+                               Activation::Gelu};
+    const size_t sizes[] = {1003, 1003, 4099, 1003, 1003, 300007, 300007};
     const Activation act = acts[which];
     const auto x = randomFloats(sizes[which], 100 + which, -6.0f, 6.0f);
     std::vector<double> ref(x.size());
@@ -613,15 +662,17 @@ class TestBackendOps : public QObject {
       return a.get(xd, x.size());
     };
     const auto got = run(*be), cpu = run(*cpu_);
+    if (isCpu) QVERIFY2(run(*be) == got, "a second run gave different results");
+    if (isCpu) QVERIFY2(got == cpu, "differs from the result on 1 thread");
     CHECK_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
     CHECK_NMSE(nmse(got, cpu), kNmseElementwise, "vs cpu");
   }
 
   // ---- residual_forward ----
-  void residual_data() { addRows({"1", "1027", "100003"}); }
+  void residual_data() { addRows({"1", "1027", "100003", "1000003"}); }
   void residual() {
     FETCH_BACKEND(be);
-    const size_t sizes[] = {1, 1027, 100003};
+    const size_t sizes[] = {1, 1027, 100003, 1000003};
     const size_t n = sizes[which];
     const auto x = randomFloats(n, 110 + which), y0 = randomFloats(n, 120 + which);
     std::vector<double> ref(n);
@@ -633,6 +684,8 @@ class TestBackendOps : public QObject {
       return a.get(y, n);
     };
     const auto got = run(*be), cpu = run(*cpu_);
+    if (isCpu) QVERIFY2(run(*be) == got, "a second run gave different results");
+    if (isCpu) QVERIFY2(got == cpu, "differs from the result on 1 thread");
     CHECK_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
     QVERIFY(got == cpu);  // one float addition per element: bit-identical
   }
