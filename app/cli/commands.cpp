@@ -220,12 +220,15 @@ int cmdBench(const Args& a) {
     lm = makeRandomModel(tutorialSizeConfig(), 1234);
   else
     lm = openModel(a);
-  Model m(lm, openBackend(a));
+  std::shared_ptr<Backend> backend = openBackend(a);
+  if (a.has("threads")) backend->setThreads(a.getInt("threads", 0, 0, 1024));
+  Model m(lm, backend);
   const ModelConfig& c = m.config();
   const int repeat = a.getInt("repeat", 5, 1, 1000);
+  const bool json = a.has("json"), uncached = a.has("uncached"), ops = a.has("ops");
   std::vector<int> lengths;
-  for (const auto& s : std::vector<std::string>{a.get("lengths", "32,128")}) {
-    std::stringstream ss(s);
+  {
+    std::stringstream ss(a.get("lengths", "32,128,512"));
     for (std::string item; std::getline(ss, item, ',');) {
       if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
           item.size() > 6)
@@ -233,49 +236,158 @@ int cmdBench(const Args& a) {
       lengths.push_back(std::stoi(item));
     }
   }
-  std::cout << "model:   " << (c.name.empty() ? lm->path : c.name) << " — " << c.n_encoder_layers
-            << "+" << c.n_decoder_layers << " layers, d_model " << c.d_model << ", " << c.n_heads
-            << " heads, d_ff " << c.d_ff << "\n"
-            << "backend: " << m.backend().description() << "\n"
-            << "median of " << repeat << " runs (min in brackets)\n";
-  std::mt19937 rng(7);
-  auto randomIds = [&](int n, int vocab, int first) {
-    std::vector<int> ids;
-    std::uniform_int_distribution<int> d(3, vocab - 1);
-    if (first >= 0) ids.push_back(first);
-    while ((int)ids.size() < n) ids.push_back(d(rng));
-    return ids;
-  };
-  for (int n : lengths) {
+  for (int n : lengths)
     if (n < 1 || n > c.max_len)
       throw Error(ErrorKind::Usage,
                   "length " + std::to_string(n) + " is outside 1.." + std::to_string(c.max_len));
+
+  // The pass's matrix-product flops (2·m·n·k each) for S source and T target tokens, batch 1;
+  // element-wise work (softmax, LayerNorm, ...) is not counted.
+  const double d = c.d_model, H = c.n_heads, dk = c.d_k, dv = c.d_v, A = c.attnWidth(),
+               Av = c.valueWidth(), ff = c.d_ff, V = (double)c.tgt_vocab.size();
+  auto attentionFlops = [&](double q_rows, double kv_rows) {  // scores + context
+    return 2.0 * H * q_rows * kv_rows * (dk + dv);
+  };
+  auto passFlops = [&](double S, double T) {
+    const double enc =
+        2.0 * S * d * (2 * A + Av) + attentionFlops(S, S) + 2.0 * S * Av * d + 4.0 * S * d * ff;
+    const double dec = 2.0 * T * d * (2 * A + Av) + attentionFlops(T, T) + 2.0 * T * Av * d +
+                       2.0 * T * d * A + 2.0 * S * d * (A + Av) + attentionFlops(T, S) +
+                       2.0 * T * Av * d + 4.0 * T * d * ff;
+    return c.n_encoder_layers * enc + c.n_decoder_layers * dec + 2.0 * T * d * V;
+  };
+
+  auto quoted = [](const std::string& v) {
+    std::string q = "\"";
+    for (unsigned char ch : v) {
+      if (ch == '"' || ch == '\\') {
+        q += '\\';
+        q += (char)ch;
+      } else if (ch < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+        q += buf;
+      } else {
+        q += (char)ch;
+      }
+    }
+    return q + "\"";
+  };
+  const std::string model_name = c.name.empty() ? lm->path : c.name;
+  if (json) {
+    std::cout << "{\"model\": " << quoted(model_name)
+              << ", \"encoder_layers\": " << c.n_encoder_layers
+              << ", \"decoder_layers\": " << c.n_decoder_layers << ", \"d_model\": " << c.d_model
+              << ", \"heads\": " << c.n_heads << ", \"d_ff\": " << c.d_ff
+              << ", \"backend\": " << quoted(backend->name())
+              << ", \"description\": " << quoted(backend->description())
+              << ", \"threads\": " << backend->threads() << ", \"repeat\": " << repeat << "}"
+              << std::endl;
+  } else {
+    std::cout << "model:   " << model_name << " — " << c.n_encoder_layers << "+"
+              << c.n_decoder_layers << " layers, d_model " << c.d_model << ", " << c.n_heads
+              << " heads, d_ff " << c.d_ff << "\n"
+              << "backend: " << backend->description() << "\n"
+              << "median of " << repeat << " runs (min in brackets)" << std::endl;
+  }
+  // One measured row, printed (and flushed) as soon as it is measured. flops 0: no rate.
+  auto report = [&](int n, const std::string& what, const std::string& label, double median,
+                    double min, const std::string& unit, double flops) {
+    if (json) {
+      std::cout << "{\"tokens\": " << n << ", \"what\": " << quoted(what)
+                << ", \"median_ms\": " << median << ", \"min_ms\": " << min;
+      if (flops > 0)
+        std::cout << ", \"gflop\": " << flops * 1e-9 << ", \"gflops\": " << flops / median * 1e-6;
+      std::cout << "}" << std::endl;
+      return;
+    }
+    std::ostringstream row;
+    row << std::fixed << std::setprecision(2) << "  " << std::left << std::setw(30) << (label + ":")
+        << median << " " << unit << "  (" << min << ")";
+    if (flops > 0) row << "  " << std::setprecision(1) << flops / median * 1e-6 << " GFLOP/s";
+    std::cout << row.str() << std::endl;
+  };
+
+  std::mt19937 rng(7);
+  auto randomIds = [&](int n, int vocab, int first) {
+    // Ids above the usual specials (pad, bos, eos) where the vocabulary has any.
+    std::vector<int> ids;
+    std::uniform_int_distribution<int> dist(std::min(3, vocab - 1), vocab - 1);
+    if (first >= 0) ids.push_back(first);
+    while ((int)ids.size() < n) ids.push_back(dist(rng));
+    return ids;
+  };
+
+  for (int n : lengths) {
     const std::vector<int> src = randomIds(n, (int)c.src_vocab.size(), -1);
     const std::vector<int> tgt = randomIds(n, (int)c.tgt_vocab.size(), c.bos_id);
+    const double flops = passFlops(n, n);
+    if (!json)
+      std::cout << std::fixed << std::setprecision(2) << "n = " << n
+                << " tokens (source and target), " << flops * 1e-9 << " GFLOP per pass"
+                << std::endl;
     ForwardOptions full;
     Stats f = timeIt(repeat, [&] { m.forward({src}, {tgt}, full); });
+    report(n, "forward_full_trace", "forward, full trace", f.median, f.min, "ms", flops);
     ForwardOptions probs_only;
     probs_only.keep_scores = false;
     Stats p = timeIt(repeat, [&] { m.forward({src}, {tgt}, probs_only); });
-    // Decode steps: n positions with the key/value cache, and without it (the whole decoder
-    // rerun over the prefix each step, as the tutorials' greedy decoder does).
+    report(n, "forward_probs_only", "forward, probabilities only", p.median, p.min, "ms", flops);
+    // Decode steps: n positions with the key/value cache, and (opt-in: hours at 512 tokens)
+    // without it, the whole decoder rerun over the prefix each step as the tutorials do.
     auto enc = m.encode(src, {}, nullptr, false);
     Stats cached = timeIt(repeat, [&] {
       auto cache = m.newDecoderCache(*enc, n);
       for (int i = 0; i < n; ++i) m.decodeStep(*enc, *cache, tgt[i], {});
     });
-    Stats uncached = timeIt(std::max(1, repeat / 2), [&] {
-      for (int i = 1; i <= n; ++i)
-        m.forward({src}, {std::vector<int>(tgt.begin(), tgt.begin() + i)}, probs_only);
+    report(n, "decode_step_cached", "decode step, KV cache", cached.median / n, cached.min / n,
+           "ms/step", 0);
+    if (uncached) {
+      Stats u = timeIt(std::max(1, repeat / 2), [&] {
+        for (int i = 1; i <= n; ++i)
+          m.forward({src}, {std::vector<int>(tgt.begin(), tgt.begin() + i)}, probs_only);
+      });
+      report(n, "decode_step_uncached", "decode step, no cache", u.median / n, u.min / n, "ms/step",
+             0);
+    }
+    if (!ops) continue;
+    // The backend's ops alone at this size (one layer's shapes, batch 1, buffers reused).
+    Backend& be = *backend;
+    const int D = c.d_model, W = 2 * c.attnWidth() + c.valueWidth(), F = c.d_ff, Hh = c.n_heads;
+    auto buffer = [&](int64_t floats) {
+      return be.allocate((size_t)std::max<int64_t>(floats, 1) * 4);
+    };
+    BufferPtr x = buffer((int64_t)n * std::max(D, F)), w = buffer((int64_t)std::max(W, F) * D),
+              y = buffer((int64_t)n * std::max(W, F)), scores = buffer((int64_t)Hh * n * n),
+              probs = buffer((int64_t)Hh * n * n);
+    BufferPtr mask = be.allocate((size_t)n * n);
+    auto timeOp = [&](const std::string& what, double op_flops, const std::function<void()>& op) {
+      Stats s = timeIt(repeat, [&] {
+        op();
+        be.synchronize();
+      });
+      report(n, "op_" + what, "op " + what, s.median, s.min, "ms", op_flops);
+    };
+    const int Ac = c.attnWidth();
+    timeOp("linear_qkv", 2.0 * n * D * W,
+           [&] { be.linear_forward(x->f32(), w->f32(), nullptr, y->f32(), n, D, W); });
+    timeOp("linear_ffn1", 2.0 * n * D * F,
+           [&] { be.linear_forward(x->f32(), w->f32(), nullptr, y->f32(), n, D, F); });
+    timeOp("linear_ffn2", 2.0 * n * F * D,
+           [&] { be.linear_forward(x->f32(), w->f32(), nullptr, y->f32(), n, F, D); });
+    HeadsView q{y->f32(), (int64_t)n * W, W}, k{y->f32() + Ac, (int64_t)n * W, W},
+        v{y->f32() + 2 * Ac, (int64_t)n * W, W};
+    timeOp("attention_scores", 2.0 * Hh * n * n * c.d_k,
+           [&] { be.attention_scores_forward(q, k, scores->f32(), 1, Hh, n, n, c.d_k, 0.125f); });
+    timeOp("masked_softmax", 0, [&] {
+      be.masked_softmax_forward(scores->f32(), mask->u8(), probs->f32(), 1, Hh, n, n, -1e9f);
     });
-    std::cout << std::fixed << std::setprecision(2) << "n = " << n
-              << " tokens (source and target)\n"
-              << "  forward, full trace:          " << f.median << " ms  (" << f.min << ")\n"
-              << "  forward, probabilities only:  " << p.median << " ms  (" << p.min << ")\n"
-              << "  decode step, KV cache:        " << cached.median / n << " ms/step  ("
-              << cached.min / n << ")\n"
-              << "  decode step, no cache:        " << uncached.median / n << " ms/step  ("
-              << uncached.min / n << ")\n";
+    timeOp("attention_context", 2.0 * Hh * n * n * c.d_v,
+           [&] { be.attention_context_forward(probs->f32(), v, x->f32(), 1, Hh, n, n, c.d_v); });
+    timeOp("layernorm", 0,
+           [&] { be.layernorm_forward(x->f32(), nullptr, nullptr, y->f32(), n, D, 1e-5f); });
+    timeOp("activation", 0, [&] { be.activation_forward(y->f32(), (int64_t)n * F, c.activation); });
+    timeOp("residual", 0, [&] { be.residual_forward(x->f32(), y->f32(), (int64_t)n * D); });
   }
   return 0;
 }
@@ -292,8 +404,13 @@ commands:
                                      cross_*.npy, logits.npy, tokens.json)
         [--no-padding-mask] [--no-subsequent-mask]
   decode MODEL --src "…" [--max-len N] [--ids]   greedy decoding; prints the tokens
-  bench [MODEL] [--lengths 32,128] [--repeat N]  timings of forward passes and decode steps
-                                     (without MODEL: the tutorial's full size, random weights)
+  bench [MODEL] [--lengths 32,128,512] [--repeat N] [--threads N]
+        [--uncached] [--ops] [--json]
+                                     timings of forward passes (with GFLOP/s) and decode steps
+                                     (without MODEL: the tutorial's full size, random weights);
+                                     --threads: 0 = one per core (the default); --uncached adds
+                                     decoding without the KV cache (hours at 512 tokens); --ops
+                                     times the backend's ops alone; --json: one JSON object a line
   models                             list the bundled models
 
 common options:
@@ -321,7 +438,9 @@ int runCommand(const std::vector<std::string>& args) {
     return cmdRun(
         parse(args, 1, opts({"dump", "max-len"}), {"no-padding-mask", "no-subsequent-mask"}));
   if (cmd == "decode") return cmdDecode(parse(args, 1, opts({"max-len"}), {"ids"}));
-  if (cmd == "bench") return cmdBench(parse(args, 1, opts({"lengths", "repeat"}), {}));
+  if (cmd == "bench")
+    return cmdBench(
+        parse(args, 1, opts({"lengths", "repeat", "threads"}), {"uncached", "ops", "json"}));
   if (cmd == "models") {
     for (const auto& m : listBundledModels()) std::cout << m.name << "\t" << m.path << "\n";
     return 0;
