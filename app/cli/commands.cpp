@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -225,7 +226,8 @@ int cmdBench(const Args& a) {
   Model m(lm, backend);
   const ModelConfig& c = m.config();
   const int repeat = a.getInt("repeat", 5, 1, 1000);
-  const bool json = a.has("json"), uncached = a.has("uncached"), ops = a.has("ops");
+  const bool json = a.has("json"), uncached = a.has("uncached"), ops = a.has("ops"),
+             forward_only = a.has("forward-only");
   std::vector<int> lengths;
   {
     std::stringstream ss(a.get("lengths", "32,128,512"));
@@ -288,14 +290,35 @@ int cmdBench(const Args& a) {
               << c.n_decoder_layers << " layers, d_model " << c.d_model << ", " << c.n_heads
               << " heads, d_ff " << c.d_ff << "\n"
               << "backend: " << backend->description() << "\n"
-              << "median of " << repeat << " runs (min in brackets)" << std::endl;
+              << "median of " << repeat
+              << " runs (min in round brackets; the process's CPU time in square brackets)"
+              << std::endl;
   }
-  // One measured row, printed (and flushed) as soon as it is measured. flops 0: no rate.
-  auto report = [&](int n, const std::string& what, const std::string& label, double median,
-                    double min, const std::string& unit, double flops) {
+  // timeIt's median and min wall time, and the median CPU time of the process (all its threads),
+  // which on a shared machine shows the work done where the wall time also counts waiting for a
+  // core.
+  struct Timing {
+    double median, min, cpu;
+  };
+  auto measure = [](int times, const std::function<void()>& f) {
+    std::vector<double> cpu;
+    const Stats wall = timeIt(times, [&] {
+      const std::clock_t c0 = std::clock();
+      f();
+      cpu.push_back(1e3 * double(std::clock() - c0) / CLOCKS_PER_SEC);
+    });
+    std::sort(cpu.begin() + 1, cpu.end());  // cpu[0] is timeIt's warm-up
+    return Timing{wall.median, wall.min, cpu[1 + (cpu.size() - 1) / 2]};
+  };
+  // One measured row (times divided by `per`), printed and flushed as soon as it is measured.
+  // flops 0: no rate.
+  auto report = [&](int n, const std::string& what, const std::string& label, Timing t, double per,
+                    const std::string& unit, double flops) {
+    const double median = t.median / per, min = t.min / per, cpu = t.cpu / per;
     if (json) {
       std::cout << "{\"tokens\": " << n << ", \"what\": " << quoted(what)
-                << ", \"median_ms\": " << median << ", \"min_ms\": " << min;
+                << ", \"median_ms\": " << median << ", \"min_ms\": " << min
+                << ", \"cpu_median_ms\": " << cpu;
       if (flops > 0)
         std::cout << ", \"gflop\": " << flops * 1e-9 << ", \"gflops\": " << flops / median * 1e-6;
       std::cout << "}" << std::endl;
@@ -305,6 +328,7 @@ int cmdBench(const Args& a) {
     row << std::fixed << std::setprecision(2) << "  " << std::left << std::setw(30) << (label + ":")
         << median << " " << unit << "  (" << min << ")";
     if (flops > 0) row << "  " << std::setprecision(1) << flops / median * 1e-6 << " GFLOP/s";
+    row << std::setprecision(2) << "  [cpu " << cpu << " " << unit << "]";
     std::cout << row.str() << std::endl;
   };
 
@@ -327,28 +351,28 @@ int cmdBench(const Args& a) {
                 << " tokens (source and target), " << flops * 1e-9 << " GFLOP per pass"
                 << std::endl;
     ForwardOptions full;
-    Stats f = timeIt(repeat, [&] { m.forward({src}, {tgt}, full); });
-    report(n, "forward_full_trace", "forward, full trace", f.median, f.min, "ms", flops);
-    ForwardOptions probs_only;
-    probs_only.keep_scores = false;
-    Stats p = timeIt(repeat, [&] { m.forward({src}, {tgt}, probs_only); });
-    report(n, "forward_probs_only", "forward, probabilities only", p.median, p.min, "ms", flops);
-    // Decode steps: n positions with the key/value cache, and (opt-in: hours at 512 tokens)
-    // without it, the whole decoder rerun over the prefix each step as the tutorials do.
-    auto enc = m.encode(src, {}, nullptr, false);
-    Stats cached = timeIt(repeat, [&] {
-      auto cache = m.newDecoderCache(*enc, n);
-      for (int i = 0; i < n; ++i) m.decodeStep(*enc, *cache, tgt[i], {});
-    });
-    report(n, "decode_step_cached", "decode step, KV cache", cached.median / n, cached.min / n,
-           "ms/step", 0);
-    if (uncached) {
-      Stats u = timeIt(std::max(1, repeat / 2), [&] {
-        for (int i = 1; i <= n; ++i)
-          m.forward({src}, {std::vector<int>(tgt.begin(), tgt.begin() + i)}, probs_only);
+    report(n, "forward_full_trace", "forward, full trace",
+           measure(repeat, [&] { m.forward({src}, {tgt}, full); }), 1, "ms", flops);
+    if (!forward_only) {
+      ForwardOptions probs_only;
+      probs_only.keep_scores = false;
+      report(n, "forward_probs_only", "forward, probabilities only",
+             measure(repeat, [&] { m.forward({src}, {tgt}, probs_only); }), 1, "ms", flops);
+      // Decode steps: n positions with the key/value cache, and (opt-in: hours at 512 tokens)
+      // without it, the whole decoder rerun over the prefix each step as the tutorials do.
+      auto enc = m.encode(src, {}, nullptr, false);
+      Timing cached = measure(repeat, [&] {
+        auto cache = m.newDecoderCache(*enc, n);
+        for (int i = 0; i < n; ++i) m.decodeStep(*enc, *cache, tgt[i], {});
       });
-      report(n, "decode_step_uncached", "decode step, no cache", u.median / n, u.min / n, "ms/step",
-             0);
+      report(n, "decode_step_cached", "decode step, KV cache", cached, n, "ms/step", 0);
+      if (uncached) {
+        Timing u = measure(std::max(1, repeat / 2), [&] {
+          for (int i = 1; i <= n; ++i)
+            m.forward({src}, {std::vector<int>(tgt.begin(), tgt.begin() + i)}, probs_only);
+        });
+        report(n, "decode_step_uncached", "decode step, no cache", u, n, "ms/step", 0);
+      }
     }
     if (!ops) continue;
     // The backend's ops alone at this size (one layer's shapes, batch 1, buffers reused).
@@ -362,11 +386,11 @@ int cmdBench(const Args& a) {
               probs = buffer((int64_t)Hh * n * n);
     BufferPtr mask = be.allocate((size_t)n * n);
     auto timeOp = [&](const std::string& what, double op_flops, const std::function<void()>& op) {
-      Stats s = timeIt(repeat, [&] {
+      Timing s = measure(repeat, [&] {
         op();
         be.synchronize();
       });
-      report(n, "op_" + what, "op " + what, s.median, s.min, "ms", op_flops);
+      report(n, "op_" + what, "op " + what, s, 1, "ms", op_flops);
     };
     const int Ac = c.attnWidth();
     timeOp("linear_qkv", 2.0 * n * D * W,
@@ -405,12 +429,14 @@ commands:
         [--no-padding-mask] [--no-subsequent-mask]
   decode MODEL --src "…" [--max-len N] [--ids]   greedy decoding; prints the tokens
   bench [MODEL] [--lengths 32,128,512] [--repeat N] [--threads N]
-        [--uncached] [--ops] [--json]
+        [--uncached] [--ops] [--forward-only] [--json]
                                      timings of forward passes (with GFLOP/s) and decode steps
                                      (without MODEL: the tutorial's full size, random weights);
                                      --threads: 0 = one per core (the default); --uncached adds
                                      decoding without the KV cache (hours at 512 tokens); --ops
-                                     times the backend's ops alone; --json: one JSON object a line
+                                     times the backend's ops alone; --forward-only: no
+                                     probabilities-only pass, no decoding; --json: one
+                                     JSON object a line
   models                             list the bundled models
 
 common options:
@@ -439,8 +465,8 @@ int runCommand(const std::vector<std::string>& args) {
         parse(args, 1, opts({"dump", "max-len"}), {"no-padding-mask", "no-subsequent-mask"}));
   if (cmd == "decode") return cmdDecode(parse(args, 1, opts({"max-len"}), {"ids"}));
   if (cmd == "bench")
-    return cmdBench(
-        parse(args, 1, opts({"lengths", "repeat", "threads"}), {"uncached", "ops", "json"}));
+    return cmdBench(parse(args, 1, opts({"lengths", "repeat", "threads"}),
+                          {"uncached", "ops", "json", "forward-only"}));
   if (cmd == "models") {
     for (const auto& m : listBundledModels()) std::cout << m.name << "\t" << m.path << "\n";
     return 0;
