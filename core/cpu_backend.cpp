@@ -302,7 +302,9 @@ class CpuBackend final : public Backend {
     setThreads(threads);
   }
 
-  bool hostVisible() const override { return true; }
+  bool hostVisible() const override {
+    return true;
+  }
 
   std::string name() const override {
     return "cpu";

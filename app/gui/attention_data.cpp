@@ -110,9 +110,14 @@ std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelec
   const int h0 = s.head < 0 ? 0 : s.head;
   const int h1 = s.head < 0 ? a.heads : s.head + 1;
   const float inv = 1.0f / float(h1 - h0);
+  std::vector<float> computed(scores ? size_t(Tk) : 0);
   for (int h = h0; h < h1; ++h)
     for (int i = 0; i < Tq; ++i) {
-      const float* row = scores ? a.scoreRow(s.batch, h, i) : a.probRow(s.batch, h, i);
+      const float* row = a.probRow(s.batch, h, i);
+      if (scores) {
+        a.scoresOfRow(s.batch, h, i, computed.data());
+        row = computed.data();
+      }
       float* o = out.data() + size_t(i) * Tk;
       for (int j = 0; j < Tk; ++j) o[j] += row[j] * inv;
     }
