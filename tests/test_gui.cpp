@@ -782,19 +782,78 @@ void GuiTest::backendChooser() {
 
 void GuiTest::exports() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  AttentionSelection sel = w->state()->selection();
+  sel.head = 1;
+  w->state()->setSelection(sel);
   QTemporaryDir dir;
   QString error;
   const QString png = dir.filePath(QStringLiteral("view.png"));
   const QString svg = dir.filePath(QStringLiteral("view.svg"));
   QVERIFY2(w->exportViewPng(png, &error), qPrintable(error));
-  QImage img(png);
-  QCOMPARE(img.size(), w->attentionView()->heatmap()->size());
+  // The figure is as tight as the matrix, its labels and legend: no empty half.
+  const QImage img = QImage(png).convertToFormat(QImage::Format_RGB32);
+  QVERIFY(!img.isNull());
+  QVERIFY(img.width() < w->attentionView()->heatmap()->width());
+  int blank = 0, last_inked = 0;
+  for (int x = 0; x < img.width(); ++x) {
+    bool ink = false;
+    for (int y = 0; y < img.height() && !ink; ++y) ink = (img.pixel(x, y) & 0xffffff) != 0xffffff;
+    blank += !ink;
+    if (ink) last_inked = x;
+  }
+  QVERIFY2(blank < img.width() / 6,
+           qPrintable(QStringLiteral("%1 of %2 columns are empty").arg(blank).arg(img.width())));
+  QVERIFY(img.width() - last_inked < 24);
+
+  // SVG: vector cells (no embedded image), text labels and a title naming what and which sentence.
   QVERIFY2(w->exportViewSvg(svg, &error), qPrintable(error));
   QFile f(svg);
   QVERIFY(f.open(QIODevice::ReadOnly));
   const QByteArray text = f.readAll();
   QVERIFY(text.contains("<svg"));
+  QVERIFY(!text.contains("<image"));
   QVERIFY(text.contains("mochte"));  // labels are text in the SVG
+  QVERIFY(text.contains("Cross-attention"));
+  QVERIFY(text.contains("head 2"));
+  QVERIFY(text.contains("ich mochte ein bier"));
+  // The most probable cell's colour is a filled vector shape.
+  const QColor top = w->attentionView()->heatmap()->colormap().top();
+  QVERIFY2(text.contains(top.name().toLatin1()), top.name().toLatin1().constData());
+
+  // PDF, a chosen size, 2×, no title, no legend.
+  FigureOptions o;
+  o.format = FigureOptions::Format::Pdf;
+  const QString pdf = dir.filePath(QStringLiteral("view.pdf"));
+  QVERIFY2(w->exportView(pdf, o, &error), qPrintable(error));
+  QFile pf(pdf);
+  QVERIFY(pf.open(QIODevice::ReadOnly));
+  QVERIFY(pf.read(5) == "%PDF-");
+  o.format = FigureOptions::Format::Png;
+  o.size = QSize(500, 400);
+  o.scale = 2;
+  const QString big = dir.filePath(QStringLiteral("big.png"));
+  QVERIFY2(w->exportView(big, o, &error), qPrintable(error));
+  const QImage b2(big);
+  QVERIFY(b2.width() <= 1000 && b2.height() <= 800);
+  QVERIFY(b2.width() >= 900 || b2.height() >= 720);  // it fills the chosen size in one direction
+  o.title = false;
+  o.legend = false;
+  o.format = FigureOptions::Format::Svg;
+  const QString bare = dir.filePath(QStringLiteral("bare.svg"));
+  QVERIFY2(w->exportView(bare, o, &error), qPrintable(error));
+  QFile bf(bare);
+  QVERIFY(bf.open(QIODevice::ReadOnly));
+  const QByteArray bare_text = bf.readAll();
+  QVERIFY(!bare_text.contains("head 2"));
+  QVERIFY(!bare_text.contains(">probability<"));
+  QVERIFY(text.contains(">probability<") || text.contains("probability"));
+
+  // Every view exports without an error.
+  for (View* v : w->views()) {
+    w->setCurrentView(v->name());
+    QVERIFY2(w->exportViewSvg(dir.filePath(v->name() + QStringLiteral(".svg")), &error),
+             qPrintable(error));
+  }
   const QString npy = dir.filePath(QStringLiteral("trace"));
   QVERIFY2(w->exportTrace(npy, true, &error), qPrintable(error));
   for (const char* name : {"cross_probs.npy", "cross_scores.npy", "cross_mask.npy",

@@ -17,7 +17,7 @@ namespace {
 
 HeatmapWidget* smallMap(QWidget* parent) {
   auto* w = new HeatmapWidget(parent);
-  w->setMinimumSize(180, 120);
+  w->setMinimumSize(160, 150);
   w->setMaxFitCell(40);
   return w;
 }
@@ -29,15 +29,19 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   content_ = new QWidget(this);
   content_->setBackgroundRole(QPalette::Base);
   content_->setAutoFillBackground(true);
-  auto* v = new QVBoxLayout(content_);
-  v->setContentsMargins(0, 0, 0, 0);
+  auto* h = new QHBoxLayout(content_);
+  h->setContentsMargins(0, 0, 0, 0);
 
-  auto* top = new QHBoxLayout;
-  auto* switches = new QGroupBox(tr("Masks applied in the forward pass"), content_);
+  // Left: the switches and the batch, in a narrow column; the matrices get the height.
+  auto* side = new QWidget(content_);
+  side->setMaximumWidth(side->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 44);
+  auto* sv = new QVBoxLayout(side);
+  sv->setContentsMargins(0, 0, 0, 0);
+  auto* switches = new QGroupBox(tr("Masks applied in the forward pass"), side);
   auto* sl = new QVBoxLayout(switches);
   src_padding_ = new QCheckBox(tr("Source padding"), switches);
   tgt_padding_ = new QCheckBox(tr("Target padding"), switches);
-  subsequent_ = new QCheckBox(tr("Subsequent (causal)"), switches);
+  subsequent_ = new QCheckBox(tr("Look-ahead (subsequent, causal)"), switches);
   src_padding_->setToolTip(
       tr("Masks <pad> keys in encoder self-attention and cross-attention. "
          "Off: real tokens attend to padding too — watch the probabilities leak"));
@@ -45,28 +49,25 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   subsequent_->setToolTip(
       tr("Off: decoder queries see future target tokens — the future leaks into "
          "every later layer (teacher forcing makes this look deceptively good)"));
-  auto* row_switches = new QHBoxLayout;
   for (auto* c : {src_padding_, tgt_padding_, subsequent_}) {
     c->setChecked(true);
-    row_switches->addWidget(c);
+    sl->addWidget(c, 0, Qt::AlignLeft);
     connect(c, &QCheckBox::toggled, this, &MasksView::applySwitches);
   }
-  row_switches->addStretch(1);
-  sl->addLayout(row_switches);
   auto* hint = new QLabel(tr("Switching a mask off reruns the model with the same tokens: the "
                              "leak shows in every later layer and view."),
                           switches);
   hint->setForegroundRole(QPalette::PlaceholderText);
   hint->setWordWrap(true);
   sl->addWidget(hint);
-  top->addWidget(switches, 2);
+  sv->addWidget(switches);
 
-  auto* batch =
-      new QGroupBox(tr("Batch: sentences of different lengths padded together"), content_);
-  auto* bl = new QGridLayout(batch);
+  auto* batch = new QGroupBox(tr("Batch: sentences of different lengths padded together"), side);
+  auto* bl = new QVBoxLayout(batch);
   batch_edit_ = new QPlainTextEdit(batch);
-  batch_edit_->setPlaceholderText(tr("One source sentence per line (two or more)"));
-  batch_edit_->setFixedHeight(batch_edit_->fontMetrics().lineSpacing() * 3 + 12);
+  batch_edit_->setPlaceholderText(tr("One sentence per line (two or more)"));
+  batch_edit_->setMinimumHeight(batch_edit_->fontMetrics().lineSpacing() * 5 + 12);
+  batch_edit_->setLineWrapMode(QPlainTextEdit::NoWrap);
   batch_run_ = new QPushButton(tr("Run as a batch"), batch);
   batch_run_->setToolTip(
       tr("Decode every sentence greedily, then run them together as one padded "
@@ -74,21 +75,20 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   batch_note_ = new QLabel(batch);
   batch_note_->setWordWrap(true);
   batch_note_->setForegroundRole(QPalette::PlaceholderText);
-  bl->addWidget(batch_edit_, 0, 0, 2, 1);
-  bl->addWidget(batch_run_, 0, 1, Qt::AlignTop);
-  bl->addWidget(batch_note_, 2, 0, 1, 2);
-  bl->setColumnStretch(0, 1);
-  top->addWidget(batch, 3);
-  v->addLayout(top);
+  bl->addWidget(batch_edit_, 1);
+  bl->addWidget(batch_run_, 0, Qt::AlignLeft);
+  bl->addWidget(batch_note_);
+  sv->addWidget(batch, 1);
+  h->addWidget(side);
   connect(batch_edit_, &QPlainTextEdit::textChanged, this, [this] { batch_edited_ = true; });
-  connect(batch_run_, &QPushButton::clicked, this, [this] {
-    QStringList lines;
-    for (const QString& l : batch_edit_->toPlainText().split('\n'))
-      if (!l.trimmed().isEmpty()) lines << l.trimmed();
-    state_->engine()->runBatch(lines);
-  });
+  connect(batch_run_, &QPushButton::clicked, this,
+          [this] { state_->engine()->runBatch(batchLines()); });
 
-  auto* masks_box = new QGroupBox(tr("The masks (1 = masked, hatched)"), content_);
+  // Right: the masks above, the pipeline of one head below.
+  auto* maps = new QWidget(content_);
+  auto* mv = new QVBoxLayout(maps);
+  mv->setContentsMargins(0, 0, 0, 0);
+  auto* masks_box = new QGroupBox(tr("The masks (1 = masked, hatched)"), maps);
   auto* ml = new QHBoxLayout(masks_box);
   padding_ = smallMap(masks_box);
   subsequent_map_ = smallMap(masks_box);
@@ -96,9 +96,9 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   ml->addWidget(padding_);
   ml->addWidget(subsequent_map_);
   ml->addWidget(union_);
-  v->addWidget(masks_box, 1);
+  mv->addWidget(masks_box, 1);
 
-  auto* pipe_box = new QGroupBox(tr("Scores → masked scores → softmax"), content_);
+  auto* pipe_box = new QGroupBox(tr("Scores → masked scores → softmax"), maps);
   auto* pl = new QVBoxLayout(pipe_box);
   pipeline_caption_ = new QLabel(pipe_box);
   pl->addWidget(pipeline_caption_);
@@ -110,7 +110,8 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   row->addWidget(masked_scores_);
   row->addWidget(probs_);
   pl->addLayout(row, 1);
-  v->addWidget(pipe_box, 1);
+  mv->addWidget(pipe_box, 1);
+  h->addWidget(maps, 1);
 
   layout_->addWidget(content_, 1);
 
@@ -121,8 +122,14 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   });
 }
 
-void MasksView::suggestBatch(const QStringList& sentences) {
-  if (batch_edited_ && !batch_edit_->toPlainText().trimmed().isEmpty()) return;
+QStringList MasksView::batchLines() const {
+  QStringList lines;
+  for (const QString& l : batch_edit_->toPlainText().split('\n'))
+    if (!l.trimmed().isEmpty()) lines << l.trimmed();
+  return lines;
+}
+
+void MasksView::setBatch(const QStringList& sentences) {
   batch_edit_->setPlainText(sentences.join('\n'));
   batch_edited_ = false;
 }
@@ -145,6 +152,14 @@ void MasksView::applySwitches() {
 void MasksView::refresh() {
   auto snap = state_->snapshot();
   const Model* model = state_->model();
+  if (model) {  // only the switches of masks this model has
+    const auto& mc = model->config();
+    src_padding_->setVisible(mc.hasEncoder());
+    tgt_padding_->setVisible(mc.hasDecoder());
+    subsequent_->setVisible(mc.hasDecoder());
+    src_padding_->setText(mc.hasDecoder() ? tr("Source padding") : tr("Padding"));
+    tgt_padding_->setText(mc.hasEncoder() ? tr("Target padding") : tr("Padding"));
+  }
   for (auto* w : {padding_, subsequent_map_, union_, scores_, masked_scores_, probs_})
     w->setColormap(state_->colormap());
   const Trace* t = snap && snap->trace ? snap->trace.get() : nullptr;

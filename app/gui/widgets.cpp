@@ -28,7 +28,9 @@ MessageBar::MessageBar(QWidget* parent) : QFrame(parent) {
   hide();
 }
 
-void MessageBar::showMessage(Level level, const QString& title, const QString& text) {
+void MessageBar::showMessage(Level level, const QString& title, const QString& text,
+                             const QString& tag) {
+  tag_ = tag;
   level_ = level;
   title_ = title;
   text_ = text;
@@ -58,9 +60,24 @@ void MessageBar::showMessage(Level level, const QString& title, const QString& t
 }
 
 void MessageBar::clear() {
+  tag_.clear();
   title_.clear();
   text_.clear();
   hide();
+}
+
+FitLabel::FitLabel(const QString& text, QWidget* parent) : QLabel(text, parent) {
+  setToolTip(text);
+  setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+}
+
+bool FitLabel::fullyShown() const {
+  return isVisible() && fontMetrics().horizontalAdvance(text()) <= contentsRect().width();
+}
+
+void FitLabel::paintEvent(QPaintEvent* event) {
+  if (fontMetrics().horizontalAdvance(text()) > contentsRect().width()) return;
+  QLabel::paintEvent(event);
 }
 
 ExplanationPanel::ExplanationPanel(const QString& heading, QWidget* parent) : QWidget(parent) {
