@@ -1,5 +1,6 @@
 #include "bar_chart.h"
 
+#include <QKeyEvent>
 #include <QMouseEvent>
 #include <QPainter>
 #include <algorithm>
@@ -22,6 +23,20 @@ QString valueText(double v) {
 
 BarChart::BarChart(QWidget* parent) : QWidget(parent), axis_title_(tr("probability")) {
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+  setFocusPolicy(Qt::ClickFocus);
+}
+
+void BarChart::keyPressEvent(QKeyEvent* event) {
+  const int k = event->key();
+  if ((k == Qt::Key_Up || k == Qt::Key_Down) && count() > 0) {
+    const int i = std::clamp(selected_ + (k == Qt::Key_Up ? -1 : 1), 0, count() - 1);
+    setSelected(i);
+    emit barClicked(i);
+  } else if ((k == Qt::Key_Return || k == Qt::Key_Enter) && selected_ >= 0) {
+    emit barActivated(selected_);
+  } else {
+    QWidget::keyPressEvent(event);
+  }
 }
 
 void BarChart::setBars(const QStringList& labels, const std::vector<float>& values, int marked) {
@@ -119,8 +134,9 @@ QSize BarChart::sizeHint() const {
 }
 
 QSize BarChart::minimumSizeHint() const {
+  // Room for every label: the layout gives the bars this before the table below them.
   const QFontMetrics fm(font());
-  return QSize(200, int(std::max(1, count()) * fm.height() + 2 * fm.height() + 20));
+  return QSize(200, int(std::max(1, count()) * (fm.height() + 1) + 2 * fm.height() + 22));
 }
 
 void BarChart::paintEvent(QPaintEvent*) {

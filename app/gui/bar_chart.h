@@ -20,6 +20,7 @@ class BarChart : public QWidget {
   bool logScale() const { return log_; }
   void setAxisTitle(const QString& title);
   void setSelected(int index);  // outlined; -1 none
+  int selected() const { return selected_; }
 
   int count() const { return int(values_.size()); }
   // The axis range (log: a decade at or below the smallest value, up to 1).
@@ -41,6 +42,7 @@ class BarChart : public QWidget {
   void paintEvent(QPaintEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;  // ↑ ↓ select, Enter activates
 
  private:
   struct Layout {

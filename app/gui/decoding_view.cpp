@@ -107,8 +107,7 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
   cap_row->addWidget(log_scale_, 0, Qt::AlignTop);
   ml->addLayout(cap_row);
   bars_ = new BarChart(middle);
-  bars_->setMinimumHeight(150);
-  ml->addWidget(bars_, 3);
+  ml->addWidget(bars_, 1);
   topk_table_ = new QTableView(middle);
   topk_table_->setModel(topk_model_);
   topk_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -116,7 +115,9 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
   topk_table_->verticalHeader()->hide();
   topk_table_->verticalHeader()->setDefaultSectionSize(topk_table_->fontMetrics().height() + 6);
   topk_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-  ml->addWidget(topk_table_, 2);
+  // The bars are the list (click, double-click, ↑ ↓ Enter); the table behind them holds the choice
+  // (and is what tests and the keyboard drive), never shown: it would take the bars' room.
+  topk_table_->hide();
   pick_row_ = new QWidget(middle);
   auto* pick = new QHBoxLayout(pick_row_);
   pick->setContentsMargins(0, 0, 0, 0);
@@ -138,6 +139,8 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
   connect(use_token_, &QPushButton::clicked, this, &DecodingView::useSelectedToken);
   connect(topk_table_, &QTableView::activated, this, [this] { useSelectedToken(); });
   connect(bars_, &BarChart::barClicked, this, [this](int i) { topk_table_->selectRow(i); });
+  connect(topk_table_->selectionModel(), &QItemSelectionModel::currentRowChanged, bars_,
+          [this](const QModelIndex& i) { bars_->setSelected(i.row()); });
   connect(bars_, &BarChart::barActivated, this, [this](int i) {
     topk_table_->selectRow(i);
     useSelectedToken();
@@ -273,7 +276,6 @@ void DecodingView::refresh() {
   pick_row_->setVisible(!enc_only);
   steps_table_->parentWidget()->setVisible(!enc_only || token_head);
   bars_->setVisible(!enc_only || token_head);
-  topk_table_->setVisible(!enc_only || token_head);
   log_scale_->setVisible(!enc_only || token_head || class_head);
   topk_caption_->setVisible(!enc_only || token_head);
   classes_->setVisible(enc_only && class_head);

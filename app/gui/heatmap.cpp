@@ -157,7 +157,7 @@ void HeatmapWidget::startRender() {
 }
 
 double HeatmapWidget::maxLabelWidth(const QStringList& labels) const {
-  const QFontMetricsF fm(font());
+  const QFontMetricsF fm(hfont());
   double w = 0;
   // Long sequences: measuring every label is wasted work beyond a few thousand.
   const int n = std::min<int>(int(labels.size()), 4096);
@@ -168,13 +168,13 @@ double HeatmapWidget::maxLabelWidth(const QStringList& labels) const {
 double HeatmapWidget::titleHeight() const {
   const auto& d = *data_;
   if (d.title.isEmpty()) return 0;
-  return (d.title.count('\n') + 1) * (QFontMetricsF(font()).height() + 2) + 6;
+  return (d.title.count('\n') + 1) * (QFontMetricsF(hfont()).height() + 2) + 6;
 }
 
 HeatmapWidget::Layout HeatmapWidget::computeLayout(QSize size) const {
   Layout l;
   const auto& d = *data_;
-  const QFontMetricsF fm(font());
+  const QFontMetricsF fm(hfont());
   const double lh = fm.height();
   double top = kPad, left = kPad;
   top += titleHeight();
@@ -242,7 +242,7 @@ QSize HeatmapWidget::sizeForCell(double cell) const {
   const Layout l = computeLayout(QSize(0, 0));
   self->fit_ = was;
   self->cell_px_ = saved;
-  const QFontMetricsF fm(font());
+  const QFontMetricsF fm(hfont());
   double w = l.grid.right() + kPad;
   double h = l.grid.bottom() + kPad;
   if (show_legend_) {
@@ -272,7 +272,7 @@ QSize HeatmapWidget::tightSize(QSize available, double max_cell, double* cell_ou
   QSize s = sizeForCell(lo);
   // The title is not elided in a figure: room for its widest line.
   if (!data_->title.isEmpty()) {
-    QFont bold = font();
+    QFont bold = hfont();
     bold.setBold(true);
     const QFontMetricsF fb(bold);
     double w = 0;
@@ -354,7 +354,7 @@ QString HeatmapWidget::tooltipText(int row, int col) const {
 
 void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
   const auto& d = *data_;
-  const QFontMetricsF fm(font());
+  const QFontMetricsF fm(hfont());
   const QRectF bar = l.legend;
   p.setPen(palette().color(QPalette::Text));
   p.drawText(QPointF(bar.left(), bar.top() - fm.ascent() / 2 - fm.descent() - 5), d.value_name);
@@ -393,11 +393,34 @@ void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
   if (any_masked) swatch(bar.bottom() + 12, true, QStringLiteral("masked"));
 }
 
+QFont HeatmapWidget::hfont() const {
+  QFont f = font();
+  if (font_scale_ != 1.0) f.setPointSizeF(f.pointSizeF() * font_scale_);
+  return f;
+}
+
+void HeatmapWidget::setFontScale(double scale) {
+  font_scale_ = scale;
+  updateGeometry();
+  update();
+}
+
+QSize HeatmapWidget::labelledMinimumSize(int max_rows) const {
+  // Square cells just tall enough for a label each (up to max_rows rows).
+  const QFontMetricsF fm(hfont());
+  const int rows = std::min(std::max(data_->rows, 1), max_rows);
+  const double cell = fm.height() * 0.95;
+  const QSize s = sizeForCell(cell);
+  const double extra = std::max(0, data_->rows - rows) * cell;
+  return QSize(160, int(std::ceil(s.height() - extra)));
+}
+
 void HeatmapWidget::paintEvent(QPaintEvent* event) {
   QPainter p(this);
+  p.setFont(hfont());
   p.fillRect(rect(), palette().color(QPalette::Base));
   const auto& d = *data_;
-  const QFontMetricsF fm(font());
+  const QFontMetricsF fm(hfont());
   const QColor text = palette().color(QPalette::Text);
   if (d.rows <= 0 || d.cols <= 0) {
     p.setPen(palette().color(QPalette::PlaceholderText));
@@ -410,18 +433,18 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
 
   if (!d.title.isEmpty()) {
     // The first line bold (what is shown), the others plain (e.g. the sentence).
-    QFont bold = font();
+    QFont bold = hfont();
     bold.setBold(true);
     const QStringList lines = d.title.split('\n');
     for (int k = 0; k < lines.size(); ++k) {
-      p.setFont(k == 0 ? bold : font());
+      p.setFont(k == 0 ? bold : hfont());
       p.setPen(text);
       const QFontMetricsF fl(p.font());
       p.drawText(QRectF(kPad, kPad + k * (lh + 2), width() - 2 * kPad, lh + 2),
                  Qt::AlignLeft | Qt::AlignVCenter,
                  fl.elidedText(lines[k], Qt::ElideRight, width() - 2 * kPad));
     }
-    p.setFont(font());
+    p.setFont(hfont());
   }
 
   // Cells: one image scaled up on screen; rectangles on vector devices (SVG, PDF), where an
@@ -484,8 +507,8 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
   // Values inside cells that are large enough to hold them.
   if (d.show_values && !d.mask_only && !rendering_ &&
       l.cw >= fm.horizontalAdvance(QStringLiteral("0.00")) + 8 && l.ch >= lh + 6) {
-    QFont small = font();
-    small.setPointSizeF(std::max(6.0, font().pointSizeF() * 0.85));
+    QFont small = hfont();
+    small.setPointSizeF(std::max(6.0, hfont().pointSizeF() * 0.85));
     p.setFont(small);
     for (int r = r0; r <= r1; ++r)
       for (int c = c0; c <= c1; ++c) {
@@ -498,7 +521,7 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
         p.drawText(QRectF(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, l.cw, l.ch),
                    Qt::AlignCenter, s);
       }
-    p.setFont(font());
+    p.setFont(hfont());
   }
   p.setPen(QColor(0x60, 0x60, 0x60));
   p.setBrush(Qt::NoBrush);
@@ -553,7 +576,7 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
     }
   }
   // Axis titles.
-  QFont title_font = font();
+  QFont title_font = hfont();
   title_font.setItalic(true);
   p.setFont(title_font);
   p.setPen(palette().color(QPalette::PlaceholderText).darker(130));
@@ -571,7 +594,7 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
     p.drawText(QRectF(-tw / 2, -lh / 2, tw, lh), Qt::AlignCenter, d.row_title);
     p.restore();
   }
-  p.setFont(font());
+  p.setFont(hfont());
   if (show_legend_) drawLegend(p, l);
 }
 

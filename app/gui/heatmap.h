@@ -75,6 +75,11 @@ class HeatmapWidget : public QWidget {
   // Cells as vector rectangles rather than one scaled image (SVG and PDF exports do this by
   // themselves: the painter's engine tells).
   void setVectorCells(bool on) { vector_cells_ = on; }
+  // Labels and titles at this fraction of the widget's font (small multiples use ~0.85).
+  void setFontScale(double scale);
+  // The height at which every row label of the first max_rows rows has room (compact views ask
+  // their scroll area for it), and a narrow width.
+  QSize labelledMinimumSize(int max_rows = 24) const;
   // Renders every matrix on the GUI thread (figures: drawn at once, whatever the size).
   void setSynchronousRendering(bool on) { sync_render_ = on; }
   // The tightest size (cells square, nothing empty around the matrix, its labels and legend) that
@@ -124,6 +129,7 @@ class HeatmapWidget : public QWidget {
   void startRender();
   double maxLabelWidth(const QStringList& labels) const;
   double titleHeight() const;
+  QFont hfont() const;  // the font everything is drawn in
   void drawLegend(QPainter& p, const Layout& l) const;
 
   std::shared_ptr<const HeatmapData> data_;
@@ -138,6 +144,7 @@ class HeatmapWidget : public QWidget {
   bool show_legend_ = true;
   bool vector_cells_ = false;
   bool sync_render_ = false;
+  double font_scale_ = 1.0;
   QPoint hover_{-1, -1};
 };
 

@@ -83,6 +83,9 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   setWindowTitle(tr("attnviz"));
   normal_font_ = font();
   engine_ = new Engine(this);
+  // First of all the engine's listeners: the window must see where the focus is before the views
+  // disable their controls for a job.
+  connect(engine_, &Engine::busyChanged, this, &MainWindow::onBusyChanged);
   state_ = new AppState(engine_, this);
   structure_ = new StructureModel(this);
   cuda_reason_ = QString::fromStdString(cudaUnavailableReason());
@@ -137,7 +140,6 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
           [this] { tabs_->setCurrentWidget(attention_); });
   connect(engine_, &Engine::modelChanged, this, &MainWindow::onModelChanged);
   connect(engine_, &Engine::snapshotChanged, this, &MainWindow::onSnapshotChanged);
-  connect(engine_, &Engine::busyChanged, this, &MainWindow::onBusyChanged);
   connect(engine_, &Engine::masksChanged, this, &MainWindow::updateMaskIndicators);
   connect(engine_, &Engine::progress, this, [this](int done, int total, const QString& what) {
     progress_->setRange(0, std::max(total, 1));

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <cmath>
 
 #include "attention_data.h"
@@ -19,6 +20,7 @@ HeatmapWidget* smallMap(QWidget* parent) {
   auto* w = new HeatmapWidget(parent);
   w->setMinimumSize(160, 150);
   w->setMaxFitCell(40);
+  w->setFontScale(0.85);  // small multiples: smaller labels, so that every one of them fits
   return w;
 }
 
@@ -62,7 +64,10 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   sl->addWidget(hint);
   sv->addWidget(switches);
 
-  auto* batch = new QGroupBox(tr("Batch: sentences of different lengths padded together"), side);
+  auto* batch = new QGroupBox(tr("Batch: sentences padded together"), side);
+  batch->setToolTip(
+      tr("Sentences of different lengths, padded to the longest: the padding mask "
+         "at work"));
   auto* bl = new QVBoxLayout(batch);
   batch_edit_ = new QPlainTextEdit(batch);
   batch_edit_->setPlaceholderText(tr("One sentence per line (two or more)"));
@@ -84,8 +89,15 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   connect(batch_run_, &QPushButton::clicked, this,
           [this] { state_->engine()->runBatch(batchLines()); });
 
-  // Right: the masks above, the pipeline of one head below.
-  auto* maps = new QWidget(content_);
+  // Right: the masks above, the pipeline of one head below; they scroll rather than shrink below
+  // the height where every label fits.
+  auto* scroll = new QScrollArea(content_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* maps = new QWidget(scroll);
+  maps->setBackgroundRole(QPalette::Base);
+  scroll->setWidget(maps);
   auto* mv = new QVBoxLayout(maps);
   mv->setContentsMargins(0, 0, 0, 0);
   auto* masks_box = new QGroupBox(tr("The masks (1 = masked, hatched)"), maps);
@@ -111,7 +123,7 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   row->addWidget(probs_);
   pl->addLayout(row, 1);
   mv->addWidget(pipe_box, 1);
-  h->addWidget(maps, 1);
+  h->addWidget(scroll, 1);
 
   layout_->addWidget(content_, 1);
 
@@ -193,16 +205,16 @@ void MasksView::refresh() {
   if (dec) {
     subsequent_map_->setData(
         maskHeatmap(parts.subsequent, parts.q_len, parts.k_len, rows, cols,
-                    tr("Subsequent mask (j > i)") + (parts.subsequent_on ? QString() : off)));
+                    tr("Look-ahead mask (j > i)") + (parts.subsequent_on ? QString() : off)));
   } else {
     HeatmapData none;
-    none.title = tr("No subsequent mask in %1:\nevery query may see every key")
+    none.title = tr("No look-ahead mask in %1:\nevery query may see every key")
                      .arg(s.kind == AttentionKind::EncoderSelf ? tr("encoder self-attention")
                                                                : tr("cross-attention"));
     subsequent_map_->setData(none);
   }
   union_->setData(maskHeatmap(parts.applied, parts.q_len, parts.k_len, rows, cols,
-                              tr("Applied: the union of the masks that are on")));
+                              tr("Applied: the union of those on")));
 
   AttentionSelection head = s;
   if (head.head < 0) head.head = 0;
@@ -217,10 +229,13 @@ void MasksView::refresh() {
                           tr("1 · scores QKᵀ/√d_k")));
   masked_scores_->setData(
       titled(attentionHeatmap(*t, head, MatrixValues::MaskedScores, true, c.mask_fill),
-             tr("2 · masked scores (masked = %1)").arg(fill)));
+             tr("2 · masked (%1)").arg(fill)));
   probs_->setData(
       titled(attentionHeatmap(*t, head, MatrixValues::Probabilities, false, c.mask_fill),
              tr("3 · softmax, row by row")));
+  // Each map asks for the height at which all its labels fit (the scroll area gives it).
+  for (HeatmapWidget* w : {padding_, subsequent_map_, union_, scores_, masked_scores_, probs_})
+    w->setMinimumHeight(std::max(150, w->labelledMinimumSize().height()));
   AttentionSelection shown = head;
   pipeline_caption_->setText(tr("%1%2").arg(
       selectionTitle(shown),
@@ -234,7 +249,7 @@ void MasksView::refresh() {
       tr("<p style='margin:0'>A mask marks the (query, key) pairs that must not attend: before the "
          "softmax their scores are replaced by %1, so their probabilities become exactly 0. "
          "<b>Padding mask</b>: key <i>j</i> is the pad token (id %2) — %3. "
-         "<b>Subsequent mask</b>: key <i>j</i> lies after query <i>i</i> (%4, "
+         "<b>Look-ahead (subsequent) mask</b>: key <i>j</i> lies after query <i>i</i> (%4, "
          "np.triu(ones, k=1)), used only in decoder self-attention. The decoder uses their "
          "union.</p>"
          "<p style='margin:4px 0 0 0'>Shapes: the mask is [batch, len_q, len_k] = %5 and is "
@@ -248,7 +263,7 @@ void MasksView::refresh() {
           .arg(shapeString({t->batch, a.q_len, a.k_len}))
           .arg(shapeString({t->batch, a.heads, a.q_len, a.k_len}))
           .arg(snap->masks.subsequent ? QString()
-                                      : tr("<b>The subsequent mask is off</b>: decoder queries see "
+                                      : tr("<b>The look-ahead mask is off</b>: decoder queries see "
                                            "future tokens, the cells above the diagonal are no "
                                            "longer 0.")));
 }

@@ -1,9 +1,10 @@
 #include "translation_panel.h"
 
-#include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QVBoxLayout>
 #include <algorithm>
 
 namespace attnviz::gui {
@@ -158,10 +159,11 @@ void TokenText::leaveEvent(QEvent* event) {
 // ---- TranslationPanel -------------------------------------------------------------------------
 
 TranslationPanel::TranslationPanel(QWidget* parent) : QWidget(parent) {
-  auto* g = new QGridLayout(this);
-  g->setContentsMargins(0, 0, 0, 0);
-  g->setHorizontalSpacing(12);
-  g->setVerticalSpacing(2);
+  auto* v = new QVBoxLayout(this);
+  v->setContentsMargins(0, 0, 0, 0);
+  v->setSpacing(2);
+  auto* row = new QHBoxLayout;
+  row->setSpacing(12);
   source_label_ = new QLabel(tr("<b>Source</b>"), this);
   output_label_ = new QLabel(tr("<b>Translation</b>"), this);
   source_ = new TokenText(this);
@@ -176,14 +178,14 @@ TranslationPanel::TranslationPanel(QWidget* parent) : QWidget(parent) {
   ol->setSpacing(2);
   ol->addWidget(output_label_);
   ol->addWidget(output_, 1);
-  g->addWidget(source_box_, 0, 0);
-  g->addLayout(ol, 0, 1);
-  g->setColumnStretch(0, 1);
-  g->setColumnStretch(1, 1);
+  // Side by side; a model with one sequence hides the source and the output takes the width.
+  row->addWidget(source_box_, 1);
+  row->addLayout(ol, 1);
+  v->addLayout(row);
   caption_ = new QLabel(this);
   caption_->setForegroundRole(QPalette::PlaceholderText);
   caption_->setWordWrap(true);
-  g->addWidget(caption_, 1, 0, 1, 2);
+  v->addWidget(caption_);
   connect(source_, &TokenText::hovered, this, &TranslationPanel::hoverSource);
   connect(output_, &TokenText::hovered, this, &TranslationPanel::hoverOutput);
 }
