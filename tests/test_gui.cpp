@@ -1439,7 +1439,11 @@ void GuiTest::screenshots() {
       w.setCurrentView(v->name());
       v->refreshNow();
       if (v == w.positionalView()) QTRY_VERIFY(!w.positionalView()->computing());
-      QCoreApplication::processEvents();
+      // Nested layouts settle over a few event-loop turns.
+      for (int k = 0; k < 3; ++k) {
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+        QTest::qWait(10);
+      }
       const QString file = QDir(out).filePath(QStringLiteral("%1-%2.png").arg(stem, v->name()));
       QVERIFY2(w.grab().save(file), qPrintable(file));
       QCOMPARE(QImage(file).size(), w.size());

@@ -253,7 +253,9 @@ QString maskDescription(AttentionKind kind, const MaskOptions& m, const ModelCon
     padding = QObject::tr("padding keys are masked");
   if (!dec) {
     if (pad_on && !any_masked)
-      return QObject::tr("padding keys are masked, but this sentence has none: no cell is masked");
+      return QObject::tr(
+          "padding keys would be masked, but this sentence has none: no cell is "
+          "masked");
     return padding;
   }
   if (!m.subsequent)

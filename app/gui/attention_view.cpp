@@ -98,7 +98,7 @@ void AttentionView::refresh() {
   const QString hatch = any_masked ? tr("hatched cells are masked (probability exactly 0), dark "
                                         "unhatched cells are probabilities near 0 that the model "
                                         "chose")
-                                   : tr("no cell is masked here, so none is hatched");
+                                   : tr("none is hatched");
   explanation_->setHtml(
       tr("<p style='margin:0'><b>Scaled dot-product attention</b> %1. "
          "Each cell (row <i>i</i>, column <i>j</i>) is how much query <i>i</i> attends to key "

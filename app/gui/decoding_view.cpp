@@ -48,7 +48,9 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
   cl->addWidget(translation_scroll_);
   status_ = new QLabel(content_);
   status_->setForegroundRole(QPalette::PlaceholderText);
-  status_->setWordWrap(true);
+  // One line, not word-wrapped: a height-for-width label would make the whole content demand its
+  // preferred height and squeeze the explanation above it.
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   cl->addWidget(status_);
 
   // Left: the steps and the stepping buttons.

@@ -95,18 +95,25 @@ ExplanationPanel::ExplanationPanel(const QString& heading, QWidget* parent) : QW
   QFont f = toggle_->font();
   f.setBold(true);
   toggle_->setFont(f);
-  body_ = new QLabel(this);
+  // The box draws the background and border; the label inside only the text, so that its
+  // height for a width is exact (a style-sheet padding on the label itself is not counted).
+  box_ = new QFrame(this);
+  box_->setObjectName(QStringLiteral("explanationBox"));
+  box_->setStyleSheet(QStringLiteral(
+      "#explanationBox { background: #f6f7f9; border: 1px solid #dde1e6; border-radius: 4px; }"));
+  auto* bl = new QVBoxLayout(box_);
+  bl->setContentsMargins(8, 6, 8, 6);
+  body_ = new QLabel(box_);
   body_->setWordWrap(true);
   body_->setTextFormat(Qt::RichText);
   body_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   body_->setObjectName(QStringLiteral("explanation"));
-  body_->setStyleSheet(QStringLiteral(
-      "#explanation { background: #f6f7f9; border: 1px solid #dde1e6; border-radius: 4px;"
-      " padding: 6px 8px; color: #202020; }"));
+  body_->setStyleSheet(QStringLiteral("#explanation { color: #202020; }"));
+  bl->addWidget(body_);
   layout->addWidget(toggle_, 0, Qt::AlignLeft);
-  layout->addWidget(body_);
+  layout->addWidget(box_);
   connect(toggle_, &QToolButton::toggled, this, [this](bool on) {
-    body_->setVisible(on);
+    box_->setVisible(on);
     toggle_->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
     emit expandedChanged(on);
   });
@@ -115,6 +122,20 @@ ExplanationPanel::ExplanationPanel(const QString& heading, QWidget* parent) : QW
 void ExplanationPanel::setHtml(const QString& html) {
   html_ = html;
   body_->setText(html);
+  fitHeight();
+}
+
+void ExplanationPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitHeight();
+}
+
+void ExplanationPanel::fitHeight() {
+  const QMargins m = box_->layout()->contentsMargins();
+  const int w = width() - m.left() - m.right() - 2 * box_->frameWidth() - 2;
+  if (w <= 0) return;
+  const int h = body_->heightForWidth(w);
+  if (h > 0 && h != body_->minimumHeight()) body_->setMinimumHeight(h);
 }
 
 void ExplanationPanel::setExpanded(bool expanded) {

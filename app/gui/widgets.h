@@ -62,8 +62,17 @@ class ExplanationPanel : public QWidget {
  signals:
   void expandedChanged(bool expanded);
 
+ protected:
+  // The text asks for the height it needs at the panel's width, so that a crowded view never
+  // squeezes it to one line.
+  void resizeEvent(QResizeEvent* event) override;
+
+ private:
+  void fitHeight();
+
  private:
   QToolButton* toggle_;
+  QFrame* box_;
   QLabel* body_;
   QString html_;
 };
