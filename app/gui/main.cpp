@@ -4,6 +4,7 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
+#include <QIcon>
 #include <QTimer>
 #include <cstdio>
 
@@ -23,7 +24,9 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("attnviz"));
   QApplication::setOrganizationName(QStringLiteral("attnviz"));
-  QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+  QApplication::setApplicationVersion(QStringLiteral(ATTNVIZ_VERSION));
+  QApplication::setDesktopFileName(QStringLiteral("attnviz"));
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/attnviz.svg")));
 
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("See inside Transformers."));
