@@ -300,45 +300,33 @@ int DecodingStepsModel::columnCount(const QModelIndex& parent) const {
 QVariant DecodingStepsModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= int(steps_.size())) return {};
   const StepInfo& s = steps_[size_t(index.row())];
+  // The columns both modes share.
+  if (role == Qt::TextAlignmentRole &&
+      (index.column() == Position || index.column() == Probability))
+    return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::DisplayRole && index.column() == Position) return s.position;
+  if (role == Qt::DisplayRole && index.column() == Input) return s.input;
   if (mode_ == Mode::Positions) {  // an input position and its masked-LM prediction
-    if (role == Qt::DisplayRole) {
-      switch (index.column()) {
-        case Position:
-          return s.position;
-        case Input:
-          return s.input;
-        case Chosen:
-          return s.argmax;
-        case Probability:
-          return probabilityText(s.argmax_prob, 3);
-      }
-    }
+    if (role == Qt::DisplayRole)
+      return index.column() == Chosen ? QVariant(s.argmax)
+                                      : QVariant(probabilityText(s.argmax_prob, 3));
     if (role == Qt::ToolTipRole)
       return tr("Position %1 holds “%2”; the masked-LM head's most probable token there is “%3” "
                 "(p = %4)")
           .arg(s.position)
           .arg(s.input, s.argmax)
           .arg(s.argmax_prob, 0, 'f', 4);
-    if (role == Qt::TextAlignmentRole &&
-        (index.column() == Position || index.column() == Probability))
-      return int(Qt::AlignRight | Qt::AlignVCenter);
     return {};
   }
   const bool pending = s.chosen_id < 0;
   const bool picked = !pending && !s.forced && s.chosen_id != s.argmax_id;
   if (role == Qt::DisplayRole) {
-    switch (index.column()) {
-      case Position:
-        return s.position;
-      case Input:
-        return s.input;
-      case Chosen:
-        if (pending) return tr("(next: %1?)").arg(s.argmax);
-        return picked ? tr("%1 ✎").arg(s.chosen) : s.chosen;
-      case Probability:
-        if (s.forced) return tr("forced");
-        return probabilityText(pending ? s.argmax_prob : s.chosen_prob, 3);
+    if (index.column() == Chosen) {
+      if (pending) return tr("(next: %1?)").arg(s.argmax);
+      return picked ? tr("%1 ✎").arg(s.chosen) : s.chosen;
     }
+    if (s.forced) return tr("forced");
+    return probabilityText(pending ? s.argmax_prob : s.chosen_prob, 3);
   }
   if (role == Qt::ToolTipRole) {
     if (s.forced)
@@ -368,9 +356,6 @@ QVariant DecodingStepsModel::data(const QModelIndex& index, int role) const {
     if ((pending || s.forced) && index.column() >= Chosen) return QBrush(QColor(0x80, 0x80, 0x80));
     if (picked && index.column() == Chosen) return QBrush(QColor(0xb0, 0x40, 0x00));
   }
-  if (role == Qt::TextAlignmentRole &&
-      (index.column() == Position || index.column() == Probability))
-    return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
 }
 
