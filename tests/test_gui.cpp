@@ -1324,10 +1324,13 @@ void GuiTest::presentationMode() {
   const double before = w->attentionView()->heatmap()->font().pointSizeF();
   w->action(QStringLiteral("presentation"))->trigger();
   QVERIFY(w->presentationMode());
-  QVERIFY(w->attentionView()->heatmap()->font().pointSizeF() > 1.4 * before);
-  QVERIFY(w->decodingView()->barChart()->font().pointSizeF() > 1.4 * before);
+  QVERIFY(w->attentionView()->heatmap()->font().pointSizeF() > 1.3 * before);
+  QVERIFY(w->decodingView()->barChart()->font().pointSizeF() > 1.3 * before);
+  QVERIFY(w->attentionView()->explanation()->label()->font().pointSizeF() > 1.3 * before);
+  QVERIFY(!w->structureView()->isVisible());
   w->action(QStringLiteral("presentation"))->trigger();
   QCOMPARE(w->attentionView()->heatmap()->font().pointSizeF(), before);
+  QVERIFY(w->structureView()->isVisible());
 }
 
 // The help lists what the action table holds: every key, every view.
@@ -1493,8 +1496,10 @@ void GuiTest::screenshots() {
   w->state()->setKind(AttentionKind::EncoderSelf);
   w->state()->setBatchIndex(1);
   QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("masks-batch.png"))));
+  w->resize(1920, 1080);  // a projector's size
   w->setPresentationMode(true);
   w->setCurrentView(QStringLiteral("attention"));
+  QTest::qWait(50);
   QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("presentation-attention.png"))));
   w.reset();
   // One model of each other architecture, at both sizes.

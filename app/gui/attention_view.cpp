@@ -11,9 +11,8 @@ AttentionView::AttentionView(AppState* state, QWidget* parent)
     : View(state, tr("What am I looking at?"), parent) {
   auto* controls = new QHBoxLayout;
   caption_ = new QLabel(this);
-  QFont f = caption_->font();
+  QFont f;  // only bold: the size follows the window's (presentation mode)
   f.setBold(true);
-  f.setPointSizeF(f.pointSizeF() * 1.1);
   caption_->setFont(f);
   caption_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   caption_->setMinimumWidth(120);

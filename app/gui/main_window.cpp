@@ -74,7 +74,7 @@ bool isTextInput(const QWidget* w) {
 }
 
 constexpr int kMaxRecentModels = 8;
-constexpr double kPresentationScale = 1.6;
+constexpr double kPresentationScale = 1.4;
 
 }  // namespace
 
@@ -1062,6 +1062,9 @@ void MainWindow::setPresentationMode(bool on) {
   QFont f = normal_font_;
   if (on) f.setPointSizeF(normal_font_.pointSizeF() * kPresentationScale);
   setFont(f);
+  // The room goes to the views: the structure panel steps aside (the keys still move across
+  // layers and heads).
+  tree_->setVisible(!on);
   if (QAction* a = action(QStringLiteral("presentation"))) {
     const QSignalBlocker b(a);
     a->setChecked(on);

@@ -200,7 +200,9 @@ void MasksView::refresh() {
   const bool dec = s.kind == AttentionKind::DecoderSelf;
   const QString off = tr(" — off");
   padding_->setData(maskHeatmap(parts.padding, parts.q_len, parts.k_len, rows, cols,
-                                (dec ? tr("Target padding mask") : tr("Source padding mask")) +
+                                (!c.hasCross() ? tr("Padding mask")
+                                 : dec         ? tr("Target padding mask")
+                                               : tr("Source padding mask")) +
                                     (parts.padding_on ? QString() : off)));
   if (dec) {
     subsequent_map_->setData(

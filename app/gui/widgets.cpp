@@ -1,5 +1,6 @@
 #include "widgets.h"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QStyle>
@@ -128,6 +129,15 @@ void ExplanationPanel::setHtml(const QString& html) {
 void ExplanationPanel::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
   fitHeight();
+}
+
+void ExplanationPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::FontChange) {
+    box_->setFont(font());
+    body_->setFont(font());
+    fitHeight();
+  }
 }
 
 void ExplanationPanel::fitHeight() {

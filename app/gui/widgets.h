@@ -66,6 +66,7 @@ class ExplanationPanel : public QWidget {
   // The text asks for the height it needs at the panel's width, so that a crowded view never
   // squeezes it to one line.
   void resizeEvent(QResizeEvent* event) override;
+  void changeEvent(QEvent* event) override;  // a new font reaches the styled text too
 
  private:
   void fitHeight();
