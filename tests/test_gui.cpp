@@ -1496,6 +1496,23 @@ void GuiTest::screenshots() {
   w->state()->setKind(AttentionKind::EncoderSelf);
   w->state()->setBatchIndex(1);
   QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("masks-batch.png"))));
+  // The decode as frames and an animated PNG, to look at (and to open in a browser).
+  {
+    QString error;
+    FigureOptions frames;
+    frames.size = QSize(1100, 560);
+    w->state()->setKind(AttentionKind::Cross);
+    w->sourceEdit()->setText(QString());
+    QVERIFY(w->engine()->run(
+        w->engine()->model()->config().examples.empty()
+            ? QStringLiteral("ich mochte ein bier")
+            : QString::fromStdString(w->engine()->model()->config().examples.front().src),
+        QString()));
+    QVERIFY(idle(*w));
+    QVERIFY2(w->exportDecodingFrames(QDir(out).filePath(QStringLiteral("frames")), frames, true,
+                                     &error) > 0,
+             qPrintable(error));
+  }
   w->resize(1920, 1080);  // a projector's size
   w->setPresentationMode(true);
   w->setCurrentView(QStringLiteral("attention"));
