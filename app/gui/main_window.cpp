@@ -206,7 +206,8 @@ QWidget* MainWindow::buildInputBar() {
       tr("The bundled models and the files you opened; File › Open model… loads another"));
   top->addWidget(model_combo_);
   auto* open = new QPushButton(tr("Open…"), bar);
-  open->setToolTip(tr("Open a .safetensors model (Ctrl+O)"));
+  open->setToolTip(
+      tr("Open a model: .safetensors, or a PyTorch checkpoint (.pt, .pth, .bin) (Ctrl+O)"));
   top->addWidget(open);
   top->addSpacing(12);
   top->addWidget(new QLabel(tr("Backend:"), bar));
@@ -1077,8 +1078,8 @@ void MainWindow::openModelDialog(bool with_config) {
   QString dir = QFileInfo(engine_->modelSource()).absolutePath();
   if (!QFileInfo(engine_->modelSource()).isFile() && !recent_models_.isEmpty())
     dir = QFileInfo(recent_models_.front()).absolutePath();
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open a model"), dir,
-                                                    tr("Models (*.safetensors);;All files (*)"));
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open a model"), dir, tr("Models (*.safetensors *.pt *.pth *.bin);;All files (*)"));
   if (path.isEmpty()) return;
   QString config;
   if (with_config) {
