@@ -28,6 +28,7 @@ struct StepInfo {
   QString input;       // token fed at this position (BOS at 0)
   int chosen_id = -1;  // token chosen after it; -1 = not chosen yet (the newest position)
   QString chosen;
+  bool forced = false;  // the chosen token came from the typed target prefix
   float chosen_prob = 0;
   int argmax_id = -1;
   QString argmax;
@@ -110,6 +111,10 @@ class Engine : public QObject {
   void masksChanged(const MaskOptions& masks);
   void failed(const QString& title, const QString& message);
   void notice(const QString& message);  // warnings: loader warnings, backend fallback
+  // Words of the input that are not in the vocabulary and that the model reads as its unknown
+  // token (models without one refuse them with an error instead). `field`: "source", "target
+  // prefix", "prompt", "input" or "sentence 2".
+  void unknownWords(const QString& field, const QStringList& words, const QString& unk_token);
   void jobFinished(bool ok);
 
  private:
@@ -143,6 +148,8 @@ class Engine : public QObject {
   std::shared_ptr<Snapshot> encoderSnapshot(std::shared_ptr<const Trace> trace,
                                             const MaskOptions& masks) const;
   void adoptSession(std::shared_ptr<DecodingSession> session);
+  // Emits unknownWords for the words of `text` that `vocab` maps to its unknown token.
+  void checkUnknown(const Vocabulary& vocab, const std::string& text, const QString& field);
 
   std::shared_ptr<Model> model_;              // declared before session_: outlives it
   std::shared_ptr<DecodingSession> session_;  // changed on the GUI thread (or before adoption)
