@@ -16,6 +16,7 @@ namespace attnviz {
 namespace {
 
 constexpr uintmax_t kMaxMergesBytes = 64ull << 20;  // BART's merges.txt is about 0.5 MiB
+constexpr size_t kMaxPieceBytes = 1024;             // one pre-tokenized piece (a word, a space run)
 
 // One code point of valid UTF-8 at s[i]; advances i.
 char32_t nextCodePoint(const std::string& s, size_t& i) {
@@ -152,6 +153,12 @@ class ByteLevelBpe : public Tokenizer {
   // The merges applied to one pre-tokenized piece's byte characters, lowest rank first, every
   // occurrence of that pair at once, until no pair has a rank.
   std::vector<std::string> bpe(const std::string& piece) const {
+    // Merging costs O(length²): a word this long is no text a model was trained on.
+    if (piece.size() > kMaxPieceBytes)
+      throw Error(ErrorKind::BadInput,
+                  "the word \"" + escapeControlChars(clipForMessage(piece, 40)) + "\" is " +
+                      std::to_string(piece.size()) + " bytes long; at most " +
+                      std::to_string(kMaxPieceBytes) + " are tokenized");
     std::vector<std::string> word;
     for (unsigned char b : piece) word.push_back(utf8(byteChars().of[b]));
     while (word.size() > 1) {

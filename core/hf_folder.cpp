@@ -137,6 +137,10 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
   const int V = integer(hf, "vocab_size", where, nullptr);
   const bool shared = !marian || boolean(hf, "share_encoder_decoder_embeddings", where, true);
   const int Vt = shared ? V : integer(hf, "decoder_vocab_size", where, &V);
+  for (int size : {V, Vt})
+    if (size < 1 || size > ConfigLimits::kMaxVocab)
+      refuse(where, "a vocabulary of " + std::to_string(size) + " tokens (1 to " +
+                        std::to_string(ConfigLimits::kMaxVocab) + " are read)");
 
   json c;
   c["family"] = familyName(t->family);
@@ -215,11 +219,13 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
       notes->push_back(std::string("config.json's ") + key + " " +
                        clipForMessage(hf[key].dump(), 40) +
                        " is a generation rule; attnviz's greedy decoder takes the plain argmax");
+  std::string legacy;
   for (const char* key : {"normalize_before", "add_final_layer_norm", "normalize_embedding",
                           "static_position_embeddings"})
-    if (hf.contains(key))
-      notes->push_back(std::string("config.json's ") + key + " is not read by " + t->head_class +
-                       " (a key from older versions); ignored");
+    if (hf.contains(key)) legacy += (legacy.empty() ? "" : ", ") + std::string(key);
+  if (!legacy.empty())
+    notes->push_back("config.json's " + legacy + ": keys of older versions that " + t->head_class +
+                     " no longer reads; ignored");
   notes->push_back(std::string("Hugging Face ") + t->head_class + ": " + std::to_string(d) +
                    " wide, " + std::to_string(c["n_encoder_layers"].get<int>()) + "+" +
                    std::to_string(c["n_decoder_layers"].get<int>()) + " layers, " +

@@ -6,6 +6,10 @@
 namespace attnviz {
 
 void checkSentenceText(const std::string& text, const std::string& what) {
+  if (text.size() > kMaxSentenceBytes)
+    throw Error(ErrorKind::BadInput, what + " is " + std::to_string(text.size()) +
+                                         " bytes long; at most " +
+                                         std::to_string(kMaxSentenceBytes) + " are tokenized");
   if (size_t bad = 0; !isValidUtf8(text, &bad))
     throw Error(ErrorKind::BadInput, what + " is not valid UTF-8 text (invalid byte at position " +
                                          std::to_string(bad) + ")");

@@ -3,6 +3,7 @@
 // the markers the model was trained with, and ids back to text.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,9 @@ class Tokenizer {
   virtual std::string decode(Side side, const std::vector<int>& ids) const = 0;
 };
 
-// Throws Error(BadInput) when text cannot be a sentence: not valid UTF-8, control characters, or
-// nothing but whitespace. `what` names it ("the sentence", "the prefix").
+// Throws Error(BadInput) when text cannot be a sentence: longer than kMaxSentenceBytes, not valid
+// UTF-8, control characters, or nothing but whitespace. `what` names it ("the sentence").
+constexpr size_t kMaxSentenceBytes = 64 * 1024;
 void checkSentenceText(const std::string& text, const std::string& what);
 
 }  // namespace attnviz

@@ -270,11 +270,12 @@ class TestHf : public QObject {
       // Byte-level BPE gives the text back exactly; SentencePiece its normalized text.
       QCOMPARE(back, t.contains("src_decoded") ? t["src_decoded"].get<std::string>() : text);
     }
-    // What cannot be a sentence is an input error, not a crash.
-    for (const std::string bad : {std::string("   "),
-                                  std::string("a\x01"
-                                              "b"),
-                                  std::string("\xff")}) {
+    // What cannot be a sentence is an input error, not a crash: blank, a control character,
+    // invalid UTF-8, over 64 KiB, a 2000-byte word (BART: one BPE piece over 1 KiB; Marian: more
+    // tokens than max_len).
+    const std::vector<std::string> bad_inputs = {"   ", std::string("a\x01b"), "\xff",
+                                                 std::string(70000, 'a'), std::string(2000, 'a')};
+    for (const std::string& bad : bad_inputs) {
       auto e = test::caught([&] { c.model->encodeSource(bad); });
       QVERIFY(e && e->kind() == ErrorKind::BadInput);
     }
