@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "positional.h"
+#include "tokenizer.h"
 
 namespace attnviz {
 
@@ -530,6 +531,14 @@ std::vector<int> Model::encodeSource(const std::string& sentence) const {
   if (!c.hasEncoder())
     throw Error(ErrorKind::BadInput, std::string(modelClassName(c.model)) +
                                          " has no encoder: give the input as the target");
+  if (model_->tokenizer) {  // the model's own tokenizer adds its markers itself
+    std::vector<int> ids = model_->tokenizer->encodeSource(sentence);
+    if ((int)ids.size() > position_rows_)
+      throw Error(ErrorKind::BadInput, "the sentence is " + std::to_string(ids.size()) +
+                                           " tokens long; the model takes at most " +
+                                           std::to_string(position_rows_));
+    return ids;
+  }
   const int wrap = c.src_bos_eos ? 2 : 0;
   std::vector<int> ids = src_vocab_.encode(sentence, position_rows_ - wrap);
   if (c.src_bos_eos) {
@@ -552,7 +561,13 @@ std::vector<int> Model::encodeTarget(const std::string& prefix) const {
   if (c.bos_id >= 0) ids.push_back(c.bos_id);
   const bool blank = prefix.find_first_not_of(" \t\r\n") == std::string::npos;
   if (!blank) {
-    std::vector<int> words = tgt_vocab_.encode(prefix, position_rows_ - (int)ids.size());
+    std::vector<int> words = model_->tokenizer
+                                 ? model_->tokenizer->encodeTarget(prefix)
+                                 : tgt_vocab_.encode(prefix, position_rows_ - (int)ids.size());
+    if ((int)(ids.size() + words.size()) > position_rows_)
+      throw Error(ErrorKind::BadInput, "the prefix is " + std::to_string(words.size()) +
+                                           " tokens long; the model takes at most " +
+                                           std::to_string(position_rows_ - (int)ids.size()));
     if (!words.empty() && !ids.empty() && words.front() == c.bos_id) words.erase(words.begin());
     ids.insert(ids.end(), words.begin(), words.end());
   }

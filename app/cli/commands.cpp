@@ -19,6 +19,7 @@
 #include "error.h"
 #include "model.h"
 #include "npy.h"
+#include "tokenizer.h"
 #include "weights.h"
 
 namespace attnviz::cli {
@@ -189,6 +190,7 @@ int cmdInfo(const Args& a) {
     std::cout << "\n";
   }
   for (const auto& e : c.examples) std::cout << "example:      " << e.src << "\n";
+  for (const auto& n : lm->notes) std::cout << "note:         " << n << "\n";
   for (const auto& w : lm->warnings) std::cout << "warning:      " << w << "\n";
   return 0;
 }
@@ -283,6 +285,8 @@ int cmdDecode(const Args& a) {
     std::string s;
     for (int id : out) s += (s.empty() ? "" : ",") + std::to_string(id);
     std::cout << s << "\n";
+  } else if (m.loaded().tokenizer) {  // subword pieces joined back into text
+    std::cout << m.loaded().tokenizer->decode(Side::Target, out) << "\n";
   } else {
     std::cout << joinTokens(words) << "\n";
   }
