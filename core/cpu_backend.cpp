@@ -145,9 +145,15 @@ class CpuBackend final : public Backend {
       const uint8_t* m = mask + (b * Tq + i) * Tk;
       float* p = probs + r * Tk;
       float mx = -std::numeric_limits<float>::infinity();
+      bool nan = false;
       for (int j = 0; j < Tk; ++j) {
         p[j] = m[j] ? fill : s[j];
         mx = std::max(mx, p[j]);
+        nan = nan || std::isnan(p[j]);
+      }
+      if (nan) {  // a NaN score makes the row NaN (as PyTorch), never a fully masked row of zeros
+        std::fill(p, p + Tk, std::numeric_limits<float>::quiet_NaN());
+        continue;
       }
       if (mx == -std::numeric_limits<float>::infinity()) {  // every key masked with −∞
         std::fill(p, p + Tk, 0.0f);
