@@ -97,6 +97,10 @@ nlohmann::json parseJsonStrict(std::string_view text, const std::string& what, i
   }
 }
 
+std::string escapeControlChars(std::string_view text) {
+  return terminalSafe(text);
+}
+
 std::string clipForMessage(std::string_view text, size_t max_bytes) {
   // Control characters shown escaped: a name must neither reach a terminal raw nor cut the
   // message at a NUL.

@@ -317,7 +317,8 @@ ByteTensor SafetensorsFile::toBytes(const std::string& name) const {
     throw Error(ErrorKind::UnsupportedDtype, path_ + ": tensor \"" + name + "\" has dtype " +
                                                  dtypeName(t->dtype) + ", expected U8 or BOOL");
   ByteTensor out(t->shape);
-  std::memcpy(out.data.data(), bytes_.data() + data_start_ + t->begin, out.data.size());
+  if (!out.data.empty())  // an empty vector's data() may be null: memcpy must not see it
+    std::memcpy(out.data.data(), bytes_.data() + data_start_ + t->begin, out.data.size());
   return out;
 }
 
