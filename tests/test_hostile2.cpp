@@ -32,6 +32,7 @@
 #include "npy.h"
 #include "safe_text.h"
 #include "safetensors.h"
+#include "test_support.h"
 #include "weights.h"
 
 using namespace attnviz;
@@ -43,15 +44,7 @@ const std::string kTiny = std::string(ATTNVIZ_TEST_DATA) + "/nlp_tiny.safetensor
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-template <class F>
-std::optional<Error> caught(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return std::nullopt;
-}
+using test::caught;
 
 // The error has the kind and its message holds every '|'-separated piece of `needles`.
 #define VERIFY_ERROR(expr, want_kind, needles)                                                     \
