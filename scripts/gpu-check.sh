@@ -167,11 +167,19 @@ nvcc=$(first_of nvcc /usr/local/cuda/bin/nvcc)
 # The step functions run in a child bash (run_check): they see exported variables only.
 deps=""
 [[ -d .deps/root ]] && deps=$root/.deps/root/usr/share
+if [[ -n $deps ]]; then
+  # libzip from .deps: its pkg-config file (paths under the unpacked root) for the build, its
+  # library for every program run.
+  droot=$root/.deps/root
+  export PKG_CONFIG_PATH=$droot/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_DIR=$droot
+  export LD_LIBRARY_PATH=$droot/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 export root build jobs arch nvcc deps cli checks plugin small_model python sanitizer
 build_it() {
   local found=()
   if [[ -n $deps ]]; then
     found=(-DEigen3_DIR="$deps/eigen3/cmake" -Dnlohmann_json_DIR="$deps/cmake/nlohmann_json")
+    command -v pkg-config >/dev/null || found+=(-DPKG_CONFIG_EXECUTABLE="$root/.deps/root/usr/bin/pkgconf")
   elif [[ ! -f /usr/share/eigen3/cmake/Eigen3Config.cmake ]]; then
     echo "no Eigen here and no .deps/: run scripts/fetch-gpu-deps.sh before the device call and carry .deps"
     return 1

@@ -78,7 +78,7 @@ trap 'rm -rf "$fake"' EXIT
 for lib in $(readelf -d "$plugin" | sed -n 's/.*NEEDED.*\[\(libcu[a-z]*\.so\.[0-9]*\)\].*/\1/p'); do
   : >"$fake/$lib"
 done
-expect_cuda_refused "CUDA libraries broken" "cannot load the CUDA plugin.*libcu" LD_LIBRARY_PATH="$fake"
+expect_cuda_refused "CUDA libraries broken" "cannot load the CUDA plugin.*libcu" LD_LIBRARY_PATH="$fake${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # A shared library the CLI itself loads (libm), named as the plugin.
 libm=$(ldd "$cli" | awk '/libm\.so/ {print $3; exit}')

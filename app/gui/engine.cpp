@@ -49,6 +49,7 @@ DecodingSession::Options Engine::JobContext::sessionOptions(const MaskOptions& m
   DecodingSession::Options o;
   o.masks = masks;
   o.keep_scores = true;
+  o.max_new_tokens = max_new_tokens;
   if (cancellable) o.cancel = cancel;
   return o;
 }
@@ -84,7 +85,7 @@ bool Engine::start(const QString& what, bool cancellable,
   busy_ = true;
   cancel_ = false;
   emit busyChanged(true, what);
-  JobContext ctx{this, &cancel_, cancellable};
+  JobContext ctx{this, &cancel_, cancellable, max_new_tokens_};
   watcher_->setFuture(QtConcurrent::run([ctx, work, what]() -> Apply {
     Engine* e = ctx.engine;
     try {

@@ -84,6 +84,10 @@ class Engine : public QObject {
   bool run(const QString& src, const QString& prefix);
   bool runBatch(const QStringList& sentences);
   bool setMasks(const MaskOptions& masks);  // reruns the current input with the same tokens
+  // At most this many tokens are chosen after the prefix (0 = the core's default: the source
+  // length + 5, or 50 for a continuation; see decoding.h). Applies from the next run.
+  void setMaxNewTokens(int n) { max_new_tokens_ = n < 0 ? 0 : n; }
+  int maxNewTokens() const { return max_new_tokens_; }
   bool stepForward(int token = -1);
   bool stepBack();
   bool reset();
@@ -118,6 +122,7 @@ class Engine : public QObject {
     bool cancelled() const { return cancel->load(); }
     ForwardOptions forwardOptions(const MaskOptions& masks) const;
     DecodingSession::Options sessionOptions(const MaskOptions& masks) const;
+    int max_new_tokens = 0;
   };
   bool start(const QString& what, bool cancellable, std::function<Apply(const JobContext&)> work);
   void finish();
@@ -145,6 +150,7 @@ class Engine : public QObject {
   uint64_t snapshot_ids_ = 0;
   void publish(std::shared_ptr<Snapshot> snap);  // numbers it, stores it, emits snapshotChanged
   MaskOptions masks_;
+  int max_new_tokens_ = 0;
   QString model_source_, config_path_;
   QString backend_name_ = QStringLiteral("cpu");
   std::atomic<bool> cancel_{false};

@@ -9,10 +9,10 @@ View::View(AppState* state, const QString& explanation_heading, QWidget* parent)
   layout_->setSpacing(6);
   explanation_ = new ExplanationPanel(explanation_heading, this);
   layout_->addWidget(explanation_);
+  // A new snapshot or model reaches the views once, through AppState: it re-emits
+  // selectionChanged for both (a direct connection too would refresh every view twice).
   connect(state_, &AppState::selectionChanged, this, &View::markDirty);
   connect(state_, &AppState::colormapChanged, this, &View::markDirty);
-  connect(state_->engine(), &Engine::snapshotChanged, this, &View::markDirty);
-  connect(state_->engine(), &Engine::modelChanged, this, &View::markDirty);
 }
 
 void View::markDirty() {
