@@ -1,12 +1,15 @@
 #include "config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "error.h"
 #include "json_safe.h"
+#include "safe_text.h"
 
 namespace attnviz {
 
@@ -243,8 +246,9 @@ std::vector<std::string> getVocab(const json& j, const char* key, const std::str
                                               std::to_string(v.size()) + " tokens (at most " +
                                               std::to_string(ConfigLimits::kMaxVocab) + ")");
   std::vector<std::string> out;
-  out.reserve(v.size());
-  std::set<std::string> seen;
+  out.reserve(v.size());  // never reallocated: `seen` views the strings in place
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
     if (!v[i].is_string())
       throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\"[" + std::to_string(i) +
@@ -259,11 +263,16 @@ std::vector<std::string> getVocab(const json& j, const char* key, const std::str
                                                 "] is " + std::to_string(t.size()) +
                                                 " bytes long (at most " +
                                                 std::to_string(ConfigLimits::kMaxTokenBytes) + ")");
-    if (!seen.insert(t).second)
-      throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" has the token \"" + t +
-                                                "\" twice (again at index " + std::to_string(i) +
-                                                ")");
+    if (size_t at = findControlChar(t); at != std::string::npos)
+      throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\"[" + std::to_string(i) +
+                                                "] \"" + clipForMessage(t, 40) + "\" contains " +
+                                                describeControlChar(t, at) +
+                                                "; a token is a word, typed or shown");
     out.push_back(std::move(t));
+    if (!seen.insert(out.back()).second)
+      throw Error(ErrorKind::BadVocabulary,
+                  src + ": \"" + key + "\" has the token \"" + clipForMessage(out.back(), 40) +
+                      "\" twice (again at index " + std::to_string(i) + ")");
   }
   return out;
 }
@@ -603,6 +612,17 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   }
   c.name = getString(j, "name", src, "");
   c.description = getString(j, "description", src, "");
+  // Shown as a title and as text: a control character cannot be meant (a description may break
+  // lines and hold tabs).
+  if (size_t at = findControlChar(c.name); at != std::string::npos)
+    bad(src, "\"name\" \"" + clipForMessage(c.name, 80) + "\" contains " +
+                 describeControlChar(c.name, at));
+  std::string text = c.description;
+  std::replace_if(
+      text.begin(), text.end(), [](char ch) { return ch == '\n' || ch == '\t'; }, ' ');
+  if (size_t at = findControlChar(text); at != std::string::npos)
+    bad(src, "\"description\" \"" + clipForMessage(c.description, 80) + "\" contains " +
+                 describeControlChar(c.description, at));
   if (j.contains("examples")) {
     const json& ex = j["examples"];
     if (!ex.is_array()) bad(src, "\"examples\" is not an array");

@@ -129,7 +129,7 @@ struct ConfigLimits {
   static constexpr int kMaxHeads = 1024;
   static constexpr int kMaxLayers = 256;
   static constexpr int kMaxLen = 1 << 20;               // positions
-  static constexpr int kMaxVocab = 1 << 22;             // tokens per vocabulary
+  static constexpr int kMaxVocab = 1 << 20;             // tokens per vocabulary
   static constexpr int kMaxTokenBytes = 1024;           // bytes per token string
   static constexpr int kMaxSinusoidalPositions = 8192;  // rows of a computed sinusoid table
   static constexpr int kMaxSegments = 64;

@@ -107,6 +107,13 @@ ATTNVIZ_CPU_CLONES void softmaxRow(const float* s, const uint8_t* m, float* p, i
     p[j] = v;
     mx = mx < v ? v : mx;
   }
+  // A NaN score makes the row NaN (as PyTorch gives), never the zeros of a fully masked row.
+  bool nan = false;
+  for (int k = 0; k < n; ++k) nan |= p[k] != p[k];
+  if (nan) {
+    std::fill(p, p + n, std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
   if (mx == kNegInf) {  // every key masked with −∞
     std::fill(p, p + n, 0.0f);
     return;

@@ -143,8 +143,8 @@ DecodingSession::Step DecodingSession::computeStep(int token) const {
   if (s.token == model_.config().eos_id || length() >= limit_) return s;  // ends decoding
   const int next = length() + 1;
   if (options_.record &&
-      model_.estimatePassBytes(1, (int)src_.size(), next, options_.keep_scores,
-                               options_.max_stored_scores_bytes) > options_.max_trace_bytes)
+      model_.estimatePassBytes(1, (int)src_.size(), next, forwardOptions()) >
+          options_.max_trace_bytes)
     throw Error(ErrorKind::TooLarge, "a trace of " + std::to_string(next) +
                                          " target positions would exceed the memory limit of " +
                                          formatBytes(options_.max_trace_bytes));

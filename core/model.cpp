@@ -592,8 +592,17 @@ void Model::checkIds(const std::vector<std::vector<int>>& seqs, const Vocabulary
   }
 }
 
-uint64_t Model::estimatePassBytes(int B, int S, int T, bool keep_scores,
-                                  uint64_t max_stored_scores_bytes) const {
+uint64_t Model::estimatePassBytes(int B, int S, int T, bool keep_scores) const {
+  ForwardOptions o;
+  o.keep_scores = keep_scores;
+  return estimatePassBytes(B, S, T, o);
+}
+
+uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) const {
+  // What a pass allocates, as runEncoder and runDecoder allocate it (on the CPU backend all of it
+  // is host memory): the trace's blocks and outputs, which stay; the encoder's output and the
+  // cross-attention keys and values, which live through the decoder; and the larger of the two
+  // runs' working sets (the arena of activations, the masks, the head's output before its copy).
   // Saturating arithmetic throughout: an absurd batch gives UINT64_MAX, never a wrapped number.
   const ModelConfig& c = config();
   auto mul = [](std::initializer_list<uint64_t> xs) {
@@ -604,30 +613,57 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, bool keep_scores,
     }
     return r;
   };
-  uint64_t bytes = 0;
-  auto add = [&](uint64_t n) { bytes = n > UINT64_MAX - bytes ? UINT64_MAX : bytes + n; };
-  const int H = c.n_heads, Le = c.n_encoder_layers, Ld = c.n_decoder_layers;
-  const bool from_qk = keep_scores && scoresFromQk(B, S, T, max_stored_scores_bytes);
-  auto block = [&](int q, int k) {
-    return from_qk ? AttentionBlock::bytesFromQk(B, H, q, k, c.d_k)
-                   : AttentionBlock::bytesFor(B, H, q, k, keep_scores);
+  auto sum = [](std::initializer_list<uint64_t> xs) {
+    uint64_t r = 0;
+    for (uint64_t x : xs) r = x > UINT64_MAX - r ? UINT64_MAX : r + x;
+    return r;
   };
-  add(mul({(uint64_t)Le, block(S, S)}));
-  add(mul({(uint64_t)Ld, block(T, T)}));
-  if (c.hasCross()) add(mul({(uint64_t)Ld, block(T, S)}));
-  const uint64_t n_out = mul({(uint64_t)B, (uint64_t)(c.hasDecoder() ? T : S)});
-  if (c.tokenHead() != TokenHead::None)
-    add(mul({2, n_out, c.outputVocab().size(), 4}));  // the trace's and the pass's copy
-  add(mul({2, n_out, (uint64_t)c.d_model, 4}));       // hidden states
-  // Activations: the larger of the two runs, the caches and the encoder's output.
-  const uint64_t keys = (uint64_t)std::max(S, T), rows = mul({(uint64_t)B, keys});
-  const uint64_t width = 2ull * c.d_model + c.attnWidth() + c.valueWidth() + c.d_ff;
-  add(mul({rows, width + 3ull * H * keys, 4}));
-  add(mul({(uint64_t)B, keys, keys, 2}));  // masks
-  const uint64_t KV = c.attnWidth() + c.valueWidth();
-  add(mul({(uint64_t)B, (uint64_t)S, c.d_model + KV * (1 + Ld), 4}));         // memory, K/V
-  add(mul({(uint64_t)Ld, (uint64_t)B, (uint64_t)T, KV + c.attnWidth(), 4}));  // decoder caches
-  return bytes;
+  const uint64_t b = (uint64_t)B, s = c.hasEncoder() ? (uint64_t)S : 0,
+                 t = c.hasDecoder() ? (uint64_t)T : 0, H = c.n_heads, d = c.d_model,
+                 A = c.attnWidth(), Av = c.valueWidth(), KV = A + Av, F = c.d_ff,
+                 Le = c.n_encoder_layers, Ld = c.n_decoder_layers;
+  const bool record = o.record, scores = o.record && o.keep_scores, qkv = o.record && o.keep_qkv;
+  const uint64_t V = c.tokenHead() == TokenHead::None ? 0 : c.outputVocab().size();
+  const uint64_t C = c.classHead() == ClassHead::None ? 0 : (uint64_t)std::max(c.n_classes, 1);
+  // Above max_stored_scores_bytes of scores a block keeps each head's q and k instead.
+  const bool from_qk = scores && scoresFromQk(B, S, T, o.max_stored_scores_bytes);
+  // A block of q × k cells: probs (and scores, or q and k) per head, its mask, and on request each
+  // head's q [q, d_k], k [k, d_k] and v [k, d_v].
+  auto block = [&](uint64_t q, uint64_t k) {
+    if (!record) return uint64_t(0);
+    const int qi = (int)std::min<uint64_t>(q, INT32_MAX), ki = (int)std::min<uint64_t>(k, INT32_MAX);
+    if (from_qk)
+      return sum({AttentionBlock::bytesFromQk(B, c.n_heads, qi, ki, c.d_k),
+                  qkv ? mul({b, H, k * (uint64_t)c.d_v, 4}) : 0});
+    return sum({AttentionBlock::bytesFor(B, c.n_heads, qi, ki, scores),
+                qkv ? mul({b, H, q * c.d_k + k * (uint64_t)(c.d_k + c.d_v), 4}) : 0});
+  };
+  // The arena of one run over `rows` query rows and `keys` keys (Pass::floatsFor).
+  const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * H;
+  auto arena = [&](uint64_t rows, uint64_t keys) {
+    return mul({rows, 2 * d + A + Av + F + per_key * keys, 4});
+  };
+  const uint64_t trace = sum(
+      {mul({Le, block(s, s)}), mul({Ld, block(t, t)}), c.hasCross() ? mul({Ld, block(t, s)}) : 0});
+  // Outputs: the logits, class logits and hidden states of the trace.
+  const uint64_t out_rows = mul({b, c.hasDecoder() ? t : s});
+  const uint64_t outputs = mul({sum({mul({out_rows, V + d}), b * C}), 4});
+  // The encoder's output and every decoder layer's cross-attention keys and values.
+  const uint64_t memory = c.hasEncoder() ? mul({b, s, d + (c.hasCross() ? Ld * KV : 0), 4}) : 0;
+  uint64_t encoder = 0, decoder = 0;
+  if (c.hasEncoder()) {
+    const uint64_t rows = b * s;
+    encoder = sum({arena(rows, s), mul({rows, KV + 2, 4}), mul({b, s, s, 2})});
+    if (!c.hasDecoder())  // the heads' arena, then the copy into the trace
+      encoder =
+          std::max(encoder, sum({arena(rows, 1), mul({rows, V, 4}), mul({b, d + C, 4}), outputs}));
+  }
+  if (c.hasDecoder()) {
+    const uint64_t rows = b * t, keys = std::max(s, t);
+    decoder = sum({arena(rows, keys), mul({rows, V + d + KV + 1, 4}), mul({b, d + C, 4}),
+                   mul({b, t, t + s, 2}), outputs});
+  }
+  return sum({trace, memory, std::max(encoder, decoder)});
 }
 
 bool Model::scoresFromQk(int B, int S, int T, uint64_t max_stored_scores_bytes) const {
@@ -645,8 +681,7 @@ void Model::checkPassSize(int B, int S, int T, const ForwardOptions& o) const {
     throw Error(ErrorKind::BadInput, "the sequence has " + std::to_string(std::max(S, T)) +
                                          " tokens; this model takes at most " +
                                          std::to_string(position_rows_) + " (max_len)");
-  const uint64_t bytes =
-      estimatePassBytes(B, S, T, o.keep_scores && o.record, o.max_stored_scores_bytes);
+  const uint64_t bytes = estimatePassBytes(B, S, T, o);
   if (bytes > o.max_trace_bytes)
     throw Error(ErrorKind::TooLarge,
                 "the pass over " + std::to_string(B) + " sentence(s) of " +

@@ -126,10 +126,12 @@ class Model {
 
   // Bytes the weights take on the backend.
   uint64_t weightBytes() const;
-  // Bytes a traced pass of B sentences of S source and T target tokens needs: the trace on the
-  // host, and the activations of the pass.
-  uint64_t estimatePassBytes(int B, int S, int T, bool keep_scores,
-                             uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes) const;
+  // Bytes a pass of B sentences of S source and T target tokens allocates at its peak: the trace
+  // (blocks, q/k/v when kept, outputs), the encoder's output and cross-attention keys and values,
+  // and the larger of the encoder's and the decoder's working sets. checkPassSize compares it with
+  // ForwardOptions::max_trace_bytes before anything is allocated.
+  uint64_t estimatePassBytes(int B, int S, int T, bool keep_scores) const;
+  uint64_t estimatePassBytes(int B, int S, int T, const ForwardOptions& options) const;
   // Whether such a pass keeps q and k instead of its scores (more than `max_stored_scores_bytes`).
   bool scoresFromQk(int B, int S, int T,
                     uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes) const;

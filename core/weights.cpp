@@ -645,15 +645,43 @@ std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const Mod
   return m;
 }
 
+namespace {
+
+// Bytes the vocabularies' strings take: each token in the config (kept by the LoadedModel) and in
+// the Model's Vocabulary with its index (a hash node and a bucket); strings longer than the
+// small-string buffer have their own block, three times over.
+uint64_t vocabularyBytes(const std::vector<std::string>& v) {
+  uint64_t bytes = 0;
+  for (const auto& t : v)
+    bytes += 2 * sizeof(std::string) + 80 + (t.size() > 15 ? 3 * (t.size() + 17) : 0);
+  return bytes;
+}
+
+uint64_t weightBytes(const ModelConfig& c) {
+  return static_cast<uint64_t>(c.parameterCount()) * sizeof(float);
+}
+
+}  // namespace
+
 uint64_t estimateModelBytes(const ModelConfig& config) {
   // Every size is limited by ConfigLimits, so none of this comes near 64 bits.
-  uint64_t bytes = static_cast<uint64_t>(config.parameterCount()) * 4;
-  if (config.positional != Positional::Learned)
-    bytes +=
-        (config.hasEncoder() + config.hasDecoder()) *
-        static_cast<uint64_t>(std::min(config.max_len, ConfigLimits::kMaxSinusoidalPositions)) *
-        static_cast<uint64_t>(config.d_model) * 4;
-  return bytes;
+  const ModelConfig& c = config;
+  const uint64_t d = c.d_model, W = weightBytes(c);
+  // The sinusoid table a Model computes on the host and uploads (one, shared by both stacks).
+  const uint64_t table =
+      c.positional != Positional::Learned
+          ? static_cast<uint64_t>(std::min(c.max_len, ConfigLimits::kMaxSinusoidalPositions)) * d *
+                sizeof(float)
+          : 0;
+  // Uploading a linear layer copies it once (keys and values stacked): the largest one.
+  const uint64_t V = c.outputVocab().size();
+  const uint64_t largest_linear =
+      std::max({(uint64_t)(c.attnWidth() + c.valueWidth()), (uint64_t)c.d_ff, V}) * d *
+      sizeof(float);
+  // The host weights stay (LoadedModel); the table is built, then uploaded, then freed; then the
+  // backend's copy of every weight (on the CPU backend, host memory too).
+  return W + table + std::max(table, W + largest_linear) + vocabularyBytes(c.src_vocab) +
+         vocabularyBytes(c.tgt_vocab);
 }
 
 std::unique_ptr<TensorSource> openTensorFile(const std::string& path) {
@@ -693,15 +721,20 @@ std::shared_ptr<const LoadedModel> loadModel(const std::string& given_path,
   FoundConfig found = findOrInferConfig(file, options);
   const ModelConfig& config = found.config;
   // Sizes come from the config (learned position tables, sinusoid tables, every weight): check
-  // what they need before reading a tensor.
-  const uint64_t needed = estimateModelBytes(config);
+  // what they need before reading a tensor — and while they are read, the file's data is held
+  // beside the float32 weights (an F64 file takes twice their size).
+  const uint64_t needed = std::max(estimateModelBytes(config), size + weightBytes(config));
   if (needed > options.max_model_bytes)
     throw Error(ErrorKind::TooLarge,
                 path + ": the config describes " + std::to_string(config.parameterCount()) +
                     " parameters (" + std::to_string(config.n_encoder_layers) + "+" +
                     std::to_string(config.n_decoder_layers) + " layers, d_model " +
                     std::to_string(config.d_model) + ", d_ff " + std::to_string(config.d_ff) +
-                    ") needing " + formatBytes(needed) + " as float32; the limit is " +
+                    ", vocabularies of " + std::to_string(config.src_vocab.size()) + " and " +
+                    std::to_string(config.tgt_vocab.size()) + " tokens) needing " +
+                    formatBytes(needed) +
+                    " to load and run (the float32 weights and the backend's copy, position "
+                    "tables, vocabularies); the limit is " +
                     formatBytes(options.max_model_bytes));
   // Names under a prefix ("module." from DataParallel, "model." from a wrapper) are read without.
   const std::string prefix = familyPrefix(file, config.family, config.model);
@@ -720,7 +753,9 @@ std::shared_ptr<const LoadedModel> loadModel(const std::string& given_path,
                                 " " + modelClassName(config.model) + ".");
     throw;
   }
-  auto m = std::make_shared<LoadedModel>(*loaded);
+  // The model is this call's alone: annotated in place, not copied (a copy of the weights would
+  // double them at the peak that estimateModelBytes counts).
+  auto m = std::const_pointer_cast<LoadedModel>(loaded);
   m->path = path;
   m->notes = found.notes;
   m->notes.insert(m->notes.begin(), "config: " + found.source);

@@ -134,9 +134,11 @@ struct FoundConfig {
   std::vector<std::string> notes;
 };
 FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& options);
-// Host memory a loaded model of this config takes, from the sizes alone (float32 weights, and the
-// sinusoid tables a Model computes): loadModel checks it against max_model_bytes before reading
-// any tensor.
+// The memory loading a model of this config and building a Model of it takes at its peak, from
+// the sizes alone: the float32 weights on the host and their copy on the backend (host memory on
+// the CPU backend), the largest layer's copy while uploading, the sinusoid table (built on the
+// host, then uploaded) and the vocabularies' strings. loadModel checks it (and the file's data
+// beside the weights while they are read) against max_model_bytes before reading any tensor.
 uint64_t estimateModelBytes(const ModelConfig& config);
 
 // A model of the given config with random weights (normal, std 1/sqrt(fan_in); LayerNorms
