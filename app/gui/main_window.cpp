@@ -41,6 +41,7 @@
 #include "npy.h"
 #include "overview_view.h"
 #include "positional_view.h"
+#include "teaching_util.h"
 #include "widgets.h"
 
 namespace attnviz::gui {
@@ -101,6 +102,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   for (View* v :
        std::initializer_list<View*>{attention_, overview_, masks_, positional_, decoding_})
     tabs_->addTab(v, v->title());
+  addTeachingViews(this);  // issue 13: architecture, inside a cell, head statistics, before/after, search
   rl->addWidget(tabs_, 1);
   splitter_->addWidget(right);
   splitter_->setStretchFactor(0, 0);
