@@ -25,9 +25,9 @@ namespace attnviz::gui {
 namespace {
 
 constexpr double kColumnWidth = 250;
-constexpr double kBlockHeight = 40;
-constexpr double kGap = 30;
-constexpr double kFramePad = 14;
+constexpr double kBlockHeight = 34;
+constexpr double kGap = 22;
+constexpr double kFramePad = 10;
 constexpr double kSideMargin = 110;  // room for "N×" and the layer chooser
 constexpr double kMiddle = 150;      // between the columns: the memory arrow and residuals
 constexpr double kMinScale = 0.72;   // below this the text is too small: the view scrolls instead

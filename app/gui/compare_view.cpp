@@ -227,7 +227,7 @@ CompareView::CompareView(AppState* state, QWidget* parent)
   grid_ = new HeatmapWidget(results_);
   grid_->setColormap(Colormap::byName(QStringLiteral("blues")));
   grid_->setMaxFitCell(34);
-  grid_->setMaximumHeight(230);
+  grid_->setMaximumHeight(170);
   bottom->addWidget(grid_, 2);
   rl->addLayout(bottom, 0);
   layout_->addWidget(results_, 1);

@@ -102,7 +102,8 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   for (View* v :
        std::initializer_list<View*>{attention_, overview_, masks_, positional_, decoding_})
     tabs_->addTab(v, v->title());
-  addTeachingViews(this);  // issue 13: architecture, inside a cell, head statistics, before/after, search
+  // Issue 13: Architecture, Inside a cell, Head statistics, Before / after, Search.
+  addTeachingViews(this);
   rl->addWidget(tabs_, 1);
   splitter_->addWidget(right);
   splitter_->setStretchFactor(0, 0);
