@@ -83,7 +83,7 @@ class TestTeachingCore : public QObject {
     std::string why;
     backend_ = test::testBackend(&why);
     if (!backend_) QSKIP(why.c_str());
-    const std::string path = test::referenceDir() + "/search.ref.safetensors";
+    const std::string path = test::referenceDir() + "/search_references.safetensors";
     ref_ = SafetensorsFile::open(path);
     beams_ = nlohmann::json::parse(ref_.metadata().at("beam"));
     offs_ = nlohmann::json::parse(ref_.metadata().at("head_off"));

@@ -1,5 +1,5 @@
 """Write the references of decoding beyond greedy and of head interventions (docs/formats.md "Search"
-and "Interventions") into one file, search.ref.safetensors (default: tests/data).
+and "Interventions") into one file, search_references.safetensors (default: tests/data).
 
 Beam search: written here from the definition in docs/formats.md, independently of the C++ core, on
 the bundled models (resources/models) and the decoder-only test model gpt003 (tests/data). Every step
@@ -249,7 +249,7 @@ def main():
 
     meta = {"beam": json.dumps(beams), "head_off": json.dumps(offs),
             "made_by": "tools/make_search_references.py"}
-    path = os.path.join(args.out, "search.ref.safetensors")
+    path = os.path.join(args.out, "search_references.safetensors")
     stio.write(path, {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()}, meta)
     print("wrote", path)
 
