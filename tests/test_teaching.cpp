@@ -3,6 +3,7 @@
 // number a view shows is checked against the core (which test_teaching_core checks against
 // PyTorch and hand-computed cases); each view is rendered to build/screenshots on every bundled
 // model.
+#include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -333,6 +334,10 @@ class TeachingTest : public QObject {
     auto w = window(QStringLiteral("reverse"), QStringLiteral("heads"),
                     QStringLiteral("a 3 b 7 x 5 q 2"));
     auto* v = viewOf<HeadStatsView>(*w);
+    QAbstractItemModelTester tester(v->model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxy_tester(v->proxy(),
+                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
     v->refreshNow();
     const Trace& t = traceOf(*w);
     const auto want = headStatistics(t, w->engine()->model()->config(), 0);

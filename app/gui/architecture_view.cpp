@@ -111,7 +111,7 @@ struct Column {
       const double y0 = L->blocks[size_t(last)].rect.top(), y1 = b.rect.bottom();
       a.path << QPointF(cx(), y0) << QPointF(cx(), y1);
       a.shape = shape_below;
-      a.label_at = QPointF(cx() + 7, (y0 + y1) / 2);
+      a.label_at = QPointF(cx() + 7, y1 + 0.4 * (y0 - y1));
       L->arrows.push_back(a);
     }
     L->blocks.push_back(std::move(b));
@@ -123,7 +123,8 @@ struct Column {
   // `add` (the encoder's on the left, the decoder's on the right).
   void residual(int enter, int add) {
     const QRectF e = L->blocks[size_t(enter)].rect, a = L->blocks[size_t(add)].rect;
-    const double by = e.bottom() + kGap / 2;
+    const QRectF below = L->blocks[size_t(enter - 1)].rect;  // the block the stream comes from
+    const double by = e.bottom() + 0.8 * (below.top() - e.bottom());  // under the shape label
     const bool left = side == Side::Source;
     const double xo = left ? x - 18 : x + kColumnWidth + 18;
     ArchArrow r;
@@ -225,7 +226,7 @@ void addLayer(Column& col, const ModelConfig& c, const ArchShapes& sh, const QSt
   const QString stream = shape(sh, {"B", len, d});
   const bool enc = col.side == Side::Source;
   double extra = kFramePad;  // the first block keeps clear of the frame
-  const double frame_bottom = col.L->blocks[size_t(col.last)].rect.top() - kGap / 2 - kFramePad / 2;
+  const double frame_bottom = col.L->blocks[size_t(col.last)].rect.top() - 3;
   auto sub = [&](AttentionKind kind, const QString& name, Sublayer s, Sublayer ns,
                  const QString& label) {
     const QString kv_len = kind == AttentionKind::Cross
@@ -329,7 +330,9 @@ ArchLayout layoutArchitecture(const ModelConfig& c, const ArchShapes& sh, int en
                               "decoding picks the next token from them.")),
             shape(sh, {"B", len, QString::number(V)}));
     col.add(block("head.output", Type::Output, QObject::tr("Output probabilities"),
-                  QObject::tr("the next token, at every position"), {}),
+                  c.hasDecoder() ? QObject::tr("the next token, at every position")
+                                 : QObject::tr("the token at every position (masked LM)"),
+                  {}),
             shape(sh, {"B", len, QString::number(V)}));
   };
 

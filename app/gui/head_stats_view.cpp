@@ -65,7 +65,7 @@ void HeadStatsModel::setReference(int reference) {
     for (size_t r = 0; r < stats_.size(); ++r)
       likeness_[r] =
           headDistance(stats_[size_t(reference_)], stats_[r], keys_[size_t(reference_)], keys_[r]);
-  emit dataChanged(index(0, Likeness), index(rowCount() - 1, Likeness));
+  if (rowCount() > 0) emit dataChanged(index(0, Likeness), index(rowCount() - 1, Likeness));
   emit headerDataChanged(Qt::Horizontal, Likeness, Likeness);
 }
 
