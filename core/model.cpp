@@ -490,12 +490,17 @@ Model::Model(std::shared_ptr<const LoadedModel> model, std::shared_ptr<Backend> 
     position_rows_ = c.max_len;
   } else {
     position_rows_ = std::min(c.max_len, ConfigLimits::kMaxSinusoidalPositions);
-    Tensor pe = sinusoidalTable(position_rows_, c.d_model);
+    Tensor pe = c.positional == Positional::SinusoidalHalves
+                    ? sinusoidalHalvesTable(position_rows_, c.d_model)
+                    : sinusoidalTable(position_rows_, c.d_model);
     dw_->sinusoid = uploadFloats(be, pe.ptr(), pe.data.size(), total);
   }
   auto stack = [&](const StackWeights& s, DeviceStack& d) {
     d = uploadStack(be, s, total);
-    if (!d.positions) d.positions = dw_->sinusoid->f32();
+    if (!d.positions)
+      d.positions = dw_->sinusoid->f32();
+    else  // a learned table whose first position_offset rows are never used (BART)
+      d.positions += (size_t)c.position_offset * c.d_model;
   };
   if (c.hasEncoder()) stack(w.encoder, dw_->enc);
   if (c.hasDecoder()) stack(w.decoder, dw_->dec);
