@@ -472,8 +472,14 @@ StackInput computeStackInput(const Model& model, const Trace& t, Side side, int 
   in.d = d;
   in.tokens.assign(size_t(len) * d, 0.0f);
   const float scale = c.embed_scale ? std::sqrt(float(d)) : 1.0f;
-  const Tensor pe = st.embed.positions.empty() ? sinusoidalTable(std::max(len, 1), d) : Tensor();
+  // Sinusoids (in the model's layout), or a learned table whose first position_offset rows are
+  // never used (BART).
+  Tensor pe;
+  if (st.embed.positions.empty())
+    pe = c.positional == Positional::SinusoidalHalves ? sinusoidalHalvesTable(std::max(len, 1), d)
+                                                      : sinusoidalTable(std::max(len, 1), d);
   const Tensor& pos = st.embed.positions.empty() ? pe : st.embed.positions;
+  const size_t pos0 = st.embed.positions.empty() ? 0 : size_t(c.position_offset);
   for (int i = 0; i < len; ++i) {
     const float* e = st.embed.tokens.ptr() + size_t(ids[size_t(i)]) * d;
     float* x = in.tokens.data() + size_t(i) * d;
@@ -489,7 +495,7 @@ StackInput computeStackInput(const Model& model, const Trace& t, Side side, int 
   in.output = in.tokens;
   for (int i = 0; i < len; ++i) {
     float* x = in.output.data() + size_t(i) * d;
-    const float* p = pos.ptr() + size_t(i) * d;
+    const float* p = pos.ptr() + (pos0 + size_t(i)) * d;
     for (int k = 0; k < d; ++k) x[k] += p[k];
     if (c.embed_norm) layerNorm(x, d, st.embed.norm, c.embed_norm_eps);
   }

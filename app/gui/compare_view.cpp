@@ -235,6 +235,7 @@ CompareView::CompareView(AppState* state, QWidget* parent)
   connect(run_, &QPushButton::clicked, this, [this] { compare(); });
   connect(reset, &QPushButton::clicked, this, [this] {
     resetB();
+    clearInterventions();
     compare();
   });
   connect(values_, &QComboBox::currentIndexChanged, this, [this] { refreshNow(); });

@@ -90,7 +90,7 @@ class CompareView : public View {
 
  private:
   RunSpec specA() const;
-  void resetB();     // B = A: masks, words, no interventions kept as they are
+  void resetB();     // B = A: its masks and words (the interventions stay until removed)
   void fillTexts();  // B's source and target words from A's
   void updateInterventionList();
   void showResults();
