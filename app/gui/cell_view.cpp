@@ -370,7 +370,7 @@ void CellView::refresh() {
   HeatmapData d =
       attentionHeatmap(t, s, MatrixValues::Probabilities, true, model->config().mask_fill);
   d.highlight_row = i_;
-  d.title = tr("%1 — click a cell").arg(selectionTitle(s));
+  d.title = tr("Head %1 — click a cell").arg(s.head + 1);
   map_->setData(std::move(d));
   caption_->setText(mean ? tr("The mean of the heads has no vectors of its own: head 1 is shown "
                               "([ and ] choose another head).")
