@@ -38,6 +38,10 @@ constexpr ClassSpec kClasses[] = {
      Architecture::EncoderDecoder, TokenHead::Linear, ClassHead::None},
     {Family::StepByStepEncoder, ModelClass::TransformerEncoder, "TransformerEncoder",
      Architecture::EncoderOnly, TokenHead::None, ClassHead::None},
+    {Family::HfMarian, ModelClass::MarianMTModel, "MarianMTModel", Architecture::EncoderDecoder,
+     TokenHead::Linear, ClassHead::None},
+    {Family::HfBart, ModelClass::BartForConditionalGeneration, "BartForConditionalGeneration",
+     Architecture::EncoderDecoder, TokenHead::Linear, ClassHead::None},
 };
 
 const ClassSpec& classSpec(ModelClass m) {
@@ -62,6 +66,8 @@ constexpr FamilySpec kFamilies[] = {
      "MyTransformer of the TransformerTranslation project (MyMultiheadAttention)"},
     {Family::StepByStepEncoder, "step-by-step-encoder", nullptr,
      "the Transformer encoder built step by step on BERT's configuration"},
+    {Family::HfMarian, "hf-marian", nullptr, "Hugging Face MarianMTModel (Marian/OPUS-MT)"},
+    {Family::HfBart, "hf-bart", nullptr, "Hugging Face BartForConditionalGeneration (BART)"},
 };
 
 const FamilySpec& familySpec(Family f) {
@@ -335,14 +341,32 @@ void applyFamilyDefaults(ModelConfig& c) {
       c.embed_norm_eps = 1e-12f;
       c.mask_fill = -std::numeric_limits<float>::infinity();
       break;
+    case Family::HfMarian:
+      // modeling_marian.py: post-norm layers, swish (= SiLU), token embeddings × √d_model, the
+      // sinusoid laid out [sin | cos]; the decoder starts with the pad token.
+      c.activation = Activation::Silu;
+      c.embed_scale = true;
+      c.positional = Positional::SinusoidalHalves;
+      c.max_len = 512;
+      break;
+    case Family::HfBart:
+      // modeling_bart.py: post-norm, GELU (erf), learned positions whose first 2 rows are unused,
+      // layernorm_embedding after token + position embeddings, no embedding scale by default.
+      c.activation = Activation::Gelu;
+      c.positional = Positional::Learned;
+      c.position_offset = 2;
+      c.embed_norm = true;
+      c.max_len = 1024;
+      c.src_bos_eos = true;
+      break;
   }
 }
 
-// nn.MultiheadAttention and the per-head modules of the step-by-step encoder tie the head width
-// to d_model.
+// nn.MultiheadAttention, the per-head modules of the step-by-step encoder and Hugging Face's
+// BartAttention (head_dim = embed_dim / num_heads) tie the head width to d_model.
 bool headsSplitDModel(Family f) {
   return f == Family::PytorchNnTransformer || f == Family::MyTransformer ||
-         f == Family::StepByStepEncoder;
+         f == Family::StepByStepEncoder || f == Family::HfMarian || f == Family::HfBart;
 }
 
 std::optional<bool> getOptionalBool(const json& j, const char* key, const std::string& src,
@@ -517,11 +541,11 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   else
     bad(src, "\"positional\" is \"" + clipForMessage(pos, 40) +
                  "\", expected sinusoidal, sinusoidal-halves or learned");
-  const int zero_offset = 0;
-  c.position_offset = getInt(j, "position_offset", src, 0, 1024, &zero_offset);
+  const int family_offset = c.position_offset;
+  c.position_offset = getInt(j, "position_offset", src, 0, 1024, &family_offset);
   if (c.position_offset && c.positional != Positional::Learned)
     bad(src, "\"position_offset\" needs learned positions");
-  const int default_len = 5000;
+  const int default_len = c.max_len;  // 5000, or the family's
   c.max_len = getInt(j, "max_len", src, 2, ConfigLimits::kMaxLen, &default_len);
   if (j.contains("mask_fill")) {
     const json& m = j["mask_fill"];

@@ -17,18 +17,22 @@ enum class Family {
   WqTutorial,
   PytorchNnTransformer,
   MyTransformer,
-  StepByStepEncoder
+  StepByStepEncoder,
+  HfMarian,  // Hugging Face MarianMTModel (a folder with config.json, docs/formats.md)
+  HfBart,    // Hugging Face BartForConditionalGeneration
 };
 // The class inside a family's tutorial.
 enum class ModelClass {
-  Transformer,         // nlp-tutorial
-  Translation,         // wq-tutorial
-  BertModel,           // wq-tutorial
-  Classifier,          // wq-tutorial
-  GPTModel,            // wq-tutorial
-  Seq2SeqTransformer,  // pytorch-nn-transformer
-  TranslationModel,    // my-transformer
-  TransformerEncoder,  // step-by-step-encoder
+  Transformer,                   // nlp-tutorial
+  Translation,                   // wq-tutorial
+  BertModel,                     // wq-tutorial
+  Classifier,                    // wq-tutorial
+  GPTModel,                      // wq-tutorial
+  Seq2SeqTransformer,            // pytorch-nn-transformer
+  TranslationModel,              // my-transformer
+  TransformerEncoder,            // step-by-step-encoder
+  MarianMTModel,                 // hf-marian
+  BartForConditionalGeneration,  // hf-bart
 };
 enum class Architecture { EncoderDecoder, EncoderOnly, DecoderOnly };
 enum class NormPlacement { Post, Pre };

@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "positional.h"
+#include "tokenizer.h"
 
 namespace attnviz {
 
@@ -303,6 +304,8 @@ class Pass {
       linear(x + (int64_t)b * n * d, l, store + ((int64_t)b * cap + past) * width, n);
   }
 
+  bool storeScores() const { return o.keep_scores && !o.scores_from_qk; }
+
   // out[b, h, i, c] = view[b, row0 + i, col0 + h·d + c] for i < rows (out: [B, H, rows, d]).
   void captureHeads(HeadsView view, int B, int row0, int rows, int col0, int d,
                     std::vector<float>& out) {
@@ -354,13 +357,13 @@ class Pass {
       a.get(pr, block->probs.data(), cells * sizeof(float));
       if (block->hasScores()) a.get(sc, block->scores.data(), cells * sizeof(float));
     }
-    if (block && o.keep_qkv) {
+    if (block && (o.keep_qkv || block->scores_from_qk)) {
       block->d_k = dk;
       block->d_v = c.d_v;
       block->kv0 = kv0;
       captureHeads(qv, B, 0, n, 0, dk, block->q);
       captureHeads(kv, B, kv0, Tk - kv0, 0, dk, block->k);
-      captureHeads(kv, B, kv0, Tk - kv0, A, c.d_v, block->v);
+      if (o.keep_qkv) captureHeads(kv, B, kv0, Tk - kv0, A, c.d_v, block->v);
     }
     const float* context_probs = pr;
     bool off = false;
@@ -385,7 +388,8 @@ class Pass {
       const DeviceLayer& L = st.layers[l];
       AttentionBlock* self_block = nullptr;
       if (r.blocks) {
-        r.blocks->emplace_back(r.self_kind, (int)l, r.B, H, r.n, K, o.keep_scores);
+        r.blocks->emplace_back(r.self_kind, (int)l, r.B, H, r.n, K, storeScores());
+        r.blocks->back().scores_from_qk = o.keep_scores && o.scores_from_qk;
         r.blocks->back().mask = *r.self_mask_host;
         self_block = &r.blocks->back();
       }
@@ -401,7 +405,7 @@ class Pass {
         attend(r.self_kind, (int)l, qv, kv, r.B, r.n, K, r.past, r.self_mask, self_block);
         linear(ctx, L.self_attn.out, out, rows);
         // The new keys as the earlier rows see them: the masked cells of the full matrix.
-        if (r.future && r.past > 0 && o.keep_scores && store) {
+        if (r.future && r.past > 0 && storeScores() && store) {
           std::vector<float>& f = r.future->emplace_back((size_t)r.B * H * r.past * r.n);
           float* dst = host ? f.data() : scores;
           be.attention_scores_forward({store, (int64_t)r.cap * A, A},
@@ -416,7 +420,8 @@ class Pass {
         const Model::Encoded& e = *r.enc;
         AttentionBlock* cross_block = nullptr;
         if (r.blocks) {
-          r.blocks->emplace_back(AttentionKind::Cross, (int)l, r.B, H, r.n, e.S, o.keep_scores);
+          r.blocks->emplace_back(AttentionKind::Cross, (int)l, r.B, H, r.n, e.S, storeScores());
+          r.blocks->back().scores_from_qk = o.keep_scores && o.scores_from_qk;
           r.blocks->back().mask = *r.cross_mask_host;
           cross_block = &r.blocks->back();
         }
@@ -526,6 +531,14 @@ std::vector<int> Model::encodeSource(const std::string& sentence) const {
   if (!c.hasEncoder())
     throw Error(ErrorKind::BadInput, std::string(modelClassName(c.model)) +
                                          " has no encoder: give the input as the target");
+  if (model_->tokenizer) {  // the model's own tokenizer adds its markers itself
+    std::vector<int> ids = model_->tokenizer->encodeSource(sentence);
+    if ((int)ids.size() > position_rows_)
+      throw Error(ErrorKind::BadInput, "the sentence is " + std::to_string(ids.size()) +
+                                           " tokens long; the model takes at most " +
+                                           std::to_string(position_rows_));
+    return ids;
+  }
   const int wrap = c.src_bos_eos ? 2 : 0;
   std::vector<int> ids = src_vocab_.encode(sentence, position_rows_ - wrap);
   if (c.src_bos_eos) {
@@ -548,7 +561,13 @@ std::vector<int> Model::encodeTarget(const std::string& prefix) const {
   if (c.bos_id >= 0) ids.push_back(c.bos_id);
   const bool blank = prefix.find_first_not_of(" \t\r\n") == std::string::npos;
   if (!blank) {
-    std::vector<int> words = tgt_vocab_.encode(prefix, position_rows_ - (int)ids.size());
+    std::vector<int> words = model_->tokenizer
+                                 ? model_->tokenizer->encodeTarget(prefix)
+                                 : tgt_vocab_.encode(prefix, position_rows_ - (int)ids.size());
+    if ((int)(ids.size() + words.size()) > position_rows_)
+      throw Error(ErrorKind::BadInput, "the prefix is " + std::to_string(words.size()) +
+                                           " tokens long; the model takes at most " +
+                                           std::to_string(position_rows_ - (int)ids.size()));
     if (!words.empty() && !ids.empty() && words.front() == c.bos_id) words.erase(words.begin());
     ids.insert(ids.end(), words.begin(), words.end());
   }
@@ -573,7 +592,8 @@ void Model::checkIds(const std::vector<std::vector<int>>& seqs, const Vocabulary
   }
 }
 
-uint64_t Model::estimatePassBytes(int B, int S, int T, bool keep_scores) const {
+uint64_t Model::estimatePassBytes(int B, int S, int T, bool keep_scores,
+                                  uint64_t max_stored_scores_bytes) const {
   // Saturating arithmetic throughout: an absurd batch gives UINT64_MAX, never a wrapped number.
   const ModelConfig& c = config();
   auto mul = [](std::initializer_list<uint64_t> xs) {
@@ -587,9 +607,14 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, bool keep_scores) const {
   uint64_t bytes = 0;
   auto add = [&](uint64_t n) { bytes = n > UINT64_MAX - bytes ? UINT64_MAX : bytes + n; };
   const int H = c.n_heads, Le = c.n_encoder_layers, Ld = c.n_decoder_layers;
-  add(mul({(uint64_t)Le, AttentionBlock::bytesFor(B, H, S, S, keep_scores)}));
-  add(mul({(uint64_t)Ld, AttentionBlock::bytesFor(B, H, T, T, keep_scores)}));
-  if (c.hasCross()) add(mul({(uint64_t)Ld, AttentionBlock::bytesFor(B, H, T, S, keep_scores)}));
+  const bool from_qk = keep_scores && scoresFromQk(B, S, T, max_stored_scores_bytes);
+  auto block = [&](int q, int k) {
+    return from_qk ? AttentionBlock::bytesFromQk(B, H, q, k, c.d_k)
+                   : AttentionBlock::bytesFor(B, H, q, k, keep_scores);
+  };
+  add(mul({(uint64_t)Le, block(S, S)}));
+  add(mul({(uint64_t)Ld, block(T, T)}));
+  if (c.hasCross()) add(mul({(uint64_t)Ld, block(T, S)}));
   const uint64_t n_out = mul({(uint64_t)B, (uint64_t)(c.hasDecoder() ? T : S)});
   if (c.tokenHead() != TokenHead::None)
     add(mul({2, n_out, c.outputVocab().size(), 4}));  // the trace's and the pass's copy
@@ -605,13 +630,23 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, bool keep_scores) const {
   return bytes;
 }
 
+bool Model::scoresFromQk(int B, int S, int T, uint64_t max_stored_scores_bytes) const {
+  const ModelConfig& c = config();
+  const double cells =
+      (double)B * c.n_heads *
+      ((double)c.n_encoder_layers * S * S +
+       (double)c.n_decoder_layers * ((double)T * T + (c.hasCross() ? (double)T * S : 0)));
+  return cells * 4 > (double)max_stored_scores_bytes;
+}
+
 void Model::checkPassSize(int B, int S, int T, const ForwardOptions& o) const {
   const ModelConfig& c = config();
   if (S > position_rows_ || T > position_rows_)
     throw Error(ErrorKind::BadInput, "the sequence has " + std::to_string(std::max(S, T)) +
                                          " tokens; this model takes at most " +
                                          std::to_string(position_rows_) + " (max_len)");
-  const uint64_t bytes = estimatePassBytes(B, S, T, o.keep_scores && o.record);
+  const uint64_t bytes =
+      estimatePassBytes(B, S, T, o.keep_scores && o.record, o.max_stored_scores_bytes);
   if (bytes > o.max_trace_bytes)
     throw Error(ErrorKind::TooLarge,
                 "the pass over " + std::to_string(B) + " sentence(s) of " +
@@ -934,7 +969,7 @@ TraceRows Model::decode(const Encoded* enc, const DecoderCache& cache,
                     std::move(q), o);
 }
 
-Trace Model::forward(const Inputs& in, const ForwardOptions& o) const {
+Trace Model::forward(const Inputs& in, const ForwardOptions& options) const {
   const auto t0 = std::chrono::steady_clock::now();
   const ModelConfig& c = config();
   const size_t B = c.hasEncoder() ? in.src.size() : in.tgt.size();
@@ -985,7 +1020,11 @@ Trace Model::forward(const Inputs& in, const ForwardOptions& o) const {
     for (const auto& s : tr.tgt_ids) tr.tgt_tokens.push_back(tgt_vocab_.decode(s));
   }
   const int S = tr.src_len, T = tr.tgt_len;
-  checkPassSize((int)B, S, T, o);
+  checkPassSize((int)B, S, T, options);
+  // Long inputs keep q and k rather than their scores (kMaxStoredScoresBytes).
+  ForwardOptions o = options;
+  o.scores_from_qk = o.scores_from_qk || (o.keep_scores && o.record &&
+                                          scoresFromQk((int)B, S, T, o.max_stored_scores_bytes));
   Backend& be = *backend_;
   const int total = c.n_encoder_layers + c.n_decoder_layers;
   int done = 0;

@@ -1,5 +1,6 @@
 #include "vocab.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "error.h"
@@ -97,6 +98,14 @@ std::vector<std::string> Vocabulary::decode(const std::vector<int>& ids) const {
   std::vector<std::string> out;
   out.reserve(ids.size());
   for (int i : ids) out.push_back(token(i));
+  return out;
+}
+
+std::vector<std::string> Vocabulary::unknownWords(const std::string& sentence) const {
+  std::istringstream in(sentence);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;)
+    if (id(w) < 0 && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
   return out;
 }
 

@@ -14,6 +14,7 @@
 namespace attnviz {
 
 class TensorSource;
+class Tokenizer;
 
 // y = x·Wᵀ + b.  weight: [out, in]; bias: [out] or empty.
 struct LinearWeights {
@@ -95,6 +96,9 @@ struct LoadedModel {
   std::vector<std::string> warnings;  // e.g. NaN/Inf weights
   // How the model was read: where the config came from, a prefix stripped, what was inferred.
   std::vector<std::string> notes;
+  // The model's own subword tokenizer (a Hugging Face folder's), or null: words are looked up in
+  // the vocabularies as typed.
+  std::shared_ptr<const Tokenizer> tokenizer;
 };
 
 struct LoadOptions {
@@ -106,10 +110,11 @@ struct LoadOptions {
   bool allow_partial = false;  // tensors the model does not use are a warning, not an error
 };
 
-// Reads a model file with its config. Throws Error naming the file, the tensor or field, what was
-// found and what was expected; every missing or mismatched tensor is listed at once; when the
-// config must be inferred and the tensors cannot tell everything, Error(MissingInfo) says what
-// was inferred and what to supply.
+// Reads a model file with its config — or a Hugging Face folder (config.json, model.safetensors or
+// pytorch_model.bin, vocab.json, and the tokenizer's files). Throws Error naming the file, the
+// tensor or field, what was found and what was expected; every missing or mismatched tensor is
+// listed at once; when the config must be inferred and the tensors cannot tell everything,
+// Error(MissingInfo) says what was inferred and what to supply.
 std::shared_ptr<const LoadedModel> loadModel(const std::string& path,
                                              const LoadOptions& options = {});
 // The tensors of a model file, whatever its format (judged from its first bytes): safetensors, or a

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "error.h"
 #include "model.h"
 #include "npy.h"
+#include "tokenizer.h"
 #include "weights.h"
 
 namespace attnviz::cli {
@@ -188,6 +190,7 @@ int cmdInfo(const Args& a) {
     std::cout << "\n";
   }
   for (const auto& e : c.examples) std::cout << "example:      " << e.src << "\n";
+  for (const auto& n : lm->notes) std::cout << "note:         " << n << "\n";
   for (const auto& w : lm->warnings) std::cout << "warning:      " << w << "\n";
   return 0;
 }
@@ -282,6 +285,8 @@ int cmdDecode(const Args& a) {
     std::string s;
     for (int id : out) s += (s.empty() ? "" : ",") + std::to_string(id);
     std::cout << s << "\n";
+  } else if (m.loaded().tokenizer) {  // subword pieces joined back into text
+    std::cout << m.loaded().tokenizer->decode(Side::Target, out) << "\n";
   } else {
     std::cout << joinTokens(words) << "\n";
   }
@@ -309,12 +314,16 @@ int cmdBench(const Args& a) {
     lm = makeRandomModel(tutorialSizeConfig(), 1234);
   else
     lm = openModel(a);
-  Model m(lm, openBackend(a));
+  std::shared_ptr<Backend> backend = openBackend(a);
+  if (a.has("threads")) backend->setThreads(a.getInt("threads", 0, 0, 1024));
+  Model m(lm, backend);
   const ModelConfig& c = m.config();
   const int repeat = a.getInt("repeat", 5, 1, 1000);
+  const bool json = a.has("json"), uncached = a.has("uncached"), ops = a.has("ops"),
+             forward_only = a.has("forward-only");
   std::vector<int> lengths;
-  for (const auto& s : std::vector<std::string>{a.get("lengths", "32,128")}) {
-    std::stringstream ss(s);
+  {
+    std::stringstream ss(a.get("lengths", "32,128,512"));
     for (std::string item; std::getline(ss, item, ',');) {
       if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
           item.size() > 6)
@@ -322,59 +331,195 @@ int cmdBench(const Args& a) {
       lengths.push_back(std::stoi(item));
     }
   }
-  std::cout << "model:   " << (c.name.empty() ? lm->path : c.name) << " — " << c.n_encoder_layers
-            << "+" << c.n_decoder_layers << " layers, d_model " << c.d_model << ", " << c.n_heads
-            << " heads, d_ff " << c.d_ff << "\n"
-            << "backend: " << m.backend().description() << "\n"
-            << "median of " << repeat << " runs (min in brackets)\n";
-  std::mt19937 rng(7);
-  auto randomIds = [&](int n, int vocab, int first) {
-    std::vector<int> ids;
-    std::uniform_int_distribution<int> d(std::min(3, vocab - 1), vocab - 1);
-    if (first >= 0) ids.push_back(first);
-    while ((int)ids.size() < n) ids.push_back(d(rng));
-    return ids;
-  };
-  for (int n : lengths) {
+  for (int n : lengths)
     if (n < 1 || n > m.maxPositions())
       throw Error(ErrorKind::Usage, "length " + std::to_string(n) + " is outside 1.." +
                                         std::to_string(m.maxPositions()));
+
+  // The pass's matrix-product flops (2·m·n·k each) for S source and T target tokens, batch 1;
+  // element-wise work (softmax, LayerNorm, ...) is not counted. A stack the model lacks counts 0.
+  const double d = c.d_model, H = c.n_heads, dk = c.d_k, dv = c.d_v, A = c.attnWidth(),
+               Av = c.valueWidth(), ff = c.d_ff, V = (double)c.outputVocab().size();
+  auto attentionFlops = [&](double q_rows, double kv_rows) {  // scores + context
+    return 2.0 * H * q_rows * kv_rows * (dk + dv);
+  };
+  auto passFlops = [&](double S, double T) {
+    const double enc =
+        2.0 * S * d * (2 * A + Av) + attentionFlops(S, S) + 2.0 * S * Av * d + 4.0 * S * d * ff;
+    const double cross = c.hasCross() ? 2.0 * T * d * A + 2.0 * S * d * (A + Av) +
+                                            attentionFlops(T, S) + 2.0 * T * Av * d
+                                      : 0.0;
+    const double dec = 2.0 * T * d * (2 * A + Av) + attentionFlops(T, T) + 2.0 * T * Av * d +
+                       cross + 4.0 * T * d * ff;
+    const double head = c.tokenHead() == TokenHead::None ? 0.0 : 2.0 * (c.hasDecoder() ? T : S) * d * V;
+    return c.n_encoder_layers * enc + c.n_decoder_layers * dec + head;
+  };
+
+  auto quoted = [](const std::string& v) {
+    std::string q = "\"";
+    for (unsigned char ch : v) {
+      if (ch == '"' || ch == '\\') {
+        q += '\\';
+        q += (char)ch;
+      } else if (ch < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+        q += buf;
+      } else {
+        q += (char)ch;
+      }
+    }
+    return q + "\"";
+  };
+  const std::string model_name = c.name.empty() ? lm->path : c.name;
+  if (json) {
+    std::cout << "{\"model\": " << quoted(model_name)
+              << ", \"encoder_layers\": " << c.n_encoder_layers
+              << ", \"decoder_layers\": " << c.n_decoder_layers << ", \"d_model\": " << c.d_model
+              << ", \"heads\": " << c.n_heads << ", \"d_ff\": " << c.d_ff
+              << ", \"backend\": " << quoted(backend->name())
+              << ", \"description\": " << quoted(backend->description())
+              << ", \"threads\": " << backend->threads() << ", \"repeat\": " << repeat << "}"
+              << std::endl;
+  } else {
+    std::cout << "model:   " << model_name << " — " << c.n_encoder_layers << "+"
+              << c.n_decoder_layers << " layers, d_model " << c.d_model << ", " << c.n_heads
+              << " heads, d_ff " << c.d_ff << "\n"
+              << "backend: " << backend->description() << "\n"
+              << "median of " << repeat
+              << " runs (min in round brackets; the process's CPU time in square brackets)"
+              << std::endl;
+  }
+  // timeIt's median and min wall time, and the median CPU time of the process (all its threads),
+  // which on a shared machine shows the work done where the wall time also counts waiting for a
+  // core.
+  struct Timing {
+    double median, min, cpu;
+  };
+  auto measure = [](int times, const std::function<void()>& f) {
+    std::vector<double> cpu;
+    const Stats wall = timeIt(times, [&] {
+      const std::clock_t c0 = std::clock();
+      f();
+      cpu.push_back(1e3 * double(std::clock() - c0) / CLOCKS_PER_SEC);
+    });
+    std::sort(cpu.begin() + 1, cpu.end());  // cpu[0] is timeIt's warm-up
+    return Timing{wall.median, wall.min, cpu[1 + (cpu.size() - 1) / 2]};
+  };
+  // One measured row (times divided by `per`), printed and flushed as soon as it is measured.
+  // flops 0: no rate.
+  auto report = [&](int n, const std::string& what, const std::string& label, Timing t, double per,
+                    const std::string& unit, double flops) {
+    const double median = t.median / per, min = t.min / per, cpu = t.cpu / per;
+    if (json) {
+      std::cout << "{\"tokens\": " << n << ", \"what\": " << quoted(what)
+                << ", \"median_ms\": " << median << ", \"min_ms\": " << min
+                << ", \"cpu_median_ms\": " << cpu;
+      if (flops > 0)
+        std::cout << ", \"gflop\": " << flops * 1e-9 << ", \"gflops\": " << flops / median * 1e-6;
+      std::cout << "}" << std::endl;
+      return;
+    }
+    std::ostringstream row;
+    row << std::fixed << std::setprecision(2) << "  " << std::left << std::setw(30) << (label + ":")
+        << median << " " << unit << "  (" << min << ")";
+    if (flops > 0) row << "  " << std::setprecision(1) << flops / median * 1e-6 << " GFLOP/s";
+    row << std::setprecision(2) << "  [cpu " << cpu << " " << unit << "]";
+    std::cout << row.str() << std::endl;
+  };
+
+  std::mt19937 rng(7);
+  auto randomIds = [&](int n, int vocab, int first) {
+    // Ids above the usual specials (pad, bos, eos) where the vocabulary has any.
+    std::vector<int> ids;
+    std::uniform_int_distribution<int> dist(std::min(3, vocab - 1), vocab - 1);
+    if (first >= 0) ids.push_back(first);
+    while ((int)ids.size() < n) ids.push_back(dist(rng));
+    return ids;
+  };
+
+  for (int n : lengths) {
     Inputs in;
     if (c.hasEncoder()) in.src = {randomIds(n, (int)c.src_vocab.size(), -1)};
     if (c.hasDecoder()) in.tgt = {randomIds(n, (int)c.tgt_vocab.size(), c.bos_id)};
+    const double flops = passFlops(c.hasEncoder() ? n : 0, c.hasDecoder() ? n : 0);
+    if (!json)
+      std::cout << std::fixed << std::setprecision(2) << "n = " << n
+                << " tokens (source and target), " << flops * 1e-9 << " GFLOP per pass"
+                << std::endl;
     ForwardOptions full;
-    Stats f = timeIt(repeat, [&] { m.forward(in, full); });
-    ForwardOptions probs_only;
-    probs_only.keep_scores = false;
-    Stats p = timeIt(repeat, [&] { m.forward(in, probs_only); });
-    std::cout << std::fixed << std::setprecision(2) << "n = " << n << " tokens\n"
-              << "  forward, full trace:          " << f.median << " ms  (" << f.min << ")\n"
-              << "  forward, probabilities only:  " << p.median << " ms  (" << p.min << ")\n";
-    if (!c.hasDecoder()) continue;
-    // Decode steps: n positions with the key/value cache (the trace growing row by row), and
-    // without it (the whole decoder rerun over the prefix each step, as the tutorials' greedy
-    // decoder does).
-    const std::vector<int>& tgt = in.tgt[0];
-    const std::vector<int> src = c.hasCross() ? in.src[0] : std::vector<int>();
-    Stats cached = timeIt(repeat, [&] {
-      DecodingSession::Options so;
-      so.max_new_tokens = n;
-      DecodingSession s(m, src, {tgt[0]}, so);
-      for (int i = 1; i < n; ++i) s.stepForward(tgt[i]);
-    });
-    std::cout << "  decode step, KV cache:        " << cached.median / n << " ms/step  ("
-              << cached.min / n << ")\n";
-    if (a.has("uncached")) {
-      Stats uncached = timeIt(std::max(1, repeat / 2), [&] {
-        for (int i = 1; i <= n; ++i) {
-          Inputs one = in;
-          one.tgt = {std::vector<int>(tgt.begin(), tgt.begin() + i)};
-          m.forward(one, probs_only);
-        }
-      });
-      std::cout << "  decode step, no cache:        " << uncached.median / n << " ms/step  ("
-                << uncached.min / n << ")\n";
+    report(n, "forward_full_trace", "forward, full trace",
+           measure(repeat, [&] { m.forward(in, full); }), 1, "ms", flops);
+    if (!forward_only) {
+      ForwardOptions probs_only;
+      probs_only.keep_scores = false;
+      report(n, "forward_probs_only", "forward, probabilities only",
+             measure(repeat, [&] { m.forward(in, probs_only); }), 1, "ms", flops);
     }
+    if (!forward_only && c.hasDecoder()) {
+      // Decode steps: n positions with the key/value cache, each appending its rows to the
+      // session's trace, and (opt-in: hours at 512 tokens) without it, the whole decoder rerun
+      // over the prefix each step as the tutorials do.
+      const std::vector<int>& tgt = in.tgt[0];
+      const std::vector<int> src = c.hasCross() ? in.src[0] : std::vector<int>();
+      Timing cached = measure(repeat, [&] {
+        DecodingSession::Options so;
+        so.max_new_tokens = n;
+        DecodingSession s(m, src, {tgt[0]}, so);
+        for (int i = 1; i < n; ++i) s.stepForward(tgt[i]);
+      });
+      report(n, "decode_step_cached", "decode step, KV cache", cached, n, "ms/step", 0);
+      if (uncached) {
+        ForwardOptions probs_only;
+        probs_only.keep_scores = false;
+        Timing u = measure(std::max(1, repeat / 2), [&] {
+          for (int i = 1; i <= n; ++i) {
+            Inputs prefix = in;
+            prefix.tgt = {std::vector<int>(tgt.begin(), tgt.begin() + i)};
+            m.forward(prefix, probs_only);
+          }
+        });
+        report(n, "decode_step_uncached", "decode step, no cache", u, n, "ms/step", 0);
+      }
+    }
+    if (!ops) continue;
+    // The backend's ops alone at this size (one layer's shapes, batch 1, buffers reused).
+    Backend& be = *backend;
+    const int D = c.d_model, W = 2 * c.attnWidth() + c.valueWidth(), F = c.d_ff, Hh = c.n_heads;
+    auto buffer = [&](int64_t floats) {
+      return be.allocate((size_t)std::max<int64_t>(floats, 1) * 4);
+    };
+    BufferPtr x = buffer((int64_t)n * std::max(D, F)), w = buffer((int64_t)std::max(W, F) * D),
+              y = buffer((int64_t)n * std::max(W, F)), scores = buffer((int64_t)Hh * n * n),
+              probs = buffer((int64_t)Hh * n * n);
+    BufferPtr mask = be.allocate((size_t)n * n);
+    auto timeOp = [&](const std::string& what, double op_flops, const std::function<void()>& op) {
+      Timing s = measure(repeat, [&] {
+        op();
+        be.synchronize();
+      });
+      report(n, "op_" + what, "op " + what, s, 1, "ms", op_flops);
+    };
+    const int Ac = c.attnWidth();
+    timeOp("linear_qkv", 2.0 * n * D * W,
+           [&] { be.linear_forward(x->f32(), w->f32(), nullptr, y->f32(), n, D, W); });
+    timeOp("linear_ffn1", 2.0 * n * D * F,
+           [&] { be.linear_forward(x->f32(), w->f32(), nullptr, y->f32(), n, D, F); });
+    timeOp("linear_ffn2", 2.0 * n * F * D,
+           [&] { be.linear_forward(x->f32(), w->f32(), nullptr, y->f32(), n, F, D); });
+    HeadsView q{y->f32(), (int64_t)n * W, W}, k{y->f32() + Ac, (int64_t)n * W, W},
+        v{y->f32() + 2 * Ac, (int64_t)n * W, W};
+    timeOp("attention_scores", 2.0 * Hh * n * n * c.d_k,
+           [&] { be.attention_scores_forward(q, k, scores->f32(), 1, Hh, n, n, c.d_k, 0.125f); });
+    timeOp("masked_softmax", 0, [&] {
+      be.masked_softmax_forward(scores->f32(), mask->u8(), probs->f32(), 1, Hh, n, n, -1e9f);
+    });
+    timeOp("attention_context", 2.0 * Hh * n * n * c.d_v,
+           [&] { be.attention_context_forward(probs->f32(), v, x->f32(), 1, Hh, n, n, c.d_v); });
+    timeOp("layernorm", 0,
+           [&] { be.layernorm_forward(x->f32(), nullptr, nullptr, y->f32(), n, D, 1e-5f); });
+    timeOp("activation", 0, [&] { be.activation_forward(y->f32(), (int64_t)n * F, c.activation); });
+    timeOp("residual", 0, [&] { be.residual_forward(x->f32(), y->f32(), (int64_t)n * D); });
   }
   return 0;
 }
@@ -391,8 +536,15 @@ commands:
                                      cross_*.npy, logits.npy, tokens.json)
         [--no-padding-mask] [--no-subsequent-mask]
   decode MODEL --src "…" [--max-len N] [--ids]   greedy decoding; prints the tokens
-  bench [MODEL] [--lengths 32,128] [--repeat N]  timings of forward passes and decode steps
-                                     (without MODEL: the tutorial's full size, random weights)
+  bench [MODEL] [--lengths 32,128,512] [--repeat N] [--threads N]
+        [--uncached] [--ops] [--forward-only] [--json]
+                                     timings of forward passes (with GFLOP/s) and decode steps
+                                     (without MODEL: the tutorial's full size, random weights);
+                                     --threads: 0 = one per core (the default); --uncached adds
+                                     decoding without the KV cache (hours at 512 tokens); --ops
+                                     times the backend's ops alone; --forward-only: no
+                                     probabilities-only pass, no decoding; --json: one
+                                     JSON object a line
   models                             list the bundled models
 
 common options:
@@ -420,7 +572,9 @@ int runCommand(const std::vector<std::string>& args) {
     return cmdRun(parse(args, 1, opts({"dump", "max-len", "segment-ids"}),
                         {"no-padding-mask", "no-subsequent-mask", "qkv"}));
   if (cmd == "decode") return cmdDecode(parse(args, 1, opts({"max-len"}), {"ids"}));
-  if (cmd == "bench") return cmdBench(parse(args, 1, opts({"lengths", "repeat"}), {"uncached"}));
+  if (cmd == "bench")
+    return cmdBench(parse(args, 1, opts({"lengths", "repeat", "threads"}),
+                          {"uncached", "ops", "json", "forward-only"}));
   if (cmd == "models") {
     for (const auto& m : listBundledModels()) std::cout << m.name << "\t" << m.path << "\n";
     return 0;

@@ -48,10 +48,10 @@ CellBreakdown cellBreakdown(const AttentionBlock& a, int b, int h, int i, int j,
   c.score = c.dot / c.sqrt_dk;
   c.stored_score = a.score(b, h, i, j);
   c.masked = a.masked(b, i, j);
-  const float* sr = a.scoreRow(b, h, i);
   const float* pr = a.probRow(b, h, i);
   const uint8_t* mr = a.maskRow(b, i);
-  c.row_scores.assign(sr ? sr : pr, (sr ? sr : pr) + a.k_len);
+  c.row_scores.resize(size_t(a.k_len));
+  a.scoresOfRow(b, h, i, c.row_scores.data());  // stored, or (long inputs) computed from q and k
   c.row_probs.assign(pr, pr + a.k_len);
   c.row_masked.assign(mr, mr + a.k_len);
   // The softmax's inputs: the scores, masked cells replaced by the fill.

@@ -278,7 +278,8 @@ SearchView::SearchView(AppState* state, QWidget* parent)
   g->addWidget(new QLabel(tr("Method:"), this), 0, 0);
   g->addWidget(method_, 0, 1);
   g->addWidget(new QLabel(tr("Max new tokens:"), this), 0, 2);
-  max_new_ = spin(0, 8192, 0, tr("0: the source length + 5 (the usual rule)"));
+  max_new_ =
+      spin(0, 8192, 0, tr("default: the decoding length setting (else the source length + 5)"));
   max_new_->setSpecialValueText(tr("default"));
   g->addWidget(max_new_, 0, 3);
   run_ = new QPushButton(tr("Search"), this);
@@ -421,7 +422,8 @@ bool SearchView::search() {
   }
   const auto method = Method(method_->currentIndex());
   const MaskOptions masks = snap->masks;
-  const int max_new = max_new_->value();
+  // "default": the length the engine decodes with (its setting, else the usual rule).
+  const int max_new = max_new_->value() > 0 ? max_new_->value() : engine->maxNewTokens();
   SamplingOptions so;
   so.temperature = float(temperature_->value());
   so.top_k = top_k_->value();

@@ -1,7 +1,5 @@
 #include "teaching_util.h"
 
-#include <QAction>
-#include <QKeySequence>
 #include <QTabWidget>
 #include <algorithm>
 #include <cmath>
@@ -17,35 +15,22 @@
 
 namespace attnviz::gui {
 
-void addTeachingViews(MainWindow* w) {
+std::vector<View*> makeTeachingViews(AppState* state) {
+  return {new ArchitectureView(state), new CellView(state), new HeadStatsView(state),
+          new CompareView(state), new SearchView(state)};
+}
+
+void connectTeachingViews(MainWindow* w) {
   QTabWidget* tabs = w->tabs();
-  AppState* state = w->state();
-  auto* arch = new ArchitectureView(state);
-  auto* cell = new CellView(state);
-  auto* heads = new HeadStatsView(state);
-  auto* compare = new CompareView(state);
-  auto* search = new SearchView(state);
-  const std::pair<View*, QKeySequence> views[] = {
-      {arch, QKeySequence(QObject::tr("Ctrl+6"))},
-      {cell, QKeySequence(QObject::tr("Ctrl+7"))},
-      {heads, QKeySequence(QObject::tr("Ctrl+8"))},
-      {compare, QKeySequence(QObject::tr("Ctrl+9"))},
-      {search, QKeySequence(QObject::tr("Ctrl+Shift+B"))}};
-  for (const auto& [view, key] : views) {
-    tabs->addTab(view, view->title());
-    auto* a = new QAction(view->title(), w);
-    a->setObjectName(QStringLiteral("view-") + view->name());
-    a->setShortcut(key);
-    a->setShortcutContext(Qt::WindowShortcut);
-    QObject::connect(a, &QAction::triggered, tabs, [tabs, view] { tabs->setCurrentWidget(view); });
-    w->addAction(a);
-  }
   AttentionView* attention = w->attentionView();
-  QObject::connect(arch, &ArchitectureView::openAttention, tabs,
-                   [tabs, attention] { tabs->setCurrentWidget(attention); });
-  QObject::connect(heads, &HeadStatsView::openAttention, tabs,
-                   [tabs, attention] { tabs->setCurrentWidget(attention); });
-  new HeadBadgeOverlay(w->overviewView()->grid(), state);
+  auto open = [tabs, attention] { tabs->setCurrentWidget(attention); };
+  for (View* v : w->views()) {
+    if (auto* arch = qobject_cast<ArchitectureView*>(v))
+      QObject::connect(arch, &ArchitectureView::openAttention, tabs, open);
+    if (auto* heads = qobject_cast<HeadStatsView*>(v))
+      QObject::connect(heads, &HeadStatsView::openAttention, tabs, open);
+  }
+  new HeadBadgeOverlay(w->overviewView()->grid(), w->state());
 }
 
 HeatmapData signedHeatmap(std::vector<float> values, int rows, int cols, const QString& title,

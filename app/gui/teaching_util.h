@@ -12,11 +12,16 @@
 
 namespace attnviz::gui {
 
+class AppState;
 class MainWindow;
+class View;
 
-// Adds the teaching views to the window's tabs (after the five first views), their shortcuts
-// (Ctrl+6 … Ctrl+9, Ctrl+Shift+B) and the head-statistics badges on the Overview thumbnails.
-void addTeachingViews(MainWindow* window);
+// The teaching views, in tab order: Architecture, Inside a cell, Head statistics, Before / after,
+// Search (the window adds them to its views and tabs) …
+std::vector<View*> makeTeachingViews(AppState* state);
+// … then this connects them to the window (clicking an attention block opens the Attention view)
+// and puts the head-statistics badges on the Overview's thumbnails.
+void connectTeachingViews(MainWindow* window);
 
 // A [rows, cols] matrix of signed values on a scale symmetric around 0 (for the RdBu colormap):
 // vmin = −vmax = −max |value| (1 when all are 0).
