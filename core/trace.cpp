@@ -192,6 +192,12 @@ const AttentionBlock* Trace::block(AttentionKind kind, int layer) const {
   return nullptr;
 }
 
+const SublayerActivation* Trace::activation(Side side, int layer, Sublayer sublayer) const {
+  for (const auto& a : activations)
+    if (a.side == side && a.layer == layer && a.sublayer == sublayer) return &a;
+  return nullptr;
+}
+
 int Trace::layers(AttentionKind kind) const {
   int n = 0;
   for (const auto& b : blocks) n += b.kind == kind;

@@ -108,6 +108,29 @@ struct TraceRows {
   Tensor hidden;                                  // [batch, n, d_model]
 };
 
+// One sublayer's input and output in one layer of a stack, [batch, len, d_model] each: what the
+// architecture view shows as position × dimension heatmaps. The model does not record them yet;
+// a ForwardOptions flag (keep_activations) that fills Trace::activations is the proposed way.
+// Pre-norm: a Norm* entry is the LayerNorm before its sublayer; post-norm: the add & norm after it
+// (input: x + sublayer(x)).
+enum class Sublayer {
+  Embedding,  // layer −1; input: token (+ segment) embeddings, output: the first layer's input
+  SelfAttention,
+  CrossAttention,
+  FeedForward,
+  NormSelf,
+  NormCross,
+  NormFeedForward,
+  FinalNorm,  // layer −1
+};
+struct SublayerActivation {
+  Side side = Side::Source;  // Source: the encoder stack; Target: the decoder stack
+  int layer = -1;
+  Sublayer sublayer = Sublayer::Embedding;
+  Tensor input;   // [batch, len, d_model]
+  Tensor output;  // [batch, len, d_model]
+};
+
 struct Trace {
   int batch = 0;
   int src_len = 0;                            // padded length S (0 without an encoder)
@@ -126,9 +149,14 @@ struct Trace {
   double elapsed_ms = 0;  // wall time of the forward pass
   std::string backend;    // which backend computed it
 
+  // Sublayers' inputs and outputs; empty unless recorded (see Sublayer).
+  std::vector<SublayerActivation> activations;
+
   // The block of `kind` at `layer`, or nullptr when the model has none.
   const AttentionBlock* block(AttentionKind kind, int layer) const;
   int layers(AttentionKind kind) const;  // how many blocks of that kind
+  // The recorded activation of a sublayer, or nullptr.
+  const SublayerActivation* activation(Side side, int layer, Sublayer sublayer) const;
   bool has(AttentionKind kind) const { return layers(kind) > 0; }
   // Heads of any block (all blocks have the same number).
   int heads() const { return blocks.empty() ? 0 : blocks.front().heads; }

@@ -50,6 +50,7 @@ DecodingSession::Options Engine::JobContext::sessionOptions(const MaskOptions& m
   o.masks = masks;
   o.keep_scores = true;
   o.max_new_tokens = max_new_tokens;
+  o.keep_qkv = true;  // the cell view shows the vectors behind every score
   if (cancellable) o.cancel = cancel;
   return o;
 }
@@ -58,6 +59,7 @@ ForwardOptions Engine::JobContext::forwardOptions(const MaskOptions& masks) cons
   ForwardOptions o;
   o.masks = masks;
   o.keep_scores = true;
+  o.keep_qkv = true;
   if (cancellable) o.cancel = cancel;
   const JobContext ctx = *this;
   o.progress = [ctx](int done, int total) {
@@ -556,6 +558,31 @@ bool Engine::choose(int position, int token, bool continue_decoding) {
   if (continue_decoding) actions.push_back({Action::DecodeOn, -1});
   plan(std::move(actions), tr("Branching"));
   return busy_;
+}
+
+bool Engine::runTask(const QString& what, TaskWork work) {
+  if (!model_ || busy_) return false;
+  auto model = model_;
+  return start(what, true,
+               [model, work](const JobContext& ctx) -> Apply { return work(*model, *ctx.cancel); });
+}
+
+bool Engine::loadDecode(std::vector<int> src, std::vector<int> prefix, std::vector<int> generated,
+                        int max_new_tokens) {
+  if (!model_ || busy_ || !model_->config().hasDecoder()) return false;
+  auto model = model_;
+  const MaskOptions masks = masks_;
+  return start(tr("Loading the decode"), true, [=, this](const JobContext& ctx) -> Apply {
+    DecodingSession::Options o = ctx.sessionOptions(masks);
+    if (max_new_tokens > 0) o.max_new_tokens = max_new_tokens;
+    auto session = std::make_shared<DecodingSession>(*model, src, prefix, o);
+    for (int id : generated) {
+      if (session->finished()) break;
+      if (ctx.cancelled()) throw Error(ErrorKind::Cancelled, "loading the decode was cancelled");
+      session->stepForward(id);
+    }
+    return [this, session] { adoptSession(session); };
+  });
 }
 
 }  // namespace attnviz::gui

@@ -96,6 +96,18 @@ class Engine : public QObject {
   // Keeps positions 0 … position, picks `token` after `position`, then (optionally) decodes on.
   bool choose(int position, int token, bool continue_decoding);
 
+  // A job of a view's own (a beam search, a comparison) on the loaded model, run off the GUI
+  // thread like every other job — one at a time, with progress and Esc: `work` returns what to do
+  // on the GUI thread with its result. False when a job runs or no model is loaded.
+  using TaskWork =
+      std::function<std::function<void()>(const Model& model, const std::atomic<bool>& cancel)>;
+  bool runTask(const QString& what, TaskWork work);
+  // Shows in every view a decode of `src` whose target is `prefix` and then `generated` (the last
+  // id chosen, not fed), as if it had been stepped there (a beam or a sample picked in the Search
+  // view). max_new_tokens: the session's length rule (0 = the engine's setting).
+  bool loadDecode(std::vector<int> src, std::vector<int> prefix, std::vector<int> generated,
+                  int max_new_tokens = 0);
+
   bool canStepForward() const;
   bool canStepBack() const;
 

@@ -49,6 +49,7 @@
 #include "npy.h"
 #include "overview_view.h"
 #include "positional_view.h"
+#include "teaching_util.h"
 #include "widgets.h"
 
 namespace attnviz::gui {
@@ -122,6 +123,8 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   positional_ = new PositionalView(state_);
   decoding_ = new DecodingView(state_);
   views_ = {attention_, overview_, masks_, positional_, decoding_};
+  // Issue 13: Architecture, Inside a cell, Head statistics, Before / after, Search.
+  for (View* v : makeTeachingViews(state_)) views_.push_back(v);
   for (View* v : views_) tabs_->addTab(v, v->title());
   rl->addWidget(tabs_, 1);
   splitter_->addWidget(right);
@@ -138,6 +141,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
 
   connect(overview_, &OverviewView::openRequested, this,
           [this] { tabs_->setCurrentWidget(attention_); });
+  connectTeachingViews(this);
   connect(engine_, &Engine::modelChanged, this, &MainWindow::onModelChanged);
   connect(engine_, &Engine::snapshotChanged, this, &MainWindow::onSnapshotChanged);
   connect(engine_, &Engine::masksChanged, this, &MainWindow::updateMaskIndicators);
