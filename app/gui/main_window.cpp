@@ -41,6 +41,7 @@
 #include "npy.h"
 #include "overview_view.h"
 #include "positional_view.h"
+#include "tour.h"
 #include "widgets.h"
 
 namespace attnviz::gui {
@@ -159,6 +160,8 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   if (!options_.view.isEmpty()) setCurrentView(options_.view);
   syncBackendCombo();
   updateActions();
+  // Help › Tour, offered once after the first start (app/gui/tour.h).
+  installTour(this, options_.use_settings);
 }
 
 MainWindow::~MainWindow() = default;
