@@ -11,6 +11,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "decoding_view.h"
@@ -130,50 +131,80 @@ std::vector<TourStep> tourSteps() {
 
 // ---- the panel --------------------------------------------------------------------------------
 
-TourPanel::TourPanel(QWidget* parent) : QDockWidget(QObject::tr("Tour"), parent) {
+TourPanel::TourPanel(QWidget* window) : QFrame(window) {
   setObjectName(QStringLiteral("tourPanel"));
-  setAllowedAreas(Qt::LeftDockWidgetArea | Qt::RightDockWidgetArea);
-  setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable);
-  auto* body = new QWidget(this);
-  auto* l = new QVBoxLayout(body);
-  l->setContentsMargins(10, 6, 10, 10);
-  counter_ = new QLabel(body);
+  setFrameShape(QFrame::StyledPanel);
+  setAutoFillBackground(true);
+  setBackgroundRole(QPalette::ToolTipBase);
+  auto* l = new QVBoxLayout(this);
+  l->setContentsMargins(14, 8, 8, 12);
+  auto* top = new QHBoxLayout;
+  counter_ = new QLabel(this);
   counter_->setForegroundRole(QPalette::PlaceholderText);
-  title_ = new QLabel(body);
+  close_ = new QToolButton(this);
+  close_->setText(QStringLiteral("×"));
+  close_->setAutoRaise(true);
+  close_->setToolTip(tr("Close the tour"));
+  top->addWidget(counter_, 1);
+  top->addWidget(close_);
+  title_ = new QLabel(this);
   QFont f = title_->font();
   f.setBold(true);
   f.setPointSizeF(f.pointSizeF() * 1.2);
   title_->setFont(f);
   title_->setWordWrap(true);
-  text_ = new QLabel(body);
+  text_ = new QLabel(this);
   text_->setWordWrap(true);
   text_->setTextFormat(Qt::RichText);
   text_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-  text_->setMinimumWidth(240);
-  status_ = new QLabel(body);
+  status_ = new QLabel(this);
   status_->setWordWrap(true);
   status_->setForegroundRole(QPalette::PlaceholderText);
-  back_ = new QPushButton(QObject::tr("◀ Back"), body);
-  next_ = new QPushButton(QObject::tr("Next ▶"), body);
-  end_ = new QPushButton(QObject::tr("End tour"), body);
+  back_ = new QPushButton(tr("◀ Back"), this);
+  next_ = new QPushButton(tr("Next ▶"), this);
+  end_ = new QPushButton(tr("End tour"), this);
   next_->setDefault(true);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(back_);
   buttons->addWidget(next_);
   buttons->addStretch(1);
   buttons->addWidget(end_);
-  l->addWidget(counter_);
+  l->addLayout(top);
   l->addWidget(title_);
   l->addWidget(text_);
   l->addWidget(status_);
-  l->addStretch(1);
+  l->addSpacing(4);
   l->addLayout(buttons);
-  setWidget(body);
-  setMinimumWidth(280);
+  connect(close_, &QToolButton::clicked, this, &QWidget::close);
+  window->installEventFilter(this);
+}
+
+void TourPanel::place() {
+  auto* w = qobject_cast<QMainWindow*>(parentWidget());
+  const QRect area =
+      w && w->centralWidget() ? w->centralWidget()->geometry() : parentWidget()->rect();
+  const int width = std::min(360, std::max(240, area.width() / 3));
+  const int height =
+      std::min(heightForWidth(width) > 0 ? heightForWidth(width) : sizeHint().height(),
+               std::max(120, area.height() - 24));
+  setGeometry(area.right() - width - 12, area.bottom() - height - 12, width, height);
+  raise();
+}
+
+bool TourPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == parentWidget() &&
+      (event->type() == QEvent::Resize || event->type() == QEvent::LayoutRequest) && isVisible())
+    place();
+  return QFrame::eventFilter(watched, event);
+}
+
+void TourPanel::showEvent(QShowEvent* event) {
+  QFrame::showEvent(event);
+  place();
 }
 
 void TourPanel::closeEvent(QCloseEvent* event) {
-  QDockWidget::closeEvent(event);
+  QFrame::closeEvent(event);
   emit closedByUser();
 }
 
@@ -183,7 +214,6 @@ Tour::Tour(MainWindow* window, std::vector<TourStep> steps)
     : QObject(window), window_(window), steps_(std::move(steps)) {
   setObjectName(QStringLiteral("tour"));
   panel_ = new TourPanel(window);
-  window->addDockWidget(Qt::RightDockWidgetArea, panel_);
   panel_->hide();
   connect(panel_->back_, &QPushButton::clicked, this, &Tour::back);
   connect(panel_->next_, &QPushButton::clicked, this, [this] {
@@ -229,7 +259,7 @@ void Tour::offer() {
   panel_->next_->setEnabled(true);
   panel_->end_->setText(tr("Not now"));
   panel_->show();
-  panel_->raise();
+  panel_->place();
 }
 
 void Tour::start() {
@@ -249,7 +279,6 @@ void Tour::start() {
   panel_->back_->show();
   panel_->end_->setText(tr("End tour"));
   panel_->show();
-  panel_->raise();
   goTo(0);
 }
 
@@ -301,11 +330,13 @@ void Tour::showStep() {
   panel_->next_->setEnabled(false);
   panel_->next_->setText(current_ + 1 == count() ? tr("Finish") : tr("Next ▶"));
   setStatus(tr("Setting up…"));
+  panel_->place();
 }
 
 void Tour::setStatus(const QString& text) {
   panel_->status_->setText(text);
   panel_->status_->setVisible(!text.isEmpty());
+  if (panel_->isVisible()) panel_->place();
 }
 
 int Tour::sharpestHead(AttentionKind kind, int layer) const {

@@ -5,7 +5,7 @@
 // would.
 #pragma once
 
-#include <QDockWidget>
+#include <QFrame>
 #include <QObject>
 #include <QPointer>
 #include <QString>
@@ -18,6 +18,7 @@
 
 class QLabel;
 class QPushButton;
+class QToolButton;
 
 namespace attnviz::gui {
 
@@ -55,11 +56,13 @@ struct TourStep {
 // The tour's steps, in order.
 std::vector<TourStep> tourSteps();
 
-// The panel the tour talks in: a dock on the right of the window.
-class TourPanel : public QDockWidget {
+// The card the tour talks in: it floats over the bottom right of the window's views (it takes no
+// room from them and does not make the window wider), follows the window's size, and can be
+// closed like a window (×).
+class TourPanel : public QFrame {
   Q_OBJECT
  public:
-  explicit TourPanel(QWidget* parent = nullptr);
+  explicit TourPanel(QWidget* window);
   QLabel* counterLabel() const { return counter_; }
   QLabel* titleLabel() const { return title_; }
   QLabel* textLabel() const { return text_; }
@@ -67,12 +70,16 @@ class TourPanel : public QDockWidget {
   QPushButton* backButton() const { return back_; }
   QPushButton* nextButton() const { return next_; }
   QPushButton* endButton() const { return end_; }
+  // Back to the bottom right of the window's central area, sized to its text.
+  void place();
 
  signals:
   void closedByUser();
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  void showEvent(QShowEvent* event) override;
 
  private:
   friend class Tour;
@@ -83,6 +90,7 @@ class TourPanel : public QDockWidget {
   QPushButton* back_;
   QPushButton* next_;
   QPushButton* end_;
+  QToolButton* close_;
 };
 
 class Tour : public QObject {
