@@ -2,6 +2,7 @@
 
 write(path, tensors: dict[str, torch.Tensor | numpy.ndarray], metadata: dict[str, str])
 read(path) -> (dict[str, numpy.ndarray], metadata dict)
+rewrite_metadata(path, metadata: dict[str, str])  new __metadata__, the tensors' bytes untouched
 """
 import json
 import struct
@@ -75,3 +76,21 @@ def read(path):
             arr = np.frombuffer(raw[base + b : base + e], dtype=_NP[info["dtype"]].newbyteorder("<"))
         out[name] = arr.reshape(info["shape"])
     return out, meta
+
+
+def rewrite_metadata(path, metadata):
+    """Replace the file's __metadata__ and keep every tensor byte as it is: the header is written
+    again (tensor entries in their order, offsets unchanged), the data after it copied verbatim."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8 : 8 + n])
+    data = raw[8 + n :]
+    header.pop("__metadata__", None)
+    header["__metadata__"] = {k: (v if isinstance(v, str) else json.dumps(v)) for k, v in metadata.items()}
+    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        f.write(data)

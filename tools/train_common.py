@@ -250,14 +250,24 @@ def exact_match(model, items, src_index, tgt_vocab, eos_id, max_extra=8, show=3)
 # --------------------------------------------------------------------------------------------------
 # output files
 # --------------------------------------------------------------------------------------------------
+def named_config(cfg):
+    """The config with the family's current name (the reference classes write the old ones, which
+    still load: seed003, torch-seq2seq) and the model class named right after it."""
+    family, model_class = rm.family_and_model(cfg)
+    out = {"family": family, "model": model_class}
+    out.update((k, v) for k, v in cfg.items() if k not in ("family", "model"))
+    return out
+
+
 def save(model, path, extra_config, dtype="F32"):
-    """save_model with extra config keys (name, description, examples, ...) merged into attnviz_config()."""
+    """save_model with extra config keys (name, description, examples, ...) merged into attnviz_config(),
+    under the family names a user recognises (named_config)."""
     base = model.attnviz_config
 
     def config():
         cfg = base()
         cfg.update(extra_config)
-        return cfg
+        return named_config(cfg)
 
     model.attnviz_config = config
     try:
@@ -278,7 +288,7 @@ def write_json(path, items):
 
 
 def describe_config(cfg):
-    keys = ["family", "d_model", "d_ff", "n_heads", "d_k", "d_v", "n_encoder_layers", "n_decoder_layers",
+    keys = ["family", "model", "d_model", "d_ff", "n_heads", "d_k", "d_v", "n_encoder_layers", "n_decoder_layers",
             "norm", "activation", "positional", "max_len", "pad_id", "bos_id", "eos_id", "unk_id"]
     lines = ["| key | value |", "|---|---|"]
     for k in keys:

@@ -1,4 +1,4 @@
-"""Train attnviz's bundled reorder model (the one the app opens on): seed003's Translation model on a
+"""Train attnviz's bundled reorder model (the one the app opens on): the wq-tutorial's Translation model on a
 synthetic translation whose word order differs between the two languages.
 
 Source: an English-like SVO language,
@@ -226,7 +226,7 @@ def main():
 
     model = rm.Seed003Translation(
         src_vocab, tgt_vocab, src_pad_id=pad, bos_id=bos, eos_id=eos, unk_id=unk,
-        name="Word reordering (seed003 Translation)",
+        name="Word reordering (wq-tutorial Translation)",
         description="A toy translation from English-like SVO sentences into a made-up verb-final language "
                     "with mirrored noun phrases: the cross-attention shows crossing word alignments.",
         **{k: st[k] for k in MODEL_KEYS})
@@ -259,9 +259,11 @@ def main():
 
 {cfg['description']} This is the model attnviz opens on.
 
-- **Family:** `seed003`, the `Translation` model of shared/reference/003_*.txt: biases everywhere,
-  tanh-GELU, post-norm LayerNorm modules with the residual taken from the attention's query input,
-  sinusoidal positions, `masked_fill(-1e9)`; no projection bias.
+- **Family:** `wq-tutorial` (old name `seed003`), model class `Translation`: the `Translation` model of
+  the Chinese blog article on the Transformer's principle and source code, named after its `WQ`/`WK`/`WV`
+  projections (docs/tutorials.md): biases everywhere, tanh-GELU, post-norm LayerNorm modules with the
+  residual taken from the attention's query input, sinusoidal positions, `masked_fill(-1e9)`; no
+  projection bias.
 - **Task:** a synthetic translation between two word-level languages. The source is English-like SVO,
   `det adj* noun [adv] verb det adj* noun [prep det adj* noun]` (0-2 adjectives per noun phrase, an
   adverb in 35% and a prepositional phrase in 40% of the sentences). The target is a made-up verb-final

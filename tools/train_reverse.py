@@ -105,7 +105,7 @@ def main():
 
     model = rm.TorchSeq2Seq(
         VOCAB, VOCAB, norm_first=True, pad_id=pad, bos_id=bos, eos_id=eos, unk_id=unk,
-        name="Reverse a sequence (nn.Transformer, pre-norm)",
+        name="Reverse a sequence (pytorch-nn-transformer Seq2SeqTransformer, pre-norm)",
         description="PyTorch's Seq2SeqTransformer (pre-norm) trained to reverse %d-%d digits and letters: "
                     "its cross-attention is an anti-diagonal." % (MIN_LEN, MAX_LEN),
         **{k: st[k] for k in MODEL_KEYS})
@@ -137,8 +137,9 @@ def main():
 
 {cfg['description']}
 
-- **Family:** `torch-seq2seq`: the `Seq2SeqTransformer` of PyTorch's translation tutorial on
-  `nn.Transformer`, here with `norm_first=True` (pre-norm); `nn.Transformer` adds a final LayerNorm after each stack.
+- **Family:** `pytorch-nn-transformer` (old name `torch-seq2seq`), model class `Seq2SeqTransformer`:
+  the model of PyTorch's tutorial "Language Translation with nn.Transformer and torchtext" on
+  `nn.Transformer` (docs/tutorials.md), here with `norm_first=True` (pre-norm); `nn.Transformer` adds a final LayerNorm after each stack.
   Token embeddings are scaled by sqrt(d_model); sinusoidal positions; `-inf` masking.
 - **Task:** reverse a sequence of {MIN_LEN}-{MAX_LEN} tokens drawn uniformly from the digits and lower-case
   letters (`7 k 2 q` -> `q 2 k 7`). The vocabulary (shared by both sides) is the tutorial's specials

@@ -1,7 +1,7 @@
 """Train attnviz's bundled toy-translation model: nlp-tutorial's "5-1.Transformer" on its own toy task.
 
-The tutorial (shared/reference/000_*.txt) translates "ich mochte ein bier P" -> "i want a beer ." with
-the decoder fed "S i want a beer ." and trained towards "i want a beer . E"; "P" is padding (id 0),
+The tutorial (graykode's nlp-tutorial on GitHub, 5-1.Transformer; docs/tutorials.md) translates
+"ich mochte ein bier P" -> "i want a beer ." with the decoder fed "S i want a beer ." and trained towards "i want a beer . E"; "P" is padding (id 0),
 "S"/"E" are start and end. Here the same pattern is extended to a few more subjects and drinks/foods.
 The model is the tutorial's exactly: no biases, ReLU, post-norm with nn.LayerNorm built inside
 forward() (identity affine, no tensors), sinusoidal positions, masked_fill -1e9.
@@ -68,7 +68,7 @@ def main():
     pad, bos, eos = 0, tgt_index["S"], tgt_index["E"]
 
     model = rm.NlpTutorialTransformer(
-        SRC_VOCAB, TGT_VOCAB, pad_id=pad, bos_id=bos, eos_id=eos, name="Toy translation (nlp-tutorial)",
+        SRC_VOCAB, TGT_VOCAB, pad_id=pad, bos_id=bos, eos_id=eos, name="Toy translation (nlp-tutorial Transformer)",
         description="nlp-tutorial's 5-1.Transformer on its toy German-to-English task "
                     "(\"ich mochte ein bier\" -> \"i want a beer .\"), extended to %d sentences." % len(PAIRS),
         **{k: st[k] for k in MODEL_KEYS})
@@ -106,7 +106,8 @@ def main():
 
 {cfg['description']}
 
-- **Family:** `nlp-tutorial` (shared/reference/000_*.txt): no biases, ReLU, post-norm with the
+- **Family:** `nlp-tutorial`, model class `Transformer`: the "5-1.Transformer" model of graykode's
+  *nlp-tutorial* repository on GitHub (docs/tutorials.md): no biases, ReLU, post-norm with the
   LayerNorm built inside `forward()` (identity affine, so no LayerNorm tensors), sinusoidal positions,
   `masked_fill(-1e9)`. `P` (id 0) is padding, `S` starts and `E` ends the target.
 - **Task:** German-like toy sentences to English, the tutorial's two pairs plus {len(PAIRS) - 2} more of the same

@@ -50,6 +50,7 @@
 #include "overview_view.h"
 #include "positional_view.h"
 #include "teaching_util.h"
+#include "tour.h"
 #include "widgets.h"
 
 namespace attnviz::gui {
@@ -188,6 +189,8 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   if (options_.presentation) setPresentationMode(true);
   syncBackendCombo();
   updateActions();
+  // Help › Tour, offered once after the first start (app/gui/tour.h).
+  installTour(this, options_.use_settings);
 }
 
 MainWindow::~MainWindow() = default;
