@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "atomic_file.h"
 #include "error.h"
 #include "hf_folder.h"
 #include "json_safe.h"
@@ -553,6 +555,49 @@ void overlay(UserSupplied& base, const UserSupplied& top) {
 
 }  // namespace
 
+std::shared_ptr<const LoadedModel> convertToSafetensors(const std::string& in,
+                                                        const std::string& out,
+                                                        const LoadOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(out) && fs::equivalent(in, out, ec))
+    throw Error(ErrorKind::Usage, out + ": is the model itself; write the conversion elsewhere");
+  auto lm = loadModel(in, options);
+  if (lm->tokenizer)
+    throw Error(ErrorKind::Usage,
+                in + ": a model with its own tokenizer (a Hugging Face folder) opens as it is; "
+                     "its tokenizer's files cannot go into one safetensors file");
+  if (fs::is_directory(in))
+    throw Error(ErrorKind::Usage, in + ": a folder opens as it is; convert takes one model file");
+  const std::unique_ptr<TensorSource> file = openTensorFile(in);
+  std::vector<NamedTensor> tensors;
+  for (const TensorInfo& info : file->tensors()) {
+    if (!isFloatDType(info.dtype)) continue;  // counters and index buffers the model never reads
+    const Tensor t = file->toFloat(info);
+    NamedTensor nt{info.name, DType::F32, info.shape, std::vector<uint8_t>(t.data.size() * 4)};
+    std::memcpy(nt.bytes.data(), t.data.data(), nt.bytes.size());
+    tensors.push_back(std::move(nt));
+  }
+  writeSafetensors(out, tensors, {{"attnviz_config", lm->config.toJson().dump()}});
+  return lm;
+}
+
+Inference inferWithAnswers(const TensorSource& file, const UserSupplied& supplied) {
+  UserSupplied answers;
+  const std::string path = answersPath(file.path());
+  if (std::filesystem::exists(path)) answers = UserSupplied::fromJson(readJsonFile(path), path);
+  overlay(answers, supplied);
+  return inferConfig(file, answers);
+}
+
+void rememberAnswers(const std::string& model_path, const UserSupplied& given) {
+  UserSupplied answers;
+  const std::string path = answersPath(model_path);
+  if (std::filesystem::exists(path)) answers = UserSupplied::fromJson(readJsonFile(path), path);
+  overlay(answers, given);
+  writeFileAtomically(path, answers.toJson().dump(2) + "\n");
+}
+
 FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& options) {
   FoundConfig f;
   namespace fs = std::filesystem;
@@ -585,14 +630,9 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
     }
   }
   // No config: what the tensors tell, with what the user supplied now or before.
-  UserSupplied supplied;
-  const std::string answers = answersPath(file.path());
-  if (fs::exists(answers)) {
-    supplied = UserSupplied::fromJson(readJsonFile(answers), answers);
-    f.notes.push_back("answers remembered in " + answers);
-  }
-  overlay(supplied, options.supplied);
-  const Inference inf = inferConfig(file, supplied);
+  if (fs::exists(answersPath(file.path())))
+    f.notes.push_back("answers remembered in " + answersPath(file.path()));
+  const Inference inf = inferWithAnswers(file, options.supplied);
   if (!inf.complete()) {
     std::string options_needed;
     for (const auto& q : inf.missing) {

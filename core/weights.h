@@ -122,9 +122,23 @@ std::shared_ptr<const LoadedModel> loadModel(const std::string& path,
 std::unique_ptr<TensorSource> openTensorFile(const std::string& path);
 // Where the answers a user supplied for a file are remembered: "PATH.attnviz.json".
 std::string answersPath(const std::string& model_path);
+// What the tensors of `file` tell with the answers remembered beside it and `supplied` over them
+// (what loadModel infers for a file without a config; the GUI asks for what is still missing).
+Inference inferWithAnswers(const TensorSource& file, const UserSupplied& supplied);
+// Keeps `given` there (atomically), over the answers kept before (the ones given now win).
+void rememberAnswers(const std::string& model_path, const UserSupplied& given);
 // The same from an already-open tensor file and a config (tests, fuzzing).
 std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const ModelConfig& config,
                                              const LoadOptions& options = {});
+// Writes the model at `in` (whatever loadModel opens, with the same options) as one safetensors
+// file with its config in the metadata, so that it opens with no answers, config file or Python:
+// every float tensor of the file as float32 under its name. The model is loaded (and so checked)
+// first; the file is written whole or not at all. Refuses a model with its own tokenizer (a
+// Hugging Face folder: its tokenizer's files stay beside the weights) and writing over `in`.
+// Returns the loaded model (for its notes).
+std::shared_ptr<const LoadedModel> convertToSafetensors(const std::string& in,
+                                                        const std::string& out,
+                                                        const LoadOptions& options = {});
 // Finds and parses the config for `file` as loadModel does (without inference).
 ModelConfig findConfig(const TensorSource& file, const std::string& explicit_config_path);
 // The config loadModel uses, and where it came from.

@@ -4,6 +4,7 @@
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QFile>
 #include <QHeaderView>
@@ -30,7 +31,9 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <nlohmann/json.hpp>
 
+#include "answers_dialog.h"
 #include "apng.h"
 #include "attention_data.h"
 #include "attention_view.h"
@@ -46,6 +49,8 @@
 #include "masks_view.h"
 #include "overview_view.h"
 #include "positional_view.h"
+#include "safetensors.h"
+#include "thread_pool.h"
 #include "translation_panel.h"
 #include "weights.h"
 #include "widgets.h"
@@ -155,6 +160,7 @@ class GuiTest : public QObject {
   void errorsKeepTypedText();
   void failedLoadKeepsModel();
   void loaderWarningsShown();
+  void askedWhatTheFileDoesNotSay();
   void keysMoveAcrossLayersAndHeads();
   void switchViews_data();
   void switchViews();
@@ -587,6 +593,84 @@ void GuiTest::failedLoadKeepsModel() {
   QCOMPARE(w->sourceEdit()->text(), QStringLiteral("ich mochte ein bier"));
 }
 
+void GuiTest::askedWhatTheFileDoesNotSay() {
+  // The bundled reversal model saved as a tutorial's training loop saves it: the tensors alone,
+  // no config. Opening it asks for the heads and the start and end tokens, with the vocabulary
+  // as a file; the answers open it, computing what the original computes, and are remembered.
+  const QString original = bundledPath("reverse");
+  if (original.isEmpty()) QSKIP("the bundled reversal model is not installed");
+  const SafetensorsFile file = SafetensorsFile::open(original.toStdString());
+  std::vector<NamedTensor> tensors;
+  for (const TensorInfo& info : file.tensors()) {
+    const Tensor t = file.toFloat(info);
+    NamedTensor nt{info.name, DType::F32, info.shape, std::vector<uint8_t>(t.data.size() * 4)};
+    std::memcpy(nt.bytes.data(), t.data.data(), nt.bytes.size());
+    tensors.push_back(std::move(nt));
+  }
+  QTemporaryDir dir;
+  const QString bare = dir.filePath(QStringLiteral("model.safetensors"));
+  writeSafetensors(bare.toStdString(), tensors, {});
+  auto ref = loadModel(original.toStdString());
+  const ModelConfig& rc = ref->config;
+  const QString vocab = dir.filePath(QStringLiteral("vocab.json"));
+  {
+    QFile v(vocab);
+    QVERIFY(v.open(QIODevice::WriteOnly));
+    v.write(QByteArray::fromStdString(nlohmann::json(rc.src_vocab).dump()));
+  }
+
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  const Model* before = w->engine()->model();
+  QVERIFY(w->engine()->loadModel(bare));
+  QVERIFY(idle(*w));
+  QCOMPARE(w->engine()->model(), before);  // nothing replaced while asking
+  AnswersDialog* d = nullptr;
+  QTRY_VERIFY((d = w->findChild<AnswersDialog*>()) != nullptr);
+  auto* heads = qobject_cast<QComboBox*>(d->field(QStringLiteral("n_heads")));
+  auto* bos = qobject_cast<QSpinBox*>(d->field(QStringLiteral("bos_id")));
+  auto* eos = qobject_cast<QSpinBox*>(d->field(QStringLiteral("eos_id")));
+  QVERIFY(heads && bos && eos);
+  auto* ok = d->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+  QVERIFY(!ok->isEnabled());  // nothing is guessed for the user
+  QVERIFY(heads->findData(rc.n_heads) > 0);
+  heads->setCurrentIndex(heads->findData(rc.n_heads));
+  bos->setValue(rc.bos_id);
+  QVERIFY(!ok->isEnabled());
+  eos->setValue(rc.eos_id);
+  QVERIFY(ok->isEnabled());
+  // A vocabulary file that is not one: the dialog stays and says why.
+  d->vocabularyField(false)->setText(dir.filePath(QStringLiteral("no-such-vocab.json")));
+  d->accept();
+  QVERIFY(d->isVisible());
+  d->vocabularyField(false)->setText(vocab);
+  d->accept();
+  QVERIFY(idle(*w));
+  QVERIFY(w->engine()->model() != before);
+  const ModelConfig& c = w->engine()->model()->config();
+  QCOMPARE(c.n_heads, rc.n_heads);
+  QCOMPARE(c.bos_id, rc.bos_id);
+  QCOMPARE(c.eos_id, rc.eos_id);
+  QCOMPARE(c.src_vocab, rc.src_vocab);
+  // The same attention as the original model's.
+  const Inputs in{{{5, 9, 12, 3}}, {}, {{rc.bos_id, 7, 8}}};
+  const Trace a = w->engine()->model()->forward(in);
+  const Trace b = Model(ref, makeCpuBackend()).forward(in);
+  const AttentionBlock* ca = a.block(AttentionKind::Cross, c.n_decoder_layers - 1);
+  const AttentionBlock* cb = b.block(AttentionKind::Cross, rc.n_decoder_layers - 1);
+  QVERIFY(ca && cb);
+  QCOMPARE(ca->probs.size(), cb->probs.size());
+  for (size_t i = 0; i < ca->probs.size(); ++i)
+    QVERIFY(std::abs(ca->probs[i] - cb->probs[i]) < 1e-6f);
+  // Remembered: the next opening asks nothing.
+  QVERIFY(QFile::exists(bare + QStringLiteral(".attnviz.json")));
+  QVERIFY(w->engine()->loadModel(kTinyModel));
+  QVERIFY(idle(*w));
+  QVERIFY(w->engine()->loadModel(bare));
+  QVERIFY(idle(*w));
+  QCOMPARE(w->engine()->model()->config().n_heads, rc.n_heads);
+  QTRY_VERIFY(w->findChildren<AnswersDialog*>().isEmpty());
+}
+
 void GuiTest::loaderWarningsShown() {
   // The test model with one weight overwritten by NaN: it loads, and the window says so.
   QFile in(kTinyModel);
@@ -818,6 +902,22 @@ void GuiTest::backendChooser() {
     QVERIFY(!model->item(1)->isEnabled());  // greyed out, with the reason as its tooltip
     QVERIFY(combo->itemData(1, Qt::ToolTipRole).toString().contains(reason));
   }
+  // The CPU threads: one, then every core again; a model loaded after keeps the setting, and the
+  // numbers do not depend on it.
+  const std::vector<float> probs_all = w->engine()->snapshot()->trace->blocks.back().probs;
+  w->threadsSpin()->setValue(1);
+  QCOMPARE(w->engine()->threads(), 1);
+  QVERIFY(w->engine()->loadModel(kTinyModel));
+  QVERIFY(idle(*w));
+  QCOMPARE(w->engine()->threads(), 1);
+  QVERIFY(w->engine()->run(QStringLiteral("ich mochte ein bier"), {}));
+  QVERIFY(idle(*w));
+  const std::vector<float>& probs_one = w->engine()->snapshot()->trace->blocks.back().probs;
+  QCOMPARE(probs_one.size(), probs_all.size());
+  for (size_t i = 0; i < probs_one.size(); ++i)
+    QVERIFY(std::abs(probs_one[i] - probs_all[i]) < 1e-6f);
+  w->threadsSpin()->setValue(0);
+  QCOMPARE(w->engine()->threads(), availableCores());
 }
 
 void GuiTest::exports() {

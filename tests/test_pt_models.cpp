@@ -2,7 +2,9 @@
 // (torch.save of the state_dict, a checkpoint dict, DataParallel's "module." prefix, the legacy
 // format, a whole pickled model), opens with only what the tensors cannot tell — the number of
 // heads and the special ids — and computes what PyTorch computed (the cases' references in
-// tests/data). The checkpoints are written by tools/make_checkpoint_models.py in the test command.
+// tests/data), also once converted to safetensors and with its answers remembered beside it
+// (instead of given). The checkpoints are written by tools/make_checkpoint_models.py in the test
+// command.
 #include <QtTest>
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +13,7 @@
 #include "cpu_backend.h"
 #include "decoding.h"
 #include "error.h"
+#include "infer.h"
 #include "parity_support.h"
 #include "weights.h"
 
@@ -91,6 +94,36 @@ class TestPtModels : public QObject {
       QCOMPARE(greedyDecode(m, src, g["max_len"].get<int>(), prompt),
                g["out_ids"].get<std::vector<int>>());
     }
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    // Converted to safetensors, it opens with nothing supplied and computes the same.
+    const std::string converted = tmp.filePath("converted.safetensors").toStdString();
+    const auto conv_err = test::caught([&] { convertToSafetensors(pt, converted, o); });
+    QVERIFY2(!conv_err, conv_err ? conv_err->what() : "");
+    std::shared_ptr<const LoadedModel> reopened;
+    const auto reopen_err = test::caught([&] { reopened = loadModel(converted, none); });
+    QVERIFY2(!reopen_err, reopen_err ? reopen_err->what() : "");
+    QCOMPARE(reopened->config.family, loaded->config.family);
+    QCOMPARE(reopened->config.model, loaded->config.model);
+    const std::string conv_diff = test::compareWithReference(
+        Model(reopened, makeCpuBackend()).forward(test::referenceInputs(inputs)), ref);
+    QVERIFY2(conv_diff.empty(), conv_diff.c_str());
+    // Writing over the model itself is refused, and the model is left as it was.
+    QVERIFY(test::caught([&] { convertToSafetensors(converted, converted, none); }));
+    QVERIFY(loadModel(converted, none));
+    // Answers remembered beside a copy of the file make the next opening need none; answers
+    // given later are added to them.
+    const std::string copy =
+        tmp.filePath(QString::fromStdString(c["file"].get<std::string>())).toStdString();
+    QVERIFY(QFile::copy(QString::fromStdString(pt), QString::fromStdString(copy)));
+    UserSupplied heads_only;
+    heads_only.n_heads = o.supplied.n_heads;
+    rememberAnswers(copy, heads_only);
+    UserSupplied ids = o.supplied;
+    ids.n_heads.reset();
+    rememberAnswers(copy, ids);
+    const auto remembered_err = test::caught([&] { loadModel(copy, none); });
+    QVERIFY2(!remembered_err, remembered_err ? remembered_err->what() : "");
   }
 };
 

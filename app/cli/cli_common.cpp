@@ -5,8 +5,10 @@
 #include "backends.h"
 #include "bundled.h"
 #include "error.h"
+#include "infer.h"
 #include "safe_text.h"
 #include "vocab.h"
+#include "vocab_files.h"
 
 namespace attnviz::cli {
 
@@ -21,26 +23,104 @@ std::string joinTokens(const std::vector<std::string>& tokens) {
 }
 
 void addModelArgs(CLI::App* cmd, ModelArgs& a, bool required, bool backend) {
-  auto* model = cmd->add_option(
-      "MODEL", a.model, "a .safetensors file or a bundled model's name (attnviz-cli models)");
+  auto* model = cmd->add_option("MODEL", a.model,
+                                "a .safetensors or PyTorch (.pt, .pth, .bin) file, a Hugging Face "
+                                "folder, or a bundled model's name (attnviz-cli models)");
   if (required) model->required();
   cmd->add_option("--config", a.config, "the model's config when it is not inside the file")
       ->type_name("FILE.json");
-  if (backend)
+  // What a file without a config cannot tell by its tensors (docs/formats.md, "Inferred configs").
+  const std::string g = "Without a config";
+  cmd->add_option("--family", a.family,
+                  "the tutorial the model follows, when its tensor names do not tell "
+                  "(nlp-tutorial, wq-tutorial, pytorch-nn-transformer, my-transformer, "
+                  "step-by-step-encoder)")
+      ->group(g);
+  cmd->add_option("--model-class", a.model_class,
+                  "the model's class in its tutorial (Transformer, Translation, BertModel, "
+                  "GPTModel, Classifier, Seq2SeqTransformer, TranslationModel, TransformerEncoder)")
+      ->group(g);
+  cmd->add_option("--n-heads", a.n_heads, "the number of attention heads")
+      ->check(CLI::Range(1, 4096))
+      ->group(g);
+  cmd->add_option("--pad-id", a.pad_id, "the padding token's id (-1: none)")->group(g);
+  cmd->add_option("--bos-id", a.bos_id, "the start token's id (-1: none)")->group(g);
+  cmd->add_option("--eos-id", a.eos_id, "the end token's id (-1: none)")->group(g);
+  cmd->add_option("--vocab", a.vocab,
+                  "one vocabulary for both sides: a JSON list, a JSON token → id object, or a "
+                  "text file of one token a line")
+      ->type_name("FILE")
+      ->group(g);
+  cmd->add_option("--src-vocab", a.src_vocab, "the source vocabulary (formats as --vocab)")
+      ->type_name("FILE")
+      ->group(g);
+  cmd->add_option("--tgt-vocab", a.tgt_vocab, "the target vocabulary (formats as --vocab)")
+      ->type_name("FILE")
+      ->group(g);
+  cmd->add_flag("--remember", a.remember,
+                "keep these answers in MODEL.attnviz.json, so that the next opening needs none")
+      ->group(g);
+  if (backend) {
     cmd->add_option("--backend", a.backend, "compute backend (default cpu)")
         ->check(CLI::IsMember({"cpu", "cuda"}));
+    cmd->add_option("--threads", a.threads, "CPU threads; 0 = one per core (the default)")
+        ->check(CLI::Range(0, 1024));
+  }
+}
+
+static UserSupplied suppliedAnswers(const ModelArgs& a) {
+  // The names are parsed as answers remembered in a file are: one set of rules.
+  nlohmann::json j = nlohmann::json::object();
+  if (a.family) j["family"] = *a.family;
+  if (a.model_class) j["model"] = *a.model_class;
+  if (a.n_heads) j["n_heads"] = *a.n_heads;
+  if (a.pad_id) j["pad_id"] = *a.pad_id;
+  if (a.bos_id) j["bos_id"] = *a.bos_id;
+  if (a.eos_id) j["eos_id"] = *a.eos_id;
+  UserSupplied u = UserSupplied::fromJson(j, "the command line");
+  if (a.vocab && (a.src_vocab || a.tgt_vocab))
+    throw Error(ErrorKind::Usage,
+                "give --vocab (both sides) or --src-vocab / --tgt-vocab, not both");
+  if (a.vocab) u.src_vocab = u.tgt_vocab = readVocabularyFile(*a.vocab);
+  if (a.src_vocab) u.src_vocab = readVocabularyFile(*a.src_vocab);
+  if (a.tgt_vocab) u.tgt_vocab = readVocabularyFile(*a.tgt_vocab);
+  return u;
+}
+
+LoadOptions loadOptions(const ModelArgs& a) {
+  LoadOptions lo;
+  lo.config_path = a.config;
+  lo.supplied = suppliedAnswers(a);
+  return lo;
+}
+
+void rememberIfAsked(const ModelArgs& a, const std::string& path, const LoadOptions& lo) {
+  if (!a.remember) return;
+  if (lo.supplied.toJson().empty())
+    throw Error(ErrorKind::Usage, "--remember: nothing to remember (give --n-heads, --bos-id, …)");
+  rememberAnswers(path, lo.supplied);
+  std::cerr << "attnviz-cli: the answers are kept in " << safe(answersPath(path)) << "\n";
 }
 
 std::shared_ptr<const LoadedModel> openModel(const ModelArgs& a) {
-  LoadOptions lo;
-  lo.config_path = a.config;
-  auto m = loadModel(resolveModelPath(a.model), lo);
+  const LoadOptions lo = loadOptions(a);
+  const std::string path = resolveModelPath(a.model);
+  auto m = loadModel(path, lo);
+  rememberIfAsked(a, path, lo);
   for (const auto& w : m->warnings) std::cerr << "attnviz-cli: warning: " << safe(w) << "\n";
   return m;
 }
 
 std::shared_ptr<Backend> openBackend(const ModelArgs& a) {
-  return createBackend(a.backend);  // a clear Error when CUDA is unavailable
+  std::shared_ptr<Backend> backend = createBackend(a.backend);  // an Error when CUDA is absent
+  if (a.threads) {
+    backend->setThreads(*a.threads);
+    if (*a.threads > 0 && backend->threads() != *a.threads)
+      std::cerr << "attnviz-cli: note: the " << backend->name() << " backend runs on "
+                << backend->threads() << " thread(s); --threads " << *a.threads
+                << " has no effect\n";
+  }
+  return backend;
 }
 
 void addInputArgs(CLI::App* cmd, InputArgs& a, bool segments) {

@@ -17,15 +17,27 @@
 
 namespace attnviz::cli {
 
-// MODEL (a .safetensors path or a bundled name), --config FILE.json, --backend cpu|cuda.
+// MODEL (a .safetensors or PyTorch file, a Hugging Face folder or a bundled name), --config
+// FILE.json, --backend cpu|cuda, and what the tensors of a file without a config cannot tell
+// (--family, --model-class, --n-heads, --pad-id, --bos-id, --eos-id, --vocab, --src-vocab,
+// --tgt-vocab; --remember keeps them in MODEL.attnviz.json for the next opening).
 struct ModelArgs {
   std::string model;
   std::string config;
   std::string backend = "cpu";
+  std::optional<std::string> family, model_class, vocab, src_vocab, tgt_vocab;
+  std::optional<int> n_heads, pad_id, bos_id, eos_id;
+  std::optional<int> threads;  // --threads: the CPU backend's threads (0 = one per core)
+  bool remember = false;
 };
-// required = false: MODEL may be left out (bench). backend = false: no --backend (info).
+// required = false: MODEL may be left out (bench). backend = false: no --backend and --threads
+// (info, convert).
 void addModelArgs(CLI::App* cmd, ModelArgs& a, bool required = true, bool backend = true);
-// Loads the model; its warnings go to stderr.
+// The load options the model options give (the answers' vocabularies read from their files).
+LoadOptions loadOptions(const ModelArgs& a);
+// With --remember: keeps the answers given beside the model file at `path`.
+void rememberIfAsked(const ModelArgs& a, const std::string& path, const LoadOptions& lo);
+// Loads the model (and remembers the answers when asked); its warnings go to stderr.
 std::shared_ptr<const LoadedModel> openModel(const ModelArgs& a);
 std::shared_ptr<Backend> openBackend(const ModelArgs& a);
 

@@ -25,7 +25,6 @@ struct BenchArgs {
   ModelArgs model;
   std::string lengths = "32,128,512";
   int repeat = 5;
-  std::optional<int> threads;
   bool uncached = false, ops = false, forward_only = false, json = false;
 };
 
@@ -71,8 +70,7 @@ std::vector<int> parseLengths(const std::string& text, int max_positions) {
 int runBench(const BenchArgs& a) {
   std::shared_ptr<const LoadedModel> lm =
       a.model.model.empty() ? makeRandomModel(tutorialSizeConfig(), 1234) : openModel(a.model);
-  std::shared_ptr<Backend> backend = openBackend(a.model);
-  if (a.threads) backend->setThreads(*a.threads);
+  std::shared_ptr<Backend> backend = openBackend(a.model);  // with --threads
   Model m(lm, backend);
   const ModelConfig& c = m.config();
   const int repeat = a.repeat;
@@ -296,9 +294,6 @@ Command addBenchCommand(CLI::App& cli) {
       ->type_name("32,128");
   cmd->add_option("--repeat", a->repeat, "runs per measurement (default 5)")
       ->check(CLI::Range(1, 1000))
-      ->type_name("N");
-  cmd->add_option("--threads", a->threads, "CPU threads; 0 = one per core (the default)")
-      ->check(CLI::Range(0, 1024))
       ->type_name("N");
   cmd->add_flag("--uncached", a->uncached,
                 "also time decoding without the key/value cache, the decoder rerun each step "

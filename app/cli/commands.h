@@ -22,6 +22,7 @@ Command addRunCommand(CLI::App& cli);
 Command addDecodeCommand(CLI::App& cli);
 Command addBenchCommand(CLI::App& cli);
 Command addModelsCommand(CLI::App& cli);
+Command addConvertCommand(CLI::App& cli);
 
 // Parses `args` (without the program name) and runs the command: 0 on success, 2 for wrong
 // usage (printed here), else the command's code. Throws attnviz::Error from the commands.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <deque>
 #include <numeric>
+#include <optional>
 
 #include "backends.h"
 #include "bundled.h"
@@ -164,16 +165,36 @@ void Engine::publish(std::shared_ptr<Snapshot> snap) {
 
 // ---- jobs -----------------------------------------------------------------------------------
 
-bool Engine::loadModel(const QString& name_or_path, const QString& config_path) {
+bool Engine::loadModel(const QString& name_or_path, const QString& config_path,
+                       const UserSupplied& supplied, bool remember) {
   const std::string name = name_or_path.toStdString();
   const std::string config = config_path.toStdString();
   const std::string backend = backend_name_.toStdString();
+  const int threads = threads_;
   return start(tr("Loading %1").arg(name_or_path), false, [=, this](const JobContext&) -> Apply {
     const std::string path = resolveModelPath(name);
     LoadOptions opts;
     opts.config_path = config;
-    std::shared_ptr<const LoadedModel> loaded = attnviz::loadModel(path, opts);
+    opts.supplied = supplied;
+    std::shared_ptr<const LoadedModel> loaded;
+    try {
+      loaded = attnviz::loadModel(path, opts);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::MissingInfo) throw;
+      // What the tensors tell and what is missing, for the dialog that asks for it.
+      std::optional<Inference> inf;
+      try {
+        inf = inferWithAnswers(*openTensorFile(path), supplied);
+      } catch (const Error&) {  // a folder, or a file only the loader's message describes
+      }
+      if (!inf || inf->complete()) throw;
+      return [this, name_or_path, config_path, inf = *inf, supplied] {
+        emit answersNeeded(name_or_path, config_path, inf, supplied);
+      };
+    }
+    if (remember) rememberAnswers(path, supplied);
     BackendChoice choice = createBackendOrFallback(backend);
+    if (threads > 0) choice.backend->setThreads(threads);
     auto model = std::make_shared<Model>(loaded, choice.backend);
     QStringList notes;
     for (const auto& w : loaded->warnings) notes << QString::fromStdString(w);
@@ -214,9 +235,11 @@ bool Engine::setBackend(const QString& name) {
   }
   auto loaded = model_->loadedPtr();
   const std::string backend = name.toStdString();
+  const int threads = threads_;
   return start(tr("Switching to %1").arg(name), false, [=, this](const JobContext&) -> Apply {
     // createBackend (not the fallback): the user asked for this one, so say why it fails.
     std::shared_ptr<Backend> be = createBackend(backend);
+    if (threads > 0) be->setThreads(threads);
     auto model = std::make_shared<Model>(loaded, be);
     return [this, model, name] {
       session_.reset();
@@ -227,6 +250,17 @@ bool Engine::setBackend(const QString& name) {
       emit snapshotChanged();
     };
   });
+}
+
+bool Engine::setThreads(int n) {
+  if (busy_) return false;
+  threads_ = n < 0 ? 0 : n;
+  if (model_) model_->backend().setThreads(threads_);  // 0: one per core
+  return true;
+}
+
+int Engine::threads() const {
+  return model_ ? model_->backend().threads() : threads_;
 }
 
 namespace {

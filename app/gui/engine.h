@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "decoding.h"
+#include "infer.h"
 #include "masks.h"
 #include "model.h"
 #include "trace.h"
@@ -78,10 +79,18 @@ class Engine : public QObject {
 
   // Each starts a job and returns true, or returns false when a job is running or the action
   // does not apply now (no model, batch mode, nothing to step back to, …).
-  bool loadModel(const QString& name_or_path, const QString& config_path = {});
+  // A file without a config whose tensors do not tell everything emits answersNeeded instead of
+  // failed; loading again with `supplied` (and `remember`: kept beside the file) goes on.
+  bool loadModel(const QString& name_or_path, const QString& config_path = {},
+                 const UserSupplied& supplied = {}, bool remember = false);
   // Uses a model built elsewhere (tests, embedding); `label` is what modelSource() reports.
   bool setModel(std::shared_ptr<Model> model, const QString& label);
   bool setBackend(const QString& name);
+  // The CPU backend's threads (0 = one per core, the default), for this model and the ones
+  // loaded after it; false while a job runs. threads(): what the backend runs on now.
+  bool setThreads(int n);
+  int threadsSetting() const { return threads_; }
+  int threads() const;
   bool run(const QString& src, const QString& prefix);
   bool runBatch(const QStringList& sentences);
   bool setMasks(const MaskOptions& masks);  // reruns the current input with the same tokens
@@ -123,6 +132,10 @@ class Engine : public QObject {
   void masksChanged(const MaskOptions& masks);
   void failed(const QString& title, const QString& message);
   void notice(const QString& message);  // warnings: loader warnings, backend fallback
+  // The model at `path` has no config and its tensors leave `inference.missing` open: ask, then
+  // loadModel(path, config_path, answers). `supplied`: what was given this time.
+  void answersNeeded(const QString& path, const QString& config_path,
+                     const attnviz::Inference& inference, const attnviz::UserSupplied& supplied);
   // Words of the input that are not in the vocabulary and that the model reads as its unknown
   // token (models without one refuse them with an error instead). `field`: "source", "target
   // prefix", "prompt", "input" or "sentence 2".
@@ -171,6 +184,7 @@ class Engine : public QObject {
   MaskOptions masks_;
   int max_new_tokens_ = 0;
   QString model_source_, config_path_;
+  int threads_ = 0;
   QString backend_name_ = QStringLiteral("cpu");
   std::atomic<bool> cancel_{false};
   bool busy_ = false;

@@ -33,11 +33,13 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTextEdit>
+#include <QThread>
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "answers_dialog.h"
 #include "apng.h"
 #include "attention_view.h"
 #include "backends.h"
@@ -50,6 +52,7 @@
 #include "overview_view.h"
 #include "positional_view.h"
 #include "teaching_util.h"
+#include "thread_pool.h"
 #include "tour.h"
 #include "widgets.h"
 
@@ -160,6 +163,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
     message_bar_->showMessage(MessageBar::Level::Warning, tr("Please note"), message);
   });
   connect(engine_, &Engine::unknownWords, this, &MainWindow::showUnknownWords);
+  connect(engine_, &Engine::answersNeeded, this, &MainWindow::askForAnswers);
   connect(engine_, &Engine::jobFinished, this, [this](bool) {
     if (pending_ != Pending::None && !engine_->busy()) {
       pending_ = Pending::None;
@@ -375,7 +379,25 @@ void MainWindow::buildStatusBar() {
   cancel_button_ = new QPushButton(tr("Cancel"), this);
   cancel_button_->setToolTip(tr("Stop the running computation (Esc)"));
   connect(cancel_button_, &QPushButton::clicked, engine_, &Engine::cancel);
+  threads_spin_ = new QSpinBox(this);
+  threads_spin_->setObjectName(QStringLiteral("threads"));
+  threads_spin_->setRange(0, std::max(1, QThread::idealThreadCount()));
+  threads_spin_->setSpecialValueText(tr("one per core (%1)").arg(availableCores()));
+  threads_spin_->setPrefix(tr("CPU threads: "));
+  threads_spin_->setToolTip(
+      tr("How many threads the CPU backend computes on (default: one per core). Fewer leave "
+         "cores to other programs."));
+  threads_spin_->setFocusPolicy(Qt::ClickFocus);
+  connect(threads_spin_, &QSpinBox::valueChanged, this, [this](int n) {
+    if (!engine_->setThreads(n)) {  // a job runs: show what still holds
+      const QSignalBlocker b(threads_spin_);
+      threads_spin_->setValue(engine_->threadsSetting());
+      return;
+    }
+    status_backend_->setText(tr("Backend: %1").arg(engine_->backendDescription()));
+  });
   statusBar()->addWidget(status_backend_);
+  statusBar()->addWidget(threads_spin_);
   statusBar()->addWidget(status_time_);
   statusBar()->addWidget(status_lengths_);
   statusBar()->addWidget(status_masks_);
@@ -403,6 +425,11 @@ std::vector<ActionSpec> MainWindow::actionTable() {
        tr("Open model with a &config file…"),
        {},
        [this] { openModelDialog(true); }},
+      {QStringLiteral("openFolder"),
+       file,
+       tr("Open a model &folder…"),
+       {QKeySequence(tr("Ctrl+Shift+O"))},
+       [this] { openFolderDialog(); }},
       {QStringLiteral("exportPng"),
        file,
        tr("Export view as &PNG…"),
@@ -1097,6 +1124,31 @@ void MainWindow::openModelDialog(bool with_config) {
   engine_->loadModel(path, config);
 }
 
+void MainWindow::openFolderDialog() {
+  QString dir = QFileInfo(engine_->modelSource()).absolutePath();
+  if (!QFileInfo(engine_->modelSource()).exists() && !recent_models_.isEmpty())
+    dir = QFileInfo(recent_models_.front()).absolutePath();
+  const QString path = QFileDialog::getExistingDirectory(
+      this, tr("Open a model folder (config.json with model.safetensors or pytorch_model.bin)"),
+      dir);
+  if (!path.isEmpty()) engine_->loadModel(path);
+}
+
+void MainWindow::askForAnswers(const QString& path, const QString& config_path,
+                               const Inference& inference, const UserSupplied& supplied) {
+  auto* d = new AnswersDialog(path, inference, supplied, this);
+  d->setAttribute(Qt::WA_DeleteOnClose);
+  connect(d, &QDialog::accepted, this, [this, d, path, config_path] {
+    engine_->loadModel(path, config_path, d->answers(), d->remember());
+  });
+  connect(d, &QDialog::rejected, this, [this, path] {
+    message_bar_->showMessage(MessageBar::Level::Info, tr("Not opened"),
+                              tr("%1 needs the answers to open.").arg(QFileInfo(path).fileName()));
+    syncModelCombo();
+  });
+  d->open();
+}
+
 bool MainWindow::exportView(const QString& path, const FigureOptions& options, QString* error) {
   View* v = currentView();
   v->refreshNow();
@@ -1327,6 +1379,7 @@ void MainWindow::loadSettings() {
     restoreState(s.value(QStringLiteral("windowState")).toByteArray());
   if (s.contains(QStringLiteral("splitter")))
     splitter_->restoreState(s.value(QStringLiteral("splitter")).toByteArray());
+  threads_spin_->setValue(s.value(QStringLiteral("threads"), 0).toInt());
   const QString cmap = s.value(QStringLiteral("colormap"), QStringLiteral("viridis")).toString();
   const int ci = colormap_combo_->findData(cmap);
   if (ci >= 0) colormap_combo_->setCurrentIndex(ci);
@@ -1354,6 +1407,7 @@ void MainWindow::saveSettings() {
   s.setValue(QStringLiteral("windowState"), saveState());
   s.setValue(QStringLiteral("splitter"), splitter_->saveState());
   s.setValue(QStringLiteral("colormap"), state_->colormap().name());
+  s.setValue(QStringLiteral("threads"), threads_spin_->value());
   s.setValue(QStringLiteral("explanations"), action(QStringLiteral("explanations"))->isChecked());
   if (View* v = currentView()) s.setValue(QStringLiteral("view"), v->name());
   s.setValue(QStringLiteral("backend"), engine_->backendName());

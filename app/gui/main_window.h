@@ -16,6 +16,7 @@
 class QAction;
 class QComboBox;
 class QLabel;
+class QSpinBox;
 class QLineEdit;
 class QMenu;
 class QProgressBar;
@@ -87,6 +88,7 @@ class MainWindow : public QMainWindow {
   QComboBox* batchCombo() const { return batch_combo_; }
   QComboBox* colormapCombo() const { return colormap_combo_; }
   QLabel* statusBackend() const { return status_backend_; }
+  QSpinBox* threadsSpin() const { return threads_spin_; }
   QLabel* statusTime() const { return status_time_; }
   QLabel* statusLengths() const { return status_lengths_; }
   QMenu* examplesMenu() const { return examples_menu_; }
@@ -153,6 +155,10 @@ class MainWindow : public QMainWindow {
   void updateActions();
   void runCurrentInput();
   void openModelDialog(bool with_config);
+  void openFolderDialog();
+  // A model file without a config whose tensors leave questions open: AnswersDialog, then load.
+  void askForAnswers(const QString& path, const QString& config_path,
+                     const attnviz::Inference& inference, const attnviz::UserSupplied& supplied);
   void exportViewDialog(FigureOptions::Format format);
   void exportFramesDialog();
   void exportTraceDialog();
@@ -210,6 +216,7 @@ class MainWindow : public QMainWindow {
   PositionalView* positional_;
   DecodingView* decoding_;
   QLabel* status_backend_;
+  QSpinBox* threads_spin_ = nullptr;  // the CPU backend's threads (0 = every core)
   QLabel* status_time_;
   QLabel* status_lengths_;
   QLabel* status_busy_;

@@ -1,0 +1,50 @@
+// File › Open for a model file without a config whose tensors do not tell everything (a
+// state_dict saved by a tutorial's training loop): shows what was read from the tensors and asks
+// for the rest — the number of heads, the start and end tokens' ids — with optional vocabulary
+// files and "Remember for this file" (kept beside it as MODEL.attnviz.json).
+#pragma once
+
+#include <QDialog>
+#include <QString>
+#include <map>
+
+#include "infer.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSpinBox;
+
+namespace attnviz::gui {
+
+class AnswersDialog : public QDialog {
+  Q_OBJECT
+ public:
+  // `given`: what was supplied before (kept, and shown where a question remains).
+  AnswersDialog(const QString& path, const Inference& inference, const UserSupplied& given,
+                QWidget* parent = nullptr);
+
+  // What was given before with this dialog's answers over it; call after accept().
+  const UserSupplied& answers() const { return answers_; }
+  bool remember() const;
+
+  // The field of a question ("n_heads": a QComboBox; the ids: a QSpinBox), or null (tests).
+  QWidget* field(const QString& key) const;
+  QLineEdit* vocabularyField(bool target) const { return target ? tgt_vocab_ : src_vocab_; }
+
+  void accept() override;  // reads the vocabularies; stays open with the problem shown
+
+ private:
+  void updateOk();
+
+  UserSupplied answers_;
+  std::map<QString, QWidget*> fields_;
+  QLineEdit *src_vocab_ = nullptr, *tgt_vocab_ = nullptr;
+  QCheckBox* remember_ = nullptr;
+  QLabel* problem_ = nullptr;
+  QPushButton* ok_ = nullptr;
+};
+
+}  // namespace attnviz::gui
