@@ -88,9 +88,14 @@ void writeTraceFiles(const Trace& tr, const std::string& dir) {
     };
     rows(npy(name + "_probs.npy", "<f4", s), 4,
          [](const AttentionBlock& a, int b, int h, int i) { return a.probRow(b, h, i); });
-    if (first.hasScores())
+    if (first.hasScores()) {  // stored, or computed from q and k row by row (long inputs)
+      std::vector<float> row((size_t)Tk);
       rows(npy(name + "_scores.npy", "<f4", s), 4,
-           [](const AttentionBlock& a, int b, int h, int i) { return a.scoreRow(b, h, i); });
+           [&row](const AttentionBlock& a, int b, int h, int i) {
+             a.scoresOfRow(b, h, i, row.data());
+             return row.data();
+           });
+    }
     rows(npy(name + "_mask.npy", "|u1", s), 1,
          [](const AttentionBlock& a, int b, int, int i) { return a.maskRow(b, i); });
     // The vectors behind the scores, when kept: KIND_{q,k,v}.npy [L, H, len, d].

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -115,6 +118,23 @@ inline std::string compareWithReference(const Trace& t, const SafetensorsFile& r
              " (relative) at flat index " + std::to_string(d.index);
   }
   return "";
+}
+
+// The float32 values of a .npy file (version 1.0, '<f4', C order), as numpy.load reads them; empty
+// when the file is not one.
+inline std::vector<float> readNpyFloats(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char pre[10];
+  if (!in.read(pre, 10) || std::string(pre, 6) != "\x93NUMPY" || pre[6] != 1) return {};
+  const size_t header_len = (unsigned char)pre[8] | ((unsigned char)pre[9] << 8);
+  std::string header(header_len, '\0');
+  if (!in.read(header.data(), (std::streamsize)header_len) ||
+      header.find("'<f4'") == std::string::npos)
+    return {};
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<float> out(bytes.size() / 4);
+  std::memcpy(out.data(), bytes.data(), out.size() * 4);
+  return out;
 }
 
 }  // namespace attnviz::test

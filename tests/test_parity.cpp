@@ -3,10 +3,12 @@
 // decoding against references that tools/make_references.py computed with the tutorials' own
 // PyTorch models (docs/formats.md "Reference files"), for every family and model class.
 #include <QtTest>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "decoding.h"
 #include "model.h"
+#include "npy.h"
 #include "parity_support.h"
 #include "safetensors.h"
 
@@ -248,6 +250,24 @@ class TestParity : public QObject {
       QCOMPARE(got.probs, want.probs);
       const std::string diff = compareBlocks(got, want);
       QVERIFY2(diff.empty(), diff.c_str());
+    }
+    // The dump writes the computed scores as it writes stored ones.
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const std::string da = dir.filePath("stored").toStdString(),
+                      db = dir.filePath("computed").toStdString();
+    dumpTrace(a, da);
+    dumpTrace(b, db);
+    for (const AttentionBlock& want : a.blocks) {
+      const std::string file = std::string("/") + attentionKindName(want.kind) + "_scores.npy";
+      QVERIFY2(std::filesystem::exists(db + file), (db + file).c_str());
+      QCOMPARE(std::filesystem::file_size(db + file), std::filesystem::file_size(da + file));
+      const std::vector<float> x = test::readNpyFloats(da + file),
+                               y = test::readNpyFloats(db + file);
+      QCOMPARE(x.size(), y.size());
+      float worst = 0;
+      for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
+      QVERIFY2(worst < 1e-4f, std::to_string(worst).c_str());
     }
     const ModelConfig& cfg = c.model->config();
     if (!cfg.hasDecoder()) return;
