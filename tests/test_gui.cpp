@@ -594,11 +594,12 @@ void GuiTest::failedLoadKeepsModel() {
 }
 
 void GuiTest::askedWhatTheFileDoesNotSay() {
-  // The bundled reversal model saved as a tutorial's training loop saves it: the tensors alone,
-  // no config. Opening it asks for the heads and the start and end tokens, with the vocabulary
-  // as a file; the answers open it, computing what the original computes, and are remembered.
-  const QString original = bundledPath("reverse");
-  if (original.isEmpty()) QSKIP("the bundled reversal model is not installed");
+  // The bundled reordering model (the WQ/WK/WV tutorial's Translation, post-norm as the
+  // tutorial's) saved as a training loop saves it: the tensors alone, no config. Opening it asks
+  // for the heads and the start and end tokens, with the vocabulary as a file; the answers open
+  // it, computing what the original computes, and are remembered.
+  const QString original = bundledPath("reorder");
+  if (original.isEmpty()) QSKIP("the bundled reordering model is not installed");
   const SafetensorsFile file = SafetensorsFile::open(original.toStdString());
   std::vector<NamedTensor> tensors;
   for (const TensorInfo& info : file.tensors()) {
@@ -612,11 +613,16 @@ void GuiTest::askedWhatTheFileDoesNotSay() {
   writeSafetensors(bare.toStdString(), tensors, {});
   auto ref = loadModel(original.toStdString());
   const ModelConfig& rc = ref->config;
+  // The source's vocabulary as a JSON list, the target's as a text file of one token a line.
   const QString vocab = dir.filePath(QStringLiteral("vocab.json"));
+  const QString tgt_vocab = dir.filePath(QStringLiteral("tgt_vocab.txt"));
   {
     QFile v(vocab);
     QVERIFY(v.open(QIODevice::WriteOnly));
     v.write(QByteArray::fromStdString(nlohmann::json(rc.src_vocab).dump()));
+    QFile t(tgt_vocab);
+    QVERIFY(t.open(QIODevice::WriteOnly));
+    for (const std::string& token : rc.tgt_vocab) t.write(QByteArray::fromStdString(token + "\n"));
   }
 
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
@@ -632,6 +638,8 @@ void GuiTest::askedWhatTheFileDoesNotSay() {
   QVERIFY(heads && bos && eos);
   auto* ok = d->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
   QVERIFY(!ok->isEnabled());  // nothing is guessed for the user
+  QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR));
+  d->grab().save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/answers-dialog.png"));
   QVERIFY(heads->findData(rc.n_heads) > 0);
   heads->setCurrentIndex(heads->findData(rc.n_heads));
   bos->setValue(rc.bos_id);
@@ -643,14 +651,16 @@ void GuiTest::askedWhatTheFileDoesNotSay() {
   d->accept();
   QVERIFY(d->isVisible());
   d->vocabularyField(false)->setText(vocab);
+  d->vocabularyField(true)->setText(tgt_vocab);
   d->accept();
   QVERIFY(idle(*w));
-  QVERIFY(w->engine()->model() != before);
+  QVERIFY2(w->engine()->model() != before, qPrintable(w->messageBar()->text()));
   const ModelConfig& c = w->engine()->model()->config();
   QCOMPARE(c.n_heads, rc.n_heads);
   QCOMPARE(c.bos_id, rc.bos_id);
   QCOMPARE(c.eos_id, rc.eos_id);
   QCOMPARE(c.src_vocab, rc.src_vocab);
+  QCOMPARE(c.tgt_vocab, rc.tgt_vocab);
   // The same attention as the original model's.
   const Inputs in{{{5, 9, 12, 3}}, {}, {{rc.bos_id, 7, 8}}};
   const Trace a = w->engine()->model()->forward(in);

@@ -37,6 +37,7 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
     : QDialog(parent), answers_(given) {
   setWindowTitle(tr("What the file does not say"));
   setObjectName(QStringLiteral("answersDialog"));
+  setMinimumWidth(620);
   auto* layout = new QVBoxLayout(this);
   auto* intro = new QLabel(
       tr("<b>%1</b> has no config. Its tensors follow <b>%2</b>; what they tell is listed below. "
@@ -51,7 +52,8 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
   QString text;
   for (const auto& f : inference.facts) text += QString::fromStdString(f) + QLatin1Char('\n');
   facts->setPlainText(text.trimmed());
-  facts->setMaximumHeight(140);
+  facts->setMinimumHeight(120);
+  facts->setMaximumHeight(180);
   facts->setToolTip(tr("Read from the tensors' names and shapes"));
   layout->addWidget(facts);
 

@@ -381,12 +381,14 @@ void MainWindow::buildStatusBar() {
   connect(cancel_button_, &QPushButton::clicked, engine_, &Engine::cancel);
   threads_spin_ = new QSpinBox(this);
   threads_spin_->setObjectName(QStringLiteral("threads"));
-  threads_spin_->setRange(0, std::max(1, QThread::idealThreadCount()));
-  threads_spin_->setSpecialValueText(tr("one per core (%1)").arg(availableCores()));
+  // The same text and width on every machine (the guide's pictures are compared across them).
+  threads_spin_->setRange(0, 256);
+  threads_spin_->setSpecialValueText(tr("CPU threads: one per core"));
   threads_spin_->setPrefix(tr("CPU threads: "));
   threads_spin_->setToolTip(
-      tr("How many threads the CPU backend computes on (default: one per core). Fewer leave "
-         "cores to other programs."));
+      tr("How many threads the CPU backend computes on (default: one per core, %1 here). Fewer "
+         "leave cores to other programs.")
+          .arg(availableCores()));
   threads_spin_->setFocusPolicy(Qt::ClickFocus);
   connect(threads_spin_, &QSpinBox::valueChanged, this, [this](int n) {
     if (!engine_->setThreads(n)) {  // a job runs: show what still holds
@@ -672,6 +674,14 @@ QString MainWindow::keysHelpHtml() const {
                      QString(spec.text).remove('&').toHtmlEscaped());
   }
   html += QStringLiteral("</table>");
+  // Views beyond the number keys: named, so that every view is found from here.
+  QStringList keyless;
+  for (const ActionSpec& spec : actions_)
+    if (spec.keys.isEmpty() && spec.name.startsWith(QLatin1String("view-")))
+      keyless << QString(spec.text).remove('&').toHtmlEscaped();
+  if (!keyless.isEmpty())
+    html += tr("<p>Without a key (View menu or its tab): %1.</p>")
+                .arg(keyless.join(QStringLiteral(", ")));
   html +=
       tr("<p>Single keys (1, 2, 3, M, [, ], arrows) act when the focus is not in a text field: "
          "Enter or Ctrl+Enter runs and hands the keys back to the view, Esc leaves a text "
