@@ -84,7 +84,8 @@ HeadStats headStats(const AttentionBlock& a, int b, int head, const std::vector<
     int open = 0;
     for (int j = 0; j < a.k_len; ++j) {
       const double pj = p[j];
-      if (pj > 0) h -= pj * std::log(pj);
+      // The float logarithm: a long input has millions of cells, and p is a float anyway.
+      if (p[j] > 0) h -= pj * (double)std::log(p[j]);
       c += pj * j;
       dist += pj * std::abs(i - j);
       open += m[j] == 0;
@@ -134,9 +135,11 @@ HeadStats headStats(const AttentionBlock& a, int b, int head, const std::vector<
   return s;
 }
 
-std::vector<HeadStats> headStatistics(const Trace& t, const ModelConfig& c, int b) {
+std::vector<HeadStats> headStatistics(const Trace& t, const ModelConfig& c, int b,
+                                      std::optional<AttentionKind> kind) {
   std::vector<HeadStats> out;
   for (const AttentionBlock& a : t.blocks) {
+    if (kind && a.kind != *kind) continue;
     const Side qs = querySide(a.kind), ks = keySide(a.kind);
     const auto& q_ids = idsOf(qs == Side::Source ? t.src_ids : t.tgt_ids, b);
     const auto& k_ids = idsOf(ks == Side::Source ? t.src_ids : t.tgt_ids, b);

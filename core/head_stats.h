@@ -5,6 +5,7 @@
 // "Head statistics".
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,10 @@ TokenRoles tokenRoles(const ModelConfig& config, Side side);
 HeadStats headStats(const AttentionBlock& block, int b, int head, const std::vector<int>& q_ids,
                     const std::vector<int>& k_ids, const TokenRoles& q_roles,
                     const TokenRoles& k_roles);
-// Every head of every block of a trace, for sentence b: blocks in trace order, heads in order.
-std::vector<HeadStats> headStatistics(const Trace& trace, const ModelConfig& config, int b);
+// Every head of every block of a trace (or only the blocks of `kind`), for sentence b: blocks in
+// trace order, heads in order.
+std::vector<HeadStats> headStatistics(const Trace& trace, const ModelConfig& config, int b,
+                                      std::optional<AttentionKind> kind = std::nullopt);
 
 // How unlike two heads' profiles are: the root mean square difference of (entropy_norm, diagonal,
 // previous, first, bos, eos, padding, distance / (keys − 1), (monotonicity + 1) / 2) over the

@@ -1,19 +1,23 @@
 // A benchmark of the application's interactions (not a test: nothing here asserts a time).
 // The tutorial's full size (6+6 layers, d_model 512, 8 heads, d_ff 2048, random weights) in the
 // main window, offscreen, with a source of N tokens: the time from a key press's action (step
-// forward, step back, a layer or head switch) until the views have repainted, median and min of
-// several repeats.
+// forward, step back, a layer or head switch, the kind, the mean of the heads, zoom, hover) until
+// the views have repainted, median and min of several repeats.
 // usage: bench_gui [--tokens 512] [--target 24] [--repeat 15]
+#include <QAction>
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QMouseEvent>
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "attention_view.h"
 #include "cpu_backend.h"
 #include "engine.h"
+#include "heatmap.h"
 #include "main_window.h"
 #include "weights.h"
 
@@ -126,5 +130,61 @@ int main(int argc, char** argv) {
         repeat, [&] { w.engine()->stepForward(); }, w);
     row((std::string("step forward, ") + view + " view").c_str(), sf);
   }
+  // The encoder's self-attention: the n × n matrices.
+  w.setCurrentView(QStringLiteral("attention"));
+  settle(w);
+  auto select = [&](auto change) {
+    AttentionSelection sel = w.state()->selection();
+    change(sel);
+    w.state()->setSelection(sel);
+  };
+  row("kind switch to encoder self-attention",
+      measure(
+          1, [&] { select([](AttentionSelection& s) { s.kind = AttentionKind::EncoderSelf; }); },
+          w));
+  for (const char* view : {"attention", "overview", "masks"}) {
+    w.setCurrentView(QString::fromLatin1(view));
+    settle(w);
+    const std::string v = std::string(", encoder self, ") + view + " view";
+    row(("layer switch" + v).c_str(),
+        measure(
+            repeat,
+            [&] {
+              select([&](AttentionSelection& s) { s.layer = (s.layer + 1) % c.n_encoder_layers; });
+            },
+            w));
+    row(("head switch" + v).c_str(),
+        measure(
+            repeat,
+            [&] { select([&](AttentionSelection& s) { s.head = (s.head + 1) % c.n_heads; }); }, w));
+    row(("mean of heads on/off" + v).c_str(),
+        measure(
+            repeat, [&] { select([&](AttentionSelection& s) { s.head = s.head < 0 ? 0 : -1; }); },
+            w));
+  }
+  w.setCurrentView(QStringLiteral("attention"));
+  settle(w);
+  HeatmapWidget* hm = w.attentionView()->heatmap();
+  row("zoom in, encoder self",
+      measure(
+          repeat, [&] { w.action(QStringLiteral("zoomIn"))->trigger(); }, w));
+  row("zoom out, encoder self",
+      measure(
+          repeat, [&] { w.action(QStringLiteral("zoomOut"))->trigger(); }, w));
+  row("zoom to fit, encoder self",
+      measure(
+          repeat, [&] { w.action(QStringLiteral("zoomFit"))->trigger(); }, w));
+  int x = 0;
+  row("hover (mouse move over the cells)",
+      measure(
+          repeat,
+          [&] {
+            x = (x + 37) % std::max(1, hm->width() / 2);
+            QMouseEvent move(QEvent::MouseMove, QPointF(hm->width() / 4 + x, hm->height() / 2),
+                             hm->mapToGlobal(QPointF(hm->width() / 4 + x, hm->height() / 2)),
+                             Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+            QApplication::sendEvent(hm, &move);
+          },
+          w));
   return 0;
 }

@@ -330,7 +330,7 @@ void HeadStatsView::refresh() {
   const int b = std::clamp(state_->selection().batch, 0, std::max(0, t.batch - 1));
   const int reference = model_->reference();
   const HeadStats ref = reference >= 0 ? model_->stats()[size_t(reference)] : HeadStats();
-  std::vector<HeadStats> stats = headStatistics(t, model->config(), b);
+  std::vector<HeadStats> stats = snapshotHeadStats(*snap, model->config(), b);
   std::vector<int> keys;
   for (const HeadStats& s : stats) keys.push_back(t.block(s.kind, s.layer)->k_len);
   model_->setStats(std::move(stats), std::move(keys));
@@ -356,6 +356,27 @@ void HeadStatsView::refresh() {
           .arg(b + 1));
 }
 
+const std::vector<HeadStats>& snapshotHeadStats(const Snapshot& snap, const ModelConfig& config,
+                                                int b, std::optional<AttentionKind> kind) {
+  struct Entry {
+    uint64_t id = 0;
+    const Trace* trace = nullptr;
+    int b = -1;
+    std::optional<AttentionKind> kind;
+    std::vector<HeadStats> stats;
+  };
+  static Entry all, one;  // the view's (every block) and the badges' (one kind)
+  Entry& e = kind ? one : all;
+  if (e.id != snap.id || e.trace != snap.trace.get() || e.b != b || e.kind != kind) {
+    e.stats = headStatistics(*snap.trace, config, b, kind);
+    e.id = snap.id;
+    e.trace = snap.trace.get();
+    e.b = b;
+    e.kind = kind;
+  }
+  return e.stats;
+}
+
 // ---- badges on the Overview -------------------------------------------------------------------
 
 HeadBadgeOverlay::HeadBadgeOverlay(OverviewGrid* grid, AppState* state)
@@ -371,11 +392,18 @@ HeadBadgeOverlay::HeadBadgeOverlay(OverviewGrid* grid, AppState* state)
 }
 
 QString HeadBadgeOverlay::badge(int layer, int head) const {
+  if (stale_) compute();
   if (layer < 0 || layer >= layers_ || head < 0 || head >= heads_) return {};
   return badges_[size_t(layer) * heads_ + head];
 }
 
 void HeadBadgeOverlay::recompute() {
+  stale_ = true;
+  update();
+}
+
+void HeadBadgeOverlay::compute() const {
+  stale_ = false;
   badges_.clear();
   layers_ = heads_ = 0;
   auto snap = state_->snapshot();
@@ -386,10 +414,9 @@ void HeadBadgeOverlay::recompute() {
     layers_ = t.layers(s.kind);
     heads_ = t.heads();
     badges_.assign(size_t(layers_) * heads_, QString());
-    for (const HeadStats& h : headStatistics(t, model->config(), s.batch))
+    for (const HeadStats& h : snapshotHeadStats(*snap, model->config(), s.batch, s.kind))
       if (h.kind == s.kind) badges_[size_t(h.layer) * heads_ + h.head] = headBadge(h);
   }
-  update();
 }
 
 bool HeadBadgeOverlay::eventFilter(QObject* watched, QEvent* event) {
@@ -401,6 +428,7 @@ bool HeadBadgeOverlay::eventFilter(QObject* watched, QEvent* event) {
 }
 
 void HeadBadgeOverlay::paintEvent(QPaintEvent*) {
+  if (stale_) compute();
   if (layers_ != grid_->layers() || heads_ != grid_->heads()) return;  // not in step yet
   QPainter p(this);
   p.setRenderHint(QPainter::Antialiasing);

@@ -25,6 +25,15 @@ class OverviewGrid;
 // else "broad" (normalised entropy ≥ 0.85) or "sharp" (≤ 0.25); empty when none applies.
 QString headBadge(const HeadStats& s);
 
+struct Snapshot;
+
+// Every head's statistics for sentence b of a snapshot (or only the blocks of `kind`), computed
+// once per snapshot, sentence and kind: the Head statistics view and the Overview's badges ask
+// again and again as the selection moves.
+const std::vector<HeadStats>& snapshotHeadStats(const Snapshot& snap, const ModelConfig& config,
+                                                int b,
+                                                std::optional<AttentionKind> kind = std::nullopt);
+
 class HeadStatsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
@@ -122,6 +131,8 @@ class HeadBadgeOverlay : public QWidget {
  public:
   HeadBadgeOverlay(OverviewGrid* grid, AppState* state);
   QString badge(int layer, int head) const;  // "" when none
+  // Marks the badges stale; they are computed when next painted or read (the statistics of a long
+  // input take a while: only a visible Overview pays for them).
   void recompute();
 
  protected:
@@ -131,8 +142,10 @@ class HeadBadgeOverlay : public QWidget {
  private:
   OverviewGrid* grid_;
   AppState* state_;
-  int layers_ = 0, heads_ = 0;
-  std::vector<QString> badges_;  // [layer * heads + head]
+  void compute() const;
+  mutable bool stale_ = true;
+  mutable int layers_ = 0, heads_ = 0;
+  mutable std::vector<QString> badges_;  // [layer * heads + head]
 };
 
 }  // namespace attnviz::gui

@@ -15,21 +15,39 @@ QImage attentionThumbnail(const Trace& trace, const AttentionSelection& s, const
   if (!block || block->q_len == 0) return {};
   const AttentionBlock& a = *block;
   const int w = std::min(a.k_len, max_px), h = std::min(a.q_len, max_px);
-  const std::vector<float> m = attentionMatrix(a, s, MatrixValues::Probabilities, 0.0f);
-  const std::vector<uint8_t> mask = maskMatrix(a, s.batch);
+  const int h0 = s.head < 0 ? 0 : s.head, h1 = s.head < 0 ? a.heads : s.head + 1;
+  const float inv = 1.0f / float(h1 - h0);
+  // Row i of the matrix shown (one head, or the mean of the heads), read in place: a long
+  // input's matrices are never copied whole.
+  std::vector<float> mean(s.head < 0 ? size_t(a.k_len) : 0);
+  auto row = [&](int i) -> const float* {
+    if (s.head >= 0) return a.probRow(s.batch, s.head, i);
+    std::fill(mean.begin(), mean.end(), 0.0f);
+    for (int hd = h0; hd < h1; ++hd) {
+      const float* p = a.probRow(s.batch, hd, i);
+      for (int j = 0; j < a.k_len; ++j) mean[size_t(j)] += p[j] * inv;
+    }
+    return mean.data();
+  };
+  // Coloured from 0 to the largest unmasked value of the whole matrix.
   float mx = 0;
-  for (size_t k = 0; k < m.size(); ++k)
-    if (!mask[k]) mx = std::max(mx, m[k]);
+  for (int i = 0; i < a.q_len; ++i) {
+    const float* p = row(i);
+    const uint8_t* m = a.maskRow(s.batch, i);
+    for (int j = 0; j < a.k_len; ++j)
+      if (!m[j] && p[j] > mx) mx = p[j];
+  }
   if (mx <= 0) mx = 1;
   QImage img(w, h, QImage::Format_RGB32);
   const QRgb masked = cmap.maskedFill().rgb();
   for (int y = 0; y < h; ++y) {
     const int i = int(int64_t(y) * a.q_len / h);
+    const float* p = row(i);
+    const uint8_t* m = a.maskRow(s.batch, i);
     auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
     for (int x = 0; x < w; ++x) {
       const int j = int(int64_t(x) * a.k_len / w);
-      const size_t k = size_t(i) * a.k_len + j;
-      line[x] = mask[k] ? masked : cmap.rgb(m[k] / mx);
+      line[x] = m[j] ? masked : cmap.rgb(p[j] / mx);
     }
   }
   return img;
@@ -201,6 +219,7 @@ void OverviewView::refresh() {
   auto snap = state_->snapshot();
   const Model* model = state_->model();
   if (!snap || !snap->trace || !model) {
+    thumbnail_key_ = {};
     grid_->setThumbnails(0, 0, {}, {});
     grid_->setMask({}, 0, 0, {});
     explanation_->setHtml(
@@ -213,16 +232,23 @@ void OverviewView::refresh() {
   if (!first) return;
   const AttentionBlock& a = *first;
   const int layers = t.layers(sel.kind);
-  std::vector<QImage> thumbs;
-  for (int l = 0; l < layers; ++l)
-    for (int h = -1; h < a.heads; ++h) {
-      AttentionSelection s = sel;
-      s.layer = l;
-      s.head = h;
-      thumbs.push_back(attentionThumbnail(t, s, state_->colormap(), 160));
-    }
-  grid_->setThumbnails(layers, a.heads, std::move(thumbs), kindTitle(sel.kind));
-  grid_->setMask(maskMatrix(a, sel.batch), a.q_len, a.k_len, state_->colormap().maskedHatch());
+  // Every layer's and head's thumbnail: drawn again only for another snapshot, kind, sentence or
+  // colormap (a layer or head switch only moves the frame).
+  const ThumbnailKey key{snap->id, snap->trace.get(), sel.kind, sel.batch,
+                         state_->colormap().name()};
+  if (!(key == thumbnail_key_)) {
+    thumbnail_key_ = key;
+    std::vector<QImage> thumbs;
+    for (int l = 0; l < layers; ++l)
+      for (int h = -1; h < a.heads; ++h) {
+        AttentionSelection s = sel;
+        s.layer = l;
+        s.head = h;
+        thumbs.push_back(attentionThumbnail(t, s, state_->colormap(), 160));
+      }
+    grid_->setThumbnails(layers, a.heads, std::move(thumbs), kindTitle(sel.kind));
+    grid_->setMask(maskMatrix(a, sel.batch), a.q_len, a.k_len, state_->colormap().maskedHatch());
+  }
   grid_->setCurrent(sel.layer, sel.head);
   explanation_->setHtml(
       tr("<p style='margin:0'>Each thumbnail is one head's [len_q, len_k] = %1 probability matrix "

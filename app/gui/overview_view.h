@@ -65,7 +65,17 @@ class OverviewView : public View {
   void refresh() override;
 
  private:
+  // What the thumbnails on screen were drawn from.
+  struct ThumbnailKey {
+    uint64_t snapshot = 0;
+    const Trace* trace = nullptr;
+    AttentionKind kind = AttentionKind::Cross;
+    int batch = 0;
+    QString colormap;
+    bool operator==(const ThumbnailKey&) const = default;
+  };
   OverviewGrid* grid_;
+  ThumbnailKey thumbnail_key_;
 };
 
 // One head's (or the heads' mean when head < 0) probabilities as an image of at most max_px
