@@ -71,6 +71,12 @@ class Backend {
   virtual std::string name() const = 0;         // "cpu" or "cuda"
   virtual std::string description() const = 0;  // e.g. "CPU (Eigen 3.4, 2 threads)"
 
+  // How many threads the ops may use: n >= 1, or 0 for one per core this process may use.
+  // Not to be called while an op runs. Backends that do not use host threads ignore it.
+  virtual void setThreads(int n) { (void)n; }
+  // The thread count in force (1 for backends that ignore setThreads).
+  virtual int threads() const { return 1; }
+
   // ---- memory ----
   // A zero-filled buffer of `bytes` bytes. Throws Error(Backend) when out of memory.
   virtual BufferPtr allocate(size_t bytes) = 0;

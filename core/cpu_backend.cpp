@@ -310,7 +310,6 @@ class CpuBackend final : public Backend {
   // dx += rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)); dgamma += Σ dy ⊙ x̂; dbeta += Σ dy
   void layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
                           float* dgamma, float* dbeta, int rows, int d, float eps) override {
-    std::vector<float> xhat(d), dxhat(d);
     for (int r = 0; r < rows; ++r) {
       const float* xr = x + (int64_t)r * d;
       const float* g = dy + (int64_t)r * d;
@@ -318,22 +317,20 @@ class CpuBackend final : public Backend {
       rowStats(xr, d, eps, &mean, &rstd);
       float mean_dxhat = 0, mean_dxhat_xhat = 0;
       for (int c = 0; c < d; ++c) {
-        xhat[c] = (xr[c] - mean) * rstd;
-        dxhat[c] = gamma ? g[c] * gamma[c] : g[c];
-        mean_dxhat += dxhat[c];
-        mean_dxhat_xhat += dxhat[c] * xhat[c];
+        const float dxhat = gamma ? g[c] * gamma[c] : g[c];
+        mean_dxhat += dxhat;
+        mean_dxhat_xhat += dxhat * (xr[c] - mean) * rstd;
       }
       mean_dxhat /= d;
       mean_dxhat_xhat /= d;
-      if (dx) {
-        float* o = dx + (int64_t)r * d;
-        for (int c = 0; c < d; ++c)
-          o[c] += rstd * (dxhat[c] - mean_dxhat - xhat[c] * mean_dxhat_xhat);
+      float* o = dx ? dx + (int64_t)r * d : nullptr;
+      for (int c = 0; c < d; ++c) {
+        const float xhat = (xr[c] - mean) * rstd;
+        const float dxhat = gamma ? g[c] * gamma[c] : g[c];
+        if (o) o[c] += rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+        if (gamma && dgamma) dgamma[c] += g[c] * xhat;
+        if (gamma && dbeta) dbeta[c] += g[c];
       }
-      if (gamma && dgamma)
-        for (int c = 0; c < d; ++c) dgamma[c] += g[c] * xhat[c];
-      if (gamma && dbeta)
-        for (int c = 0; c < d; ++c) dbeta[c] += g[c];
     }
   }
 

@@ -319,7 +319,17 @@ struct Tape {
   StackTape enc, dec;
   HeadTape head;
   DeviceBuffer* workspace = nullptr;  // what the tape is carved from
+  BufferPtr* scratch = nullptr;       // the passes' scratch, kept across steps
 };
+
+// A pass's arena of `bytes`: a fresh allocation, or (training) the tape's scratch buffer, grown
+// when it is too small, so that steps do not allocate and zero-fill it again and again.
+Arena passArena(Backend& be, uint64_t bytes, Tape* tape) {
+  if (!tape) return Arena(be, bytes);
+  if (!*tape->scratch || (*tape->scratch)->bytes() < bytes)
+    *tape->scratch = be.allocate(bytes + bytes / 4);
+  return Arena(be, **tape->scratch);
+}
 
 // Copies host data into a tape region.
 template <class T>
@@ -1023,7 +1033,8 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
       enc.key_mask[(size_t)b * S + j] = pad_on && enc.src[b][j] == c.src_pad_id;
   const std::vector<uint8_t> mask = keyPaddingMask(enc.src, S, c.src_pad_id, pad_on, false);
   const uint64_t floats = Pass::floatsFor(c, o, B * S, S) + (uint64_t)B * S * KV;
-  Arena arena(be, Arena::size(floats, mask.size() + (uint64_t)B * S * 8, Pass::kRegions + 4));
+  Arena arena = passArena(
+      be, Arena::size(floats, mask.size() + (uint64_t)B * S * 8, Pass::kRegions + 4), tape);
   Pass P(be, c, o, arena, B * S, S);
   StackTape* t = tape ? &tape->enc : nullptr;
   auto put = [&](auto* dst, const auto& host) {
@@ -1267,8 +1278,11 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
   const bool scratch_kv = kv.empty();
   const uint64_t floats = Pass::floatsFor(c, o, B * n, keys) + headFloats(c, B, B * n, V, C) +
                           (uint64_t)B * n * d + (scratch_kv ? (uint64_t)B * n * KV : 0);
-  Arena arena(be, Arena::size(floats, self_mask.size() + cross_mask.size() + (uint64_t)B * n * 4,
-                              Pass::kRegions + 8));
+  Arena arena =
+      passArena(be,
+                Arena::size(floats, self_mask.size() + cross_mask.size() + (uint64_t)B * n * 4,
+                            Pass::kRegions + 8),
+                tape);
   Pass P(be, c, o, arena, B * n, keys);
   StackTape* t = tape ? &tape->dec : nullptr;
   auto put = [&](auto* dst, const auto& host) {
@@ -1451,6 +1465,7 @@ Trace Model::forward(const Inputs& in, const ForwardOptions& o) const {
 
 struct TrainingState {
   BufferPtr workspace;  // the tape, the backward's scratch and the loss's buffers, reused by steps
+  BufferPtr scratch;    // the forward passes' own scratch
   bool tied = false;    // BERT's decoder.weight is tok_embed.weight: one gradient for both
 };
 
@@ -1756,6 +1771,7 @@ LossStats Model::forwardBackward(const Inputs& in, const Targets& tg, const Trai
   Arena a(be, *train_->workspace);
   carveStep(a, c, *dw_, B, S, T, tape, g, l);
   tape.workspace = train_->workspace.get();
+  tape.scratch = &train_->scratch;
   tape.dropout = opt.dropout;
   uint64_t site = 0;
   for (StackTape* st : {&tape.enc, &tape.dec}) {
@@ -1784,9 +1800,11 @@ LossStats Model::forwardBackward(const Inputs& in, const Targets& tg, const Trai
     out_x = tape.dec.out;
   } else {
     out_x = enc.memory->f32();
-    Arena arena(
-        be, Arena::size(Pass::floatsFor(c, o, (int)rows, 1) + headFloats(c, B, (int)rows, V, C), 0,
-                        Pass::kRegions + 2));
+    Arena arena = passArena(
+        be,
+        Arena::size(Pass::floatsFor(c, o, (int)rows, 1) + headFloats(c, B, (int)rows, V, C), 0,
+                    Pass::kRegions + 2),
+        &tape);
     Pass P(be, c, o, arena, (int)rows, 1);
     Tensor unused;
     tokenHead(P, dw_->head, c, out_x, (int)rows, unused, {}, &tape.head);

@@ -18,6 +18,7 @@
 #include "error.h"
 #include "model.h"
 #include "npy.h"
+#include "train_command.h"
 #include "weights.h"
 
 namespace attnviz::cli {
@@ -396,6 +397,8 @@ commands:
   bench [MODEL] [--lengths 32,128] [--repeat N]  timings of forward passes and decode steps
                                      (without MODEL: the tutorial's full size, random weights)
   models                             list the bundled models
+)" + trainUsage() +
+         R"(
 
 common options:
   --config FILE.json                 the model's config when it is not inside the file
@@ -423,6 +426,7 @@ int runCommand(const std::vector<std::string>& args) {
                         {"no-padding-mask", "no-subsequent-mask", "qkv"}));
   if (cmd == "decode") return cmdDecode(parse(args, 1, opts({"max-len"}), {"ids"}));
   if (cmd == "bench") return cmdBench(parse(args, 1, opts({"lengths", "repeat"}), {"uncached"}));
+  if (cmd == "train") return runTrain(std::vector<std::string>(args.begin() + 1, args.end()));
   if (cmd == "models") {
     for (const auto& m : listBundledModels()) std::cout << m.name << "\t" << m.path << "\n";
     return 0;
