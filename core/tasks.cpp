@@ -76,8 +76,11 @@ class SymbolTask : public Task {
       held_set_.insert(join(s));
       held_out_.push_back({s, target(s)});
     }
-    const std::vector<std::string> probe =
+    // Nine distinct symbols (fewer when sequences are shorter), so that every row of the
+    // attention has one place to look.
+    std::vector<std::string> probe =
         kind_ == Kind::Sort ? splitWords("q 3 k 9 a 7 c 1 m") : splitWords("1 2 3 4 5 6 7 8 9");
+    probe.resize((size_t)std::clamp(9, min_, max_), "x");
     probe_ = {probe, target(probe)};
   }
 

@@ -4,9 +4,11 @@
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,12 +18,28 @@
 #include "model.h"
 #include "optimizer.h"
 #include "safetensors.h"
+#include "tasks.h"
 #include "test_support.h"
+#include "trainer.h"
 #include "weights.h"
+#include "writer.h"
 
 using namespace attnviz;
 
 namespace {
+
+// A DeviceBuffer over a few floats of another buffer (to upload into the middle of the CPU
+// backend's parameter array).
+class HostView final : public DeviceBuffer {
+ public:
+  explicit HostView(float* p) : p_(p) {}
+  size_t bytes() const override { return sizeof(float); }
+  void* data() override { return p_; }
+  const void* data() const override { return p_; }
+
+ private:
+  float* p_;
+};
 
 // $ATTNVIZ_GRAD_REF_DIR: the references tools/make_grad_references.py wrote (the test command
 // makes them fresh as a CTest fixture); empty when not set.
@@ -265,6 +283,235 @@ class TestTraining : public QObject {
         "%lld parameters match PyTorch's after %d steps; %lld with noise gradients stayed within "
         "%g of their start",
         (long long)compared, steps, (long long)noisy, lr_sum);
+  }
+
+  // ---- determinism: the same seed gives the same weights, bit for bit, on the CPU ----
+  void deterministic() {
+    auto train = [&](uint64_t seed, float dropout) {
+      TrainConfig tc;
+      tc.task = "reverse";
+      tc.preset = "tiny";
+      tc.steps = 12;
+      tc.batch = 16;
+      tc.seed = seed;
+      tc.dropout = dropout;
+      Trainer t(tc, makeCpuBackend());
+      for (int i = 0; i < tc.steps; ++i) t.step();
+      std::vector<float> all;
+      forEachTensor(t.model().currentWeights(), [&](const std::string&, const Tensor& w) {
+        all.insert(all.end(), w.data.begin(), w.data.end());
+      });
+      return all;
+    };
+    const auto a = train(7, 0.1f), b = train(7, 0.1f), c = train(8, 0.1f), d = train(7, 0.0f);
+    QVERIFY(a == b);
+    QVERIFY(a != c);  // another seed: other data, initialisation and dropout masks
+    QVERIFY(a != d);  // dropout changes the steps
+  }
+
+  // ---- dropout in the training pass: its backward is the derivative of its forward ----
+  // With the masks fixed by the seed the loss is a function of the weights; a central difference
+  // of the loss along a few weights must match their gradients (a check independent of PyTorch,
+  // whose dropout masks attnviz cannot reproduce).
+  void dropoutGradient() {
+    auto task = makeTask("copy", {3, 6, "", 50});
+    auto loaded = makeTrainingModel(*task, findPreset("tiny"), NormPlacement::Post, 3);
+    Model model(loaded, makeCpuBackend());
+    model.enableTraining();
+    Inputs in;
+    Targets tg;
+    std::mt19937_64 rng(4);
+    for (int b = 0; b < 4; ++b) {
+      const Example e = task->sample(rng);
+      in.src.push_back(task->srcIds(e.src));
+      std::vector<int> dec{Task::kBos}, want = task->tgtIds(e.tgt);
+      dec.insert(dec.end(), want.begin(), want.end());
+      want.push_back(Task::kEos);
+      in.tgt.push_back(dec);
+      tg.tokens.push_back(want);
+    }
+    TrainOptions opt;
+    opt.dropout = 0.3f;
+    opt.seed = 99;
+    opt.label_smoothing = 0.1f;
+    model.zeroGradients();
+    const double loss0 = model.forwardBackward(in, tg, opt).loss;
+    std::vector<float> grads((size_t)model.parameterCount());
+    model.backend().copy_to_host(model.gradients(), grads.data(), model.parameterCount());
+    std::vector<float> params((size_t)model.parameterCount());
+    model.backend().copy_to_host(model.parameters(), params.data(), model.parameterCount());
+    // The weights with the largest gradients, where float32 differences resolve them well.
+    std::vector<size_t> order(grads.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::partial_sort(order.begin(), order.begin() + 8, order.end(),
+                      [&](size_t x, size_t y) { return std::abs(grads[x]) > std::abs(grads[y]); });
+    const float h = 2e-3f;
+    for (int k = 0; k < 8; ++k) {
+      const size_t i = order[(size_t)k];
+      auto lossAt = [&](float v) {
+        model.backend().upload(*std::make_unique<HostView>(model.parameters() + i), &v, 4);
+        model.zeroGradients();
+        return model.forwardBackward(in, tg, opt).loss;
+      };
+      const double up = lossAt(params[i] + h), down = lossAt(params[i] - h);
+      lossAt(params[i]);
+      const double numeric = (up - down) / (2.0 * h);
+      QVERIFY2(std::abs(numeric - grads[i]) <= 0.02 * std::abs(grads[i]) + 1e-4,
+               qPrintable(QString("parameter %1: gradient %2, central difference %3 (loss %4)")
+                              .arg(i)
+                              .arg(grads[i])
+                              .arg(numeric)
+                              .arg(loss0)));
+    }
+  }
+
+  // ---- a model trained here, saved, read back: the same numbers in every view ----
+  void savedModelReadsBack() {
+    TrainConfig tc;
+    tc.task = "copy";
+    tc.task_options.min_len = 3;
+    tc.task_options.max_len = 6;
+    tc.preset = "tiny";
+    tc.steps = 5;
+    tc.batch = 8;
+    Trainer t(tc, makeCpuBackend());
+    for (int i = 0; i < tc.steps; ++i) t.step();
+    const std::string path = QDir::tempPath().toStdString() + "/attnviz_trained_test.safetensors";
+    saveModel(*t.snapshot(), path);
+    auto loaded = loadModel(path);
+    QCOMPARE(loaded->config.family, Family::PytorchNnTransformer);
+    QCOMPARE(loaded->config.model, ModelClass::Seq2SeqTransformer);
+    QVERIFY(loaded->config.src_vocab == t.task().srcVocab());
+    // Every weight exactly as trained.
+    const auto bad = compareLayouts(loaded->weights, t.model().currentWeights(), 0.0, 1.0);
+    QVERIFY2(bad.empty(), qPrintable(describe(bad)));
+    // And the probe's trace from the file equals the trainer's.
+    Model reread(loaded, makeCpuBackend());
+    const Trace a = t.probeTrace();
+    const Example& p = t.task().probe();
+    std::vector<int> dec{Task::kBos};
+    for (int id : t.task().tgtIds(p.tgt)) dec.push_back(id);
+    const Trace b = reread.forward({{t.task().srcIds(p.src)}, {}, {dec}});
+    QVERIFY(a.logits.data == b.logits.data);
+    QVERIFY(a.blocks.back().probs == b.blocks.back().probs);
+    std::remove(path.c_str());
+    // Other families are refused with a message.
+    ModelConfig other = loaded->config;
+    other.family = Family::NlpTutorial;
+    other.model = ModelClass::Transformer;
+    QVERIFY(!canSaveModel(other));
+  }
+
+  // ---- the tasks ----
+  void tasks() {
+    std::mt19937_64 rng(5);
+    for (const char* name : {"copy", "reverse", "sort"}) {
+      auto task = makeTask(name, {3, 12, "", 300});
+      QCOMPARE(task->name(), std::string(name));
+      QCOMPARE(task->srcVocab()[(size_t)Task::kPad], std::string("<pad>"));
+      QCOMPARE(task->tgtVocab()[(size_t)Task::kEos], std::string("<eos>"));
+      QCOMPARE((int)task->heldOut().size(), 300);
+      std::set<std::vector<std::string>> held;
+      for (const auto& e : task->heldOut()) held.insert(e.src);
+      for (int i = 0; i < 200; ++i) {
+        const Example e = task->sample(rng);
+        QVERIFY(e.src.size() >= 3 && e.src.size() <= 12);
+        std::vector<std::string> want = e.src;
+        if (std::string(name) == "reverse") std::reverse(want.begin(), want.end());
+        if (std::string(name) == "sort") std::sort(want.begin(), want.end());
+        QVERIFY(e.tgt == want);
+        QVERIFY(!held.count(e.src));                          // never a held-out sentence
+        for (int id : task->srcIds(e.src)) QVERIFY(id >= 4);  // every word known, no <unk>
+      }
+    }
+    // reorder: the bundled model's language; every target word comes from the lexicon.
+    auto reorder = makeTask("reorder");
+    for (int i = 0; i < 100; ++i) {
+      const Example e = reorder->sample(rng);
+      for (int id : reorder->tgtIds(e.tgt)) QVERIFY(id >= 4);
+      QVERIFY(e.tgt.size() == e.src.size() + 2);  // the subject and object markers
+    }
+    QVERIFY(reorder->heldOut().size() >= 100);
+  }
+
+  void parallelTask() {
+    const QString dir = QDir::tempPath() + "/attnviz_parallel_test";
+    QDir().mkpath(dir);
+    auto write = [&](const char* name, const QByteArray& text) {
+      QFile f(dir + "/" + name);
+      f.open(QIODevice::WriteOnly);
+      f.write(text);
+      return (dir + "/" + name).toStdString();
+    };
+    QByteArray good;
+    for (int i = 0; i < 30; ++i)
+      good += QByteArray("ich sehe ") + QByteArray::number(i) + "\ti see " + QByteArray::number(i) +
+              "\n";
+    auto task = makeTask("parallel", {3, 12, write("good.txt", good), 300});
+    QCOMPARE(task->heldOut().size(), size_t(3));  // a tenth held out
+    QCOMPARE(task->probe().src.front(), std::string("ich"));
+    QVERIFY(std::find(task->tgtVocab().begin(), task->tgtVocab().end(), "see") !=
+            task->tgtVocab().end());
+    // Errors name the file and the line.
+    struct Bad {
+      const char* name;
+      QByteArray text;
+      const char* message;
+    };
+    const Bad bad[] = {{"notab.txt", "a b\tc d\nno tab here\n", "line 2"},
+                       {"empty.txt", "a\t\nb\tc\n", "line 1"},
+                       {"one.txt", "a\tb\n", "at least two"},
+                       {"latin1.txt", "caf\xe9\tcoffee\nb\tc\n", "not UTF-8"}};
+    for (const Bad& b : bad) {
+      try {
+        makeTask("parallel", {3, 12, write(b.name, b.text), 300});
+        QFAIL(b.name);
+      } catch (const Error& e) {
+        QVERIFY2(std::string(e.what()).find(b.message) != std::string::npos, e.what());
+      }
+    }
+    QDir(dir).removeRecursively();
+  }
+
+  // ---- training works: a tiny model learns to copy short sequences in a few seconds ----
+  void learnsToCopy() {
+    TrainConfig tc;
+    tc.task = "copy";
+    tc.task_options.min_len = 3;
+    tc.task_options.max_len = 5;
+    tc.task_options.held_out = 50;
+    tc.preset = "tiny";
+    tc.steps = 300;
+    tc.batch = 32;
+    tc.optimizer.lr = 3e-3f;
+    tc.optimizer.warmup = 30;
+    Trainer t(tc, makeCpuBackend());
+    Trainer::StepStats first = t.step(), last;
+    for (int i = 1; i < tc.steps; ++i) last = t.step();
+    QVERIFY2(last.loss < 0.2 * first.loss,
+             qPrintable(QString("loss %1 → %2").arg(first.loss).arg(last.loss)));
+    const auto ev = t.evaluate();
+    QVERIFY2(ev.exact_match >= 0.9,
+             qPrintable(QString("held-out exact match %1").arg(ev.exact_match)));
+    // The probe's cross-attention: every output position attends most to its own source position
+    // (a copy is a diagonal), on average over the heads of the last layer.
+    const Trace tr = t.probeTrace();
+    const AttentionBlock* cross = tr.block(AttentionKind::Cross, 0);
+    QVERIFY(cross);
+    int diagonal = 0;
+    const int S = cross->k_len;
+    for (int i = 0; i < S; ++i) {
+      int best = 0;
+      float best_p = -1;
+      for (int j = 0; j < S; ++j) {
+        float p = 0;
+        for (int h = 0; h < cross->heads; ++h) p += cross->prob(0, h, i, j);
+        if (p > best_p) best_p = p, best = j;
+      }
+      diagonal += best == i;
+    }
+    QVERIFY2(diagonal >= S - 1,
+             qPrintable(QString("%1 of %2 rows on the diagonal").arg(diagonal).arg(S)));
   }
 };
 
