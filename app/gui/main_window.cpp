@@ -41,6 +41,7 @@
 #include "npy.h"
 #include "overview_view.h"
 #include "positional_view.h"
+#include "train_view.h"
 #include "widgets.h"
 
 namespace attnviz::gui {
@@ -101,6 +102,9 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   for (View* v :
        std::initializer_list<View*>{attention_, overview_, masks_, positional_, decoding_})
     tabs_->addTab(v, v->title());
+  auto* train = new TrainView(state_);  // View 6: train a model, watch its attention form
+  tabs_->addTab(train, train->title());
+  connect(train, &TrainView::modelOpened, this, [this] { tabs_->setCurrentWidget(attention_); });
   rl->addWidget(tabs_, 1);
   splitter_->addWidget(right);
   splitter_->setStretchFactor(0, 0);
