@@ -94,6 +94,14 @@ class Backend {
   // the ops write attention straight into the trace instead of downloading it.
   virtual bool hostVisible() const { return false; }
 
+  // ---- health ----
+  // Empty while the backend can run work. Otherwise why it cannot any more: after a fatal device
+  // error (a kernel fault, a lost GPU) the CUDA context stays broken until the process restarts,
+  // and every later call throws Error(Backend). The owner (the model, the GUI) then drops this
+  // backend, creates the CPU backend, reruns and shows this text. Never throws; any thread.
+  virtual std::string failure() const { return {}; }
+  bool healthy() const { return failure().empty(); }
+
   // ---- ops ----
   // Each forward op is followed by its backward (training). Unless said otherwise a backward op
   // ACCUMULATES into the gradients it is given (+=), as PyTorch's autograd and llm.c do: a tensor

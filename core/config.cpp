@@ -84,6 +84,18 @@ const char* modelClassName(ModelClass m) {
   return classSpec(m).name;
 }
 
+const char* positionalName(Positional p) {
+  switch (p) {
+    case Positional::Sinusoidal:
+      return "sinusoidal";
+    case Positional::SinusoidalHalves:
+      return "sinusoidal-halves";
+    case Positional::Learned:
+      return "learned";
+  }
+  return "?";
+}
+
 const char* architectureName(Architecture a) {
   switch (a) {
     case Architecture::EncoderDecoder:
@@ -260,7 +272,8 @@ int64_t ModelConfig::parameterCount() const {
                        lin(valueWidth(), d, out_bias.value_or(true));
   const int64_t ffn = lin(d, d_ff, fb) + lin(d_ff, d, fb);
   const int64_t ln = 2 * d;
-  const int64_t pos = positional == Positional::Learned ? (int64_t)max_len * d : 0;
+  const int64_t pos =
+      positional == Positional::Learned ? ((int64_t)max_len + position_offset) * d : 0;
   auto embeddings = [&](const std::vector<std::string>& vocab) {
     return (int64_t)vocab.size() * d + pos + (embed_norm ? ln : 0);
   };
@@ -494,15 +507,20 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   c.final_norm = getBool(j, "final_norm", src, c.final_norm);
   c.embed_scale = getBool(j, "embed_scale", src, c.embed_scale);
   c.embed_norm = getBool(j, "embed_norm", src, c.embed_norm);
-  const std::string pos = getString(j, "positional", src,
-                                    c.positional == Positional::Learned ? "learned" : "sinusoidal");
+  const std::string pos = getString(j, "positional", src, positionalName(c.positional));
   if (pos == "sinusoidal")
     c.positional = Positional::Sinusoidal;
+  else if (pos == "sinusoidal-halves")
+    c.positional = Positional::SinusoidalHalves;
   else if (pos == "learned")
     c.positional = Positional::Learned;
   else
-    bad(src,
-        "\"positional\" is \"" + clipForMessage(pos, 40) + "\", expected sinusoidal or learned");
+    bad(src, "\"positional\" is \"" + clipForMessage(pos, 40) +
+                 "\", expected sinusoidal, sinusoidal-halves or learned");
+  const int zero_offset = 0;
+  c.position_offset = getInt(j, "position_offset", src, 0, 1024, &zero_offset);
+  if (c.position_offset && c.positional != Positional::Learned)
+    bad(src, "\"position_offset\" needs learned positions");
   const int default_len = 5000;
   c.max_len = getInt(j, "max_len", src, 2, ConfigLimits::kMaxLen, &default_len);
   if (j.contains("mask_fill")) {
@@ -614,7 +632,8 @@ json ModelConfig::toJson() const {
   j["embed_scale"] = embed_scale;
   j["embed_norm"] = embed_norm;
   j["embed_norm_eps"] = embed_norm_eps;
-  j["positional"] = positional == Positional::Sinusoidal ? "sinusoidal" : "learned";
+  j["positional"] = positionalName(positional);
+  if (position_offset) j["position_offset"] = position_offset;
   j["max_len"] = max_len;
   if (std::isinf(mask_fill))
     j["mask_fill"] = "-inf";

@@ -33,7 +33,9 @@ enum class ModelClass {
 enum class Architecture { EncoderDecoder, EncoderOnly, DecoderOnly };
 enum class NormPlacement { Post, Pre };
 enum class Activation { Relu, Gelu, GeluTanh, Silu, Tanh };
-enum class Positional { Sinusoidal, Learned };
+// Sinusoidal: PE(pos, 2i) = sin, PE(pos, 2i+1) = cos (the paper, the tutorials);
+// SinusoidalHalves: the same frequencies laid out [sin … | cos …] (Marian); Learned: a table.
+enum class Positional { Sinusoidal, SinusoidalHalves, Learned };
 // What the model outputs per position (token logits) and per sequence (class logits).
 enum class TokenHead { None, Linear, BertMlm };
 enum class ClassHead { None, MeanPool, Pooler };
@@ -43,6 +45,7 @@ const char* familyTitle(Family f);             // what a user recognises: the tu
 const char* modelClassName(ModelClass m);      // "Translation", "BertModel", ...
 const char* architectureName(Architecture a);  // "encoder-decoder", "encoder-only", "decoder-only"
 const char* activationName(Activation a);
+const char* positionalName(Positional p);  // "sinusoidal", "sinusoidal-halves", "learned"
 
 struct ExampleInput {
   std::string src;
@@ -79,6 +82,8 @@ struct ModelConfig {
   float embed_norm_eps = 1e-5f;
   Positional positional = Positional::Sinusoidal;
   int max_len = 5000;
+  int position_offset = 0;  // a learned table's first rows unused (BART: 2): position p reads row
+                            // p + offset
   float mask_fill = -1e9f;  // may be -infinity
   float layer_norm_eps = 1e-5f;
   bool src_bos_eos = false;  // the typed source is wrapped in src_bos_id … src_eos_id

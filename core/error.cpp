@@ -48,6 +48,8 @@ const char* errorKindName(ErrorKind kind) {
       return "shape-mismatch";
     case ErrorKind::UnusedTensor:
       return "unused-tensor";
+    case ErrorKind::MissingInfo:
+      return "missing-info";
     case ErrorKind::BadInput:
       return "bad-input";
     case ErrorKind::TooLarge:
@@ -58,6 +60,14 @@ const char* errorKindName(ErrorKind kind) {
       return "cancelled";
     case ErrorKind::Usage:
       return "usage";
+    case ErrorKind::BadArchive:
+      return "bad-archive";
+    case ErrorKind::BadPickle:
+      return "bad-pickle";
+    case ErrorKind::ForbiddenGlobal:
+      return "forbidden-global";
+    case ErrorKind::BadCheckpoint:
+      return "bad-checkpoint";
   }
   return "unknown";
 }

@@ -28,11 +28,20 @@ enum class ErrorKind {
   MissingTensor,     // a tensor the family requires is not in the file
   ShapeMismatch,     // a tensor's shape disagrees with the config
   UnusedTensor,      // the file holds tensors the model does not use (a wrong family or size?)
+  MissingInfo,       // the tensors cannot tell something the model needs (heads, special ids)
   BadInput,          // a sentence attnviz cannot encode (empty, unknown word, too long, ...)
-  TooLarge,          // the memory a model or trace would need exceeds the limit
+  TooLarge,          // the memory a model or trace would need exceeds the limit, or a file
+                     // exceeds one of the reader's bounds (pickle memo, objects, entries, ...)
   Backend,           // a compute backend failed (CUDA error, no device, ...)
   Cancelled,         // the user cancelled a long computation
   Usage,             // wrong command-line usage
+  BadArchive,        // a zip archive attnviz cannot read safely: not a zip, no data.pkl, a missing
+                     // or compressed-beyond-reason entry, entries overlapping, a CRC mismatch
+  BadPickle,         // a pickle stream that is malformed, or uses opcodes or calls torch.save
+                     // never writes
+  ForbiddenGlobal,   // a pickle names a Python class or function attnviz does not load
+  BadCheckpoint,     // a well-formed checkpoint that holds no tensors attnviz can take
+                     // (a list, a TorchScript archive, a model whose modules are not modules)
 };
 
 const char* errorKindName(ErrorKind kind);

@@ -1,5 +1,6 @@
 #include "json_safe.h"
 
+#include <cstdio>
 #include <unordered_set>
 #include <vector>
 
@@ -123,6 +124,20 @@ nlohmann::json parseJsonStrict(std::string_view text, const std::string& what, i
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::InvalidJson, what + ": invalid JSON (" + std::string(e.what()) + ")");
   }
+}
+
+std::string escapeControlChars(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7F) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
 }
 
 std::string clipForMessage(std::string_view text, size_t max_bytes) {

@@ -19,6 +19,9 @@ nlohmann::json parseJsonStrict(std::string_view text, const std::string& what,
 // for names from untrusted files quoted in messages.
 std::string clipForMessage(std::string_view text, size_t max_bytes = 200);
 
+// `text` with control characters (C0 and DEL) shown as \xNN, for names quoted in messages.
+std::string escapeControlChars(std::string_view text);
+
 // The JSON type with its article, for messages: "an array", "an object", "a string", "null", ...
 std::string jsonTypeName(const nlohmann::json& value);
 

@@ -818,8 +818,9 @@ class Backward : public Widths {
     }
     if (t.segs && st.segments) be.gather_add_backward(t.segs, dx, dw.grad(st.segments), rows, d);
     const float scale = c.embed_scale ? std::sqrt((float)d) : 1.0f;
-    be.embedding_backward(t.ids, dx, dw.grad(st.tokens), dw.grad(st.learned_positions), B, n, d, 0,
-                          scale);
+    // Learned positions are a parameter (from row position_offset on); a sinusoid table is not.
+    float* dpositions = st.learned_positions ? dw.grad(st.positions) : nullptr;
+    be.embedding_backward(t.ids, dx, dw.grad(st.tokens), dpositions, B, n, d, 0, scale);
   }
 
   // tokenHead in reverse: dx [rows, d] += from dlogits [rows, V].
@@ -895,15 +896,22 @@ Model::Model(std::shared_ptr<const LoadedModel> model, std::shared_ptr<Backend> 
     position_rows_ = c.max_len;
   } else {
     position_rows_ = std::min(c.max_len, ConfigLimits::kMaxSinusoidalPositions);
-    Tensor pe = sinusoidalTable(position_rows_, c.d_model);
+    Tensor pe = c.positional == Positional::SinusoidalHalves
+                    ? sinusoidalHalvesTable(position_rows_, c.d_model)
+                    : sinusoidalTable(position_rows_, c.d_model);
     dw_->sinusoid = uploadFloats(be, pe.ptr(), pe.data.size(), &dw_->bytes);
   }
   ParamPacker packer(be, *dw_);
   packWeights(packer, c, w, *dw_);  // counts
   packer.start(packer.used());
   packWeights(packer, c, w, *dw_);  // places and uploads
-  for (DeviceStack* st : {&dw_->enc, &dw_->dec})
-    if (!st->positions && dw_->sinusoid) st->positions = dw_->sinusoid->f32();
+  for (DeviceStack* st : {&dw_->enc, &dw_->dec}) {
+    if (!st->positions) {
+      if (dw_->sinusoid) st->positions = dw_->sinusoid->f32();
+    } else {  // a learned table whose first position_offset rows are never used (BART)
+      st->positions += (size_t)c.position_offset * c.d_model;
+    }
+  }
 }
 
 Model::~Model() = default;

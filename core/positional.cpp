@@ -20,6 +20,20 @@ Tensor sinusoidalTable(int len, int d_model) {
   return pe;
 }
 
+Tensor sinusoidalHalvesTable(int len, int d_model) {
+  Tensor pe({len, d_model});
+  const int half = (d_model + 1) / 2;  // sines; cosines fill the rest
+  for (int pos = 0; pos < len; ++pos)
+    for (int j = 0; j < d_model; ++j) {
+      // position_enc[pos, j] = pos / 10000^(2·(j//2)/d); sines take the even j, cosines the odd.
+      const bool sine = j < half;
+      const int source = sine ? 2 * j : 2 * (j - half) + 1;
+      const double angle = pos / std::pow(10000.0, 2.0 * (source / 2) / d_model);
+      pe.data[(size_t)pos * d_model + j] = (float)(sine ? std::sin(angle) : std::cos(angle));
+    }
+  return pe;
+}
+
 Tensor positionSimilarity(const Tensor& table, int len) {
   const int d = (int)table.dim(1);
   Tensor s({len, len});

@@ -9,6 +9,9 @@ namespace attnviz {
 
 // [len, d_model]
 Tensor sinusoidalTable(int len, int d_model);
+// [len, d_model]: the same frequencies as [sin(pos·div_0) … sin(pos·div_{d/2-1}) | cos(…) …], as
+// Marian's sinusoidal embedding lays them out (computed in double, as it does, then rounded).
+Tensor sinusoidalHalvesTable(int len, int d_model);
 
 // PE·PEᵀ over the first `len` positions, each row normalised to unit length (cosine similarity).
 Tensor positionSimilarity(const Tensor& table, int len);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -35,14 +34,7 @@ uint64_t readLE64(const uint8_t* p) {
 }  // namespace
 
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
-  // Only regular files: a directory or a device would report a meaningless size.
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status))
-    throw Error(ErrorKind::Io, path + ": cannot open the file for reading (" +
-                                   (ec ? ec.message() : std::string("no such file")) + ")");
-  if (!std::filesystem::is_regular_file(status))
-    throw Error(ErrorKind::Io, path + ": not a regular file");
+  regularFileSize(path);  // only regular files
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Io, path + ": cannot open the file for reading");
   in.seekg(0, std::ios::end);
@@ -251,7 +243,8 @@ ByteTensor SafetensorsFile::toBytes(const std::string& name) const {
     throw Error(ErrorKind::UnsupportedDtype, path_ + ": tensor \"" + name + "\" has dtype " +
                                                  dtypeName(t->dtype) + ", expected U8 or BOOL");
   ByteTensor out(t->shape);
-  std::memcpy(out.data.data(), bytes_.data() + data_start_ + t->begin, out.data.size());
+  if (!out.data.empty())  // an empty vector's data() may be null: memcpy must not see it
+    std::memcpy(out.data.data(), bytes_.data() + data_start_ + t->begin, out.data.size());
   return out;
 }
 

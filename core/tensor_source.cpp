@@ -1,6 +1,7 @@
 #include "tensor_source.h"
 
 #include <cstring>
+#include <filesystem>
 
 #include "error.h"
 
@@ -59,6 +60,19 @@ const std::map<std::string, std::string> kNoMetadata;
 
 }  // namespace
 
+uint64_t regularFileSize(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status))
+    throw Error(ErrorKind::Io, path + ": cannot open the file for reading (" +
+                                   (ec ? ec.message() : std::string("no such file")) + ")");
+  if (!std::filesystem::is_regular_file(status))
+    throw Error(ErrorKind::Io, path + ": not a regular file");
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error(ErrorKind::Io, path + ": cannot determine the file size");
+  return size;
+}
+
 const char* dtypeName(DType t) {
   for (const auto& d : kDTypes)
     if (d.type == t) return d.name;
@@ -78,7 +92,7 @@ bool isFloatDType(DType t) {
 bool convertToFloat(const uint8_t* p, DType t, size_t n, float* out) {
   switch (t) {
     case DType::F32:
-      std::memcpy(out, p, n * 4);
+      if (n) std::memcpy(out, p, n * 4);  // out may be null when n is 0
       return true;
     case DType::F64:
       for (size_t i = 0; i < n; ++i) {

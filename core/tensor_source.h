@@ -30,6 +30,10 @@ enum class DType {
   F8_E5M2
 };
 
+// The size of a regular file; Error(Io) naming the path when it is missing or not a regular file
+// (a directory or a device would report a meaningless size).
+uint64_t regularFileSize(const std::string& path);
+
 const char* dtypeName(DType t);  // safetensors spelling: "F32", "BF16", ...
 int dtypeSize(DType t);          // bytes per element
 bool isFloatDType(DType t);      // F64, F32, F16 or BF16: what weights may be stored as

@@ -1,6 +1,5 @@
 #include "vocab.h"
 
-#include <cstdio>
 #include <sstream>
 
 #include "error.h"
@@ -31,19 +30,9 @@ int Vocabulary::id(const std::string& token) const {
 }
 
 namespace {
+// A word from the user for a message: clipped, control characters shown as \xNN.
 std::string printable(const std::string& s, size_t max = 40) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (out.size() >= max) return out + "…";
-    if (c < 0x20 || c == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
+  return escapeControlChars(clipForMessage(s, max));
 }
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "weights.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "error.h"
 #include "json_safe.h"
 #include "safetensors.h"
+#include "torch_checkpoint.h"
 
 namespace attnviz {
 
@@ -229,7 +231,7 @@ class Loader {
     EmbeddingWeights e;
     e.tokens = r_.get(tokens, {vocab, c_.d_model});
     if (c_.positional == Positional::Learned)
-      e.positions = r_.get(positions, {c_.max_len, c_.d_model});
+      e.positions = r_.get(positions, {(int64_t)c_.max_len + c_.position_offset, c_.d_model});
     return e;
   }
 
@@ -467,6 +469,88 @@ ModelConfig findConfig(const TensorSource& file, const std::string& explicit_pat
                   side.string() + "; pass --config FILE.json)");
 }
 
+std::string answersPath(const std::string& model_path) {
+  return model_path + ".attnviz.json";
+}
+
+namespace {
+
+// A JSON file, bounded in size, as an object; `what` names it in messages.
+nlohmann::json readJsonFile(const std::string& path) {
+  const std::string text = readTextFile(path, 64ull << 20);
+  if (size_t bad = 0; !isValidUtf8(text, &bad))
+    throw Error(ErrorKind::InvalidUtf8,
+                path + ": not valid UTF-8 (invalid sequence at byte " + std::to_string(bad) + ")");
+  return parseJsonStrict(text, path);
+}
+
+void overlay(UserSupplied& base, const UserSupplied& top) {
+  if (top.family) base.family = top.family;
+  if (top.model) base.model = top.model;
+  if (top.n_heads) base.n_heads = top.n_heads;
+  if (top.pad_id) base.pad_id = top.pad_id;
+  if (top.bos_id) base.bos_id = top.bos_id;
+  if (top.eos_id) base.eos_id = top.eos_id;
+  if (!top.src_vocab.empty()) base.src_vocab = top.src_vocab;
+  if (!top.tgt_vocab.empty()) base.tgt_vocab = top.tgt_vocab;
+}
+
+}  // namespace
+
+FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& options) {
+  FoundConfig f;
+  namespace fs = std::filesystem;
+  const fs::path model(file.path());
+  auto parsed = [&](const std::string& text, const std::string& what) {
+    f.config = parseConfigText(text, what);
+    f.source = what;
+    return f;
+  };
+  if (!options.config_path.empty())
+    return parsed(readTextFile(options.config_path, 64ull << 20), options.config_path);
+  if (auto it = file.metadata().find("attnviz_config"); it != file.metadata().end())
+    return parsed(it->second, file.path() + " __metadata__[\"attnviz_config\"]");
+  const fs::path side = fs::path(model).replace_extension(".json");
+  if (fs::exists(side)) return parsed(readTextFile(side.string(), 64ull << 20), side.string());
+  // Hugging Face's convention: config.json in the model's folder (an attnviz config has a family).
+  const fs::path folder_config = model.parent_path() / "config.json";
+  if (fs::exists(folder_config)) {
+    const nlohmann::json j = readJsonFile(folder_config.string());
+    if (j.is_object() && j.contains("family")) {
+      f.config = ModelConfig::fromJson(j, folder_config.string());
+      f.source = folder_config.string();
+      return f;
+    }
+  }
+  // No config: what the tensors tell, with what the user supplied now or before.
+  UserSupplied supplied;
+  const std::string answers = answersPath(file.path());
+  if (fs::exists(answers)) {
+    supplied = UserSupplied::fromJson(readJsonFile(answers), answers);
+    f.notes.push_back("answers remembered in " + answers);
+  }
+  overlay(supplied, options.supplied);
+  const Inference inf = inferConfig(file, supplied);
+  if (!inf.complete()) {
+    std::string options_needed;
+    for (const auto& q : inf.missing) {
+      std::string o = q.key;
+      std::replace(o.begin(), o.end(), '_', '-');
+      options_needed += (options_needed.empty() ? "--" : ", --") + o;
+    }
+    throw Error(ErrorKind::MissingInfo,
+                file.path() + ": no config found (looked for __metadata__[\"attnviz_config\"], " +
+                    side.string() + " and " + folder_config.string() + "); " + inf.explain() +
+                    "\nGive " + options_needed +
+                    " (or a config with --config FILE.json, docs/formats.md)");
+  }
+  f.config = ModelConfig::fromJson(inf.config, file.path() + " (config inferred from the tensors)");
+  f.source = "inferred from the tensors";
+  f.notes.push_back(inf.guess.summary());
+  for (const auto& fact : inf.facts) f.notes.push_back(fact);
+  return f;
+}
+
 std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const ModelConfig& config,
                                              const LoadOptions& options) {
   auto m = std::make_shared<LoadedModel>();
@@ -498,7 +582,7 @@ std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const Mod
 uint64_t estimateModelBytes(const ModelConfig& config) {
   // Every size is limited by ConfigLimits, so none of this comes near 64 bits.
   uint64_t bytes = static_cast<uint64_t>(config.parameterCount()) * 4;
-  if (config.positional == Positional::Sinusoidal)
+  if (config.positional != Positional::Learned)
     bytes +=
         (config.hasEncoder() + config.hasDecoder()) *
         static_cast<uint64_t>(std::min(config.max_len, ConfigLimits::kMaxSinusoidalPositions)) *
@@ -506,19 +590,42 @@ uint64_t estimateModelBytes(const ModelConfig& config) {
   return bytes;
 }
 
+std::unique_ptr<TensorSource> openTensorFile(const std::string& path) {
+  switch (sniffTensorFile(path)) {
+    case TensorFileFormat::TorchZip:
+    case TensorFileFormat::TorchLegacy:
+    case TensorFileFormat::TorchTar:
+      return TorchCheckpoint::open(path);
+    case TensorFileFormat::Safetensors:
+      return std::make_unique<SafetensorsFile>(SafetensorsFile::open(path));
+    case TensorFileFormat::Unknown:
+      break;
+  }
+  // Neither format's first bytes: a damaged file. Its name says which reader explains best.
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& ch : ext) ch = (char)std::tolower((unsigned char)ch);
+  if (ext == ".pt" || ext == ".pth" || ext == ".bin" || ext == ".ckpt" || ext == ".tar")
+    return TorchCheckpoint::open(path);
+  return std::make_unique<SafetensorsFile>(SafetensorsFile::open(path));
+}
+
 std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const LoadOptions& options) {
   // The weights can take at most what the file holds; refuse files above the limit up front.
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw Error(ErrorKind::Io, path + ": is a directory, not a .safetensors file");
+    throw Error(ErrorKind::Io, path +
+                                   ": is a folder; open the model file in it (a .safetensors, "
+                                   ".pt, .pth or .bin file)");
   auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(ErrorKind::Io, path + ": cannot open the model (" + ec.message() + ")");
   if (size > options.max_model_bytes)
     throw Error(ErrorKind::TooLarge, path + ": the file is " + formatBytes(size) + " (" +
                                          std::to_string(size) + " bytes); the limit is " +
                                          formatBytes(options.max_model_bytes));
-  SafetensorsFile file = SafetensorsFile::open(path);
-  ModelConfig config = findConfig(file, options.config_path);
+  const std::unique_ptr<TensorSource> source = openTensorFile(path);
+  const TensorSource& file = *source;
+  FoundConfig found = findOrInferConfig(file, options);
+  const ModelConfig& config = found.config;
   // Sizes come from the config (learned position tables, sinusoid tables, every weight): check
   // what they need before reading a tensor.
   const uint64_t needed = estimateModelBytes(config);
@@ -530,7 +637,31 @@ std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const Load
                     std::to_string(config.d_model) + ", d_ff " + std::to_string(config.d_ff) +
                     ") needing " + formatBytes(needed) + " as float32; the limit is " +
                     formatBytes(options.max_model_bytes));
-  return loadModel(file, config, options);
+  // Names under a prefix ("module." from DataParallel, "model." from a wrapper) are read without.
+  const std::string prefix = familyPrefix(file, config.family, config.model);
+  PrefixedSource view(file, prefix);
+  std::shared_ptr<const LoadedModel> loaded;
+  try {
+    loaded = loadModel(view, config, options);
+  } catch (const Error& e) {
+    // Name the family the tensor names look like when it is not the config's.
+    const std::vector<FamilyGuess> guesses = guessFamilies(file);
+    const bool other = !guesses.empty() && (guesses.front().family != config.family ||
+                                            guesses.front().model != config.model);
+    if ((e.kind() == ErrorKind::MissingTensor || e.kind() == ErrorKind::UnusedTensor) && other)
+      throw Error(e.kind(), std::string(e.what()) + " The tensor names look like " +
+                                guesses.front().summary() + ", not " + familyName(config.family) +
+                                " " + modelClassName(config.model) + ".");
+    throw;
+  }
+  auto m = std::make_shared<LoadedModel>(*loaded);
+  m->path = path;
+  m->notes = found.notes;
+  m->notes.insert(m->notes.begin(), "config: " + found.source);
+  if (const auto* ckpt = dynamic_cast<const TorchCheckpoint*>(&file))
+    m->notes.insert(m->notes.begin(), file.formatName() + ": " + ckpt->describeLayout());
+  if (!prefix.empty()) m->notes.push_back("tensor name prefix \"" + prefix + "\" stripped");
+  return m;
 }
 
 // ---- random models (benchmarks, tests) ----
@@ -565,7 +696,7 @@ StackWeights randomStack(const ModelConfig& c, int layers, int vocab, bool cross
   StackWeights s;
   s.embed.tokens = randomTensor({vocab, c.d_model}, 1.0f, rng);
   if (c.positional == Positional::Learned)
-    s.embed.positions = randomTensor({c.max_len, c.d_model}, 0.1f, rng);
+    s.embed.positions = randomTensor({c.max_len + c.position_offset, c.d_model}, 0.1f, rng);
   const bool fb = c.ffn_bias.value_or(false);
   for (int l = 0; l < layers; ++l) {
     LayerWeights e;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config.h"
+#include "infer.h"
 #include "tensor.h"
 
 namespace attnviz {
@@ -101,23 +102,42 @@ struct LoadedModel {
   ModelConfig config;
   ModelWeights weights;
   std::vector<std::string> warnings;  // e.g. NaN/Inf weights
+  // How the model was read: where the config came from, a prefix stripped, what was inferred.
+  std::vector<std::string> notes;
 };
 
 struct LoadOptions {
-  std::string config_path;  // explicit config JSON; empty = metadata, then the sidecar .json
+  // explicit config JSON; empty = the file's metadata, then MODEL.json or config.json beside it,
+  // then what the tensors tell (with `supplied` and the answers remembered beside the file)
+  std::string config_path;
+  UserSupplied supplied;  // what the tensors cannot tell (overrides remembered answers)
   uint64_t max_model_bytes = uint64_t(8) << 30;  // refuse models whose weights exceed this
   bool allow_partial = false;  // tensors the model does not use are a warning, not an error
 };
 
 // Reads a model file with its config. Throws Error naming the file, the tensor or field, what was
-// found and what was expected; every missing or mismatched tensor is listed at once.
+// found and what was expected; every missing or mismatched tensor is listed at once; when the
+// config must be inferred and the tensors cannot tell everything, Error(MissingInfo) says what
+// was inferred and what to supply.
 std::shared_ptr<const LoadedModel> loadModel(const std::string& path,
                                              const LoadOptions& options = {});
+// The tensors of a model file, whatever its format (judged from its first bytes): safetensors, or a
+// PyTorch checkpoint (torch.save's zip or legacy format).
+std::unique_ptr<TensorSource> openTensorFile(const std::string& path);
+// Where the answers a user supplied for a file are remembered: "PATH.attnviz.json".
+std::string answersPath(const std::string& model_path);
 // The same from an already-open tensor file and a config (tests, fuzzing).
 std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const ModelConfig& config,
                                              const LoadOptions& options = {});
-// Finds and parses the config for `file` as loadModel does.
+// Finds and parses the config for `file` as loadModel does (without inference).
 ModelConfig findConfig(const TensorSource& file, const std::string& explicit_config_path);
+// The config loadModel uses, and where it came from.
+struct FoundConfig {
+  ModelConfig config;
+  std::string source;  // "__metadata__", "model.json", "inferred from the tensors", …
+  std::vector<std::string> notes;
+};
+FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& options);
 // Host memory a loaded model of this config takes, from the sizes alone (float32 weights, and the
 // sinusoid tables a Model computes): loadModel checks it against max_model_bytes before reading
 // any tensor.

@@ -4,7 +4,7 @@
 #include "error.h"
 
 #ifdef ATTNVIZ_HAVE_CUDA
-#include "cuda_backend.h"
+#include "plugin_loader.h"
 #endif
 
 namespace attnviz {
@@ -19,9 +19,20 @@ bool cudaCompiledIn() {
 
 std::string cudaUnavailableReason() {
 #ifdef ATTNVIZ_HAVE_CUDA
-  return cuda::deviceUnavailableReason();
+  const cuda::LoadedPlugin& plugin = cuda::loadPlugin();
+  if (!plugin.api) return plugin.error;
+  return plugin.api->unavailable_reason();
 #else
   return "this build of attnviz has no CUDA backend (nvcc was not found at configure time)";
+#endif
+}
+
+std::string cudaPluginPath() {
+#ifdef ATTNVIZ_HAVE_CUDA
+  const cuda::LoadedPlugin& plugin = cuda::loadPlugin();
+  return plugin.api ? plugin.path : std::string();
+#else
+  return {};
 #endif
 }
 
@@ -31,7 +42,7 @@ std::shared_ptr<Backend> createBackend(const std::string& name) {
     std::string why = cudaUnavailableReason();
     if (!why.empty()) throw Error(ErrorKind::Backend, "CUDA backend unavailable: " + why);
 #ifdef ATTNVIZ_HAVE_CUDA
-    return cuda::makeCudaBackend();
+    return cuda::loadPlugin().api->make_backend();
 #endif
   }
   throw Error(ErrorKind::Usage, "unknown backend '" + name + "' (expected cpu or cuda)");

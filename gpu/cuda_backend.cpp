@@ -1,19 +1,27 @@
-// The CUDA backend: memory through CudaBuffer, GEMMs through cuBLAS executing the plans of
-// gemm_plan.h, everything else through the kernels of kernels.cu. All work is queued on one
-// stream; download() and synchronize() wait for it.
+// The CUDA backend: memory through CudaBuffer (the backend's own memory pool), uploads through
+// HostStaging, GEMMs through cuBLAS executing the plans of gemm_plan.h, everything else through
+// the kernels of kernels.cu. All work is queued on one stream; download() and synchronize() wait
+// for it. Every entry point runs inside guard(): it sets the device on the calling thread, refuses
+// work once the context is lost, and turns CUDA errors into messages that name the op.
 #include "cuda_backend.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "cuda_check.h"
+#include "cuda_status.h"
 #include "device_buffer.h"
 #include "error.h"
 #include "gemm_plan.h"
+#include "host_staging.h"
 #include "kernels.h"
 
 #ifndef ATTNVIZ_CUDA_ARCHITECTURES
@@ -24,13 +32,7 @@ namespace attnviz::cuda {
 
 namespace {
 
-std::string versionString(int v) {  // 13000 → "13.0"
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
-
-std::string errorText(cudaError_t e) {
-  return std::string(cudaGetErrorString(e)) + " (" + cudaGetErrorName(e) + ")";
-}
+constexpr int kDevice = 0;  // CUDA_VISIBLE_DEVICES chooses the GPU
 
 ActivationKind kernelActivation(Activation act) {
   switch (act) {
@@ -48,31 +50,32 @@ ActivationKind kernelActivation(Activation act) {
   throw Error(ErrorKind::Backend, "CUDA backend: unknown activation");
 }
 
+bool envFlag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::strcmp(v, "0") != 0;
+}
+
+// How much freed memory the pool keeps between passes: an eighth of the device, at most 1 GiB.
+// More is given back to the driver at the next synchronisation.
+size_t poolKeepBytes(size_t total) {
+  return std::min(total / 8, size_t{1} << 30);
+}
+
 class CudaBackend final : public Backend {
  public:
-  CudaBackend() {
-    CUDA_CHECK(cudaSetDevice(0));
-    CUDA_CHECK(cudaGetDeviceProperties(&props_, 0));
-    stream_ = makeStream();
-    int pools = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, 0));
-    pooled_ = pools != 0;
-    if (pooled_) {
-      // Keep freed blocks in the pool rather than return them to the driver at every
-      // synchronisation: a forward pass frees and re-allocates the same sizes again and again.
-      cudaMemPool_t pool = nullptr;
-      CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
-      uint64_t keep = UINT64_MAX;
-      CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-    }
+  CudaBackend() : sync_each_op_(envFlag("ATTNVIZ_CUDA_SYNC")) {
     try {
+      CUDA_CHECK(cudaSetDevice(kDevice));
+      CUDA_CHECK(cudaGetDeviceProperties(&props_, kDevice));
+      stream_ = makeStream();
+      pool_ = makePool(kDevice, poolKeepBytes(props_.totalGlobalMem));
       CUBLAS_CHECK(cublasCreate(&cublas_));
       CUBLAS_CHECK(cublasSetStream(cublas_, stream_.get()));
       // Full FP32 products (no TF32), as PyTorch's default for float32 matmul.
       CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
-    } catch (...) {
+    } catch (const CudaError& e) {
       destroy();
-      throw;
+      throw Error(ErrorKind::Backend, std::string("cannot create the CUDA backend: ") + e.what());
     }
   }
   ~CudaBackend() override { destroy(); }
@@ -87,51 +90,79 @@ class CudaBackend final : public Backend {
     (void)cudaDriverGetVersion(&driver);
     return "CUDA (" + std::string(props_.name) + ", compute " + std::to_string(props_.major) + "." +
            std::to_string(props_.minor) + ", " + std::to_string(props_.totalGlobalMem >> 20) +
-           " MiB, runtime " + versionString(runtime) + ", driver " + versionString(driver) +
-           ", cuBLAS)";
+           " MiB, runtime " + cudaVersionString(runtime) + ", driver " + cudaVersionString(driver) +
+           ", cuBLAS" +
+           (sync_each_op_ ? ", synchronising after every op (ATTNVIZ_CUDA_SYNC=1)" : "") + ")";
+  }
+
+  std::string failure() const override {
+    std::lock_guard<std::mutex> lock(failure_mutex_);
+    return failure_;
   }
 
   // ---- memory ----
   BufferPtr allocate(size_t bytes) override {
-    return std::make_unique<CudaBuffer>(bytes, stream_, pooled_);
+    BufferPtr buffer;
+    guard("allocate",
+          [&] { buffer = std::make_unique<CudaBuffer>(bytes, stream_, pool_, kDevice); });
+    return buffer;
   }
 
   void upload(DeviceBuffer& dst, const void* src, size_t bytes, size_t offset) override {
     checkRange(dst, bytes, offset, "upload");
-    if (bytes == 0) return;
-    // From pageable host memory the copy is staged before this returns, so `src` may be reused.
-    CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst.data()) + offset, src, bytes,
-                               cudaMemcpyHostToDevice, stream_.get()));
+    guard("upload", [&] {
+      staging_.upload(static_cast<char*>(dst.data()) + offset, src, bytes, stream_.get());
+    });
   }
 
   void download(const DeviceBuffer& src, void* dst, size_t bytes, size_t offset) override {
     checkRange(src, bytes, offset, "download");
-    if (bytes > 0)
-      CUDA_CHECK(cudaMemcpyAsync(dst, static_cast<const char*>(src.data()) + offset, bytes,
-                                 cudaMemcpyDeviceToHost, stream_.get()));
-    CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    guard("download", [&] {
+      if (bytes > 0)
+        CUDA_CHECK(cudaMemcpyAsync(dst, static_cast<const char*>(src.data()) + offset, bytes,
+                                   cudaMemcpyDeviceToHost, stream_.get()));
+      CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    });
   }
 
+  // memmove semantics: overlapping ranges go through a temporary buffer (cudaMemcpyAsync leaves
+  // the result of an overlapping copy undefined).
   void copy(const float* src, float* dst, int64_t n) override {
-    if (n <= 0) return;
-    CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(n) * sizeof(float),
-                               cudaMemcpyDeviceToDevice, stream_.get()));
+    if (n <= 0 || src == dst) return;
+    guard("copy", [&] {
+      const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+      const char* s = reinterpret_cast<const char*>(src);
+      const char* d = reinterpret_cast<const char*>(dst);
+      if (s + bytes <= d || d + bytes <= s) {
+        CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_.get()));
+        return;
+      }
+      CudaBuffer tmp(bytes, stream_, pool_, kDevice, /*zero_fill=*/false);
+      CUDA_CHECK(cudaMemcpyAsync(tmp.data(), src, bytes, cudaMemcpyDeviceToDevice, stream_.get()));
+      CUDA_CHECK(cudaMemcpyAsync(dst, tmp.data(), bytes, cudaMemcpyDeviceToDevice, stream_.get()));
+    });  // tmp goes back to the pool in stream order, after the second copy
   }
 
   void copy_to_host(const float* src, float* dst, int64_t n) override {
-    if (n > 0)
-      CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(n) * sizeof(float),
-                                 cudaMemcpyDeviceToHost, stream_.get()));
-    CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    guard("copy_to_host", [&] {
+      if (n > 0)
+        CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(n) * sizeof(float),
+                                   cudaMemcpyDeviceToHost, stream_.get()));
+      CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    });
   }
 
-  void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_.get())); }
+  void synchronize() override {
+    guard("synchronize", [&] { CUDA_CHECK(cudaStreamSynchronize(stream_.get())); });
+  }
 
   // ---- ops ----
   void embedding_forward(const int32_t* ids, const float* table, const float* positions, float* out,
                          int B, int T, int d, int pos0, float scale) override {
-    CUDA_CHECK(
-        cuda::embedding_forward(ids, table, positions, out, B, T, d, pos0, scale, stream_.get()));
+    guard("embedding_forward", [&] {
+      CUDA_CHECK(
+          cuda::embedding_forward(ids, table, positions, out, B, T, d, pos0, scale, stream_.get()));
+    });
   }
 
   void embedding_backward(const int32_t* ids, const float* dout, float* dtable, float* dpositions,
@@ -142,7 +173,8 @@ class CudaBackend final : public Backend {
 
   void gather_add_forward(const int32_t* ids, const float* table, float* out, int rows,
                           int d) override {
-    CUDA_CHECK(cuda::gather_add_forward(ids, table, out, rows, d, stream_.get()));
+    guard("gather_add_forward",
+          [&] { CUDA_CHECK(cuda::gather_add_forward(ids, table, out, rows, d, stream_.get())); });
   }
 
   void gather_add_backward(const int32_t* ids, const float* dout, float* dtable, int rows,
@@ -151,7 +183,8 @@ class CudaBackend final : public Backend {
   }
 
   void mean_pool_forward(const float* x, float* y, int B, int T, int d) override {
-    CUDA_CHECK(cuda::mean_pool_forward(x, y, B, T, d, stream_.get()));
+    guard("mean_pool_forward",
+          [&] { CUDA_CHECK(cuda::mean_pool_forward(x, y, B, T, d, stream_.get())); });
   }
 
   void mean_pool_backward(const float* dy, float* dx, int B, int T, int d) override {
@@ -160,8 +193,10 @@ class CudaBackend final : public Backend {
 
   void linear_forward(const float* x, const float* weight, const float* bias, float* y, int rows,
                       int in, int out) override {
-    run(planLinear(rows, in, out), weight, x, y);
-    if (bias) CUDA_CHECK(bias_add_forward(bias, y, rows, out, stream_.get()));
+    guard("linear_forward", [&] {
+      run(planLinear(rows, in, out), weight, x, y);
+      if (bias) CUDA_CHECK(bias_add_forward(bias, y, rows, out, stream_.get()));
+    });
   }
 
   void linear_backward(const float* dy, const float* x, const float* weight, float* dx,
@@ -173,9 +208,11 @@ class CudaBackend final : public Backend {
 
   void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int Tq,
                                 int Tk, int d_k, float scale) override {
-    run(planScores(q.batch_stride, q.row_stride, k.batch_stride, k.row_stride, B, H, Tq, Tk, d_k,
-                   scale),
-        k.data, q.data, scores);
+    guard("attention_scores_forward", [&] {
+      run(planScores(q.batch_stride, q.row_stride, k.batch_stride, k.row_stride, B, H, Tq, Tk, d_k,
+                     scale),
+          k.data, q.data, scores);
+    });
   }
 
   void attention_scores_backward(const float* dscores, HeadsView q, HeadsView k, HeadsGrad dq,
@@ -191,8 +228,10 @@ class CudaBackend final : public Backend {
 
   void masked_softmax_forward(const float* scores, const uint8_t* mask, float* probs, int B, int H,
                               int Tq, int Tk, float fill) override {
-    CUDA_CHECK(
-        cuda::masked_softmax_forward(scores, mask, probs, B, H, Tq, Tk, fill, stream_.get()));
+    guard("masked_softmax_forward", [&] {
+      CUDA_CHECK(
+          cuda::masked_softmax_forward(scores, mask, probs, B, H, Tq, Tk, fill, stream_.get()));
+    });
   }
 
   void masked_softmax_backward(const float* probs, const float* dprobs, const uint8_t* mask,
@@ -203,7 +242,9 @@ class CudaBackend final : public Backend {
 
   void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H, int Tq,
                                  int Tk, int d_v) override {
-    run(planContext(v.batch_stride, v.row_stride, B, H, Tq, Tk, d_v), v.data, probs, ctx);
+    guard("attention_context_forward", [&] {
+      run(planContext(v.batch_stride, v.row_stride, B, H, Tq, Tk, d_v), v.data, probs, ctx);
+    });
   }
 
   void attention_context_backward(const float* dctx, const float* probs, HeadsView v, float* dprobs,
@@ -216,7 +257,9 @@ class CudaBackend final : public Backend {
 
   void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, int rows,
                          int d, float eps) override {
-    CUDA_CHECK(cuda::layernorm_forward(x, gamma, beta, y, rows, d, eps, stream_.get()));
+    guard("layernorm_forward", [&] {
+      CUDA_CHECK(cuda::layernorm_forward(x, gamma, beta, y, rows, d, eps, stream_.get()));
+    });
   }
 
   void layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
@@ -228,7 +271,9 @@ class CudaBackend final : public Backend {
   }
 
   void activation_forward(float* x, int64_t n, Activation act) override {
-    CUDA_CHECK(cuda::activation_forward(x, n, kernelActivation(act), stream_.get()));
+    guard("activation_forward", [&] {
+      CUDA_CHECK(cuda::activation_forward(x, n, kernelActivation(act), stream_.get()));
+    });
   }
 
   void activation_backward(const float* x, const float* dy, float* dx, int64_t n,
@@ -237,7 +282,7 @@ class CudaBackend final : public Backend {
   }
 
   void residual_forward(const float* x, float* y, int64_t n) override {
-    CUDA_CHECK(cuda::residual_forward(x, y, n, stream_.get()));
+    guard("residual_forward", [&] { CUDA_CHECK(cuda::residual_forward(x, y, n, stream_.get())); });
   }
 
   // dx += dy: the residual add itself
@@ -246,7 +291,7 @@ class CudaBackend final : public Backend {
   }
 
   void scale_forward(float* x, int64_t n, float s) override {
-    CUDA_CHECK(cuda::scale_forward(x, n, s, stream_.get()));
+    guard("scale_forward", [&] { CUDA_CHECK(cuda::scale_forward(x, n, s, stream_.get())); });
   }
 
   void scale_backward(float* dx, int64_t n, float s) override {
@@ -298,6 +343,49 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  // Runs one entry point's work: on this backend's device whatever thread calls (CUDA's current
+  // device is per thread), never once the context is lost, waiting for the GPU afterwards under
+  // ATTNVIZ_CUDA_SYNC=1, and with every CUDA error turned into an Error naming `op`.
+  template <class Work>
+  void guard(const char* op, Work&& work) {
+    if (std::string lost = failure(); !lost.empty())
+      throw Error(ErrorKind::Backend,
+                  std::string("CUDA ") + op + ": the CUDA backend is unusable: " + lost);
+    try {
+      int current = -1;
+      CUDA_CHECK(cudaGetDevice(&current));
+      if (current != kDevice) CUDA_CHECK(cudaSetDevice(kDevice));
+      work();
+      if (sync_each_op_) CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    } catch (const CudaError& e) {
+      fail(op, e);
+    }
+  }
+
+  // Classifies an error raised in `op` and rethrows it as an Error naming the op. A sticky error
+  // (or a cuBLAS failure behind which the stream reports one) marks the backend unusable.
+  [[noreturn]] void fail(const char* op, const CudaError& e) {
+    cudaError_t code = e.code();
+    std::string text = e.what();
+    if (!isStickyError(code)) {
+      // cuBLAS reports a fault of its kernels as CUBLAS_STATUS_EXECUTION_FAILED; a fault of
+      // earlier work may surface as any error: ask the stream.
+      const cudaError_t probe = cudaStreamQuery(stream_.get());
+      if (isStickyError(probe)) {
+        code = probe;
+        text += "; the stream reports " + errorText(probe);
+      }
+    }
+    const bool sticky = isStickyError(code);
+    const std::string message =
+        opErrorMessage(op, text, sticky, isKernelFault(code), sync_each_op_);
+    if (sticky) {
+      std::lock_guard<std::mutex> lock(failure_mutex_);
+      if (failure_.empty()) failure_ = message;
+    }
+    throw Error(ErrorKind::Backend, message);
+  }
+
   // Executes a plan of gemm_plan.h: a, b, c are the base pointers its offsets count from.
   void run(const GemmPlan& plan, const float* a, const float* b, float* c) {
     for (const GemmCall& g : plan) {
@@ -324,48 +412,68 @@ class CudaBackend final : public Backend {
                                           std::to_string(buffer.bytes()) + " bytes");
   }
 
+  // Gives back what the backend holds: cuBLAS's handle, and the pool's cache (buffers still
+  // alive keep their memory; the pool goes with the last of them).
   void destroy() noexcept {
+    (void)cudaSetDevice(kDevice);
+    if (stream_) (void)cudaStreamSynchronize(stream_.get());
     if (cublas_) (void)cublasDestroy(cublas_);
     cublas_ = nullptr;
+    if (pool_) (void)cudaMemPoolTrimTo(pool_.get(), 0);
+    (void)cudaGetLastError();
   }
 
+  const bool sync_each_op_;  // ATTNVIZ_CUDA_SYNC=1
   cudaDeviceProp props_{};
-  StreamPtr stream_;     // all work of this backend, in order; shared with its buffers
-  bool pooled_ = false;  // buffers from the stream-ordered pool (cudaMallocAsync)
+  StreamPtr stream_;  // all work of this backend, in order; shared with its buffers
+  PoolPtr pool_;      // the backend's memory pool (nullptr: cudaMalloc); shared with its buffers
+  HostStaging staging_;
   cublasHandle_t cublas_ = nullptr;
+  mutable std::mutex failure_mutex_;
+  std::string failure_;  // set once, at the first sticky error
 };
+
+DeviceFacts deviceFacts() {
+  DeviceFacts facts;
+  (void)cudaDriverGetVersion(&facts.driver_version);
+  (void)cudaRuntimeGetVersion(&facts.runtime_version);
+  facts.architectures = ATTNVIZ_CUDA_ARCHITECTURES;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    facts.visible_devices_set = true;
+    facts.visible_devices = v;
+  }
+  return facts;
+}
 
 }  // namespace
 
 std::string deviceUnavailableReason() {
+  DeviceFacts facts = deviceFacts();
+  auto reason = [&](cudaError_t error, const std::string& call) {
+    (void)cudaGetLastError();
+    return unavailableReason(error, call, errorText(error), facts);
+  };
   int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess) {
-    (void)cudaGetLastError();
-    int driver = 0, runtime = 0;
-    (void)cudaDriverGetVersion(&driver);
-    (void)cudaRuntimeGetVersion(&runtime);
-    if (driver == 0)
-      return "no NVIDIA driver is installed (cudaGetDeviceCount: " + errorText(error) + ")";
-    if (error == cudaErrorInsufficientDriver)
-      return "the NVIDIA driver is too old: it supports CUDA " + versionString(driver) +
-             ", this build needs CUDA " + versionString(runtime) +
-             " (cudaGetDeviceCount: " + errorText(error) + ")";
-    return "no CUDA device found (cudaGetDeviceCount: " + errorText(error) + ")";
-  }
+  if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
+    return reason(e, "cudaGetDeviceCount");
   if (count == 0) return "no CUDA device found (cudaGetDeviceCount reports 0 devices)";
-  const cudaError_t image = kernel_image_status();
-  if (image != cudaSuccess) {
-    (void)cudaGetLastError();
-    cudaDeviceProp props{};
-    std::string device = "device 0";
-    if (cudaGetDeviceProperties(&props, 0) == cudaSuccess)
-      device = std::string(props.name) + " (compute " + std::to_string(props.major) + "." +
-               std::to_string(props.minor) + ")";
-    (void)cudaGetLastError();
-    return device + " cannot run this build's kernels (built for CUDA architectures " +
-           ATTNVIZ_CUDA_ARCHITECTURES + "): " + errorText(image);
-  }
+  cudaDeviceProp props{};
+  if (cudaError_t e = cudaGetDeviceProperties(&props, kDevice); e != cudaSuccess)
+    return reason(e, "cudaGetDeviceProperties");
+  facts.device = std::string(props.name) + " (compute " + std::to_string(props.major) + "." +
+                 std::to_string(props.minor) + ")";
+  facts.compute_capability = props.major * 10 + props.minor;
+  int mode = cudaComputeModeDefault;
+  if (cudaError_t e = cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, kDevice);
+      e != cudaSuccess)
+    return reason(e, "cudaDeviceGetAttribute(cudaDevAttrComputeMode)");
+  if (mode == cudaComputeModeProhibited) return prohibitedReason(facts);
+  // The context is created here, where exclusive-process mode and a full device show.
+  if (cudaError_t e = cudaSetDevice(kDevice); e != cudaSuccess) return reason(e, "cudaSetDevice");
+  if (cudaError_t e = cudaFree(nullptr); e != cudaSuccess)
+    return reason(e, "creating the CUDA context on device 0 (cudaFree(0))");
+  if (cudaError_t e = kernel_image_status(); e != cudaSuccess)
+    return reason(e, "loading this build's kernels (cudaFuncGetAttributes)");
   return {};
 }
 

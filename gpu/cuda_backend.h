@@ -1,5 +1,9 @@
 // The CUDA + cuBLAS backend: every op of core/backend.h on an NVIDIA GPU under the same name.
-// Plain C++ (no CUDA headers), included by backends.cpp only when ATTNVIZ_HAVE_CUDA.
+// Compiled into the CUDA plugin only (cuda_plugin.cpp hands these two functions to the loader);
+// plain C++ (no CUDA headers).
+//
+// Environment: ATTNVIZ_CUDA_SYNC=1 makes the backend wait for the GPU after every op, so that an
+// error names the op that caused it (slow; for debugging).
 #pragma once
 
 #include <memory>
@@ -11,7 +15,8 @@ namespace attnviz::cuda {
 
 // Empty when device 0 can run this build's kernels now; otherwise why not, e.g.
 // "no CUDA device found (cudaGetDeviceCount: no CUDA-capable device is detected
-// (cudaErrorNoDevice))" or "no NVIDIA driver is installed (...)". Never throws.
+// (cudaErrorNoDevice))" or "no NVIDIA driver is installed (...)". Creates the device's CUDA
+// context. Never throws.
 std::string deviceUnavailableReason();
 
 // The backend on device 0 (CUDA_VISIBLE_DEVICES picks which GPU that is). Throws Error(Backend)

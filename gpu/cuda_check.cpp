@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "error.h"
-
 namespace attnviz::cuda {
 
 namespace {
@@ -19,17 +17,20 @@ std::string sourceName(const char* file) {
 
 }  // namespace
 
+std::string errorText(cudaError_t error) {
+  return std::string(cudaGetErrorString(error)) + " (" + cudaGetErrorName(error) + ")";
+}
+
 void throwCudaError(cudaError_t error, const char* call, const char* file, int line) {
   (void)cudaGetLastError();  // reset the non-sticky error state
-  throw Error(ErrorKind::Backend, sourceName(file) + ":" + std::to_string(line) + ": " + call +
-                                      " failed: " + cudaGetErrorString(error) + " (" +
-                                      cudaGetErrorName(error) + ")");
+  throw CudaError(error, sourceName(file) + ":" + std::to_string(line) + ": " + call +
+                             " failed: " + errorText(error));
 }
 
 void throwCublasError(cublasStatus_t status, const char* call, const char* file, int line) {
-  throw Error(ErrorKind::Backend, sourceName(file) + ":" + std::to_string(line) + ": " + call +
-                                      " failed: " + cublasGetStatusString(status) + " (" +
-                                      cublasGetStatusName(status) + ")");
+  throw CudaError(cudaSuccess, sourceName(file) + ":" + std::to_string(line) + ": " + call +
+                                   " failed: " + cublasGetStatusString(status) + " (" +
+                                   cublasGetStatusName(status) + ")");
 }
 
 }  // namespace attnviz::cuda

@@ -1,15 +1,35 @@
-// CUDA_CHECK / CUBLAS_CHECK: turn a failed CUDA runtime or cuBLAS call into an attnviz::Error
-// (ErrorKind::Backend) carrying file, line, the call and the library's error string.
+// CUDA_CHECK / CUBLAS_CHECK: turn a failed CUDA runtime or cuBLAS call into a CudaError (an
+// attnviz::Error of kind Backend) carrying file, line, the call, the library's error string and
+// the CUDA error code, so that the backend can tell a lost context from a recoverable failure.
 #pragma once
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <string>
+
+#include "error.h"
+
 namespace attnviz::cuda {
 
-// Throw Error(Backend, "gpu/file.cpp:42: cudaMalloc(...) failed: out of memory
+class CudaError : public Error {
+ public:
+  // `code`: the CUDA runtime error; cudaSuccess for a cuBLAS failure (see cublas_status).
+  CudaError(cudaError_t code, const std::string& message)
+      : Error(ErrorKind::Backend, message), code_(code) {}
+  cudaError_t code() const { return code_; }
+
+ private:
+  cudaError_t code_;
+};
+
+// "out of memory (cudaErrorMemoryAllocation)".
+std::string errorText(cudaError_t error);
+
+// Throw CudaError("gpu/file.cpp:42: cudaMalloc(...) failed: out of memory
 // (cudaErrorMemoryAllocation)"). throwCudaError also clears the runtime's last error, so a
-// recoverable failure (out of memory) does not resurface at the next kernel launch check.
+// recoverable failure (out of memory) does not resurface at the next kernel launch check; a sticky
+// error stays (CUDA keeps reporting it).
 [[noreturn]] void throwCudaError(cudaError_t error, const char* call, const char* file, int line);
 [[noreturn]] void throwCublasError(cublasStatus_t status, const char* call, const char* file,
                                    int line);

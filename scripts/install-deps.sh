@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
       qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
-      libeigen3-dev nlohmann-json3-dev)
+      libeigen3-dev nlohmann-json3-dev libzip-dev)
 if [[ "${1:-}" == "--tests" ]]; then
   pkgs+=(python3 python3-numpy python3-torch libopenblas0-pthread xvfb clang libclang-rt-dev)
 fi

@@ -2,11 +2,13 @@
 # The sanitizer half of the test command (issue 6):
 #  asan  builds the whole test suite with AddressSanitizer + UndefinedBehaviorSanitizer in a second
 #        build folder (CUDA off) and runs CTest there; any report aborts the test that made it.
-#  fuzz  builds the loader's libFuzzer target (tests/fuzz) with clang and runs it for FUZZ_SECONDS
-#        from the committed seed corpus; any crash, sanitizer report, leak, timeout (-timeout) or
-#        allocation over the bound (-malloc_limit_mb, -rss_limit_mb) fails.
+#  fuzz  builds the libFuzzer targets (tests/fuzz) with clang and runs each from its committed seed
+#        corpus: the loader for FUZZ_SECONDS, PyTorch checkpoints for FUZZ_CHECKPOINT_SECONDS; any
+#        crash, sanitizer report, leak, timeout (-timeout) or allocation over the bound
+#        (-malloc_limit_mb, -rss_limit_mb) fails.
 # usage: scripts/sanitize.sh [all|asan|fuzz]            (default all)
-# env:   FUZZ_SECONDS (60), JOBS (nproc), ATTNVIZ_ASAN_DIR (build-asan), ATTNVIZ_FUZZ_DIR (build-fuzz),
+# env:   FUZZ_SECONDS (60), FUZZ_CHECKPOINT_SECONDS (30), JOBS (nproc), ATTNVIZ_ASAN_DIR
+#        (build-asan), ATTNVIZ_FUZZ_DIR (build-fuzz),
 #        ATTNVIZ_ASAN_CTEST_ARGS (extra ctest arguments, e.g. "-R test_hostile")
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,7 @@ scripts/install-deps.sh --tests
 what=${1:-all}
 jobs=${JOBS:-$(nproc)}
 fuzz_seconds=${FUZZ_SECONDS:-60}
+fuzz_checkpoint_seconds=${FUZZ_CHECKPOINT_SECONDS:-30}
 
 # Every report is fatal (abort → the test crashes), and the messages carry stack traces.
 export ASAN_OPTIONS="abort_on_error=1:halt_on_error=1:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1:${ASAN_OPTIONS:-}"
@@ -39,6 +42,30 @@ run_asan() {
   fi
 }
 
+# fuzz_one TARGET SECONDS DICT CORPUS MAX_LEN: runs one libFuzzer target from its committed seeds.
+fuzz_one() {
+  local dir=$1 target=$2 seconds=$3 dict=$4 seeds=$5 max_len=$6
+  # New inputs go to a corpus in the build folder (kept between runs); the committed seeds are
+  # read only. Crashing inputs land in artifacts/.
+  local work="$dir/fuzz-work/$target"
+  rm -rf "$work/artifacts"
+  mkdir -p "$work/corpus" "$work/artifacts"
+  echo "== sanitize: fuzzing $target for ${seconds} s"
+  local rc=0
+  "$dir/tests/fuzz/$target" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len="$max_len" -detect_leaks=1 \
+    -dict="$dict" -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+    "$work/corpus" "$seeds" >"$work/fuzz.log" 2>&1 || rc=$?
+  grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^stat::|ERROR|SUMMARY" "$work/fuzz.log" || true
+  if ((rc != 0)) || [[ -n "$(ls -A "$work/artifacts")" ]]; then
+    tail -n 60 "$work/fuzz.log" >&2
+    echo "sanitize: $target failed (exit $rc); inputs: $(ls "$work/artifacts" | tr '\n' ' ')" >&2
+    echo "reproduce: $dir/tests/fuzz/$target $work/artifacts/FILE" >&2
+    return 1
+  fi
+  echo "== sanitize: fuzzing $target passed (log: $work/fuzz.log)"
+}
+
 run_fuzz() {
   local dir=${ATTNVIZ_FUZZ_DIR:-build-fuzz}
   local cxx
@@ -50,26 +77,10 @@ run_fuzz() {
   echo "== sanitize: libFuzzer build in $dir ($cxx)"
   cmake -S . -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DATTNVIZ_FUZZ=ON -DATTNVIZ_GUI=OFF -DATTNVIZ_CUDA=OFF
-  cmake --build "$dir" -j"$jobs" --target fuzz_loader
-  # New inputs go to a corpus in the build folder (kept between runs); the committed seeds are
-  # read only. Crashing inputs land in artifacts/.
-  local work="$dir/fuzz-work"
-  rm -rf "$work/artifacts"
-  mkdir -p "$work/corpus" "$work/artifacts"
-  echo "== sanitize: fuzzing the loader for ${fuzz_seconds} s"
-  local rc=0
-  "$dir/tests/fuzz/fuzz_loader" -max_total_time="$fuzz_seconds" -timeout=10 \
-    -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=16384 -detect_leaks=1 \
-    -dict=tests/fuzz/loader.dict -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
-    "$work/corpus" tests/fuzz/corpus >"$work/fuzz.log" 2>&1 || rc=$?
-  grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^stat::|ERROR|SUMMARY" "$work/fuzz.log" || true
-  if ((rc != 0)) || [[ -n "$(ls -A "$work/artifacts")" ]]; then
-    tail -n 60 "$work/fuzz.log" >&2
-    echo "sanitize: the fuzzer failed (exit $rc); inputs: $(ls "$work/artifacts" | tr '\n' ' ')" >&2
-    echo "reproduce: $dir/tests/fuzz/fuzz_loader $work/artifacts/FILE" >&2
-    return 1
-  fi
-  echo "== sanitize: fuzzing passed (log: $work/fuzz.log)"
+  cmake --build "$dir" -j"$jobs" --target fuzz_loader fuzz_checkpoint
+  fuzz_one "$dir" fuzz_loader "$fuzz_seconds" tests/fuzz/loader.dict tests/fuzz/corpus 16384
+  fuzz_one "$dir" fuzz_checkpoint "$fuzz_checkpoint_seconds" tests/fuzz/checkpoint.dict \
+    tests/fuzz/checkpoint_corpus 16384
 }
 
 case "$what" in

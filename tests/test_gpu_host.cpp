@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "backend_checks.h"
 #include "counter_rng.h"
 #include "cpu_backend.h"
 #include "error.h"
@@ -19,20 +20,13 @@
 #include "kernel_math.h"
 
 using namespace attnviz;
+using attnviz::checks::randomFloats;
 using attnviz::cuda::GemmCall;
 using attnviz::cuda::GemmPlan;
 
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-
-std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // An operand of a reference GEMM: the buffer the plan's offsets count from, with its size, so that
 // a plan reaching outside the tensor fails the test instead of reading stray memory.

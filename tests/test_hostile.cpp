@@ -21,6 +21,7 @@
 #include "error.h"
 #include "model.h"
 #include "safetensors.h"
+#include "test_support.h"
 #include "trace.h"
 #include "weights.h"
 
@@ -173,16 +174,7 @@ std::string caseFile(const QTemporaryDir& dir, const char* suffix = ".safetensor
   return (dir.path() + "/" + tag).toStdString() + suffix;
 }
 
-// Runs f; returns the Error it threw (QFAIL-style null when none).
-template <class F>
-std::optional<Error> caught(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e;
-  }
-  return std::nullopt;
-}
+using attnviz::test::caught;
 
 // Every '|'-separated piece of `needles` must occur in `message`.
 bool mentionsAll(const QString& message, const QString& needles) {
@@ -276,8 +268,10 @@ class TestHostile : public QObject {
     const std::string side = dir_.path().toStdString() + "/sidecar.json";
     writeBytes(model, p.bytes());
 
-    auto err = caught([&] { loadModel(model); });  // no config anywhere
-    VERIFY_ERROR(err, ErrorKind::BadConfig, "no config found|sidecar.json|--config");
+    // No config anywhere: the tensors tell the family and sizes, not the heads or special ids.
+    auto err = caught([&] { loadModel(model); });
+    VERIFY_ERROR(err, ErrorKind::MissingInfo,
+                 "no config found|sidecar.json|--config|nlp-tutorial Transformer|n_heads");
 
     writeBytes(side, QByteArray("{\"family\": \"nlp-tutorial\", \"name\": \"caf\xC3\x28\"}"));
     err = caught([&] { loadModel(model); });
@@ -790,7 +784,7 @@ void TestHostile::addConfigRows() {
 
   // Syntax.
   row("config missing", modParts([](Parts& p) { p.metadata.erase("attnviz_config"); }),
-      K::BadConfig, "no config found|--config");
+      K::MissingInfo, "no config found|--config|--n-heads");
   row("config invalid JSON", withConfigText("{\"family\": "), K::InvalidJson,
       where + "|invalid JSON");
   row("config empty", withConfigText(""), K::InvalidJson, where);

@@ -7,17 +7,16 @@
 
 #include "decoding.h"
 #include "model.h"
+#include "parity_support.h"
 #include "safetensors.h"
-#include "test_support.h"
 
 using namespace attnviz;
 
 namespace {
 
-// Tolerances (issue 2): probabilities to 1e-5 absolute; logits, scores and hidden states to 1e-4
-// relative (relative to max(|reference|, 1), so values near 0 are compared absolutely).
-constexpr double kProbTol = 1e-5;
-constexpr double kRelTol = 1e-4;
+using test::compareBlocks;
+using test::kProbTol;
+using test::kRelTol;
 
 struct Case {
   std::shared_ptr<Model> model;
@@ -26,8 +25,7 @@ struct Case {
 };
 
 std::vector<std::vector<int>> ids(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key)) return {};
-  return j[key].get<std::vector<std::vector<int>>>();
+  return test::idsOf(j, key);
 }
 
 // Strips the padding the reference batch carries.
@@ -38,35 +36,7 @@ std::vector<std::vector<int>> unpad(std::vector<std::vector<int>> b, int pad) {
 }
 
 std::string where(const AttentionBlock& a, int b, int h, int i, int j) {
-  return std::string(attentionKindName(a.kind)) + " layer " + std::to_string(a.layer) +
-         " b=" + std::to_string(b) + " h=" + std::to_string(h) + " i=" + std::to_string(i) +
-         " j=" + std::to_string(j);
-}
-
-// Compares block `got` cell by cell with `want` (both read through accessors); "" when equal
-// within the tolerances, else where and by how much they differ.
-std::string compareBlocks(const AttentionBlock& got, const AttentionBlock& want) {
-  if (got.batch != want.batch || got.heads != want.heads || got.q_len != want.q_len ||
-      got.k_len != want.k_len)
-    return std::string(attentionKindName(got.kind)) + " layer " + std::to_string(got.layer) +
-           ": shape differs";
-  for (int b = 0; b < got.batch; ++b)
-    for (int h = 0; h < got.heads; ++h)
-      for (int i = 0; i < got.q_len; ++i)
-        for (int j = 0; j < got.k_len; ++j) {
-          if (got.masked(b, i, j) != want.masked(b, i, j))
-            return "mask at " + where(got, b, h, i, j);
-          const double dp = std::abs((double)got.prob(b, h, i, j) - want.prob(b, h, i, j));
-          if (!(dp <= kProbTol))
-            return "prob at " + where(got, b, h, i, j) + " differs by " + std::to_string(dp);
-          if (got.hasScores() && want.hasScores()) {
-            const double ref = want.score(b, h, i, j);
-            const double ds = std::abs(got.score(b, h, i, j) - ref) / std::max(std::abs(ref), 1.0);
-            if (!(ds <= kRelTol))
-              return "score at " + where(got, b, h, i, j) + " differs by " + std::to_string(ds);
-          }
-        }
-  return "";
+  return test::cellName(a, b, h, i, j);
 }
 
 }  // namespace
@@ -87,28 +57,7 @@ class TestParity : public QObject {
     return c;
   }
 
-  static Inputs inputsOf(const Case& c) {
-    Inputs in;
-    in.src = ids(c.inputs, "src_ids");
-    in.segments = ids(c.inputs, "segment_ids");
-    in.tgt = ids(c.inputs, "tgt_ids");
-    return in;
-  }
-
-  static void compareTensor(const Tensor& got, const SafetensorsFile& ref, const char* name) {
-    if (!ref.contains(name)) {
-      QVERIFY2(got.empty(), (std::string(name) + ": the trace has it, the reference not").c_str());
-      return;
-    }
-    Tensor want = ref.toFloat(name);
-    QVERIFY2(got.shape == want.shape, (std::string(name) + ": shape " + shapeToString(got.shape) +
-                                       " vs reference " + shapeToString(want.shape))
-                                          .c_str());
-    test::Diff d = test::compare(got.ptr(), want.ptr(), want.data.size(), 1.0);
-    QVERIFY2(d.worst <= kRelTol, (std::string(name) + " differ by " + std::to_string(d.worst) +
-                                  " (relative) at flat index " + std::to_string(d.index))
-                                     .c_str());
-  }
+  static Inputs inputsOf(const Case& c) { return test::referenceInputs(c.inputs); }
 
   void addCases(bool decoders_only) {
     QTest::addColumn<QString>("name");
@@ -136,41 +85,9 @@ class TestParity : public QObject {
   void trace() {
     QFETCH(QString, name);
     Case c = load(name);
-    Trace t = c.model->forward(inputsOf(c));
-    int kinds_seen = 0;
-    for (AttentionKind kind : kAttentionKinds) {
-      const std::string k = attentionKindName(kind);
-      if (!c.ref.contains(k + ".probs")) {
-        QVERIFY2(!t.has(kind), (k + ": the model computed blocks the reference lacks").c_str());
-        continue;
-      }
-      ++kinds_seen;
-      Tensor scores = c.ref.toFloat(k + ".scores"), probs = c.ref.toFloat(k + ".probs");
-      ByteTensor mask = c.ref.toBytes(k + ".mask");
-      const Shape& s = probs.shape;  // [B, L, H, Tq, Tk]
-      QCOMPARE(t.layers(kind), (int)s[1]);
-      for (int l = 0; l < (int)s[1]; ++l) {
-        const AttentionBlock* a = t.block(kind, l);
-        QVERIFY(a);
-        // The reference laid out as a block of this layer.
-        AttentionBlock want(kind, l, (int)s[0], (int)s[2], (int)s[3], (int)s[4], true);
-        for (int b = 0; b < s[0]; ++b)
-          for (int h = 0; h < s[2]; ++h)
-            for (int i = 0; i < s[3]; ++i)
-              for (int j = 0; j < s[4]; ++j) {
-                const int64_t from = (((b * s[1] + l) * s[2] + h) * s[3] + i) * s[4] + j;
-                want.probs[want.index(b, h, i, j)] = probs.data[from];
-                want.scores[want.index(b, h, i, j)] = scores.data[from];
-                want.mask[((size_t)b * s[3] + i) * s[4] + j] = mask.data[from];
-              }
-        const std::string diff = compareBlocks(*a, want);
-        QVERIFY2(diff.empty(), diff.c_str());
-      }
-    }
-    QVERIFY(kinds_seen > 0);
-    compareTensor(t.logits, c.ref, "logits");
-    compareTensor(t.class_logits, c.ref, "class_logits");
-    compareTensor(t.hidden, c.ref, "hidden");
+    const Trace t = c.model->forward(test::referenceInputs(c.inputs));
+    const std::string diff = test::compareWithReference(t, c.ref);
+    QVERIFY2(diff.empty(), diff.c_str());
   }
 
   void greedy_data() { addCases(true); }

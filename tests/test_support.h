@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backends.h"
+#include "error.h"
 
 namespace attnviz::test {
 
@@ -56,6 +58,17 @@ inline std::shared_ptr<Backend> testBackend(std::string* why_not) {
     }
   }
   return createBackend(name);
+}
+
+// Runs f; returns the Error it threw, or nothing when it threw none.
+template <class F>
+std::optional<Error> caught(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
 }
 
 // Largest |a - b| / max(|b|, floor); reports the index of the worst element.

@@ -158,9 +158,7 @@ int cmdInfo(const Args& a) {
             << "norm:         " << (c.norm == NormPlacement::Post ? "post" : "pre") << "-LayerNorm"
             << (c.final_norm ? " + final norms" : "") << (c.embed_norm ? " + embedding norm" : "")
             << "\n"
-            << "positions:    "
-            << (c.positional == Positional::Sinusoidal ? "sinusoidal" : "learned") << ", max_len "
-            << c.max_len << "\n"
+            << "positions:    " << positionalName(c.positional) << ", max_len " << c.max_len << "\n"
             << "embeddings:   " << (c.embed_scale ? "scaled by sqrt(d_model)" : "unscaled")
             << (c.n_segments ? ", " + std::to_string(c.n_segments) + " segments" : "") << "\n"
             << "mask fill:    " << c.mask_fill << "\n"

@@ -209,7 +209,9 @@ void PositionalView::recompute() {
           {rows, d}, std::vector<float>(full.data.begin(), full.data.begin() + int64_t(rows) * d));
       r->source = target ? QStringLiteral("decoder") : QStringLiteral("encoder");
     } else {
-      r->table = sinusoidalTable(n, d);
+      r->table = loaded->config.positional == Positional::SinusoidalHalves
+                     ? sinusoidalHalvesTable(n, d)
+                     : sinusoidalTable(n, d);
     }
     r->similarity = positionSimilarity(r->table, int(r->table.dim(0)));
     return r;

@@ -1,0 +1,15 @@
+// Vocabularies kept the way people keep them: a JSON list of tokens (index = id), a JSON object
+// mapping token → id (Hugging Face's vocab.json), or a text file of one token a line (WordPiece's
+// vocab.txt, torchtext's get_itos() written out).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+// The tokens, index = id. Throws Error(Io / BadVocabulary / InvalidJson / TooLarge) naming the
+// file and the line or entry.
+std::vector<std::string> readVocabularyFile(const std::string& path);
+
+}  // namespace attnviz

@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+# The CUDA backend on a bare GPU machine, in one command (docs/gpu.md gives the device-tool call):
+#   build      the CLI, the CUDA plugin and the plain backend checks, for the GPU found here only
+#              (nvidia-smi's compute capability, e.g. 90-real on an H100/H200), without Qt, with the
+#              Eigen and nlohmann-json headers carried in .deps/ (scripts/fetch-gpu-deps.sh)
+#   ops        every backend op on CUDA against the CPU backend and a double reference
+#              (backend_checks --large: also score buffers past 2³¹ floats, out of memory mid-way
+#              then the same results again); and on the CPU, as the control
+#   fault      a kernel fault on purpose: the backend reports itself unusable, with and without
+#              ATTNVIZ_CUDA_SYNC=1 (which must name the op)
+#   parity     every case of tests/data through `attnviz-cli run --dump` and `decode`, compared
+#              with the PyTorch references (tools/compare_dump.py), on CUDA and on the CPU
+#   sync-mode  one case again under ATTNVIZ_CUDA_SYNC=1
+#   memcheck, racecheck, initcheck   a forward pass and a greedy decode on a small model under
+#              compute-sanitizer; memcheck-ops: the op checks under memcheck (last, if time is left)
+#   eager      a forward pass with CUDA_MODULE_LOADING=EAGER (every kernel loaded at start)
+#   no-plugin  the programs without the plugin or with broken CUDA libraries (tests/…absent.sh)
+#   bench      attnviz-cli bench --backend cuda at 32, 128, 512, 1024, 2048 tokens (tutorial size)
+#   torch      the same model in PyTorch on the same GPU (tools/bench_torch_cuda.py)
+# Every check runs whatever failed before. Writes OUTDIR/gpu-check-summary.txt (device, driver,
+# versions, PASS/FAIL/SKIPPED per check, the timings) and OUTDIR/gpu-check-logs.tar.gz (a log per
+# check), and prints the summary. Without a GPU (a dry run) the CUDA checks are SKIPPED with the
+# reason and the CPU checks still run.
+# exit: 0 when no check failed, timed out or was left out for time; 1 otherwise; 2 usage.
+# usage: scripts/gpu-check.sh OUTDIR
+# env:   GPU_CHECK_BUDGET (seconds for the whole run, default 540), GPU_CHECK_ARCH (e.g. 90-real;
+#        default: the GPU's, or 90-real without one), GPU_CHECK_BUILD (build folder, build-gpu),
+#        GPU_CHECK_LENGTHS (bench lengths, 32,128,512,1024,2048), JOBS (nproc)
+set -uo pipefail # not -e: a failed check must not stop the others
+
+if [[ $# -ne 1 ]]; then
+  echo "usage: scripts/gpu-check.sh OUTDIR" >&2
+  exit 2
+fi
+out=$(mkdir -p "$1" && cd "$1" && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 2
+start=$SECONDS
+budget=${GPU_CHECK_BUDGET:-540}
+jobs=${JOBS:-$(nproc)}
+build=$root/${GPU_CHECK_BUILD:-build-gpu}
+lengths=${GPU_CHECK_LENGTHS:-32,128,512,1024,2048}
+work=$(mktemp -d /tmp/gpu-check.XXXXXX)
+logs=$work/logs
+mkdir -p "$logs"
+summary=$out/gpu-check-summary.txt
+cli=$build/app/attnviz-cli
+checks=$build/tests/backend_checks
+plugin=$build/gpu/libattnviz_cuda.so
+small_model=tests/data/nlp_tiny.safetensors
+
+# ---- results ----
+names=() results=() times=() details=()
+record() { # NAME RESULT SECONDS DETAIL
+  names+=("$1") results+=("$2") times+=("$3") details+=("$4")
+  printf '== %-18s %-8s %4s s  %s\n' "$1" "$2" "$3" "$4"
+}
+elapsed() { echo $((SECONDS - start)); }
+
+# The last line of a log that reads like a result ("N passed, N failed", SKIP …, FAIL …).
+log_detail() {
+  local line
+  line=$(grep -E '([0-9]+ passed|^SKIP|^FAIL|error:|ERROR SUMMARY|unavailable:)' "$1" | tail -1)
+  [[ -z $line ]] && line=$(grep -v '^[[:space:]]*$' "$1" | tail -1)
+  echo "${line:0:300}"
+}
+
+# run_check NAME TIMEOUT CUDA(0|1) COMMAND...: runs COMMAND — a program or one of the step
+# functions below (exported, run by a child bash, so that `timeout` can stop it and all it started)
+# — with its output in logs/NAME.log, and records PASS (exit 0), SKIPPED (77, or a CUDA check whose
+# CLI said "CUDA backend unavailable"), TIMEOUT (124/137) or FAIL. A CUDA check that skips although
+# nvidia-smi sees a GPU is a FAIL: attnviz should be able to use that GPU. A check that would start
+# past the time budget is recorded NOT RUN.
+run_check() {
+  local name=$1 limit=$2 cuda=$3
+  shift 3
+  local log=$logs/$name.log
+  if (($(elapsed) + 10 > budget)); then
+    record "$name" "NOT RUN" 0 "the time budget of ${budget} s was spent"
+    return
+  fi
+  local left=$((budget - $(elapsed)))
+  ((limit > left)) && limit=$left
+  local t0=$SECONDS rc
+  {
+    echo "\$ $*"
+    timeout --kill-after=10 "$limit" bash -c '"$@"' "$name" "$@"
+  } >"$log" 2>&1
+  rc=$?
+  local took=$((SECONDS - t0)) detail result
+  detail=$(log_detail "$log")
+  if [[ $rc -ne 0 && $cuda == 1 ]] && grep -q "CUDA backend unavailable" "$log"; then
+    rc=77
+    detail=$(grep -m1 -o "CUDA backend unavailable.*" "$log")
+  elif [[ $rc -eq 77 ]] && grep -q "unavailable: " "$log"; then
+    detail=$(grep -m1 -o "unavailable: .*" "$log")
+  fi
+  case $rc in
+    0) result=PASS ;;
+    77) result=SKIPPED ;;
+    124 | 137) result=TIMEOUT detail="after ${limit} s; $detail" ;;
+    *) result=FAIL detail="exit $rc: $detail" ;;
+  esac
+  if [[ $result == SKIPPED && $cuda == 1 && $have_gpu == 1 ]]; then
+    result=FAIL detail="a GPU is present but: $detail"
+  fi
+  record "$name" "$result" "$took" "${detail:0:400}"
+}
+
+# skip_check NAME WHY: a check that cannot run here at all.
+skip_check() { record "$1" SKIPPED 0 "$2"; }
+
+# ---- the machine ----
+have_gpu=0
+gpu_info="none"
+no_gpu_reason="nvidia-smi is not installed"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  gpu_info=$(nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)
+  if [[ $gpu_info =~ ^[^,]+,\ *[0-9]+\.[0-9]+, ]]; then
+    have_gpu=1
+  else
+    no_gpu_reason="nvidia-smi: $gpu_info"
+  fi
+fi
+arch=${GPU_CHECK_ARCH:-}
+if [[ -z $arch ]]; then
+  if ((have_gpu)); then
+    cc=$(echo "$gpu_info" | cut -d, -f2 | tr -d ' .')
+    arch=${cc}-real
+  else
+    arch=90-real # as on the lent H100 / H200, so that a dry run builds what the device builds
+  fi
+fi
+python=""
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" >/dev/null 2>&1 && "$p" -c "import numpy" >/dev/null 2>&1; then
+    python=$(command -v "$p")
+    break
+  fi
+done
+# first_of NAME PATH...: NAME on the PATH, else the first PATH that is executable.
+first_of() {
+  command -v "$1" && return
+  shift
+  local p
+  for p in "$@"; do [[ -x $p ]] && echo "$p" && return; done
+}
+sanitizer=$(first_of compute-sanitizer /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer)
+nvcc=$(first_of nvcc /usr/local/cuda/bin/nvcc)
+
+{
+  echo "date:      $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host:      $(uname -srm), $(nproc) cores"
+  echo "gpu:       $gpu_info"
+  ((have_gpu)) || echo "no GPU:    $no_gpu_reason"
+  echo "nvcc:      $([[ -n $nvcc ]] && "$nvcc" --version | tail -2 | head -1 || echo "not found")"
+  echo "cmake:     $(cmake --version | head -1)"
+  echo "c++:       $(c++ --version | head -1)"
+  echo "python:    ${python:-none with numpy} $([[ -n $python ]] && "$python" -c 'import sys, numpy; print(sys.version.split()[0], "numpy", numpy.__version__)')"
+  echo "torch:     $([[ -n $python ]] && "$python" -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)' 2>&1 | tail -1)"
+  echo "sanitizer: ${sanitizer:-not found} $([[ -n $sanitizer ]] && "$sanitizer" --version 2>&1 | grep -i version | head -1)"
+  echo "source:    $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "no git metadata"), built for CUDA architecture $arch"
+  ((have_gpu)) && nvidia-smi
+} >"$logs/machine.log" 2>&1
+
+# ---- build ----
+# The step functions run in a child bash (run_check): they see exported variables only.
+deps=""
+[[ -d .deps/root ]] && deps=$root/.deps/root/usr/share
+if [[ -n $deps ]]; then
+  # libzip from .deps: its pkg-config file (paths under the unpacked root) for the build, its
+  # library for every program run.
+  droot=$root/.deps/root
+  export PKG_CONFIG_PATH=$droot/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_DIR=$droot
+  export LD_LIBRARY_PATH=$droot/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+export root build jobs arch nvcc deps cli checks plugin small_model python sanitizer
+build_it() {
+  local found=()
+  if [[ -n $deps ]]; then
+    found=(-DEigen3_DIR="$deps/eigen3/cmake" -Dnlohmann_json_DIR="$deps/cmake/nlohmann_json")
+    command -v pkg-config >/dev/null || found+=(-DPKG_CONFIG_EXECUTABLE="$root/.deps/root/usr/bin/pkgconf")
+  elif [[ ! -f /usr/share/eigen3/cmake/Eigen3Config.cmake ]]; then
+    echo "no Eigen here and no .deps/: run scripts/fetch-gpu-deps.sh before the device call and carry .deps"
+    return 1
+  fi
+  [[ -n $nvcc ]] || { echo "nvcc not found"; return 1; }
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNVIZ_GUI=OFF \
+    -DCMAKE_DISABLE_FIND_PACKAGE_Qt6=ON -DATTNVIZ_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" \
+    -DCMAKE_CUDA_ARCHITECTURES="$arch" "${found[@]}" || return 1
+  cmake --build "$build" -j"$jobs" --target attnviz-cli backend_checks attnviz_cuda || return 1
+  [[ -x $cli && -x $checks && -f $plugin ]] || { echo "a built file is missing"; return 1; }
+  echo "built: $(du -h "$cli" "$checks" "$plugin" | tr '\t\n' '  ')"
+}
+export -f build_it
+run_check build 360 0 build_it
+built=0
+[[ ${results[0]} == PASS ]] && built=1
+
+# needs_build NAME: records NAME as FAIL when there is nothing to run; returns non-zero then.
+needs_build() {
+  ((built)) && return 0
+  record "$1" FAIL 0 "not run: the build failed"
+  return 1
+}
+needs_python() {
+  [[ -n $python ]] && return 0
+  record "$1" SKIPPED 0 "no python3 with numpy here"
+  return 1
+}
+
+# ---- correctness ----
+needs_build ops-cpu && run_check ops-cpu 180 0 "$checks" --backend cpu
+needs_build ops-cuda && run_check ops-cuda 300 1 "$checks" --backend cuda --large
+if needs_build fault; then
+  fault() {
+    "$checks" --backend cuda --fault || return $?
+    ATTNVIZ_CUDA_SYNC=1 "$checks" --backend cuda --fault
+  }
+  export -f fault
+  run_check fault 90 1 fault
+fi
+if needs_build parity-cpu && needs_python parity-cpu; then
+  run_check parity-cpu 180 0 "$python" tools/compare_dump.py --cli "$cli" --backend cpu --work "$work/parity-cpu"
+fi
+if needs_build parity-cuda && needs_python parity-cuda; then
+  run_check parity-cuda 240 1 "$python" tools/compare_dump.py --cli "$cli" --backend cuda --work "$work/parity-cuda"
+fi
+if needs_build sync-mode && needs_python sync-mode; then
+  run_check sync-mode 120 1 env ATTNVIZ_CUDA_SYNC=1 "$python" tools/compare_dump.py --cli "$cli" \
+    --backend cuda --cases torch_pre --work "$work/parity-sync"
+fi
+if needs_build no-plugin; then
+  run_check no-plugin 120 0 bash tests/cuda_plugin_absent.sh "$cli" "$checks" "$small_model" "$plugin"
+fi
+
+# ---- compute-sanitizer on a small model ----
+# "--src-ids … --tgt-ids …" of the small model's first reference sentence (word-split on use).
+small_ids=""
+if [[ -n $python ]]; then
+  small_ids=$("$python" tools/compare_dump.py --print-ids tests/data/nlp_tiny.ref.safetensors)
+fi
+export small_ids
+for tool in memcheck racecheck initcheck; do
+  needs_build "$tool" || continue
+  if ((!have_gpu)); then
+    skip_check "$tool" "no GPU: $no_gpu_reason"
+  elif [[ -z $sanitizer ]]; then
+    skip_check "$tool" "compute-sanitizer not found"
+  elif [[ -z $small_ids ]]; then
+    skip_check "$tool" "no python3 with numpy to read the small model's inputs"
+  else
+    # A forward pass; under memcheck also a greedy decode (the decode step's kernels and copies).
+    sanitize() {
+      local tool=$1
+      # shellcheck disable=SC2086 # small_ids is "--src-ids … --tgt-ids …"
+      "$sanitizer" --tool "$tool" --error-exitcode 86 "$cli" run "$small_model" --backend cuda \
+        $small_ids || return $?
+      [[ $tool != memcheck ]] && return 0
+      "$sanitizer" --tool "$tool" --error-exitcode 86 "$cli" decode "$small_model" --backend cuda \
+        --src-ids 1,2,5 --max-len 8 --ids
+    }
+    export -f sanitize
+    run_check "$tool" 120 1 sanitize "$tool"
+  fi
+done
+
+# ---- module loading ----
+if needs_build eager; then
+  # shellcheck disable=SC2086 # small_ids is "--src-ids … --tgt-ids …"
+  eager() {
+    local t0 t1 t2
+    t0=$(date +%s%N)
+    "$cli" run "$small_model" --backend cuda $small_ids || return $?
+    t1=$(date +%s%N)
+    CUDA_MODULE_LOADING=EAGER "$cli" run "$small_model" --backend cuda $small_ids || return $?
+    t2=$(date +%s%N)
+    echo "process wall time: lazy loading $(((t1 - t0) / 1000000)) ms, CUDA_MODULE_LOADING=EAGER $(((t2 - t1) / 1000000)) ms"
+  }
+  export -f eager
+  if [[ -z $small_ids ]]; then
+    skip_check eager "no python3 with numpy to read the small model's inputs"
+  else
+    run_check eager 60 1 eager
+  fi
+fi
+
+# ---- timings ----
+if needs_build bench; then
+  # Short lengths in one process (one model build and upload), the long ones one each.
+  # Does bench know --uncached (the no-cache decode as an opt-in)? Its parser stops at the first
+  # unknown option, so this runs nothing.
+  uncached_opt_in=0
+  probe=$("$cli" bench --uncached --gpu-check-probe 2>&1)
+  [[ $probe == *"unknown option --gpu-check-probe"* ]] && uncached_opt_in=1
+  short="" long=""
+  for n in ${lengths//,/ }; do
+    if ((n < 1024)); then short+=${short:+,}$n; else long+=" $n"; fi
+  done
+  [[ -n $short ]] && run_check "bench-$short" 180 1 "$cli" bench --backend cuda --lengths "$short" --repeat 5
+  for n in $long; do
+    if ((!uncached_opt_in)); then
+      record "bench-$n" SKIPPED 0 "this attnviz-cli bench always times uncached decoding (n full passes, O(n³) copies): needs bench --uncached as an opt-in"
+      continue
+    fi
+    run_check "bench-$n" 180 1 "$cli" bench --backend cuda --lengths "$n" --repeat 3
+  done
+fi
+if needs_python torch; then
+  run_check torch 300 1 "$python" tools/bench_torch_cuda.py --lengths "$lengths" --repeat 3
+fi
+
+# ---- the op checks under memcheck, with what time is left ----
+if needs_build memcheck-ops; then
+  if ((!have_gpu)); then
+    skip_check memcheck-ops "no GPU: $no_gpu_reason"
+  elif [[ -z $sanitizer ]]; then
+    skip_check memcheck-ops "compute-sanitizer not found"
+  else
+    run_check memcheck-ops 240 1 "$sanitizer" --tool memcheck --error-exitcode 86 "$checks" --backend cuda
+  fi
+fi
+
+# ---- summary ----
+# bench_figure N LABEL: the first number after LABEL in the block "n = N tokens" of the bench logs.
+bench_figure() {
+  cat "$logs"/bench-*.log 2>/dev/null |
+    awk -v n="$1" -v label="$2" '
+      /^n = [0-9]+ tokens/ { inside = ($3 == n) }
+      inside && index($0, label) { sub(".*" label "[^0-9]*", ""); sub("[^0-9.].*", ""); print; exit }'
+}
+passed=0 failed=0 skipped=0
+for r in "${results[@]}"; do
+  case $r in
+    PASS) passed=$((passed + 1)) ;;
+    SKIPPED) skipped=$((skipped + 1)) ;;
+    *) failed=$((failed + 1)) ;;
+  esac
+done
+{
+  echo "attnviz GPU check (scripts/gpu-check.sh), $(elapsed) s"
+  sed -n '1,/^source:/p' "$logs/machine.log"
+  [[ -f $logs/ops-cuda.log ]] && grep -m1 '^cuda: ' "$logs/ops-cuda.log"
+  echo
+  printf '%-18s %-8s %6s  %s\n' check result time detail
+  for i in "${!names[@]}"; do
+    printf '%-18s %-8s %4s s  %s\n' "${names[$i]}" "${results[$i]}" "${times[$i]}" "${details[$i]}"
+  done
+  echo
+  echo "timings in ms (median; attnviz: attnviz-cli bench --backend cuda; torch: tools/bench_torch_cuda.py)"
+  printf '%6s | %12s | %12s | %12s | %12s | %12s | %12s\n' tokens "full trace" "probs only" \
+    "decode step" "torch full" "torch probs" "torch fwd"
+  for n in ${lengths//,/ }; do
+    t=$(grep "^n = $n:" "$logs/torch.log" 2>/dev/null)
+    printf '%6s | %12s | %12s | %12s | %12s | %12s | %12s\n' "$n" \
+      "$(bench_figure "$n" "full trace:")" "$(bench_figure "$n" "probabilities only:")" \
+      "$(bench_figure "$n" "KV cache:")" "$(sed -nE 's/.*full trace ([0-9.]+).*/\1/p' <<<"$t")" \
+      "$(sed -nE 's/.*probabilities only ([0-9.]+).*/\1/p' <<<"$t")" \
+      "$(sed -nE 's/.*forward only ([0-9.]+).*/\1/p' <<<"$t")"
+  done
+  echo "(decode step: attnviz's per-step time with the key/value cache; the tutorial's PyTorch model has none)"
+  echo
+  echo "logs: gpu-check-logs.tar.gz (one log per check; machine.log has nvidia-smi)"
+  echo "$passed passed, $failed failed, $skipped skipped"
+} >"$summary"
+tar -C "$work" -czf "$out/gpu-check-logs.tar.gz" logs
+cat "$summary"
+rm -rf "$work"
+((failed == 0))

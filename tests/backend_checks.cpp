@@ -1,0 +1,1558 @@
+#include "backend_checks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <numbers>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "error.h"
+
+namespace attnviz::checks {
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Bounds on the normalised MSE Σ(x − y)² / Σy², per op. Both sides compute in float32:
+// - products (linear, scores, context) of ≤ 512 terms summed in different orders differ by
+//   ~1e-7 relative per element, an NMSE near 1e-13; 1e-9 keeps a wide margin and still fails
+//   reduced-precision products (TF32's 10-bit mantissa gives ~1e-7, ggml's bound for them is 5e-4).
+// - element- and row-wise ops differ by a few ulp of expf/erff/tanhf/sqrtf: NMSE ~1e-14.
+constexpr double kNmseProduct = 1e-9;
+constexpr double kNmseElementwise = 1e-10;
+
+// The kernels' grid-stride loops cover 65535 blocks per sweep (gpu/kernels.cu): 65535 · 256
+// elements for the element-wise kernels, 65535 · 4 rows for the row kernels. Cases named
+// "…_sweep" go past one sweep, so every kernel runs its loop at least twice.
+constexpr int64_t kElementSweep = int64_t{65535} * 256;
+constexpr int64_t kRowSweep = int64_t{65535} * 4;
+
+Outcome pass(std::string note = {}) {
+  return {Status::Pass, std::move(note)};
+}
+Outcome fail(std::string why) {
+  return {Status::Fail, std::move(why)};
+}
+Outcome skip(std::string why) {
+  return {Status::Skip, std::move(why)};
+}
+
+template <class... Parts>
+std::string str(const Parts&... parts) {
+  std::ostringstream s;
+  (s << ... << parts);
+  return s.str();
+}
+
+// EXPECT(cond, "text " << value << ...): return a failure carrying the streamed message.
+#define EXPECT(cond, why)          \
+  do {                             \
+    if (!(cond)) {                 \
+      std::ostringstream message_; \
+      message_ << why;             \
+      return fail(message_.str()); \
+    }                              \
+  } while (0)
+
+#define EXPECT_NMSE(err, bound, what) \
+  EXPECT((err) <= (bound), what << ": nmse " << (err) << " > " << (bound))
+
+bool onCpu(const Backend& be) {
+  return be.name() == "cpu";
+}
+
+// Σ(x − y)² / Σy²  (NaN or a size mismatch gives +inf, so `nmse <= bound` fails).
+double nmse(const float* x, const double* y, size_t n) {
+  double num = 0.0, den = 0.0;
+  for (size_t i = 0; i < n; ++i) {
+    const double d = double(x[i]) - y[i];
+    num += d * d;
+    den += y[i] * y[i];
+  }
+  const double e = num / std::max(den, 1e-30);
+  return std::isnan(e) ? double(kInf) : e;
+}
+
+double nmse(const std::vector<float>& x, const std::vector<double>& y) {
+  if (x.size() != y.size()) return kInf;
+  return nmse(x.data(), y.data(), x.size());
+}
+
+double nmse(const std::vector<float>& x, const std::vector<float>& y) {
+  return nmse(x, std::vector<double>(y.begin(), y.end()));
+}
+
+// Runs `run` (one op on a backend, returning its result) on `be` and on the CPU backend, and
+// compares the first with the double reference and with the second.
+template <class Run>
+Outcome againstBoth(Run run, Backend& be, Backend& cpu, const std::vector<double>& ref,
+                    double bound) {
+  const auto got = run(be), cpu_result = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), bound, "vs reference");
+  EXPECT_NMSE(nmse(got, cpu_result), bound, "vs cpu");
+  return pass();
+}
+
+// Buffers of one backend for one check: upload host vectors, run ops on the returned pointers,
+// download results. Pointers may be offset into a buffer (views); get() finds the owner.
+class Arena {
+ public:
+  explicit Arena(Backend& backend) : be_(backend) {}
+
+  template <class T>
+  T* put(const std::vector<T>& host) {
+    const size_t bytes = host.size() * sizeof(T);
+    BufferPtr buffer = be_.allocate(std::max<size_t>(bytes, 1));
+    if (bytes) be_.upload(*buffer, host.data(), bytes);
+    T* p = static_cast<T*>(buffer->data());
+    buffers_.push_back(std::move(buffer));
+    return p;
+  }
+  // n zero floats (allocate() zero-fills).
+  float* zeros(size_t n) {
+    BufferPtr buffer = be_.allocate(std::max<size_t>(n * sizeof(float), 1));
+    float* p = buffer->f32();
+    buffers_.push_back(std::move(buffer));
+    return p;
+  }
+
+  std::vector<float> get(const float* p, size_t n) {
+    std::vector<float> host(n);
+    for (const BufferPtr& b : buffers_) {
+      const char* base = static_cast<const char*>(b->data());
+      const char* at = reinterpret_cast<const char*>(p);
+      if (at >= base && at < base + b->bytes()) {
+        be_.download(*b, host.data(), n * sizeof(float), size_t(at - base));
+        return host;
+      }
+    }
+    throw std::logic_error("Arena::get: pointer not in any buffer");
+  }
+
+ private:
+  Backend& be_;
+  std::vector<BufferPtr> buffers_;
+};
+
+// ---- memory: allocate (zero-filled), upload/download at offsets, copy ----
+
+Outcome memoryZeroedOffsetsCopy(Backend& be) {
+  const size_t n = 1027;
+  BufferPtr buf = be.allocate(n * sizeof(float));
+  EXPECT(buf->bytes() == n * sizeof(float), "allocate(" << n * 4 << ") has " << buf->bytes());
+  std::vector<float> host(n, 1.0f);
+  be.download(*buf, host.data(), n * sizeof(float));
+  EXPECT(std::all_of(host.begin(), host.end(), [](float v) { return v == 0.0f; }),
+         "a new buffer is not zero-filled");
+
+  const std::vector<float> src = randomFloats(n, 1);
+  be.upload(*buf, src.data() + 100, 300 * sizeof(float), 200 * sizeof(float));
+  std::vector<float> part(300);
+  be.download(*buf, part.data(), 300 * sizeof(float), 200 * sizeof(float));
+  EXPECT(std::equal(part.begin(), part.end(), src.begin() + 100), "upload/download at an offset");
+
+  BufferPtr dst = be.allocate(n * sizeof(float));
+  be.copy(buf->f32() + 200, dst->f32() + 7, 300);
+  std::vector<float> all(n);
+  be.download(*dst, all.data(), n * sizeof(float));
+  EXPECT(std::equal(all.begin() + 7, all.begin() + 307, src.begin() + 100), "copy between buffers");
+  EXPECT(all[6] == 0.0f && all[307] == 0.0f, "copy wrote outside its range");
+
+  // int32 and uint8 contents round-trip unchanged.
+  const std::vector<int32_t> ids{5, -1, 1 << 30, 7};
+  BufferPtr ibuf = be.allocate(ids.size() * sizeof(int32_t));
+  be.upload(*ibuf, ids.data(), ids.size() * sizeof(int32_t));
+  std::vector<int32_t> ids_back(ids.size());
+  be.download(*ibuf, ids_back.data(), ids.size() * sizeof(int32_t));
+  EXPECT(ids_back == ids, "int32 round trip");
+
+  // Out-of-range transfers are errors, not overruns.
+  bool threw = false;
+  try {
+    be.upload(*buf, src.data(), 8, n * sizeof(float) - 4);
+  } catch (const Error& e) {
+    threw = e.kind() == ErrorKind::Backend;
+  }
+  EXPECT(threw, "an upload past the end of a buffer did not throw Error(Backend)");
+  be.synchronize();
+  return pass();
+}
+
+// copy() within one buffer, source and destination overlapping either way: memmove semantics.
+Outcome memoryOverlappingCopy(Backend& be) {
+  const size_t n = size_t{1} << 22;  // 16 MiB: the copy engines split it into many pieces
+  const std::vector<float> src = randomFloats(n, 2);
+  for (const int64_t shift : {int64_t{1}, int64_t{1000}, int64_t{-1}, int64_t{-1000}}) {
+    BufferPtr buf = be.allocate(n * sizeof(float));
+    be.upload(*buf, src.data(), n * sizeof(float));
+    const int64_t count = int64_t(n) - 1000;
+    const int64_t from = shift > 0 ? 0 : 1000, to = from + shift;
+    be.copy(buf->f32() + from, buf->f32() + to, count);
+    std::vector<float> want = src;
+    std::memmove(want.data() + to, want.data() + from, size_t(count) * sizeof(float));
+    std::vector<float> got(n);
+    be.download(*buf, got.data(), n * sizeof(float));
+    EXPECT(got == want,
+           "an overlapping copy shifted by " << shift << " floats differs from memmove");
+  }
+  return pass();
+}
+
+// Uploads from host memory that is overwritten and freed as soon as upload() returns, while the
+// device is still busy with earlier work (model.cpp uploads a decode step's token from the stack).
+Outcome memoryTransientUpload(Backend& be) {
+  // 256 MiB of element-wise work queued first, so the copies wait behind it (on the CPU, which
+  // runs everything at once, a token amount).
+  const size_t busy_n = onCpu(be) ? 1024 : size_t{1} << 26;
+  BufferPtr busy = be.allocate(busy_n * sizeof(float));
+  const size_t n = (size_t{9} << 20) + 3;  // 36 MiB: more than the staging ring holds at once
+  const std::vector<float> want = randomFloats(n, 3);
+  BufferPtr buf = be.allocate(n * sizeof(float));
+  for (int i = 0; i < 4; ++i) be.activation_forward(busy->f32(), int64_t(busy_n), Activation::Tanh);
+  {
+    auto scratch = std::make_unique<std::vector<float>>(want);
+    be.upload(*buf, scratch->data(), n * sizeof(float));
+    std::fill(scratch->begin(), scratch->end(), std::numeric_limits<float>::quiet_NaN());
+  }
+  const int steps = 200;
+  BufferPtr ids = be.allocate(steps * sizeof(int32_t));
+  be.activation_forward(busy->f32(), int64_t(busy_n), Activation::Tanh);
+  for (int32_t i = 0; i < steps; ++i) {
+    int32_t token = 1000 + i;  // on the stack, as model.cpp's `tok`
+    be.upload(*ids, &token, sizeof token, size_t(i) * sizeof token);
+    token = -1;
+  }
+  std::vector<float> got(n);
+  be.download(*buf, got.data(), n * sizeof(float));
+  EXPECT(got == want, "a large upload from a buffer overwritten right after upload() differs");
+  std::vector<int32_t> got_ids(steps);
+  be.download(*ids, got_ids.data(), steps * sizeof(int32_t));
+  for (int32_t i = 0; i < steps; ++i)
+    EXPECT(got_ids[size_t(i)] == 1000 + i,
+           "token " << i << " uploaded from the stack reads " << got_ids[size_t(i)]);
+  return pass();
+}
+
+// Buffers made on this thread, ops run and results read on another (the GUI's worker threads).
+Outcome memorySecondThread(Backend& be, Backend& cpu) {
+  const int rows = 33, in = 64, out = 255;
+  const auto x = randomFloats(size_t(rows) * in, 4), w = randomFloats(size_t(out) * in, 5);
+  auto run = [&](Backend& on, bool other_thread) {
+    Arena a(on);
+    const float* xd = a.put(x);
+    const float* wd = a.put(w);
+    float* y = a.zeros(size_t(rows) * out);
+    std::vector<float> result;
+    std::string error;
+    auto work = [&] {
+      try {
+        on.linear_forward(xd, wd, nullptr, y, rows, in, out);
+        result = a.get(y, size_t(rows) * out);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    };
+    if (other_thread)
+      std::thread(work).join();
+    else
+      work();
+    if (!error.empty()) throw std::runtime_error("on the second thread: " + error);
+    return result;
+  };
+  const auto got = run(be, true), cpu_result = run(cpu, false);
+  EXPECT_NMSE(nmse(got, cpu_result), kNmseProduct, "vs cpu");
+  return pass();
+}
+
+// copy_to_host() from a pointer inside a buffer, right behind work that writes it.
+Outcome memoryCopyToHost(Backend& be) {
+  const size_t n = 100003;
+  const std::vector<float> src = randomFloats(n, 5, -3.0f, 3.0f);
+  BufferPtr buf = be.allocate(n * sizeof(float));
+  be.upload(*buf, src.data(), n * sizeof(float));
+  be.activation_forward(buf->f32(), int64_t(n), Activation::Relu);
+  std::vector<float> got(n - 200, -1.0f);
+  be.copy_to_host(buf->f32() + 100, got.data(), int64_t(got.size()));
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT(got[i] == std::max(src[i + 100], 0.0f),
+           "element " << i << " reads " << got[i] << ", want relu(" << src[i + 100] << ")");
+  return pass();
+}
+
+Outcome memory(Backend& be, Backend& cpu, int which) {
+  switch (which) {
+    case 0:
+      return memoryZeroedOffsetsCopy(be);
+    case 1:
+      return memoryOverlappingCopy(be);
+    case 2:
+      return memoryTransientUpload(be);
+    case 3:
+      return memorySecondThread(be, cpu);
+    default:
+      return memoryCopyToHost(be);
+  }
+}
+
+// ---- embedding_forward ----
+Outcome embedding(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int B, T, d, vocab, max_len, pos0;
+    float scale;
+  };
+  const Case cases[] = {{3, 7, 37, 23, 16, 0, 1.0f},
+                        {2, 5, 64, 11, 12, 7, 8.0f},
+                        {1, 1, 1, 2, 1, 0, 1.0f},
+                        {2, 3, 16, 5, 0, 0, 2.0f},  // max_len 0: no positions (nullptr)
+                        {2, 4100, 2048, 50, 4103, 3, 1.5f}};
+  const Case c = cases[which];
+  std::vector<int32_t> ids(size_t(c.B) * c.T);  // [B, T]
+  std::mt19937 rng(10 + which);
+  for (auto& id : ids) id = int32_t(rng() % c.vocab);
+  const auto table = randomFloats(size_t(c.vocab) * c.d, 11);        // [vocab, d]
+  const auto positions = randomFloats(size_t(c.max_len) * c.d, 12);  // [max_len, d]
+  const size_t n = size_t(c.B) * c.T * c.d;                          // out [B, T, d]
+  std::vector<double> ref(n);
+  for (int b = 0; b < c.B; ++b)
+    for (int t = 0; t < c.T; ++t)
+      for (int k = 0; k < c.d; ++k)
+        ref[(size_t(b) * c.T + t) * c.d + k] =
+            double(table[size_t(ids[size_t(b) * c.T + t]) * c.d + k]) * c.scale +
+            (c.max_len ? positions[size_t(c.pos0 + t) * c.d + k] : 0.0f);
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* out = a.zeros(n);
+    on.embedding_forward(a.put(ids), a.put(table), c.max_len ? a.put(positions) : nullptr, out, c.B,
+                         c.T, c.d, c.pos0, c.scale);
+    return a.get(out, n);
+  };
+  return againstBoth(run, be, cpu, ref, kNmseElementwise);
+}
+
+// ---- embedding_backward (training; gradients start non-zero, so "accumulates" is checked too)
+// ----
+Outcome embeddingBackward(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int B, T, d, vocab, max_len, pos0;
+    float scale;
+  };
+  const Case cases[] = {
+      {3, 7, 37, 4, 16, 0, 1.0f}, {2, 5, 16, 11, 12, 3, 4.0f}, {2, 3, 8, 5, 0, 0, 1.0f}};
+  const Case c = cases[which];
+  std::vector<int32_t> ids(size_t(c.B) * c.T);  // [B, T]; vocab 4 repeats ids often
+  std::mt19937 rng(200 + which);
+  for (auto& id : ids) id = int32_t(rng() % c.vocab);
+  const auto dout = randomFloats(size_t(c.B) * c.T * c.d, 201);                // [B, T, d]
+  const auto dtable0 = randomFloats(size_t(c.vocab) * c.d, 202);               // [vocab, d]
+  const auto dpos0 = randomFloats(size_t(std::max(c.max_len, 1)) * c.d, 203);  // [max_len, d]
+  std::vector<double> ref(dtable0.begin(), dtable0.end()), ref_pos(dpos0.begin(), dpos0.end());
+  for (int b = 0; b < c.B; ++b)
+    for (int t = 0; t < c.T; ++t)
+      for (int k = 0; k < c.d; ++k) {
+        const double g = dout[(size_t(b) * c.T + t) * c.d + k];
+        ref[size_t(ids[size_t(b) * c.T + t]) * c.d + k] += c.scale * g;
+        if (c.max_len) ref_pos[size_t(c.pos0 + t) * c.d + k] += g;
+      }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* dtable = a.put(dtable0);
+    float* dpos = a.put(dpos0);
+    on.embedding_backward(a.put(ids), a.put(dout), dtable, c.max_len ? dpos : nullptr, c.B, c.T,
+                          c.d, c.pos0, c.scale);
+    return std::make_pair(a.get(dtable, dtable0.size()), a.get(dpos, dpos0.size()));
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got.first, ref), kNmseElementwise, "dtable vs reference");
+  EXPECT_NMSE(nmse(got.second, ref_pos), kNmseElementwise, "dpositions vs reference");
+  EXPECT_NMSE(nmse(got.first, on_cpu.first), kNmseElementwise, "dtable vs cpu");
+  return pass();
+}
+
+// ---- gather_add_forward (segment embeddings) ----
+Outcome gatherAdd(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int rows, n, d;
+  };
+  const Case cases[] = {{5, 2, 37}, {64, 3, 512}, {33000, 3, 512}};
+  const Case c = cases[which];
+  std::vector<int32_t> ids(size_t(c.rows));  // [rows]
+  std::mt19937 rng(20 + which);
+  for (auto& id : ids) id = int32_t(rng() % c.n);
+  const auto table = randomFloats(size_t(c.n) * c.d, 21);    // [n, d]
+  const auto out0 = randomFloats(size_t(c.rows) * c.d, 22);  // [rows, d]
+  std::vector<double> ref(out0.size());
+  for (int r = 0; r < c.rows; ++r)
+    for (int k = 0; k < c.d; ++k)
+      ref[size_t(r) * c.d + k] =
+          double(out0[size_t(r) * c.d + k]) + table[size_t(ids[size_t(r)]) * c.d + k];
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* out = a.put(out0);
+    on.gather_add_forward(a.put(ids), a.put(table), out, c.rows, c.d);
+    return a.get(out, out0.size());
+  };
+  const auto got = run(be), cpu_result = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT(got == cpu_result, "vs cpu: one float addition per element must be bit-identical");
+  return pass();
+}
+
+// ---- gather_add_backward (training; gradients start non-zero, so "accumulates" is checked too)
+// ----
+Outcome gatherAddBackward(Backend& be, Backend& cpu, int which) {
+  const int rows = which ? 64 : 5, n = which ? 3 : 2, d = which ? 512 : 37;
+  std::vector<int32_t> ids(static_cast<size_t>(rows));
+  std::mt19937 rng(210 + which);
+  for (auto& id : ids) id = int32_t(rng() % n);
+  const auto dout = randomFloats(size_t(rows) * d, 211);
+  const auto dtable0 = randomFloats(size_t(n) * d, 212);
+  std::vector<double> ref(dtable0.begin(), dtable0.end());
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < d; ++k) ref[size_t(ids[size_t(r)]) * d + k] += dout[size_t(r) * d + k];
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* dtable = a.put(dtable0);
+    on.gather_add_backward(a.put(ids), a.put(dout), dtable, rows, d);
+    return a.get(dtable, dtable0.size());
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  return pass();
+}
+
+// ---- mean_pool_forward ----
+Outcome meanPool(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int B, T, d;
+  };
+  const Case cases[] = {{1, 1, 8}, {3, 7, 37}, {2, 300, 512}, {33000, 2, 512}};
+  const Case c = cases[which];
+  const auto x = randomFloats(size_t(c.B) * c.T * c.d, 30 + which);  // [B, T, d]
+  std::vector<double> ref(size_t(c.B) * c.d);                        // [B, d]
+  for (int b = 0; b < c.B; ++b)
+    for (int k = 0; k < c.d; ++k) {
+      double sum = 0.0;
+      for (int t = 0; t < c.T; ++t) sum += x[(size_t(b) * c.T + t) * c.d + k];
+      ref[size_t(b) * c.d + k] = sum / c.T;
+    }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* y = a.zeros(ref.size());
+    on.mean_pool_forward(a.put(x), y, c.B, c.T, c.d);
+    return a.get(y, ref.size());
+  };
+  return againstBoth(run, be, cpu, ref, kNmseElementwise);
+}
+
+// ---- mean_pool_backward (training; gradients start non-zero, so "accumulates" is checked too)
+// ----
+Outcome meanPoolBackward(Backend& be, Backend& cpu, int which) {
+  const int B = which ? 3 : 1, T = which ? 7 : 1, d = which ? 37 : 8;
+  const auto dy = randomFloats(size_t(B) * d, 220);
+  const auto dx0 = randomFloats(size_t(B) * T * d, 221);
+  std::vector<double> ref(dx0.begin(), dx0.end());
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T; ++t)
+      for (int k = 0; k < d; ++k)
+        ref[(size_t(b) * T + t) * d + k] += double(dy[size_t(b) * d + k]) / T;
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* dx = a.put(dx0);
+    on.mean_pool_backward(a.put(dy), dx, B, T, d);
+    return a.get(dx, dx0.size());
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  return pass();
+}
+
+// ---- linear_forward ----
+Outcome linear(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int rows, in, out;
+    bool bias;
+  };
+  const Case cases[] = {{7, 13, 5, false},   {7, 13, 5, true},      {1, 129, 67, true},
+                        {33, 64, 255, true}, {64, 512, 513, false}, {33000, 8, 512, true}};
+  const Case c = cases[which];
+  const auto x = randomFloats(size_t(c.rows) * c.in, 20);  // [rows, in]
+  const auto w = randomFloats(size_t(c.out) * c.in, 21);   // [out, in]
+  const auto bias = randomFloats(size_t(c.out), 22);       // [out]
+  const size_t n = size_t(c.rows) * c.out;                 // y [rows, out]
+  std::vector<double> ref(n);
+  for (int r = 0; r < c.rows; ++r)
+    for (int o = 0; o < c.out; ++o) {
+      double acc = c.bias ? bias[size_t(o)] : 0.0;
+      for (int i = 0; i < c.in; ++i)
+        acc += double(x[size_t(r) * c.in + i]) * w[size_t(o) * c.in + i];
+      ref[size_t(r) * c.out + o] = acc;
+    }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* y = a.zeros(n);
+    on.linear_forward(a.put(x), a.put(w), c.bias ? a.put(bias) : nullptr, y, c.rows, c.in, c.out);
+    return a.get(y, n);
+  };
+  return againstBoth(run, be, cpu, ref, kNmseProduct);
+}
+
+// ---- linear_backward (training; gradients start non-zero, so "accumulates" is checked too) ----
+Outcome linearBackward(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int rows, in, out;
+    bool dx, bias;
+  };
+  const Case cases[] = {{7, 13, 5, true, true},
+                        {7, 13, 5, false, false},
+                        {1, 129, 67, true, true},
+                        {33, 64, 255, true, true},
+                        {768, 64, 192, true, true}};
+  const Case c = cases[which];
+  const auto x = randomFloats(size_t(c.rows) * c.in, 230);    // [rows, in]
+  const auto w = randomFloats(size_t(c.out) * c.in, 231);     // [out, in]
+  const auto dy = randomFloats(size_t(c.rows) * c.out, 232);  // [rows, out]
+  const auto dx0 = randomFloats(x.size(), 233), dw0 = randomFloats(w.size(), 234),
+             db0 = randomFloats(size_t(c.out), 235);
+  std::vector<double> rdx(dx0.begin(), dx0.end()), rdw(dw0.begin(), dw0.end()),
+      rdb(db0.begin(), db0.end());
+  for (int r = 0; r < c.rows; ++r)
+    for (int o = 0; o < c.out; ++o) {
+      const double g = dy[size_t(r) * c.out + o];
+      rdb[size_t(o)] += g;
+      for (int i = 0; i < c.in; ++i) {
+        rdx[size_t(r) * c.in + i] += g * w[size_t(o) * c.in + i];
+        rdw[size_t(o) * c.in + i] += g * x[size_t(r) * c.in + i];
+      }
+    }
+  struct Grads {
+    std::vector<float> dx, dw, db;
+  };
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float *dx = a.put(dx0), *dw = a.put(dw0), *db = a.put(db0);
+    on.linear_backward(a.put(dy), a.put(x), a.put(w), c.dx ? dx : nullptr, dw,
+                       c.bias ? db : nullptr, c.rows, c.in, c.out);
+    return Grads{a.get(dx, dx0.size()), a.get(dw, dw0.size()), a.get(db, db0.size())};
+  };
+  const Grads got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got.dw, rdw), kNmseProduct, "dweight vs reference");
+  EXPECT_NMSE(nmse(got.dw, on_cpu.dw), kNmseProduct, "dweight vs cpu");
+  if (c.dx) EXPECT_NMSE(nmse(got.dx, rdx), kNmseProduct, "dx vs reference");
+  if (c.bias) EXPECT_NMSE(nmse(got.db, rdb), kNmseProduct, "dbias vs reference");
+  // Gradients not asked for stay as they were.
+  if (!c.dx) EXPECT(got.dx == dx0, "dx changed though not asked for");
+  if (!c.bias) EXPECT(got.db == db0, "dbias changed though not asked for");
+  return pass();
+}
+
+// One attention layout: where Q, K, V sit in their activation buffers (all in floats).
+struct Layout {
+  const char* name;
+  int B, H, Tq, Tk, d;
+  int64_t q_size, q_offset, q_batch, q_row;  // the q view's buffer and head-0 offset, strides
+  int64_t k_size, k_offset, k_batch, k_row;  // likewise k
+  int64_t v_offset;                          // v: k's buffer shape, this head-0 offset
+  bool fused;                                // Q, K, V in one buffer (q's)
+};
+
+const std::vector<Layout>& layouts() {
+  static const std::vector<Layout> ls = [] {
+    std::vector<Layout> ls;
+    {  // separate contiguous projections [B, T, H·d]
+      const int B = 2, H = 3, Tq = 5, Tk = 7, d = 4, w = H * d;
+      ls.push_back({"contiguous", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
+                    int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w, 0, false});
+    }
+    {  // more batch items than heads
+      const int B = 5, H = 2, Tq = 3, Tk = 6, d = 5, w = H * d;
+      ls.push_back({"batch_gt_heads", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
+                    int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w, 0, false});
+    }
+    {  // fused QKV projection [B, T, 3·H·d], tutorial-sized heads
+      const int B = 2, H = 8, T = 33, d = 64, w = H * d;
+      const int64_t size = int64_t{B} * T * 3 * w;
+      ls.push_back({"fused_qkv", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size, w,
+                    int64_t{T} * 3 * w, 3 * w, 2 * w, true});
+    }
+    {  // decode step: one query [B, 1, H·d] against a KV cache [B, capacity, H·d]
+      const int B = 3, H = 4, Tk = 6, capacity = 11, d = 3, w = H * d;
+      ls.push_back({"kv_cache_step", B, H, 1, Tk, d, int64_t{B} * w, 0, w, w,
+                    int64_t{B} * capacity * w, 0, int64_t{capacity} * w, w, 0, false});
+    }
+    {  // cross attention: decoder queries [B, Tq, H·d] against fused encoder K/V [B, S, 2·H·d]
+      const int B = 2, H = 2, Tq = 4, S = 9, d = 7, w = H * d;
+      ls.push_back({"cross_fused_kv", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
+                    int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w, false});
+    }
+    ls.push_back({"single", 1, 1, 3, 1, 1, 3, 0, 3, 1, 1, 0, 1, 1, 0, false});
+    {  // the tutorial's size at 200 tokens, fused QKV: the interleaved outputs of a real layer
+      const int B = 1, H = 8, T = 200, d = 64, w = H * d;
+      const int64_t size = int64_t{B} * T * 3 * w;
+      ls.push_back({"tutorial_fused_200", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size,
+                    w, int64_t{T} * 3 * w, 3 * w, 2 * w, true});
+    }
+    return ls;
+  }();
+  return ls;
+}
+
+std::vector<std::string> layoutNames() {
+  std::vector<std::string> names;
+  for (const Layout& l : layouts()) names.push_back(l.name);
+  return names;
+}
+
+// ---- attention_scores_forward ----
+Outcome scores(Backend& be, Backend& cpu, int which) {
+  const Layout l = layouts()[size_t(which)];
+  const auto qbuf = randomFloats(size_t(l.q_size), 30 + which);
+  const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 40 + which);
+  const float scale = 1.0f / std::sqrt(float(l.d));
+  const size_t n = size_t(l.B) * l.H * l.Tq * l.Tk;  // scores [B, H, Tq, Tk]
+  std::vector<double> ref(n);
+  for (int b = 0; b < l.B; ++b)
+    for (int h = 0; h < l.H; ++h)
+      for (int i = 0; i < l.Tq; ++i)
+        for (int j = 0; j < l.Tk; ++j) {
+          double acc = 0.0;
+          for (int c = 0; c < l.d; ++c)
+            acc += double(qbuf[size_t(l.q_offset + b * l.q_batch + i * l.q_row + h * l.d + c)]) *
+                   kbuf[size_t(l.k_offset + b * l.k_batch + j * l.k_row + h * l.d + c)];
+          ref[((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j] = scale * acc;
+        }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    const float* q = a.put(qbuf);
+    const float* k = l.fused ? q : a.put(kbuf);
+    float* s = a.zeros(n);
+    on.attention_scores_forward({q + l.q_offset, l.q_batch, l.q_row},
+                                {k + l.k_offset, l.k_batch, l.k_row}, s, l.B, l.H, l.Tq, l.Tk, l.d,
+                                scale);
+    return a.get(s, n);
+  };
+  return againstBoth(run, be, cpu, ref, kNmseProduct);
+}
+
+// ---- attention_scores_backward: every layout; the gradients use the activations' layout
+// (training; gradients start non-zero, so "accumulates" is checked too) ----
+Outcome scoresBackward(Backend& be, Backend& cpu, int which) {
+  const Layout l = layouts()[size_t(which)];
+  const auto qbuf = randomFloats(size_t(l.q_size), 240 + which);
+  const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 250 + which);
+  const auto dqbuf0 = randomFloats(size_t(l.q_size), 260 + which);
+  const auto dkbuf0 = l.fused ? dqbuf0 : randomFloats(size_t(l.k_size), 270 + which);
+  const size_t n = size_t(l.B) * l.H * l.Tq * l.Tk;
+  const auto ds = randomFloats(n, 280 + which);  // [B, H, Tq, Tk]
+  const float scale = 1.0f / std::sqrt(float(l.d));
+  std::vector<double> rdq(dqbuf0.begin(), dqbuf0.end());
+  std::vector<double> rdk(dkbuf0.begin(), dkbuf0.end());
+  std::vector<double>& rk = l.fused ? rdq : rdk;  // fused: one gradient buffer for both
+  for (int b = 0; b < l.B; ++b)
+    for (int h = 0; h < l.H; ++h)
+      for (int i = 0; i < l.Tq; ++i)
+        for (int j = 0; j < l.Tk; ++j) {
+          const double g = scale * double(ds[((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j]);
+          for (int c = 0; c < l.d; ++c) {
+            const size_t qi = size_t(l.q_offset + b * l.q_batch + i * l.q_row + h * l.d + c);
+            const size_t ki = size_t(l.k_offset + b * l.k_batch + j * l.k_row + h * l.d + c);
+            rdq[qi] += g * kbuf[ki];
+            rk[ki] += g * qbuf[qi];
+          }
+        }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    const float* q = a.put(qbuf);
+    const float* k = l.fused ? q : a.put(kbuf);
+    float* dq = a.put(dqbuf0);
+    float* dk = l.fused ? dq : a.put(dkbuf0);
+    on.attention_scores_backward(
+        a.put(ds), {q + l.q_offset, l.q_batch, l.q_row}, {k + l.k_offset, l.k_batch, l.k_row},
+        {dq + l.q_offset, l.q_batch, l.q_row}, {dk + l.k_offset, l.k_batch, l.k_row}, l.B, l.H,
+        l.Tq, l.Tk, l.d, scale);
+    return std::make_pair(a.get(dq, dqbuf0.size()), a.get(dk, dkbuf0.size()));
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got.first, rdq), kNmseProduct, "dq vs reference");
+  EXPECT_NMSE(nmse(got.second, rk), kNmseProduct, "dk vs reference");
+  EXPECT_NMSE(nmse(got.first, on_cpu.first), kNmseProduct, "dq vs cpu");
+  return pass();
+}
+
+// One row of masked softmax in double, as backend.h defines it (a fully masked row with a -inf
+// fill is all zeros).
+void softmaxRowReference(const float* s, const uint8_t* m, int Tk, float fill, double* out) {
+  double mx = -kInf;
+  for (int j = 0; j < Tk; ++j) mx = std::max(mx, m[j] ? double(fill) : s[j]);
+  double sum = 0.0;
+  for (int j = 0; j < Tk; ++j)
+    sum += mx == -kInf ? 0.0 : std::exp((m[j] ? double(fill) : s[j]) - mx);
+  for (int j = 0; j < Tk; ++j)
+    out[j] = sum == 0.0 ? 0.0 : std::exp((m[j] ? double(fill) : s[j]) - mx) / sum;
+}
+
+// ---- masked_softmax_forward ----
+Outcome softmax(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int B, H, Tq, Tk;
+    float fill;
+    bool causal;
+  };
+  const Case cases[] = {{2, 3, 5, 7, -1e9f, false},    {2, 3, 5, 7, -kInf, false},
+                        {1, 2, 4, 1, -1e9f, false},    {2, 2, 3, 33, -kInf, true},
+                        {1, 4, 9, 129, -1e9f, false},  {2, 8, 17, 300, -kInf, false},
+                        {4, 16, 4100, 5, -1e9f, false}};
+  const Case c = cases[which];
+  const size_t n = size_t(c.B) * c.H * c.Tq * c.Tk;  // scores, probs [B, H, Tq, Tk]
+  const auto scores = randomFloats(n, 50 + which, -20.0f, 20.0f);
+  // mask [B, Tq, Tk]: random (~35%) or causal plus padding; query 0 of the last batch item
+  // fully masked, and (when Tq > 1) query 1 of batch item 0 not masked at all.
+  std::vector<uint8_t> mask(size_t(c.B) * c.Tq * c.Tk);
+  std::mt19937 rng(60 + which);
+  for (int b = 0; b < c.B; ++b)
+    for (int i = 0; i < c.Tq; ++i)
+      for (int j = 0; j < c.Tk; ++j)
+        mask[(size_t(b) * c.Tq + i) * c.Tk + j] =
+            c.causal ? (j > i || j >= c.Tk - b) : (rng() % 100) < 35;
+  for (int j = 0; j < c.Tk; ++j) {
+    mask[(size_t(c.B - 1) * c.Tq + 0) * c.Tk + j] = 1;
+    if (c.Tq > 1 && c.B > 1) mask[(size_t(0) * c.Tq + 1) * c.Tk + j] = 0;
+  }
+  std::vector<double> ref(n);
+  for (int b = 0; b < c.B; ++b)
+    for (int h = 0; h < c.H; ++h)
+      for (int i = 0; i < c.Tq; ++i) {
+        const size_t row = ((size_t(b) * c.H + h) * c.Tq + i) * c.Tk;
+        softmaxRowReference(scores.data() + row, mask.data() + (size_t(b) * c.Tq + i) * c.Tk, c.Tk,
+                            c.fill, ref.data() + row);
+      }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* p = a.zeros(n);
+    on.masked_softmax_forward(a.put(scores), a.put(mask), p, c.B, c.H, c.Tq, c.Tk, c.fill);
+    return a.get(p, n);
+  };
+  const auto got = run(be), cpu_result = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, cpu_result), kNmseElementwise, "vs cpu");
+  // backend.h's promises, exactly: masked cells 0, rows sum to 1, fully masked rows uniform
+  // (finite fill) or all zeros (-inf fill).
+  for (int b = 0; b < c.B; ++b)
+    for (int h = 0; h < c.H; ++h)
+      for (int i = 0; i < c.Tq; ++i) {
+        const size_t row = ((size_t(b) * c.H + h) * c.Tq + i) * c.Tk;
+        const uint8_t* m = mask.data() + (size_t(b) * c.Tq + i) * c.Tk;
+        const bool all = std::all_of(m, m + c.Tk, [](uint8_t v) { return v != 0; });
+        double sum = 0.0;
+        for (int j = 0; j < c.Tk; ++j) {
+          const float p = got[row + j];
+          sum += p;
+          const char* broken = nullptr;
+          if (all && c.fill == -kInf && p != 0.0f)
+            broken = "a fully masked row with fill -inf is not all zeros";
+          else if (all && c.fill != -kInf && !(std::abs(p - 1.0f / float(c.Tk)) <= 1e-7f))
+            broken = "a fully masked row with a finite fill is not uniform";
+          else if (!all && m[j] && p != 0.0f)
+            broken = "a masked cell is not 0";
+          EXPECT(!broken,
+                 broken << " at (" << b << ", " << h << ", " << i << ", " << j << "): " << p);
+        }
+        if (!(all && c.fill == -kInf))
+          EXPECT(std::abs(sum - 1.0) <= 1e-5,
+                 "row (" << b << ", " << h << ", " << i << ") sums to " << sum);
+      }
+  return pass();
+}
+
+// ---- masked_softmax_backward: probs from a real masked softmax (training; gradients start
+// non-zero, so "accumulates" is checked too) ----
+Outcome softmaxBackward(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int B, H, Tq, Tk;
+    float fill;
+    bool causal, in_place;
+  };
+  const Case cases[] = {{2, 3, 5, 7, -1e9f, false, false},
+                        {2, 2, 3, 33, -kInf, true, false},
+                        {1, 4, 9, 129, -1e9f, false, true},
+                        {2, 8, 17, 300, -kInf, false, false}};
+  const Case c = cases[which];
+  const size_t n = size_t(c.B) * c.H * c.Tq * c.Tk;
+  const auto scores = randomFloats(n, 290 + which, -5.0f, 5.0f);
+  std::vector<uint8_t> mask(size_t(c.B) * c.Tq * c.Tk);
+  std::mt19937 rng(300 + which);
+  for (int b = 0; b < c.B; ++b)
+    for (int i = 0; i < c.Tq; ++i)
+      for (int j = 0; j < c.Tk; ++j)
+        mask[(size_t(b) * c.Tq + i) * c.Tk + j] = c.causal ? j > i : (rng() % 100) < 30;
+  for (int j = 0; j < c.Tk; ++j) mask[size_t(j)] = 1;  // one row fully masked
+  std::vector<float> probs(n);
+  cpu.masked_softmax_forward(scores.data(), mask.data(), probs.data(), c.B, c.H, c.Tq, c.Tk,
+                             c.fill);
+  const auto dprobs = randomFloats(n, 310 + which);
+  std::vector<double> ref(n);
+  for (size_t row = 0; row < n / size_t(c.Tk); ++row) {
+    const size_t b = row / (size_t(c.H) * c.Tq), i = row % size_t(c.Tq);
+    const uint8_t* m = mask.data() + (b * c.Tq + i) * c.Tk;
+    double dot = 0.0;
+    for (int j = 0; j < c.Tk; ++j) dot += double(probs[row * c.Tk + j]) * dprobs[row * c.Tk + j];
+    for (int j = 0; j < c.Tk; ++j)
+      ref[row * c.Tk + j] = m[j] ? 0.0 : probs[row * c.Tk + j] * (dprobs[row * c.Tk + j] - dot);
+  }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* dp = a.put(dprobs);
+    float* ds = c.in_place ? dp : a.zeros(n);
+    on.masked_softmax_backward(a.put(probs), dp, a.put(mask), ds, c.B, c.H, c.Tq, c.Tk);
+    return a.get(ds, n);
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  // A masked cell gets no gradient, exactly; every unmasked row's gradients sum to 0.
+  for (size_t row = 0; row < n / size_t(c.Tk); ++row) {
+    const size_t b = row / (size_t(c.H) * c.Tq), i = row % size_t(c.Tq);
+    double sum = 0.0;
+    for (int j = 0; j < c.Tk; ++j) {
+      if (mask[(b * c.Tq + i) * c.Tk + j])
+        EXPECT(got[row * c.Tk + j] == 0.0f,
+               "masked cell (" << row << ", " << j << ") has gradient " << got[row * c.Tk + j]);
+      sum += got[row * c.Tk + j];
+    }
+    EXPECT(std::abs(sum) <= 1e-5, "the gradients of row " << row << " sum to " << sum);
+  }
+  return pass();
+}
+
+// ---- attention_context_forward ----
+Outcome context(Backend& be, Backend& cpu, int which) {
+  const Layout l = layouts()[size_t(which)];
+  const auto vbuf = randomFloats(size_t(l.k_size), 70 + which);  // k's buffer shape
+  const size_t np = size_t(l.B) * l.H * l.Tq * l.Tk;             // probs [B, H, Tq, Tk]
+  const auto probs = randomFloats(np, 80 + which, 0.0f, 1.0f);
+  const int64_t width = int64_t{l.H} * l.d;
+  const size_t n = size_t(l.B) * l.Tq * size_t(width);  // ctx [B, Tq, H·d]
+  std::vector<double> ref(n);
+  for (int b = 0; b < l.B; ++b)
+    for (int h = 0; h < l.H; ++h)
+      for (int i = 0; i < l.Tq; ++i)
+        for (int c = 0; c < l.d; ++c) {
+          double acc = 0.0;
+          for (int j = 0; j < l.Tk; ++j)
+            acc += double(probs[((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j]) *
+                   vbuf[size_t(l.v_offset + b * l.k_batch + j * l.k_row + h * l.d + c)];
+          ref[(size_t(b) * l.Tq + i) * size_t(width) + size_t(h) * l.d + c] = acc;
+        }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    const float* v = a.put(vbuf);
+    float* ctx = a.zeros(n);
+    on.attention_context_forward(a.put(probs), {v + l.v_offset, l.k_batch, l.k_row}, ctx, l.B, l.H,
+                                 l.Tq, l.Tk, l.d);
+    return a.get(ctx, n);
+  };
+  return againstBoth(run, be, cpu, ref, kNmseProduct);
+}
+
+// ---- attention_context_backward (training; gradients start non-zero, so "accumulates" is checked
+// too) ----
+Outcome contextBackward(Backend& be, Backend& cpu, int which) {
+  const Layout l = layouts()[size_t(which)];
+  const auto vbuf = randomFloats(size_t(l.k_size), 320 + which);
+  const auto dvbuf0 = randomFloats(size_t(l.k_size), 330 + which);
+  const size_t np = size_t(l.B) * l.H * l.Tq * l.Tk;
+  const auto probs = randomFloats(np, 340 + which, 0.0f, 1.0f);
+  const int64_t width = int64_t{l.H} * l.d;
+  const auto dctx = randomFloats(size_t(l.B) * l.Tq * size_t(width), 350 + which);
+  std::vector<double> rdp(np, 0.0), rdv(dvbuf0.begin(), dvbuf0.end());
+  for (int b = 0; b < l.B; ++b)
+    for (int h = 0; h < l.H; ++h)
+      for (int i = 0; i < l.Tq; ++i)
+        for (int j = 0; j < l.Tk; ++j) {
+          const size_t pi = ((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j;
+          for (int c = 0; c < l.d; ++c) {
+            const size_t vi = size_t(l.v_offset + b * l.k_batch + j * l.k_row + h * l.d + c);
+            const double g = dctx[(size_t(b) * l.Tq + i) * size_t(width) + size_t(h) * l.d + c];
+            rdp[pi] += g * vbuf[vi];
+            rdv[vi] += double(probs[pi]) * g;
+          }
+        }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    const float* v = a.put(vbuf);
+    float* dv = a.put(dvbuf0);
+    float* dp = a.put(randomFloats(np, 360));  // overwritten
+    on.attention_context_backward(a.put(dctx), a.put(probs), {v + l.v_offset, l.k_batch, l.k_row},
+                                  dp, {dv + l.v_offset, l.k_batch, l.k_row}, l.B, l.H, l.Tq, l.Tk,
+                                  l.d);
+    return std::make_pair(a.get(dp, np), a.get(dv, dvbuf0.size()));
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got.first, rdp), kNmseProduct, "dprobs vs reference");
+  EXPECT_NMSE(nmse(got.second, rdv), kNmseProduct, "dv vs reference");
+  EXPECT_NMSE(nmse(got.first, on_cpu.first), kNmseProduct, "dprobs vs cpu");
+  return pass();
+}
+
+// ---- layernorm_forward ----
+Outcome layernorm(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int rows, d;
+    bool affine, in_place;
+  };
+  const Case cases[] = {{5, 37, true, false},   {5, 37, false, false}, {3, 129, true, true},
+                        {9, 512, false, true},  {4, 1, true, false},   {2, 2048, true, false},
+                        {300000, 3, true, true}};
+  const Case c = cases[which];
+  const float eps = 1e-5f;
+  const size_t n = size_t(c.rows) * c.d;  // x, y [rows, d]
+  const auto x = randomFloats(n, 90 + which, -3.0f, 5.0f);
+  const auto gamma = randomFloats(size_t(c.d), 91, 0.5f, 1.5f);  // [d]
+  const auto beta = randomFloats(size_t(c.d), 92);               // [d]
+  std::vector<double> ref(n);
+  for (int r = 0; r < c.rows; ++r) {
+    const float* xr = x.data() + size_t(r) * c.d;
+    double mean = 0.0, var = 0.0;
+    for (int k = 0; k < c.d; ++k) mean += xr[k];
+    mean /= c.d;
+    for (int k = 0; k < c.d; ++k) var += (xr[k] - mean) * (xr[k] - mean);
+    var /= c.d;
+    for (int k = 0; k < c.d; ++k) {
+      const double v = (xr[k] - mean) / std::sqrt(var + eps);
+      ref[size_t(r) * c.d + k] = c.affine ? v * gamma[size_t(k)] + beta[size_t(k)] : v;
+    }
+  }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* xd = a.put(x);
+    float* y = c.in_place ? xd : a.zeros(n);
+    on.layernorm_forward(xd, c.affine ? a.put(gamma) : nullptr, c.affine ? a.put(beta) : nullptr, y,
+                         c.rows, c.d, eps);
+    return a.get(y, n);
+  };
+  return againstBoth(run, be, cpu, ref, kNmseElementwise);
+}
+
+// ---- layernorm_backward (training; gradients start non-zero, so "accumulates" is checked too)
+// ----
+Outcome layernormBackward(Backend& be, Backend& cpu, int which) {
+  const int rows_of[] = {5, 5, 9, 4}, d_of[] = {37, 37, 512, 1};
+  const bool affine = which != 1;
+  const int rows = rows_of[which], d = d_of[which];
+  const float eps = 1e-5f;
+  const size_t n = size_t(rows) * d;
+  const auto x = randomFloats(n, 370 + which, -3.0f, 5.0f);
+  const auto dy = randomFloats(n, 371 + which);
+  const auto gamma = randomFloats(size_t(d), 372, 0.5f, 1.5f);
+  const auto dx0 = randomFloats(n, 373), dg0 = randomFloats(size_t(d), 374),
+             db0 = randomFloats(size_t(d), 375);
+  std::vector<double> rdx(dx0.begin(), dx0.end()), rdg(dg0.begin(), dg0.end()),
+      rdb(db0.begin(), db0.end());
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x.data() + size_t(r) * d;
+    const float* g = dy.data() + size_t(r) * d;
+    double mean = 0, var = 0;
+    for (int k = 0; k < d; ++k) mean += xr[k];
+    mean /= d;
+    for (int k = 0; k < d; ++k) var += (xr[k] - mean) * (xr[k] - mean);
+    var /= d;
+    const double rstd = 1.0 / std::sqrt(var + eps);
+    double m1 = 0, m2 = 0;
+    for (int k = 0; k < d; ++k) {
+      const double dxhat = affine ? double(g[k]) * gamma[size_t(k)] : g[k];
+      m1 += dxhat / d;
+      m2 += dxhat * (xr[k] - mean) * rstd / d;
+    }
+    for (int k = 0; k < d; ++k) {
+      const double xhat = (xr[k] - mean) * rstd;
+      const double dxhat = affine ? double(g[k]) * gamma[size_t(k)] : g[k];
+      rdx[size_t(r) * d + k] += rstd * (dxhat - m1 - xhat * m2);
+      rdg[size_t(k)] += g[k] * xhat;
+      rdb[size_t(k)] += g[k];
+    }
+  }
+  struct Grads {
+    std::vector<float> dx, dg, db;
+  };
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float *dx = a.put(dx0), *dg = a.put(dg0), *db = a.put(db0);
+    on.layernorm_backward(a.put(dy), a.put(x), affine ? a.put(gamma) : nullptr, dx, dg, db, rows, d,
+                          eps);
+    return Grads{a.get(dx, n), a.get(dg, dg0.size()), a.get(db, db0.size())};
+  };
+  const Grads got = run(be), on_cpu = run(cpu);
+  // d = 1: x̂ is 0 and the input's gradient is exactly 0 (+ what dx held); both sides agree.
+  EXPECT_NMSE(nmse(got.dx, rdx), 1e-8, "dx vs reference");
+  EXPECT_NMSE(nmse(got.dx, on_cpu.dx), 1e-8, "dx vs cpu");
+  if (affine) {
+    EXPECT_NMSE(nmse(got.dg, rdg), kNmseProduct, "dgamma vs reference");
+    EXPECT_NMSE(nmse(got.db, rdb), kNmseProduct, "dbeta vs reference");
+  } else {  // identity affine: no parameters, their gradients untouched
+    EXPECT(got.dg == dg0 && got.db == db0, "identity affine: dgamma or dbeta changed");
+  }
+  return pass();
+}
+
+// ---- activation_forward ----
+Outcome activation(Backend& be, Backend& cpu, int which) {
+  const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh,
+                             Activation::Silu, Activation::Tanh, Activation::Gelu};
+  const size_t sizes[] = {1003, 1003, 4099, 1003, 1003, size_t(kElementSweep) + 1001};
+  const Activation act = acts[which];
+  const auto x = randomFloats(sizes[which], 100 + which, -6.0f, 6.0f);
+  std::vector<double> ref(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    switch (act) {
+      case Activation::Relu:
+        ref[i] = v > 0 ? v : 0.0;
+        break;
+      case Activation::Gelu:
+        ref[i] = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+        break;
+      case Activation::GeluTanh:
+        ref[i] = 0.5 * v *
+                 (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
+        break;
+      case Activation::Silu:
+        ref[i] = v / (1.0 + std::exp(-v));
+        break;
+      case Activation::Tanh:
+        ref[i] = std::tanh(v);
+        break;
+    }
+  }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* xd = a.put(x);
+    on.activation_forward(xd, int64_t(x.size()), act);
+    return a.get(xd, x.size());
+  };
+  return againstBoth(run, be, cpu, ref, kNmseElementwise);
+}
+
+// ---- activation_backward: against the analytic derivatives, in double (training; gradients start
+// non-zero, so "accumulates" is checked too) ----
+Outcome activationBackward(Backend& be, Backend& cpu, int which) {
+  const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh,
+                             Activation::Silu, Activation::Tanh};
+  const Activation act = acts[which];
+  const auto x = randomFloats(1003, 380 + which, -6.0f, 6.0f);
+  const auto dy = randomFloats(x.size(), 390 + which);
+  std::vector<double> ref(x.size());
+  const double k = std::sqrt(2.0 / std::numbers::pi);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    double g = 0;
+    switch (act) {
+      case Activation::Relu:
+        g = v > 0 ? 1.0 : 0.0;
+        break;
+      case Activation::Gelu:
+        g = 0.5 * (1 + std::erf(v / std::sqrt(2.0))) +
+            v * std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);
+        break;
+      case Activation::GeluTanh: {
+        const double t = std::tanh(k * (v + 0.044715 * v * v * v));
+        g = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * k * (1 + 3 * 0.044715 * v * v);
+        break;
+      }
+      case Activation::Silu: {
+        const double s = 1 / (1 + std::exp(-v));
+        g = s * (1 + v * (1 - s));
+        break;
+      }
+      case Activation::Tanh:
+        g = 1 - std::tanh(v) * std::tanh(v);
+        break;
+    }
+    ref[i] = dy[i] * g;
+  }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* d = a.put(dy);  // in place: dx aliases dy
+    on.activation_backward(a.put(x), d, d, int64_t(x.size()), act);
+    return a.get(d, x.size());
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  return pass();
+}
+
+// ---- residual_forward ----
+Outcome residual(Backend& be, Backend& cpu, int which) {
+  const size_t sizes[] = {1, 1027, 100003, size_t(kElementSweep) + 77};
+  const size_t n = sizes[which];
+  const auto x = randomFloats(n, 110 + which), y0 = randomFloats(n, 120 + which);
+  std::vector<double> ref(n);
+  for (size_t i = 0; i < n; ++i) ref[i] = double(y0[i]) + x[i];
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* y = a.put(y0);
+    on.residual_forward(a.put(x), y, int64_t(n));
+    return a.get(y, n);
+  };
+  const auto got = run(be), cpu_result = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT(got == cpu_result, "vs cpu: one float addition per element must be bit-identical");
+  return pass();
+}
+
+// ---- scale_forward (a head's temperature, a head switched off) ----
+Outcome scale(Backend& be, Backend& cpu, int which) {
+  const size_t sizes[] = {1, 1027, size_t(kElementSweep) + 5};
+  const float factors[] = {0.0f, 0.37f, -2.5f};
+  const size_t n = sizes[which];
+  const float s = factors[which];
+  const auto x0 = randomFloats(n, 150 + which);
+  std::vector<double> ref(n);
+  for (size_t i = 0; i < n; ++i) ref[i] = double(x0[i]) * s;
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* x = a.put(x0);
+    on.scale_forward(x, int64_t(n), s);
+    return a.get(x, n);
+  };
+  const auto got = run(be), cpu_result = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT(got == cpu_result, "vs cpu: one float multiplication per element must be bit-identical");
+  return pass();
+}
+
+// ======== training only ========
+
+// ---- residual_backward, scale_backward, zero ----
+Outcome elementwiseBackward(Backend& be, Backend&, int) {
+  const size_t n = 1027;
+  const auto dy = randomFloats(n, 400), dx0 = randomFloats(n, 401);
+  std::vector<double> ref_res(n), ref_scale(n);
+  for (size_t i = 0; i < n; ++i) {
+    ref_res[i] = double(dx0[i]) + dy[i];
+    ref_scale[i] = 0.25 * dx0[i];
+  }
+  Arena a(be);
+  float* dx = a.put(dx0);
+  be.residual_backward(a.put(dy), dx, int64_t(n));
+  EXPECT_NMSE(nmse(a.get(dx, n), ref_res), kNmseElementwise, "residual_backward");
+  float* sx = a.put(dx0);
+  be.scale_backward(sx, int64_t(n), 0.25f);
+  EXPECT_NMSE(nmse(a.get(sx, n), ref_scale), kNmseElementwise, "scale_backward");
+  float* z = a.put(dx0);
+  be.zero(z + 3, int64_t(n) - 4);
+  const auto zeros = a.get(z, n);
+  EXPECT(zeros[2] == dx0[2], "zeros[2] is " << zeros[2]);
+  EXPECT(zeros[n - 1] == dx0[n - 1], "zeros[n - 1] is " << zeros[n - 1]);
+  EXPECT(std::all_of(zeros.begin() + 3, zeros.end() - 1, [](float v) { return v == 0.0f; }),
+         "zero() left non-zero values");
+  return pass();
+}
+
+// ---- dropout: the same mask on every backend, forward and backward ----
+Outcome dropout(Backend& be, Backend& cpu, int which) {
+  const float ps[] = {0.1f, 0.5f, 0.0f};
+  const size_t sizes[] = {100003, 4099, 1027};
+  const float p = ps[which];
+  const size_t n = sizes[which];
+  const auto x = randomFloats(n, 410 + which, 0.5f, 1.5f);  // no zeros: a 0 means dropped
+  auto run = [&](Backend& on, bool backward) {
+    Arena a(on);
+    float* d = a.put(x);
+    if (backward)
+      on.dropout_backward(d, int64_t(n), p, 12345);
+    else
+      on.dropout_forward(d, int64_t(n), p, 12345);
+    return a.get(d, n);
+  };
+  const auto fwd = run(be, false), bwd = run(be, true), on_cpu = run(cpu, false);
+  // The counter-based mask: bit-identical on every backend; the backward recomputes it.
+  EXPECT(fwd == on_cpu, "the dropout mask differs from the CPU backend's");
+  EXPECT(fwd == bwd, "the backward's mask differs from the forward's");
+  size_t dropped = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (fwd[i] == 0.0f) {
+      ++dropped;
+    } else {
+      EXPECT(std::abs(fwd[i] - x[i] / (1.0f - p)) <= 1e-6f * fwd[i],
+             "a kept element " << i << " is " << fwd[i] << ", not x / (1 − p)");
+    }
+  }
+  // The fraction dropped is p within 5 standard deviations of a binomial.
+  const double sd = std::sqrt(p * (1 - p) / double(n));
+  EXPECT(std::abs(double(dropped) / n - p) <= 5 * sd + 1e-12,
+         "dropped " << dropped << " of " << n << " at p " << p);
+  // Another seed, another mask.
+  if (p > 0) {
+    Arena a(be);
+    float* d = a.put(x);
+    be.dropout_forward(d, int64_t(n), p, 54321);
+    EXPECT(a.get(d, n) != fwd, "another seed gave the same mask");
+  }
+  return pass();
+}
+
+// ---- cross_entropy_forward / cross_entropy_backward ----
+Outcome crossEntropy(Backend& be, Backend& cpu, int which) {
+  const int rows_of[] = {7, 33, 5}, v_of[] = {11, 40, 1000};
+  const float eps_of[] = {0.0f, 0.1f, 0.2f};
+  const int rows = rows_of[which], V = v_of[which];
+  const float smoothing = eps_of[which], scale = 1.0f / 3.0f;
+  auto logits = randomFloats(size_t(rows) * V, 420 + which, -8.0f, 8.0f);
+  logits[3] = logits[5] = 20.0f;  // a tie for row 0's argmax: the first wins
+  std::vector<int32_t> targets(static_cast<size_t>(rows));
+  std::mt19937 rng(430 + which);
+  for (auto& t : targets) t = int32_t(rng() % V);
+  targets[1] = -1;  // ignored
+  std::vector<double> ref_loss(static_cast<size_t>(rows)), ref_grad(logits.size());
+  std::vector<int32_t> ref_arg(static_cast<size_t>(rows));
+  for (int r = 0; r < rows; ++r) {
+    const float* z = logits.data() + size_t(r) * V;
+    double mx = z[0];
+    int arg = 0;
+    for (int v = 1; v < V; ++v)
+      if (z[v] > mx) mx = z[v], arg = v;
+    ref_arg[size_t(r)] = arg;
+    double sum = 0;
+    for (int v = 0; v < V; ++v) sum += std::exp(z[v] - mx);
+    const int t = targets[size_t(r)];
+    if (t < 0) continue;
+    double loss = 0;
+    for (int v = 0; v < V; ++v) {
+      const double q = (v == t ? 1.0 - smoothing : 0.0) + smoothing / V;
+      const double logp = z[v] - mx - std::log(sum);
+      loss -= q * logp;
+      ref_grad[size_t(r) * V + v] = scale * (std::exp(logp) - q);
+    }
+    ref_loss[size_t(r)] = loss;
+  }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    const float* z = a.put(logits);
+    const int32_t* t = a.put(targets);
+    float* losses = a.zeros(size_t(rows));
+    int32_t* pred = a.put(std::vector<int32_t>(size_t(rows), -7));
+    float* g = a.put(randomFloats(logits.size(), 440));  // overwritten
+    on.cross_entropy_forward(z, t, losses, pred, rows, V, -1, smoothing);
+    on.cross_entropy_backward(z, t, g, rows, V, -1, smoothing, scale);
+    std::vector<int32_t> p(static_cast<size_t>(rows));
+    on.copy_to_host(reinterpret_cast<const float*>(pred), reinterpret_cast<float*>(p.data()), rows);
+    return std::make_tuple(a.get(losses, size_t(rows)), p, a.get(g, logits.size()));
+  };
+  const auto [loss, pred, grad] = run(be);
+  const auto [cpu_loss, cpu_pred, cpu_grad] = run(cpu);
+  EXPECT_NMSE(nmse(loss, ref_loss), kNmseElementwise, "losses vs reference");
+  EXPECT_NMSE(nmse(grad, ref_grad), kNmseElementwise, "dlogits vs reference");
+  EXPECT_NMSE(nmse(grad, cpu_grad), kNmseElementwise, "dlogits vs cpu");
+  EXPECT(pred == ref_arg, "the argmaxes differ from the reference");
+  EXPECT(pred[0] == 3, "pred[0] is " << pred[0]);
+  EXPECT(loss[1] == 0.0f, "loss[1] is " << loss[1]);
+  EXPECT(std::all_of(grad.begin() + V, grad.begin() + 2 * V, [](float v) { return v == 0.0f; }),
+         "an ignored row has gradients");
+  return pass();
+}
+
+// ---- sum_squares and adamw_update (the optimizer's two ops) ----
+Outcome optimizerOps(Backend& be, Backend&, int which) {
+  const bool decoupled = which == 1;
+  const size_t n = decoupled ? 100003 : 1027;
+  const auto p0 = randomFloats(n, 450), g = randomFloats(n, 451),
+             m0 = randomFloats(n, 452, -0.1f, 0.1f);
+  const auto v0 = randomFloats(n, 453, 0.0f, 0.01f);
+  AdamStep s;
+  s.lr = 1e-3f;
+  s.beta1 = 0.9f;
+  s.beta2 = 0.98f;
+  s.eps = 1e-9f;
+  s.weight_decay = 0.01f;
+  s.decoupled = decoupled;
+  s.bias_correction1 = 1.0f - std::pow(0.9f, 3.0f);
+  s.bias_correction2 = 1.0f - std::pow(0.98f, 3.0f);
+  s.grad_scale = 0.5f;
+  std::vector<double> rp(n), rm(n), rv(n);
+  double squares = 0;
+  for (size_t i = 0; i < n; ++i) {
+    squares += double(g[i]) * g[i];
+    double p = p0[i];
+    const double gi = double(g[i]) * s.grad_scale + (decoupled ? 0.0 : s.weight_decay * p);
+    if (decoupled) p *= 1.0 - double(s.lr) * s.weight_decay;
+    rm[i] = m0[i] + (1.0 - s.beta1) * (gi - m0[i]);
+    rv[i] = s.beta2 * double(v0[i]) + (1.0 - s.beta2) * gi * gi;
+    rp[i] = p - (s.lr / double(s.bias_correction1)) * rm[i] /
+                    (std::sqrt(rv[i]) / std::sqrt(double(s.bias_correction2)) + s.eps);
+  }
+  Arena a(be);
+  float *p = a.put(p0), *m = a.put(m0), *v = a.put(v0);
+  const float* dg = a.put(g);
+  const double sum = be.sum_squares(dg, int64_t(n));
+  EXPECT(std::abs(sum - squares) <= 1e-9 * squares,
+         "sum_squares " << sum << ", reference " << squares);
+  be.adamw_update(p, dg, m, v, int64_t(n), s);
+  EXPECT_NMSE(nmse(a.get(p, n), rp), kNmseElementwise, "params");
+  EXPECT_NMSE(nmse(a.get(m, n), rm), kNmseElementwise, "first moments");
+  EXPECT_NMSE(nmse(a.get(v, n), rv), kNmseElementwise, "second moments");
+  return pass();
+}
+
+// ---- large: scores, softmax and context with a score buffer past 2³¹ floats ----
+//
+// One batch item, 16 heads of 12000 × 12000 scores: 2.3·10⁹ floats (9.2 GB) for the scores and as
+// many for the probabilities; the last heads start past float index 2³¹, so every index and
+// offset must be 64-bit. Checked on sampled rows (including the one that crosses 2³¹) against a
+// double reference.
+Outcome largeScores(Backend& be, Backend&, int) {
+  if (onCpu(be)) return skip("GPU only (the CPU would need 19 GB and minutes)");
+  const int B = 1, H = 16, T = 12000, d = 64, width = H * d;
+  const int64_t per_head = int64_t{T} * T, n = int64_t{H} * per_head;  // [1, H, T, T]
+  static_assert(int64_t{16} * 12000 * 12000 > (int64_t{1} << 31));
+  const float scale = 1.0f / std::sqrt(float(d)), fill = -1e9f;
+  BufferPtr s_buf, p_buf;
+  try {
+    s_buf = be.allocate(size_t(n) * sizeof(float));
+    p_buf = be.allocate(size_t(n) * sizeof(float));
+  } catch (const Error& e) {
+    return skip(str("needs 2 × ", formatBytes(size_t(n) * 4), " of device memory: ", e.what()));
+  }
+  const auto q = randomFloats(size_t(T) * width, 130), k = randomFloats(size_t(T) * width, 131),
+             v = randomFloats(size_t(T) * width, 132);  // [1, T, H·d] each
+  std::vector<uint8_t> mask(size_t(T) * T);             // [1, T, T]: causal, last 100 keys padding
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T; ++j) mask[size_t(i) * T + j] = j > i || j >= T - 100;
+  Arena a(be);
+  const float* qd = a.put(q);
+  const float* kd = a.put(k);
+  const float* vd = a.put(v);
+  const uint8_t* md = a.put(mask);
+  float* ctx = a.zeros(size_t(T) * width);
+  be.attention_scores_forward({qd, int64_t{T} * width, width}, {kd, int64_t{T} * width, width},
+                              s_buf->f32(), B, H, T, T, d, scale);
+  be.masked_softmax_forward(s_buf->f32(), md, p_buf->f32(), B, H, T, T, fill);
+  be.attention_context_forward(p_buf->f32(), {vd, int64_t{T} * width, width}, ctx, B, H, T, T, d);
+  const auto got_ctx = a.get(ctx, size_t(T) * width);
+
+  const int64_t crossing = int64_t{1} << 31;  // the first flat index past 32-bit signed offsets
+  const int cross_h = int(crossing / per_head), cross_i = int((crossing % per_head) / T);
+  const std::pair<int, int> rows[] = {{0, 0},
+                                      {0, T - 1},
+                                      {7, 5999},
+                                      {cross_h, cross_i - 1},
+                                      {cross_h, cross_i},
+                                      {cross_h, cross_i + 1},
+                                      {H - 1, 0},
+                                      {H - 1, T / 2},
+                                      {H - 1, T - 1}};
+  std::vector<float> s_row(static_cast<size_t>(T)), p_row(static_cast<size_t>(T));
+  std::vector<double> s_ref(static_cast<size_t>(T)), p_ref(static_cast<size_t>(T)),
+      c_ref(static_cast<size_t>(d));
+  for (const auto& [h, i] : rows) {
+    const size_t offset = (size_t(h) * per_head + size_t(i) * T) * sizeof(float);
+    be.download(*s_buf, s_row.data(), size_t(T) * sizeof(float), offset);
+    be.download(*p_buf, p_row.data(), size_t(T) * sizeof(float), offset);
+    for (int j = 0; j < T; ++j) {
+      double acc = 0.0;
+      for (int c = 0; c < d; ++c)
+        acc += double(q[size_t(i) * width + h * d + c]) * k[size_t(j) * width + h * d + c];
+      s_ref[size_t(j)] = scale * acc;
+    }
+    EXPECT_NMSE(nmse(s_row.data(), s_ref.data(), size_t(T)), kNmseProduct,
+                "scores of head " << h << " row " << i);
+    softmaxRowReference(s_row.data(), mask.data() + size_t(i) * T, T, fill, p_ref.data());
+    EXPECT_NMSE(nmse(p_row.data(), p_ref.data(), size_t(T)), kNmseElementwise,
+                "probabilities of head " << h << " row " << i);
+    for (int c = 0; c < d; ++c) {
+      double acc = 0.0;
+      for (int j = 0; j < T; ++j) acc += p_ref[size_t(j)] * v[size_t(j) * width + h * d + c];
+      c_ref[size_t(c)] = acc;
+    }
+    EXPECT_NMSE(nmse(got_ctx.data() + size_t(i) * width + size_t(h) * d, c_ref.data(), size_t(d)),
+                kNmseProduct, "context of head " << h << " row " << i);
+  }
+  return pass(str("scores and probabilities of ", n, " floats each (2^31 = ", int64_t{1} << 31,
+                  "); rows checked around flat index 2^31 (head ", cross_h, ", row ", cross_i,
+                  ")"));
+}
+
+// ---- large: out of device memory in the middle of a sequence of ops, then the same again ----
+Outcome outOfMemory(Backend& be, Backend&, int) {
+  if (onCpu(be)) return skip("GPU only (it would exhaust the host's memory)");
+  const int rows = 64, in = 512, out = 513;
+  const auto x = randomFloats(size_t(rows) * in, 140), w = randomFloats(size_t(out) * in, 141);
+  auto sequence = [&] {  // a linear layer, then a larger temporary: allocations along the way
+    Arena a(be);
+    float* y = a.zeros(size_t(rows) * out);
+    be.linear_forward(a.put(x), a.put(w), nullptr, y, rows, in, out);
+    float* big = a.zeros(size_t(64) << 20);  // 256 MiB
+    be.residual_forward(y, big, int64_t(rows) * out);
+    return a.get(big, size_t(rows) * out);
+  };
+  const auto before = sequence();
+  std::vector<BufferPtr> hog;
+  std::string oom;
+  for (size_t chunk : {size_t{1} << 30, size_t{64} << 20, size_t{1} << 20}) {
+    for (int i = 0; i < 4096; ++i) {
+      try {
+        hog.push_back(be.allocate(chunk));
+      } catch (const Error& e) {
+        if (oom.empty()) oom = e.what();
+        break;
+      }
+    }
+  }
+  EXPECT(!oom.empty(), "allocated " << hog.size() << " buffers without running out of memory");
+  EXPECT(oom.find("out of GPU memory") != std::string::npos, "the message: " << oom);
+  EXPECT(be.healthy(), "out of memory marked the backend unusable: " << be.failure());
+  std::string mid;
+  try {
+    sequence();
+  } catch (const Error& e) {
+    mid = e.what();
+  }
+  EXPECT(be.healthy(), "out of memory mid-sequence marked the backend unusable: " << be.failure());
+  hog.clear();
+  be.synchronize();
+  const auto after = sequence();
+  // cuBLAS may pick another algorithm when its workspace could not be had: equal to rounding.
+  EXPECT_NMSE(nmse(after, before), kNmseProduct, "after running out of memory, vs before");
+  return pass(str("first refusal: ", oom,
+                  mid.empty() ? "; the sequence still fitted" : "; mid-sequence: " + mid));
+}
+
+// ---- fault: a kernel reads an illegal address ----
+Outcome illegalAddress(Backend& be, Backend&, int) {
+  if (onCpu(be)) return skip("GPU only (on the CPU it would crash the process)");
+  BufferPtr y = be.allocate(size_t{1} << 22);
+  const auto* bogus = reinterpret_cast<const float*>(uintptr_t{0x10});  // no device memory there
+  std::string first;
+  try {
+    be.residual_forward(bogus, y->f32(), int64_t{1} << 20);
+    be.synchronize();
+  } catch (const Error& e) {
+    first = e.what();
+  }
+  EXPECT(!first.empty(), "a kernel reading address 0x10 raised no error");
+  EXPECT(first.find("Illegal") != std::string::npos ||
+             first.find("LaunchFailure") != std::string::npos,
+         "the error does not name the CUDA error: " << first);
+  EXPECT(!be.healthy(), "failure() is empty after: " << first);
+  const char* sync = std::getenv("ATTNVIZ_CUDA_SYNC");
+  if (sync && std::string(sync) == "1")
+    EXPECT(first.find("residual_forward faulted") != std::string::npos,
+           "with ATTNVIZ_CUDA_SYNC=1 the error does not name the op: " << first);
+  std::string second;
+  try {
+    BufferPtr again = be.allocate(64);
+  } catch (const Error& e) {
+    second = e.what();
+  }
+  EXPECT(second.find("unusable") != std::string::npos,
+         "a call after the fault did not refuse: " << (second.empty() ? "it succeeded" : second));
+  return pass(str("error: ", first, " | failure(): ", be.failure()));
+}
+
+}  // namespace
+
+std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+const std::vector<OpCheck>& opChecks() {
+  static const std::vector<OpCheck> checks{
+      {"memory",
+       {"zeroed_offsets_copy", "overlapping_copy", "transient_upload", "second_thread",
+        "copy_to_host"},
+       &memory},
+      {"embedding",
+       {"3x7x37_pos0", "2x5x64_pos7_scaled", "1x1x1", "2x3x16_no_positions", "2x4100x2048_sweep"},
+       &embedding},
+      {"embedding_backward",
+       {"3x7x37_pos0_repeated_ids", "2x5x16_pos3_scaled", "2x3x8_no_positions"},
+       &embeddingBackward},
+      {"gather_add", {"5x2x37", "64x3x512", "33000x3x512_sweep"}, &gatherAdd},
+      {"gather_add_backward", {"5x2x37", "64x3x512"}, &gatherAddBackward},
+      {"mean_pool", {"1x1x8", "3x7x37", "2x300x512", "33000x2x512_sweep"}, &meanPool},
+      {"mean_pool_backward", {"1x1x8", "3x7x37"}, &meanPoolBackward},
+      {"linear",
+       {"7x13->5", "7x13->5_bias", "1x129->67_bias", "33x64->255_bias", "64x512->513",
+        "33000x8->512_bias_sweep"},
+       &linear},
+      {"linear_backward",
+       {"7x13->5", "7x13->5_no_dx_no_bias", "1x129->67", "33x64->255", "768x64->192"},
+       &linearBackward},
+      {"scores", layoutNames(), &scores},
+      {"scores_backward", layoutNames(), &scoresBackward},
+      {"softmax",
+       {"2x3x5x7_-1e9", "2x3x5x7_-inf", "1x2x4x1_-1e9", "2x2x3x33_-inf_causal", "1x4x9x129_-1e9",
+        "2x8x17x300_-inf", "4x16x4100x5_-1e9_sweep"},
+       &softmax},
+      {"softmax_backward",
+       {"2x3x5x7_-1e9", "2x2x3x33_-inf_causal", "1x4x9x129_-1e9_in_place", "2x8x17x300_-inf"},
+       &softmaxBackward},
+      {"context", layoutNames(), &context},
+      {"context_backward", layoutNames(), &contextBackward},
+      {"layernorm",
+       {"5x37_affine", "5x37_identity", "3x129_affine_inplace", "9x512_identity_inplace",
+        "4x1_affine", "2x2048_affine", "300000x3_affine_inplace_sweep"},
+       &layernorm},
+      {"layernorm_backward",
+       {"5x37_affine", "5x37_identity", "9x512_affine", "4x1_affine"},
+       &layernormBackward},
+      {"activation",
+       {"relu_1003", "gelu_1003", "gelu_tanh_4099", "silu_1003", "tanh_1003", "gelu_sweep"},
+       &activation},
+      {"activation_backward",
+       {"relu_1003", "gelu_1003", "gelu_tanh_1003", "silu_1003", "tanh_1003"},
+       &activationBackward},
+      {"residual", {"1", "1027", "100003", "sweep"}, &residual},
+      {"scale", {"1_x0", "1027_x0.37", "sweep_x-2.5"}, &scale},
+      {"elementwise_backward", {"1027"}, &elementwiseBackward},
+      {"dropout", {"p0.1_100003", "p0.5_4099", "p0_1027"}, &dropout},
+      {"cross_entropy",
+       {"7x11_smoothing0", "33x40_smoothing0.1", "5x1000_smoothing0.2"},
+       &crossEntropy},
+      {"optimizer_ops", {"adam_1027", "adamw_100003"}, &optimizerOps},
+  };
+  static_assert(kRowSweep < int64_t{4} * 16 * 4100 && kRowSweep < 300000);
+  return checks;
+}
+
+const std::vector<OpCheck>& largeChecks() {
+  static const std::vector<OpCheck> checks{
+      {"large", {"scores_softmax_context_past_2^31"}, &largeScores},
+      {"large", {"out_of_memory_then_recover"}, &outOfMemory},
+  };
+  return checks;
+}
+
+const std::vector<OpCheck>& faultChecks() {
+  static const std::vector<OpCheck> checks{
+      {"fault", {"illegal_address"}, &illegalAddress},
+  };
+  return checks;
+}
+
+Outcome runCase(const OpCheck& check, Backend& be, Backend& cpu, int which) {
+  try {
+    return check.run(be, cpu, which);
+  } catch (const std::exception& e) {
+    return fail(str("threw: ", e.what()));
+  }
+}
+
+}  // namespace attnviz::checks

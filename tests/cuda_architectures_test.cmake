@@ -1,0 +1,18 @@
+# cmake -P tests/cuda_architectures_test.cmake: the CUDA architectures chosen for each toolkit
+# version (cmake/CudaArchitectures.cmake), no nvcc needed.
+include(${CMAKE_CURRENT_LIST_DIR}/../cmake/CudaArchitectures.cmake)
+set(failures 0)
+function(expect version want)
+  attnviz_cuda_architectures(${version} got)
+  if(NOT "${got}" STREQUAL "${want}")
+    message(SEND_ERROR "CUDA ${version}: got ${got}, want ${want}")
+  else()
+    message(STATUS "CUDA ${version}: ${got}")
+  endif()
+endfunction()
+expect(10.2 "75-real;75-virtual")
+expect(11.0.3 "75-real;80-real;75-virtual")
+expect(11.8.89 "75-real;80-real;86-real;89-real;90-real;75-virtual")
+expect(12.6.77 "75-real;80-real;86-real;89-real;90-real;75-virtual")
+expect(12.8.61 "75-real;80-real;86-real;89-real;90-real;100-real;120-real;75-virtual")
+expect(13.0.88 "75-real;80-real;86-real;89-real;90-real;100-real;120-real;75-virtual")

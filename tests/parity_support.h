@@ -1,0 +1,120 @@
+// Comparing a trace with a PyTorch reference file (tools/make_references.py): the tolerances of
+// issue 2, a block built from the reference's [B, L, H, Tq, Tk] tensors, and a cell-by-cell
+// comparison that names the first cell outside the tolerance. Shared by the parity suites.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "model.h"
+#include "safetensors.h"
+#include "test_support.h"
+
+namespace attnviz::test {
+
+// Probabilities to 1e-5 absolute; logits, scores and hidden states to 1e-4 relative (relative to
+// max(|reference|, 1), so values near 0 are compared absolutely).
+constexpr double kProbTol = 1e-5;
+constexpr double kRelTol = 1e-4;
+
+inline std::vector<std::vector<int>> idsOf(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key)) return {};
+  return j[key].get<std::vector<std::vector<int>>>();
+}
+
+// The reference batch's inputs (a reference file's __metadata__["inputs"]).
+inline Inputs referenceInputs(const nlohmann::json& inputs) {
+  Inputs in;
+  in.src = idsOf(inputs, "src_ids");
+  in.segments = idsOf(inputs, "segment_ids");
+  in.tgt = idsOf(inputs, "tgt_ids");
+  return in;
+}
+
+inline std::string cellName(const AttentionBlock& a, int b, int h, int i, int j) {
+  return std::string(attentionKindName(a.kind)) + " layer " + std::to_string(a.layer) +
+         " b=" + std::to_string(b) + " h=" + std::to_string(h) + " i=" + std::to_string(i) +
+         " j=" + std::to_string(j);
+}
+
+// Compares `got` with `want` cell by cell: "" when equal within the tolerances, else where and by
+// how much they differ.
+inline std::string compareBlocks(const AttentionBlock& got, const AttentionBlock& want) {
+  if (got.batch != want.batch || got.heads != want.heads || got.q_len != want.q_len ||
+      got.k_len != want.k_len)
+    return std::string(attentionKindName(got.kind)) + " layer " + std::to_string(got.layer) +
+           ": shape differs";
+  for (int b = 0; b < got.batch; ++b)
+    for (int h = 0; h < got.heads; ++h)
+      for (int i = 0; i < got.q_len; ++i)
+        for (int j = 0; j < got.k_len; ++j) {
+          if (got.masked(b, i, j) != want.masked(b, i, j))
+            return "mask at " + cellName(got, b, h, i, j);
+          const double dp = std::abs((double)got.prob(b, h, i, j) - want.prob(b, h, i, j));
+          if (!(dp <= kProbTol))
+            return "prob at " + cellName(got, b, h, i, j) + " differs by " + std::to_string(dp);
+          if (got.hasScores() && want.hasScores()) {
+            const double ref = want.score(b, h, i, j);
+            const double ds = std::abs(got.score(b, h, i, j) - ref) / std::max(std::abs(ref), 1.0);
+            if (!(ds <= kRelTol))
+              return "score at " + cellName(got, b, h, i, j) + " differs by " + std::to_string(ds);
+          }
+        }
+  return "";
+}
+
+// Every block, logits, class logits and hidden states of `t` against the reference file: "" when
+// all agree, else the first difference.
+inline std::string compareWithReference(const Trace& t, const SafetensorsFile& ref) {
+  int kinds_seen = 0;
+  for (AttentionKind kind : kAttentionKinds) {
+    const std::string k = attentionKindName(kind);
+    if (!ref.contains(k + ".probs")) {
+      if (t.has(kind)) return k + ": the model computed blocks the reference lacks";
+      continue;
+    }
+    ++kinds_seen;
+    const Tensor scores = ref.toFloat(k + ".scores"), probs = ref.toFloat(k + ".probs");
+    const ByteTensor mask = ref.toBytes(k + ".mask");
+    const Shape& s = probs.shape;  // [B, L, H, Tq, Tk]
+    if (t.layers(kind) != (int)s[1]) return k + ": layer count differs";
+    for (int l = 0; l < (int)s[1]; ++l) {
+      const AttentionBlock* a = t.block(kind, l);
+      AttentionBlock want(kind, l, (int)s[0], (int)s[2], (int)s[3], (int)s[4], true);
+      for (int b = 0; b < s[0]; ++b)
+        for (int h = 0; h < s[2]; ++h)
+          for (int i = 0; i < s[3]; ++i)
+            for (int j = 0; j < s[4]; ++j) {
+              const int64_t from = (((b * s[1] + l) * s[2] + h) * s[3] + i) * s[4] + j;
+              want.probs[want.index(b, h, i, j)] = probs.data[from];
+              want.scores[want.index(b, h, i, j)] = scores.data[from];
+              want.mask[((size_t)b * s[3] + i) * s[4] + j] = mask.data[from];
+            }
+      const std::string diff = compareBlocks(*a, want);
+      if (!diff.empty()) return diff;
+    }
+  }
+  if (kinds_seen == 0) return "the reference holds no attention";
+  for (const auto& [got, name] : {std::pair<const Tensor*, const char*>{&t.logits, "logits"},
+                                  {&t.class_logits, "class_logits"},
+                                  {&t.hidden, "hidden"}}) {
+    if (!ref.contains(name)) {
+      if (!got->empty()) return std::string(name) + ": the trace has it, the reference not";
+      continue;
+    }
+    const Tensor want = ref.toFloat(name);
+    if (got->shape != want.shape)
+      return std::string(name) + ": shape " + shapeToString(got->shape) + " vs reference " +
+             shapeToString(want.shape);
+    const Diff d = compare(got->ptr(), want.ptr(), want.data.size(), 1.0);
+    if (!(d.worst <= kRelTol))
+      return std::string(name) + " differ by " + std::to_string(d.worst) +
+             " (relative) at flat index " + std::to_string(d.index);
+  }
+  return "";
+}
+
+}  // namespace attnviz::test

@@ -1,0 +1,250 @@
+// Opening a model without a config: the family read from the tensor names (under a prefix such as
+// DataParallel's "module."), the sizes read from the shapes, only what the tensors cannot tell
+// supplied (heads, special ids, vocabularies), and the same numbers as the model with its config.
+// Also vocabulary files in their three formats, and the diagnosis when names and config disagree.
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cpu_backend.h"
+#include "error.h"
+#include "infer.h"
+#include "model.h"
+#include "safetensors.h"
+#include "test_support.h"
+#include "vocab_files.h"
+#include "weights.h"
+
+using namespace attnviz;
+
+namespace {
+
+const char* kCases[] = {"nlp_tiny",
+                        "nlp_variants",
+                        "seed003_ref",
+                        "seed003_pad3",
+                        "torch_post",
+                        "torch_pre",
+                        "encoder001",
+                        "bert003",
+                        "classifier003",
+                        "gpt003",
+                        "mytransformer004",
+                        "mytransformer004_linear",
+                        "mytransformer004_fused"};
+
+std::string dataPath(const std::string& name) {
+  return std::string(ATTNVIZ_TEST_DATA) + "/" + name + ".safetensors";
+}
+
+// The case's tensors as float32 under `prefix`, without the config.
+void writeBare(const std::string& from, const std::string& to, const std::string& prefix) {
+  SafetensorsFile f = SafetensorsFile::open(from);
+  std::vector<NamedTensor> out;
+  for (const auto& t : f.tensors()) {
+    Tensor x = f.toFloat(t);
+    NamedTensor n{prefix + t.name, DType::F32, x.shape, {}};
+    n.bytes.resize(x.data.size() * 4);
+    std::memcpy(n.bytes.data(), x.data.data(), n.bytes.size());
+    out.push_back(std::move(n));
+  }
+  writeSafetensors(to, out, {});
+}
+
+void writeText(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::optional<Error> caught(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+class TestInfer : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir dir_;
+  std::string tmp(const std::string& name) {
+    return dir_.filePath(QString::fromStdString(name)).toStdString();
+  }
+
+ private slots:
+  void bareFilesOpen_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("prefix");
+    for (const char* c : kCases) {
+      QTest::newRow(c) << QString(c) << QString();
+      QTest::newRow((std::string(c) + " module.").c_str()) << QString(c) << QString("module.");
+    }
+  }
+
+  // Every tutorial's state_dict opens with only what the tensors cannot tell, and computes what
+  // the model with its full config computes.
+  void bareFilesOpen() {
+    QFETCH(QString, name);
+    QFETCH(QString, prefix);
+    const std::string original = dataPath(name.toStdString());
+    auto want = loadModel(original);
+    const ModelConfig& wc = want->config;
+    const std::string bare =
+        tmp(name.toStdString() + (prefix.isEmpty() ? "" : "_prefixed") + ".safetensors");
+    writeBare(original, bare, prefix.toStdString());
+
+    LoadOptions o;
+    // The vocabularies as the user keeps them: a text file and a JSON list.
+    if (wc.hasEncoder()) {
+      std::string text;
+      for (const auto& t : wc.src_vocab) text += t + "\n";
+      writeText(tmp("src.txt"), text);
+      o.supplied.src_vocab = readVocabularyFile(tmp("src.txt"));
+    }
+    if (wc.hasDecoder()) {
+      writeText(tmp("tgt.json"), nlohmann::json(wc.tgt_vocab).dump());
+      o.supplied.tgt_vocab = readVocabularyFile(tmp("tgt.json"));
+    }
+    // What the tensors cannot tell.
+    o.supplied.n_heads = wc.n_heads;
+    o.supplied.pad_id = wc.hasEncoder() ? wc.src_pad_id : wc.tgt_pad_id;
+    if (wc.bos_id >= 0) o.supplied.bos_id = wc.bos_id;
+    if (wc.eos_id >= 0) o.supplied.eos_id = wc.eos_id;
+    // Things a state_dict cannot show: activations, norm placement, fill, eps of the reference
+    // files that differ from the tutorial's defaults go into a partial config below.
+    std::shared_ptr<const LoadedModel> got;
+    const auto err = caught([&] { got = loadModel(bare, o); });
+    QVERIFY2(!err, err ? err->what() : "");
+    const ModelConfig& gc = got->config;
+    QCOMPARE(gc.family, wc.family);
+    QCOMPARE(gc.model, wc.model);
+    QCOMPARE(gc.d_model, wc.d_model);
+    QCOMPARE(gc.d_ff, wc.d_ff);
+    QCOMPARE(gc.d_k, wc.d_k);
+    QCOMPARE(gc.d_v, wc.d_v);
+    QCOMPARE(gc.n_encoder_layers, wc.n_encoder_layers);
+    QCOMPARE(gc.n_decoder_layers, wc.n_decoder_layers);
+    QCOMPARE(gc.positional, wc.positional);
+    if (wc.positional == Positional::Learned) QCOMPARE(gc.max_len, wc.max_len);
+    QCOMPARE(gc.q_bias, wc.q_bias);
+    QCOMPARE(gc.ffn_bias, wc.ffn_bias);
+    QCOMPARE(gc.n_classes, wc.n_classes);
+    QCOMPARE(gc.n_segments, wc.n_segments);
+    const bool prefixed = !prefix.isEmpty();
+    bool noted = false;
+    for (const auto& n : got->notes)
+      noted = noted || n.find("\"module.\" stripped") != std::string::npos;
+    QCOMPARE(noted, prefixed);
+  }
+
+  // With the tutorial's activation and norm the inferred model computes exactly what the
+  // configured one does (here the PyTorch tutorial's reference, post-norm ReLU).
+  void inferredModelComputesTheSame() {
+    const std::string original = dataPath("torch_post");
+    auto want = loadModel(original);
+    const std::string bare = tmp("torch_post_bare.safetensors");
+    writeBare(original, bare, "module.");
+    LoadOptions o;
+    o.supplied.n_heads = want->config.n_heads;
+    o.supplied.src_vocab = want->config.src_vocab;
+    o.supplied.tgt_vocab = want->config.tgt_vocab;
+    auto got = loadModel(bare, o);  // pad/bos/eos read off the vocabulary's <pad>, <bos>, <eos>
+    QCOMPARE(got->config.tgt_pad_id, want->config.tgt_pad_id);
+    QCOMPARE(got->config.bos_id, want->config.bos_id);
+    QCOMPARE(got->config.eos_id, want->config.eos_id);
+    Model a(want, makeCpuBackend()), b(got, makeCpuBackend());
+    const Inputs in{{{2, 4, 5, 7, 3}}, {}, {{2, 4, 5}}};
+    Trace ta = a.forward(in), tb = b.forward(in);
+    QCOMPARE(tb.logits.data, ta.logits.data);
+  }
+
+  // Without the number of heads the loader says what it read and offers the divisors.
+  void missingHeadsAreAskedFor() {
+    const std::string bare = tmp("nlp_bare.safetensors");
+    writeBare(dataPath("nlp_tiny"), bare, "");
+    LoadOptions o;
+    const auto err = caught([&] { loadModel(bare, o); });
+    QVERIFY(err);
+    QCOMPARE(err->kind(), ErrorKind::MissingInfo);
+    const std::string m = err->what();
+    for (const char* needle : {"nlp-tutorial Transformer", "d_model 32", "2 encoder layers",
+                               "n_heads", "1, 2, 4, 8, 16, 32", "bos_id", "eos_id", "--n-heads"})
+      QVERIFY2(m.find(needle) != std::string::npos,
+               (std::string(needle) + " not in: " + m).c_str());
+    // 3 heads do not divide 32.
+    o.supplied.n_heads = 3;
+    o.supplied.bos_id = 6;
+    o.supplied.eos_id = 7;
+    QCOMPARE(caught([&] { loadModel(bare, o); })->kind(), ErrorKind::MissingInfo);
+    // Answers remembered beside the file are used.
+    writeText(answersPath(bare), R"({"n_heads": 4, "bos_id": 6, "eos_id": 7})");
+    auto m2 = loadModel(bare);
+    QCOMPARE(m2->config.n_heads, 4);
+    QCOMPARE(m2->config.src_vocab.front(), std::string("0"));  // tokens shown as their ids
+  }
+
+  void unknownNamesAreExplained() {
+    const std::string path = tmp("other.safetensors");
+    writeSafetensors(path,
+                     {{"bert.embeddings.word_embeddings.weight",
+                       DType::F32,
+                       {2, 2},
+                       std::vector<uint8_t>(16, 0)}},
+                     {});
+    const auto err = caught([&] { loadModel(path); });
+    QVERIFY(err);
+    QCOMPARE(err->kind(), ErrorKind::BadConfig);
+    const std::string m = err->what();
+    QVERIFY2(m.find("word_embeddings") != std::string::npos &&
+                 m.find("nlp-tutorial Transformer (encoder.src_emb.weight)") != std::string::npos,
+             m.c_str());
+  }
+
+  // A config naming the wrong family: every problem listed, and what the names look like.
+  void wrongFamilyIsNamed() {
+    SafetensorsFile f = SafetensorsFile::open(dataPath("seed003_pad3"));
+    nlohmann::json c = nlohmann::json::parse(f.metadata().at("attnviz_config"));
+    c["family"] = "nlp-tutorial";
+    writeText(tmp("wrong.json"), c.dump());
+    LoadOptions o;
+    o.config_path = tmp("wrong.json");
+    const auto err = caught([&] { loadModel(dataPath("seed003_pad3"), o); });
+    QVERIFY(err);
+    const std::string m = err->what();
+    QVERIFY2(m.find("problems") != std::string::npos &&
+                 m.find("look like wq-tutorial Translation") != std::string::npos,
+             m.c_str());
+  }
+
+  void vocabularyFiles() {
+    writeText(tmp("v1.txt"), "\xEF\xBB\xBF<pad>\r\nhello\r\n##lo\r\n");
+    QCOMPARE(readVocabularyFile(tmp("v1.txt")),
+             (std::vector<std::string>{"<pad>", "hello", "##lo"}));
+    writeText(tmp("v2.json"), R"({"b": 1, "a": 0, "c": 2})");
+    QCOMPARE(readVocabularyFile(tmp("v2.json")), (std::vector<std::string>{"a", "b", "c"}));
+    writeText(tmp("v3.json"), R"(["x", "y"])");
+    QCOMPARE(readVocabularyFile(tmp("v3.json")), (std::vector<std::string>{"x", "y"}));
+    struct Bad {
+      const char* text;
+      const char* needle;
+    };
+    for (const Bad& b :
+         {Bad{"a\na\n", "appears twice"}, Bad{"a\n\nb\n", "line 2 is an empty token"},
+          Bad{R"({"a": 0, "b": 2})", "expected an id 0 to 1"},
+          Bad{R"({"a": 0, "b": 0})", "which \"a\" has too"}, Bad{"a\x08z\n", "control character"},
+          Bad{"", "empty"}, Bad{R"(["a", 2])", "entry 1 is not a string"}}) {
+      writeText(tmp("bad.txt"), b.text);
+      const auto err = caught([&] { readVocabularyFile(tmp("bad.txt")); });
+      QVERIFY2(err && std::string(err->what()).find(b.needle) != std::string::npos,
+               err ? err->what() : b.needle);
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestInfer)
+#include "test_infer.moc"
