@@ -310,27 +310,35 @@ class CpuBackend final : public Backend {
   // dx += rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)); dgamma += Σ dy ⊙ x̂; dbeta += Σ dy
   void layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
                           float* dgamma, float* dbeta, int rows, int d, float eps) override {
+    // Row by row: x̂ and dx̂ once into scratch, then the two means, then dx; the parameters'
+    // gradients are sums over rows.
+    std::vector<float> xhat((size_t)d), dxhat((size_t)d);
     for (int r = 0; r < rows; ++r) {
       const float* xr = x + (int64_t)r * d;
       const float* g = dy + (int64_t)r * d;
       float mean, rstd;
       rowStats(xr, d, eps, &mean, &rstd);
+      for (int c = 0; c < d; ++c) xhat[(size_t)c] = (xr[c] - mean) * rstd;
+      if (gamma)
+        for (int c = 0; c < d; ++c) dxhat[(size_t)c] = g[c] * gamma[c];
+      else
+        std::copy(g, g + d, dxhat.begin());
       float mean_dxhat = 0, mean_dxhat_xhat = 0;
       for (int c = 0; c < d; ++c) {
-        const float dxhat = gamma ? g[c] * gamma[c] : g[c];
-        mean_dxhat += dxhat;
-        mean_dxhat_xhat += dxhat * (xr[c] - mean) * rstd;
+        mean_dxhat += dxhat[(size_t)c];
+        mean_dxhat_xhat += dxhat[(size_t)c] * xhat[(size_t)c];
       }
       mean_dxhat /= d;
       mean_dxhat_xhat /= d;
-      float* o = dx ? dx + (int64_t)r * d : nullptr;
-      for (int c = 0; c < d; ++c) {
-        const float xhat = (xr[c] - mean) * rstd;
-        const float dxhat = gamma ? g[c] * gamma[c] : g[c];
-        if (o) o[c] += rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
-        if (gamma && dgamma) dgamma[c] += g[c] * xhat;
-        if (gamma && dbeta) dbeta[c] += g[c];
+      if (dx) {
+        float* __restrict o = dx + (int64_t)r * d;
+        for (int c = 0; c < d; ++c)
+          o[c] += rstd * (dxhat[(size_t)c] - mean_dxhat - xhat[(size_t)c] * mean_dxhat_xhat);
       }
+      if (gamma && dgamma)
+        for (int c = 0; c < d; ++c) dgamma[c] += g[c] * xhat[(size_t)c];
+      if (gamma && dbeta)
+        for (int c = 0; c < d; ++c) dbeta[c] += g[c];
     }
   }
 
@@ -493,17 +501,19 @@ class CpuBackend final : public Backend {
 
   void adamw_update(float* params, const float* grads, float* m, float* v, int64_t n,
                     const AdamStep& a) override {
+    float* __restrict p = params;
+    const float* __restrict g_in = grads;
+    float* __restrict mm = m;
+    float* __restrict vv = v;
     const float step_size = a.lr / a.bias_correction1;
-    const float bc2_sqrt = std::sqrt(a.bias_correction2);
+    const float inv_bc2_sqrt = 1.0f / std::sqrt(a.bias_correction2);
     const float decay = a.decoupled ? 1.0f - a.lr * a.weight_decay : 1.0f;
     const float l2 = a.decoupled ? 0.0f : a.weight_decay;
     for (int64_t i = 0; i < n; ++i) {
-      float p = params[i] * decay;
-      const float g = grads[i] * a.grad_scale + l2 * params[i];
-      m[i] += (1.0f - a.beta1) * (g - m[i]);
-      v[i] = a.beta2 * v[i] + (1.0f - a.beta2) * g * g;
-      p -= step_size * m[i] / (std::sqrt(v[i]) / bc2_sqrt + a.eps);
-      params[i] = p;
+      const float g = g_in[i] * a.grad_scale + l2 * p[i];
+      mm[i] += (1.0f - a.beta1) * (g - mm[i]);
+      vv[i] = a.beta2 * vv[i] + (1.0f - a.beta2) * g * g;
+      p[i] = p[i] * decay - step_size * mm[i] / (std::sqrt(vv[i]) * inv_bc2_sqrt + a.eps);
     }
   }
 };
