@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -165,8 +167,23 @@ int runTrain(const std::vector<std::string>& args) {
   if (backend_name != "cpu" && backend_name != "cuda")
     throw Error(ErrorKind::Usage, "--backend must be cpu or cuda, got \"" + backend_name + "\"");
 
+  // The folders of the outputs, made now so that a bad path fails before the training.
+  for (const std::string& path : {out, o.get("log", "")}) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    std::error_code ec;
+    if (!path.empty() && !parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec)
+      throw Error(ErrorKind::Io,
+                  parent.string() + ": cannot create the folder (" + ec.message() + ")");
+  }
   std::shared_ptr<Backend> backend = createBackend(backend_name);
-  if (tc.threads) backend->setThreads(tc.threads);
+  if (tc.threads) {
+    backend->setThreads(tc.threads);
+    if (backend->threads() != tc.threads)
+      std::fprintf(stderr,
+                   "note: the %s backend runs on %d thread(s); --threads %d has no effect\n",
+                   backend->name().c_str(), backend->threads(), tc.threads);
+  }
   Trainer trainer(tc, backend);
   const Model& model = trainer.model();
   std::fprintf(stderr, "training %s on \"%s\": %s, %lld parameters, batch %d, %d steps, %s\n",
@@ -218,14 +235,17 @@ int runTrain(const std::vector<std::string>& args) {
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   log["final"] = evalJson(final_eval);
   log["train_seconds"] = last.seconds;
+  // The process's CPU time (all threads): what a loaded machine does not inflate.
+  log["cpu_seconds"] = (double)std::clock() / CLOCKS_PER_SEC;
   log["eval_seconds"] = eval_seconds;
   log["total_seconds"] = total;
   log["out"] = out;
-  std::fprintf(stderr,
-               "trained %d steps in %.1f s (+ %.1f s evaluating, %.1f s in all); held-out exact "
-               "match %.1f%%; wrote %s\n",
-               trainer.steps(), last.seconds, eval_seconds, total, 100 * final_eval.exact_match,
-               out.c_str());
+  std::fprintf(
+      stderr,
+      "trained %d steps in %.1f s (+ %.1f s evaluating, %.1f s in all, %.1f s of CPU time); "
+      "held-out exact match %.1f%%; wrote %s\n",
+      trainer.steps(), last.seconds, eval_seconds, total, (double)std::clock() / CLOCKS_PER_SEC,
+      100 * final_eval.exact_match, out.c_str());
   const std::string log_path = o.get("log", "");
   if (log_path.empty()) {
     std::cout << log.dump() << "\n";
