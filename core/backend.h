@@ -69,7 +69,7 @@ class Backend {
   virtual ~Backend() = default;
 
   virtual std::string name() const = 0;         // "cpu" or "cuda"
-  virtual std::string description() const = 0;  // e.g. "CPU (Eigen 3.4, 2 threads)"
+  virtual std::string description() const = 0;  // e.g. "CPU (OpenBLAS Zen, 2 threads)"
 
   // How many threads the ops may use: n >= 1, or 0 for one per core this process may use.
   // Not to be called while an op runs. Backends that do not use host threads ignore it.

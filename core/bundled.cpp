@@ -56,9 +56,11 @@ std::string resolveModelPath(const std::string& name) {
   if (fs::is_regular_file(name, ec)) return name;
   for (const auto& m : listBundledModels())
     if (m.name == name) return m.path;
+  if (fs::is_directory(name, ec)) return name;  // a Hugging Face folder (loadModel reads it)
   std::string names;
   for (const auto& m : listBundledModels()) names += (names.empty() ? "" : ", ") + m.name;
-  throw Error(ErrorKind::Io, "\"" + name + "\" is neither a model file nor a bundled model" +
+  throw Error(ErrorKind::Io, "\"" + name +
+                                 "\" is neither a model file or folder nor a bundled model" +
                                  (names.empty() ? std::string(" (no bundled models found)")
                                                 : " (bundled: " + names + ")"));
 }

@@ -15,7 +15,8 @@ struct BundledModel {
 // Directories searched, in order.
 std::vector<std::string> bundledModelDirs();
 std::vector<BundledModel> listBundledModels();
-// A path to an existing file is returned as is; otherwise a bundled name is resolved.
+// A path to an existing file is returned as is; otherwise a bundled name is resolved; otherwise a
+// folder (a Hugging Face model folder) is returned as is.
 // Throws Error(Io) listing the bundled names when neither exists.
 std::string resolveModelPath(const std::string& name_or_path);
 

@@ -1,12 +1,15 @@
 #include "config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "error.h"
 #include "json_safe.h"
+#include "safe_text.h"
 
 namespace attnviz {
 
@@ -38,6 +41,10 @@ constexpr ClassSpec kClasses[] = {
      Architecture::EncoderDecoder, TokenHead::Linear, ClassHead::None},
     {Family::StepByStepEncoder, ModelClass::TransformerEncoder, "TransformerEncoder",
      Architecture::EncoderOnly, TokenHead::None, ClassHead::None},
+    {Family::HfMarian, ModelClass::MarianMTModel, "MarianMTModel", Architecture::EncoderDecoder,
+     TokenHead::Linear, ClassHead::None},
+    {Family::HfBart, ModelClass::BartForConditionalGeneration, "BartForConditionalGeneration",
+     Architecture::EncoderDecoder, TokenHead::Linear, ClassHead::None},
 };
 
 const ClassSpec& classSpec(ModelClass m) {
@@ -62,6 +69,8 @@ constexpr FamilySpec kFamilies[] = {
      "MyTransformer of the TransformerTranslation project (MyMultiheadAttention)"},
     {Family::StepByStepEncoder, "step-by-step-encoder", nullptr,
      "the Transformer encoder built step by step on BERT's configuration"},
+    {Family::HfMarian, "hf-marian", nullptr, "Hugging Face MarianMTModel (Marian/OPUS-MT)"},
+    {Family::HfBart, "hf-bart", nullptr, "Hugging Face BartForConditionalGeneration (BART)"},
 };
 
 const FamilySpec& familySpec(Family f) {
@@ -237,8 +246,9 @@ std::vector<std::string> getVocab(const json& j, const char* key, const std::str
                                               std::to_string(v.size()) + " tokens (at most " +
                                               std::to_string(ConfigLimits::kMaxVocab) + ")");
   std::vector<std::string> out;
-  out.reserve(v.size());
-  std::set<std::string> seen;
+  out.reserve(v.size());  // never reallocated: `seen` views the strings in place
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
     if (!v[i].is_string())
       throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\"[" + std::to_string(i) +
@@ -253,11 +263,16 @@ std::vector<std::string> getVocab(const json& j, const char* key, const std::str
                                                 "] is " + std::to_string(t.size()) +
                                                 " bytes long (at most " +
                                                 std::to_string(ConfigLimits::kMaxTokenBytes) + ")");
-    if (!seen.insert(t).second)
-      throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" has the token \"" + t +
-                                                "\" twice (again at index " + std::to_string(i) +
-                                                ")");
+    if (size_t at = findControlChar(t); at != std::string::npos)
+      throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\"[" + std::to_string(i) +
+                                                "] \"" + clipForMessage(t, 40) + "\" contains " +
+                                                describeControlChar(t, at) +
+                                                "; a token is a word, typed or shown");
     out.push_back(std::move(t));
+    if (!seen.insert(out.back()).second)
+      throw Error(ErrorKind::BadVocabulary,
+                  src + ": \"" + key + "\" has the token \"" + clipForMessage(out.back(), 40) +
+                      "\" twice (again at index " + std::to_string(i) + ")");
   }
   return out;
 }
@@ -335,14 +350,32 @@ void applyFamilyDefaults(ModelConfig& c) {
       c.embed_norm_eps = 1e-12f;
       c.mask_fill = -std::numeric_limits<float>::infinity();
       break;
+    case Family::HfMarian:
+      // modeling_marian.py: post-norm layers, swish (= SiLU), token embeddings × √d_model, the
+      // sinusoid laid out [sin | cos]; the decoder starts with the pad token.
+      c.activation = Activation::Silu;
+      c.embed_scale = true;
+      c.positional = Positional::SinusoidalHalves;
+      c.max_len = 512;
+      break;
+    case Family::HfBart:
+      // modeling_bart.py: post-norm, GELU (erf), learned positions whose first 2 rows are unused,
+      // layernorm_embedding after token + position embeddings, no embedding scale by default.
+      c.activation = Activation::Gelu;
+      c.positional = Positional::Learned;
+      c.position_offset = 2;
+      c.embed_norm = true;
+      c.max_len = 1024;
+      c.src_bos_eos = true;
+      break;
   }
 }
 
-// nn.MultiheadAttention and the per-head modules of the step-by-step encoder tie the head width
-// to d_model.
+// nn.MultiheadAttention, the per-head modules of the step-by-step encoder and Hugging Face's
+// BartAttention (head_dim = embed_dim / num_heads) tie the head width to d_model.
 bool headsSplitDModel(Family f) {
   return f == Family::PytorchNnTransformer || f == Family::MyTransformer ||
-         f == Family::StepByStepEncoder;
+         f == Family::StepByStepEncoder || f == Family::HfMarian || f == Family::HfBart;
 }
 
 std::optional<bool> getOptionalBool(const json& j, const char* key, const std::string& src,
@@ -517,11 +550,11 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   else
     bad(src, "\"positional\" is \"" + clipForMessage(pos, 40) +
                  "\", expected sinusoidal, sinusoidal-halves or learned");
-  const int zero_offset = 0;
-  c.position_offset = getInt(j, "position_offset", src, 0, 1024, &zero_offset);
+  const int family_offset = c.position_offset;
+  c.position_offset = getInt(j, "position_offset", src, 0, 1024, &family_offset);
   if (c.position_offset && c.positional != Positional::Learned)
     bad(src, "\"position_offset\" needs learned positions");
-  const int default_len = 5000;
+  const int default_len = c.max_len;  // 5000, or the family's
   c.max_len = getInt(j, "max_len", src, 2, ConfigLimits::kMaxLen, &default_len);
   if (j.contains("mask_fill")) {
     const json& m = j["mask_fill"];
@@ -579,6 +612,17 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   }
   c.name = getString(j, "name", src, "");
   c.description = getString(j, "description", src, "");
+  // Shown as a title and as text: a control character cannot be meant (a description may break
+  // lines and hold tabs).
+  if (size_t at = findControlChar(c.name); at != std::string::npos)
+    bad(src, "\"name\" \"" + clipForMessage(c.name, 80) + "\" contains " +
+                 describeControlChar(c.name, at));
+  std::string text = c.description;
+  std::replace_if(
+      text.begin(), text.end(), [](char ch) { return ch == '\n' || ch == '\t'; }, ' ');
+  if (size_t at = findControlChar(text); at != std::string::npos)
+    bad(src, "\"description\" \"" + clipForMessage(c.description, 80) + "\" contains " +
+                 describeControlChar(c.description, at));
   if (j.contains("examples")) {
     const json& ex = j["examples"];
     if (!ex.is_array()) bad(src, "\"examples\" is not an array");

@@ -17,18 +17,22 @@ enum class Family {
   WqTutorial,
   PytorchNnTransformer,
   MyTransformer,
-  StepByStepEncoder
+  StepByStepEncoder,
+  HfMarian,  // Hugging Face MarianMTModel (a folder with config.json, docs/formats.md)
+  HfBart,    // Hugging Face BartForConditionalGeneration
 };
 // The class inside a family's tutorial.
 enum class ModelClass {
-  Transformer,         // nlp-tutorial
-  Translation,         // wq-tutorial
-  BertModel,           // wq-tutorial
-  Classifier,          // wq-tutorial
-  GPTModel,            // wq-tutorial
-  Seq2SeqTransformer,  // pytorch-nn-transformer
-  TranslationModel,    // my-transformer
-  TransformerEncoder,  // step-by-step-encoder
+  Transformer,                   // nlp-tutorial
+  Translation,                   // wq-tutorial
+  BertModel,                     // wq-tutorial
+  Classifier,                    // wq-tutorial
+  GPTModel,                      // wq-tutorial
+  Seq2SeqTransformer,            // pytorch-nn-transformer
+  TranslationModel,              // my-transformer
+  TransformerEncoder,            // step-by-step-encoder
+  MarianMTModel,                 // hf-marian
+  BartForConditionalGeneration,  // hf-bart
 };
 enum class Architecture { EncoderDecoder, EncoderOnly, DecoderOnly };
 enum class NormPlacement { Post, Pre };
@@ -125,7 +129,7 @@ struct ConfigLimits {
   static constexpr int kMaxHeads = 1024;
   static constexpr int kMaxLayers = 256;
   static constexpr int kMaxLen = 1 << 20;               // positions
-  static constexpr int kMaxVocab = 1 << 22;             // tokens per vocabulary
+  static constexpr int kMaxVocab = 1 << 20;             // tokens per vocabulary
   static constexpr int kMaxTokenBytes = 1024;           // bytes per token string
   static constexpr int kMaxSinusoidalPositions = 8192;  // rows of a computed sinusoid table
   static constexpr int kMaxSegments = 64;

@@ -1,5 +1,6 @@
-// The CPU backend: the reference implementation of every Backend op, on host memory, with Eigen
-// for the matrix products (and OpenMP threads when available).
+// The CPU backend: the reference implementation of every Backend op, on host memory. Matrix
+// products run on OpenBLAS (single-threaded, its kernels chosen at run time for the CPU) or Eigen
+// when built without it; the work is split over a pool of threads that sleep when they wait.
 #pragma once
 
 #include <memory>
@@ -8,6 +9,7 @@
 
 namespace attnviz {
 
-std::shared_ptr<Backend> makeCpuBackend();
+// threads: how many threads the ops may use; 0 = one per core this process may use.
+std::shared_ptr<Backend> makeCpuBackend(int threads = 0);
 
 }  // namespace attnviz

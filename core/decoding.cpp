@@ -72,6 +72,10 @@ ForwardOptions DecodingSession::forwardOptions() const {
   o.record = options_.record;
   o.keep_scores = options_.keep_scores;
   o.keep_qkv = options_.keep_qkv;
+  o.max_stored_scores_bytes = options_.max_stored_scores_bytes;
+  // A session whose trace at its limit would hold too many scores keeps q and k instead.
+  o.scores_from_qk = options_.keep_scores && options_.record &&
+                     model_.scoresFromQk(1, (int)src_.size(), limit_, o.max_stored_scores_bytes);
   o.interventions = options_.interventions;
   o.max_trace_bytes = options_.max_trace_bytes;
   o.cancel = options_.cancel;
@@ -138,8 +142,9 @@ DecodingSession::Step DecodingSession::computeStep(int token) const {
                 "token id " + std::to_string(s.token) + " is outside the target vocabulary");
   if (s.token == model_.config().eos_id || length() >= limit_) return s;  // ends decoding
   const int next = length() + 1;
-  if (options_.record && model_.estimatePassBytes(1, (int)src_.size(), next, options_.keep_scores) >
-                             options_.max_trace_bytes)
+  if (options_.record &&
+      model_.estimatePassBytes(1, (int)src_.size(), next, forwardOptions()) >
+          options_.max_trace_bytes)
     throw Error(ErrorKind::TooLarge, "a trace of " + std::to_string(next) +
                                          " target positions would exceed the memory limit of " +
                                          formatBytes(options_.max_trace_bytes));

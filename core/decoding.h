@@ -35,6 +35,7 @@ class DecodingSession {
     bool record = true;      // keep the attention trace (false: greedy decoding)
     bool keep_scores = true;
     bool keep_qkv = false;
+    uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes;
     std::vector<HeadIntervention> interventions;
     uint64_t max_trace_bytes = uint64_t(4) << 30;
     const std::atomic<bool>* cancel = nullptr;

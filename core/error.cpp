@@ -22,6 +22,8 @@ const char* errorKindName(ErrorKind kind) {
       return "not-an-object";
     case ErrorKind::DuplicateKey:
       return "duplicate-key";
+    case ErrorKind::BadName:
+      return "bad-name";
     case ErrorKind::BadMetadata:
       return "bad-metadata";
     case ErrorKind::UnknownDtype:
@@ -54,6 +56,8 @@ const char* errorKindName(ErrorKind kind) {
       return "bad-input";
     case ErrorKind::TooLarge:
       return "too-large";
+    case ErrorKind::NonFinite:
+      return "non-finite";
     case ErrorKind::Backend:
       return "backend";
     case ErrorKind::Cancelled:

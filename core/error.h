@@ -15,6 +15,7 @@ enum class ErrorKind {
   InvalidJson,       // header/config is not valid JSON (or nested too deeply)
   NotAnObject,       // JSON root (or an entry) is not an object where one is required
   DuplicateKey,      // a key or tensor name occurs twice
+  BadName,           // a tensor name or metadata key with control characters (never meant)
   BadMetadata,       // __metadata__ is not an object of strings
   UnknownDtype,      // dtype string safetensors does not define
   UnsupportedDtype,  // a safetensors dtype attnviz cannot read as weights (e.g. I64 for a weight)
@@ -32,6 +33,7 @@ enum class ErrorKind {
   BadInput,          // a sentence attnviz cannot encode (empty, unknown word, too long, ...)
   TooLarge,          // the memory a model or trace would need exceeds the limit, or a file
                      // exceeds one of the reader's bounds (pickle memo, objects, entries, ...)
+  NonFinite,         // a pass computed NaN or infinite values (finite weights can overflow)
   Backend,           // a compute backend failed (CUDA error, no device, ...)
   Cancelled,         // the user cancelled a long computation
   Usage,             // wrong command-line usage

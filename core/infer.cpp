@@ -57,6 +57,17 @@ const std::vector<Signature>& signatures() {
        ModelClass::TransformerEncoder,
        {"embeddings.token_embeddings.weight", "layers.0.attention.heads.0.q.weight"},
        {}},
+      // Hugging Face: names under "model." (…ForConditionalGeneration, MarianMTModel; lm_head and
+      // final_logits_bias outside it), or unprefixed (a bare BartModel/MarianModel).
+      {Family::HfBart,
+       ModelClass::BartForConditionalGeneration,
+       {"encoder.layers.0.self_attn.q_proj.weight", "decoder.layers.0.encoder_attn.q_proj.weight",
+        "encoder.layernorm_embedding.weight"},
+       {}},
+      {Family::HfMarian,
+       ModelClass::MarianMTModel,
+       {"encoder.layers.0.self_attn.q_proj.weight", "decoder.layers.0.encoder_attn.q_proj.weight"},
+       {"encoder.layernorm_embedding.weight"}},
   };
   return s;
 }
@@ -155,6 +166,17 @@ Names namesFor(Family f, ModelClass m) {
       n.final_norm_enc = root + "encoder.norm.weight";
       break;
     }
+    case Family::HfMarian:
+    case Family::HfBart:
+      n.src_emb = n.tgt_emb = "shared.weight";  // or encoder./decoder.embed_tokens (inferConfig)
+      n.src_pos = "encoder.embed_positions.weight";
+      n.tgt_pos = "decoder.embed_positions.weight";
+      n.enc_layers = "encoder.layers.";
+      n.dec_layers = "decoder.layers.";
+      n.q_weight = "self_attn.q_proj.weight";
+      n.v_weight = "self_attn.v_proj.weight";
+      n.fc1 = "fc1.weight";
+      break;
     case Family::StepByStepEncoder:
       n.src_emb = "embeddings.token_embeddings.weight";
       n.src_pos = "embeddings.position_embeddings.weight";
@@ -272,8 +294,9 @@ UserSupplied UserSupplied::fromJson(const nlohmann::json& j, const std::string& 
     // Reuse the config's own parsing of names: a minimal config carrying only them.
     nlohmann::json probe = {{"family", j.value("family", "")}};
     if (j.contains("model")) probe["model"] = j["model"];
-    for (const auto& f : {Family::NlpTutorial, Family::WqTutorial, Family::PytorchNnTransformer,
-                          Family::MyTransformer, Family::StepByStepEncoder})
+    for (const auto& f :
+         {Family::NlpTutorial, Family::WqTutorial, Family::PytorchNnTransformer,
+          Family::MyTransformer, Family::StepByStepEncoder, Family::HfMarian, Family::HfBart})
       if (probe["family"] == familyName(f)) u.family = f;
     if (j.contains("model") && j["model"].is_string())
       for (const auto& sig : signatures())
@@ -339,8 +362,13 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied) {
   }
   const FamilyGuess& g = inf.guess;
   const ModelClass m = g.model;
-  const Names n = namesFor(g.family, m);
+  Names n = namesFor(g.family, m);
   auto info = [&](const std::string& name) { return file.find(g.prefix + name); };
+  const bool hf = g.family == Family::HfMarian || g.family == Family::HfBart;
+  if (hf && !info(n.src_emb)) {  // embeddings not shared (or saved under each stack's name)
+    n.src_emb = "encoder.embed_tokens.weight";
+    n.tgt_emb = "decoder.embed_tokens.weight";
+  }
   auto dim = [&](const std::string& name, int i) -> int {
     const TensorInfo* t = info(name);
     return t && (int)t->shape.size() > i ? (int)t->shape[i] : 0;
@@ -401,7 +429,7 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied) {
 
   // Heads: the projections give the total width; the number of heads only per-head modules tell.
   const int A = g.family == Family::PytorchNnTransformer || g.family == Family::MyTransformer ||
-                        g.family == Family::StepByStepEncoder
+                        g.family == Family::StepByStepEncoder || hf
                     ? d
                     : dim(first_layer + n.q_weight, 0);
   const int Av = g.family == Family::NlpTutorial || g.family == Family::WqTutorial
@@ -439,7 +467,21 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied) {
   // Positions: a learned table, or the sinusoid buffer's length.
   const std::string pos = enc ? n.src_pos : n.tgt_pos;
   const std::string pe = enc ? n.src_pe : n.tgt_pe;
-  if (!pos.empty() && info(pos)) {
+  if (g.family == Family::HfMarian) {
+    // Marian's table is a fixed [sin | cos] sinusoid (saved or not): only its length is read.
+    c["positional"] = "sinusoidal-halves";
+    if (info(pos) && dim(pos, 0) >= 2) c["max_len"] = dim(pos, 0);
+    fact("Marian's sinusoidal positions ([sin | cos] halves), max_len " +
+         (c.contains("max_len") ? std::to_string(c["max_len"].get<int>()) + " (" + pos + ")"
+                                : std::string("512 (MarianConfig's default)")));
+  } else if (g.family == Family::HfBart && info(pos)) {
+    // BART's learned table has 2 rows before position 0.
+    c["positional"] = "learned";
+    c["position_offset"] = 2;
+    c["max_len"] = std::max(dim(pos, 0) - 2, 2);
+    fact("learned positions, max_len " + std::to_string(dim(pos, 0) - 2) + " (" + pos + " " +
+         shapeText(info(pos)) + ", its first 2 rows unused)");
+  } else if (!pos.empty() && info(pos)) {
     c["positional"] = "learned";
     c["max_len"] = dim(pos, 0);
     fact("learned positions, max_len " + std::to_string(dim(pos, 0)) + " (" + pos + ")");
@@ -474,6 +516,14 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied) {
   }
   if (g.family == Family::PytorchNnTransformer || g.family == Family::MyTransformer)
     fact("post-LayerNorm and ReLU assumed (the names cannot tell; give a config for pre-norm)");
+  if (hf) {
+    fact(g.family == Family::HfMarian
+             ? "swish activation and embeddings × √d_model assumed (MarianConfig as the converted "
+               "OPUS models have it; config.json beside the model tells)"
+             : "GELU and no embedding scale assumed (BartConfig's defaults; config.json beside "
+               "the model tells)");
+    if (!info("lm_head.weight")) fact("lm_head tied to the token embeddings");
+  }
 
   // Special ids: supplied, else read off the vocabulary's spelling, else the tutorial's.
   const std::vector<std::string> special =
@@ -508,12 +558,33 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied) {
   };
   const bool torch_specials =
       g.family == Family::PytorchNnTransformer || g.family == Family::MyTransformer;
-  id("pad_id", supplied.pad_id, {"<pad>", "[PAD]", "P", "<blank>"}, torch_specials ? 1 : 0,
+  // Marian's converter puts <pad> last; BART keeps fairseq's <s>=0, <pad>=1, </s>=2.
+  const int V = dim(dec ? n.tgt_emb : n.src_emb, 0);
+  const int pad_default = torch_specials || g.family == Family::HfBart ? 1
+                          : g.family == Family::HfMarian               ? V - 1
+                                                                       : 0;
+  id("pad_id", supplied.pad_id, {"<pad>", "[PAD]", "P", "<blank>"}, pad_default,
      "the padding token's id", false);
-  id("bos_id", supplied.bos_id, {"<bos>", "<s>", "S", "[CLS]", "<sos>", "<start>"}, -1,
-     "the start token the decoder begins with", probe.hasCross());
-  id("eos_id", supplied.eos_id, {"<eos>", "</s>", "E", "[SEP]", "<end>"}, -1,
-     "the end token that stops decoding", probe.hasCross());
+  if (hf) {
+    id("eos_id", supplied.eos_id, {"</s>"}, g.family == Family::HfMarian ? 0 : 2,
+       "the end token that stops decoding", true);
+    // The decoder starts with Marian's pad token, with BART's end token (decoder_start_token_id).
+    const char* start = g.family == Family::HfMarian ? "pad_id" : "eos_id";
+    c["bos_id"] = supplied.bos_id ? *supplied.bos_id : c[start].get<int>();
+    if (!supplied.bos_id)
+      fact("bos_id " + std::to_string(c["bos_id"].get<int>()) + " (the decoder starts with " +
+           (g.family == Family::HfMarian ? "the pad token" : "the end token") + ")");
+    if (g.family == Family::HfBart) {
+      const int s = real_vocab ? findToken(special, {"<s>"}) : -1;
+      c["src_bos_id"] = s >= 0 ? s : 0;
+      c["src_eos_id"] = c["eos_id"];
+    }
+  } else {
+    id("bos_id", supplied.bos_id, {"<bos>", "<s>", "S", "[CLS]", "<sos>", "<start>"}, -1,
+       "the start token the decoder begins with", probe.hasCross());
+    id("eos_id", supplied.eos_id, {"<eos>", "</s>", "E", "[SEP]", "<end>"}, -1,
+       "the end token that stops decoding", probe.hasCross());
+  }
   if (!probe.hasCross()) {  // optional for encoder-only and decoder-only models
     if (!c.contains("bos_id")) c["bos_id"] = -1;
     if (!c.contains("eos_id")) c["eos_id"] = -1;

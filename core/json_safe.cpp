@@ -1,10 +1,10 @@
 #include "json_safe.h"
 
-#include <cstdio>
 #include <unordered_set>
 #include <vector>
 
 #include "error.h"
+#include "safe_text.h"
 
 namespace attnviz {
 
@@ -15,41 +15,12 @@ std::string jsonTypeName(const nlohmann::json& value) {
 }
 
 bool isValidUtf8(std::string_view s, size_t* bad_offset) {
-  auto fail = [&](size_t at) {
-    if (bad_offset) *bad_offset = at;
-    return false;
-  };
-  size_t i = 0;
-  const size_t n = s.size();
-  while (i < n) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = utf8SequenceAt(s, i);
+    if (len == 0) {
+      if (bad_offset) *bad_offset = i;
+      return false;
     }
-    int len;
-    uint32_t cp;
-    if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      cp = c & 0x07;
-    } else {
-      return fail(i);
-    }
-    if (i + len > n) return fail(i);
-    for (int k = 1; k < len; ++k) {
-      unsigned char cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return fail(i);
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000))
-      return fail(i);  // overlong
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return fail(i);
     i += len;
   }
   return true;
@@ -127,24 +98,16 @@ nlohmann::json parseJsonStrict(std::string_view text, const std::string& what, i
 }
 
 std::string escapeControlChars(std::string_view text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02X", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
+  return terminalSafe(text);
 }
 
 std::string clipForMessage(std::string_view text, size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
+  // Control characters shown escaped: a name must neither reach a terminal raw nor cut the
+  // message at a NUL.
+  if (text.size() <= max_bytes) return terminalSafe(text);
   size_t cut = max_bytes;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // whole chars
-  return std::string(text.substr(0, cut)) + "… (" + std::to_string(text.size()) + " bytes)";
+  return terminalSafe(text.substr(0, cut)) + "… (" + std::to_string(text.size()) + " bytes)";
 }
 
 }  // namespace attnviz

@@ -15,11 +15,12 @@ constexpr int kMaxJsonDepth = 64;
 nlohmann::json parseJsonStrict(std::string_view text, const std::string& what,
                                int max_depth = kMaxJsonDepth);
 
-// `text` cut to at most about `max_bytes` (at a character boundary, with its full length noted),
-// for names from untrusted files quoted in messages.
+// `text` cut to at most about `max_bytes` (at a character boundary, with its full length noted)
+// and with control characters escaped (terminalSafe), for names from untrusted files quoted in
+// messages.
 std::string clipForMessage(std::string_view text, size_t max_bytes = 200);
 
-// `text` with control characters (C0 and DEL) shown as \xNN, for names quoted in messages.
+// `text` with control characters shown escaped (terminalSafe), for names quoted in messages.
 std::string escapeControlChars(std::string_view text);
 
 // The JSON type with its article, for messages: "an array", "an object", "a string", "null", ...

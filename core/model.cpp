@@ -9,6 +9,7 @@
 #include "counter_rng.h"
 #include "error.h"
 #include "positional.h"
+#include "tokenizer.h"
 
 namespace attnviz {
 
@@ -495,6 +496,8 @@ class Pass : public Widths {
       linear(x + (int64_t)b * n * d, l, store + ((int64_t)b * cap + past) * width, n);
   }
 
+  bool storeScores() const { return o.keep_scores && !o.scores_from_qk; }
+
   // out[b, h, i, c] = view[b, row0 + i, col0 + h·d + c] for i < rows (out: [B, H, rows, d]).
   void captureHeads(HeadsView view, int B, int row0, int rows, int col0, int d,
                     std::vector<float>& out) {
@@ -546,13 +549,13 @@ class Pass : public Widths {
       a.get(pr, block->probs.data(), cells * sizeof(float));
       if (block->hasScores()) a.get(sc, block->scores.data(), cells * sizeof(float));
     }
-    if (block && o.keep_qkv) {
+    if (block && (o.keep_qkv || block->scores_from_qk)) {
       block->d_k = dk;
       block->d_v = c.d_v;
       block->kv0 = kv0;
       captureHeads(qv, B, 0, n, 0, dk, block->q);
       captureHeads(kv, B, kv0, Tk - kv0, 0, dk, block->k);
-      captureHeads(kv, B, kv0, Tk - kv0, A, c.d_v, block->v);
+      if (o.keep_qkv) captureHeads(kv, B, kv0, Tk - kv0, A, c.d_v, block->v);
     }
     const float* context_probs = pr;
     bool off = false;
@@ -585,7 +588,8 @@ class Pass : public Widths {
       LayerTape* lt = r.tape ? &r.tape->layers[l] : nullptr;
       AttentionBlock* self_block = nullptr;
       if (r.blocks) {
-        r.blocks->emplace_back(r.self_kind, (int)l, r.B, H, r.n, K, o.keep_scores);
+        r.blocks->emplace_back(r.self_kind, (int)l, r.B, H, r.n, K, storeScores());
+        r.blocks->back().scores_from_qk = o.keep_scores && o.scores_from_qk;
         r.blocks->back().mask = *r.self_mask_host;
         self_block = &r.blocks->back();
       }
@@ -603,7 +607,7 @@ class Pass : public Widths {
                  attend(r.self_kind, (int)l, qv, kv, r.B, r.n, K, r.past, r.self_mask, self_block);
                  linear(ctx, L.self_attn.out, out, rows);
                  // The new keys as the earlier rows see them: the masked cells of the full matrix.
-                 if (r.future && r.past > 0 && o.keep_scores && store) {
+                 if (r.future && r.past > 0 && storeScores() && store) {
                    std::vector<float>& f = r.future->emplace_back((size_t)r.B * H * r.past * r.n);
                    float* dst = host ? f.data() : scores;
                    be.attention_scores_forward(
@@ -619,7 +623,8 @@ class Pass : public Widths {
         const Model::Encoded& e = *r.enc;
         AttentionBlock* cross_block = nullptr;
         if (r.blocks) {
-          r.blocks->emplace_back(AttentionKind::Cross, (int)l, r.B, H, r.n, e.S, o.keep_scores);
+          r.blocks->emplace_back(AttentionKind::Cross, (int)l, r.B, H, r.n, e.S, storeScores());
+          r.blocks->back().scores_from_qk = o.keep_scores && o.scores_from_qk;
           r.blocks->back().mask = *r.cross_mask_host;
           cross_block = &r.blocks->back();
         }
@@ -925,6 +930,14 @@ std::vector<int> Model::encodeSource(const std::string& sentence) const {
   if (!c.hasEncoder())
     throw Error(ErrorKind::BadInput, std::string(modelClassName(c.model)) +
                                          " has no encoder: give the input as the target");
+  if (model_->tokenizer) {  // the model's own tokenizer adds its markers itself
+    std::vector<int> ids = model_->tokenizer->encodeSource(sentence);
+    if ((int)ids.size() > position_rows_)
+      throw Error(ErrorKind::BadInput, "the sentence is " + std::to_string(ids.size()) +
+                                           " tokens long; the model takes at most " +
+                                           std::to_string(position_rows_));
+    return ids;
+  }
   const int wrap = c.src_bos_eos ? 2 : 0;
   std::vector<int> ids = src_vocab_.encode(sentence, position_rows_ - wrap);
   if (c.src_bos_eos) {
@@ -947,7 +960,13 @@ std::vector<int> Model::encodeTarget(const std::string& prefix) const {
   if (c.bos_id >= 0) ids.push_back(c.bos_id);
   const bool blank = prefix.find_first_not_of(" \t\r\n") == std::string::npos;
   if (!blank) {
-    std::vector<int> words = tgt_vocab_.encode(prefix, position_rows_ - (int)ids.size());
+    std::vector<int> words = model_->tokenizer
+                                 ? model_->tokenizer->encodeTarget(prefix)
+                                 : tgt_vocab_.encode(prefix, position_rows_ - (int)ids.size());
+    if ((int)(ids.size() + words.size()) > position_rows_)
+      throw Error(ErrorKind::BadInput, "the prefix is " + std::to_string(words.size()) +
+                                           " tokens long; the model takes at most " +
+                                           std::to_string(position_rows_ - (int)ids.size()));
     if (!words.empty() && !ids.empty() && words.front() == c.bos_id) words.erase(words.begin());
     ids.insert(ids.end(), words.begin(), words.end());
   }
@@ -973,6 +992,16 @@ void Model::checkIds(const std::vector<std::vector<int>>& seqs, const Vocabulary
 }
 
 uint64_t Model::estimatePassBytes(int B, int S, int T, bool keep_scores) const {
+  ForwardOptions o;
+  o.keep_scores = keep_scores;
+  return estimatePassBytes(B, S, T, o);
+}
+
+uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) const {
+  // What a pass allocates, as runEncoder and runDecoder allocate it (on the CPU backend all of it
+  // is host memory): the trace's blocks and outputs, which stay; the encoder's output and the
+  // cross-attention keys and values, which live through the decoder; and the larger of the two
+  // runs' working sets (the arena of activations, the masks, the head's output before its copy).
   // Saturating arithmetic throughout: an absurd batch gives UINT64_MAX, never a wrapped number.
   const ModelConfig& c = config();
   auto mul = [](std::initializer_list<uint64_t> xs) {
@@ -983,25 +1012,67 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, bool keep_scores) const {
     }
     return r;
   };
-  uint64_t bytes = 0;
-  auto add = [&](uint64_t n) { bytes = n > UINT64_MAX - bytes ? UINT64_MAX : bytes + n; };
-  const int H = c.n_heads, Le = c.n_encoder_layers, Ld = c.n_decoder_layers;
-  add(mul({(uint64_t)Le, AttentionBlock::bytesFor(B, H, S, S, keep_scores)}));
-  add(mul({(uint64_t)Ld, AttentionBlock::bytesFor(B, H, T, T, keep_scores)}));
-  if (c.hasCross()) add(mul({(uint64_t)Ld, AttentionBlock::bytesFor(B, H, T, S, keep_scores)}));
-  const uint64_t n_out = mul({(uint64_t)B, (uint64_t)(c.hasDecoder() ? T : S)});
-  if (c.tokenHead() != TokenHead::None)
-    add(mul({2, n_out, c.outputVocab().size(), 4}));  // the trace's and the pass's copy
-  add(mul({2, n_out, (uint64_t)c.d_model, 4}));       // hidden states
-  // Activations: the larger of the two runs, the caches and the encoder's output.
-  const uint64_t keys = (uint64_t)std::max(S, T), rows = mul({(uint64_t)B, keys});
-  const uint64_t width = 2ull * c.d_model + c.attnWidth() + c.valueWidth() + c.d_ff;
-  add(mul({rows, width + 3ull * H * keys, 4}));
-  add(mul({(uint64_t)B, keys, keys, 2}));  // masks
-  const uint64_t KV = c.attnWidth() + c.valueWidth();
-  add(mul({(uint64_t)B, (uint64_t)S, c.d_model + KV * (1 + Ld), 4}));         // memory, K/V
-  add(mul({(uint64_t)Ld, (uint64_t)B, (uint64_t)T, KV + c.attnWidth(), 4}));  // decoder caches
-  return bytes;
+  auto sum = [](std::initializer_list<uint64_t> xs) {
+    uint64_t r = 0;
+    for (uint64_t x : xs) r = x > UINT64_MAX - r ? UINT64_MAX : r + x;
+    return r;
+  };
+  const uint64_t b = (uint64_t)B, s = c.hasEncoder() ? (uint64_t)S : 0,
+                 t = c.hasDecoder() ? (uint64_t)T : 0, H = c.n_heads, d = c.d_model,
+                 A = c.attnWidth(), Av = c.valueWidth(), KV = A + Av, F = c.d_ff,
+                 Le = c.n_encoder_layers, Ld = c.n_decoder_layers;
+  const bool record = o.record, scores = o.record && o.keep_scores, qkv = o.record && o.keep_qkv;
+  const uint64_t V = c.tokenHead() == TokenHead::None ? 0 : c.outputVocab().size();
+  const uint64_t C = c.classHead() == ClassHead::None ? 0 : (uint64_t)std::max(c.n_classes, 1);
+  // Above max_stored_scores_bytes of scores a block keeps each head's q and k instead.
+  const bool from_qk = scores && scoresFromQk(B, S, T, o.max_stored_scores_bytes);
+  // A block of q × k cells: probs (and scores, or q and k) per head, its mask, and on request each
+  // head's q [q, d_k], k [k, d_k] and v [k, d_v].
+  auto block = [&](uint64_t q, uint64_t k) {
+    if (!record) return uint64_t(0);
+    const int qi = (int)std::min<uint64_t>(q, INT32_MAX),
+              ki = (int)std::min<uint64_t>(k, INT32_MAX);
+    if (from_qk)
+      return sum({AttentionBlock::bytesFromQk(B, c.n_heads, qi, ki, c.d_k),
+                  qkv ? mul({b, H, k * (uint64_t)c.d_v, 4}) : 0});
+    return sum({AttentionBlock::bytesFor(B, c.n_heads, qi, ki, scores),
+                qkv ? mul({b, H, q * c.d_k + k * (uint64_t)(c.d_k + c.d_v), 4}) : 0});
+  };
+  // The arena of one run over `rows` query rows and `keys` keys (Pass::floatsFor).
+  const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * H;
+  auto arena = [&](uint64_t rows, uint64_t keys) {
+    return mul({rows, 2 * d + A + Av + F + per_key * keys, 4});
+  };
+  const uint64_t trace = sum(
+      {mul({Le, block(s, s)}), mul({Ld, block(t, t)}), c.hasCross() ? mul({Ld, block(t, s)}) : 0});
+  // Outputs: the logits, class logits and hidden states of the trace.
+  const uint64_t out_rows = mul({b, c.hasDecoder() ? t : s});
+  const uint64_t outputs = mul({sum({mul({out_rows, V + d}), b * C}), 4});
+  // The encoder's output and every decoder layer's cross-attention keys and values.
+  const uint64_t memory = c.hasEncoder() ? mul({b, s, d + (c.hasCross() ? Ld * KV : 0), 4}) : 0;
+  uint64_t encoder = 0, decoder = 0;
+  if (c.hasEncoder()) {
+    const uint64_t rows = b * s;
+    encoder = sum({arena(rows, s), mul({rows, KV + 2, 4}), mul({b, s, s, 2})});
+    if (!c.hasDecoder())  // the heads' arena, then the copy into the trace
+      encoder =
+          std::max(encoder, sum({arena(rows, 1), mul({rows, V, 4}), mul({b, d + C, 4}), outputs}));
+  }
+  if (c.hasDecoder()) {
+    const uint64_t rows = b * t, keys = std::max(s, t);
+    decoder = sum({arena(rows, keys), mul({rows, V + d + KV + 1, 4}), mul({b, d + C, 4}),
+                   mul({b, t, t + s, 2}), outputs});
+  }
+  return sum({trace, memory, std::max(encoder, decoder)});
+}
+
+bool Model::scoresFromQk(int B, int S, int T, uint64_t max_stored_scores_bytes) const {
+  const ModelConfig& c = config();
+  const double cells =
+      (double)B * c.n_heads *
+      ((double)c.n_encoder_layers * S * S +
+       (double)c.n_decoder_layers * ((double)T * T + (c.hasCross() ? (double)T * S : 0)));
+  return cells * 4 > (double)max_stored_scores_bytes;
 }
 
 void Model::checkPassSize(int B, int S, int T, const ForwardOptions& o) const {
@@ -1010,7 +1081,7 @@ void Model::checkPassSize(int B, int S, int T, const ForwardOptions& o) const {
     throw Error(ErrorKind::BadInput, "the sequence has " + std::to_string(std::max(S, T)) +
                                          " tokens; this model takes at most " +
                                          std::to_string(position_rows_) + " (max_len)");
-  const uint64_t bytes = estimatePassBytes(B, S, T, o.keep_scores && o.record);
+  const uint64_t bytes = estimatePassBytes(B, S, T, o);
   if (bytes > o.max_trace_bytes)
     throw Error(ErrorKind::TooLarge,
                 "the pass over " + std::to_string(B) + " sentence(s) of " +
@@ -1412,7 +1483,7 @@ size_t Model::checkInputs(const Inputs& in) const {
   return B;
 }
 
-Trace Model::forward(const Inputs& in, const ForwardOptions& o) const {
+Trace Model::forward(const Inputs& in, const ForwardOptions& options) const {
   const auto t0 = std::chrono::steady_clock::now();
   const ModelConfig& c = config();
   const size_t B = checkInputs(in);
@@ -1433,7 +1504,11 @@ Trace Model::forward(const Inputs& in, const ForwardOptions& o) const {
     for (const auto& s : tr.tgt_ids) tr.tgt_tokens.push_back(tgt_vocab_.decode(s));
   }
   const int S = tr.src_len, T = tr.tgt_len;
-  checkPassSize((int)B, S, T, o);
+  checkPassSize((int)B, S, T, options);
+  // Long inputs keep q and k rather than their scores (kMaxStoredScoresBytes).
+  ForwardOptions o = options;
+  o.scores_from_qk = o.scores_from_qk || (o.keep_scores && o.record &&
+                                          scoresFromQk((int)B, S, T, o.max_stored_scores_bytes));
   Backend& be = *backend_;
   const int total = c.n_encoder_layers + c.n_decoder_layers;
   int done = 0;

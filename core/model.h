@@ -30,11 +30,20 @@ struct HeadIntervention {
   float temperature = 1.0f;
 };
 
+// Above this many bytes of scores in a pass, the trace keeps each block's q and k instead and
+// computes a score when it is read (long inputs: 2048 tokens at the tutorial's size would need
+// 2.4 GB of scores; their q and k take 50 MB).
+constexpr uint64_t kMaxStoredScoresBytes = uint64_t(1) << 30;
+
 struct ForwardOptions {
   MaskOptions masks;
   bool record = true;       // keep attention blocks (false: outputs only, e.g. greedy decoding)
   bool keep_scores = true;  // scores take as much memory as probs
   bool keep_qkv = false;    // keep each block's per-head Q, K, V vectors (the cell view)
+  // Keep q and k instead of the scores, computing a score when it is read. Model::forward sets it
+  // for passes whose scores would exceed max_stored_scores_bytes; a decoding session for its limit.
+  bool scores_from_qk = false;
+  uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes;
   std::vector<HeadIntervention> interventions;
   uint64_t max_trace_bytes = uint64_t(4) << 30;
   const std::atomic<bool>* cancel = nullptr;          // checked between layers → Error(Cancelled)
@@ -170,9 +179,15 @@ class Model {
 
   // Bytes the weights take on the backend.
   uint64_t weightBytes() const;
-  // Bytes a traced pass of B sentences of S source and T target tokens needs: the trace on the
-  // host, and the activations of the pass.
+  // Bytes a pass of B sentences of S source and T target tokens allocates at its peak: the trace
+  // (blocks, q/k/v when kept, outputs), the encoder's output and cross-attention keys and values,
+  // and the larger of the encoder's and the decoder's working sets. checkPassSize compares it with
+  // ForwardOptions::max_trace_bytes before anything is allocated.
   uint64_t estimatePassBytes(int B, int S, int T, bool keep_scores) const;
+  uint64_t estimatePassBytes(int B, int S, int T, const ForwardOptions& options) const;
+  // Whether such a pass keeps q and k instead of its scores (more than `max_stored_scores_bytes`).
+  bool scoresFromQk(int B, int S, int T,
+                    uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes) const;
 
  private:
   std::shared_ptr<const LoadedModel> model_;

@@ -1,18 +1,18 @@
 #include "npy.h"
 
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "atomic_file.h"
 #include "error.h"
 
 namespace attnviz {
 
 namespace {
 
-void writeNpyRaw(const std::string& path, const char* descr, const void* data, size_t bytes,
-                 const Shape& shape) {
+// The .npy 1.0 preamble: magic, version, header length, and the header dict padded with spaces to
+// a multiple of 64 bytes, ending in a newline.
+std::string npyPreamble(const char* descr, const Shape& shape) {
   std::string shp = "(";
   for (size_t i = 0; i < shape.size(); ++i)
     shp +=
@@ -20,20 +20,22 @@ void writeNpyRaw(const std::string& path, const char* descr, const void* data, s
   shp += ")";
   std::string header =
       std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shp + ", }";
-  // magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64,
-  // ending in a newline.
-  size_t total = 10 + header.size() + 1;
+  const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(ErrorKind::Io, path + ": cannot open for writing");
-  out.write("\x93NUMPY\x01\x00", 8);
   const uint16_t n = (uint16_t)header.size();
-  const char len[2] = {(char)(n & 0xFF), (char)(n >> 8)};
-  out.write(len, 2);
-  out.write(header.data(), (std::streamsize)header.size());
-  out.write(static_cast<const char*>(data), (std::streamsize)bytes);
-  if (!out) throw Error(ErrorKind::Io, path + ": write error");
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += (char)(n & 0xFF);
+  out += (char)(n >> 8);
+  return out + header;
+}
+
+void writeNpyRaw(const std::string& path, const char* descr, const void* data, size_t bytes,
+                 const Shape& shape) {
+  AtomicFile f(path);
+  f.write(npyPreamble(descr, shape));
+  f.write(data, bytes);
+  f.commit();
 }
 
 }  // namespace
@@ -46,14 +48,26 @@ void writeNpy(const std::string& path, const uint8_t* data, const Shape& shape) 
   writeNpyRaw(path, "|u1", data, (size_t)numel(shape), shape);
 }
 
-void dumpTrace(const Trace& tr, const std::string& dir) {
+namespace {
+
+void writeTraceFiles(const Trace& tr, const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(ErrorKind::Io, dir + ": cannot create the folder (" + ec.message() + ")");
+  if (!std::filesystem::is_directory(dir, ec))
+    throw Error(ErrorKind::Io, dir + ": cannot write the trace there: not a folder");
   const bool single = tr.batch == 1;
   auto shape = [&](Shape s) {
     if (!single) s.insert(s.begin(), tr.batch);
     return s;
+  };
+  // Every file is written whole to a temporary name and renamed only when all are complete; the
+  // arrays are streamed from the trace row by row, so the dump costs no copy of a block.
+  AtomicFileSet files;
+  auto npy = [&](const std::string& name, const char* descr, const Shape& s) -> AtomicFile& {
+    AtomicFile& f = files.add(dir + "/" + name);
+    f.write(npyPreamble(descr, s));
+    return f;
   };
   // Each kind the model has as [B, L, H, Tq, Tk] (the batch axis dropped for one sentence).
   for (AttentionKind kind : kAttentionKinds) {
@@ -62,38 +76,31 @@ void dumpTrace(const Trace& tr, const std::string& dir) {
     if (layers.empty()) continue;
     const AttentionBlock& first = *layers.front();
     const int L = (int)layers.size(), H = first.heads, Tq = first.q_len, Tk = first.k_len;
-    const int64_t per = (int64_t)H * Tq * Tk;  // one sentence, one layer
-    std::vector<float> probs((size_t)tr.batch * L * per), scores;
-    std::vector<uint8_t> mask(probs.size());
-    const bool keep = first.hasScores();
-    if (keep) scores.resize(probs.size());
-    for (int l = 0; l < L; ++l) {
-      const std::vector<float> p = layers[l]->denseProbs();
-      const std::vector<float> s = keep ? layers[l]->denseScores() : std::vector<float>();
-      const std::vector<uint8_t> m = layers[l]->denseMask();
-      for (int b = 0; b < tr.batch; ++b) {
-        const int64_t to = ((int64_t)b * L + l) * per, from = (int64_t)b * per;
-        std::copy(p.begin() + from, p.begin() + from + per, probs.begin() + to);
-        std::copy(m.begin() + from, m.begin() + from + per, mask.begin() + to);
-        if (keep) std::copy(s.begin() + from, s.begin() + from + per, scores.begin() + to);
-      }
-    }
     const std::string name = attentionKindName(kind);
     const Shape s = shape({L, H, Tq, Tk});
-    writeNpy(dir + "/" + name + "_probs.npy", probs.data(), s);
-    if (keep) writeNpy(dir + "/" + name + "_scores.npy", scores.data(), s);
-    writeNpy(dir + "/" + name + "_mask.npy", mask.data(), s);
+    // rows(f, row): for b, l, h, i in that order, the row of Tk values row(block, b, h, i) points
+    // to.
+    auto rows = [&](AtomicFile& f, size_t elem, auto row) {
+      for (int b = 0; b < tr.batch; ++b)
+        for (const AttentionBlock* a : layers)
+          for (int h = 0; h < H; ++h)
+            for (int i = 0; i < Tq; ++i) f.write(row(*a, b, h, i), (size_t)Tk * elem);
+    };
+    rows(npy(name + "_probs.npy", "<f4", s), 4,
+         [](const AttentionBlock& a, int b, int h, int i) { return a.probRow(b, h, i); });
+    if (first.hasScores())
+      rows(npy(name + "_scores.npy", "<f4", s), 4,
+           [](const AttentionBlock& a, int b, int h, int i) { return a.scoreRow(b, h, i); });
+    rows(npy(name + "_mask.npy", "|u1", s), 1,
+         [](const AttentionBlock& a, int b, int, int i) { return a.maskRow(b, i); });
     // The vectors behind the scores, when kept: KIND_{q,k,v}.npy [L, H, len, d].
     if (first.hasQkv()) {
       auto vectors = [&](const char* what, int len, int d, auto row) {
-        std::vector<float> out((size_t)tr.batch * L * H * len * d);
-        for (int l = 0; l < L; ++l)
-          for (int b = 0; b < tr.batch; ++b)
+        AtomicFile& f = npy(name + "_" + what + ".npy", "<f4", shape({L, H, len, d}));
+        for (int b = 0; b < tr.batch; ++b)
+          for (const AttentionBlock* a : layers)
             for (int h = 0; h < H; ++h)
-              for (int i = 0; i < len; ++i)
-                std::memcpy(&out[((((size_t)b * L + l) * H + h) * len + i) * d],
-                            row(*layers[l], b, h, i), (size_t)d * sizeof(float));
-        writeNpy(dir + "/" + name + "_" + what + ".npy", out.data(), shape({L, H, len, d}));
+              for (int i = 0; i < len; ++i) f.write(row(*a, b, h, i), (size_t)d * sizeof(float));
       };
       vectors("q", Tq, first.d_k,
               [](const AttentionBlock& a, int b, int h, int i) { return a.qRow(b, h, i); });
@@ -103,12 +110,15 @@ void dumpTrace(const Trace& tr, const std::string& dir) {
               [](const AttentionBlock& a, int b, int h, int i) { return a.vRow(b, h, i); });
     }
   }
-  if (!tr.logits.empty())
-    writeNpy(dir + "/logits.npy", tr.logits.ptr(), shape({tr.logits.dim(1), tr.logits.dim(2)}));
-  if (!tr.class_logits.empty())
-    writeNpy(dir + "/class_logits.npy", tr.class_logits.ptr(), shape({tr.class_logits.dim(1)}));
-  if (!tr.hidden.empty())
-    writeNpy(dir + "/hidden.npy", tr.hidden.ptr(), shape({tr.hidden.dim(1), tr.hidden.dim(2)}));
+  // The outputs without their batch axis ([B, ...] → [...] for one sentence).
+  auto tensor = [&](const char* file, const Tensor& t) {
+    if (t.empty()) return;
+    const Shape s = single ? Shape(t.shape.begin() + 1, t.shape.end()) : t.shape;
+    npy(file, "<f4", s).write(t.ptr(), t.data.size() * sizeof(float));
+  };
+  tensor("logits.npy", tr.logits);
+  tensor("class_logits.npy", tr.class_logits);
+  tensor("hidden.npy", tr.hidden);
   nlohmann::json j;
   if (!tr.src_ids.empty()) {
     j["src_ids"] = tr.src_ids;
@@ -120,9 +130,20 @@ void dumpTrace(const Trace& tr, const std::string& dir) {
     j["tgt_tokens"] = tr.tgt_tokens;
   }
   j["backend"] = tr.backend;
-  std::ofstream out(dir + "/tokens.json");
-  out << j.dump(2) << "\n";
-  if (!out) throw Error(ErrorKind::Io, dir + "/tokens.json: write error");
+  // Token strings that are not UTF-8 are written with U+FFFD, never as a throw mid-dump.
+  files.add(dir + "/tokens.json")
+      .write(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  files.commitAll();
+}
+
+}  // namespace
+
+void dumpTrace(const Trace& tr, const std::string& dir) {
+  try {
+    writeTraceFiles(tr, dir);
+  } catch (const Error& e) {
+    throw Error(e.kind(), "the trace was not written to " + dir + ": " + e.what());
+  }
 }
 
 }  // namespace attnviz

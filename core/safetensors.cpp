@@ -1,13 +1,20 @@
 #include "safetensors.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <limits>
+#include <new>
 
+#include "atomic_file.h"
 #include "error.h"
 #include "json_safe.h"
+#include "safe_text.h"
 
 namespace attnviz {
 
@@ -31,52 +38,114 @@ uint64_t readLE64(const uint8_t* p) {
   return v;
 }
 
-}  // namespace
-
-SafetensorsFile SafetensorsFile::open(const std::string& path) {
-  regularFileSize(path);  // only regular files
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, path + ": cannot open the file for reading");
-  in.seekg(0, std::ios::end);
-  std::streamoff size = in.tellg();
-  if (size < 0) throw Error(ErrorKind::Io, path + ": cannot determine the file size");
-  in.seekg(0);
-  // Check the header length against the file size before reading the whole file.
-  if (size >= 8) {
-    uint8_t head[8];
-    if (!in.read(reinterpret_cast<char*>(head), 8))
-      throw Error(ErrorKind::Io, path + ": read error");
-    uint64_t n = readLE64(head);
-    if (n > kMaxHeaderBytes)
-      throw Error(ErrorKind::HeaderTooLarge, path + ": header length " + std::to_string(n) +
-                                                 " bytes exceeds the limit of " +
-                                                 std::to_string(kMaxHeaderBytes) + " bytes");
-    in.seekg(0);
+// Reads exactly `n` bytes at the file's current position; false at end of file.
+bool readFully(int fd, void* out, uint64_t n, int* err) {
+  auto* p = static_cast<uint8_t*>(out);
+  while (n > 0) {
+    const ssize_t got = ::read(fd, p, (size_t)std::min<uint64_t>(n, uint64_t(1) << 30));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      *err = errno;
+      return false;
+    }
+    if (got == 0) {
+      *err = 0;
+      return false;
+    }
+    p += got;
+    n -= (uint64_t)got;
   }
-  std::vector<uint8_t> bytes(static_cast<size_t>(size));
-  if (size > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), size))
-    throw Error(ErrorKind::Io, path + ": read error");
-  return parse(std::move(bytes), path);
+  return true;
 }
 
-SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::string& what) {
-  SafetensorsFile f;
-  f.path_ = what;
-  const uint64_t size = bytes.size();
-  if (size < 8)
-    throw Error(ErrorKind::FileTooShort,
-                what + ": file is " + std::to_string(size) +
-                    " bytes, too short for a safetensors header (8 bytes)");
-  const uint64_t n = readLE64(bytes.data());
-  if (n > kMaxHeaderBytes)
-    throw Error(ErrorKind::HeaderTooLarge, what + ": header length " + std::to_string(n) +
-                                               " bytes exceeds the limit of " +
-                                               std::to_string(kMaxHeaderBytes) + " bytes");
+// The header length's checks, shared by open() and parse().
+uint64_t checkHeaderLength(const uint8_t* first8, uint64_t size, const std::string& what) {
+  const uint64_t n = readLE64(first8);
+  if (n > SafetensorsFile::kMaxHeaderBytes)
+    throw Error(ErrorKind::HeaderTooLarge,
+                what + ": header length " + std::to_string(n) + " bytes exceeds the limit of " +
+                    std::to_string(SafetensorsFile::kMaxHeaderBytes) + " bytes");
   if (n > size - 8)
     throw Error(ErrorKind::HeaderTooLarge,
                 what + ": header length " + std::to_string(n) + " bytes runs past the end of the " +
                     std::to_string(size) + "-byte file (truncated or not a safetensors file?)");
-  std::string_view header(reinterpret_cast<const char*>(bytes.data() + 8), n);
+  return n;
+}
+
+[[noreturn]] void tooShort(uint64_t size, const std::string& what) {
+  throw Error(ErrorKind::FileTooShort, what + ": file is " + std::to_string(size) +
+                                           " bytes, too short for a safetensors header (8 bytes)");
+}
+
+// Closes the descriptor however open() leaves.
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+SafetensorsFile SafetensorsFile::open(const std::string& path) {
+  // The header is read and checked first: only a file whose header holds up is read further, so
+  // an 8 GiB file that is not safetensors fails at once. O_NONBLOCK: a FIFO must not block the
+  // open; only regular files are read (a directory or a device reports a meaningless size).
+  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (file.fd < 0) {
+    const int err = errno;
+    throw Error(ErrorKind::Io,
+                path + ": cannot open the file for reading (" + std::strerror(err) + ")");
+  }
+  struct stat st;
+  if (::fstat(file.fd, &st) != 0)
+    throw Error(ErrorKind::Io, path + ": cannot determine the file size");
+  if (!S_ISREG(st.st_mode)) throw Error(ErrorKind::Io, path + ": not a regular file");
+  const uint64_t size = (uint64_t)st.st_size;
+  if (size < 8) tooShort(size, path);
+  int err = 0;
+  auto readError = [&](const char* what) {
+    return Error(
+        err ? ErrorKind::Io : ErrorKind::Truncated,
+        path + ": " +
+            (err ? std::string("read error in the ") + what + " (" + std::strerror(err) + ")"
+                 : std::string("the file ended early, in the ") + what +
+                       " (did it change while being read?)"));
+  };
+  uint8_t head[8];
+  if (!readFully(file.fd, head, 8, &err)) throw readError("header length");
+  const uint64_t n = checkHeaderLength(head, size, path);
+  std::string header(n, '\0');
+  if (!readFully(file.fd, header.data(), n, &err)) throw readError("header");
+  SafetensorsFile f = parseHeader(header, 8 + n, size, path);
+  // Only now the tensor data.
+  const uint64_t data_bytes = size - 8 - n;
+  try {
+    f.bytes_.resize((size_t)data_bytes);
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::TooLarge, path + ": cannot allocate " + formatBytes(data_bytes) +
+                                         " for the tensor data (out of memory)");
+  }
+  if (!readFully(file.fd, f.bytes_.data(), data_bytes, &err)) throw readError("tensor data");
+  f.data_start_ = 0;
+  return f;
+}
+
+SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::string& what) {
+  const uint64_t size = bytes.size();
+  if (size < 8) tooShort(size, what);
+  const uint64_t n = checkHeaderLength(bytes.data(), size, what);
+  SafetensorsFile f = parseHeader(
+      std::string_view(reinterpret_cast<const char*>(bytes.data() + 8), n), 8 + n, size, what);
+  f.bytes_ = std::move(bytes);
+  f.data_start_ = 8 + n;
+  return f;
+}
+
+SafetensorsFile SafetensorsFile::parseHeader(std::string_view header, uint64_t data_start,
+                                             uint64_t size, const std::string& what) {
+  SafetensorsFile f;
+  f.path_ = what;
   if (size_t bad = 0; !isValidUtf8(header, &bad))
     throw Error(ErrorKind::InvalidUtf8,
                 what + ": header is not valid UTF-8 (invalid sequence at byte " +
@@ -85,8 +154,7 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
   if (!j.is_object())
     throw Error(ErrorKind::NotAnObject,
                 what + ": header JSON is " + jsonTypeName(j) + ", expected an object");
-  f.data_start_ = 8 + n;
-  const uint64_t buffer = size - f.data_start_;
+  const uint64_t buffer = size - data_start;
 
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& name = it.key();
@@ -96,6 +164,9 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
         throw Error(ErrorKind::BadMetadata,
                     what + ": __metadata__ is " + jsonTypeName(v) + ", expected an object");
       for (auto m = v.begin(); m != v.end(); ++m) {
+        if (size_t at = findControlChar(m.key()); at != std::string::npos)
+          throw Error(ErrorKind::BadName, what + ": __metadata__ key \"" + clipForMessage(m.key()) +
+                                              "\" contains " + describeControlChar(m.key(), at));
         if (!m.value().is_string())
           throw Error(ErrorKind::BadMetadata, what + ": __metadata__[\"" + clipForMessage(m.key()) +
                                                   "\"] is " + jsonTypeName(m.value()) +
@@ -105,6 +176,10 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
       continue;
     }
     const std::string where = what + ": tensor \"" + clipForMessage(name) + "\"";
+    if (size_t at = findControlChar(name); at != std::string::npos)
+      throw Error(ErrorKind::BadName, where + ": the name contains " +
+                                          describeControlChar(name, at) +
+                                          "; no model names a tensor so");
     if (!v.is_object())
       throw Error(ErrorKind::NotAnObject,
                   where + " is " + jsonTypeName(v) + ", expected an object");
@@ -217,7 +292,6 @@ SafetensorsFile SafetensorsFile::parse(std::vector<uint8_t> bytes, const std::st
                     " bytes after the last tensor (the header accounts for " +
                     std::to_string(expect) + " of " + std::to_string(buffer) + " data bytes)");
   for (size_t i = 0; i < f.tensors_.size(); ++i) f.index_.emplace(f.tensors_[i].name, i);
-  f.bytes_ = std::move(bytes);
   return f;
 }
 
@@ -230,8 +304,8 @@ Tensor SafetensorsFile::toFloat(const TensorInfo& info) const {
   Tensor out(info.shape);
   const uint8_t* p = bytes_.data() + data_start_ + info.begin;  // may be unaligned: copied only
   if (!convertToFloat(p, info.dtype, out.data.size(), out.data.data()))
-    throw Error(ErrorKind::UnsupportedDtype, path_ + ": tensor \"" + info.name + "\" has dtype " +
-                                                 dtypeName(info.dtype) +
+    throw Error(ErrorKind::UnsupportedDtype, path_ + ": tensor \"" + clipForMessage(info.name) +
+                                                 "\" has dtype " + dtypeName(info.dtype) +
                                                  "; weights must be F32, F16, BF16 or F64");
   return out;
 }
@@ -261,17 +335,14 @@ void writeSafetensors(const std::string& path, const std::vector<NamedTensor>& t
   if (!metadata.empty()) h["__metadata__"] = metadata;
   std::string header = h.dump();
   while (header.size() % 8) header += ' ';
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(ErrorKind::Io, path + ": cannot open for writing");
+  AtomicFile out(path);
   uint8_t len[8];
   uint64_t n = header.size();
   for (int i = 0; i < 8; ++i) len[i] = static_cast<uint8_t>(n >> (8 * i));
-  out.write(reinterpret_cast<const char*>(len), 8);
-  out.write(header.data(), static_cast<std::streamsize>(header.size()));
-  for (const auto& t : tensors)
-    out.write(reinterpret_cast<const char*>(t.bytes.data()),
-              static_cast<std::streamsize>(t.bytes.size()));
-  if (!out) throw Error(ErrorKind::Io, path + ": write error");
+  out.write(len, 8);
+  out.write(header);
+  for (const auto& t : tensors) out.write(t.bytes.data(), t.bytes.size());
+  out.commit();
 }
 
 }  // namespace attnviz

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tensor.h"
@@ -18,7 +19,8 @@ class SafetensorsFile : public TensorSource {
  public:
   static constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's cap
 
-  // Reads and validates a whole file. Throws Error with the kind of the first problem found.
+  // Reads and validates a whole file: the header length and the header first, the tensor data
+  // only when they hold up. Throws Error with the kind of the first problem found.
   static SafetensorsFile open(const std::string& path);
   // Validates bytes already in memory; `what` names them in messages.
   static SafetensorsFile parse(std::vector<uint8_t> bytes, const std::string& what);
@@ -38,15 +40,21 @@ class SafetensorsFile : public TensorSource {
   uint64_t dataBytes() const { return bytes_.size() - data_start_; }
 
  private:
+  // Validates a header (the JSON text after the length) of a file of `size` bytes whose data
+  // starts at `data_start`: everything but the data itself.
+  static SafetensorsFile parseHeader(std::string_view header, uint64_t data_start, uint64_t size,
+                                     const std::string& what);
+
   std::string path_;
-  std::vector<uint8_t> bytes_;
-  uint64_t data_start_ = 0;
+  std::vector<uint8_t> bytes_;  // the whole file (parse) or only its tensor data (open)
+  uint64_t data_start_ = 0;     // where the tensor data starts in bytes_
   std::map<std::string, std::string> metadata_;
   std::vector<TensorInfo> tensors_;      // sorted by begin offset
   std::map<std::string, size_t> index_;  // name → position in tensors_ (files may hold many)
 };
 
-// Writes a safetensors file (F32 and U8 tensors), used by tests and the GUI's exports.
+// Writes a safetensors file (F32 and U8 tensors), used by tests and the GUI's exports: whole or
+// not at all (AtomicFile).
 struct NamedTensor {
   std::string name;
   DType dtype;

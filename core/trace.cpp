@@ -1,6 +1,7 @@
 #include "trace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -76,9 +77,32 @@ std::vector<float> AttentionBlock::denseProbs() const {
   return dense<float>(*this, [&](int b, int h, int i) { return probRow(b, h, i); });
 }
 
+float AttentionBlock::score(int b, int h, int i, int j) const {
+  if (!scores.empty()) return scores[index(b, h, i, j)];
+  if (!scores_from_qk || q.empty()) return 0.0f;
+  const float* qi = qRow(b, h, i);
+  const float* kj = kRow(b, h, j);
+  float dot = 0;
+  for (int e = 0; e < d_k; ++e) dot += qi[e] * kj[e];
+  return dot / std::sqrt((float)d_k);
+}
+
+void AttentionBlock::scoresOfRow(int b, int h, int i, float* out) const {
+  if (!scores.empty()) {
+    std::memcpy(out, scoreRow(b, h, i), (size_t)k_len * sizeof(float));
+    return;
+  }
+  for (int j = 0; j < k_len; ++j) out[j] = score(b, h, i, j);
+}
+
 std::vector<float> AttentionBlock::denseScores() const {
-  if (scores.empty()) return {};
-  return dense<float>(*this, [&](int b, int h, int i) { return scoreRow(b, h, i); });
+  if (!hasScores()) return {};
+  std::vector<float> out((size_t)batch * heads * q_len * k_len);
+  for (int b = 0; b < batch; ++b)
+    for (int h = 0; h < heads; ++h)
+      for (int i = 0; i < q_len; ++i)
+        scoresOfRow(b, h, i, out.data() + (((size_t)b * heads + h) * q_len + i) * k_len);
+  return out;
 }
 
 std::vector<uint8_t> AttentionBlock::denseMask() const {
@@ -150,6 +174,13 @@ void truncateTensorRows(Tensor& t, int n) {
 
 }  // namespace
 
+uint64_t AttentionBlock::bytesFromQk(int batch, int heads, int q_len, int k_len, int d_k) {
+  const uint64_t cells = satMul(satMul((uint64_t)batch, (uint64_t)q_len), (uint64_t)k_len);
+  const uint64_t vectors =
+      satMul(satMul(satMul((uint64_t)batch, (uint64_t)heads), satAdd(q_len, k_len)), d_k);
+  return satAdd(satAdd(satMul(satMul(cells, (uint64_t)heads), 4), cells), satMul(vectors, 4));
+}
+
 uint64_t AttentionBlock::bytesFor(int batch, int heads, int q_len, int k_len, bool keep_scores) {
   const uint64_t cells = satMul(satMul((uint64_t)batch, (uint64_t)q_len), (uint64_t)k_len);
   return satAdd(satMul(satMul(cells, (uint64_t)heads), keep_scores ? 8 : 4), cells);
@@ -158,6 +189,12 @@ uint64_t AttentionBlock::bytesFor(int batch, int heads, int q_len, int k_len, bo
 const AttentionBlock* Trace::block(AttentionKind kind, int layer) const {
   for (const auto& b : blocks)
     if (b.kind == kind && b.layer == layer) return &b;
+  return nullptr;
+}
+
+const SublayerActivation* Trace::activation(Side side, int layer, Sublayer sublayer) const {
+  for (const auto& a : activations)
+    if (a.side == side && a.layer == layer && a.sublayer == sublayer) return &a;
   return nullptr;
 }
 
@@ -221,7 +258,7 @@ void Trace::appendRows(TraceRows&& rows, const std::vector<std::string>& token_s
         for (int i = 0; i < rows.n; ++i) {
           std::memcpy(&a.probs[a.index(b, h, rows.q0 + i, 0)], r.probRow(b, h, i),
                       (size_t)r.k_len * sizeof(float));
-          if (a.hasScores() && r.hasScores())
+          if (!a.scores.empty() && !r.scores.empty())
             std::memcpy(&a.scores[a.index(b, h, rows.q0 + i, 0)], r.scoreRow(b, h, i),
                         (size_t)r.k_len * sizeof(float));
         }
@@ -235,7 +272,7 @@ void Trace::appendRows(TraceRows&& rows, const std::vector<std::string>& token_s
           for (int j = 0; j < rows.n; ++j) {
             for (int h = 0; h < a.heads; ++h) {
               a.probs[a.index(b, h, i, rows.q0 + j)] = 0.0f;
-              if (a.hasScores() && !fs.empty())
+              if (!a.scores.empty() && !fs.empty())
                 a.scores[a.index(b, h, i, rows.q0 + j)] =
                     fs[(((size_t)b * a.heads + h) * rows.q0 + i) * rows.n + j];
             }
@@ -245,7 +282,7 @@ void Trace::appendRows(TraceRows&& rows, const std::vector<std::string>& token_s
       }
     }
     // Queries of the new rows; keys and values of the keys this step added.
-    if (a.hasQkv() && r.hasQkv()) {
+    if (!a.q.empty() && !r.q.empty()) {
       const int new_keys = r.k_len - r.kv0;
       for (int b = 0; b < a.batch; ++b)
         for (int h = 0; h < a.heads; ++h) {
@@ -255,8 +292,9 @@ void Trace::appendRows(TraceRows&& rows, const std::vector<std::string>& token_s
           if (new_keys <= 0) continue;
           std::memcpy(&a.k[(bh * a.k_cap + r.kv0) * a.d_k], &r.k[bh * new_keys * a.d_k],
                       (size_t)new_keys * a.d_k * sizeof(float));
-          std::memcpy(&a.v[(bh * a.k_cap + r.kv0) * a.d_v], &r.v[bh * new_keys * a.d_v],
-                      (size_t)new_keys * a.d_v * sizeof(float));
+          if (!a.v.empty() && !r.v.empty())
+            std::memcpy(&a.v[(bh * a.k_cap + r.kv0) * a.d_v], &r.v[bh * new_keys * a.d_v],
+                        (size_t)new_keys * a.d_v * sizeof(float));
         }
     }
     a.q_len = q_new;

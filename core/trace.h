@@ -45,26 +45,31 @@ struct AttentionBlock {
   // In rows of a decoding step (TraceRows): k and v hold only key rows [kv0, k_len), the keys
   // this step added (all of them for a fresh block; none for cross-attention after the first).
   int kv0 = 0;
+  // Long inputs: the scores are not stored but computed when asked, from the kept q and k
+  // (q_i·k_j/√d_k, exactly the pass's arithmetic up to the order of the sum).
+  bool scores_from_qk = false;
 
   // A dense block [batch, heads, q_len, k_len] (q_cap = q_len, k_cap = k_len), zero-filled.
   AttentionBlock(AttentionKind kind, int layer, int batch, int heads, int q_len, int k_len,
                  bool keep_scores);
   AttentionBlock() = default;
 
-  bool hasScores() const { return !scores.empty(); }
+  // Whether scores can be read (stored, or computed from q and k).
+  bool hasScores() const { return !scores.empty() || (scores_from_qk && !q.empty()); }
   int64_t index(int b, int h, int i, int j) const {
     return (((int64_t)b * heads + h) * q_cap + i) * k_cap + j;
   }
   float prob(int b, int h, int i, int j) const { return probs[index(b, h, i, j)]; }
-  float score(int b, int h, int i, int j) const {
-    return scores.empty() ? 0.0f : scores[index(b, h, i, j)];
-  }
+  float score(int b, int h, int i, int j) const;
   bool masked(int b, int i, int j) const { return mask[((int64_t)b * q_cap + i) * k_cap + j] != 0; }
   // Row i of head h: k_len values, contiguous.
   const float* probRow(int b, int h, int i) const { return probs.data() + index(b, h, i, 0); }
+  // The stored scores of row i (nullptr when the scores are computed from q and k).
   const float* scoreRow(int b, int h, int i) const {
     return scores.empty() ? nullptr : scores.data() + index(b, h, i, 0);
   }
+  // Row i's k_len scores into out, stored or computed.
+  void scoresOfRow(int b, int h, int i, float* out) const;
   const uint8_t* maskRow(int b, int i) const {
     return mask.data() + ((int64_t)b * q_cap + i) * k_cap;
   }
@@ -72,7 +77,7 @@ struct AttentionBlock {
   std::vector<float> denseProbs() const;
   std::vector<float> denseScores() const;
   std::vector<uint8_t> denseMask() const;
-  bool hasQkv() const { return !q.empty(); }
+  bool hasQkv() const { return !q.empty() && !v.empty(); }
   const float* qRow(int b, int h, int i) const {
     return q.data() + (((int64_t)b * heads + h) * q_cap + i) * d_k;
   }
@@ -84,6 +89,8 @@ struct AttentionBlock {
   }
   // Bytes of a dense block of these sizes (scores + probs + mask).
   static uint64_t bytesFor(int batch, int heads, int q_len, int k_len, bool keep_scores);
+  // The same with the scores computed from q and k: probs + mask + q and k.
+  static uint64_t bytesFromQk(int batch, int heads, int q_len, int k_len, int d_k);
 };
 
 // New decoder positions [q0, q0 + n) computed by a decoding step, to append to a trace: for each
@@ -99,6 +106,29 @@ struct TraceRows {
   std::vector<std::vector<uint8_t>> future_mask;  // per block: [batch, q0, n]
   Tensor logits;                                  // [batch, n, V] (empty without a token head)
   Tensor hidden;                                  // [batch, n, d_model]
+};
+
+// One sublayer's input and output in one layer of a stack, [batch, len, d_model] each: what the
+// architecture view shows as position × dimension heatmaps. The model does not record them yet;
+// a ForwardOptions flag (keep_activations) that fills Trace::activations is the proposed way.
+// Pre-norm: a Norm* entry is the LayerNorm before its sublayer; post-norm: the add & norm after it
+// (input: x + sublayer(x)).
+enum class Sublayer {
+  Embedding,  // layer −1; input: token (+ segment) embeddings, output: the first layer's input
+  SelfAttention,
+  CrossAttention,
+  FeedForward,
+  NormSelf,
+  NormCross,
+  NormFeedForward,
+  FinalNorm,  // layer −1
+};
+struct SublayerActivation {
+  Side side = Side::Source;  // Source: the encoder stack; Target: the decoder stack
+  int layer = -1;
+  Sublayer sublayer = Sublayer::Embedding;
+  Tensor input;   // [batch, len, d_model]
+  Tensor output;  // [batch, len, d_model]
 };
 
 struct Trace {
@@ -119,9 +149,14 @@ struct Trace {
   double elapsed_ms = 0;  // wall time of the forward pass
   std::string backend;    // which backend computed it
 
+  // Sublayers' inputs and outputs; empty unless recorded (see Sublayer).
+  std::vector<SublayerActivation> activations;
+
   // The block of `kind` at `layer`, or nullptr when the model has none.
   const AttentionBlock* block(AttentionKind kind, int layer) const;
   int layers(AttentionKind kind) const;  // how many blocks of that kind
+  // The recorded activation of a sublayer, or nullptr.
+  const SublayerActivation* activation(Side side, int layer, Sublayer sublayer) const;
   bool has(AttentionKind kind) const { return layers(kind) > 0; }
   // Heads of any block (all blocks have the same number).
   int heads() const { return blocks.empty() ? 0 : blocks.front().heads; }

@@ -1,18 +1,27 @@
 #include "vocab.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "error.h"
 #include "json_safe.h"
+#include "safe_text.h"
 
 namespace attnviz {
 
 Vocabulary::Vocabulary(std::vector<std::string> tokens, int unk_id, std::string what)
     : tokens_(std::move(tokens)), unk_id_(unk_id), what_(std::move(what)) {
   if (tokens_.empty()) throw Error(ErrorKind::BadVocabulary, what_ + " is empty");
+  index_.reserve(tokens_.size());
   for (int i = 0; i < size(); ++i) {
+    // A token is a word typed or shown: a control character in it cannot be meant.
+    if (size_t at = findControlChar(tokens_[i]); at != std::string::npos)
+      throw Error(ErrorKind::BadVocabulary, what_ + ": token " + std::to_string(i) + " \"" +
+                                                clipForMessage(tokens_[i], 40) + "\" contains " +
+                                                describeControlChar(tokens_[i], at));
     if (!index_.emplace(tokens_[i], i).second)
-      throw Error(ErrorKind::BadVocabulary, what_ + " has the token \"" + tokens_[i] +
+      throw Error(ErrorKind::BadVocabulary, what_ + " has the token \"" +
+                                                clipForMessage(tokens_[i], 40) +
                                                 "\" twice (again at id " + std::to_string(i) + ")");
   }
   if (unk_id_ >= size()) unk_id_ = -1;
@@ -30,9 +39,9 @@ int Vocabulary::id(const std::string& token) const {
 }
 
 namespace {
-// A word from the user for a message: clipped, control characters shown as \xNN.
+// A word from the user for a message: clipped, control characters made visible.
 std::string printable(const std::string& s, size_t max = 40) {
-  return escapeControlChars(clipForMessage(s, max));
+  return clipForMessage(s, max);
 }
 }  // namespace
 
@@ -82,7 +91,7 @@ std::vector<int> Vocabulary::encode(const std::string& sentence, int max_tokens)
     for (size_t i = 0; i < unknown.size() && i < 5; ++i)
       list += (i ? ", \"" : "\"") + printable(unknown[i]) + "\"";
     std::string hint;
-    for (int i = 0; i < size() && i < 12; ++i) hint += (i ? " " : "") + tokens_[i];
+    for (int i = 0; i < size() && i < 12; ++i) hint += (i ? " " : "") + printable(tokens_[i]);
     if (size() > 12) hint += " …";
     throw Error(
         ErrorKind::BadInput,
@@ -100,24 +109,39 @@ std::vector<std::string> Vocabulary::decode(const std::vector<int>& ids) const {
   return out;
 }
 
+std::vector<std::string> Vocabulary::unknownWords(const std::string& sentence) const {
+  std::istringstream in(sentence);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;)
+    if (id(w) < 0 && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
+  return out;
+}
+
 std::vector<int> parseIdList(const std::string& text, int vocab_size, const std::string& what) {
   std::vector<int> ids;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  if (text.find_first_not_of(" \t") == std::string::npos)
+    throw Error(ErrorKind::BadInput, what + ": the id list is empty");
+  // Every comma separates two entries: "1,2," has an empty third one.
+  for (size_t from = 0;;) {
+    const size_t comma = text.find(',', from);
+    std::string item =
+        text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
     size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
     if (a == std::string::npos)
-      throw Error(ErrorKind::BadInput, what + ": empty entry in the id list \"" + text + "\"");
+      throw Error(ErrorKind::BadInput, what + ": empty entry " + std::to_string(ids.size() + 1) +
+                                           " in the id list \"" + clipForMessage(text, 80) + "\"");
     item = item.substr(a, b - a + 1);
     if (item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
-      throw Error(ErrorKind::BadInput, what + ": \"" + item + "\" is not a token id");
-    int id = std::stoi(item);
+      throw Error(ErrorKind::BadInput,
+                  what + ": \"" + clipForMessage(item, 40) + "\" is not a token id");
+    const int id = std::stoi(item);
     if (id >= vocab_size)
       throw Error(ErrorKind::BadInput, what + ": id " + item + " is outside the vocabulary (0.." +
                                            std::to_string(vocab_size - 1) + ")");
     ids.push_back(id);
+    if (comma == std::string::npos) break;
+    from = comma + 1;
   }
-  if (ids.empty()) throw Error(ErrorKind::BadInput, what + ": the id list is empty");
   return ids;
 }
 

@@ -25,6 +25,10 @@ class Vocabulary {
   // max_tokens: the longest sentence allowed (the model's max_len, less room for BOS).
   std::vector<int> encode(const std::string& sentence, int max_tokens) const;
   std::vector<std::string> decode(const std::vector<int>& ids) const;
+  // The words of `sentence` (split as encode() splits it) that are not in the vocabulary, each
+  // once, in the order they first appear. With an unk id, encode() maps them to it silently; the
+  // GUI names them.
+  std::vector<std::string> unknownWords(const std::string& sentence) const;
 
  private:
   std::vector<std::string> tokens_;

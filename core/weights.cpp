@@ -11,8 +11,10 @@
 #include <sstream>
 
 #include "error.h"
+#include "hf_folder.h"
 #include "json_safe.h"
 #include "safetensors.h"
+#include "tokenizer.h"
 #include "torch_checkpoint.h"
 
 namespace attnviz {
@@ -431,6 +433,60 @@ void readStepByStepFamily(Loader& L, ModelWeights& w) {
   }
 }
 
+// Hugging Face's MarianMTModel and BartForConditionalGeneration (modeling_marian.py,
+// modeling_bart.py), read through a view without the "model." prefix: shared token embeddings
+// (each stack's embed_tokens is the same table; the saved file may keep any of the names), BART's
+// learned positions and layernorm_embedding, layers of self_attn / encoder_attn (q_proj, k_proj,
+// v_proj, out_proj) each followed by its LayerNorm, fc1/fc2 and final_layer_norm; lm_head (tied to
+// the embeddings when absent) with final_logits_bias [1, V] as its bias.
+void readHfFamily(Loader& L, ModelWeights& w) {
+  ModelConfig& c = L.c_;
+  TensorReader& r = L.r_;
+  auto tokens = [&](const char* stack, int64_t vocab) {
+    const std::string own = std::string(stack) + ".embed_tokens.weight";
+    return L.embedding(r.has(own) || !r.has("shared.weight") ? own : "shared.weight", vocab,
+                       std::string(stack) + ".embed_positions.weight");
+  };
+  auto stack = [&](const char* name, int layers, bool decoder, int64_t vocab, StackWeights& out) {
+    out.embed = tokens(name, vocab);
+    const std::string s = name;
+    // Marian's [sin | cos] table may be saved (a fixed Parameter); the model computes it.
+    if (c.positional != Positional::Learned) r.ignore(s + ".embed_positions.weight");
+    if (c.embed_norm) out.embed.norm = L.norm({s + ".layernorm_embedding"}, true);
+    for (int l = 0; l < layers; ++l) {
+      const std::string p = layerPrefix(s + ".", l);
+      LayerWeights e;
+      e.self_attn = L.separate(p + ".self_attn", "q_proj", "k_proj", "v_proj", "out_proj");
+      e.norm_self = L.norm({p + ".self_attn_layer_norm"}, true);
+      if (decoder) {
+        e.cross_attn = L.separate(p + ".encoder_attn", "q_proj", "k_proj", "v_proj", "out_proj");
+        e.norm_cross = L.norm({p + ".encoder_attn_layer_norm"}, true);
+      }
+      e.ffn = L.ffn(p + ".fc1", p + ".fc2");
+      e.norm_ffn = L.norm({p + ".final_layer_norm"}, true);
+      out.layers.push_back(std::move(e));
+    }
+    if (c.final_norm) out.final_norm = L.norm({s + ".layer_norm"}, true);
+  };
+  const int64_t Vs = (int64_t)c.src_vocab.size(), Vt = (int64_t)c.tgt_vocab.size();
+  stack("encoder", c.n_encoder_layers, false, Vs, w.encoder);
+  stack("decoder", c.n_decoder_layers, true, Vt, w.decoder);
+  // Tied copies of the one table the stacks read.
+  for (const char* tied :
+       {"shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight"})
+    if (r.has(tied)) r.ignore(tied);
+  LinearWeights& proj = w.head.projection;
+  if (r.has("lm_head.weight"))
+    proj.weight = r.get("lm_head.weight", {Vt, c.d_model});
+  else
+    proj.weight = w.decoder.embed.tokens;  // tie_word_embeddings
+  if (!c.proj_bias) c.proj_bias = r.has("final_logits_bias");
+  if (*c.proj_bias) {
+    Tensor b = r.get("final_logits_bias", {1, Vt});
+    if (!b.empty()) proj.bias = Tensor({Vt}, std::move(b.data));
+  }
+}
+
 std::string readTextFile(const std::string& path, uint64_t max_bytes) {
   std::error_code ec;
   auto size = std::filesystem::file_size(path, ec);
@@ -512,13 +568,19 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
     return parsed(it->second, file.path() + " __metadata__[\"attnviz_config\"]");
   const fs::path side = fs::path(model).replace_extension(".json");
   if (fs::exists(side)) return parsed(readTextFile(side.string(), 64ull << 20), side.string());
-  // Hugging Face's convention: config.json in the model's folder (an attnviz config has a family).
+  // Hugging Face's convention: config.json in the model's folder, attnviz's (it has a family) or
+  // Hugging Face's own (it has a model_type).
   const fs::path folder_config = model.parent_path() / "config.json";
   if (fs::exists(folder_config)) {
     const nlohmann::json j = readJsonFile(folder_config.string());
     if (j.is_object() && j.contains("family")) {
       f.config = ModelConfig::fromJson(j, folder_config.string());
       f.source = folder_config.string();
+      return f;
+    }
+    if (isHfConfig(j)) {
+      f.config = configFromHf(j, model.parent_path().string(), &f.notes);
+      f.source = folder_config.string() + " (Hugging Face's)";
       return f;
     }
   }
@@ -573,21 +635,53 @@ std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const Mod
     case Family::StepByStepEncoder:
       readStepByStepFamily(L, m->weights);
       break;
+    case Family::HfMarian:
+    case Family::HfBart:
+      readHfFamily(L, m->weights);
+      break;
   }
   r.finish(std::string(familyName(config.family)) + " " + modelClassName(config.model),
            options.allow_partial);
   return m;
 }
 
+namespace {
+
+// Bytes the vocabularies' strings take: each token in the config (kept by the LoadedModel) and in
+// the Model's Vocabulary with its index (a hash node and a bucket); strings longer than the
+// small-string buffer have their own block, three times over.
+uint64_t vocabularyBytes(const std::vector<std::string>& v) {
+  uint64_t bytes = 0;
+  for (const auto& t : v)
+    bytes += 2 * sizeof(std::string) + 80 + (t.size() > 15 ? 3 * (t.size() + 17) : 0);
+  return bytes;
+}
+
+uint64_t weightBytes(const ModelConfig& c) {
+  return static_cast<uint64_t>(c.parameterCount()) * sizeof(float);
+}
+
+}  // namespace
+
 uint64_t estimateModelBytes(const ModelConfig& config) {
   // Every size is limited by ConfigLimits, so none of this comes near 64 bits.
-  uint64_t bytes = static_cast<uint64_t>(config.parameterCount()) * 4;
-  if (config.positional != Positional::Learned)
-    bytes +=
-        (config.hasEncoder() + config.hasDecoder()) *
-        static_cast<uint64_t>(std::min(config.max_len, ConfigLimits::kMaxSinusoidalPositions)) *
-        static_cast<uint64_t>(config.d_model) * 4;
-  return bytes;
+  const ModelConfig& c = config;
+  const uint64_t d = c.d_model, W = weightBytes(c);
+  // The sinusoid table a Model computes on the host and uploads (one, shared by both stacks).
+  const uint64_t table =
+      c.positional != Positional::Learned
+          ? static_cast<uint64_t>(std::min(c.max_len, ConfigLimits::kMaxSinusoidalPositions)) * d *
+                sizeof(float)
+          : 0;
+  // Uploading a linear layer copies it once (keys and values stacked): the largest one.
+  const uint64_t V = c.outputVocab().size();
+  const uint64_t largest_linear =
+      std::max({(uint64_t)(c.attnWidth() + c.valueWidth()), (uint64_t)c.d_ff, V}) * d *
+      sizeof(float);
+  // The host weights stay (LoadedModel); the table is built, then uploaded, then freed; then the
+  // backend's copy of every weight (on the CPU backend, host memory too).
+  return W + table + std::max(table, W + largest_linear) + vocabularyBytes(c.src_vocab) +
+         vocabularyBytes(c.tgt_vocab);
 }
 
 std::unique_ptr<TensorSource> openTensorFile(const std::string& path) {
@@ -609,13 +703,13 @@ std::unique_ptr<TensorSource> openTensorFile(const std::string& path) {
   return std::make_unique<SafetensorsFile>(SafetensorsFile::open(path));
 }
 
-std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const LoadOptions& options) {
-  // The weights can take at most what the file holds; refuse files above the limit up front.
+std::shared_ptr<const LoadedModel> loadModel(const std::string& given_path,
+                                             const LoadOptions& options) {
+  // A folder is a Hugging Face model folder: its weights file, with config.json beside it.
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw Error(ErrorKind::Io, path +
-                                   ": is a folder; open the model file in it (a .safetensors, "
-                                   ".pt, .pth or .bin file)");
+  const std::string path =
+      std::filesystem::is_directory(given_path, ec) ? hfWeightsFile(given_path) : given_path;
+  // The weights can take at most what the file holds; refuse files above the limit up front.
   auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(ErrorKind::Io, path + ": cannot open the model (" + ec.message() + ")");
   if (size > options.max_model_bytes)
@@ -627,15 +721,20 @@ std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const Load
   FoundConfig found = findOrInferConfig(file, options);
   const ModelConfig& config = found.config;
   // Sizes come from the config (learned position tables, sinusoid tables, every weight): check
-  // what they need before reading a tensor.
-  const uint64_t needed = estimateModelBytes(config);
+  // what they need before reading a tensor — and while they are read, the file's data is held
+  // beside the float32 weights (an F64 file takes twice their size).
+  const uint64_t needed = std::max(estimateModelBytes(config), size + weightBytes(config));
   if (needed > options.max_model_bytes)
     throw Error(ErrorKind::TooLarge,
                 path + ": the config describes " + std::to_string(config.parameterCount()) +
                     " parameters (" + std::to_string(config.n_encoder_layers) + "+" +
                     std::to_string(config.n_decoder_layers) + " layers, d_model " +
                     std::to_string(config.d_model) + ", d_ff " + std::to_string(config.d_ff) +
-                    ") needing " + formatBytes(needed) + " as float32; the limit is " +
+                    ", vocabularies of " + std::to_string(config.src_vocab.size()) + " and " +
+                    std::to_string(config.tgt_vocab.size()) + " tokens) needing " +
+                    formatBytes(needed) +
+                    " to load and run (the float32 weights and the backend's copy, position "
+                    "tables, vocabularies); the limit is " +
                     formatBytes(options.max_model_bytes));
   // Names under a prefix ("module." from DataParallel, "model." from a wrapper) are read without.
   const std::string prefix = familyPrefix(file, config.family, config.model);
@@ -654,13 +753,18 @@ std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const Load
                                 " " + modelClassName(config.model) + ".");
     throw;
   }
-  auto m = std::make_shared<LoadedModel>(*loaded);
+  // The model is this call's alone: annotated in place, not copied (a copy of the weights would
+  // double them at the peak that estimateModelBytes counts).
+  auto m = std::const_pointer_cast<LoadedModel>(loaded);
   m->path = path;
   m->notes = found.notes;
   m->notes.insert(m->notes.begin(), "config: " + found.source);
   if (const auto* ckpt = dynamic_cast<const TorchCheckpoint*>(&file))
     m->notes.insert(m->notes.begin(), file.formatName() + ": " + ckpt->describeLayout());
   if (!prefix.empty()) m->notes.push_back("tensor name prefix \"" + prefix + "\" stripped");
+  if (config.family == Family::HfMarian || config.family == Family::HfBart)
+    m->tokenizer =
+        openHfTokenizer(std::filesystem::path(path).parent_path().string(), config, &m->notes);
   return m;
 }
 

@@ -15,6 +15,7 @@
 namespace attnviz {
 
 class TensorSource;
+class Tokenizer;
 
 // y = x·Wᵀ + b.  weight: [out, in]; bias: [out] or empty.
 struct LinearWeights {
@@ -104,6 +105,9 @@ struct LoadedModel {
   std::vector<std::string> warnings;  // e.g. NaN/Inf weights
   // How the model was read: where the config came from, a prefix stripped, what was inferred.
   std::vector<std::string> notes;
+  // The model's own subword tokenizer (a Hugging Face folder's), or null: words are looked up in
+  // the vocabularies as typed.
+  std::shared_ptr<const Tokenizer> tokenizer;
 };
 
 struct LoadOptions {
@@ -115,10 +119,11 @@ struct LoadOptions {
   bool allow_partial = false;  // tensors the model does not use are a warning, not an error
 };
 
-// Reads a model file with its config. Throws Error naming the file, the tensor or field, what was
-// found and what was expected; every missing or mismatched tensor is listed at once; when the
-// config must be inferred and the tensors cannot tell everything, Error(MissingInfo) says what
-// was inferred and what to supply.
+// Reads a model file with its config — or a Hugging Face folder (config.json, model.safetensors or
+// pytorch_model.bin, vocab.json, and the tokenizer's files). Throws Error naming the file, the
+// tensor or field, what was found and what was expected; every missing or mismatched tensor is
+// listed at once; when the config must be inferred and the tensors cannot tell everything,
+// Error(MissingInfo) says what was inferred and what to supply.
 std::shared_ptr<const LoadedModel> loadModel(const std::string& path,
                                              const LoadOptions& options = {});
 // The tensors of a model file, whatever its format (judged from its first bytes): safetensors, or a
@@ -138,9 +143,11 @@ struct FoundConfig {
   std::vector<std::string> notes;
 };
 FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& options);
-// Host memory a loaded model of this config takes, from the sizes alone (float32 weights, and the
-// sinusoid tables a Model computes): loadModel checks it against max_model_bytes before reading
-// any tensor.
+// The memory loading a model of this config and building a Model of it takes at its peak, from
+// the sizes alone: the float32 weights on the host and their copy on the backend (host memory on
+// the CPU backend), the largest layer's copy while uploading, the sinusoid table (built on the
+// host, then uploaded) and the vocabularies' strings. loadModel checks it (and the file's data
+// beside the weights while they are read) against max_model_bytes before reading any tensor.
 uint64_t estimateModelBytes(const ModelConfig& config);
 
 // A model of the given config with random weights (normal, std 1/sqrt(fan_in); LayerNorms

@@ -26,9 +26,10 @@ ATTNVIZ_HOST_DEVICE inline float masked_score(float score, uint8_t masked, float
   return masked ? fill : score;
 }
 
-// Running maximum of a row (fmaxf: the order of a reduction does not change the result).
+// Running maximum of a row; NaN when either is NaN (fmaxf alone would drop it), so that a NaN
+// score makes the whole row NaN as on the CPU. The order of a reduction does not change the result.
 ATTNVIZ_HOST_DEVICE inline float softmax_max(float a, float b) {
-  return fmaxf(a, b);
+  return (a != a || b != b) ? NAN : fmaxf(a, b);
 }
 
 // exp(v - row_max); 0 for every cell of a row whose maximum is -inf (every key masked with
@@ -37,9 +38,9 @@ ATTNVIZ_HOST_DEVICE inline float softmax_numerator(float v, float row_max) {
   return row_max == -INFINITY ? 0.0f : expf(v - row_max);
 }
 
-// numerator / row sum; 0 when the sum is 0 (the all -inf row above).
+// numerator / row sum; 0 when the sum is 0 (the all -inf row above); NaN when the sum is NaN.
 ATTNVIZ_HOST_DEVICE inline float softmax_prob(float numerator, float row_sum) {
-  return row_sum > 0.0f ? numerator / row_sum : 0.0f;
+  return row_sum == 0.0f ? 0.0f : numerator / row_sum;
 }
 
 // One row of n keys, sequentially: the same three passes the kernel makes with a warp per row.

@@ -4,9 +4,10 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
       qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
-      libeigen3-dev nlohmann-json3-dev libzip-dev)
+      libeigen3-dev nlohmann-json3-dev libzip-dev libopenblas-dev libsentencepiece-dev libcli11-dev)
 if [[ "${1:-}" == "--tests" ]]; then
-  pkgs+=(python3 python3-numpy python3-torch libopenblas0-pthread xvfb clang libclang-rt-dev)
+  pkgs+=(python3 python3-numpy python3-torch libopenblas0-pthread xvfb clang libclang-rt-dev
+         python3-sentencepiece python3-regex)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

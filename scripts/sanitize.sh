@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The sanitizer half of the test command (issue 6):
+# The sanitizer half of the test command (issues 6 and 14):
 #  asan  builds the whole test suite with AddressSanitizer + UndefinedBehaviorSanitizer in a second
-#        build folder (CUDA off) and runs CTest there; any report aborts the test that made it.
+#        build folder (CUDA off) and runs CTest there; any report aborts the test that made it
+#        (test_memory skips itself there: the sanitizer's own memory is not attnviz's).
 #  fuzz  builds the libFuzzer targets (tests/fuzz) with clang and runs each from its committed seed
-#        corpus: the loader for FUZZ_SECONDS, PyTorch checkpoints for FUZZ_CHECKPOINT_SECONDS; any
+#        corpus: the loader for FUZZ_SECONDS (what loads is also run as `attnviz-cli run` runs it,
+#        with random ids and lengths, and dumped to a temporary folder), PyTorch checkpoints for
+#        FUZZ_CHECKPOINT_SECONDS; any
 #        crash, sanitizer report, leak, timeout (-timeout) or allocation over the bound
 #        (-malloc_limit_mb, -rss_limit_mb) fails.
 # usage: scripts/sanitize.sh [all|asan|fuzz]            (default all)

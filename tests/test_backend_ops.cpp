@@ -1,7 +1,9 @@
 // Every op of the Backend interface (core/backend.h) on every available backend, against the CPU
-// backend and a plain double-precision reference: the checks of backend_checks.h as Qt Test rows,
-// one per backend and case. Backends that are not available here (no CUDA device) are skipped
-// with the reason, never passed. The same checks run without Qt in backend_checks_main.cpp.
+// backend on one thread and a plain double-precision reference: the checks of backend_checks.h as
+// Qt Test rows, one per backend and case. The CPU backend also runs on 2 and 3 threads (its work
+// split into tasks, shapes that do not divide evenly). Backends that are not available here (no
+// CUDA device) are skipped with the reason, never passed. The same checks run without Qt in
+// backend_checks_main.cpp.
 #include <QtTest>
 #include <algorithm>
 #include <map>
@@ -30,7 +32,7 @@ void addRows(const std::string& op) {
   QTest::addColumn<QString>("backendName");
   QTest::addColumn<int>("which");
   const std::vector<std::string>& cases = opCheck(op).cases;
-  for (const char* backend : {"cpu", "cuda"})
+  for (const char* backend : {"cpu", "cpu2t", "cpu3t", "cuda"})
     for (size_t i = 0; i < cases.size(); ++i)
       QTest::newRow((std::string(backend) + "/" + cases[i]).c_str()) << QString(backend) << int(i);
 }
@@ -72,8 +74,14 @@ class TestBackendOps : public QObject {
 
  private slots:
   void initTestCase() {
-    cpu_ = makeCpuBackend();
+    cpu_ = makeCpuBackend(1);
+    QCOMPARE(cpu_->threads(), 1);
     backends_["cpu"] = cpu_;
+    for (int n : {2, 3}) {
+      auto be = makeCpuBackend(n);
+      QCOMPARE(be->threads(), n);
+      backends_[QString("cpu%1t").arg(n)] = be;
+    }
     const std::string reason = cudaUnavailableReason();
     if (reason.empty()) {
       try {

@@ -208,6 +208,9 @@ class TestCore : public QObject {
     }
     Vocabulary u({"<unk>", "a"}, 0, "vocab");
     QCOMPARE(u.encode("a zzz", 10), (std::vector<int>{1, 0}));
+    // The words that became <unk>: each once, in order, split as encode() splits.
+    QCOMPARE(u.unknownWords(" zzz a\tyy zzz "), (std::vector<std::string>{"zzz", "yy"}));
+    QVERIFY(u.unknownWords("a <unk>").empty());
     QCOMPARE(parseIdList("5, 1,3", 6, "ids"), (std::vector<int>{5, 1, 3}));
     QCOMPARE(kindOf([] { parseIdList("1,x", 6, "ids"); }), ErrorKind::BadInput);
     QCOMPARE(kindOf([] { parseIdList("9", 6, "ids"); }), ErrorKind::BadInput);

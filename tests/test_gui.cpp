@@ -6,8 +6,11 @@
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -28,9 +31,11 @@
 #include <cstring>
 #include <memory>
 
+#include "apng.h"
 #include "attention_data.h"
 #include "attention_view.h"
 #include "backends.h"
+#include "bar_chart.h"
 #include "bundled.h"
 #include "colormap.h"
 #include "cpu_backend.h"
@@ -41,6 +46,7 @@
 #include "masks_view.h"
 #include "overview_view.h"
 #include "positional_view.h"
+#include "translation_panel.h"
 #include "weights.h"
 #include "widgets.h"
 
@@ -73,6 +79,25 @@ std::unique_ptr<MainWindow> openWindow(const QString& model, const QString& src,
   if (done.isEmpty()) done.wait(60000);
   w->engine()->waitUntilIdle();
   return w;
+}
+
+// A window that has the keyboard, as under a window manager after a click on it.
+void activate(MainWindow& w) {
+  w.activateWindow();
+  QApplication::setActiveWindow(&w);
+  QVERIFY(QTest::qWaitForWindowActive(&w));
+}
+
+// Widgets that take typed characters.
+bool typesText(const QWidget* w) {
+  return qobject_cast<const QLineEdit*>(w) || qobject_cast<const QPlainTextEdit*>(w) ||
+         qobject_cast<const QAbstractSpinBox*>(w);
+}
+
+QString bundledPath(const char* name) {
+  for (const auto& m : listBundledModels())
+    if (m.name == name) return QString::fromStdString(m.path);
+  return {};
 }
 
 bool idle(MainWindow& w) {
@@ -141,6 +166,21 @@ class GuiTest : public QObject {
   void backendChooser();
   void exports();
   void settingsPersist();
+
+  // Issue 12: the application as a student and a teacher use it (numbered as in the issue).
+  void explanationsFollowTheMasks();     // 1
+  void keysAreNotTypedIntoTextFields();  // 2
+  void unknownWordsAreNamed();           // 4
+  void probabilityBars();                // 5
+  void roomyAtTheDefaultSize();          // 6
+  void noStaleStateAfterAnotherModel();  // 7
+  void smallThings();                    // 8
+  void translationReadsAndHighlights();
+  void decodingFramesAndAnimation();
+  void presentationMode();
+  void keysHelpFromTheActionTable();
+  void architectures_data();
+  void architectures();
   void screenshots();
 };
 
@@ -782,19 +822,78 @@ void GuiTest::backendChooser() {
 
 void GuiTest::exports() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  AttentionSelection sel = w->state()->selection();
+  sel.head = 1;
+  w->state()->setSelection(sel);
   QTemporaryDir dir;
   QString error;
   const QString png = dir.filePath(QStringLiteral("view.png"));
   const QString svg = dir.filePath(QStringLiteral("view.svg"));
   QVERIFY2(w->exportViewPng(png, &error), qPrintable(error));
-  QImage img(png);
-  QCOMPARE(img.size(), w->attentionView()->heatmap()->size());
+  // The figure is as tight as the matrix, its labels and legend: no empty half.
+  const QImage img = QImage(png).convertToFormat(QImage::Format_RGB32);
+  QVERIFY(!img.isNull());
+  QVERIFY(img.width() < w->attentionView()->heatmap()->width());
+  int blank = 0, last_inked = 0;
+  for (int x = 0; x < img.width(); ++x) {
+    bool ink = false;
+    for (int y = 0; y < img.height() && !ink; ++y) ink = (img.pixel(x, y) & 0xffffff) != 0xffffff;
+    blank += !ink;
+    if (ink) last_inked = x;
+  }
+  QVERIFY2(blank < img.width() / 6,
+           qPrintable(QStringLiteral("%1 of %2 columns are empty").arg(blank).arg(img.width())));
+  QVERIFY(img.width() - last_inked < 24);
+
+  // SVG: vector cells (no embedded image), text labels and a title naming what and which sentence.
   QVERIFY2(w->exportViewSvg(svg, &error), qPrintable(error));
   QFile f(svg);
   QVERIFY(f.open(QIODevice::ReadOnly));
   const QByteArray text = f.readAll();
   QVERIFY(text.contains("<svg"));
+  QVERIFY(!text.contains("<image"));
   QVERIFY(text.contains("mochte"));  // labels are text in the SVG
+  QVERIFY(text.contains("Cross-attention"));
+  QVERIFY(text.contains("head 2"));
+  QVERIFY(text.contains("ich mochte ein bier"));
+  // The most probable cell's colour is a filled vector shape.
+  const QColor top = w->attentionView()->heatmap()->colormap().top();
+  QVERIFY2(text.contains(top.name().toLatin1()), top.name().toLatin1().constData());
+
+  // PDF, a chosen size, 2×, no title, no legend.
+  FigureOptions o;
+  o.format = FigureOptions::Format::Pdf;
+  const QString pdf = dir.filePath(QStringLiteral("view.pdf"));
+  QVERIFY2(w->exportView(pdf, o, &error), qPrintable(error));
+  QFile pf(pdf);
+  QVERIFY(pf.open(QIODevice::ReadOnly));
+  QVERIFY(pf.read(5) == "%PDF-");
+  o.format = FigureOptions::Format::Png;
+  o.size = QSize(500, 400);
+  o.scale = 2;
+  const QString big = dir.filePath(QStringLiteral("big.png"));
+  QVERIFY2(w->exportView(big, o, &error), qPrintable(error));
+  const QImage b2(big);
+  QVERIFY(b2.width() <= 1000 && b2.height() <= 800);
+  QVERIFY(b2.width() >= 900 || b2.height() >= 720);  // it fills the chosen size in one direction
+  o.title = false;
+  o.legend = false;
+  o.format = FigureOptions::Format::Svg;
+  const QString bare = dir.filePath(QStringLiteral("bare.svg"));
+  QVERIFY2(w->exportView(bare, o, &error), qPrintable(error));
+  QFile bf(bare);
+  QVERIFY(bf.open(QIODevice::ReadOnly));
+  const QByteArray bare_text = bf.readAll();
+  QVERIFY(!bare_text.contains("head 2"));
+  QVERIFY(!bare_text.contains(">probability<"));
+  QVERIFY(text.contains(">probability<") || text.contains("probability"));
+
+  // Every view exports without an error.
+  for (View* v : w->views()) {
+    w->setCurrentView(v->name());
+    QVERIFY2(w->exportViewSvg(dir.filePath(v->name() + QStringLiteral(".svg")), &error),
+             qPrintable(error));
+  }
   const QString npy = dir.filePath(QStringLiteral("trace"));
   QVERIFY2(w->exportTrace(npy, true, &error), qPrintable(error));
   for (const char* name : {"cross_probs.npy", "cross_scores.npy", "cross_mask.npy",
@@ -834,46 +933,606 @@ void GuiTest::settingsPersist() {
   QSettings().clear();
 }
 
-// Renders every view at a fixed size to build/screenshots (the README and a look by eye).
+// ---- issue 12 ---------------------------------------------------------------------------------
+
+// 1. The explanation, the window title and the status bar say which masks are off.
+void GuiTest::explanationsFollowTheMasks() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  MasksView* m = w->masksView();
+  ExplanationPanel* e = w->attentionView()->explanation();
+  w->state()->setKind(AttentionKind::DecoderSelf);
+  w->attentionView()->refreshNow();
+  QVERIFY2(e->html().contains(QStringLiteral("masked by the look-ahead mask")),
+           qPrintable(e->html()));
+  QVERIFY(!w->statusMasks()->isVisible());
+  QVERIFY(!w->windowTitle().contains(QStringLiteral("off")));
+  m->subsequentSwitch()->click();
+  QVERIFY(idle(*w));
+  QVERIFY(!m->subsequentSwitch()->isChecked());
+  w->attentionView()->refreshNow();
+  QVERIFY2(e->html().contains(QStringLiteral("look-ahead mask is off")), qPrintable(e->html()));
+  QVERIFY(!e->html().contains(QStringLiteral("masked by the look-ahead mask")));
+  QVERIFY2(w->windowTitle().contains(QStringLiteral("look-ahead mask off")),
+           qPrintable(w->windowTitle()));
+  QVERIFY(w->statusMasks()->isVisible());
+  QVERIFY(w->statusMasks()->text().contains(QStringLiteral("look-ahead")));
+  // Cross-attention: "padding is masked" only while the source padding mask is on.
+  w->state()->setKind(AttentionKind::Cross);
+  w->attentionView()->refreshNow();
+  QVERIFY(!e->html().contains(QStringLiteral("padding mask is off")));
+  m->srcPaddingSwitch()->click();
+  QVERIFY(idle(*w));
+  w->attentionView()->refreshNow();
+  QVERIFY2(e->html().contains(QStringLiteral("source padding mask is off")), qPrintable(e->html()));
+  QVERIFY(!e->html().contains(QStringLiteral("padding keys are masked")));
+  QVERIFY(w->windowTitle().contains(QStringLiteral("source padding")));
+  QVERIFY(w->statusMasks()->text().contains(QStringLiteral("source padding")));
+  // A figure of it says so too.
+  QVERIFY(w->attentionView()->figureTitle().join(' ').contains(QStringLiteral("masks off")));
+  m->subsequentSwitch()->click();
+  QVERIFY(idle(*w));
+  m->srcPaddingSwitch()->click();
+  QVERIFY(idle(*w));
+  QVERIFY(!w->statusMasks()->isVisible());
+  QVERIFY(!w->windowTitle().contains(QStringLiteral("off")));
+}
+
+// 2. After each action the keyboard belongs to the view: 1/2/3, M, [ and ] act, nothing is typed.
+void GuiTest::keysAreNotTypedIntoTextFields() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  activate(*w);
+  QLineEdit* src = w->sourceEdit();
+  MasksView* m = w->masksView();
+  const QString batch_text = m->batchEdit()->toPlainText();
+  // After an action: the focus is outside the text fields, and the single keys work.
+  auto keysAct = [&](const char* after) {
+    QVERIFY(idle(*w));
+    QWidget* f = QApplication::focusWidget();
+    QVERIFY2(f && !typesText(f), qPrintable(QStringLiteral("%1: focus in %2")
+                                                .arg(QLatin1String(after))
+                                                .arg(f ? f->metaObject()->className() : "none")));
+    const QString text = src->text();
+    const int head = w->state()->selection().head;
+    QTest::keyClick(f, Qt::Key_BracketRight);
+    QVERIFY2(w->state()->selection().head != head || head == w->state()->headCount() - 1, after);
+    QTest::keyClick(f, Qt::Key_M);
+    QTest::keyClick(f, Qt::Key_1);
+    QCOMPARE(w->state()->selection().kind, AttentionKind::EncoderSelf);
+    QTest::keyClick(f, Qt::Key_3);
+    QCOMPARE(w->state()->selection().kind, AttentionKind::Cross);
+    QCOMPARE(src->text(), text);
+    QCOMPARE(m->batchEdit()->toPlainText(), batch_text);
+  };
+  // Ctrl+Enter in the source field.
+  src->setFocus();
+  src->setText(QStringLiteral("ein bier"));
+  QTest::keyClick(src, Qt::Key_Return, Qt::ControlModifier);
+  keysAct("Ctrl+Enter");
+  // Enter in the source field.
+  src->setFocus();
+  QTest::keyClick(src, Qt::Key_Return);
+  keysAct("Enter");
+  // A mask switch (it is disabled while the model reruns: the focus must come back to it).
+  w->setCurrentView(QStringLiteral("masks"));
+  m->subsequentSwitch()->setFocus();
+  QTest::keyClick(m->subsequentSwitch(), Qt::Key_Space);
+  keysAct("mask switch off");
+  QVERIFY(!m->subsequentSwitch()->isChecked());
+  QTest::mouseClick(m->subsequentSwitch(), Qt::LeftButton, {}, QPoint(6, 6));
+  keysAct("mask switch on");
+  QVERIFY(m->subsequentSwitch()->isChecked());
+  // An example from the Examples button.
+  src->setFocus();
+  if (w->examplesMenu()->actions().first()->isEnabled()) {
+    w->examplesMenu()->actions().first()->trigger();
+    keysAct("example");
+  }
+  // The Run button, Esc in a text field.
+  QTest::mouseClick(w->runButton(), Qt::LeftButton);
+  keysAct("Run button");
+  src->setFocus();
+  QTest::keyClick(src, Qt::Key_Escape);
+  keysAct("Esc");
+  // Clicking into a view takes the keys back from a text field.
+  src->setFocus();
+  w->setCurrentView(QStringLiteral("attention"));
+  HeatmapWidget* hm = w->attentionView()->heatmap();
+  QTest::mouseClick(hm, Qt::LeftButton, {}, hm->cellRect(0, 0).center().toPoint());
+  keysAct("click on the heatmap");
+}
+
+// 4. Words a model reads as its unknown token are named.
+void GuiTest::unknownWordsAreNamed() {
+  const QString reverse = bundledPath("reverse");
+  if (reverse.isEmpty()) QSKIP("the bundled reverse model (which has an <unk> token) is missing");
+  auto w = openWindow(reverse, QStringLiteral("a 3 zz"));
+  QVERIFY(w->engine()->snapshot());       // it runs…
+  QVERIFY(w->messageBar()->isVisible());  // …and says what it did with "zz"
+  QCOMPARE(w->messageBar()->level(), MessageBar::Level::Warning);
+  QVERIFY2(w->messageBar()->text().contains(QStringLiteral("“zz”")),
+           qPrintable(w->messageBar()->text()));
+  QVERIFY(w->messageBar()->text().contains(QStringLiteral("<unk>")));
+  QVERIFY(w->messageBar()->title().contains(QStringLiteral("source")));
+  // A sentence of known words takes the warning away.
+  w->sourceEdit()->setText(QStringLiteral("a 3 b"));
+  QTest::mouseClick(w->runButton(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  QVERIFY(!w->messageBar()->isVisible());
+  // In a batch, the sentence is named.
+  QSignalSpy spy(w->engine(), &Engine::unknownWords);
+  w->engine()->runBatch({QStringLiteral("a b"), QStringLiteral("c qq qq d")});
+  QVERIFY(idle(*w));
+  QCOMPARE(spy.size(), 1);
+  QCOMPARE(spy.first().at(0).toString(), QStringLiteral("sentence 2"));
+  QCOMPARE(spy.first().at(1).toStringList(), QStringList{QStringLiteral("qq")});
+}
+
+// 5. The top-k bars: every label drawn (also with the message bar shown), the axis ends at 1,
+// and a log scale shows the alternatives of a confident model.
+void GuiTest::probabilityBars() {
+  auto w = openWindow(screenshotModel(), QString(), QStringLiteral("decoding"));
+  w->resize(1366, 768);
+  w->messageBar()->showMessage(MessageBar::Level::Warning, QStringLiteral("A message"),
+                               QStringLiteral("that takes room\nfrom the views\nfor a while"));
+  QCoreApplication::processEvents();
+  DecodingView* v = w->decodingView();
+  v->refreshNow();
+  v->selectStep(1);
+  BarChart* bars = v->barChart();
+  QVERIFY(bars->count() >= 5);
+  QVERIFY2(bars->allLabelsDrawn(),
+           qPrintable(QStringLiteral("bars %1 px high").arg(bars->height())));
+  QCOMPARE(bars->axisMax(), 1.0);
+  QCOMPARE(bars->axisMin(), 0.0);
+  const StepInfo& step = w->engine()->snapshot()->steps[1];
+  QVERIFY(bars->labelText(0).startsWith(step.topk_tokens.first()));
+  // Linear: the second token's bar is as long as its probability says.
+  const double full = bars->barRect(0).width() / std::max(1e-6, double(step.topk[0].second));
+  QVERIFY(std::abs(bars->barRect(1).width() - std::max(1.0, full * step.topk[1].second)) < 2);
+  v->logScaleBox()->setChecked(true);
+  QVERIFY(bars->logScale());
+  QVERIFY(bars->axisMin() <= step.topk.back().second);
+  // Every alternative is a visible bar now.
+  for (int i = 0; i < bars->count(); ++i) QVERIFY(bars->barRect(i).width() >= 3);
+  QVERIFY(bars->barRect(0).width() > bars->barRect(bars->count() - 1).width());
+}
+
+// 6. At 1366×768: the Masks view's matrices have room (all labels), the batch box shows five
+// lines, and the Decoding view keeps its table and readable attention rows with a long source.
+void GuiTest::roomyAtTheDefaultSize() {
+  auto w =
+      openWindow(kTinyModel, QStringLiteral("ich mochte ein bier cola"), QStringLiteral("masks"));
+  w->resize(1366, 768);
+  w->state()->setKind(AttentionKind::DecoderSelf);
+  QCoreApplication::processEvents();
+  MasksView* m = w->masksView();
+  m->refreshNow();
+  for (HeatmapWidget* hm : {m->paddingMap(), m->subsequentMap(), m->unionMap(), m->scoresMap(),
+                            m->maskedScoresMap(), m->probsMap()}) {
+    QVERIFY2(hm->height() >= 150, qPrintable(QString::number(hm->height())));
+    QVERIFY(hm->allRowLabelsDrawn());
+    QVERIFY(hm->allColLabelsDrawn());
+  }
+  QVERIFY(m->batchEdit()->height() >= 5 * m->batchEdit()->fontMetrics().lineSpacing());
+  // A long source: the steps table keeps its rows, the attention rows keep their height.
+  QStringList words;
+  for (int i = 0; i < 12; ++i) words << QStringLiteral("ich mochte ein bier cola");
+  w->sourceEdit()->setText(words.join(' '));
+  w->setCurrentView(QStringLiteral("decoding"));
+  QTest::mouseClick(w->runButton(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  DecodingView* d = w->decodingView();
+  d->refreshNow();
+  QCoreApplication::processEvents();
+  QVERIFY(d->stepsTable()->viewport()->height() >=
+          6 * d->stepsTable()->verticalHeader()->defaultSectionSize());
+  const HeatmapWidget* rows = d->rowsMap();
+  QCOMPARE(rows->data().cols, 60);
+  QVERIFY2(rows->cellRect(0, 0).height() >= 12,
+           qPrintable(QString::number(rows->cellRect(0, 0).height())));
+}
+
+// 7. Another model: the batch box, the typed sentence and the chooser follow it.
+void GuiTest::noStaleStateAfterAnotherModel() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  QTemporaryDir dir;
+  const QString copy = dir.filePath(QStringLiteral("same-vocabulary.safetensors"));
+  QVERIFY(QFile::copy(kTinyModel, copy));
+  // A typed sentence survives a model with the same vocabulary.
+  w->sourceEdit()->setText(QStringLiteral("ein bier"));
+  QVERIFY(w->engine()->loadModel(copy));
+  QVERIFY(idle(*w));
+  QCOMPARE(w->engine()->modelSource(), copy);
+  QCOMPARE(w->sourceEdit()->text(), QStringLiteral("ein bier"));
+  // Opened files stay in the chooser.
+  QVERIFY(w->modelCombo()->findData(kTinyModel) >= 0);
+  QVERIFY(w->modelCombo()->findData(copy) >= 0);
+  // A model with another vocabulary: its own example, its own batch.
+  const QString gpt = QStringLiteral(ATTNVIZ_TEST_DATA "/gpt003.safetensors");
+  w->masksView()->setBatch({QStringLiteral("ich mochte ein bier"), QStringLiteral("ein bier")});
+  QVERIFY(w->engine()->loadModel(gpt));
+  QVERIFY(idle(*w));
+  const Vocabulary& v = w->engine()->model()->tgtVocab();
+  for (const QString& line : w->masksView()->batchLines())
+    QVERIFY2(v.unknownWords(line.toStdString()).empty(), qPrintable(line));
+  QVERIFY(v.unknownWords(w->sourceEdit()->text().toStdString()).empty());
+  QVERIFY(w->modelCombo()->findData(copy) >= 0);
+  QVERIFY(w->modelCombo()->findData(gpt) >= 0);
+  QVERIFY(w->recentModels().contains(kTinyModel));
+}
+
+// 8. The small things.
+void GuiTest::smallThings() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  w->resize(1366, 768);
+  QCoreApplication::processEvents();
+  // The attention chooser shows its longest entry whole.
+  QComboBox* kind = w->kindCombo();
+  int longest = 0;
+  for (int i = 0; i < kind->count(); ++i)
+    longest = std::max(longest, kind->fontMetrics().horizontalAdvance(kind->itemText(i)));
+  QVERIFY(kind->width() > longest + 10);
+  // Tooltips count rows from 1 and name the token.
+  HeatmapWidget* hm = w->attentionView()->heatmap();
+  const QString tip = hm->tooltipText(0, 1);
+  QVERIFY2(tip.contains(QStringLiteral("Query “S” · row 1 of")), qPrintable(tip));
+  QVERIFY(tip.contains(QStringLiteral("column 2 of")));
+  // A matrix without a mask does not speak of masks.
+  w->setCurrentView(QStringLiteral("positional"));
+  QTRY_VERIFY(!w->positionalView()->computing());
+  QVERIFY(
+      !w->positionalView()->similarityMap()->tooltipText(1, 2).contains(QStringLiteral("Masked")));
+  // A forced token says so instead of a probability of 0.000.
+  w->prefixEdit()->setText(QStringLiteral("coke"));
+  QTest::mouseClick(w->runButton(), Qt::LeftButton);
+  QVERIFY(idle(*w));
+  DecodingStepsModel* steps = w->decodingView()->stepsModel();
+  w->decodingView()->refreshNow();
+  QCOMPARE(steps->index(0, DecodingStepsModel::Probability).data().toString(),
+           QStringLiteral("forced"));
+  QVERIFY(steps->index(0, DecodingStepsModel::Probability)
+              .data(Qt::ToolTipRole)
+              .toString()
+              .contains(QStringLiteral("prefix")));
+  // "Examples" is a button, not also a menu.
+  for (QAction* a : w->menuBar()->actions())
+    QVERIFY(!a->text().contains(QStringLiteral("Examples")));
+  // In batch mode the hint above the views is whole or absent, never cut.
+  w->masksView()->setBatch(
+      {QStringLiteral("ich mochte ein bier cola"), QStringLiteral("ein bier")});
+  w->masksView()->batchButton()->click();
+  QVERIFY(idle(*w));
+  QVERIFY(w->batchCombo()->isVisible());
+  auto* hint = w->findChild<FitLabel*>();
+  QVERIFY(hint);
+  QVERIFY(hint->fullyShown() ||
+          hint->fontMetrics().horizontalAdvance(hint->text()) > hint->contentsRect().width());
+}
+
+// The translation as sentences: hovering a word tints the other side by cross-attention.
+void GuiTest::translationReadsAndHighlights() {
+  auto w =
+      openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"), QStringLiteral("decoding"));
+  TranslationPanel* t = w->decodingView()->translation();
+  auto snap = w->engine()->snapshot();
+  const Trace& tr = *snap->trace;
+  QCOMPARE(t->sourceText()->tokens(), toQ(tr.src_tokens[0]));
+  QStringList out;
+  for (const StepInfo& s : snap->steps)
+    if (s.chosen_id >= 0) out << s.chosen;
+  QCOMPARE(t->outputText()->tokens(), out);
+  // Output word k was written by query row k: its source tint is that row (mean of the heads of
+  // the last layer, the selection at start), scaled to its maximum.
+  const AttentionBlock& cross =
+      *tr.block(AttentionKind::Cross, tr.layers(AttentionKind::Cross) - 1);
+  const int k = 1;
+  t->hoverOutput(k);
+  QCOMPARE(t->outputText()->current(), k);
+  std::vector<float> row(size_t(cross.k_len), 0.0f);
+  for (int h = 0; h < cross.heads; ++h)
+    for (int j = 0; j < cross.k_len; ++j) row[size_t(j)] += cross.prob(0, h, k, j) / cross.heads;
+  const float mx = *std::max_element(row.begin(), row.end());
+  const std::vector<float>& tint = t->sourceText()->weights();
+  QCOMPARE(int(tint.size()), cross.k_len);
+  for (int j = 0; j < cross.k_len; ++j)
+    QVERIFY(std::abs(tint[size_t(j)] - row[size_t(j)] / mx) < 1e-5f);
+  // The reverse: a source word tints the output words that looked at it.
+  t->hoverSource(2);
+  QCOMPARE(int(t->outputText()->weights().size()), out.size());
+  QVERIFY(*std::max_element(t->outputText()->weights().begin(), t->outputText()->weights().end()) ==
+          1.0f);
+  // The mouse does the same.
+  TokenText* o = t->outputText();
+  const QPointF at = o->tokenRect(0).center();
+  QMouseEvent move(QEvent::MouseMove, at, o->mapToGlobal(at), Qt::NoButton, Qt::NoButton,
+                   Qt::NoModifier);
+  QCoreApplication::sendEvent(o, &move);
+  QCOMPARE(o->current(), 0);
+  QVERIFY(!t->sourceText()->weights().empty());
+}
+
+// The decode as numbered PNG frames and one animated PNG whose frames are those images.
+void GuiTest::decodingFramesAndAnimation() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  QTemporaryDir dir;
+  QString error;
+  FigureOptions o;
+  o.size = QSize(900, 500);
+  const int n = w->exportDecodingFrames(dir.path(), o, true, &error);
+  QVERIFY2(n > 0, qPrintable(error));
+  QCOMPARE(n, int(w->engine()->snapshot()->steps.size()));
+  std::vector<QImage> frames;
+  for (int i = 1; i <= n; ++i) {
+    const QString f =
+        QDir(dir.path()).filePath(QStringLiteral("decoding-%1.png").arg(i, 3, 10, QChar('0')));
+    QVERIFY2(QFile::exists(f), qPrintable(f));
+    frames.push_back(QImage(f).convertToFormat(QImage::Format_RGB888));
+  }
+  QVERIFY(frames.front() != frames.back());  // the frames differ: the decode moves on
+  // The APNG: signature, acTL with n frames, then per frame fcTL and its image data; each frame's
+  // data, wrapped as a plain PNG, decodes (Qt's own reader) to that frame's pixels.
+  QFile f(QDir(dir.path()).filePath(QStringLiteral("decoding-animated.png")));
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const QByteArray apng = f.readAll();
+  QVERIFY(apng.startsWith(QByteArray("\x89PNG\r\n\x1a\n", 8)));
+  QByteArray ihdr;
+  std::vector<QByteArray> data(1);
+  int num_frames = -1, fctl = 0;
+  quint32 expected_seq = 0;
+  for (qsizetype at = 8; at + 12 <= apng.size();) {
+    const quint32 len = qFromBigEndian<quint32>(apng.constData() + at);
+    const QByteArray type = apng.mid(at + 4, 4);
+    const QByteArray body = apng.mid(at + 8, len);
+    const quint32 crc = qFromBigEndian<quint32>(apng.constData() + at + 8 + len);
+    QCOMPARE(crc, pngCrc32(apng.constData() + at + 4, 4 + len));
+    if (type == "IHDR") ihdr = body;
+    if (type == "acTL") num_frames = int(qFromBigEndian<quint32>(body.constData()));
+    if (type == "fcTL" || type == "fdAT") {
+      QCOMPARE(qFromBigEndian<quint32>(body.constData()), expected_seq++);
+    }
+    if (type == "fcTL" && fctl++ > 0) data.emplace_back();
+    if (type == "IDAT") data.back() += body;
+    if (type == "fdAT") data.back() += body.mid(4);
+    at += 12 + len;
+  }
+  QCOMPARE(num_frames, n);
+  QCOMPARE(fctl, n);
+  QCOMPARE(int(data.size()), n);
+  auto chunk = [](const char* type, const QByteArray& body) {
+    QByteArray c;
+    char buf[4];
+    qToBigEndian(quint32(body.size()), buf);
+    c.append(buf, 4);
+    const QByteArray tb = QByteArray(type, 4) + body;
+    c += tb;
+    qToBigEndian(pngCrc32(tb.constData(), tb.size()), buf);
+    c.append(buf, 4);
+    return c;
+  };
+  for (int i = 0; i < n; ++i) {
+    const QByteArray png = QByteArray("\x89PNG\r\n\x1a\n", 8) + chunk("IHDR", ihdr) +
+                           chunk("IDAT", data[size_t(i)]) + chunk("IEND", {});
+    QImage img;
+    QVERIFY(img.loadFromData(png, "PNG"));
+    QCOMPARE(img.convertToFormat(QImage::Format_RGB888), frames[size_t(i)]);
+  }
+}
+
+// Large fonts for a projector, everywhere (the heatmaps' labels too).
+void GuiTest::presentationMode() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  const double before = w->attentionView()->heatmap()->font().pointSizeF();
+  w->action(QStringLiteral("presentation"))->trigger();
+  QVERIFY(w->presentationMode());
+  QVERIFY(w->attentionView()->heatmap()->font().pointSizeF() > 1.3 * before);
+  QVERIFY(w->decodingView()->barChart()->font().pointSizeF() > 1.3 * before);
+  QVERIFY(w->attentionView()->explanation()->label()->font().pointSizeF() > 1.3 * before);
+  QVERIFY(!w->structureView()->isVisible());
+  w->action(QStringLiteral("presentation"))->trigger();
+  QCOMPARE(w->attentionView()->heatmap()->font().pointSizeF(), before);
+  QVERIFY(w->structureView()->isVisible());
+}
+
+// The help lists what the action table holds: every key, every view.
+void GuiTest::keysHelpFromTheActionTable() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  const QString help = w->keysHelpHtml();
+  for (QAction* a : w->findChildren<QAction*>()) {
+    if (a->shortcuts().isEmpty()) continue;
+    QVERIFY2(help.contains(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped()),
+             qPrintable(a->objectName()));
+  }
+  for (View* v : w->views()) {
+    QVERIFY(help.contains(v->title()));
+    QVERIFY(w->action(QStringLiteral("view-") + v->name()));
+  }
+  QVERIFY(w->action(QStringLiteral("exportPdf")));
+  QVERIFY(w->action(QStringLiteral("exportFrames")));
+}
+
+// Encoder-only and decoder-only models: fields, buttons, tab and table names, status bar, and
+// every view shows what the model has.
+void GuiTest::architectures_data() {
+  QTest::addColumn<QString>("file");
+  QTest::addColumn<QString>("input");
+  QTest::addColumn<QString>("label");
+  QTest::addColumn<QString>("tab");
+  QTest::newRow("bert003") << "bert003"
+                           << "[CLS] hello how [MASK] you [SEP]"
+                           << "Input:"
+                           << "Outputs";
+  QTest::newRow("classifier003") << "classifier003"
+                                 << "this movie is great"
+                                 << "Input:"
+                                 << "Outputs";
+  QTest::newRow("encoder001") << "encoder001"
+                              << "time flies like an arrow"
+                              << "Input:"
+                              << "Outputs";
+  QTest::newRow("gpt003") << "gpt003"
+                          << "the cat"
+                          << "Prompt:"
+                          << "Decoding";
+}
+
+void GuiTest::architectures() {
+  QFETCH(QString, file);
+  QFETCH(QString, input);
+  QFETCH(QString, label);
+  QFETCH(QString, tab);
+  const QString path =
+      QStringLiteral(ATTNVIZ_TEST_DATA "/") + file + QStringLiteral(".safetensors");
+  auto w = openWindow(path, input, QStringLiteral("decoding"));
+  QVERIFY2(w->engine()->snapshot() && w->engine()->snapshot()->trace,
+           qPrintable(w->messageBar()->text()));
+  const ModelConfig& c = w->engine()->model()->config();
+  QCOMPARE(w->sourceLabel()->text(), label);
+  QVERIFY(!w->prefixBox()->isVisible());
+  QCOMPARE(w->tabs()->tabText(w->tabs()->indexOf(w->decodingView())), tab);
+  QCOMPARE(w->decodingView()->title(), tab);
+  QCOMPARE(w->action(QStringLiteral("view-decoding"))->text(), tab);
+  QCOMPARE(w->stepForwardButton()->isVisible(), c.hasDecoder());
+  QCOMPARE(w->decodingView()->stepForwardButton()->isVisible(), c.hasDecoder());
+  QVERIFY2(!w->statusLengths()->text().contains(QStringLiteral("target")),
+           qPrintable(w->statusLengths()->text()));
+  QVERIFY(!w->statusLengths()->text().contains(QStringLiteral("source")));
+  // The kinds offered are the kinds the model has.
+  QCOMPARE(w->kindCombo()->count(), int(modelKinds(c).size()));
+  DecodingView* d = w->decodingView();
+  d->refreshNow();
+  const QString header =
+      d->stepsModel()->headerData(DecodingStepsModel::Chosen, Qt::Horizontal).toString();
+  if (!c.hasDecoder()) {
+    QCOMPARE(header, QStringLiteral("Prediction"));
+    QVERIFY(!d->useTokenButton()->isVisible());
+    QVERIFY(w->statusLengths()->text().contains(QStringLiteral("input")));
+    QCOMPARE(d->classChart()->isVisible(), c.classHead() != ClassHead::None);
+    if (c.classHead() != ClassHead::None) {
+      QCOMPARE(d->classChart()->count(), c.n_classes);
+    }
+    QCOMPARE(d->barChart()->isVisible(), c.tokenHead() != TokenHead::None);
+  } else {
+    QCOMPARE(header, QStringLiteral("Next token"));
+    // The prompt is the decoder's start: what follows continues it.
+    const auto snap = w->engine()->snapshot();
+    QCOMPARE(snap->prefix_positions, int(w->engine()->model()->encodeTarget("the cat").size()));
+    QVERIFY(d->translation()->outputText()->tokens().join(' ').contains(QStringLiteral("the cat")));
+    QVERIFY(!d->translation()->sourceText()->isVisible());
+  }
+  // Every view draws without complaint, and its explanation speaks of this model.
+  for (View* v : w->views()) {
+    w->setCurrentView(v->name());
+    v->refreshNow();
+    QVERIFY(!v->explanation()->html().isEmpty());
+  }
+  QVERIFY(
+      !w->attentionView()->explanation()->html().contains(QStringLiteral("target tokens fed")) ||
+      c.hasCross());
+}
+
+// Renders every view to build/screenshots: the default model at 1366×768 and 1920×1080, with and
+// without the explanations, then one model of each other architecture (to look at by eye; the
+// README's picture is one of them).
 void GuiTest::screenshots() {
   const QString out = QStringLiteral(ATTNVIZ_SCREENSHOT_DIR);
   QVERIFY(QDir().mkpath(out));
+  auto shoot = [&](MainWindow& w, const QString& stem) {
+    for (View* v : w.views()) {
+      if (v == w.masksView()) w.state()->setKind(AttentionKind::DecoderSelf);
+      w.setCurrentView(v->name());
+      v->refreshNow();
+      if (v == w.positionalView()) QTRY_VERIFY(!w.positionalView()->computing());
+      // Nested layouts settle over a few event-loop turns.
+      for (int k = 0; k < 3; ++k) {
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+        QTest::qWait(10);
+      }
+      const QString file = QDir(out).filePath(QStringLiteral("%1-%2.png").arg(stem, v->name()));
+      QVERIFY2(w.grab().save(file), qPrintable(file));
+      QCOMPARE(QImage(file).size(), w.size());
+      if (v == w.masksView()) {
+        AttentionSelection s = w.state()->selection();
+        s.kind = modelKinds(w.engine()->model()->config()).back();
+        w.state()->setSelection(s);
+      }
+    }
+  };
   const QString model = screenshotModel();
   auto w =
       openWindow(model, model == kTinyModel ? QStringLiteral("ich mochte ein bier P") : QString());
   QVERIFY(w->engine()->snapshot() && w->engine()->snapshot()->trace);
-  for (const QString& view :
-       {QStringLiteral("attention"), QStringLiteral("overview"), QStringLiteral("masks"),
-        QStringLiteral("positional"), QStringLiteral("decoding")}) {
-    if (view == QStringLiteral("masks")) w->state()->setKind(AttentionKind::DecoderSelf);
-    if (view == QStringLiteral("decoding")) w->state()->setKind(AttentionKind::Cross);
-    w->setCurrentView(view);
-    w->currentView()->refreshNow();
-    if (view == QStringLiteral("positional")) QTRY_VERIFY(!w->positionalView()->computing());
-    QTest::qWait(50);
-    const QString file = QDir(out).filePath(view + QStringLiteral(".png"));
-    QVERIFY2(w->grab().save(file), qPrintable(file));
-    QVERIFY(QImage(file).size() == w->size());
+  for (const QSize size : {QSize(1366, 768), QSize(1920, 1080)}) {
+    w->resize(size);
+    for (bool explain : {true, false}) {
+      if (w->action(QStringLiteral("explanations"))->isChecked() != explain)
+        w->action(QStringLiteral("explanations"))->trigger();
+      shoot(*w, QStringLiteral("%1x%2%3")
+                    .arg(size.width())
+                    .arg(size.height())
+                    .arg(explain ? QString() : QStringLiteral("-plain")));
+    }
   }
-  // The masks view with the subsequent mask off, and a batch.
+  w->action(QStringLiteral("explanations"))->trigger();
+  // The masks view with the look-ahead mask off, and a batch.
+  w->resize(1366, 768);
   w->state()->setKind(AttentionKind::DecoderSelf);
   w->setCurrentView(QStringLiteral("masks"));
   w->masksView()->subsequentSwitch()->click();
   QVERIFY(idle(*w));
-  QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("masks-subsequent-off.png"))));
+  QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("masks-lookahead-off.png"))));
+  w->setCurrentView(QStringLiteral("attention"));
+  QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("attention-lookahead-off.png"))));
   w->masksView()->subsequentSwitch()->click();
   QVERIFY(idle(*w));
+  w->setCurrentView(QStringLiteral("masks"));
   QStringList sentences;
   for (const auto& ex : w->engine()->model()->config().examples)
     sentences << QString::fromStdString(ex.src);
   if (sentences.size() < 2)
     sentences = {QStringLiteral("ich mochte ein bier cola"), QStringLiteral("ein bier")};
-  w->masksView()->batchEdit()->setPlainText(sentences.mid(0, 3).join('\n'));
+  w->masksView()->setBatch(sentences.mid(0, 3));
   w->masksView()->batchButton()->click();
   QVERIFY(idle(*w));
   w->state()->setKind(AttentionKind::EncoderSelf);
   w->state()->setBatchIndex(1);
   QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("masks-batch.png"))));
+  // The decode as frames and an animated PNG, to look at (and to open in a browser).
+  {
+    QString error;
+    FigureOptions frames;
+    frames.size = QSize(1100, 560);
+    w->state()->setKind(AttentionKind::Cross);
+    w->sourceEdit()->setText(QString());
+    QVERIFY(w->engine()->run(
+        w->engine()->model()->config().examples.empty()
+            ? QStringLiteral("ich mochte ein bier")
+            : QString::fromStdString(w->engine()->model()->config().examples.front().src),
+        QString()));
+    QVERIFY(idle(*w));
+    QVERIFY2(w->exportDecodingFrames(QDir(out).filePath(QStringLiteral("frames")), frames, true,
+                                     &error) > 0,
+             qPrintable(error));
+  }
+  w->resize(1920, 1080);  // a projector's size
+  w->setPresentationMode(true);
+  w->setCurrentView(QStringLiteral("attention"));
+  QTest::qWait(50);
+  QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("presentation-attention.png"))));
+  w.reset();
+  // One model of each other architecture, at both sizes.
+  const QList<QPair<QString, QString>> others = {
+      {QStringLiteral("gpt003"), QStringLiteral("the cat")},
+      {QStringLiteral("bert003"), QStringLiteral("[CLS] hello how [MASK] you [SEP]")},
+      {QStringLiteral("classifier003"), QStringLiteral("this movie is not great")}};
+  for (const auto& [name, input] : others) {
+    auto o = openWindow(
+        QStringLiteral(ATTNVIZ_TEST_DATA "/") + name + QStringLiteral(".safetensors"), input);
+    QVERIFY(o->engine()->snapshot());
+    for (const QSize size : {QSize(1366, 768), QSize(1920, 1080)}) {
+      o->resize(size);
+      shoot(*o, QStringLiteral("%1-%2x%3").arg(name).arg(size.width()).arg(size.height()));
+    }
+  }
   qInfo("screenshots in %s", qPrintable(out));
 }
 

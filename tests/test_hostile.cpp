@@ -417,6 +417,40 @@ class TestHostile : public QObject {
     verifyStillFine();
   }
 
+  // ---- F64 weights load (docs/formats.md lists F32, F16, BF16 and F64) ----
+  // Converted to float32: the same numbers as the F32 file; a double beyond float32's range
+  // becomes infinite, with the warning that names the tensor.
+  void f64WeightsLoad() {
+    // Every tensor as F64; projection.weight[5] replaced by `big` when given.
+    auto toF64 = [](Parts& p, std::optional<double> big) {
+      for (auto& t : p.tensors) {
+        std::vector<uint8_t> wide(t.bytes.size() * 2);
+        for (size_t i = 0; i < t.bytes.size() / 4; ++i) {
+          float f;
+          std::memcpy(&f, t.bytes.data() + 4 * i, 4);
+          const double d = (big && t.name == "projection.weight" && i == 5) ? *big : f;
+          std::memcpy(wide.data() + 8 * i, &d, 8);
+        }
+        t.bytes = std::move(wide);
+        t.dtype = "F64";
+      }
+    };
+    const std::string path = dir_.path().toStdString() + "/f64.safetensors";
+    writeBytes(path, modParts([&](Parts& p) { toF64(p, std::nullopt); }));
+    auto wide = loadModel(path);
+    QVERIFY(wide->warnings.empty());
+    Model a(loadModel(kTiny), makeCpuBackend()), b(wide, makeCpuBackend());
+    const Inputs in{{a.encodeSource("ich mochte ein bier")}, {}, {a.encodeTarget("i want")}};
+    Trace ta = a.forward(in), tb = b.forward(in);
+    QVERIFY(ta.logits.data == tb.logits.data);  // float → double → float is exact
+    writeBytes(path, modParts([&](Parts& p) { toF64(p, 1e300); }));
+    auto overflow = loadModel(path);
+    QCOMPARE(overflow->warnings.size(), size_t(1));
+    QVERIFY2(QString::fromStdString(overflow->warnings[0]).contains("projection.weight"),
+             overflow->warnings[0].c_str());
+    verifyStillFine();
+  }
+
   // ---- memory: model and trace estimates come first, with the numbers ----
   void modelOverMemoryLimit() {
     LoadOptions o;
@@ -588,6 +622,23 @@ void TestHostile::addFileRows() {
   row("header length beyond the file", withLength(1000, "{}      "), K::HeaderTooLarge,
       "1000|past the end|16-byte file");
   row("file cut inside the header", good.left(100), K::HeaderTooLarge, "past the end|100-byte");
+
+  // Names with control characters (issue 14): refused, and quoted escaped — a NUL no longer cuts
+  // the message short, an escape sequence never reaches the terminal.
+  auto renamed = [](const std::string& to) {
+    return modParts([&](Parts& p) { p.tensor("projection.weight").name = to; });
+  };
+  row("tensor name with NUL", renamed(std::string("projection\0.weight", 18)), K::BadName,
+      "projection\\x00.weight|control character|byte 10");
+  row("tensor name with ESC sequence", renamed("\x1b[2J\x1b]0;model OK\x07projection.weight"),
+      K::BadName, "\\x1B[2J\\x1B]0;model OK\\x07projection.weight|byte 0");
+  row("tensor name with DEL", renamed("projection.weight\x7f"), K::BadName, "\\x7F|byte 17");
+  row("tensor name with C1 CSI",
+      renamed("projection\xc2\x9b"
+              "31m.weight"),
+      K::BadName, "\\u{009B}|byte 10");
+  row("metadata key with BEL", modParts([](Parts& p) { p.metadata["ring\x07"] = "x"; }), K::BadName,
+      "__metadata__ key \"ring\\x07\"");
 
   // The header text.
   row("invalid UTF-8 byte", assemble("{\"a\xff\":1}", {}), K::InvalidUtf8, "UTF-8|byte 3");
@@ -891,6 +942,29 @@ void TestHostile::addConfigRows() {
       K::BadVocabulary, "src_vocab\"[1]|expected a string");
   row("token 2000 bytes", set("src_vocab", {"P", std::string(2000, 'x'), "a", "b", "c", "d"}),
       K::BadVocabulary, "2000 bytes|at most 1024");
+  // Control characters in tokens and names cannot be meant (issue 14): refused, shown escaped.
+  auto token = [&](const std::string& t) {
+    return set("src_vocab", {"P", t, "mochte", "ein", "bier", "cola"});
+  };
+  row("token with NUL", token(std::string("i\0ch", 4)), K::BadVocabulary,
+      "src_vocab\"[1] \"i\\x00ch\"|control character|byte 1");
+  row("token with backspace", token("ich\b\b\bbier"), K::BadVocabulary, "\\x08|byte 3");
+  row("token with tab", token("ich\tbier"), K::BadVocabulary, "\\x09");
+  row("token with newline", token("ich\n"), K::BadVocabulary, "\\x0A");
+  row("token with ESC sequence", token("\x1b[2Jich"), K::BadVocabulary, "\\x1B[2Jich|byte 0");
+  row("token with C1 NEL", token("ich\xc2\x85"), K::BadVocabulary, "\\u{0085}|byte 3");
+  row("target token with DEL",
+      set("tgt_vocab", {"P", "i", "want", "a", "beer", "coke\x7f", "S", "E", "x"}),
+      K::BadVocabulary, "tgt_vocab\"[5]|\\x7F");
+  row("name with a terminal title sequence", set("name", "\x1b]0;model OK\x07"), K::BadConfig,
+      "\"name\" \"\\x1B]0;model OK\\x07\" contains|\\x1B at byte 0");
+  row("description with BEL", set("description", "line one\nline two\x07"), K::BadConfig,
+      "\"description\" \"line one\\x0Aline two\\x07\" contains|\\x07 at byte 17");
+  // An epsilon that is positive as a double but 0 as the float32 the model uses.
+  row("layer_norm_eps 1e-50", set("layer_norm_eps", 1e-50), K::BadConfig,
+      "layer_norm_eps|1e-50|positive float32");
+  row("embed_norm_eps 1e-46", set("embed_norm_eps", 1e-46), K::BadConfig, "embed_norm_eps");
+  row("layer_norm_eps subnormal", set("layer_norm_eps", 1e-40), K::BadConfig, "layer_norm_eps");
 
   // Ids out of range.
   row("pad_id out of both vocabularies", set("pad_id", 99), K::BadVocabulary,

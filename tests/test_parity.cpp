@@ -217,6 +217,48 @@ class TestParity : public QObject {
     }
   }
 
+  void scoresFromQk_data() { addCases(false); }
+
+  // Long inputs keep q and k instead of their scores: the scores read back are the stored ones
+  // (within the tolerance), the probabilities the same bits, in a pass and in a session.
+  void scoresFromQk() {
+    QFETCH(QString, name);
+    Case c = load(name);
+    ForwardOptions stored, computed;
+    computed.max_stored_scores_bytes = 0;
+    const Trace a = c.model->forward(inputsOf(c), stored);
+    const Trace b = c.model->forward(inputsOf(c), computed);
+    for (const AttentionBlock& want : a.blocks) {
+      const AttentionBlock& got = *b.block(want.kind, want.layer);
+      QVERIFY(got.scores.empty() && got.scores_from_qk && got.hasScores());
+      QCOMPARE(got.probs, want.probs);
+      const std::string diff = compareBlocks(got, want);
+      QVERIFY2(diff.empty(), diff.c_str());
+    }
+    const ModelConfig& cfg = c.model->config();
+    if (!cfg.hasDecoder()) return;
+    const std::vector<int> src =
+        cfg.hasCross() ? unpad(ids(c.inputs, "src_ids"), cfg.src_pad_id)[0] : std::vector<int>();
+    std::vector<int> tgt = unpad(ids(c.inputs, "tgt_ids"), cfg.tgt_pad_id)[0];
+    if (auto e = std::find(tgt.begin() + 1, tgt.end(), cfg.eos_id); e != tgt.end())
+      tgt.erase(e, tgt.end());
+    Inputs in;
+    if (cfg.hasCross()) in.src = {src};
+    in.tgt = {tgt};
+    const Trace full = c.model->forward(in);
+    DecodingSession::Options so;
+    so.max_stored_scores_bytes = 0;
+    so.max_new_tokens = (int)tgt.size() + 1;
+    DecodingSession s(*c.model, src, {tgt[0]}, so);
+    for (size_t i = 1; i < tgt.size(); ++i) s.stepForward(tgt[i]);
+    for (const AttentionBlock& want : full.blocks) {
+      const AttentionBlock& got = *s.trace().block(want.kind, want.layer);
+      QVERIFY(got.scores_from_qk);
+      const std::string diff = compareBlocks(got, want);
+      QVERIFY2(diff.empty(), diff.c_str());
+    }
+  }
+
   void invariants_data() { addCases(false); }
 
   // Every probability row sums to 1 (or is a documented fully-masked row); masked cells are 0.

@@ -110,9 +110,14 @@ std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelec
   const int h0 = s.head < 0 ? 0 : s.head;
   const int h1 = s.head < 0 ? a.heads : s.head + 1;
   const float inv = 1.0f / float(h1 - h0);
+  std::vector<float> computed(scores ? size_t(Tk) : 0);
   for (int h = h0; h < h1; ++h)
     for (int i = 0; i < Tq; ++i) {
-      const float* row = scores ? a.scoreRow(s.batch, h, i) : a.probRow(s.batch, h, i);
+      const float* row = a.probRow(s.batch, h, i);
+      if (scores) {
+        a.scoresOfRow(s.batch, h, i, computed.data());
+        row = computed.data();
+      }
       float* o = out.data() + size_t(i) * Tk;
       for (int j = 0; j < Tk; ++j) o[j] += row[j] * inv;
     }
@@ -224,6 +229,49 @@ HeatmapData maskHeatmap(const std::vector<uint8_t>& mask, int q_len, int k_len,
   d.title = title;
   d.value_name = QObject::tr("mask");
   return d;
+}
+
+QStringList masksOff(const MaskOptions& m, const ModelConfig& c) {
+  QStringList off;
+  if (c.hasDecoder() && !m.subsequent) off << QObject::tr("look-ahead");
+  if (c.hasEncoder() && c.src_padding_mask && !m.src_padding)
+    off << (c.hasDecoder() ? QObject::tr("source padding") : QObject::tr("padding"));
+  if (c.hasDecoder() && c.tgt_padding_mask && !m.tgt_padding)
+    off << (c.hasEncoder() ? QObject::tr("target padding") : QObject::tr("padding"));
+  return off;
+}
+
+QString maskDescription(AttentionKind kind, const MaskOptions& m, const ModelConfig& c,
+                        bool any_masked) {
+  const bool dec = kind == AttentionKind::DecoderSelf;
+  const bool model_pads = dec ? c.tgt_padding_mask : c.src_padding_mask;
+  const bool pad_on = model_pads && (dec ? m.tgt_padding : m.src_padding);
+  const QString which =
+      dec ? (c.hasEncoder() ? QObject::tr("target padding mask") : QObject::tr("padding mask"))
+          : (c.hasDecoder() ? QObject::tr("source padding mask") : QObject::tr("padding mask"));
+  QString padding;
+  if (!model_pads)
+    padding = QObject::tr("this model masks no padding keys");
+  else if (!pad_on)
+    padding = QObject::tr("<b>the %1 is off</b>: queries attend to padding keys too").arg(which);
+  else
+    padding = QObject::tr("padding keys are masked");
+  if (!dec) {
+    if (pad_on && !any_masked)
+      return QObject::tr(
+          "padding keys would be masked, but this sentence has none: no cell is "
+          "masked");
+    return padding;
+  }
+  if (!m.subsequent)
+    return QObject::tr(
+               "<b>the look-ahead mask is off</b>: every query also sees the keys to its "
+               "right (the future); %1")
+        .arg(padding);
+  return QObject::tr(
+             "keys to the right of the query (the future) are masked by the look-ahead "
+             "mask; %1")
+      .arg(padding);
 }
 
 QString maskFillText(float fill) {

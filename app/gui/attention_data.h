@@ -67,6 +67,15 @@ MaskParts maskParts(const Trace& trace, AttentionKind kind, int batch, const Mod
 HeatmapData maskHeatmap(const std::vector<uint8_t>& mask, int q_len, int k_len,
                         const QStringList& rows, const QStringList& cols, const QString& title);
 
+// The masks this model uses that are switched off, in words ("look-ahead", "source padding",
+// "target padding"); empty when every mask is on.
+QStringList masksOff(const MaskOptions& masks, const ModelConfig& config);
+// What is masked in one kind of attention under these switches, as a sentence fragment for the
+// explanations ("keys to the right of the query (the future) and padding keys are masked").
+// any_masked: whether the shown matrix has a masked cell at all (padding on, but no padding).
+QString maskDescription(AttentionKind kind, const MaskOptions& masks, const ModelConfig& config,
+                        bool any_masked);
+
 // The mask fill as the tutorials write it: "−1e9", "−∞".
 QString maskFillText(float fill);
 

@@ -11,9 +11,8 @@ AttentionView::AttentionView(AppState* state, QWidget* parent)
     : View(state, tr("What am I looking at?"), parent) {
   auto* controls = new QHBoxLayout;
   caption_ = new QLabel(this);
-  QFont f = caption_->font();
+  QFont f;  // only bold: the size follows the window's (presentation mode)
   f.setBold(true);
-  f.setPointSizeF(f.pointSizeF() * 1.1);
   caption_->setFont(f);
   caption_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   caption_->setMinimumWidth(120);
@@ -61,9 +60,11 @@ void AttentionView::refresh() {
   scale_->setEnabled(which == MatrixValues::Probabilities);
   HeatmapData d = attentionHeatmap(t, s, which, scale_->currentIndex() == 0, c.mask_fill);
   caption_->setToolTip(selectionTitle(s));
+  const QStringList off = masksOff(snap->masks, c);
   caption_->setText(
       selectionTitle(s) +
-      (t.batch > 1 ? tr(" · sentence %1 of %2").arg(s.batch + 1).arg(t.batch) : QString()));
+      (t.batch > 1 ? tr(" · sentence %1 of %2").arg(s.batch + 1).arg(t.batch) : QString()) +
+      (off.isEmpty() ? QString() : tr(" · masks off: %1").arg(off.join(QStringLiteral(", ")))));
   heatmap()->setData(std::move(d));
 
   const AttentionSelection cs = clampSelection(t, s);
@@ -71,32 +72,38 @@ void AttentionView::refresh() {
   if (!block) return;
   const AttentionBlock& a = *block;
   const QString fill = maskFillText(c.mask_fill);
-  QString rows_are, cols_are, mask_is;
+  QString rows_are, cols_are;
   switch (cs.kind) {
     case AttentionKind::EncoderSelf:
       rows_are = tr("input tokens asking (queries)");
       cols_are = tr("input tokens answering (keys)");
-      mask_is = tr("only padding keys are masked");
       break;
     case AttentionKind::DecoderSelf:
-      rows_are = tr("target tokens fed to the decoder (queries)");
-      cols_are = tr("the same target tokens (keys)");
-      mask_is = tr("keys to the right of the query (the future) and padding are masked");
+      rows_are = c.hasEncoder() ? tr("target tokens fed to the decoder (queries)")
+                                : tr("the tokens so far (queries)");
+      cols_are =
+          c.hasEncoder() ? tr("the same target tokens (keys)") : tr("the same tokens (keys)");
       break;
     case AttentionKind::Cross:
       rows_are = tr("target tokens fed to the decoder (queries)");
       cols_are = tr("source tokens from the encoder output (keys and values)");
-      mask_is = tr("source padding is masked");
       break;
   }
+  // Said as the masks were when this trace was made, and whether this matrix has a masked cell.
+  bool any_masked = false;
+  for (int i = 0; i < a.q_len && !any_masked; ++i)
+    for (int j = 0; j < a.k_len && !any_masked; ++j) any_masked = a.masked(cs.batch, i, j);
+  const QString mask_is = maskDescription(cs.kind, snap->masks, c, any_masked);
+  const QString hatch = any_masked ? tr("hatched cells are masked (probability exactly 0), dark "
+                                        "unhatched cells are probabilities near 0 that the model "
+                                        "chose")
+                                   : tr("none is hatched");
   explanation_->setHtml(
       tr("<p style='margin:0'><b>Scaled dot-product attention</b> %1. "
          "Each cell (row <i>i</i>, column <i>j</i>) is how much query <i>i</i> attends to key "
          "<i>j</i>: score %2, masked cells get %3, and softmax turns every row into probabilities "
          "that sum to 1.</p>"
-         "<p style='margin:4px 0 0 0'>Rows: %4. Columns: %5. Here %6; hatched cells are masked "
-         "(probability exactly 0), dark unhatched cells are probabilities near 0 that the model "
-         "chose.</p>"
+         "<p style='margin:4px 0 0 0'>Rows: %4. Columns: %5. Here %6; %14.</p>"
          "<p style='margin:4px 0 0 0'>Shapes: Q %7, K %8 → scores and probabilities "
          "[batch, heads, len_q, len_k] = %9; one head draws a [len_q, len_k] = %10 slice. "
          "d_model = %11, heads = %12, d_k = %13.</p>")
@@ -110,7 +117,56 @@ void AttentionView::refresh() {
           .arg(shapeString({a.q_len, a.k_len}))
           .arg(c.d_model)
           .arg(c.n_heads)
-          .arg(c.d_k));
+          .arg(c.d_k)
+          .arg(hatch));
+}
+
+QStringList AttentionView::figureTitle() const {
+  auto snap = state_->snapshot();
+  if (!snap || !snap->trace) return {title()};
+  const AttentionSelection s = clampSelection(*snap->trace, state_->selection());
+  QString what = selectionTitle(s) + QStringLiteral(" · ") + values_->currentText();
+  if (const Model* m = state_->model()) {
+    const QStringList off = masksOff(snap->masks, m->config());
+    if (!off.isEmpty()) what += tr(" · masks off: %1").arg(off.join(QStringLiteral(", ")));
+  }
+  QStringList lines{what};
+  const QString sentence = sentenceLine();
+  if (!sentence.isEmpty()) lines << sentence;
+  return lines;
+}
+
+namespace {
+
+// A copy of the heatmap, drawn for a figure: not fitted to the window but as tight as the matrix,
+// its labels and legend allow, with cells as vector rectangles.
+void setUpFigureHeatmap(HeatmapWidget& hm, const HeatmapWidget& from, bool legend) {
+  hm.setFont(from.font());
+  hm.setColormap(from.colormap());
+  hm.setSynchronousRendering(true);
+  HeatmapData d = from.data();
+  d.title.clear();  // the figure has its own title
+  hm.setData(std::move(d));
+  hm.setShowLegend(legend);
+  hm.setFit(false);
+}
+
+}  // namespace
+
+QSize AttentionView::figureBodySize(QSize available, bool legend) {
+  HeatmapWidget hm;
+  setUpFigureHeatmap(hm, *heatmap(), legend);
+  return hm.tightSize(available, 64);
+}
+
+void AttentionView::paintFigureBody(QPainter& p, QSize body, bool legend) {
+  HeatmapWidget hm;
+  setUpFigureHeatmap(hm, *heatmap(), legend);
+  double cell = 0;
+  hm.tightSize(body, 64, &cell);
+  hm.setCellSize(cell);
+  hm.resize(body);
+  hm.render(&p, QPoint(), QRegion(), QWidget::DrawChildren);
 }
 
 }  // namespace attnviz::gui

@@ -17,6 +17,9 @@ class AttentionView : public View {
   QString name() const override { return QStringLiteral("attention"); }
   QString title() const override { return tr("Attention"); }
   QWidget* exportWidget() override { return view_->heatmap(); }
+  QStringList figureTitle() const override;
+  QSize figureBodySize(QSize available, bool legend) override;
+  void paintFigureBody(QPainter& painter, QSize body, bool legend) override;
 
   HeatmapView* heatmapView() const { return view_; }
   HeatmapWidget* heatmap() const { return view_->heatmap(); }

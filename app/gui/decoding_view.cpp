@@ -6,57 +6,80 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableView>
-#include <QtCharts/QBarCategoryAxis>
-#include <QtCharts/QBarSet>
-#include <QtCharts/QChart>
-#include <QtCharts/QChartView>
-#include <QtCharts/QHorizontalBarSeries>
-#include <QtCharts/QLegend>
-#include <QtCharts/QValueAxis>
 #include <algorithm>
 
 #include "attention_data.h"
+#include "bar_chart.h"
+#include "translation_panel.h"
 
 namespace attnviz::gui {
+
+namespace {
+
+bool encoderOnly(const Model* m) {
+  return m && !m->config().hasDecoder();
+}
+
+}  // namespace
 
 DecodingView::DecodingView(AppState* state, QWidget* parent)
     : View(state, tr("What am I looking at?"), parent) {
   steps_model_ = new DecodingStepsModel(this);
   topk_model_ = new TopKModel(this);
+  content_ = new QWidget(this);
+  content_->setBackgroundRole(QPalette::Base);
+  content_->setAutoFillBackground(true);
+  auto* cl = new QVBoxLayout(content_);
+  cl->setContentsMargins(4, 4, 4, 4);
+  cl->setSpacing(4);
+
+  // Top: the sentences, as a person reads them (a few lines at most; long ones scroll).
+  translation_ = new TranslationPanel(content_);
+  translation_scroll_ = new QScrollArea(content_);
+  translation_scroll_->setWidget(translation_);
+  translation_scroll_->setWidgetResizable(true);
+  translation_scroll_->setFrameShape(QFrame::NoFrame);
+  translation_scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  translation_scroll_->setMaximumHeight(translation_->fontMetrics().height() * 6 + 24);
+  translation_scroll_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Maximum);
+  cl->addWidget(translation_scroll_);
+  status_ = new QLabel(content_);
+  status_->setForegroundRole(QPalette::PlaceholderText);
+  // One line, not word-wrapped: a height-for-width label would make the whole content demand its
+  // preferred height and squeeze the explanation above it.
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  cl->addWidget(status_);
 
   // Left: the steps and the stepping buttons.
-  auto* left = new QWidget(this);
+  auto* left = new QWidget(content_);
   auto* ll = new QVBoxLayout(left);
   ll->setContentsMargins(0, 0, 0, 0);
-  summary_ = new QLabel(left);
-  summary_->setWordWrap(true);
-  summary_->setTextFormat(Qt::RichText);
-  ll->addWidget(summary_);
   steps_table_ = new QTableView(left);
   steps_table_->setModel(steps_model_);
   steps_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   steps_table_->setSelectionMode(QAbstractItemView::SingleSelection);
   steps_table_->verticalHeader()->hide();
-  steps_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  steps_table_->horizontalHeader()->setSectionResizeMode(DecodingStepsModel::Input,
-                                                         QHeaderView::Stretch);
-  steps_table_->horizontalHeader()->setSectionResizeMode(DecodingStepsModel::Chosen,
-                                                         QHeaderView::Stretch);
-  steps_table_->horizontalHeader()->setSectionResizeMode(DecodingStepsModel::Probability,
-                                                         QHeaderView::Fixed);
-  steps_table_->horizontalHeader()->resizeSection(
-      DecodingStepsModel::Probability,
-      steps_table_->fontMetrics().horizontalAdvance(QStringLiteral("0.0000")) + 16);
+  steps_table_->verticalHeader()->setDefaultSectionSize(steps_table_->fontMetrics().height() + 6);
+  QHeaderView* sh = steps_table_->horizontalHeader();
+  sh->setSectionResizeMode(QHeaderView::ResizeToContents);
+  sh->setSectionResizeMode(DecodingStepsModel::Input, QHeaderView::Stretch);
+  sh->setSectionResizeMode(DecodingStepsModel::Chosen, QHeaderView::Stretch);
+  sh->setSectionResizeMode(DecodingStepsModel::Probability, QHeaderView::Fixed);
+  sh->resizeSection(DecodingStepsModel::Probability,
+                    steps_table_->fontMetrics().horizontalAdvance(QStringLiteral("1.0e-08")) + 16);
   steps_table_->setToolTip(
       tr("Select a step to see its next-token probabilities and attention rows"));
   ll->addWidget(steps_table_, 1);
-  auto* buttons = new QGridLayout;
-  back_ = new QPushButton(tr("◀ Step back"), left);
-  forward_ = new QPushButton(tr("Step forward ▶"), left);
-  to_end_ = new QPushButton(tr("Decode to the end"), left);
-  reset_ = new QPushButton(tr("Reset"), left);
+  step_buttons_ = new QWidget(left);
+  auto* buttons = new QGridLayout(step_buttons_);
+  buttons->setContentsMargins(0, 0, 0, 0);
+  back_ = new QPushButton(tr("◀ Step back"), step_buttons_);
+  forward_ = new QPushButton(tr("Step forward ▶"), step_buttons_);
+  to_end_ = new QPushButton(tr("Decode to the end"), step_buttons_);
+  reset_ = new QPushButton(tr("Reset"), step_buttons_);
   back_->setToolTip(tr("Remove the newest token (←)"));
   forward_->setToolTip(tr("Append the most probable next token (→)"));
   to_end_->setToolTip(tr("Keep appending the argmax until the end token (End)"));
@@ -65,60 +88,83 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
   buttons->addWidget(forward_, 0, 1);
   buttons->addWidget(reset_, 1, 0);
   buttons->addWidget(to_end_, 1, 1);
-  ll->addLayout(buttons);
+  ll->addWidget(step_buttons_);
   Engine* engine = state_->engine();
   connect(back_, &QPushButton::clicked, engine, [engine] { engine->stepBack(); });
   connect(forward_, &QPushButton::clicked, engine, [engine] { engine->stepForward(); });
   connect(to_end_, &QPushButton::clicked, engine, [engine] { engine->decodeToEnd(); });
   connect(reset_, &QPushButton::clicked, engine, [engine] { engine->reset(); });
 
-  // Middle: top-k as a bar chart and a table.
-  auto* middle = new QWidget(this);
+  // Middle: top-k as bars and a table; a classifier's classes.
+  auto* middle = new QWidget(content_);
   auto* ml = new QVBoxLayout(middle);
   ml->setContentsMargins(0, 0, 0, 0);
+  auto* cap_row = new QHBoxLayout;
   topk_caption_ = new QLabel(middle);
   topk_caption_->setWordWrap(true);
-  ml->addWidget(topk_caption_);
-  auto* chart = new QChart;
-  chart->legend()->hide();
-  chart->setMargins(QMargins(2, 2, 2, 2));
-  chart_view_ = new QChartView(chart, middle);
-  chart_view_->setRenderHint(QPainter::Antialiasing);
-  chart_view_->setMinimumHeight(180);
-  ml->addWidget(chart_view_, 3);
+  cap_row->addWidget(topk_caption_, 1);
+  log_scale_ = new QCheckBox(tr("Log scale"), middle);
+  log_scale_->setToolTip(
+      tr("A logarithmic probability axis: the alternatives of a confident model stay visible"));
+  cap_row->addWidget(log_scale_, 0, Qt::AlignTop);
+  ml->addLayout(cap_row);
+  bars_ = new BarChart(middle);
+  ml->addWidget(bars_, 1);
   topk_table_ = new QTableView(middle);
   topk_table_->setModel(topk_model_);
   topk_table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   topk_table_->setSelectionMode(QAbstractItemView::SingleSelection);
   topk_table_->verticalHeader()->hide();
+  topk_table_->verticalHeader()->setDefaultSectionSize(topk_table_->fontMetrics().height() + 6);
   topk_table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-  ml->addWidget(topk_table_, 2);
-  auto* pick = new QHBoxLayout;
-  use_token_ = new QPushButton(tr("Use this token"), middle);
+  // The bars are the list (click, double-click, ↑ ↓ Enter); the table behind them holds the choice
+  // (and is what tests and the keyboard drive), never shown: it would take the bars' room.
+  topk_table_->hide();
+  pick_row_ = new QWidget(middle);
+  auto* pick = new QHBoxLayout(pick_row_);
+  pick->setContentsMargins(0, 0, 0, 0);
+  use_token_ = new QPushButton(tr("Use this token"), pick_row_);
   use_token_->setToolTip(
       tr("Branch: keep the steps before this one and continue with the selected "
-         "token instead (double-click a row, or Enter)"));
-  continue_ = new QCheckBox(tr("then decode to the end"), middle);
+         "token instead (double-click a row or a bar, or Enter)"));
+  continue_ = new QCheckBox(tr("then decode to the end"), pick_row_);
   continue_->setChecked(true);
   pick->addWidget(use_token_);
   pick->addWidget(continue_);
   pick->addStretch(1);
-  ml->addLayout(pick);
+  ml->addWidget(pick_row_);
+  classes_caption_ = new QLabel(tr("<b>Class probabilities</b>"), middle);
+  classes_ = new BarChart(middle);
+  classes_->setMinimumHeight(120);
+  ml->addWidget(classes_caption_);
+  ml->addWidget(classes_, 2);
   connect(use_token_, &QPushButton::clicked, this, &DecodingView::useSelectedToken);
   connect(topk_table_, &QTableView::activated, this, [this] { useSelectedToken(); });
+  connect(bars_, &BarChart::barClicked, this, [this](int i) { topk_table_->selectRow(i); });
+  connect(topk_table_->selectionModel(), &QItemSelectionModel::currentRowChanged, bars_,
+          [this](const QModelIndex& i) { bars_->setSelected(i.row()); });
+  connect(bars_, &BarChart::barActivated, this, [this](int i) {
+    topk_table_->selectRow(i);
+    useSelectedToken();
+  });
+  connect(log_scale_, &QCheckBox::toggled, this, [this](bool on) {
+    bars_->setLogScale(on);
+    classes_->setLogScale(on);
+  });
 
   // Right: the step's new attention rows for every layer and head.
-  auto* right = new QWidget(this);
-  auto* rl = new QVBoxLayout(right);
+  rows_box_ = new QWidget(content_);
+  auto* rl = new QVBoxLayout(rows_box_);
   rl->setContentsMargins(0, 0, 0, 0);
   auto* rh = new QHBoxLayout;
-  rows_caption_ = new QLabel(right);
+  rows_caption_ = new QLabel(rows_box_);
   rows_caption_->setWordWrap(true);
   rh->addWidget(rows_caption_, 1);
-  rows_kind_ = new QComboBox(right);
-  rh->addWidget(rows_kind_);
+  rows_kind_ = new QComboBox(rows_box_);
+  rows_kind_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  rh->addWidget(rows_kind_, 0, Qt::AlignTop);
   rl->addLayout(rh);
-  rows_map_ = new HeatmapWidget(right);
+  rows_map_ = new HeatmapWidget(rows_box_);
   rows_map_->setMaxFitCell(40);
   rl->addWidget(rows_map_, 1);
   connect(rows_kind_, &QComboBox::currentIndexChanged, this, [this] { showStep(); });
@@ -132,19 +178,42 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
     state_->setSelection(s);
   });
 
-  auto* split = new QSplitter(Qt::Horizontal, this);
+  auto* split = new QSplitter(Qt::Horizontal, content_);
   split->addWidget(left);
   split->addWidget(middle);
-  split->addWidget(right);
+  split->addWidget(rows_box_);
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 2);
   split->setStretchFactor(2, 3);
-  layout_->addWidget(split, 1);
+  cl->addWidget(split, 1);
+  layout_->addWidget(content_, 1);
 
   connect(steps_table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this] {
     if (!updating_) showStep();
   });
   connect(engine, &Engine::busyChanged, this, [this] { markDirty(); });
+}
+
+QString DecodingView::title() const {
+  return encoderOnly(state_->model()) ? tr("Outputs") : tr("Decoding");
+}
+
+QStringList DecodingView::figureTitle() const {
+  auto snap = state_->snapshot();
+  QStringList lines{title()};
+  if (snap && !snap->steps.empty()) {
+    const int step = std::clamp(currentStep(), 0, int(snap->steps.size()) - 1);
+    const StepInfo& info = snap->steps[size_t(step)];
+    lines[0] = encoderOnly(state_->model())
+                   ? tr("Outputs · position %1 (“%2”)").arg(step).arg(info.input)
+                   : tr("Decoding · step %1 of %2 · after “%3”")
+                         .arg(step + 1)
+                         .arg(snap->steps.size())
+                         .arg(info.input);
+  }
+  const QString sentence = sentenceLine();
+  if (!sentence.isEmpty()) lines << sentence;
+  return lines;
 }
 
 int DecodingView::currentStep() const {
@@ -159,7 +228,14 @@ void DecodingView::selectStep(int step) {
   steps_table_->scrollTo(steps_model_->index(step, 0));
 }
 
+void DecodingView::setFrameStep(int step) {
+  frame_step_ = step;
+  if (step >= 0) selectStep(step);
+  showStep();
+}
+
 void DecodingView::useSelectedToken() {
+  if (encoderOnly(state_->model())) return;
   const QModelIndex i = topk_table_->currentIndex();
   if (!i.isValid()) return;
   const int token = topk_model_->data(i, TopKModel::TokenIdRole).toInt();
@@ -169,9 +245,10 @@ void DecodingView::useSelectedToken() {
 void DecodingView::refresh() {
   auto snap = state_->snapshot();
   Engine* engine = state_->engine();
+  const Model* model = state_->model();
+  const bool enc_only = encoderOnly(model);
   const bool decode = snap && snap->trace && !snap->batch;
   // The rows the right-hand side can show: the kinds the model has, the cross-attention first.
-  const Model* model = state_->model();
   if (model) {
     std::vector<AttentionKind> kinds = modelKinds(model->config());
     std::reverse(kinds.begin(), kinds.end());
@@ -189,6 +266,23 @@ void DecodingView::refresh() {
                             int(k));
     }
   }
+  // What applies to this architecture: stepping and branching need a decoder; a classifier
+  // without a token head has no per-position predictions.
+  const bool token_head = model && model->config().tokenHead() != TokenHead::None;
+  const bool class_head = model && model->config().classHead() != ClassHead::None;
+  steps_model_->setMode(enc_only ? DecodingStepsModel::Mode::Positions
+                                 : DecodingStepsModel::Mode::Decode);
+  topk_model_->setMode(enc_only ? DecodingStepsModel::Mode::Positions
+                                : DecodingStepsModel::Mode::Decode);
+  step_buttons_->setVisible(!enc_only);
+  pick_row_->setVisible(!enc_only);
+  steps_table_->parentWidget()->setVisible(!enc_only || token_head);
+  bars_->setVisible(!enc_only || token_head);
+  log_scale_->setVisible(!enc_only || token_head || class_head);
+  topk_caption_->setVisible(!enc_only || token_head);
+  classes_->setVisible(enc_only && class_head);
+  classes_caption_->setVisible(enc_only && class_head);
+  rows_box_->setVisible(!enc_only || token_head);
   back_->setEnabled(engine->canStepBack());
   forward_->setEnabled(engine->canStepForward());
   to_end_->setEnabled(engine->canStepForward());
@@ -198,12 +292,14 @@ void DecodingView::refresh() {
   steps_model_->setSteps(decode ? snap->steps : std::vector<StepInfo>{});
   updating_ = false;
   if (!decode) {
-    summary_->setText(snap && snap->batch
-                          ? tr("Decoding works on one sentence. Batch mode is on (Masks view): "
-                               "press Run to go back to one sentence.")
-                          : tr("Press Run to decode a sentence."));
+    status_->setText(snap && snap->batch
+                         ? tr("Decoding works on one sentence. Batch mode is on (Masks view): "
+                              "press Run to go back to one sentence.")
+                         : tr("Press Run to see the outputs."));
+    translation_->setContent(snap.get(), model ? &model->config() : nullptr, state_->selection());
+    classes_->setBars({}, {});
     showStep();
-    explanation_->setHtml(tr("The decoder's steps appear here after a run."));
+    explanation_->setHtml(tr("The model's outputs appear here after a run."));
     return;
   }
   // A new snapshot selects the newest step; otherwise the user's choice of step stays.
@@ -215,143 +311,125 @@ void DecodingView::refresh() {
   }
   showStep();
 
-  const Trace& t = *snap->trace;
-  const auto& c = model->config();
-  QStringList src, out;
-  if (!t.src_tokens.empty())
-    for (const auto& tok : t.src_tokens[0]) src << QString::fromStdString(tok).toHtmlEscaped();
+  if (enc_only) {
+    std::vector<float> probs(snap->class_probs.begin(), snap->class_probs.end());
+    int best = -1;
+    for (size_t k = 0; k < probs.size(); ++k)
+      if (best < 0 || probs[k] > probs[size_t(best)]) best = int(k);
+    classes_->setBars(snap->class_labels, probs, best);
+    if (token_head)
+      status_->setText(
+          tr("Masked-LM predictions at every position: select a position on the left "
+             "to see its most probable tokens."));
+    else if (class_head)
+      status_->setText(tr("The classifier's answer: “%1” (p = %2).")
+                           .arg(snap->class_labels.value(best))
+                           .arg(best >= 0 ? probs[size_t(best)] : 0.0f, 0, 'f', 3));
+    else
+      status_->setText(
+          tr("This model outputs hidden states only: there is no token or class "
+             "to predict. The attention views show what it computes."));
+  } else if (snap->finished) {
+    status_->setText(
+        snap->steps.back().chosen_id >= 0 && int(snap->steps.size()) < snap->max_positions
+            ? tr("Finished: the end token was chosen.")
+            : tr("Stopped at the maximum length (%1 positions).").arg(snap->max_positions));
+  } else {
+    status_->setText(tr("Next: “%1”, p = %2. Step forward (→) to take it, or pick another token.")
+                         .arg(snap->steps.back().argmax)
+                         .arg(snap->steps.back().argmax_prob, 0, 'f', 3));
+  }
+  explain(*snap);
+}
+
+void DecodingView::explain(const Snapshot& snap) {
+  const auto& c = state_->model()->config();
+  const Trace& t = *snap.trace;
   if (!c.hasDecoder()) {
-    // An encoder-only model: what it predicts, not a decode.
-    QStringList classes;
-    for (size_t k = 0; k < snap->class_probs.size(); ++k)
-      classes << tr("%1 %2")
-                     .arg(snap->class_labels.value(int(k)).toHtmlEscaped())
-                     .arg(snap->class_probs[k], 0, 'f', 3);
-    for (const auto& s : snap->steps) out << s.argmax.toHtmlEscaped();
-    summary_->setText(
-        tr("<b>Input:</b> %1%2%3")
-            .arg(src.join(' '))
-            .arg(out.isEmpty() ? QString()
-                               : tr("<br><b>Masked-LM argmax:</b> %1").arg(out.join(' ')))
-            .arg(classes.isEmpty()
-                     ? QString()
-                     : tr("<br><b>Class probabilities:</b> %1").arg(classes.join(" · "))));
     explanation_->setHtml(
         tr("<p style='margin:0'><b>An encoder-only model</b> reads the whole input at once; there "
-           "is nothing to decode. %1%2</p>")
-            .arg(c.tokenHead() == TokenHead::BertMlm
+           "is nothing to decode. %1%2%3</p>")
+            .arg(c.tokenHead() != TokenHead::None
                      ? tr("Its masked-LM head turns every position's output vector into "
                           "probabilities over the vocabulary %1: select a position to see its top "
                           "predictions (put [MASK]-like tokens in the input to ask for them). ")
                            .arg(shapeString({1, t.src_len, (long long)c.src_vocab.size()}))
                      : QString())
             .arg(c.classHead() != ClassHead::None
-                     ? tr("Its classifier pools the positions (%1) into one vector and gives "
-                          "probabilities over %2 classes.")
+                     ? tr("Its classifier pools the positions (%1) into one vector [1, d_model] = "
+                          "%2 and gives probabilities over %3 classes. ")
                            .arg(c.classHead() == ClassHead::MeanPool ? tr("their mean")
                                                                      : tr("the first position"))
+                           .arg(shapeString({1, c.d_model}))
                            .arg(c.n_classes)
+                     : QString())
+            .arg(c.tokenHead() == TokenHead::None && c.classHead() == ClassHead::None
+                     ? tr("This one has no output head: its result is the hidden states "
+                          "[1, len, d_model] = %1.")
+                           .arg(shapeString({1, t.src_len, c.d_model}))
                      : QString()));
     return;
   }
-  for (const auto& s : snap->steps)
-    if (s.chosen_id >= 0 && s.position + 1 >= snap->prefix_positions)
-      out << s.chosen.toHtmlEscaped();
-  QString status;
-  if (snap->finished)
-    status = snap->steps.back().chosen_id >= 0 && int(snap->steps.size()) < snap->max_positions
-                 ? tr("finished: the end token was chosen")
-                 : tr("stopped at the maximum length (%1 positions)").arg(snap->max_positions);
-  else
-    status = tr("next: “%1”, p = %2")
-                 .arg(snap->steps.back().argmax.toHtmlEscaped())
-                 .arg(snap->steps.back().argmax_prob, 0, 'f', 3);
-  summary_->setText((c.hasCross() ? tr("<b>Source:</b> %1<br>").arg(src.join(' ')) : QString()) +
-                    tr("<b>Output:</b> %1<br><span style='color:#666'>%2</span>")
-                        .arg(out.isEmpty() ? tr("(nothing yet)") : out.join(' '), status));
-
-  const int pos = std::max(0, int(snap->steps.size()) - 1);
+  const int pos = std::max(0, int(snap.steps.size()) - 1);
   explanation_->setHtml(
-      tr("<p style='margin:0'><b>Greedy decoding</b>: the encoder runs once; then each step feeds "
-         "the newest token at position t and computes only that position's query row, attending to "
-         "the keys and values cached from earlier steps. The output projection and softmax give "
-         "the next-token probabilities %1; greedy decoding appends the argmax, and you may pick "
-         "another token to branch.</p>"
-         "<p style='margin:4px 0 0 0'>Shapes at step t = %2: the new self-attention row is "
-         "[batch, heads, 1, t + 1] = %3, the new cross-attention row [batch, heads, 1, len_src] = "
-         "%4, for each of %5 decoder layers; the logits are [1, tgt_vocab] = %6.</p>")
-          .arg(code(tr(
-              "p(y<sub>t+1</sub> | y<sub>≤t</sub>, x) = softmax(h<sub>t</sub>W<sub>out</sub>ᵀ)")))
+      tr("<p style='margin:0'><b>Greedy decoding</b>: %1each step feeds the newest token at "
+         "position t and computes only that position's query row, attending to the keys and "
+         "values cached from earlier steps. The output projection and softmax give the next-token "
+         "probabilities %2; greedy decoding appends the argmax, and you may pick another token to "
+         "branch.</p>"
+         "<p style='margin:4px 0 0 0'>Shapes at step t = %3: the new self-attention row is "
+         "[batch, heads, 1, t + 1] = %4%5, for each of %6 decoder layers; the logits are "
+         "[1, vocab] = %7.</p>")
+          .arg(c.hasCross() ? tr("the encoder runs once; then ")
+                            : tr("the prompt runs in one pass; then "))
+          .arg(code(c.hasCross() ? tr("p(y<sub>t+1</sub> | y<sub>≤t</sub>, x) = "
+                                      "softmax(h<sub>t</sub>W<sub>out</sub>ᵀ)")
+                                 : tr("p(y<sub>t+1</sub> | y<sub>≤t</sub>) = "
+                                      "softmax(h<sub>t</sub>W<sub>out</sub>ᵀ)")))
           .arg(pos)
           .arg(shapeString({1, c.n_heads, 1, pos + 1}))
-          .arg(shapeString({1, c.n_heads, 1, std::max(t.src_len, 0)}))
+          .arg(c.hasCross() ? tr(", the new cross-attention row [batch, heads, 1, len_src] = %1")
+                                  .arg(shapeString({1, c.n_heads, 1, std::max(t.src_len, 0)}))
+                            : QString())
           .arg(c.n_decoder_layers)
           .arg(shapeString({1, (long long)c.tgt_vocab.size()})));
 }
 
 void DecodingView::showStep() {
   auto snap = state_->snapshot();
-  QChart* chart = chart_view_->chart();
-  chart->removeAllSeries();
-  for (QAbstractAxis* axis : chart->axes()) {
-    chart->removeAxis(axis);
-    delete axis;
-  }
+  const Model* model = state_->model();
   const bool decode = snap && snap->trace && !snap->batch && !snap->steps.empty();
+  const int step = decode ? std::clamp(currentStep(), 0, int(snap->steps.size()) - 1) : -1;
+  translation_->setContent(snap.get(), model ? &model->config() : nullptr, state_->selection(),
+                           frame_step_ >= 0 ? step : -1);
   if (!decode) {
     topk_model_->setStep(nullptr);
+    bars_->setBars({}, {});
     topk_caption_->setText(QString());
     rows_caption_->setText(QString());
     HeatmapData empty;
-    empty.title = tr("No decoding steps");
+    empty.title = tr("No steps to show");
     rows_map_->setData(empty);
     return;
   }
-  const int step = std::clamp(currentStep(), 0, int(snap->steps.size()) - 1);
   const StepInfo& info = snap->steps[size_t(step)];
   topk_model_->setStep(&info);
   if (!info.topk.empty()) topk_table_->selectRow(0);
-  const bool enc_only = state_->model() && !state_->model()->config().hasDecoder();
+  const bool enc_only = encoderOnly(model);
   topk_caption_->setText((enc_only ? tr("<b>Masked-LM predictions at position %1</b> (input “%2”)")
                                    : tr("<b>Next-token probabilities after position %1</b> (input "
                                         "“%2”)"))
                              .arg(step)
                              .arg(info.input.toHtmlEscaped()));
-
-  // Horizontal bars, the most probable at the top.
-  auto* set = new QBarSet(tr("p"));
-  QStringList cats;
-  for (int k = int(info.topk.size()) - 1; k >= 0; --k) {
-    *set << info.topk[size_t(k)].second;
-    // Category labels are rich text: escape tokens such as <eos>.
-    QString label = info.topk_tokens.value(k).toHtmlEscaped();
-    if (info.topk[size_t(k)].first == info.chosen_id) label += tr(" ✓");
-    cats << label;
+  std::vector<float> values;
+  int marked = -1;
+  for (size_t k = 0; k < info.topk.size(); ++k) {
+    values.push_back(info.topk[k].second);
+    if (info.topk[k].first == info.chosen_id) marked = int(k);
   }
-  set->setColor(QColor(0x4e, 0x79, 0xa7));
-  set->setLabelColor(QColor(0x20, 0x20, 0x20));
-  auto* series = new QHorizontalBarSeries;
-  series->append(set);
-  series->setLabelsVisible(true);
-  series->setLabelsPosition(QAbstractBarSeries::LabelsOutsideEnd);
-  series->setLabelsFormat(QStringLiteral("@value"));
-  series->setLabelsPrecision(3);
-  chart->addSeries(series);
-  auto* ay = new QBarCategoryAxis;
-  ay->append(cats);
-  auto* ax = new QValueAxis;
-  ax->setRange(0, 1.2);
-  ax->setTickCount(7);
-  ax->setLabelFormat(QStringLiteral("%.1f"));
-  ax->setTitleText(tr("probability"));
-  chart->addAxis(ay, Qt::AlignLeft);
-  chart->addAxis(ax, Qt::AlignBottom);
-  series->attachAxis(ay);
-  series->attachAxis(ax);
-  connect(set, &QBarSet::clicked, this,
-          [this, n = int(info.topk.size())](int index) { topk_table_->selectRow(n - 1 - index); });
+  bars_->setBars(info.topk_tokens, values, marked);
 
-  // The step's new attention row for every layer and head.
+  // The step's attention row for every layer and head.
   const Trace& t = *snap->trace;
   const AttentionKind kind = rows_kind_->count()
                                  ? static_cast<AttentionKind>(rows_kind_->currentData().toInt())
@@ -361,7 +439,7 @@ void DecodingView::showStep() {
   HeatmapData d;
   if (first && step < first->q_len) {
     const int L = t.layers(kind), H = first->heads;
-    // Self-attention sees keys up to this position (all of them with the subsequent mask off).
+    // Self-attention sees keys up to this position (all of them with the look-ahead mask off).
     const int K = cross || !snap->masks.subsequent ? first->k_len : step + 1;
     d.rows = L * H;
     d.cols = K;
@@ -383,9 +461,13 @@ void DecodingView::showStep() {
     const auto& keys = cross ? t.src_tokens[0] : t.tgt_tokens[0];
     for (int j = 0; j < K; ++j) d.col_labels << QString::fromStdString(keys[size_t(j)]);
     d.row_title = tr("layer · head ↓");
-    d.col_title = cross ? tr("keys → · source tokens") : tr("keys → · target tokens so far");
+    d.col_title = kind == AttentionKind::Cross         ? tr("keys → · source tokens")
+                  : kind == AttentionKind::EncoderSelf ? tr("keys → · input tokens")
+                                                       : tr("keys → · tokens so far");
     d.row_noun = tr("row");
     d.col_noun = tr("key");
+    // Long sources: columns narrow, rows keep a readable height.
+    d.square_cells = false;
     float mx = 0;
     for (size_t k = 0; k < d.values.size(); ++k)
       if (!d.masked[k]) mx = std::max(mx, d.values[k]);

@@ -49,6 +49,8 @@ DecodingSession::Options Engine::JobContext::sessionOptions(const MaskOptions& m
   DecodingSession::Options o;
   o.masks = masks;
   o.keep_scores = true;
+  o.max_new_tokens = max_new_tokens;
+  o.keep_qkv = true;  // the cell view shows the vectors behind every score
   if (cancellable) o.cancel = cancel;
   return o;
 }
@@ -57,6 +59,7 @@ ForwardOptions Engine::JobContext::forwardOptions(const MaskOptions& masks) cons
   ForwardOptions o;
   o.masks = masks;
   o.keep_scores = true;
+  o.keep_qkv = true;
   if (cancellable) o.cancel = cancel;
   const JobContext ctx = *this;
   o.progress = [ctx](int done, int total) {
@@ -84,7 +87,7 @@ bool Engine::start(const QString& what, bool cancellable,
   busy_ = true;
   cancel_ = false;
   emit busyChanged(true, what);
-  JobContext ctx{this, &cancel_, cancellable};
+  JobContext ctx{this, &cancel_, cancellable, max_new_tokens_};
   watcher_->setFuture(QtConcurrent::run([ctx, work, what]() -> Apply {
     Engine* e = ctx.engine;
     try {
@@ -271,6 +274,7 @@ std::shared_ptr<Snapshot> Engine::makeSnapshot(const DecodingSession& session) c
     info.input = QString::fromStdString(vocab.token(info.input_id));
     info.chosen_id = i + 1 < session.length() ? fed[size_t(i) + 1] : session.choice();
     if (info.chosen_id >= 0) info.chosen = QString::fromStdString(vocab.token(info.chosen_id));
+    info.forced = i + 1 < session.prefixLength();
     fillTopK(info, t.logitsRow(0, i), V, vocab, info.chosen_id);
     snap->steps.push_back(std::move(info));
   }
@@ -315,12 +319,27 @@ void Engine::adoptSession(std::shared_ptr<DecodingSession> session) {
   publish(makeSnapshot(*session_));
 }
 
+void Engine::checkUnknown(const Vocabulary& vocab, const std::string& text, const QString& field) {
+  if (vocab.unkId() < 0) return;  // encode() names unknown words in its error
+  QStringList words;
+  for (const auto& w : vocab.unknownWords(text)) words << QString::fromStdString(w);
+  if (!words.isEmpty())
+    emit unknownWords(field, words, QString::fromStdString(vocab.token(vocab.unkId())));
+}
+
 bool Engine::run(const QString& src, const QString& prefix) {
   if (!model_ || busy_) return false;
   auto model = model_;
   const MaskOptions masks = masks_;
   const std::string s = src.toStdString(), p = prefix.toStdString();
   const ModelConfig& c = model->config();
+  if (c.hasEncoder())
+    checkUnknown(model->srcVocab(), s, c.hasDecoder() ? tr("source") : tr("input"));
+  if (c.hasCross())
+    checkUnknown(model->tgtVocab(), p, tr("target prefix"));
+  else if (c.hasDecoder())
+    checkUnknown(model->tgtVocab(), p.find_first_not_of(" \t") != std::string::npos ? p : s,
+                 tr("prompt"));
   if (!c.hasDecoder()) {  // encoder-only: one pass, its outputs
     return start(tr("Running"), true, [=, this](const JobContext& ctx) -> Apply {
       Inputs in;
@@ -357,6 +376,10 @@ bool Engine::runBatch(const QStringList& sentences) {
   const MaskOptions masks = masks_;
   std::vector<std::string> texts;
   for (const auto& s : sentences) texts.push_back(s.toStdString());
+  const ModelConfig& mc = model->config();
+  for (size_t b = 0; b < texts.size(); ++b)
+    checkUnknown(mc.hasEncoder() ? model->srcVocab() : model->tgtVocab(), texts[b],
+                 tr("sentence %1").arg(b + 1));
   return start(tr("Running a batch"), true, [=, this](const JobContext& ctx) -> Apply {
     if (texts.size() < 2)
       throw Error(ErrorKind::BadInput, "a batch needs at least two sentences (one per line)");
@@ -535,6 +558,31 @@ bool Engine::choose(int position, int token, bool continue_decoding) {
   if (continue_decoding) actions.push_back({Action::DecodeOn, -1});
   plan(std::move(actions), tr("Branching"));
   return busy_;
+}
+
+bool Engine::runTask(const QString& what, TaskWork work) {
+  if (!model_ || busy_) return false;
+  auto model = model_;
+  return start(what, true,
+               [model, work](const JobContext& ctx) -> Apply { return work(*model, *ctx.cancel); });
+}
+
+bool Engine::loadDecode(std::vector<int> src, std::vector<int> prefix, std::vector<int> generated,
+                        int max_new_tokens) {
+  if (!model_ || busy_ || !model_->config().hasDecoder()) return false;
+  auto model = model_;
+  const MaskOptions masks = masks_;
+  return start(tr("Loading the decode"), true, [=, this](const JobContext& ctx) -> Apply {
+    DecodingSession::Options o = ctx.sessionOptions(masks);
+    if (max_new_tokens > 0) o.max_new_tokens = max_new_tokens;
+    auto session = std::make_shared<DecodingSession>(*model, src, prefix, o);
+    for (int id : generated) {
+      if (session->finished()) break;
+      if (ctx.cancelled()) throw Error(ErrorKind::Cancelled, "loading the decode was cancelled");
+      session->stepForward(id);
+    }
+    return [this, session] { adoptSession(session); };
+  });
 }
 
 }  // namespace attnviz::gui

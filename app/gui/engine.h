@@ -28,6 +28,7 @@ struct StepInfo {
   QString input;       // token fed at this position (BOS at 0)
   int chosen_id = -1;  // token chosen after it; -1 = not chosen yet (the newest position)
   QString chosen;
+  bool forced = false;  // the chosen token came from the typed target prefix
   float chosen_prob = 0;
   int argmax_id = -1;
   QString argmax;
@@ -84,12 +85,28 @@ class Engine : public QObject {
   bool run(const QString& src, const QString& prefix);
   bool runBatch(const QStringList& sentences);
   bool setMasks(const MaskOptions& masks);  // reruns the current input with the same tokens
+  // At most this many tokens are chosen after the prefix (0 = the core's default: the source
+  // length + 5, or 50 for a continuation; see decoding.h). Applies from the next run.
+  void setMaxNewTokens(int n) { max_new_tokens_ = n < 0 ? 0 : n; }
+  int maxNewTokens() const { return max_new_tokens_; }
   bool stepForward(int token = -1);
   bool stepBack();
   bool reset();
   bool decodeToEnd();
   // Keeps positions 0 … position, picks `token` after `position`, then (optionally) decodes on.
   bool choose(int position, int token, bool continue_decoding);
+
+  // A job of a view's own (a beam search, a comparison) on the loaded model, run off the GUI
+  // thread like every other job — one at a time, with progress and Esc: `work` returns what to do
+  // on the GUI thread with its result. False when a job runs or no model is loaded.
+  using TaskWork =
+      std::function<std::function<void()>(const Model& model, const std::atomic<bool>& cancel)>;
+  bool runTask(const QString& what, TaskWork work);
+  // Shows in every view a decode of `src` whose target is `prefix` and then `generated` (the last
+  // id chosen, not fed), as if it had been stepped there (a beam or a sample picked in the Search
+  // view). max_new_tokens: the session's length rule (0 = the engine's setting).
+  bool loadDecode(std::vector<int> src, std::vector<int> prefix, std::vector<int> generated,
+                  int max_new_tokens = 0);
 
   bool canStepForward() const;
   bool canStepBack() const;
@@ -106,6 +123,10 @@ class Engine : public QObject {
   void masksChanged(const MaskOptions& masks);
   void failed(const QString& title, const QString& message);
   void notice(const QString& message);  // warnings: loader warnings, backend fallback
+  // Words of the input that are not in the vocabulary and that the model reads as its unknown
+  // token (models without one refuse them with an error instead). `field`: "source", "target
+  // prefix", "prompt", "input" or "sentence 2".
+  void unknownWords(const QString& field, const QStringList& words, const QString& unk_token);
   void jobFinished(bool ok);
 
  private:
@@ -118,6 +139,7 @@ class Engine : public QObject {
     bool cancelled() const { return cancel->load(); }
     ForwardOptions forwardOptions(const MaskOptions& masks) const;
     DecodingSession::Options sessionOptions(const MaskOptions& masks) const;
+    int max_new_tokens = 0;
   };
   bool start(const QString& what, bool cancellable, std::function<Apply(const JobContext&)> work);
   void finish();
@@ -138,6 +160,8 @@ class Engine : public QObject {
   std::shared_ptr<Snapshot> encoderSnapshot(std::shared_ptr<const Trace> trace,
                                             const MaskOptions& masks) const;
   void adoptSession(std::shared_ptr<DecodingSession> session);
+  // Emits unknownWords for the words of `text` that `vocab` maps to its unknown token.
+  void checkUnknown(const Vocabulary& vocab, const std::string& text, const QString& field);
 
   std::shared_ptr<Model> model_;              // declared before session_: outlives it
   std::shared_ptr<DecodingSession> session_;  // changed on the GUI thread (or before adoption)
@@ -145,6 +169,7 @@ class Engine : public QObject {
   uint64_t snapshot_ids_ = 0;
   void publish(std::shared_ptr<Snapshot> snap);  // numbers it, stores it, emits snapshotChanged
   MaskOptions masks_;
+  int max_new_tokens_ = 0;
   QString model_source_, config_path_;
   QString backend_name_ = QStringLiteral("cpu");
   std::atomic<bool> cancel_{false};

@@ -5,6 +5,7 @@
 #include <QHelpEvent>
 #include <QLabel>
 #include <QMouseEvent>
+#include <QPaintEngine>
 #include <QPainter>
 #include <QPainterPath>
 #include <QScrollBar>
@@ -25,6 +26,7 @@ constexpr double kPad = 8;
 constexpr double kMaxLabelWidth = 150;  // longer token labels are elided
 constexpr double kLegendBar = 14;
 constexpr qint64 kSyncRenderCells = 160'000;  // larger matrices are rendered off the GUI thread
+constexpr qint64 kMaxVectorCells = 250'000;   // larger ones stay an image in SVG and PDF
 
 // Numbers in tooltips and legends: 4 decimals, or scientific for tiny/huge magnitudes.
 QString formatNumber(double v, int decimals = 4) {
@@ -129,7 +131,7 @@ void HeatmapWidget::setShowLegend(bool show) {
 void HeatmapWidget::startRender() {
   ++generation_;
   const auto& d = *data_;
-  if (qint64(d.rows) * d.cols <= kSyncRenderCells) {
+  if (sync_render_ || qint64(d.rows) * d.cols <= kSyncRenderCells) {
     image_ = renderCells(d, *cmap_);
     rendering_ = false;
     emit renderingDone();
@@ -155,7 +157,7 @@ void HeatmapWidget::startRender() {
 }
 
 double HeatmapWidget::maxLabelWidth(const QStringList& labels) const {
-  const QFontMetricsF fm(font());
+  const QFontMetricsF fm(hfont());
   double w = 0;
   // Long sequences: measuring every label is wasted work beyond a few thousand.
   const int n = std::min<int>(int(labels.size()), 4096);
@@ -163,13 +165,19 @@ double HeatmapWidget::maxLabelWidth(const QStringList& labels) const {
   return std::min(w, kMaxLabelWidth);
 }
 
+double HeatmapWidget::titleHeight() const {
+  const auto& d = *data_;
+  if (d.title.isEmpty()) return 0;
+  return (d.title.count('\n') + 1) * (QFontMetricsF(hfont()).height() + 2) + 6;
+}
+
 HeatmapWidget::Layout HeatmapWidget::computeLayout(QSize size) const {
   Layout l;
   const auto& d = *data_;
-  const QFontMetricsF fm(font());
+  const QFontMetricsF fm(hfont());
   const double lh = fm.height();
   double top = kPad, left = kPad;
-  if (!d.title.isEmpty()) top += lh + 8;
+  top += titleHeight();
   if (!d.col_title.isEmpty()) top += lh + 2;
   if (!d.row_title.isEmpty()) left += lh + 4;
   l.row_label_w = d.row_labels.isEmpty() ? 0 : maxLabelWidth(d.row_labels) + 8;
@@ -234,7 +242,7 @@ QSize HeatmapWidget::sizeForCell(double cell) const {
   const Layout l = computeLayout(QSize(0, 0));
   self->fit_ = was;
   self->cell_px_ = saved;
-  const QFontMetricsF fm(font());
+  const QFontMetricsF fm(hfont());
   double w = l.grid.right() + kPad;
   double h = l.grid.bottom() + kPad;
   if (show_legend_) {
@@ -242,6 +250,37 @@ QSize HeatmapWidget::sizeForCell(double cell) const {
     h = std::max(h, l.legend.bottom() + 2.5 * fm.height() + 10 + kPad);
   }
   return QSize(int(std::ceil(w)), int(std::ceil(h)));
+}
+
+QSize HeatmapWidget::tightSize(QSize available, double max_cell, double* cell_out) const {
+  // sizeForCell grows with the cell: the largest cell that fits, by bisection.
+  double lo = 0.25, hi = std::max(0.25, max_cell);
+  auto fits = [&](double c) {
+    const QSize s = sizeForCell(c);
+    return s.width() <= available.width() && s.height() <= available.height();
+  };
+  if (fits(hi)) {
+    lo = hi;
+  } else {
+    for (int k = 0; k < 40; ++k) {
+      const double mid = (lo + hi) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    if (lo >= 2) lo = std::floor(lo);  // whole pixels: crisp cell edges
+  }
+  if (cell_out) *cell_out = lo;
+  QSize s = sizeForCell(lo);
+  // The title is not elided in a figure: room for its widest line.
+  if (!data_->title.isEmpty()) {
+    QFont bold = hfont();
+    bold.setBold(true);
+    const QFontMetricsF fb(bold);
+    double w = 0;
+    for (const QString& line : data_->title.split('\n'))
+      w = std::max(w, fb.horizontalAdvance(line));
+    s.setWidth(std::min(available.width(), std::max(s.width(), int(std::ceil(w + 2 * kPad)))));
+  }
+  return s;
 }
 
 QSize HeatmapWidget::sizeHint() const {
@@ -288,14 +327,15 @@ QString HeatmapWidget::tooltipText(int row, int col) const {
     return k < labels.size() ? QStringLiteral("“%1”").arg(labels[k]) : QString();
   };
   QStringList lines;
-  lines << QStringLiteral("%1 %2: %3")
-               .arg(capitalized(d.row_noun))
-               .arg(row)
-               .arg(label(d.row_labels, row));
-  lines << QStringLiteral("%1 %2: %3")
-               .arg(capitalized(d.col_noun))
-               .arg(col)
-               .arg(label(d.col_labels, col));
+  // Rows and columns count from 1, like layers and heads; the token says which one it is.
+  lines << QStringLiteral("%1 %2 · row %3 of %4")
+               .arg(capitalized(d.row_noun), label(d.row_labels, row))
+               .arg(row + 1)
+               .arg(d.rows);
+  lines << QStringLiteral("%1 %2 · column %3 of %4")
+               .arg(capitalized(d.col_noun), label(d.col_labels, col))
+               .arg(col + 1)
+               .arg(d.cols);
   const bool masked = d.isMasked(row, col);
   if (!d.mask_only) {
     if (!d.probs.empty()) lines << QStringLiteral("Probability: %1").arg(formatNumber(d.probs[i]));
@@ -304,14 +344,17 @@ QString HeatmapWidget::tooltipText(int row, int col) const {
     if ((d.probs.empty() && d.scores.empty()) || d.value_in_tooltip)
       lines << QStringLiteral("%1: %2").arg(capitalized(d.value_name), formatNumber(d.values[i]));
   }
-  lines << QStringLiteral("Masked: %1").arg(masked ? QStringLiteral("yes") : QStringLiteral("no"));
+  // Only matrices that have a mask say whether the cell was masked.
+  if (!d.masked.empty())
+    lines
+        << QStringLiteral("Masked: %1").arg(masked ? QStringLiteral("yes") : QStringLiteral("no"));
   if (!d.tooltip_note.isEmpty()) lines << d.tooltip_note;
   return lines.join('\n');
 }
 
 void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
   const auto& d = *data_;
-  const QFontMetricsF fm(font());
+  const QFontMetricsF fm(hfont());
   const QRectF bar = l.legend;
   p.setPen(palette().color(QPalette::Text));
   p.drawText(QPointF(bar.left(), bar.top() - fm.ascent() / 2 - fm.descent() - 5), d.value_name);
@@ -331,10 +374,10 @@ void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
     return;
   }
   // The gradient: top of the bar = vmax.
-  QImage ramp(1, 256, QImage::Format_RGB32);
-  for (int k = 0; k < 256; ++k) ramp.setPixel(0, 255 - k, cmap_->rgb(k / 255.0));
-  p.setRenderHint(QPainter::SmoothPixmapTransform, true);
-  p.drawImage(bar, ramp);
+  // A gradient rather than an image: it stays vector in SVG and PDF.
+  QLinearGradient ramp(bar.bottomLeft(), bar.topLeft());
+  for (int k = 0; k <= 32; ++k) ramp.setColorAt(k / 32.0, cmap_->color(k / 32.0));
+  p.fillRect(bar, ramp);
   p.setPen(QColor(0x80, 0x80, 0x80));
   p.drawRect(bar);
   p.setPen(palette().color(QPalette::Text));
@@ -350,11 +393,34 @@ void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
   if (any_masked) swatch(bar.bottom() + 12, true, QStringLiteral("masked"));
 }
 
+QFont HeatmapWidget::hfont() const {
+  QFont f = font();
+  if (font_scale_ != 1.0) f.setPointSizeF(f.pointSizeF() * font_scale_);
+  return f;
+}
+
+void HeatmapWidget::setFontScale(double scale) {
+  font_scale_ = scale;
+  updateGeometry();
+  update();
+}
+
+QSize HeatmapWidget::labelledMinimumSize(int max_rows) const {
+  // Square cells just tall enough for a label each (up to max_rows rows).
+  const QFontMetricsF fm(hfont());
+  const int rows = std::min(std::max(data_->rows, 1), max_rows);
+  const double cell = fm.height() * 0.95;
+  const QSize s = sizeForCell(cell);
+  const double extra = std::max(0, data_->rows - rows) * cell;
+  return QSize(160, int(std::ceil(s.height() - extra)));
+}
+
 void HeatmapWidget::paintEvent(QPaintEvent* event) {
   QPainter p(this);
+  p.setFont(hfont());
   p.fillRect(rect(), palette().color(QPalette::Base));
   const auto& d = *data_;
-  const QFontMetricsF fm(font());
+  const QFontMetricsF fm(hfont());
   const QColor text = palette().color(QPalette::Text);
   if (d.rows <= 0 || d.cols <= 0) {
     p.setPen(palette().color(QPalette::PlaceholderText));
@@ -366,20 +432,43 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
   const double lh = fm.height();
 
   if (!d.title.isEmpty()) {
-    QFont bold = font();
+    // The first line bold (what is shown), the others plain (e.g. the sentence).
+    QFont bold = hfont();
     bold.setBold(true);
-    p.setFont(bold);
-    p.setPen(text);
-    p.drawText(QRectF(kPad, kPad, width() - 2 * kPad, lh + 4), Qt::AlignLeft | Qt::AlignVCenter,
-               d.title);
-    p.setFont(font());
+    const QStringList lines = d.title.split('\n');
+    for (int k = 0; k < lines.size(); ++k) {
+      p.setFont(k == 0 ? bold : hfont());
+      p.setPen(text);
+      const QFontMetricsF fl(p.font());
+      p.drawText(QRectF(kPad, kPad + k * (lh + 2), width() - 2 * kPad, lh + 2),
+                 Qt::AlignLeft | Qt::AlignVCenter,
+                 fl.elidedText(lines[k], Qt::ElideRight, width() - 2 * kPad));
+    }
+    p.setFont(hfont());
   }
 
-  // Cells.
+  // Cells: one image scaled up on screen; rectangles on vector devices (SVG, PDF), where an
+  // image would be a blurred bitmap.
+  const QPaintEngine::Type engine =
+      p.paintEngine() ? p.paintEngine()->type() : QPaintEngine::Raster;
+  const bool vector = vector_cells_ || engine == QPaintEngine::SVG || engine == QPaintEngine::Pdf ||
+                      engine == QPaintEngine::Picture;
   if (image_.isNull() || rendering_) {
     p.fillRect(l.grid, palette().color(QPalette::AlternateBase));
     p.setPen(palette().color(QPalette::PlaceholderText));
     p.drawText(l.grid, Qt::AlignCenter, tr("Rendering…"));
+  } else if (vector && qint64(d.rows) * d.cols <= kMaxVectorCells) {
+    // Runs of equal colour along a row become one rectangle.
+    for (int r = 0; r < d.rows; ++r) {
+      const QRgb* line = reinterpret_cast<const QRgb*>(image_.constScanLine(r));
+      for (int c = 0; c < d.cols;) {
+        int e = c + 1;
+        while (e < d.cols && line[e] == line[c]) ++e;
+        p.fillRect(QRectF(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, (e - c) * l.cw, l.ch),
+                   QColor::fromRgb(line[c]));
+        c = e;
+      }
+    }
   } else {
     p.setRenderHint(QPainter::SmoothPixmapTransform, l.cell < 1.0);
     p.drawImage(l.grid, image_);
@@ -418,8 +507,8 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
   // Values inside cells that are large enough to hold them.
   if (d.show_values && !d.mask_only && !rendering_ &&
       l.cw >= fm.horizontalAdvance(QStringLiteral("0.00")) + 8 && l.ch >= lh + 6) {
-    QFont small = font();
-    small.setPointSizeF(std::max(6.0, font().pointSizeF() * 0.85));
+    QFont small = hfont();
+    small.setPointSizeF(std::max(6.0, hfont().pointSizeF() * 0.85));
     p.setFont(small);
     for (int r = r0; r <= r1; ++r)
       for (int c = c0; c <= c1; ++c) {
@@ -432,7 +521,7 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
         p.drawText(QRectF(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, l.cw, l.ch),
                    Qt::AlignCenter, s);
       }
-    p.setFont(font());
+    p.setFont(hfont());
   }
   p.setPen(QColor(0x60, 0x60, 0x60));
   p.setBrush(Qt::NoBrush);
@@ -487,7 +576,7 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
     }
   }
   // Axis titles.
-  QFont title_font = font();
+  QFont title_font = hfont();
   title_font.setItalic(true);
   p.setFont(title_font);
   p.setPen(palette().color(QPalette::PlaceholderText).darker(130));
@@ -505,7 +594,7 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
     p.drawText(QRectF(-tw / 2, -lh / 2, tw, lh), Qt::AlignCenter, d.row_title);
     p.restore();
   }
-  p.setFont(font());
+  p.setFont(hfont());
   if (show_legend_) drawLegend(p, l);
 }
 

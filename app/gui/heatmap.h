@@ -28,7 +28,7 @@ struct HeatmapData {
   QStringList row_labels, col_labels;
   QString row_title, col_title;  // e.g. "queries (target tokens)"
   QString row_noun = "query", col_noun = "key";
-  QString title;                       // drawn above the matrix when not empty
+  QString title;  // drawn above the matrix when not empty; '\n' starts a new (plain) line
   QString value_name = "probability";  // legend title and tooltip name of `values`
   double vmin = 0, vmax = 1;           // colour scale
   bool mask_only = false;         // a picture of a mask: allowed cells white, masked cells hatched
@@ -36,9 +36,8 @@ struct HeatmapData {
   QString tooltip_note;           // an extra line in every tooltip, e.g. "mean of 8 heads"
   int highlight_row = -1;         // drawn with an outline (e.g. the current decoding step)
   bool value_in_tooltip = false;  // also list `values` in the tooltip (beside probs and scores)
-  bool draw_mask = true;
-  bool square_cells = true;  // false: in fit mode, columns and rows stretch independently    //
-                             // false: masked cells are coloured by value (the tooltip still tells)
+  bool draw_mask = true;     // false: masked cells are coloured by value (the tooltip still tells)
+  bool square_cells = true;  // false: in fit mode, columns and rows stretch independently
 
   bool isMasked(int r, int c) const { return !masked.empty() && masked[size_t(r) * cols + c] != 0; }
   bool drawMasked(int r, int c) const { return draw_mask && isMasked(r, c); }
@@ -72,6 +71,20 @@ class HeatmapWidget : public QWidget {
     update();
   }
   void setShowLegend(bool show);
+  bool showLegend() const { return show_legend_; }
+  // Cells as vector rectangles rather than one scaled image (SVG and PDF exports do this by
+  // themselves: the painter's engine tells).
+  void setVectorCells(bool on) { vector_cells_ = on; }
+  // Labels and titles at this fraction of the widget's font (small multiples use ~0.85).
+  void setFontScale(double scale);
+  // The height at which every row label of the first max_rows rows has room (compact views ask
+  // their scroll area for it), and a narrow width.
+  QSize labelledMinimumSize(int max_rows = 24) const;
+  // Renders every matrix on the GUI thread (figures: drawn at once, whatever the size).
+  void setSynchronousRendering(bool on) { sync_render_ = on; }
+  // The tightest size (cells square, nothing empty around the matrix, its labels and legend) that
+  // fits in `available` with cells no larger than max_cell pixels; the cell size it uses.
+  QSize tightSize(QSize available, double max_cell, double* cell = nullptr) const;
 
   // Geometry, for tests and for views that draw over the matrix.
   QRectF cellRect(int row, int col) const;
@@ -115,6 +128,8 @@ class HeatmapWidget : public QWidget {
   QSize sizeForCell(double cell) const;
   void startRender();
   double maxLabelWidth(const QStringList& labels) const;
+  double titleHeight() const;
+  QFont hfont() const;  // the font everything is drawn in
   void drawLegend(QPainter& p, const Layout& l) const;
 
   std::shared_ptr<const HeatmapData> data_;
@@ -127,6 +142,9 @@ class HeatmapWidget : public QWidget {
   double cell_px_ = 28;
   int max_fit_cell_ = 72;
   bool show_legend_ = true;
+  bool vector_cells_ = false;
+  bool sync_render_ = false;
+  double font_scale_ = 1.0;
   QPoint hover_{-1, -1};
 };
 

@@ -4,6 +4,7 @@
 #include <QColor>
 #include <QFont>
 #include <algorithm>
+#include <cmath>
 
 namespace attnviz::gui {
 
@@ -241,6 +242,22 @@ QModelIndex StructureModel::find(AttentionKind kind, int layer, int head) const 
 
 DecodingStepsModel::DecodingStepsModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+void DecodingStepsModel::setMode(Mode mode) {
+  if (mode == mode_) return;
+  mode_ = mode;
+  emit headerDataChanged(Qt::Horizontal, 0, ColumnCount - 1);
+}
+
+namespace {
+
+// Probabilities as the tables print them: tiny ones in scientific notation, never a bare 0.000.
+QString probabilityText(double p, int decimals) {
+  if (p > 0 && p < std::pow(10.0, -decimals)) return QString::number(p, 'e', 1);
+  return QString::number(p, 'f', decimals);
+}
+
+}  // namespace
+
 void DecodingStepsModel::setSteps(const std::vector<StepInfo>& steps) {
   auto same = [](const StepInfo& a, const StepInfo& b) {
     return a.input_id == b.input_id && a.chosen_id == b.chosen_id && a.argmax_id == b.argmax_id &&
@@ -283,22 +300,40 @@ int DecodingStepsModel::columnCount(const QModelIndex& parent) const {
 QVariant DecodingStepsModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= int(steps_.size())) return {};
   const StepInfo& s = steps_[size_t(index.row())];
+  // The columns both modes share.
+  if (role == Qt::TextAlignmentRole &&
+      (index.column() == Position || index.column() == Probability))
+    return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::DisplayRole && index.column() == Position) return s.position;
+  if (role == Qt::DisplayRole && index.column() == Input) return s.input;
+  if (mode_ == Mode::Positions) {  // an input position and its masked-LM prediction
+    if (role == Qt::DisplayRole)
+      return index.column() == Chosen ? QVariant(s.argmax)
+                                      : QVariant(probabilityText(s.argmax_prob, 3));
+    if (role == Qt::ToolTipRole)
+      return tr("Position %1 holds “%2”; the masked-LM head's most probable token there is “%3” "
+                "(p = %4)")
+          .arg(s.position)
+          .arg(s.input, s.argmax)
+          .arg(s.argmax_prob, 0, 'f', 4);
+    return {};
+  }
   const bool pending = s.chosen_id < 0;
-  const bool picked = !pending && s.chosen_id != s.argmax_id;
+  const bool picked = !pending && !s.forced && s.chosen_id != s.argmax_id;
   if (role == Qt::DisplayRole) {
-    switch (index.column()) {
-      case Position:
-        return s.position;
-      case Input:
-        return s.input;
-      case Chosen:
-        if (pending) return tr("(next: %1?)").arg(s.argmax);
-        return picked ? tr("%1 ✎").arg(s.chosen) : s.chosen;
-      case Probability:
-        return QString::number(pending ? s.argmax_prob : s.chosen_prob, 'f', 3);
+    if (index.column() == Chosen) {
+      if (pending) return tr("(next: %1?)").arg(s.argmax);
+      return picked ? tr("%1 ✎").arg(s.chosen) : s.chosen;
     }
+    if (s.forced) return tr("forced");
+    return probabilityText(pending ? s.argmax_prob : s.chosen_prob, 3);
   }
   if (role == Qt::ToolTipRole) {
+    if (s.forced)
+      return tr("“%1” was forced by the target prefix; the model itself gave it p = %2 (its "
+                "choice would have been “%3”, p = %4)")
+          .arg(s.chosen, probabilityText(s.chosen_prob, 4), s.argmax)
+          .arg(s.argmax_prob, 0, 'f', 4);
     if (pending)
       return tr("Position %1 has not chosen its next token yet; the argmax is “%2” (p = %3). "
                 "Step forward (→) to take it, or pick another token on the right.")
@@ -318,12 +353,9 @@ QVariant DecodingStepsModel::data(const QModelIndex& index, int role) const {
         .arg(s.chosen_prob, 0, 'f', 4);
   }
   if (role == Qt::ForegroundRole) {
-    if (pending && index.column() >= Chosen) return QBrush(QColor(0x80, 0x80, 0x80));
+    if ((pending || s.forced) && index.column() >= Chosen) return QBrush(QColor(0x80, 0x80, 0x80));
     if (picked && index.column() == Chosen) return QBrush(QColor(0xb0, 0x40, 0x00));
   }
-  if (role == Qt::TextAlignmentRole &&
-      (index.column() == Position || index.column() == Probability))
-    return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
 }
 
@@ -334,9 +366,9 @@ QVariant DecodingStepsModel::headerData(int section, Qt::Orientation o, int role
     case Position:
       return tr("#");
     case Input:
-      return tr("Input");
+      return mode_ == Mode::Positions ? tr("Input token") : tr("Input");
     case Chosen:
-      return tr("Next token");
+      return mode_ == Mode::Positions ? tr("Prediction") : tr("Next token");
     case Probability:
       return tr("p");
   }
@@ -379,7 +411,7 @@ QVariant TopKModel::data(const QModelIndex& index, int role) const {
       case Token:
         return tokens_.value(index.row());
       case Probability:
-        return QString::number(p, 'f', 4);
+        return probabilityText(p, 4);
     }
   }
   if (role == TokenIdRole) return id;
@@ -389,8 +421,12 @@ QVariant TopKModel::data(const QModelIndex& index, int role) const {
     return f;
   }
   if (role == Qt::ToolTipRole)
-    return tr("Double-click (or press Enter) to continue the decode with “%1”")
-        .arg(tokens_.value(index.row()));
+    return mode_ == DecodingStepsModel::Mode::Positions
+               ? tr("“%1”: p = %2 at this position")
+                     .arg(tokens_.value(index.row()))
+                     .arg(p, 0, 'g', 4)
+               : tr("Double-click (or press Enter) to continue the decode with “%1”")
+                     .arg(tokens_.value(index.row()));
   if (role == Qt::TextAlignmentRole && index.column() != Token)
     return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};

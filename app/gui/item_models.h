@@ -56,7 +56,12 @@ class DecodingStepsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column { Position, Input, Chosen, Probability, ColumnCount };
+  // Decode: the tokens fed and chosen. Positions: an encoder-only model's input positions and
+  // their masked-LM predictions.
+  enum class Mode { Decode, Positions };
   explicit DecodingStepsModel(QObject* parent = nullptr);
+  void setMode(Mode mode);
+  Mode mode() const { return mode_; }
   // Replaces the steps, inserting/removing only the rows that changed.
   void setSteps(const std::vector<StepInfo>& steps);
   const std::vector<StepInfo>& steps() const { return steps_; }
@@ -68,6 +73,7 @@ class DecodingStepsModel : public QAbstractTableModel {
 
  private:
   std::vector<StepInfo> steps_;
+  Mode mode_ = Mode::Decode;
 };
 
 // The k most probable next tokens after one position.
@@ -78,6 +84,7 @@ class TopKModel : public QAbstractTableModel {
   enum Roles { TokenIdRole = Qt::UserRole + 1 };
   explicit TopKModel(QObject* parent = nullptr);
   void setStep(const StepInfo* step);  // nullptr: empty
+  void setMode(DecodingStepsModel::Mode mode) { mode_ = mode; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -88,6 +95,7 @@ class TopKModel : public QAbstractTableModel {
   std::vector<std::pair<int, float>> topk_;
   QStringList tokens_;
   int chosen_ = -1;
+  DecodingStepsModel::Mode mode_ = DecodingStepsModel::Mode::Decode;
 };
 
 }  // namespace attnviz::gui

@@ -4,6 +4,7 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
+#include <QIcon>
 #include <QTimer>
 #include <cstdio>
 
@@ -23,10 +24,12 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("attnviz"));
   QApplication::setOrganizationName(QStringLiteral("attnviz"));
-  QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+  QApplication::setApplicationVersion(QStringLiteral(ATTNVIZ_VERSION));
+  QApplication::setDesktopFileName(QStringLiteral("attnviz"));
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/attnviz.svg")));
 
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("See inside encoder-decoder Transformers."));
+  parser.setApplicationDescription(QStringLiteral("See inside Transformers."));
   parser.addHelpOption();
   parser.addVersionOption();
   QCommandLineOption model({"m", "model"}, "Bundled model name or .safetensors path.", "NAME|PATH");
@@ -35,12 +38,14 @@ int main(int argc, char** argv) {
   QCommandLineOption tgt({"t", "tgt"}, "Target prefix for the first run.", "TEXT");
   QCommandLineOption backend("backend", "Compute backend: cpu or cuda.", "NAME");
   QCommandLineOption view(
-      "view", "View shown first: attention, overview, masks, positional, decoding.", "NAME");
+      "view", "View shown first: attention, overview, masks, positional, decoding, ….", "NAME");
   QCommandLineOption screenshot(
       "screenshot", "Save the window as PNG after the first run, then exit.", "FILE.png");
   QCommandLineOption size("size", "Window size, e.g. 1400x900.", "WxH");
   QCommandLineOption no_settings("no-settings", "Neither read nor write the saved settings.");
-  parser.addOptions({model, config, src, tgt, backend, view, screenshot, size, no_settings});
+  QCommandLineOption presentation("presentation", "Presentation mode: large fonts (F11).");
+  parser.addOptions(
+      {model, config, src, tgt, backend, view, screenshot, size, no_settings, presentation});
   parser.process(app);
 
   MainWindow::Options opts;
@@ -51,6 +56,7 @@ int main(int argc, char** argv) {
   opts.backend = parser.value(backend);
   opts.view = parser.value(view);
   opts.use_settings = !parser.isSet(no_settings) && !parser.isSet(screenshot);
+  opts.presentation = parser.isSet(presentation);
 
   MainWindow window(opts);
   if (parser.isSet(size)) {

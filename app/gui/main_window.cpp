@@ -3,11 +3,15 @@
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
+#include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFormLayout>
 #include <QFutureWatcher>
 #include <QGridLayout>
 #include <QHBoxLayout>
@@ -18,19 +22,23 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPainter>
+#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QStandardItemModel>
+#include <QStandardPaths>
 #include <QStatusBar>
-#include <QSvgGenerator>
 #include <QTabWidget>
+#include <QTextEdit>
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "apng.h"
 #include "attention_view.h"
 #include "backends.h"
 #include "bundled.h"
@@ -41,6 +49,7 @@
 #include "npy.h"
 #include "overview_view.h"
 #include "positional_view.h"
+#include "teaching_util.h"
 #include "train_view.h"
 #include "widgets.h"
 
@@ -60,12 +69,25 @@ QString menuText(QString s) {
   return s.replace('&', QStringLiteral("&&"));
 }
 
+// Widgets that take typed characters: the single-key shortcuts must not be typed into them.
+bool isTextInput(const QWidget* w) {
+  return qobject_cast<const QLineEdit*>(w) || qobject_cast<const QPlainTextEdit*>(w) ||
+         qobject_cast<const QTextEdit*>(w) || qobject_cast<const QAbstractSpinBox*>(w);
+}
+
+constexpr int kMaxRecentModels = 8;
+constexpr double kPresentationScale = 1.4;
+
 }  // namespace
 
 MainWindow::MainWindow(const Options& options, QWidget* parent)
     : QMainWindow(parent), options_(options) {
   setWindowTitle(tr("attnviz"));
+  normal_font_ = font();
   engine_ = new Engine(this);
+  // First of all the engine's listeners: the window must see where the focus is before the views
+  // disable their controls for a job.
+  connect(engine_, &Engine::busyChanged, this, &MainWindow::onBusyChanged);
   state_ = new AppState(engine_, this);
   structure_ = new StructureModel(this);
   cuda_reason_ = QString::fromStdString(cudaUnavailableReason());
@@ -94,17 +116,20 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   rl->addWidget(buildSelectionBar());
   tabs_ = new QTabWidget(right);
   tabs_->setDocumentMode(true);
+  // The views, in tab order: Ctrl+1 … and the View menu follow this list. A new view is one line
+  // here (its own file holds everything else).
   attention_ = new AttentionView(state_);
   overview_ = new OverviewView(state_);
   masks_ = new MasksView(state_);
   positional_ = new PositionalView(state_);
   decoding_ = new DecodingView(state_);
-  for (View* v :
-       std::initializer_list<View*>{attention_, overview_, masks_, positional_, decoding_})
-    tabs_->addTab(v, v->title());
-  auto* train = new TrainView(state_);  // View 6: train a model, watch its attention form
-  tabs_->addTab(train, train->title());
+  views_ = {attention_, overview_, masks_, positional_, decoding_};
+  // Issue 13: Architecture, Inside a cell, Head statistics, Before / after, Search.
+  for (View* v : makeTeachingViews(state_)) views_.push_back(v);
+  auto* train = new TrainView(state_);  // train a model, watch its attention form
+  views_.push_back(train);
   connect(train, &TrainView::modelOpened, this, [this] { tabs_->setCurrentWidget(attention_); });
+  for (View* v : views_) tabs_->addTab(v, v->title());
   rl->addWidget(tabs_, 1);
   splitter_->addWidget(right);
   splitter_->setStretchFactor(0, 0);
@@ -115,13 +140,15 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
 
   buildStatusBar();
   buildMenus();
+  updateInputBar();
   if (QAction* a = action(QStringLiteral("colormap-viridis"))) a->setChecked(true);
 
   connect(overview_, &OverviewView::openRequested, this,
           [this] { tabs_->setCurrentWidget(attention_); });
+  connectTeachingViews(this);
   connect(engine_, &Engine::modelChanged, this, &MainWindow::onModelChanged);
   connect(engine_, &Engine::snapshotChanged, this, &MainWindow::onSnapshotChanged);
-  connect(engine_, &Engine::busyChanged, this, &MainWindow::onBusyChanged);
+  connect(engine_, &Engine::masksChanged, this, &MainWindow::updateMaskIndicators);
   connect(engine_, &Engine::progress, this, [this](int done, int total, const QString& what) {
     progress_->setRange(0, std::max(total, 1));
     progress_->setValue(std::min(done, total));
@@ -135,6 +162,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   connect(engine_, &Engine::notice, this, [this](const QString& message) {
     message_bar_->showMessage(MessageBar::Level::Warning, tr("Please note"), message);
   });
+  connect(engine_, &Engine::unknownWords, this, &MainWindow::showUnknownWords);
   connect(engine_, &Engine::jobFinished, this, [this](bool) {
     if (pending_ != Pending::None && !engine_->busy()) {
       pending_ = Pending::None;
@@ -161,6 +189,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   resize(1360, 880);
   loadSettings();
   if (!options_.view.isEmpty()) setCurrentView(options_.view);
+  if (options_.presentation) setPresentationMode(true);
   syncBackendCombo();
   updateActions();
 }
@@ -181,10 +210,12 @@ QWidget* MainWindow::buildInputBar() {
   model_combo_ = new QComboBox(bar);
   model_combo_->setMinimumContentsLength(18);
   model_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  model_combo_->setToolTip(tr("The bundled models; File › Open model… loads your own"));
+  model_combo_->setToolTip(
+      tr("The bundled models and the files you opened; File › Open model… loads another"));
   top->addWidget(model_combo_);
   auto* open = new QPushButton(tr("Open…"), bar);
-  open->setToolTip(tr("Open a .safetensors model (Ctrl+O)"));
+  open->setToolTip(
+      tr("Open a model: .safetensors, or a PyTorch checkpoint (.pt, .pth, .bin) (Ctrl+O)"));
   top->addWidget(open);
   top->addSpacing(12);
   top->addWidget(new QLabel(tr("Backend:"), bar));
@@ -202,31 +233,34 @@ QWidget* MainWindow::buildInputBar() {
   }
   top->addWidget(backend_combo_);
   top->addSpacing(12);
+  // The examples live on this button only (one place, next to the sentence they fill in).
   examples_button_ = new QPushButton(tr("Examples"), bar);
-  examples_menu_ = new QMenu(tr("&Examples"), this);
+  examples_menu_ = new QMenu(tr("Examples"), this);
   examples_button_->setMenu(examples_menu_);
   examples_button_->setToolTip(tr("Example sentences from the model's config"));
   top->addWidget(examples_button_);
   top->addStretch(1);
   g->addLayout(top, 0, 1, 1, 3);
 
-  g->addWidget(new QLabel(tr("Source:"), bar), 1, 0);
+  src_label_ = new QLabel(tr("Source:"), bar);
+  g->addWidget(src_label_, 1, 0);
   src_edit_ = new QLineEdit(bar);
   src_edit_->setPlaceholderText(tr("A source sentence, words separated by spaces"));
   src_edit_->setClearButtonEnabled(true);
   g->addWidget(src_edit_, 1, 1);
-  auto* tl = new QHBoxLayout;
-  tl->addWidget(new QLabel(tr("Target prefix:"), bar));
-  tgt_edit_ = new QLineEdit(bar);
+  tgt_box_ = new QWidget(bar);
+  auto* tl = new QHBoxLayout(tgt_box_);
+  tl->setContentsMargins(0, 0, 0, 0);
+  tl->addWidget(new QLabel(tr("Target prefix:"), tgt_box_));
+  tgt_edit_ = new QLineEdit(tgt_box_);
   tgt_edit_->setPlaceholderText(tr("optional: forces the first target tokens"));
   tgt_edit_->setClearButtonEnabled(true);
   tgt_edit_->setMinimumWidth(120);
   tl->addWidget(tgt_edit_, 1);
-  g->addLayout(tl, 1, 2);
+  g->addWidget(tgt_box_, 1, 2);
   auto* bl = new QHBoxLayout;
   run_button_ = new QPushButton(tr("Run"), bar);
   run_button_->setDefault(true);
-  run_button_->setToolTip(tr("Encode the source and decode greedily to the end (Ctrl+Enter)"));
   back_button_ = new QPushButton(tr("◀ Step back"), bar);
   back_button_->setToolTip(tr("Remove the newest target token (←)"));
   forward_button_ = new QPushButton(tr("Step forward ▶"), bar);
@@ -268,16 +302,18 @@ QWidget* MainWindow::buildSelectionBar() {
   l->setContentsMargins(0, 0, 0, 0);
   l->addWidget(new QLabel(tr("Attention:"), bar));
   kind_combo_ = new QComboBox(bar);
-  kind_combo_->addItem(tr("Encoder self-attention"), int(AttentionKind::EncoderSelf));
-  kind_combo_->addItem(tr("Decoder masked self-attention"), int(AttentionKind::DecoderSelf));
-  kind_combo_->addItem(tr("Cross-attention"), int(AttentionKind::Cross));
-  kind_combo_->setToolTip(tr("Keys 1, 2, 3"));
-  kind_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  kind_combo_->setMinimumContentsLength(16);
+  QStringList kind_keys;
+  for (AttentionKind k : kAttentionKinds) {
+    kind_combo_->addItem(kindTitle(k), int(k));
+    kind_keys << QString::number(kind_combo_->count());
+  }
+  kind_combo_->setToolTip(tr("Keys %1").arg(kind_keys.join(QStringLiteral(", "))));
+  kind_combo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // never clipped
   l->addWidget(kind_combo_);
   l->addWidget(new QLabel(tr("Layer:"), bar));
   layer_combo_ = new QComboBox(bar);
   layer_combo_->setToolTip(tr("PgUp / PgDn"));
+  layer_combo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   l->addWidget(layer_combo_);
   l->addWidget(new QLabel(tr("Head:"), bar));
   head_combo_ = new QComboBox(bar);
@@ -290,7 +326,7 @@ QWidget* MainWindow::buildSelectionBar() {
   l->addWidget(batch_label_);
   l->addWidget(batch_combo_);
   batch_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  batch_combo_->setMinimumContentsLength(16);
+  batch_combo_->setMinimumContentsLength(14);
   batch_label_->hide();
   batch_combo_->hide();
   l->addSpacing(12);
@@ -298,11 +334,11 @@ QWidget* MainWindow::buildSelectionBar() {
   colormap_combo_ = new QComboBox(bar);
   for (const QString& n : Colormap::names()) colormap_combo_->addItem(n, n);
   l->addWidget(colormap_combo_);
-  auto* hint = new QLabel(tr("PgUp/PgDn layer · [ ] head · M mean · ← → step"), bar);
-  hint->setForegroundRole(QPalette::PlaceholderText);
-  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-  hint->setAlignment(Qt::AlignLeft | Qt::AlignVCenter);
-  l->addWidget(hint, 1);
+  // Drawn whole or not at all (F1 › Keyboard shortcuts has them all).
+  hint_ = new FitLabel(tr("PgUp/PgDn layer · [ ] head · M mean · ← → step"), bar);
+  hint_->setForegroundRole(QPalette::PlaceholderText);
+  hint_->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  l->addWidget(hint_, 1);
 
   connect(kind_combo_, &QComboBox::activated, this, [this](int i) {
     state_->setKind(static_cast<AttentionKind>(kind_combo_->itemData(i).toInt()));
@@ -327,6 +363,12 @@ void MainWindow::buildStatusBar() {
   status_backend_ = new QLabel(this);
   status_time_ = new QLabel(this);
   status_lengths_ = new QLabel(this);
+  status_masks_ = new QLabel(this);
+  status_masks_->setStyleSheet(
+      QStringLiteral("QLabel { background: #fde8e6; color: #8a1c12; border: 1px solid #d9756b;"
+                     " border-radius: 3px; padding: 0 6px; font-weight: bold; }"));
+  status_masks_->setToolTip(tr("Masks switched off in the Masks view: every view shows the leak"));
+  status_masks_->hide();
   status_busy_ = new QLabel(this);
   progress_ = new QProgressBar(this);
   progress_->setMaximumWidth(180);
@@ -337,6 +379,7 @@ void MainWindow::buildStatusBar() {
   statusBar()->addWidget(status_backend_);
   statusBar()->addWidget(status_time_);
   statusBar()->addWidget(status_lengths_);
+  statusBar()->addWidget(status_masks_);
   statusBar()->addPermanentWidget(status_busy_);
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_button_);
@@ -346,142 +389,279 @@ void MainWindow::buildStatusBar() {
   status_backend_->setText(tr("No model"));
 }
 
-QAction* MainWindow::addShortcutAction(const QString& name, const QString& text,
-                                       const QList<QKeySequence>& keys, std::function<void()> fn) {
-  auto* a = new QAction(text, this);
-  a->setObjectName(name);
-  a->setShortcuts(keys);
-  a->setShortcutContext(Qt::WindowShortcut);
-  connect(a, &QAction::triggered, this, [fn] { fn(); });
-  addAction(a);
-  return a;
+// ---- the action table -------------------------------------------------------------------------
+
+std::vector<ActionSpec> MainWindow::actionTable() {
+  const QString file = tr("&File"), decode = tr("&Decode"), view = tr("&View"), help = tr("&Help");
+  std::vector<ActionSpec> t = {
+      {QStringLiteral("openModel"),
+       file,
+       tr("&Open model…"),
+       {QKeySequence::Open},
+       [this] { openModelDialog(false); }},
+      {QStringLiteral("openModelConfig"),
+       file,
+       tr("Open model with a &config file…"),
+       {},
+       [this] { openModelDialog(true); }},
+      {QStringLiteral("exportPng"),
+       file,
+       tr("Export view as &PNG…"),
+       {QKeySequence(tr("Ctrl+E"))},
+       [this] { exportViewDialog(FigureOptions::Format::Png); },
+       false,
+       true},
+      {QStringLiteral("exportSvg"),
+       file,
+       tr("Export view as &SVG…"),
+       {QKeySequence(tr("Ctrl+Shift+E"))},
+       [this] { exportViewDialog(FigureOptions::Format::Svg); }},
+      {QStringLiteral("exportPdf"),
+       file,
+       tr("Export view as P&DF…"),
+       {QKeySequence(tr("Ctrl+Shift+P"))},
+       [this] { exportViewDialog(FigureOptions::Format::Pdf); }},
+      {QStringLiteral("exportFrames"),
+       file,
+       tr("Export the decoding as &frames…"),
+       {QKeySequence(tr("Ctrl+Shift+F"))},
+       [this] { exportFramesDialog(); }},
+      {QStringLiteral("exportTrace"),
+       file,
+       tr("Export trace as &NumPy…"),
+       {QKeySequence(tr("Ctrl+Shift+N"))},
+       [this] { exportTraceDialog(); }},
+      {QStringLiteral("quit"),
+       file,
+       tr("&Quit"),
+       {QKeySequence::Quit},
+       [this] { close(); },
+       false,
+       true},
+
+      {QStringLiteral("run"),
+       decode,
+       tr("&Run"),
+       {QKeySequence(tr("Ctrl+Return")), QKeySequence(tr("Ctrl+Enter")), QKeySequence(tr("F5"))},
+       [this] { runCurrentInput(); }},
+      {QStringLiteral("stepForward"),
+       decode,
+       tr("Step &forward"),
+       {QKeySequence(Qt::Key_Right), QKeySequence(tr("Alt+Right"))},
+       [this] { engine_->stepForward(); }},
+      {QStringLiteral("stepBack"),
+       decode,
+       tr("Step &back"),
+       {QKeySequence(Qt::Key_Left), QKeySequence(tr("Alt+Left"))},
+       [this] { engine_->stepBack(); }},
+      {QStringLiteral("decodeToEnd"),
+       decode,
+       tr("Decode to the &end"),
+       {QKeySequence(Qt::Key_End)},
+       [this] { engine_->decodeToEnd(); }},
+      {QStringLiteral("reset"),
+       decode,
+       tr("Re&set to the prefix"),
+       {QKeySequence(Qt::Key_Home)},
+       [this] { engine_->reset(); }},
+      // Esc: cancels a running job; otherwise leaves a text field for the view.
+      {QStringLiteral("cancel"),
+       decode,
+       tr("&Cancel"),
+       {QKeySequence(Qt::Key_Escape)},
+       [this] {
+         if (engine_->busy())
+           engine_->cancel();
+         else if (isTextInput(QApplication::focusWidget()))
+           focusView();
+       },
+       false,
+       true},
+  };
+  // The views, Ctrl+1 … in tab order.
+  for (size_t i = 0; i < views_.size(); ++i) {
+    View* v = views_[i];
+    t.push_back({QStringLiteral("view-") + v->name(), view, v->title(),
+                 i < 9 ? QList<QKeySequence>{QKeySequence(tr("Ctrl+%1").arg(i + 1))}
+                       : QList<QKeySequence>{},
+                 [this, v] { tabs_->setCurrentWidget(v); }});
+  }
+  // The attention kinds, 1 … in their order.
+  for (size_t k = 0; k < std::size(kAttentionKinds); ++k) {
+    const AttentionKind kind = kAttentionKinds[k];
+    t.push_back({QStringLiteral("kind-") + QString::fromLatin1(attentionKindName(kind)),
+                 view,
+                 kindTitle(kind),
+                 {QKeySequence(QString::number(k + 1))},
+                 [this, kind] { state_->setKind(kind); },
+                 false,
+                 k == 0});
+  }
+  const std::vector<ActionSpec> rest = {
+      {QStringLiteral("previousLayer"),
+       view,
+       tr("Previous layer"),
+       {QKeySequence(Qt::Key_PageUp)},
+       [this] { state_->moveLayer(-1); }},
+      {QStringLiteral("nextLayer"),
+       view,
+       tr("Next layer"),
+       {QKeySequence(Qt::Key_PageDown)},
+       [this] { state_->moveLayer(1); }},
+      {QStringLiteral("previousHead"),
+       view,
+       tr("Previous head"),
+       {QKeySequence(Qt::Key_BracketLeft)},
+       [this] { state_->moveHead(-1); }},
+      {QStringLiteral("nextHead"),
+       view,
+       tr("Next head"),
+       {QKeySequence(Qt::Key_BracketRight)},
+       [this] { state_->moveHead(1); }},
+      {QStringLiteral("meanOfHeads"),
+       view,
+       tr("Mean of the heads"),
+       {QKeySequence(Qt::Key_M)},
+       [this] { state_->toggleMean(); }},
+      {QStringLiteral("zoomIn"),
+       view,
+       tr("Zoom in"),
+       {QKeySequence::ZoomIn, QKeySequence(tr("Ctrl+="))},
+       [this] { attention_->heatmapView()->zoomIn(); },
+       false,
+       true},
+      {QStringLiteral("zoomOut"),
+       view,
+       tr("Zoom out"),
+       {QKeySequence::ZoomOut},
+       [this] { attention_->heatmapView()->zoomOut(); }},
+      {QStringLiteral("zoomFit"),
+       view,
+       tr("Fit to window"),
+       {QKeySequence(tr("Ctrl+0"))},
+       [this] { attention_->heatmapView()->zoomFit(); }},
+      {QStringLiteral("explanations"),
+       view,
+       tr("Show e&xplanations"),
+       {QKeySequence(Qt::Key_F1)},
+       [] {},
+       true,
+       true},
+      {QStringLiteral("presentation"),
+       view,
+       tr("&Presentation mode (large fonts)"),
+       {QKeySequence(Qt::Key_F11)},
+       [this] { setPresentationMode(!presentation_); },
+       true},
+      {QStringLiteral("keys"), help, tr("&Keyboard shortcuts"), {}, [this] { showKeys(); }},
+      {QStringLiteral("about"),
+       help,
+       tr("&About attnviz"),
+       {},
+       [this] {
+         QMessageBox::about(
+             this, tr("About attnviz"),
+             tr("<b>attnviz</b> %1 — see inside Transformers.<br>Every layer's and head's "
+                "attention: scores, masks and probabilities, computed by attnviz's own core.")
+                 .arg(QCoreApplication::applicationVersion()));
+       }},
+  };
+  t.insert(t.end(), rest.begin(), rest.end());
+  return t;
+}
+
+void MainWindow::addActions(const std::vector<ActionSpec>& table) {
+  std::vector<std::pair<QString, QMenu*>> menus;
+  for (const ActionSpec& spec : table) {
+    auto* a = new QAction(spec.text, this);
+    a->setObjectName(spec.name);
+    a->setShortcuts(spec.keys);
+    a->setShortcutContext(Qt::WindowShortcut);
+    a->setCheckable(spec.checkable);
+    connect(a, &QAction::triggered, this, [fn = spec.fn] { fn(); });
+    QWidget::addAction(a);
+    if (spec.menu.isEmpty()) continue;
+    auto it = std::find_if(menus.begin(), menus.end(),
+                           [&](const auto& m) { return m.first == spec.menu; });
+    if (it == menus.end()) {
+      menus.emplace_back(spec.menu, menuBar()->addMenu(spec.menu));
+      it = menus.end() - 1;
+    } else if (spec.separator) {
+      it->second->addSeparator();
+    }
+    it->second->addAction(a);
+  }
 }
 
 void MainWindow::buildMenus() {
-  QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(addShortcutAction(QStringLiteral("openModel"), tr("&Open model…"),
-                                    {QKeySequence::Open}, [this] { openModelDialog(false); }));
-  file->addAction(addShortcutAction(QStringLiteral("openModelConfig"),
-                                    tr("Open model with a &config file…"), {},
-                                    [this] { openModelDialog(true); }));
-  file->addSeparator();
-  file->addAction(addShortcutAction(QStringLiteral("exportPng"), tr("Export view as &PNG…"),
-                                    {QKeySequence(tr("Ctrl+E"))},
-                                    [this] { exportViewDialog(false); }));
-  file->addAction(addShortcutAction(QStringLiteral("exportSvg"), tr("Export view as &SVG…"),
-                                    {QKeySequence(tr("Ctrl+Shift+E"))},
-                                    [this] { exportViewDialog(true); }));
-  file->addAction(addShortcutAction(QStringLiteral("exportTrace"), tr("Export trace as &NumPy…"),
-                                    {QKeySequence(tr("Ctrl+Shift+N"))},
-                                    [this] { exportTraceDialog(); }));
-  file->addSeparator();
-  file->addAction(addShortcutAction(QStringLiteral("quit"), tr("&Quit"), {QKeySequence::Quit},
-                                    [this] { close(); }));
-
-  QMenu* decode = menuBar()->addMenu(tr("&Decode"));
-  decode->addAction(addShortcutAction(
-      QStringLiteral("run"), tr("&Run"),
-      {QKeySequence(tr("Ctrl+Return")), QKeySequence(tr("Ctrl+Enter")), QKeySequence(tr("F5"))},
-      [this] { runCurrentInput(); }));
-  decode->addAction(addShortcutAction(QStringLiteral("stepForward"), tr("Step &forward"),
-                                      {QKeySequence(Qt::Key_Right), QKeySequence(tr("Alt+Right"))},
-                                      [this] { engine_->stepForward(); }));
-  decode->addAction(addShortcutAction(QStringLiteral("stepBack"), tr("Step &back"),
-                                      {QKeySequence(Qt::Key_Left), QKeySequence(tr("Alt+Left"))},
-                                      [this] { engine_->stepBack(); }));
-  decode->addAction(addShortcutAction(QStringLiteral("decodeToEnd"), tr("Decode to the &end"),
-                                      {QKeySequence(Qt::Key_End)},
-                                      [this] { engine_->decodeToEnd(); }));
-  decode->addAction(addShortcutAction(QStringLiteral("reset"), tr("Re&set to the prefix"),
-                                      {QKeySequence(Qt::Key_Home)}, [this] { engine_->reset(); }));
-  decode->addSeparator();
-  decode->addAction(addShortcutAction(QStringLiteral("cancel"), tr("&Cancel"),
-                                      {QKeySequence(Qt::Key_Escape)},
-                                      [this] { engine_->cancel(); }));
-
-  QMenu* view = menuBar()->addMenu(tr("&View"));
-  const QStringList names{QStringLiteral("attention"), QStringLiteral("overview"),
-                          QStringLiteral("masks"), QStringLiteral("positional"),
-                          QStringLiteral("decoding")};
-  for (int i = 0; i < names.size(); ++i) {
-    auto* v = qobject_cast<View*>(tabs_->widget(i));
-    view->addAction(addShortcutAction(QStringLiteral("view-") + names[i], v->title(),
-                                      {QKeySequence(tr("Ctrl+%1").arg(i + 1))},
-                                      [this, i] { tabs_->setCurrentIndex(i); }));
+  actions_ = actionTable();
+  addActions(actions_);
+  // The colormaps: a submenu of View, checked with the chooser above the views.
+  QMenu* view = nullptr;
+  for (QMenu* m : menuBar()->findChildren<QMenu*>())
+    if (m->title() == tr("&View")) view = m;
+  if (view) {
+    QMenu* cmaps = new QMenu(tr("&Colormap"), view);
+    view->insertMenu(action(QStringLiteral("zoomIn")), cmaps);
+    auto* group = new QActionGroup(this);
+    for (const QString& n : Colormap::names()) {
+      QAction* a = cmaps->addAction(n);
+      a->setCheckable(true);
+      a->setObjectName(QStringLiteral("colormap-") + n);
+      group->addAction(a);
+      connect(a, &QAction::triggered, this,
+              [this, n] { colormap_combo_->setCurrentIndex(colormap_combo_->findData(n)); });
+    }
+    connect(state_, &AppState::colormapChanged, this, [cmaps](const Colormap& c) {
+      for (QAction* a : cmaps->actions()) a->setChecked(a->text() == c.name());
+    });
   }
-  view->addSeparator();
-  view->addAction(addShortcutAction(QStringLiteral("kindEncoder"), tr("Encoder self-attention"),
-                                    {QKeySequence(Qt::Key_1)},
-                                    [this] { state_->setKind(AttentionKind::EncoderSelf); }));
-  view->addAction(addShortcutAction(QStringLiteral("kindDecoder"), tr("Decoder self-attention"),
-                                    {QKeySequence(Qt::Key_2)},
-                                    [this] { state_->setKind(AttentionKind::DecoderSelf); }));
-  view->addAction(addShortcutAction(QStringLiteral("kindCross"), tr("Cross-attention"),
-                                    {QKeySequence(Qt::Key_3)},
-                                    [this] { state_->setKind(AttentionKind::Cross); }));
-  view->addAction(addShortcutAction(QStringLiteral("previousLayer"), tr("Previous layer"),
-                                    {QKeySequence(Qt::Key_PageUp)},
-                                    [this] { state_->moveLayer(-1); }));
-  view->addAction(addShortcutAction(QStringLiteral("nextLayer"), tr("Next layer"),
-                                    {QKeySequence(Qt::Key_PageDown)},
-                                    [this] { state_->moveLayer(1); }));
-  view->addAction(addShortcutAction(QStringLiteral("previousHead"), tr("Previous head"),
-                                    {QKeySequence(Qt::Key_BracketLeft)},
-                                    [this] { state_->moveHead(-1); }));
-  view->addAction(addShortcutAction(QStringLiteral("nextHead"), tr("Next head"),
-                                    {QKeySequence(Qt::Key_BracketRight)},
-                                    [this] { state_->moveHead(1); }));
-  view->addAction(addShortcutAction(QStringLiteral("meanOfHeads"), tr("Mean of the heads"),
-                                    {QKeySequence(Qt::Key_M)}, [this] { state_->toggleMean(); }));
-  view->addSeparator();
-  QMenu* cmaps = view->addMenu(tr("&Colormap"));
-  auto* group = new QActionGroup(this);
-  for (const QString& n : Colormap::names()) {
-    QAction* a = cmaps->addAction(n);
-    a->setCheckable(true);
-    a->setObjectName(QStringLiteral("colormap-") + n);
-    group->addAction(a);
-    connect(a, &QAction::triggered, this,
-            [this, n] { colormap_combo_->setCurrentIndex(colormap_combo_->findData(n)); });
-  }
-  connect(state_, &AppState::colormapChanged, this, [cmaps](const Colormap& c) {
-    for (QAction* a : cmaps->actions()) a->setChecked(a->text() == c.name());
-  });
-  view->addAction(addShortcutAction(QStringLiteral("zoomIn"), tr("Zoom in"),
-                                    {QKeySequence::ZoomIn, QKeySequence(tr("Ctrl+="))},
-                                    [this] { attention_->heatmapView()->zoomIn(); }));
-  view->addAction(addShortcutAction(QStringLiteral("zoomOut"), tr("Zoom out"),
-                                    {QKeySequence::ZoomOut},
-                                    [this] { attention_->heatmapView()->zoomOut(); }));
-  view->addAction(addShortcutAction(QStringLiteral("zoomFit"), tr("Fit to window"),
-                                    {QKeySequence(tr("Ctrl+0"))},
-                                    [this] { attention_->heatmapView()->zoomFit(); }));
-  QAction* explain = addShortcutAction(QStringLiteral("explanations"), tr("Show e&xplanations"),
-                                       {QKeySequence(Qt::Key_F1)}, [] {});
-  explain->setCheckable(true);
+  QAction* explain = action(QStringLiteral("explanations"));
   explain->setChecked(true);
   connect(explain, &QAction::toggled, this, [this](bool on) {
-    for (int i = 0; i < tabs_->count(); ++i)
-      qobject_cast<View*>(tabs_->widget(i))->explanation()->setExpanded(on);
+    for (View* v : views_) v->explanation()->setExpanded(on);
   });
-  for (int i = 0; i < tabs_->count(); ++i)
-    connect(qobject_cast<View*>(tabs_->widget(i))->explanation(),
-            &ExplanationPanel::expandedChanged, explain, [explain](bool on) {
-              const QSignalBlocker b(explain);
-              explain->setChecked(on);
-            });
-  view->addAction(explain);
+  for (View* v : views_)
+    connect(v->explanation(), &ExplanationPanel::expandedChanged, explain, [explain](bool on) {
+      const QSignalBlocker b(explain);
+      explain->setChecked(on);
+    });
+}
 
-  menuBar()->addMenu(examples_menu_);
+QString MainWindow::keysHelpHtml() const {
+  QString html = QStringLiteral("<table cellspacing=3>");
+  QString menu;
+  for (const ActionSpec& spec : actions_) {
+    // Every view is listed, those past Ctrl+9 (no key) with where to find them.
+    const bool view = spec.name.startsWith(QStringLiteral("view-"));
+    if (spec.keys.isEmpty() && !view) continue;
+    if (spec.menu != menu) {
+      menu = spec.menu;
+      html += QStringLiteral("<tr><td colspan=2><b>%1</b></td></tr>")
+                  .arg(QString(menu).remove('&').toHtmlEscaped());
+    }
+    QStringList keys;
+    for (const QKeySequence& k : spec.keys) keys << k.toString(QKeySequence::NativeText);
+    keys.removeDuplicates();
+    if (keys.isEmpty()) keys << tr("its tab or the View menu");
+    html += QStringLiteral("<tr><td>&nbsp;&nbsp;%1</td><td>%2</td></tr>")
+                .arg(keys.join(QStringLiteral(", ")).toHtmlEscaped(),
+                     QString(spec.text).remove('&').toHtmlEscaped());
+  }
+  html += QStringLiteral("</table>");
+  html +=
+      tr("<p>Single keys (1, 2, 3, M, [, ], arrows) act when the focus is not in a text field: "
+         "Enter or Ctrl+Enter runs and hands the keys back to the view, Esc leaves a text "
+         "field, Alt+← / Alt+→ step from anywhere.</p>");
+  return html;
+}
 
-  QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showKeys);
-  help->addAction(tr("&About attnviz"), this, [this] {
-    QMessageBox::about(this, tr("About attnviz"),
-                       tr("<b>attnviz</b> — see inside encoder-decoder Transformers.<br>"
-                          "Every layer's and head's attention: scores, masks and probabilities, "
-                          "computed by attnviz's own core."));
-  });
+void MainWindow::showKeys() {
+  QMessageBox box(this);
+  box.setWindowTitle(tr("Keyboard shortcuts"));
+  box.setTextFormat(Qt::RichText);
+  box.setText(keysHelpHtml());
+  box.exec();
 }
 
 // ---- start-up and model changes ---------------------------------------------------------------
@@ -527,17 +707,32 @@ void MainWindow::start() {
   }
 }
 
+bool MainWindow::readable(const QString& text, bool source) const {
+  const Model* m = engine_->model();
+  if (!m || text.trimmed().isEmpty()) return false;
+  const Vocabulary& v = source && m->config().hasEncoder() ? m->srcVocab() : m->tgtVocab();
+  return v.unknownWords(text.toStdString()).empty();
+}
+
 void MainWindow::onModelChanged() {
   const Model* model = engine_->model();
+  const QString source = engine_->modelSource();
+  // Files opened are kept in the chooser (and across sessions).
+  if (model && QFileInfo(source).isFile()) {
+    recent_models_.removeAll(source);
+    recent_models_.prepend(source);
+    while (recent_models_.size() > kMaxRecentModels) recent_models_.removeLast();
+    if (options_.use_settings)
+      appSettings().setValue(QStringLiteral("recentModels"), recent_models_);
+  }
   syncModelCombo();
   syncBackendCombo();
   structure_->setConfig(model ? &model->config() : nullptr);
   examples_menu_->clear();
+  updateInputBar();
+  updateMaskIndicators();
   if (!model) return;
   const auto& c = model->config();
-  const QString name = c.name.empty() ? QFileInfo(engine_->modelSource()).completeBaseName()
-                                      : QString::fromStdString(c.name);
-  setWindowTitle(tr("attnviz — %1").arg(name));
   status_backend_->setText(tr("Backend: %1").arg(engine_->backendDescription()));
   status_backend_->setToolTip(
       cuda_reason_.isEmpty() ? QString() : tr("CUDA unavailable: %1").arg(cuda_reason_));
@@ -555,15 +750,13 @@ void MainWindow::onModelChanged() {
     kind_combo_->clear();
     for (AttentionKind k : modelKinds(c)) kind_combo_->addItem(kindTitle(k), int(k));
   }
-
-  // Layer and head combos.
   {
     const QSignalBlocker b(head_combo_);
     head_combo_->clear();
     head_combo_->addItem(tr("Mean of heads"));
     for (int h = 0; h < c.n_heads; ++h) head_combo_->addItem(tr("Head %1").arg(h + 1));
   }
-  QStringList batch_suggestion;
+  QStringList examples;
   for (const auto& ex : c.examples) {
     const QString src = QString::fromStdString(ex.src);
     const QString tgt = QString::fromStdString(ex.tgt);
@@ -575,12 +768,19 @@ void MainWindow::onModelChanged() {
       tgt_edit_->clear();
       runCurrentInput();
     });
-    batch_suggestion << src;
+    examples << src;
   }
   examples_button_->setEnabled(!c.examples.empty());
   if (c.examples.empty())
     examples_menu_->addAction(tr("(this model has no examples)"))->setEnabled(false);
-  masks_->suggestBatch(batch_suggestion.mid(0, 4));
+  // The batch: what the user typed stays when this model can read it; otherwise (or when it was
+  // only the previous model's examples) this model's examples.
+  {
+    const QStringList lines = masks_->batchLines();
+    bool keep = masks_->batchEdited() && !lines.isEmpty();
+    for (const QString& l : lines) keep = keep && readable(l, true);
+    if (!keep) masks_->setBatch(examples.mid(0, 4));
+  }
 
   if (pending_ == Pending::Rerun) {
     // Same model on another backend: rerun what is typed.
@@ -594,13 +794,81 @@ void MainWindow::onModelChanged() {
   s.layer = layerCount(c, s.kind) - 1;
   s.head = -1;
   state_->setSelection(s);
+  // The sentence typed stays when this model can read it (e.g. the same vocabulary); otherwise
+  // the model's first example.
   QString src = options_.src;
-  if (src.isEmpty() && !c.examples.empty()) src = QString::fromStdString(c.examples.front().src);
-  if (!src.isEmpty()) src_edit_->setText(src);
-  if (!options_.tgt.isEmpty() || pending_ != Pending::FirstRun) tgt_edit_->setText(options_.tgt);
+  if (src.isEmpty() && !readable(src_edit_->text(), true))
+    src = c.examples.empty() ? QString() : QString::fromStdString(c.examples.front().src);
+  if (!src.isEmpty() || !readable(src_edit_->text(), true)) src_edit_->setText(src);
+  if (!options_.tgt.isEmpty() || !c.hasCross() || !readable(tgt_edit_->text(), false))
+    tgt_edit_->setText(c.hasCross() ? options_.tgt : QString());
   options_.src.clear();
   options_.tgt.clear();
   if (!src_edit_->text().trimmed().isEmpty()) runCurrentInput();
+}
+
+void MainWindow::updateInputBar() {
+  const Model* m = engine_->model();
+  const bool enc = !m || m->config().hasEncoder(), dec = !m || m->config().hasDecoder();
+  if (enc && dec) {
+    src_label_->setText(tr("Source:"));
+    src_edit_->setPlaceholderText(tr("A source sentence, words separated by spaces"));
+    run_button_->setToolTip(tr("Encode the source and decode greedily to the end (Ctrl+Enter)"));
+  } else if (dec) {
+    src_label_->setText(tr("Prompt:"));
+    src_edit_->setPlaceholderText(tr("The start of a text, words separated by spaces"));
+    run_button_->setToolTip(tr("Continue the prompt greedily to the end (Ctrl+Enter)"));
+  } else {
+    src_label_->setText(tr("Input:"));
+    src_edit_->setPlaceholderText(tr("An input sentence, words separated by spaces"));
+    run_button_->setToolTip(tr("Run the encoder on the input (Ctrl+Enter)"));
+  }
+  // A target prefix forces the first tokens of a translation; a decoder-only model's prompt is
+  // its prefix, and an encoder-only model has nothing to decode.
+  tgt_box_->setVisible(enc && dec);
+  for (QPushButton* b : {back_button_, forward_button_, reset_button_}) b->setVisible(dec);
+  for (int i = 0; i < tabs_->count(); ++i)
+    tabs_->setTabText(i, qobject_cast<View*>(tabs_->widget(i))->title());
+  for (View* v : views_)
+    if (QAction* a = action(QStringLiteral("view-") + v->name())) a->setText(v->title());
+}
+
+void MainWindow::updateMaskIndicators() {
+  const Model* m = engine_->model();
+  const QStringList off = m ? masksOff(engine_->masks(), m->config()) : QStringList();
+  QString title = tr("attnviz");
+  if (m) {
+    const auto& c = m->config();
+    title += QStringLiteral(" — ") + (c.name.empty()
+                                          ? QFileInfo(engine_->modelSource()).completeBaseName()
+                                          : QString::fromStdString(c.name));
+  }
+  if (!off.isEmpty()) {
+    const QString what = off.size() == 1 ? tr("%1 mask off").arg(off.front())
+                                         : tr("masks off: %1").arg(off.join(QStringLiteral(", ")));
+    title += QStringLiteral(" — ") + what;
+    status_masks_->setText(QStringLiteral("⚠ ") + what);
+  }
+  setWindowTitle(title);
+  status_masks_->setVisible(!off.isEmpty());
+}
+
+void MainWindow::showUnknownWords(const QString& field, const QStringList& words,
+                                  const QString& unk) {
+  QStringList quoted;
+  for (const QString& w : words) quoted << QStringLiteral("“%1”").arg(w);
+  message_bar_->showMessage(
+      MessageBar::Level::Warning,
+      words.size() == 1 ? tr("An unknown word in the %1").arg(field)
+                        : tr("Unknown words in the %1").arg(field),
+      tr("%1 %2 not in the model's vocabulary: the model reads %3 as %4, so the output says "
+         "nothing about %5.")
+          .arg(quoted.join(QStringLiteral(", ")))
+          .arg(words.size() == 1 ? tr("is") : tr("are"))
+          .arg(words.size() == 1 ? tr("it") : tr("each"))
+          .arg(unk)
+          .arg(words.size() == 1 ? tr("that word") : tr("those words")),
+      QStringLiteral("input"));
 }
 
 void MainWindow::onSnapshotChanged() {
@@ -610,14 +878,19 @@ void MainWindow::onSnapshotChanged() {
     return;
   }
   const Trace& t = *snap->trace;
+  const ModelConfig& c = engine_->model()->config();
   status_time_->setText(
       tr("Forward pass: %1 ms").arg(t.elapsed_ms, 0, 'f', t.elapsed_ms < 10 ? 2 : 1));
-  status_lengths_->setText(t.batch > 1
-                               ? tr("batch %1 · source %2 · target %3 tokens (padded)")
-                                     .arg(t.batch)
-                                     .arg(t.src_len)
-                                     .arg(t.tgt_len)
-                               : tr("source %1 · target %2 tokens").arg(t.src_len).arg(t.tgt_len));
+  QString lengths;
+  if (c.hasCross())
+    lengths = tr("source %1 · target %2 tokens").arg(t.src_len).arg(t.tgt_len);
+  else if (c.hasDecoder())
+    lengths = snap->batch ? tr("%1 tokens").arg(t.tgt_len)
+                          : tr("%1 tokens (prompt %2)").arg(t.tgt_len).arg(snap->prefix_positions);
+  else
+    lengths = tr("input %1 tokens").arg(t.src_len);
+  if (t.batch > 1) lengths = tr("batch %1 · %2 (padded)").arg(t.batch).arg(lengths);
+  status_lengths_->setText(lengths);
   status_backend_->setText(tr("Backend: %1").arg(engine_->backendDescription()));
   if (message_bar_->isVisible() && message_bar_->level() == MessageBar::Level::Error)
     message_bar_->clear();
@@ -632,6 +905,7 @@ void MainWindow::onSnapshotChanged() {
   }
   batch_label_->setVisible(snap->batch);
   batch_combo_->setVisible(snap->batch);
+  updateMaskIndicators();
   updateActions();
 }
 
@@ -677,6 +951,9 @@ void MainWindow::onStructureActivated(const QModelIndex& index) {
 
 void MainWindow::onBusyChanged(bool busy, const QString& what) {
   if (busy) {
+    // Widgets disabled while a job runs hand their focus on, possibly to a text field: where the
+    // focus was comes back afterwards (see below).
+    focus_before_busy_ = QApplication::focusWidget();
     progress_->setRange(0, 0);
     status_busy_->setText(what + QStringLiteral("…"));
     busy_timer_.start(250);
@@ -689,6 +966,16 @@ void MainWindow::onBusyChanged(bool busy, const QString& what) {
     QApplication::restoreOverrideCursor();
   }
   updateActions();
+  if (!busy) {
+    QWidget* now = QApplication::focusWidget();
+    QWidget* before = focus_before_busy_;
+    if (isTextInput(now) && now != before) {
+      if (before && before->isEnabled() && before->isVisible())
+        before->setFocus(Qt::OtherFocusReason);
+      else
+        focusView();
+    }
+  }
 }
 
 void MainWindow::syncModelCombo() {
@@ -697,12 +984,21 @@ void MainWindow::syncModelCombo() {
   for (const auto& m : listBundledModels())
     model_combo_->addItem(QString::fromStdString(m.name), QString::fromStdString(m.name));
   const QString cur = engine_->modelSource();
-  if (!cur.isEmpty() && model_combo_->findData(cur) < 0)
-    model_combo_->addItem(QFileInfo(cur).fileName(), cur);
+  QStringList files = recent_models_;
+  if (!cur.isEmpty() && model_combo_->findData(cur) < 0 && !files.contains(cur)) files << cur;
+  bool separated = model_combo_->count() == 0;
+  for (const QString& f : files) {
+    if (f != cur && !QFileInfo(f).isFile()) continue;
+    if (!separated) {
+      model_combo_->insertSeparator(model_combo_->count());
+      separated = true;
+    }
+    model_combo_->addItem(QFileInfo(f).fileName(), f);
+    model_combo_->setItemData(model_combo_->count() - 1, f, Qt::ToolTipRole);
+  }
   if (model_combo_->count() == 0) model_combo_->addItem(tr("(no model)"), QString());
   const int i = model_combo_->findData(cur);
   model_combo_->setCurrentIndex(i >= 0 ? i : 0);
-  if (i >= 0) model_combo_->setItemData(i, cur, Qt::ToolTipRole);
 }
 
 void MainWindow::syncBackendCombo() {
@@ -722,11 +1018,12 @@ void MainWindow::updateActions() {
   action(QStringLiteral("stepBack"))->setEnabled(back);
   action(QStringLiteral("decodeToEnd"))->setEnabled(fwd);
   auto snap = engine_->snapshot();
-  const bool decode = snap && !snap->batch && !busy;
+  const bool decode =
+      snap && !snap->batch && !busy && model && engine_->model()->config().hasDecoder();
   reset_button_->setEnabled(decode);
   action(QStringLiteral("reset"))->setEnabled(decode);
-  action(QStringLiteral("cancel"))->setEnabled(busy);
   action(QStringLiteral("exportTrace"))->setEnabled(snap && snap->trace);
+  action(QStringLiteral("exportFrames"))->setEnabled(decode && snap->steps.size() > 0);
   model_combo_->setEnabled(!busy);
   backend_combo_->setEnabled(!busy);
   examples_button_->setEnabled(!busy && model && engine_->model()->config().examples.size() > 0);
@@ -738,28 +1035,62 @@ void MainWindow::runCurrentInput() {
                               tr("Open a model first (File › Open model…)."));
     return;
   }
-  engine_->run(src_edit_->text(), tgt_edit_->text());
+  // The keys go back to the view: the next 1, 2, 3, M, [ or ] is a command, not a letter.
+  focusView();
+  // A warning about the previous input's words does not outlive it.
+  if (message_bar_->isVisible() && message_bar_->tag() == QStringLiteral("input"))
+    message_bar_->clear();
+  const ModelConfig& c = engine_->model()->config();
+  if (c.hasCross() || !c.hasDecoder())
+    engine_->run(src_edit_->text(), c.hasCross() ? tgt_edit_->text() : QString());
+  else
+    engine_->run(QString(), src_edit_->text());  // the prompt is the decoder's prefix
+}
+
+void MainWindow::focusView() {
+  if (View* v = currentView()) v->setFocus(Qt::OtherFocusReason);
 }
 
 View* MainWindow::currentView() const {
   return qobject_cast<View*>(tabs_->currentWidget());
 }
 
+View* MainWindow::view(const QString& name) const {
+  for (View* v : views_)
+    if (v->name() == name) return v;
+  return nullptr;
+}
+
 void MainWindow::setCurrentView(const QString& name) {
-  for (int i = 0; i < tabs_->count(); ++i)
-    if (qobject_cast<View*>(tabs_->widget(i))->name() == name) tabs_->setCurrentIndex(i);
+  if (View* v = view(name)) tabs_->setCurrentWidget(v);
 }
 
 QAction* MainWindow::action(const QString& name) const {
   return findChild<QAction*>(name);
 }
 
+void MainWindow::setPresentationMode(bool on) {
+  presentation_ = on;
+  QFont f = normal_font_;
+  if (on) f.setPointSizeF(normal_font_.pointSizeF() * kPresentationScale);
+  setFont(f);
+  // The room goes to the views: the structure panel steps aside (the keys still move across
+  // layers and heads).
+  tree_->setVisible(!on);
+  if (QAction* a = action(QStringLiteral("presentation"))) {
+    const QSignalBlocker b(a);
+    a->setChecked(on);
+  }
+}
+
 // ---- dialogs and exports ----------------------------------------------------------------------
 
 void MainWindow::openModelDialog(bool with_config) {
-  const QString dir = QFileInfo(engine_->modelSource()).absolutePath();
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open a model"), dir,
-                                                    tr("Models (*.safetensors);;All files (*)"));
+  QString dir = QFileInfo(engine_->modelSource()).absolutePath();
+  if (!QFileInfo(engine_->modelSource()).isFile() && !recent_models_.isEmpty())
+    dir = QFileInfo(recent_models_.front()).absolutePath();
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open a model"), dir, tr("Models (*.safetensors *.pt *.pth *.bin);;All files (*)"));
   if (path.isEmpty()) return;
   QString config;
   if (with_config) {
@@ -770,36 +1101,66 @@ void MainWindow::openModelDialog(bool with_config) {
   engine_->loadModel(path, config);
 }
 
+bool MainWindow::exportView(const QString& path, const FigureOptions& options, QString* error) {
+  View* v = currentView();
+  v->refreshNow();
+  return writeFigure(v, path, options, error);
+}
+
 bool MainWindow::exportViewPng(const QString& path, QString* error) {
-  QWidget* w = currentView()->exportWidget();
-  const QPixmap pm = w->grab();
-  if (pm.isNull() || !pm.save(path, "PNG")) {
-    if (error) *error = tr("Could not write %1").arg(path);
-    return false;
-  }
-  return true;
+  FigureOptions o;
+  o.format = FigureOptions::Format::Png;
+  return exportView(path, o, error);
 }
 
 bool MainWindow::exportViewSvg(const QString& path, QString* error) {
-  QWidget* w = currentView()->exportWidget();
-  QSvgGenerator gen;
-  gen.setFileName(path);
-  gen.setSize(w->size());
-  gen.setViewBox(QRect(QPoint(0, 0), w->size()));
-  gen.setTitle(tr("attnviz — %1").arg(currentView()->title()));
-  gen.setDescription(tr("Exported by attnviz"));
-  QPainter p;
-  if (!p.begin(&gen)) {
-    if (error) *error = tr("Could not write %1").arg(path);
-    return false;
+  FigureOptions o;
+  o.format = FigureOptions::Format::Svg;
+  return exportView(path, o, error);
+}
+
+int MainWindow::exportDecodingFrames(const QString& dir, const FigureOptions& options,
+                                     bool animated, QString* error) {
+  auto snap = engine_->snapshot();
+  if (!snap || snap->batch || snap->steps.empty() || !engine_->model()->config().hasDecoder()) {
+    if (error) *error = tr("Nothing to animate: decode a sentence first (Run).");
+    return 0;
   }
-  w->render(&p, QPoint(), QRegion(), QWidget::DrawChildren | QWidget::DrawWindowBackground);
-  p.end();
-  if (!QFileInfo::exists(path)) {
-    if (error) *error = tr("Could not write %1").arg(path);
-    return false;
+  if (!QDir().mkpath(dir)) {
+    if (error) *error = tr("Could not create %1").arg(dir);
+    return 0;
   }
-  return true;
+  QWidget* was = tabs_->currentWidget();
+  tabs_->setCurrentWidget(decoding_);  // laid out at its size on screen
+  decoding_->refreshNow();
+  const int was_step = decoding_->currentStep();
+  FigureOptions o = options;
+  o.format = FigureOptions::Format::Png;
+  std::vector<QImage> frames;
+  QString err;
+  for (int i = 0; i < int(snap->steps.size()); ++i) {
+    decoding_->setFrameStep(i);
+    const QImage img = renderFigure(decoding_, o);
+    const QString file =
+        QDir(dir).filePath(QStringLiteral("decoding-%1.png").arg(i + 1, 3, 10, QChar('0')));
+    if (img.isNull() || !img.save(file, "PNG")) {
+      err = tr("Could not write %1").arg(file);
+      break;
+    }
+    if (animated) frames.push_back(img);
+  }
+  decoding_->setFrameStep(-1);
+  decoding_->selectStep(was_step);
+  tabs_->setCurrentWidget(was);
+  if (err.isEmpty() && animated &&
+      !writeApng(QDir(dir).filePath(QStringLiteral("decoding-animated.png")), frames, 900, 2500,
+                 &err))
+    err = tr("Could not write the animation: %1").arg(err);
+  if (!err.isEmpty()) {
+    if (error) *error = err;
+    return 0;
+  }
+  return int(snap->steps.size());
 }
 
 bool MainWindow::exportTrace(const QString& dir, bool wait, QString* error) {
@@ -840,56 +1201,120 @@ bool MainWindow::exportTrace(const QString& dir, bool wait, QString* error) {
   return true;
 }
 
-void MainWindow::exportViewDialog(bool svg) {
-  const QString suffix = svg ? QStringLiteral("svg") : QStringLiteral("png");
+namespace {
+
+// Size, scale, title and legend of a figure; false when cancelled.
+bool askFigureOptions(QWidget* parent, FigureOptions* o, QSize screen, const QString& heading) {
+  QDialog d(parent);
+  d.setWindowTitle(heading);
+  auto* form = new QFormLayout(&d);
+  auto* width = new QSpinBox(&d);
+  auto* height = new QSpinBox(&d);
+  for (QSpinBox* s : {width, height}) {
+    s->setRange(100, 8000);
+    s->setSuffix(QObject::tr(" px"));
+  }
+  const QSize start = o->size.isValid() ? o->size : screen;
+  width->setValue(start.width());
+  height->setValue(start.height());
+  auto* size_row = new QHBoxLayout;
+  size_row->addWidget(width);
+  size_row->addWidget(new QLabel(QStringLiteral("×"), &d));
+  size_row->addWidget(height);
+  form->addRow(QObject::tr("At most:"), size_row);
+  auto* scale = new QComboBox(&d);
+  for (int k : {1, 2, 3}) scale->addItem(QStringLiteral("%1×").arg(k), k);
+  scale->setCurrentIndex(std::clamp(int(o->scale) - 1, 0, 2));
+  scale->setEnabled(o->format == FigureOptions::Format::Png);
+  scale->setToolTip(QObject::tr("Pixels per point of the PNG: 2× or 3× stays sharp on slides"));
+  form->addRow(QObject::tr("Scale:"), scale);
+  auto* title = new QCheckBox(QObject::tr("Title (what is shown, on which sentence)"), &d);
+  title->setChecked(o->title);
+  auto* legend = new QCheckBox(QObject::tr("Colour legend"), &d);
+  legend->setChecked(o->legend);
+  form->addRow(title);
+  form->addRow(legend);
+  auto* note =
+      new QLabel(QObject::tr("The figure shrinks to what it draws: no empty margins."), &d);
+  note->setForegroundRole(QPalette::PlaceholderText);
+  form->addRow(note);
+  auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, &d);
+  QObject::connect(buttons, &QDialogButtonBox::accepted, &d, &QDialog::accept);
+  QObject::connect(buttons, &QDialogButtonBox::rejected, &d, &QDialog::reject);
+  form->addRow(buttons);
+  if (d.exec() != QDialog::Accepted) return false;
+  o->size = QSize(width->value(), height->value());
+  o->scale = scale->currentData().toInt();
+  o->title = title->isChecked();
+  o->legend = legend->isChecked();
+  return true;
+}
+
+}  // namespace
+
+QString MainWindow::exportDir() const {
+  if (!export_dir_.isEmpty() && QFileInfo(export_dir_).isDir()) return export_dir_;
+  const QString pictures = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
+  return QFileInfo(pictures).isDir() ? pictures : QDir::homePath();
+}
+
+void MainWindow::rememberExportDir(const QString& path) {
+  export_dir_ = QFileInfo(path).isDir() ? path : QFileInfo(path).absolutePath();
+  if (options_.use_settings) appSettings().setValue(QStringLiteral("exportDir"), export_dir_);
+}
+
+void MainWindow::exportViewDialog(FigureOptions::Format format) {
+  View* v = currentView();
+  FigureOptions o;
+  o.format = format;
+  const QString suffix = figureSuffix(format);
+  if (!askFigureOptions(this, &o, v->exportWidget()->size() + QSize(24, 60),
+                        tr("Export view as %1").arg(suffix.toUpper())))
+    return;
   const QString suggested =
-      QDir::home().filePath(QStringLiteral("attnviz-%1.%2").arg(currentView()->name(), suffix));
-  const QString path = QFileDialog::getSaveFileName(
-      this, svg ? tr("Export view as SVG") : tr("Export view as PNG"), suggested,
-      svg ? tr("SVG images (*.svg)") : tr("PNG images (*.png)"));
+      QDir(exportDir()).filePath(QStringLiteral("attnviz-%1.%2").arg(v->name(), suffix));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export view as %1").arg(suffix.toUpper()), suggested,
+                                   tr("%1 files (*.%2)").arg(suffix.toUpper(), suffix));
   if (path.isEmpty()) return;
+  rememberExportDir(path);
   QString error;
-  const bool ok = svg ? exportViewSvg(path, &error) : exportViewPng(path, &error);
-  if (ok)
+  if (exportView(path, o, &error))
     message_bar_->showMessage(MessageBar::Level::Info, tr("View exported"),
                               QDir::toNativeSeparators(path));
   else
     message_bar_->showMessage(MessageBar::Level::Error, tr("Export failed"), error);
 }
 
-void MainWindow::exportTraceDialog() {
+void MainWindow::exportFramesDialog() {
+  FigureOptions o;
+  if (!askFigureOptions(this, &o, decoding_->exportWidget()->size() + QSize(24, 60),
+                        tr("Export the decoding as frames")))
+    return;
   const QString dir = QFileDialog::getExistingDirectory(
-      this, tr("Export the trace as NumPy files into"), QDir::homePath());
+      this, tr("Write the frames (decoding-001.png …) and the animation into"), exportDir());
   if (dir.isEmpty()) return;
+  rememberExportDir(dir);
   QString error;
-  if (!exportTrace(dir, false, &error))
+  const int n = exportDecodingFrames(dir, o, true, &error);
+  if (n > 0)
+    message_bar_->showMessage(
+        MessageBar::Level::Info, tr("Decoding exported"),
+        tr("%1 frames and decoding-animated.png (an animated PNG: open it in a web browser) in %2")
+            .arg(n)
+            .arg(QDir::toNativeSeparators(dir)));
+  else
     message_bar_->showMessage(MessageBar::Level::Error, tr("Export failed"), error);
 }
 
-void MainWindow::showKeys() {
-  QMessageBox box(this);
-  box.setWindowTitle(tr("Keyboard shortcuts"));
-  box.setTextFormat(Qt::RichText);
-  box.setText(
-      tr("<table cellspacing=4>"
-         "<tr><td><b>Ctrl+Enter</b>, F5</td><td>Run: encode and decode greedily</td></tr>"
-         "<tr><td><b>→</b> / <b>←</b></td><td>Step the decoder forward / back</td></tr>"
-         "<tr><td><b>Home</b> / <b>End</b></td><td>Back to the prefix / decode to the end</td></tr>"
-         "<tr><td><b>PgUp</b> / <b>PgDn</b></td><td>Previous / next layer</td></tr>"
-         "<tr><td><b>[</b> / <b>]</b></td><td>Previous / next head</td></tr>"
-         "<tr><td><b>M</b></td><td>Mean of the heads on / off</td></tr>"
-         "<tr><td><b>1</b> / <b>2</b> / <b>3</b></td><td>Encoder self- / decoder self- / "
-         "cross-attention</td></tr>"
-         "<tr><td><b>Ctrl+1 … Ctrl+5</b></td><td>Attention, Overview, Masks, Positional, "
-         "Decoding</td></tr>"
-         "<tr><td><b>Ctrl++</b> / <b>Ctrl+−</b> / <b>Ctrl+0</b></td><td>Zoom the heatmap in / out "
-         "/ fit (also Ctrl+wheel)</td></tr>"
-         "<tr><td><b>F1</b></td><td>Show or hide the explanations</td></tr>"
-         "<tr><td><b>Esc</b></td><td>Cancel a long computation</td></tr>"
-         "<tr><td><b>Ctrl+O</b>, <b>Ctrl+E</b>, <b>Ctrl+Shift+E</b>, <b>Ctrl+Shift+N</b></td>"
-         "<td>Open a model, export PNG, SVG, NumPy</td></tr>"
-         "</table><p>Keys act when the focus is not in a text field.</p>"));
-  box.exec();
+void MainWindow::exportTraceDialog() {
+  const QString dir = QFileDialog::getExistingDirectory(
+      this, tr("Export the trace as NumPy files into"), exportDir());
+  if (dir.isEmpty()) return;
+  rememberExportDir(dir);
+  QString error;
+  if (!exportTrace(dir, false, &error))
+    message_bar_->showMessage(MessageBar::Level::Error, tr("Export failed"), error);
 }
 
 // ---- settings ---------------------------------------------------------------------------------
@@ -912,10 +1337,12 @@ void MainWindow::loadSettings() {
   const bool explain = s.value(QStringLiteral("explanations"), true).toBool();
   action(QStringLiteral("explanations"))->setChecked(explain);
   if (!explain)
-    for (int i = 0; i < tabs_->count(); ++i)
-      qobject_cast<View*>(tabs_->widget(i))->explanation()->setExpanded(false);
-  const int tab = s.value(QStringLiteral("view"), 0).toInt();
-  if (tab >= 0 && tab < tabs_->count()) tabs_->setCurrentIndex(tab);
+    for (View* v : views_) v->explanation()->setExpanded(false);
+  const QString view = s.value(QStringLiteral("view")).toString();
+  if (!view.isEmpty()) setCurrentView(view);
+  recent_models_ = s.value(QStringLiteral("recentModels")).toStringList();
+  export_dir_ = s.value(QStringLiteral("exportDir")).toString();
+  if (s.value(QStringLiteral("presentation"), false).toBool()) setPresentationMode(true);
   QString backend = options_.backend.isEmpty()
                         ? s.value(QStringLiteral("backend"), QStringLiteral("cpu")).toString()
                         : options_.backend;
@@ -932,8 +1359,10 @@ void MainWindow::saveSettings() {
   s.setValue(QStringLiteral("splitter"), splitter_->saveState());
   s.setValue(QStringLiteral("colormap"), state_->colormap().name());
   s.setValue(QStringLiteral("explanations"), action(QStringLiteral("explanations"))->isChecked());
-  s.setValue(QStringLiteral("view"), tabs_->currentIndex());
+  if (View* v = currentView()) s.setValue(QStringLiteral("view"), v->name());
   s.setValue(QStringLiteral("backend"), engine_->backendName());
+  s.setValue(QStringLiteral("recentModels"), recent_models_);
+  s.setValue(QStringLiteral("presentation"), presentation_);
   if (engine_->hasModel()) {
     s.setValue(QStringLiteral("model"), engine_->modelSource());
     s.setValue(QStringLiteral("config"), engine_->configPath());

@@ -2,12 +2,16 @@
 // the message bar and the status bar; keyboard shortcuts, exports and persistent settings.
 #pragma once
 
+#include <QKeySequence>
 #include <QMainWindow>
 #include <QPointer>
 #include <QTimer>
+#include <functional>
+#include <vector>
 
 #include "app_state.h"
 #include "engine.h"
+#include "figure.h"
 
 class QAction;
 class QComboBox;
@@ -38,8 +42,21 @@ struct MainWindowOptions {
   QString src;      // source sentence for the first run; empty: the model's first example
   QString tgt;      // target prefix for the first run
   QString backend;  // "cpu" or "cuda"; empty: the last one used
-  QString view;     // the view shown first: attention, overview, masks, positional, decoding
-  bool use_settings = true;  // read and write QSettings
+  QString view;     // the view shown first, by name (attention, overview, masks, …)
+  bool use_settings = true;   // read and write QSettings
+  bool presentation = false;  // start in presentation mode (large fonts)
+};
+
+// One entry of the window's action table: the table drives the menus, the shortcuts and the
+// keyboard help.
+struct ActionSpec {
+  QString name;              // object name: action("run")
+  QString menu;              // the menu it is listed in; empty: a window shortcut only
+  QString text;              // menu text (with & for the mnemonic)
+  QList<QKeySequence> keys;  // the first one is the one the help lists first
+  std::function<void()> fn;
+  bool checkable = false;
+  bool separator = false;  // a separator before it in its menu
 };
 
 class MainWindow : public QMainWindow {
@@ -73,6 +90,16 @@ class MainWindow : public QMainWindow {
   QLabel* statusTime() const { return status_time_; }
   QLabel* statusLengths() const { return status_lengths_; }
   QMenu* examplesMenu() const { return examples_menu_; }
+  QPushButton* examplesButton() const { return examples_button_; }
+  QLabel* sourceLabel() const { return src_label_; }
+  QWidget* prefixBox() const { return tgt_box_; }
+  QPushButton* stepForwardButton() const { return forward_button_; }
+  QPushButton* stepBackButton() const { return back_button_; }
+  QPushButton* resetButton() const { return reset_button_; }
+  QLabel* statusMasks() const { return status_masks_; }
+  // The views in tab order (the table every view is registered in).
+  const std::vector<View*>& views() const { return views_; }
+  View* view(const QString& name) const;
   AttentionView* attentionView() const { return attention_; }
   OverviewView* overviewView() const { return overview_; }
   MasksView* masksView() const { return masks_; }
@@ -84,8 +111,21 @@ class MainWindow : public QMainWindow {
   // "nextLayer", "previousLayer", "nextHead", "previousHead", "meanOfHeads", …
   QAction* action(const QString& name) const;
 
+  // The current view as a figure (PNG, SVG or PDF by options.format).
+  bool exportView(const QString& path, const FigureOptions& options, QString* error = nullptr);
   bool exportViewPng(const QString& path, QString* error = nullptr);
   bool exportViewSvg(const QString& path, QString* error = nullptr);
+  // The decode as frames, one per step: DIR/decoding-001.png … and, with animated,
+  // DIR/decoding-animated.png (an APNG). Returns the number of frames written, 0 on failure.
+  int exportDecodingFrames(const QString& dir, const FigureOptions& options, bool animated,
+                           QString* error = nullptr);
+  // Large fonts for a projector.
+  void setPresentationMode(bool on);
+  bool presentationMode() const { return presentation_; }
+  // Models opened from files this session and before (newest first); the chooser lists them.
+  QStringList recentModels() const { return recent_models_; }
+  // The keyboard help, as generated from the action table (rows of key and action).
+  QString keysHelpHtml() const;
   // Writes the NumPy dump off the GUI thread; with wait, returns when it is written.
   bool exportTrace(const QString& dir, bool wait = false, QString* error = nullptr);
 
@@ -101,8 +141,8 @@ class MainWindow : public QMainWindow {
   QWidget* buildInputBar();
   QWidget* buildSelectionBar();
   void buildStatusBar();
-  QAction* addShortcutAction(const QString& name, const QString& text,
-                             const QList<QKeySequence>& keys, std::function<void()> fn);
+  void addActions(const std::vector<ActionSpec>& table);
+  std::vector<ActionSpec> actionTable();
   void onModelChanged();
   void onSnapshotChanged();
   void onSelectionChanged();
@@ -113,13 +153,28 @@ class MainWindow : public QMainWindow {
   void updateActions();
   void runCurrentInput();
   void openModelDialog(bool with_config);
-  void exportViewDialog(bool svg);
+  void exportViewDialog(FigureOptions::Format format);
+  void exportFramesDialog();
   void exportTraceDialog();
+  QString exportDir() const;
+  void rememberExportDir(const QString& path);
+  void focusView();  // the current view takes the keyboard (out of any text field)
+  void updateInputBar();
+  void updateMaskIndicators();
+  void showUnknownWords(const QString& field, const QStringList& words, const QString& unk);
+  bool readable(const QString& text, bool source) const;
   void showKeys();
   void loadSettings();
   void saveSettings();
 
   Options options_;
+  std::vector<View*> views_;
+  std::vector<ActionSpec> actions_;
+  QStringList recent_models_;
+  QString export_dir_;
+  bool presentation_ = false;
+  QFont normal_font_;
+  QPointer<QWidget> focus_before_busy_;
   Engine* engine_;
   AppState* state_;
   StructureModel* structure_;
@@ -128,7 +183,9 @@ class MainWindow : public QMainWindow {
 
   QComboBox* model_combo_;
   QComboBox* backend_combo_;
+  QLabel* src_label_;
   QLineEdit* src_edit_;
+  QWidget* tgt_box_;
   QLineEdit* tgt_edit_;
   QPushButton* run_button_;
   QPushButton* back_button_;
@@ -141,6 +198,7 @@ class MainWindow : public QMainWindow {
   QComboBox* layer_combo_;
   QComboBox* head_combo_;
   QLabel* batch_label_;
+  QLabel* hint_;
   QComboBox* batch_combo_;
   QComboBox* colormap_combo_;
   QSplitter* splitter_;
@@ -155,6 +213,7 @@ class MainWindow : public QMainWindow {
   QLabel* status_time_;
   QLabel* status_lengths_;
   QLabel* status_busy_;
+  QLabel* status_masks_;
   QProgressBar* progress_;
   QPushButton* cancel_button_;
   QTimer busy_timer_;

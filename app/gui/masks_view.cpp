@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <cmath>
 
 #include "attention_data.h"
@@ -17,8 +18,9 @@ namespace {
 
 HeatmapWidget* smallMap(QWidget* parent) {
   auto* w = new HeatmapWidget(parent);
-  w->setMinimumSize(180, 120);
+  w->setMinimumSize(160, 150);
   w->setMaxFitCell(40);
+  w->setFontScale(0.85);  // small multiples: smaller labels, so that every one of them fits
   return w;
 }
 
@@ -29,15 +31,19 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   content_ = new QWidget(this);
   content_->setBackgroundRole(QPalette::Base);
   content_->setAutoFillBackground(true);
-  auto* v = new QVBoxLayout(content_);
-  v->setContentsMargins(0, 0, 0, 0);
+  auto* h = new QHBoxLayout(content_);
+  h->setContentsMargins(0, 0, 0, 0);
 
-  auto* top = new QHBoxLayout;
-  auto* switches = new QGroupBox(tr("Masks applied in the forward pass"), content_);
+  // Left: the switches and the batch, in a narrow column; the matrices get the height.
+  auto* side = new QWidget(content_);
+  side->setMaximumWidth(side->fontMetrics().horizontalAdvance(QLatin1Char('x')) * 44);
+  auto* sv = new QVBoxLayout(side);
+  sv->setContentsMargins(0, 0, 0, 0);
+  auto* switches = new QGroupBox(tr("Masks applied in the forward pass"), side);
   auto* sl = new QVBoxLayout(switches);
   src_padding_ = new QCheckBox(tr("Source padding"), switches);
   tgt_padding_ = new QCheckBox(tr("Target padding"), switches);
-  subsequent_ = new QCheckBox(tr("Subsequent (causal)"), switches);
+  subsequent_ = new QCheckBox(tr("Look-ahead (subsequent, causal)"), switches);
   src_padding_->setToolTip(
       tr("Masks <pad> keys in encoder self-attention and cross-attention. "
          "Off: real tokens attend to padding too — watch the probabilities leak"));
@@ -45,28 +51,28 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   subsequent_->setToolTip(
       tr("Off: decoder queries see future target tokens — the future leaks into "
          "every later layer (teacher forcing makes this look deceptively good)"));
-  auto* row_switches = new QHBoxLayout;
   for (auto* c : {src_padding_, tgt_padding_, subsequent_}) {
     c->setChecked(true);
-    row_switches->addWidget(c);
+    sl->addWidget(c, 0, Qt::AlignLeft);
     connect(c, &QCheckBox::toggled, this, &MasksView::applySwitches);
   }
-  row_switches->addStretch(1);
-  sl->addLayout(row_switches);
   auto* hint = new QLabel(tr("Switching a mask off reruns the model with the same tokens: the "
                              "leak shows in every later layer and view."),
                           switches);
   hint->setForegroundRole(QPalette::PlaceholderText);
   hint->setWordWrap(true);
   sl->addWidget(hint);
-  top->addWidget(switches, 2);
+  sv->addWidget(switches);
 
-  auto* batch =
-      new QGroupBox(tr("Batch: sentences of different lengths padded together"), content_);
-  auto* bl = new QGridLayout(batch);
+  auto* batch = new QGroupBox(tr("Batch: sentences padded together"), side);
+  batch->setToolTip(
+      tr("Sentences of different lengths, padded to the longest: the padding mask "
+         "at work"));
+  auto* bl = new QVBoxLayout(batch);
   batch_edit_ = new QPlainTextEdit(batch);
-  batch_edit_->setPlaceholderText(tr("One source sentence per line (two or more)"));
-  batch_edit_->setFixedHeight(batch_edit_->fontMetrics().lineSpacing() * 3 + 12);
+  batch_edit_->setPlaceholderText(tr("One sentence per line (two or more)"));
+  batch_edit_->setMinimumHeight(batch_edit_->fontMetrics().lineSpacing() * 5 + 12);
+  batch_edit_->setLineWrapMode(QPlainTextEdit::NoWrap);
   batch_run_ = new QPushButton(tr("Run as a batch"), batch);
   batch_run_->setToolTip(
       tr("Decode every sentence greedily, then run them together as one padded "
@@ -74,21 +80,27 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   batch_note_ = new QLabel(batch);
   batch_note_->setWordWrap(true);
   batch_note_->setForegroundRole(QPalette::PlaceholderText);
-  bl->addWidget(batch_edit_, 0, 0, 2, 1);
-  bl->addWidget(batch_run_, 0, 1, Qt::AlignTop);
-  bl->addWidget(batch_note_, 2, 0, 1, 2);
-  bl->setColumnStretch(0, 1);
-  top->addWidget(batch, 3);
-  v->addLayout(top);
+  bl->addWidget(batch_edit_, 1);
+  bl->addWidget(batch_run_, 0, Qt::AlignLeft);
+  bl->addWidget(batch_note_);
+  sv->addWidget(batch, 1);
+  h->addWidget(side);
   connect(batch_edit_, &QPlainTextEdit::textChanged, this, [this] { batch_edited_ = true; });
-  connect(batch_run_, &QPushButton::clicked, this, [this] {
-    QStringList lines;
-    for (const QString& l : batch_edit_->toPlainText().split('\n'))
-      if (!l.trimmed().isEmpty()) lines << l.trimmed();
-    state_->engine()->runBatch(lines);
-  });
+  connect(batch_run_, &QPushButton::clicked, this,
+          [this] { state_->engine()->runBatch(batchLines()); });
 
-  auto* masks_box = new QGroupBox(tr("The masks (1 = masked, hatched)"), content_);
+  // Right: the masks above, the pipeline of one head below; they scroll rather than shrink below
+  // the height where every label fits.
+  auto* scroll = new QScrollArea(content_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* maps = new QWidget(scroll);
+  maps->setBackgroundRole(QPalette::Base);
+  scroll->setWidget(maps);
+  auto* mv = new QVBoxLayout(maps);
+  mv->setContentsMargins(0, 0, 0, 0);
+  auto* masks_box = new QGroupBox(tr("The masks (1 = masked, hatched)"), maps);
   auto* ml = new QHBoxLayout(masks_box);
   padding_ = smallMap(masks_box);
   subsequent_map_ = smallMap(masks_box);
@@ -96,9 +108,9 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   ml->addWidget(padding_);
   ml->addWidget(subsequent_map_);
   ml->addWidget(union_);
-  v->addWidget(masks_box, 1);
+  mv->addWidget(masks_box, 1);
 
-  auto* pipe_box = new QGroupBox(tr("Scores → masked scores → softmax"), content_);
+  auto* pipe_box = new QGroupBox(tr("Scores → masked scores → softmax"), maps);
   auto* pl = new QVBoxLayout(pipe_box);
   pipeline_caption_ = new QLabel(pipe_box);
   pl->addWidget(pipeline_caption_);
@@ -110,7 +122,8 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   row->addWidget(masked_scores_);
   row->addWidget(probs_);
   pl->addLayout(row, 1);
-  v->addWidget(pipe_box, 1);
+  mv->addWidget(pipe_box, 1);
+  h->addWidget(scroll, 1);
 
   layout_->addWidget(content_, 1);
 
@@ -121,8 +134,14 @@ MasksView::MasksView(AppState* state, QWidget* parent)
   });
 }
 
-void MasksView::suggestBatch(const QStringList& sentences) {
-  if (batch_edited_ && !batch_edit_->toPlainText().trimmed().isEmpty()) return;
+QStringList MasksView::batchLines() const {
+  QStringList lines;
+  for (const QString& l : batch_edit_->toPlainText().split('\n'))
+    if (!l.trimmed().isEmpty()) lines << l.trimmed();
+  return lines;
+}
+
+void MasksView::setBatch(const QStringList& sentences) {
   batch_edit_->setPlainText(sentences.join('\n'));
   batch_edited_ = false;
 }
@@ -145,6 +164,14 @@ void MasksView::applySwitches() {
 void MasksView::refresh() {
   auto snap = state_->snapshot();
   const Model* model = state_->model();
+  if (model) {  // only the switches of masks this model has
+    const auto& mc = model->config();
+    src_padding_->setVisible(mc.hasEncoder());
+    tgt_padding_->setVisible(mc.hasDecoder());
+    subsequent_->setVisible(mc.hasDecoder());
+    src_padding_->setText(mc.hasDecoder() ? tr("Source padding") : tr("Padding"));
+    tgt_padding_->setText(mc.hasEncoder() ? tr("Target padding") : tr("Padding"));
+  }
   for (auto* w : {padding_, subsequent_map_, union_, scores_, masked_scores_, probs_})
     w->setColormap(state_->colormap());
   const Trace* t = snap && snap->trace ? snap->trace.get() : nullptr;
@@ -173,21 +200,23 @@ void MasksView::refresh() {
   const bool dec = s.kind == AttentionKind::DecoderSelf;
   const QString off = tr(" — off");
   padding_->setData(maskHeatmap(parts.padding, parts.q_len, parts.k_len, rows, cols,
-                                (dec ? tr("Target padding mask") : tr("Source padding mask")) +
+                                (!c.hasCross() ? tr("Padding mask")
+                                 : dec         ? tr("Target padding mask")
+                                               : tr("Source padding mask")) +
                                     (parts.padding_on ? QString() : off)));
   if (dec) {
     subsequent_map_->setData(
         maskHeatmap(parts.subsequent, parts.q_len, parts.k_len, rows, cols,
-                    tr("Subsequent mask (j > i)") + (parts.subsequent_on ? QString() : off)));
+                    tr("Look-ahead mask (j > i)") + (parts.subsequent_on ? QString() : off)));
   } else {
     HeatmapData none;
-    none.title = tr("No subsequent mask in %1:\nevery query may see every key")
+    none.title = tr("No look-ahead mask in %1:\nevery query may see every key")
                      .arg(s.kind == AttentionKind::EncoderSelf ? tr("encoder self-attention")
                                                                : tr("cross-attention"));
     subsequent_map_->setData(none);
   }
   union_->setData(maskHeatmap(parts.applied, parts.q_len, parts.k_len, rows, cols,
-                              tr("Applied: the union of the masks that are on")));
+                              tr("Applied: the union of those on")));
 
   AttentionSelection head = s;
   if (head.head < 0) head.head = 0;
@@ -202,10 +231,13 @@ void MasksView::refresh() {
                           tr("1 · scores QKᵀ/√d_k")));
   masked_scores_->setData(
       titled(attentionHeatmap(*t, head, MatrixValues::MaskedScores, true, c.mask_fill),
-             tr("2 · masked scores (masked = %1)").arg(fill)));
+             tr("2 · masked (%1)").arg(fill)));
   probs_->setData(
       titled(attentionHeatmap(*t, head, MatrixValues::Probabilities, false, c.mask_fill),
              tr("3 · softmax, row by row")));
+  // Each map asks for the height at which all its labels fit (the scroll area gives it).
+  for (HeatmapWidget* w : {padding_, subsequent_map_, union_, scores_, masked_scores_, probs_})
+    w->setMinimumHeight(std::max(150, w->labelledMinimumSize().height()));
   AttentionSelection shown = head;
   pipeline_caption_->setText(tr("%1%2").arg(
       selectionTitle(shown),
@@ -219,7 +251,7 @@ void MasksView::refresh() {
       tr("<p style='margin:0'>A mask marks the (query, key) pairs that must not attend: before the "
          "softmax their scores are replaced by %1, so their probabilities become exactly 0. "
          "<b>Padding mask</b>: key <i>j</i> is the pad token (id %2) — %3. "
-         "<b>Subsequent mask</b>: key <i>j</i> lies after query <i>i</i> (%4, "
+         "<b>Look-ahead (subsequent) mask</b>: key <i>j</i> lies after query <i>i</i> (%4, "
          "np.triu(ones, k=1)), used only in decoder self-attention. The decoder uses their "
          "union.</p>"
          "<p style='margin:4px 0 0 0'>Shapes: the mask is [batch, len_q, len_k] = %5 and is "
@@ -233,7 +265,7 @@ void MasksView::refresh() {
           .arg(shapeString({t->batch, a.q_len, a.k_len}))
           .arg(shapeString({t->batch, a.heads, a.q_len, a.k_len}))
           .arg(snap->masks.subsequent ? QString()
-                                      : tr("<b>The subsequent mask is off</b>: decoder queries see "
+                                      : tr("<b>The look-ahead mask is off</b>: decoder queries see "
                                            "future tokens, the cells above the diagonal are no "
                                            "longer 0.")));
 }

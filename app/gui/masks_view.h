@@ -31,8 +31,11 @@ class MasksView : public View {
   HeatmapWidget* scoresMap() const { return scores_; }
   HeatmapWidget* maskedScoresMap() const { return masked_scores_; }
   HeatmapWidget* probsMap() const { return probs_; }
-  // Fills the batch editor (e.g. with a model's examples) unless the user has typed in it.
-  void suggestBatch(const QStringList& sentences);
+  // The batch editor: its non-empty lines, whether the user typed in it since it was last filled,
+  // and filling it (e.g. with a model's examples).
+  QStringList batchLines() const;
+  bool batchEdited() const { return batch_edited_; }
+  void setBatch(const QStringList& sentences);
 
  protected:
   void refresh() override;

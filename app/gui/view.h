@@ -6,6 +6,7 @@
 #include <QWidget>
 
 #include "app_state.h"
+#include "figure.h"
 #include "widgets.h"
 
 namespace attnviz::gui {
@@ -17,8 +18,14 @@ class View : public QWidget {
 
   virtual QString name() const = 0;   // "attention", "overview", …
   virtual QString title() const = 0;  // tab title
-  // What File › Export view draws.
+  // What File › Export view draws by default, and what the figure's size starts from.
   virtual QWidget* exportWidget() { return this; }
+  // The figure's title: what is shown (the first line) and on which input (the next ones).
+  virtual QStringList figureTitle() const;
+  // The figure's body: the size it takes within `available` (logical pixels), and drawing it at
+  // (0, 0). By default the export widget as on screen, scaled down to fit when it must.
+  virtual QSize figureBodySize(QSize available, bool legend);
+  virtual void paintFigureBody(QPainter& painter, QSize body, bool legend);
   ExplanationPanel* explanation() const { return explanation_; }
   // Brings the view up to date now if it is out of date (tests, screenshots).
   void refreshNow();
@@ -32,6 +39,8 @@ class View : public QWidget {
   AppState* state_;
   ExplanationPanel* explanation_;
   QVBoxLayout* layout_;
+  // “the big dog” → “der große Hund”: the sentence shown (the batch's selected one), for titles.
+  QString sentenceLine() const;
 
  private:
   bool dirty_ = true;

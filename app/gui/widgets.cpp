@@ -1,5 +1,6 @@
 #include "widgets.h"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QStyle>
@@ -28,7 +29,9 @@ MessageBar::MessageBar(QWidget* parent) : QFrame(parent) {
   hide();
 }
 
-void MessageBar::showMessage(Level level, const QString& title, const QString& text) {
+void MessageBar::showMessage(Level level, const QString& title, const QString& text,
+                             const QString& tag) {
+  tag_ = tag;
   level_ = level;
   title_ = title;
   text_ = text;
@@ -58,9 +61,24 @@ void MessageBar::showMessage(Level level, const QString& title, const QString& t
 }
 
 void MessageBar::clear() {
+  tag_.clear();
   title_.clear();
   text_.clear();
   hide();
+}
+
+FitLabel::FitLabel(const QString& text, QWidget* parent) : QLabel(text, parent) {
+  setToolTip(text);
+  setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+}
+
+bool FitLabel::fullyShown() const {
+  return isVisible() && fontMetrics().horizontalAdvance(text()) <= contentsRect().width();
+}
+
+void FitLabel::paintEvent(QPaintEvent* event) {
+  if (fontMetrics().horizontalAdvance(text()) > contentsRect().width()) return;
+  QLabel::paintEvent(event);
 }
 
 ExplanationPanel::ExplanationPanel(const QString& heading, QWidget* parent) : QWidget(parent) {
@@ -78,18 +96,25 @@ ExplanationPanel::ExplanationPanel(const QString& heading, QWidget* parent) : QW
   QFont f = toggle_->font();
   f.setBold(true);
   toggle_->setFont(f);
-  body_ = new QLabel(this);
+  // The box draws the background and border; the label inside only the text, so that its
+  // height for a width is exact (a style-sheet padding on the label itself is not counted).
+  box_ = new QFrame(this);
+  box_->setObjectName(QStringLiteral("explanationBox"));
+  box_->setStyleSheet(QStringLiteral(
+      "#explanationBox { background: #f6f7f9; border: 1px solid #dde1e6; border-radius: 4px; }"));
+  auto* bl = new QVBoxLayout(box_);
+  bl->setContentsMargins(8, 6, 8, 6);
+  body_ = new QLabel(box_);
   body_->setWordWrap(true);
   body_->setTextFormat(Qt::RichText);
   body_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   body_->setObjectName(QStringLiteral("explanation"));
-  body_->setStyleSheet(QStringLiteral(
-      "#explanation { background: #f6f7f9; border: 1px solid #dde1e6; border-radius: 4px;"
-      " padding: 6px 8px; color: #202020; }"));
+  body_->setStyleSheet(QStringLiteral("#explanation { color: #202020; }"));
+  bl->addWidget(body_);
   layout->addWidget(toggle_, 0, Qt::AlignLeft);
-  layout->addWidget(body_);
+  layout->addWidget(box_);
   connect(toggle_, &QToolButton::toggled, this, [this](bool on) {
-    body_->setVisible(on);
+    box_->setVisible(on);
     toggle_->setArrowType(on ? Qt::DownArrow : Qt::RightArrow);
     emit expandedChanged(on);
   });
@@ -98,6 +123,33 @@ ExplanationPanel::ExplanationPanel(const QString& heading, QWidget* parent) : QW
 void ExplanationPanel::setHtml(const QString& html) {
   html_ = html;
   body_->setText(html);
+  fitHeight();
+}
+
+void ExplanationPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitHeight();
+}
+
+void ExplanationPanel::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::FontChange) {
+    box_->setFont(font());
+    body_->setFont(font());
+    fitHeight();
+  }
+}
+
+void ExplanationPanel::fitHeight() {
+  // Not before the layout has given the panel its width: a view that sets its text while it was
+  // never laid out (a hidden tab) would ask for the height of the text at the default 100 pixels,
+  // and the window's minimum (the largest of its tabs') with it.
+  if (!testAttribute(Qt::WA_Resized)) return;
+  const QMargins m = box_->layout()->contentsMargins();
+  const int w = width() - m.left() - m.right() - 2 * box_->frameWidth() - 2;
+  if (w <= 0) return;
+  const int h = body_->heightForWidth(w);
+  if (h > 0 && h != body_->minimumHeight()) body_->setMinimumHeight(h);
 }
 
 void ExplanationPanel::setExpanded(bool expanded) {

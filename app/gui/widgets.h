@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QFrame>
+#include <QLabel>
 #include <QString>
 #include <QWidget>
 
@@ -18,18 +19,33 @@ class MessageBar : public QFrame {
  public:
   enum class Level { Info, Warning, Error };
   explicit MessageBar(QWidget* parent = nullptr);
-  void showMessage(Level level, const QString& title, const QString& text);
+  // tag: what the message is about, so that it can be withdrawn when that changes ("input": the
+  // typed sentence).
+  void showMessage(Level level, const QString& title, const QString& text, const QString& tag = {});
   void clear();
   Level level() const { return level_; }
   QString title() const { return title_; }
   QString text() const { return text_; }
+  QString tag() const { return tag_; }
 
  private:
   QLabel* icon_;
   QLabel* label_;
   QToolButton* close_;
   Level level_ = Level::Info;
-  QString title_, text_;
+  QString title_, text_, tag_;
+};
+
+// A hint that is drawn whole or not at all: when the window is too narrow for it, it gives its
+// room away instead of showing a cut-off sentence (its tooltip keeps the text).
+class FitLabel : public QLabel {
+  Q_OBJECT
+ public:
+  explicit FitLabel(const QString& text, QWidget* parent = nullptr);
+  bool fullyShown() const;  // the whole text fits and is drawn
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
 };
 
 // A header button that folds a rich-text explanation in and out.
@@ -46,8 +62,18 @@ class ExplanationPanel : public QWidget {
  signals:
   void expandedChanged(bool expanded);
 
+ protected:
+  // The text asks for the height it needs at the panel's width, so that a crowded view never
+  // squeezes it to one line.
+  void resizeEvent(QResizeEvent* event) override;
+  void changeEvent(QEvent* event) override;  // a new font reaches the styled text too
+
+ private:
+  void fitHeight();
+
  private:
   QToolButton* toggle_;
+  QFrame* box_;
   QLabel* body_;
   QString html_;
 };

@@ -1,26 +1,39 @@
-// libFuzzer target for the model loader (issue 6). Each input is tried
+// libFuzzer target for the model loader and what `attnviz-cli run` does with a model (issues 6 and
+// 14). Each input is tried
 //  1. as a config JSON (the sidecar / --config path: UTF-8 check, strict JSON, ModelConfig); a
 //     config that parses is then used with the tensors of a valid tiny model (the seed
 //     nlp_f32.safetensors), so mutated configs reach the shape checks and the model too, and
 //  2. as a .safetensors file: SafetensorsFile::parse, findConfig (the config in __metadata__),
-//     loadModel, and when a model loads, a tiny forward pass of a padded batch, a greedy decode and
-//     the tokenizer on the config's own strings.
+//     loadModel.
+// A model that loads is then run as the CLI runs it: a padded batch of random ids and lengths
+// (random segments, masks, q/k/v, an intervention), the non-finite scan, the dump into a
+// temporary folder, a decoding session stepped forward and back, and the tokenizer on the config's
+// own strings. The ids and lengths come from a generator seeded with the input, so a finding
+// reproduces from its file.
 // Only attnviz::Error may come out. Anything else is a finding: a crash, a sanitizer report,
 // another exception (libFuzzer reports it as a deadly signal), a leak, a hang (-timeout) or an
 // allocation over -malloc_limit_mb. Sizes are bounded as the application bounds them (loadModel's
 // model-size estimate, ForwardOptions::max_trace_bytes).
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "config.h"
 #include "cpu_backend.h"
+#include "decoding.h"
 #include "error.h"
+#include "finite_scan.h"
 #include "json_safe.h"
 #include "model.h"
+#include "npy.h"
 #include "safetensors.h"
 #include "weights.h"
 
@@ -40,25 +53,95 @@ void tolerate(F&& f) {
   }
 }
 
-void runModel(const std::shared_ptr<const LoadedModel>& loaded) {
+std::string dump_dir;  // a temporary folder for the dumps (in /dev/shm where there is one)
+
+// Runs the model as `attnviz-cli run` and `decode` do, with ids and lengths drawn from `rng`.
+void runModel(const std::shared_ptr<const LoadedModel>& loaded, std::mt19937& rng) {
   const ModelConfig& c = loaded->config;
   // loadModel(path) refuses models above LoadOptions::max_model_bytes from this estimate.
   if (estimateModelBytes(c) > kMaxModelBytes) return;
   Model m(loaded, makeCpuBackend());
-  const int vs = static_cast<int>(c.src_vocab.size());
-  std::vector<int> src;
-  for (int i = 1; i <= 3; ++i) src.push_back(i % vs);
-  const std::vector<int> tgt{c.bos_id, c.eos_id};
+  auto below = [&](int n) {
+    return std::uniform_int_distribution<int>(0, std::max(n, 1) - 1)(rng);
+  };
+  // Lengths 1..12 (and now and then one past the model's positions), ids over the vocabulary (and
+  // now and then one outside it): the errors must be errors.
+  auto sentence = [&](int vocab, int first) {
+    const int len =
+        below(16) == 0 ? m.maxPositions() + 1 : 1 + below(std::min(12, m.maxPositions()));
+    std::vector<int> ids;
+    if (first >= 0) ids.push_back(first);
+    while ((int)ids.size() < len) ids.push_back(below(32) == 0 ? vocab + below(3) : below(vocab));
+    return ids;
+  };
+  Inputs in;
+  const int B = 1 + below(3);
+  for (int b = 0; b < B; ++b) {
+    if (c.hasEncoder()) {
+      in.src.push_back(sentence((int)c.src_vocab.size(), -1));
+      if (c.n_segments) {
+        std::vector<int> seg;
+        for (size_t i = 0; i < in.src.back().size(); ++i) seg.push_back(below(c.n_segments + 1));
+        in.segments.push_back(seg);
+      }
+    }
+    if (c.hasDecoder()) in.tgt.push_back(sentence((int)c.tgt_vocab.size(), c.bos_id));
+  }
   ForwardOptions o;
   o.max_trace_bytes = kMaxTraceBytes;
-  tolerate([&] { m.forward({src, {c.src_pad_id}}, {tgt, {c.bos_id}}, o); });  // padded batch of 2
-  tolerate([&] { m.greedyDecode(src, 3); });
+  o.masks.src_padding = below(4) != 0;
+  o.masks.tgt_padding = below(4) != 0;
+  o.masks.subsequent = below(4) != 0;
+  o.keep_scores = below(4) != 0;
+  o.keep_qkv = below(2) == 0;
+  if (below(4) == 0) {
+    HeadIntervention iv;
+    iv.kind = kAttentionKinds[below(3)];
+    iv.layer = below(4);
+    iv.head = below(c.n_heads + 1);
+    iv.off = below(2) == 0;
+    iv.temperature = below(2) == 0 ? 0.5f : 4.0f;
+    o.interventions.push_back(iv);
+  }
+  tolerate([&] {
+    const Trace t = m.forward(in, o);
+    const NonFiniteReport report = scanTrace(t);
+    (void)report.summary();
+    if (!dump_dir.empty() && below(8) == 0) dumpTrace(t, dump_dir);
+  });
+  // A decoding session stepped forward and back, as decode and the GUI step it.
+  if (c.hasDecoder()) {
+    tolerate([&] {
+      DecodingSession::Options so;
+      so.max_new_tokens = 1 + below(6);
+      so.max_trace_bytes = kMaxTraceBytes;
+      so.masks = o.masks;
+      const std::vector<int> src =
+          c.hasCross() ? sentence((int)c.src_vocab.size(), -1) : std::vector<int>();
+      DecodingSession s(m, src, {}, so);
+      for (int i = 0; i < 8 && !s.finished(); ++i) {
+        if (below(4) == 0)
+          s.stepBack();
+        else
+          s.stepForward(below(3) == 0 ? below(s.vocabSize()) : -1);
+      }
+      (void)scanTrace(s.trace());
+    });
+  }
   for (const auto& e : c.examples) {
     tolerate([&] { m.encodeSource(e.src); });
     tolerate([&] { m.encodeTarget(e.tgt); });
   }
   tolerate([&] { m.encodeSource(c.name); });
-  tolerate([&] { m.encodeSource(c.src_vocab.back() + " " + c.src_vocab.front()); });
+  if (c.hasEncoder())
+    tolerate([&] { m.encodeSource(c.src_vocab.back() + " " + c.src_vocab.front()); });
+}
+
+// The generator for one input: seeded with its bytes.
+std::mt19937 rngFor(const uint8_t* data, size_t size) {
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 16777619u;
+  return std::mt19937(h);
 }
 
 std::unique_ptr<SafetensorsFile> seed_model;  // tensors for mode 1
@@ -66,6 +149,18 @@ std::unique_ptr<SafetensorsFile> seed_model;  // tensors for mode 1
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // Dumps go to a folder of this process, removed at exit.
+  std::error_code ec;
+  const std::filesystem::path base = std::filesystem::exists("/dev/shm", ec)
+                                         ? std::filesystem::path("/dev/shm")
+                                         : std::filesystem::temp_directory_path(ec);
+  if (!ec) {
+    dump_dir = (base / ("attnviz-fuzz-" + std::to_string(::getpid()))).string();
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(dump_dir, ignored);
+    });
+  }
   try {
     seed_model = std::make_unique<SafetensorsFile>(SafetensorsFile::open(ATTNVIZ_FUZZ_SEED_MODEL));
   } catch (const Error&) {  // mode 1 then stops at the config
@@ -80,7 +175,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!isValidUtf8(text)) return;
     const ModelConfig config =
         ModelConfig::fromJson(parseJsonStrict(text, "fuzz.json"), "fuzz.json");
-    if (seed_model) runModel(loadModel(*seed_model, config));
+    std::mt19937 rng = rngFor(data, size);
+    if (seed_model) runModel(loadModel(*seed_model, config), rng);
   });
   // 2. As a model file. The name points nowhere, so findConfig finds no sidecar on disk.
   tolerate([&] {
@@ -91,7 +187,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           t.dtype == DType::F64)
         file.toFloat(t);
     const ModelConfig config = findConfig(file, "");
-    runModel(loadModel(file, config));
+    std::mt19937 rng = rngFor(data, size);
+    runModel(loadModel(file, config), rng);
   });
   return 0;
 }

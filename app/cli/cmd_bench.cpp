@@ -1,0 +1,313 @@
+// attnviz-cli bench [MODEL]: milliseconds per forward pass (full trace, probabilities only) and
+// per decode step with the key/value cache (and, with --uncached, without it) at given lengths;
+// without MODEL the tutorial's full size with random weights.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "decoding.h"
+#include "error.h"
+
+namespace attnviz::cli {
+
+namespace {
+
+struct BenchArgs {
+  ModelArgs model;
+  std::string lengths = "32,128,512";
+  int repeat = 5;
+  std::optional<int> threads;
+  bool uncached = false, ops = false, forward_only = false, json = false;
+};
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Stats {
+  double median, min;
+};
+Stats timeIt(int repeat, const std::function<void()>& f) {
+  f();  // warm-up
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    ms.push_back(msSince(t0));
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front()};
+}
+
+// "32,128" → {32, 128}, each in 1..max_positions.
+std::vector<int> parseLengths(const std::string& text, int max_positions) {
+  std::vector<int> lengths;
+  for (size_t from = 0;;) {
+    const size_t comma = text.find(',', from);
+    const std::string item = text.substr(from, comma == std::string::npos ? comma : comma - from);
+    if (item.empty() || item.size() > 7 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
+      throw Error(ErrorKind::Usage, "--lengths expects numbers like 32,128, got \"" +
+                                        safe(text.substr(0, 80)) + "\"");
+    const int n = std::stoi(item);
+    if (n < 1 || n > max_positions)
+      throw Error(ErrorKind::Usage, "length " + item + " is outside 1.." +
+                                        std::to_string(max_positions) + " (the model's positions)");
+    lengths.push_back(n);
+    if (comma == std::string::npos) return lengths;
+    from = comma + 1;
+  }
+}
+
+int runBench(const BenchArgs& a) {
+  std::shared_ptr<const LoadedModel> lm =
+      a.model.model.empty() ? makeRandomModel(tutorialSizeConfig(), 1234) : openModel(a.model);
+  std::shared_ptr<Backend> backend = openBackend(a.model);
+  if (a.threads) backend->setThreads(*a.threads);
+  Model m(lm, backend);
+  const ModelConfig& c = m.config();
+  const int repeat = a.repeat;
+  const bool json = a.json, uncached = a.uncached, ops = a.ops, forward_only = a.forward_only;
+  const std::vector<int> lengths = parseLengths(a.lengths, m.maxPositions());
+
+  // The pass's matrix-product flops (2·m·n·k each) for S source and T target tokens, batch 1;
+  // element-wise work (softmax, LayerNorm, ...) is not counted. A stack the model lacks counts 0.
+  const double d = c.d_model, H = c.n_heads, dk = c.d_k, dv = c.d_v, A = c.attnWidth(),
+               Av = c.valueWidth(), ff = c.d_ff, V = (double)c.outputVocab().size();
+  auto attentionFlops = [&](double q_rows, double kv_rows) {  // scores + context
+    return 2.0 * H * q_rows * kv_rows * (dk + dv);
+  };
+  auto passFlops = [&](double S, double T) {
+    const double enc =
+        2.0 * S * d * (2 * A + Av) + attentionFlops(S, S) + 2.0 * S * Av * d + 4.0 * S * d * ff;
+    const double cross = c.hasCross() ? 2.0 * T * d * A + 2.0 * S * d * (A + Av) +
+                                            attentionFlops(T, S) + 2.0 * T * Av * d
+                                      : 0.0;
+    const double dec = 2.0 * T * d * (2 * A + Av) + attentionFlops(T, T) + 2.0 * T * Av * d +
+                       cross + 4.0 * T * d * ff;
+    const double head =
+        c.tokenHead() == TokenHead::None ? 0.0 : 2.0 * (c.hasDecoder() ? T : S) * d * V;
+    return c.n_encoder_layers * enc + c.n_decoder_layers * dec + head;
+  };
+
+  auto quoted = [](const std::string& v) {
+    std::string q = "\"";
+    for (unsigned char ch : v) {
+      if (ch == '"' || ch == '\\') {
+        q += '\\';
+        q += (char)ch;
+      } else if (ch < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+        q += buf;
+      } else {
+        q += (char)ch;
+      }
+    }
+    return q + "\"";
+  };
+  const std::string model_name = c.name.empty() ? lm->path : c.name;
+  if (json) {
+    std::cout << "{\"model\": " << quoted(model_name)
+              << ", \"encoder_layers\": " << c.n_encoder_layers
+              << ", \"decoder_layers\": " << c.n_decoder_layers << ", \"d_model\": " << c.d_model
+              << ", \"heads\": " << c.n_heads << ", \"d_ff\": " << c.d_ff
+              << ", \"backend\": " << quoted(backend->name())
+              << ", \"description\": " << quoted(backend->description())
+              << ", \"threads\": " << backend->threads() << ", \"repeat\": " << repeat << "}"
+              << std::endl;
+  } else {
+    std::cout << "model:   " << safe(model_name) << " — " << c.n_encoder_layers << "+"
+              << c.n_decoder_layers << " layers, d_model " << c.d_model << ", " << c.n_heads
+              << " heads, d_ff " << c.d_ff << "\n"
+              << "backend: " << backend->description() << "\n"
+              << "median of " << repeat
+              << " runs (min in round brackets; the process's CPU time in square brackets)"
+              << std::endl;
+  }
+  // timeIt's median and min wall time, and the median CPU time of the process (all its threads),
+  // which on a shared machine shows the work done where the wall time also counts waiting for a
+  // core.
+  struct Timing {
+    double median, min, cpu;
+  };
+  auto measure = [](int times, const std::function<void()>& f) {
+    std::vector<double> cpu;
+    const Stats wall = timeIt(times, [&] {
+      const std::clock_t c0 = std::clock();
+      f();
+      cpu.push_back(1e3 * double(std::clock() - c0) / CLOCKS_PER_SEC);
+    });
+    std::sort(cpu.begin() + 1, cpu.end());  // cpu[0] is timeIt's warm-up
+    return Timing{wall.median, wall.min, cpu[1 + (cpu.size() - 1) / 2]};
+  };
+  // One measured row (times divided by `per`), printed and flushed as soon as it is measured.
+  // flops 0: no rate.
+  auto report = [&](int n, const std::string& what, const std::string& label, Timing t, double per,
+                    const std::string& unit, double flops) {
+    const double median = t.median / per, min = t.min / per, cpu = t.cpu / per;
+    if (json) {
+      std::cout << "{\"tokens\": " << n << ", \"what\": " << quoted(what)
+                << ", \"median_ms\": " << median << ", \"min_ms\": " << min
+                << ", \"cpu_median_ms\": " << cpu;
+      if (flops > 0)
+        std::cout << ", \"gflop\": " << flops * 1e-9 << ", \"gflops\": " << flops / median * 1e-6;
+      std::cout << "}" << std::endl;
+      return;
+    }
+    std::ostringstream row;
+    row << std::fixed << std::setprecision(2) << "  " << std::left << std::setw(30) << (label + ":")
+        << median << " " << unit << "  (" << min << ")";
+    if (flops > 0) row << "  " << std::setprecision(1) << flops / median * 1e-6 << " GFLOP/s";
+    row << std::setprecision(2) << "  [cpu " << cpu << " " << unit << "]";
+    std::cout << row.str() << std::endl;
+  };
+
+  // Random ids: ordinary tokens where the vocabulary has any besides pad, start and end; never
+  // the end token in a target (a decode step fed it would end decoding) unless there is nothing
+  // else. Whatever the vocabulary's size, the distribution's bounds hold.
+  std::mt19937 rng(7);
+  auto randomIds = [&](int n, int vocab, int first, int pad) {
+    std::vector<int> pool;
+    for (int id = 0; id < vocab; ++id)
+      if (id != pad && id != c.bos_id && id != c.eos_id) pool.push_back(id);
+    for (int id = 0; id < vocab && pool.empty(); ++id)
+      if (id != c.eos_id) pool.push_back(id);
+    if (pool.empty()) pool.push_back(0);
+    std::uniform_int_distribution<size_t> pick(0, pool.size() - 1);
+    std::vector<int> ids;
+    if (first >= 0) ids.push_back(first);
+    while ((int)ids.size() < n) ids.push_back(pool[pick(rng)]);
+    return ids;
+  };
+
+  for (int n : lengths) {
+    Inputs in;
+    if (c.hasEncoder()) in.src = {randomIds(n, (int)c.src_vocab.size(), -1, c.src_pad_id)};
+    if (c.hasDecoder()) in.tgt = {randomIds(n, (int)c.tgt_vocab.size(), c.bos_id, c.tgt_pad_id)};
+    const double flops = passFlops(c.hasEncoder() ? n : 0, c.hasDecoder() ? n : 0);
+    if (!json)
+      std::cout << std::fixed << std::setprecision(2) << "n = " << n
+                << " tokens (source and target), " << flops * 1e-9 << " GFLOP per pass"
+                << std::endl;
+    ForwardOptions full;
+    report(n, "forward_full_trace", "forward, full trace",
+           measure(repeat, [&] { m.forward(in, full); }), 1, "ms", flops);
+    if (!forward_only) {
+      ForwardOptions probs_only;
+      probs_only.keep_scores = false;
+      report(n, "forward_probs_only", "forward, probabilities only",
+             measure(repeat, [&] { m.forward(in, probs_only); }), 1, "ms", flops);
+    }
+    const bool ends =
+        c.hasDecoder() && n > 1 &&
+        std::find(in.tgt[0].begin() + 1, in.tgt[0].end(), c.eos_id) != in.tgt[0].end();
+    if (!forward_only && ends && !json)
+      std::cout << "  decode step:                  skipped (every target token ends decoding)"
+                << std::endl;
+    if (!forward_only && c.hasDecoder() && !ends) {
+      // Decode steps: n positions with the key/value cache, each appending its rows to the
+      // session's trace, and (opt-in: hours at 512 tokens) without it, the whole decoder rerun
+      // over the prefix each step as the tutorials do.
+      const std::vector<int>& tgt = in.tgt[0];
+      const std::vector<int> src = c.hasCross() ? in.src[0] : std::vector<int>();
+      Timing cached = measure(repeat, [&] {
+        DecodingSession::Options so;
+        so.max_new_tokens = n;
+        DecodingSession s(m, src, {tgt[0]}, so);
+        for (int i = 1; i < n; ++i) s.stepForward(tgt[i]);
+      });
+      report(n, "decode_step_cached", "decode step, KV cache", cached, n, "ms/step", 0);
+      if (uncached) {
+        ForwardOptions probs_only;
+        probs_only.keep_scores = false;
+        Timing u = measure(std::max(1, repeat / 2), [&] {
+          for (int i = 1; i <= n; ++i) {
+            Inputs prefix = in;
+            prefix.tgt = {std::vector<int>(tgt.begin(), tgt.begin() + i)};
+            m.forward(prefix, probs_only);
+          }
+        });
+        report(n, "decode_step_uncached", "decode step, no cache", u, n, "ms/step", 0);
+      }
+    }
+    if (!ops) continue;
+    // The backend's ops alone at this size (one layer's shapes, batch 1, buffers reused).
+    Backend& be = *backend;
+    const int D = c.d_model, W = 2 * c.attnWidth() + c.valueWidth(), F = c.d_ff, Hh = c.n_heads;
+    auto buffer = [&](int64_t floats) {
+      return be.allocate((size_t)std::max<int64_t>(floats, 1) * 4);
+    };
+    BufferPtr x = buffer((int64_t)n * std::max(D, F)), w = buffer((int64_t)std::max(W, F) * D),
+              y = buffer((int64_t)n * std::max(W, F)), scores = buffer((int64_t)Hh * n * n),
+              probs = buffer((int64_t)Hh * n * n);
+    BufferPtr mask = be.allocate((size_t)n * n);
+    auto timeOp = [&](const std::string& what, double op_flops, const std::function<void()>& op) {
+      Timing s = measure(repeat, [&] {
+        op();
+        be.synchronize();
+      });
+      report(n, "op_" + what, "op " + what, s, 1, "ms", op_flops);
+    };
+    const int Ac = c.attnWidth();
+    timeOp("linear_qkv", 2.0 * n * D * W,
+           [&] { be.linear_forward(x->f32(), w->f32(), nullptr, y->f32(), n, D, W); });
+    timeOp("linear_ffn1", 2.0 * n * D * F,
+           [&] { be.linear_forward(x->f32(), w->f32(), nullptr, y->f32(), n, D, F); });
+    timeOp("linear_ffn2", 2.0 * n * F * D,
+           [&] { be.linear_forward(x->f32(), w->f32(), nullptr, y->f32(), n, F, D); });
+    HeadsView q{y->f32(), (int64_t)n * W, W}, k{y->f32() + Ac, (int64_t)n * W, W},
+        v{y->f32() + 2 * Ac, (int64_t)n * W, W};
+    timeOp("attention_scores", 2.0 * Hh * n * n * c.d_k,
+           [&] { be.attention_scores_forward(q, k, scores->f32(), 1, Hh, n, n, c.d_k, 0.125f); });
+    timeOp("masked_softmax", 0, [&] {
+      be.masked_softmax_forward(scores->f32(), mask->u8(), probs->f32(), 1, Hh, n, n, -1e9f);
+    });
+    timeOp("attention_context", 2.0 * Hh * n * n * c.d_v,
+           [&] { be.attention_context_forward(probs->f32(), v, x->f32(), 1, Hh, n, n, c.d_v); });
+    timeOp("layernorm", 0,
+           [&] { be.layernorm_forward(x->f32(), nullptr, nullptr, y->f32(), n, D, 1e-5f); });
+    timeOp("activation", 0, [&] { be.activation_forward(y->f32(), (int64_t)n * F, c.activation); });
+    timeOp("residual", 0, [&] { be.residual_forward(x->f32(), y->f32(), (int64_t)n * D); });
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command addBenchCommand(CLI::App& cli) {
+  auto* cmd = cli.add_subcommand(
+      "bench",
+      "timings of forward passes (with GFLOP/s and CPU time) and decode steps (without MODEL: "
+      "the tutorial's full size, "
+      "6+6 layers, d_model 512, 8 heads, d_ff 2048, random weights)");
+  auto a = std::make_shared<BenchArgs>();
+  addModelArgs(cmd, a->model, false);
+  cmd->add_option("--lengths", a->lengths, "sequence lengths to time (default 32,128,512)")
+      ->type_name("32,128");
+  cmd->add_option("--repeat", a->repeat, "runs per measurement (default 5)")
+      ->check(CLI::Range(1, 1000))
+      ->type_name("N");
+  cmd->add_option("--threads", a->threads, "CPU threads; 0 = one per core (the default)")
+      ->check(CLI::Range(0, 1024))
+      ->type_name("N");
+  cmd->add_flag("--uncached", a->uncached,
+                "also time decoding without the key/value cache, the decoder rerun each step "
+                "(hours at 512 tokens)");
+  cmd->add_flag("--ops", a->ops, "also time the backend's ops alone at each length");
+  cmd->add_flag("--forward-only", a->forward_only,
+                "only the full-trace forward pass (no probabilities-only pass, no decoding)");
+  cmd->add_flag("--json", a->json, "one JSON object a line");
+  return {cmd, [a] { return runBench(*a); }};
+}
+
+}  // namespace attnviz::cli

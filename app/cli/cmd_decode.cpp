@@ -1,0 +1,83 @@
+// attnviz-cli decode MODEL: greedy decoding from the start token (or a given prefix), printing the
+// tokens or their ids; stops with an error when the logits turn non-finite.
+#include <cmath>
+#include <iostream>
+
+#include "cli_common.h"
+#include "tokenizer.h"
+#include "commands.h"
+#include "decoding.h"
+#include "error.h"
+#include "finite_scan.h"
+
+namespace attnviz::cli {
+
+namespace {
+
+struct DecodeArgs {
+  ModelArgs model;
+  InputArgs input;
+  int max_new_tokens = 0;
+  bool ids = false, keep_going = false;
+};
+
+int runDecode(const DecodeArgs& a) {
+  Model m(openModel(a.model), openBackend(a.model));
+  const ModelConfig& c = m.config();
+  if (!c.hasDecoder())
+    throw Error(ErrorKind::Usage, std::string(modelClassName(c.model)) +
+                                      " has no decoder: use `run` to see its outputs");
+  DecodingSession::Options so;
+  so.record = false;
+  so.max_new_tokens = a.max_new_tokens;
+  DecodingSession s(m, sourceIds(m, a.input), targetIds(m, a.input), so);
+  bool reported = false;
+  while (!s.finished()) {
+    // The argmax of NaN logits is meaningless: report where they turned non-finite.
+    NonFiniteCount bad;
+    bad.add(s.lastLogits(), s.vocabSize());
+    if (bad.any() && !reported) {
+      reportNonFinite("the next-token logits after target position " + std::to_string(s.length()) +
+                          " hold " + bad.describe() + " of " + std::to_string(s.vocabSize()) +
+                          " (attnviz-cli run shows the first block where they appear)",
+                      a.keep_going);
+      reported = true;
+    }
+    s.stepForward();
+  }
+  const std::vector<int> out = s.generated();
+  if (a.ids) {
+    std::string line;
+    for (int id : out) line += (line.empty() ? "" : ",") + std::to_string(id);
+    std::cout << line << "\n";
+    return 0;
+  }
+  if (m.loaded().tokenizer) {  // subword pieces joined back into text
+    std::cout << safe(m.loaded().tokenizer->decode(Side::Target, out)) << "\n";
+    return 0;
+  }
+  std::vector<std::string> words;
+  for (int id : out)
+    if (id != c.eos_id) words.push_back(m.tgtVocab().token(id));
+  std::cout << joinTokens(words) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Command addDecodeCommand(CLI::App& cli) {
+  auto* cmd = cli.add_subcommand("decode", "greedy decoding; prints the tokens");
+  auto a = std::make_shared<DecodeArgs>();
+  addModelArgs(cmd, a->model);
+  addInputArgs(cmd, a->input);
+  cmd->add_option("--max-len", a->max_new_tokens,
+                  "at most N new tokens (default: source length + 5, or 50 for a decoder-only "
+                  "model; never past the model's max_len)")
+      ->check(CLI::Range(1, ConfigLimits::kMaxLen))
+      ->type_name("N");
+  cmd->add_flag("--ids", a->ids, "print the token ids (with the end token) instead of words");
+  addKeepGoing(cmd, a->keep_going);
+  return {cmd, [a] { return runDecode(*a); }};
+}
+
+}  // namespace attnviz::cli

@@ -1,0 +1,85 @@
+// attnviz-cli info MODEL: the config, parameter count, vocabularies and warnings.
+#include <iostream>
+
+#include "cli_common.h"
+#include "commands.h"
+
+namespace attnviz::cli {
+
+namespace {
+
+// How many tokens, labels and examples info shows before "…" (a vocabulary may hold millions).
+constexpr size_t kShownTokens = 40;
+constexpr size_t kShownItems = 20;
+
+std::string someTokens(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < kShownTokens; ++i) s += (i ? " " : "") + safe(v[i]);
+  if (v.size() > kShownTokens) s += " …";
+  return s;
+}
+
+int runInfo(const ModelArgs& args) {
+  auto lm = openModel(args);
+  const ModelConfig& c = lm->config;
+  std::cout << "model:        " << safe(lm->path) << "\n";
+  if (!c.name.empty()) std::cout << "name:         " << safe(c.name) << "\n";
+  if (!c.description.empty()) std::cout << "description:  " << safe(c.description) << "\n";
+  std::cout << "family:       " << familyName(c.family) << " (" << familyTitle(c.family) << ")\n"
+            << "class:        " << modelClassName(c.model) << ", "
+            << architectureName(c.architecture()) << "\n"
+            << "layers:       ";
+  if (c.hasEncoder()) std::cout << c.n_encoder_layers << " encoder";
+  if (c.hasCross()) std::cout << " + ";
+  if (c.hasDecoder()) std::cout << c.n_decoder_layers << " decoder";
+  std::cout << "\n"
+            << "d_model:      " << c.d_model << "\n"
+            << "heads:        " << c.n_heads << " (d_k " << c.d_k << ", d_v " << c.d_v << ")\n"
+            << "d_ff:         " << c.d_ff << " (" << activationName(c.activation) << ")\n"
+            << "norm:         " << (c.norm == NormPlacement::Post ? "post" : "pre") << "-LayerNorm"
+            << (c.final_norm ? " + final norms" : "") << (c.embed_norm ? " + embedding norm" : "")
+            << "\n"
+            << "positions:    " << positionalName(c.positional) << ", max_len " << c.max_len << "\n"
+            << "embeddings:   " << (c.embed_scale ? "scaled by sqrt(d_model)" : "unscaled")
+            << (c.n_segments ? ", " + std::to_string(c.n_segments) + " segments" : "") << "\n"
+            << "mask fill:    " << c.mask_fill << "\n"
+            << "parameters:   " << c.parameterCount() << "\n";
+  if (c.hasEncoder())
+    std::cout << "src vocab:    " << c.src_vocab.size() << " tokens: " << someTokens(c.src_vocab)
+              << "\n";
+  if (c.hasDecoder())
+    std::cout << "tgt vocab:    " << c.tgt_vocab.size() << " tokens: " << someTokens(c.tgt_vocab)
+              << "\n";
+  const auto& special = c.hasDecoder() ? c.tgt_vocab : c.src_vocab;
+  auto name = [&](int id) {
+    return id >= 0 ? std::to_string(id) + " (" + safe(special[id]) + ")" : std::string("none");
+  };
+  std::cout << "special ids:  pad " << (c.hasEncoder() ? c.src_pad_id : c.tgt_pad_id);
+  if (c.hasCross()) std::cout << "/" << c.tgt_pad_id;
+  std::cout << ", bos " << name(c.bos_id) << ", eos " << name(c.eos_id)
+            << (c.src_bos_eos ? ", source wrapped in start/end markers" : "") << "\n";
+  if (c.classHead() != ClassHead::None) {
+    std::cout << "classes:      " << c.n_classes << ":";
+    for (int k = 0; k < c.n_classes && k < (int)kShownTokens; ++k)
+      std::cout << " " << safe(c.classLabel(k));
+    std::cout << (c.n_classes > (int)kShownTokens ? " …" : "") << "\n";
+  }
+  for (size_t i = 0; i < c.examples.size() && i < kShownItems; ++i)
+    std::cout << "example:      " << safe(c.examples[i].src) << "\n";
+  if (c.examples.size() > kShownItems)
+    std::cout << "example:      … and " << c.examples.size() - kShownItems << " more\n";
+  for (const auto& n : lm->notes) std::cout << "note:         " << safe(n) << "\n";
+  for (const auto& w : lm->warnings) std::cout << "warning:      " << safe(w) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+Command addInfoCommand(CLI::App& cli) {
+  auto* cmd = cli.add_subcommand("info", "config, parameter count, vocabularies");
+  auto args = std::make_shared<ModelArgs>();
+  addModelArgs(cmd, *args, true, false);
+  return {cmd, [args] { return runInfo(*args); }};
+}
+
+}  // namespace attnviz::cli

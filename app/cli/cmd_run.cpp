@@ -1,0 +1,135 @@
+// attnviz-cli run MODEL: one forward pass with the whole trace (greedy-decoding the target first
+// when an encoder-decoder gets none); prints the tokens and outputs, checks every value is
+// finite, and writes the trace as NumPy files with --dump.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "decoding.h"
+#include "error.h"
+#include "finite_scan.h"
+#include "npy.h"
+
+namespace attnviz::cli {
+
+namespace {
+
+struct RunArgs {
+  ModelArgs model;
+  InputArgs input;
+  std::string dump;
+  int max_new_tokens = 0;
+  bool no_padding_mask = false, no_subsequent_mask = false, qkv = false, keep_going = false;
+};
+
+// The index of the largest value of a row; -1 when the row holds NaN.
+int argmaxRow(const float* row, int n) {
+  int best = -1;
+  for (int j = 0; j < n; ++j) {
+    if (std::isnan(row[j])) return -1;
+    if (best < 0 || row[j] > row[best]) best = j;
+  }
+  return best;
+}
+
+int runRun(const RunArgs& a) {
+  Model m(openModel(a.model), openBackend(a.model));
+  const ModelConfig& c = m.config();
+  Inputs in;
+  const std::vector<int> src = sourceIds(m, a.input);
+  if (c.hasEncoder()) {
+    in.src = {src};
+    const std::vector<int> seg = segmentIds(m, a.input);
+    if (!seg.empty()) in.segments = {seg};
+  }
+  ForwardOptions o;
+  o.keep_qkv = a.qkv;
+  o.masks.src_padding = o.masks.tgt_padding = !a.no_padding_mask;
+  o.masks.subsequent = !a.no_subsequent_mask;
+  std::vector<int> tgt = targetIds(m, a.input);
+  if (c.hasCross() && tgt.empty()) {
+    // No target given: greedy-decode it (without a trace, with the same masks), then one
+    // teacher-forced pass over what it decoded — the trace the decoding computed, at the size the
+    // pass's memory estimate counts.
+    DecodingSession::Options so;
+    so.masks = o.masks;
+    so.record = false;
+    so.max_new_tokens = a.max_new_tokens;
+    DecodingSession s(m, src, {}, so);
+    s.runToEnd();
+    tgt = s.targetIds();
+  }
+  if (c.hasDecoder()) {
+    if (tgt.empty())
+      throw Error(ErrorKind::Usage, "give the input with --tgt \"…\" or --tgt-ids 1,2,3");
+    in.tgt = {tgt};
+  }
+  const Trace t = m.forward(in, o);
+  // NaN and infinities anywhere stop here (unless --keep-going): nothing is printed as if fine.
+  if (const NonFiniteReport r = scanTrace(t); !r.empty())
+    reportNonFinite(r.summary(), a.keep_going);
+
+  if (c.hasEncoder()) std::cout << "source: " << joinTokens(t.src_tokens[0]) << "\n";
+  if (c.hasDecoder()) std::cout << "target: " << joinTokens(t.tgt_tokens[0]) << "\n";
+  if (!t.logits.empty()) {
+    const int V = (int)t.logits.dim(2), n = (int)t.logits.dim(1);
+    const Vocabulary& out = m.vocab(c.hasDecoder() ? Side::Target : Side::Source);
+    std::vector<std::string> next;
+    for (int i = 0; i < n; ++i) {
+      const int best = argmaxRow(t.logitsRow(0, i), V);
+      next.push_back(best < 0 ? "NaN" : out.token(best));
+    }
+    std::cout << "argmax: " << joinTokens(next) << "\n";
+  }
+  if (!t.class_logits.empty()) {
+    const int C = (int)t.class_logits.dim(1);
+    const float* l = t.class_logits.ptr();
+    const float mx = *std::max_element(l, l + C);
+    double sum = 0;
+    for (int k = 0; k < C; ++k) sum += std::exp((double)l[k] - mx);
+    std::cout << "classes:";
+    for (int k = 0; k < C; ++k)
+      std::cout << " " << safe(c.classLabel(k)) << " " << std::fixed << std::setprecision(3)
+                << std::exp((double)l[k] - mx) / sum;
+    std::cout << "\n";
+  }
+  std::cout << "forward pass: " << std::fixed << std::setprecision(2) << t.elapsed_ms << " ms on "
+            << m.backend().description() << "\n";
+  if (!a.dump.empty()) {
+    dumpTrace(t, a.dump);
+    std::cout << "wrote the trace to " << safe(a.dump) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command addRunCommand(CLI::App& cli) {
+  auto* cmd = cli.add_subcommand(
+      "run",
+      "one forward pass with the whole attention trace (greedy-decodes the target first when an "
+      "encoder-decoder gets no --tgt)");
+  auto a = std::make_shared<RunArgs>();
+  addModelArgs(cmd, a->model);
+  addInputArgs(cmd, a->input, true);
+  cmd->add_option("--dump", a->dump,
+                  "write the trace as NumPy files: enc_self_*.npy, dec_self_*.npy, cross_*.npy "
+                  "[L,H,Tq,Tk], logits.npy, class_logits.npy, hidden.npy, tokens.json")
+      ->type_name("DIR");
+  cmd->add_option("--max-len", a->max_new_tokens,
+                  "decode at most N new target tokens (default: source length + 5)")
+      ->check(CLI::Range(1, ConfigLimits::kMaxLen))
+      ->type_name("N");
+  cmd->add_flag("--no-padding-mask", a->no_padding_mask, "switch the padding mask off");
+  cmd->add_flag("--no-subsequent-mask", a->no_subsequent_mask,
+                "switch the decoder's look-ahead mask off");
+  cmd->add_flag("--qkv", a->qkv, "keep each head's q, k, v vectors (KIND_{q,k,v}.npy in the dump)");
+  addKeepGoing(cmd, a->keep_going);
+  return {cmd, [a] { return runRun(*a); }};
+}
+
+}  // namespace attnviz::cli

@@ -1,0 +1,44 @@
+// What the teaching views (architecture, inside a cell, head statistics, before / after, search)
+// share: signed heatmaps on a diverging scale, summaries of activations, number formatting, the
+// token labels of one sentence, and the registration of the views in the main window.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <vector>
+
+#include "heatmap.h"
+#include "trace.h"
+
+namespace attnviz::gui {
+
+class AppState;
+class MainWindow;
+class View;
+
+// The teaching views, in tab order: Architecture, Inside a cell, Head statistics, Before / after,
+// Search (the window adds them to its views and tabs) …
+std::vector<View*> makeTeachingViews(AppState* state);
+// … then this connects them to the window (clicking an attention block opens the Attention view)
+// and puts the head-statistics badges on the Overview's thumbnails.
+void connectTeachingViews(MainWindow* window);
+
+// A [rows, cols] matrix of signed values on a scale symmetric around 0 (for the RdBu colormap):
+// vmin = −vmax = −max |value| (1 when all are 0).
+HeatmapData signedHeatmap(std::vector<float> values, int rows, int cols, const QString& title,
+                          const QString& value_name);
+
+// Mean, standard deviation, extremes of a [rows, cols] matrix, and the mean L2 norm of its rows.
+struct MatrixSummary {
+  double mean = 0, std = 0, min = 0, max = 0, row_norm = 0;
+};
+MatrixSummary summarize(const float* values, int rows, int cols);
+QString summaryText(const MatrixSummary& s);
+
+// "0.1235", "−1.2e−05", "—" for NaN: numbers as the teaching views print them.
+QString num(double v, int decimals = 4);
+
+// The tokens of sentence b on one side of the trace (source or target), padded as the trace is.
+QStringList sideTokens(const Trace& trace, Side side, int b);
+
+}  // namespace attnviz::gui

@@ -1,0 +1,130 @@
+// A benchmark of the application's interactions (not a test: nothing here asserts a time).
+// The tutorial's full size (6+6 layers, d_model 512, 8 heads, d_ff 2048, random weights) in the
+// main window, offscreen, with a source of N tokens: the time from a key press's action (step
+// forward, step back, a layer or head switch) until the views have repainted, median and min of
+// several repeats.
+// usage: bench_gui [--tokens 512] [--target 24] [--repeat 15]
+#include <QApplication>
+#include <QElapsedTimer>
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cpu_backend.h"
+#include "engine.h"
+#include "main_window.h"
+#include "weights.h"
+
+using namespace attnviz;
+using namespace attnviz::gui;
+
+namespace {
+
+int intArg(const QStringList& args, const QString& name, int fallback) {
+  const int i = args.indexOf(name);
+  return i >= 0 && i + 1 < args.size() ? args[i + 1].toInt() : fallback;
+}
+
+// Runs the GUI's event loop until the engine is idle and every pending paint is done.
+void settle(MainWindow& w) {
+  w.engine()->waitUntilIdle(600000);
+  QCoreApplication::processEvents();
+  w.repaint();  // paint now, as a visible window would on the next frame
+  QCoreApplication::processEvents();
+}
+
+struct Timing {
+  double median = 0, min = 0;
+};
+
+Timing measure(int repeat, const std::function<void()>& act, MainWindow& w) {
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    QElapsedTimer t;
+    t.start();
+    act();
+    settle(w);
+    ms.push_back(t.nsecsElapsed() / 1e6);
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms.front()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  qputenv("QT_QPA_PLATFORM",
+          qgetenv("QT_QPA_PLATFORM").isEmpty() ? "offscreen" : qgetenv("QT_QPA_PLATFORM"));
+  QApplication app(argc, argv);
+  const QStringList args = app.arguments();
+  const int tokens = intArg(args, "--tokens", 512), target = intArg(args, "--target", 24),
+            repeat = intArg(args, "--repeat", 15);
+
+  MainWindow::Options o;
+  o.use_settings = false;
+  MainWindow w(o);
+  w.resize(1400, 900);
+  w.show();
+  const ModelConfig c = tutorialSizeConfig();
+  auto model = std::make_shared<Model>(makeRandomModel(c, 1234), makeCpuBackend());
+  w.engine()->setModel(model, QStringLiteral("tutorial size (random weights)"));
+  QStringList words;
+  for (int i = 0; i < tokens; ++i)
+    words << QString::fromStdString(c.src_vocab[size_t(3 + i % 990)]);
+  w.engine()->setMaxNewTokens(target);
+  QElapsedTimer t;
+  t.start();
+  w.engine()->run(words.join(' '), QString());
+  settle(w);
+  std::printf("model: %d+%d layers, d_model %d, %d heads, d_ff %d; %s\n", c.n_encoder_layers,
+              c.n_decoder_layers, c.d_model, c.n_heads, c.d_ff,
+              model->backend().description().c_str());
+  std::printf("first run (encode %d tokens, decode %d): %.0f ms\n", tokens, target,
+              t.nsecsElapsed() / 1e6);
+  auto snap = w.engine()->snapshot();
+  std::printf("target positions: %d\n", snap && snap->trace ? snap->trace->tgt_len : 0);
+  auto row = [&](const char* what, Timing s) {
+    std::printf("  %-34s %8.1f ms  (min %.1f)\n", what, s.median, s.min);
+    std::fflush(stdout);
+  };
+  std::printf("median of %d (the action until the views have repainted):\n", repeat);
+  // Step back then forward again: each measured separately.
+  std::vector<double> back, fwd;
+  Timing b = measure(
+      repeat, [&] { w.engine()->stepBack(); }, w);
+  row("step back (one position, repeated)", b);
+  Timing f = measure(
+      repeat, [&] { w.engine()->stepForward(); }, w);
+  row("step forward (one position, repeated)", f);
+  for (const char* view : {"attention", "overview", "masks", "decoding"}) {
+    w.setCurrentView(QString::fromLatin1(view));
+    settle(w);
+    Timing s = measure(
+        repeat,
+        [&] {
+          AttentionSelection sel = w.state()->selection();
+          sel.layer = (sel.layer + 1) % c.n_decoder_layers;
+          w.state()->setSelection(sel);
+        },
+        w);
+    row((std::string("layer switch, ") + view + " view").c_str(), s);
+    Timing h = measure(
+        repeat,
+        [&] {
+          AttentionSelection sel = w.state()->selection();
+          sel.head = sel.head + 1 >= c.n_heads ? -1 : sel.head + 1;
+          w.state()->setSelection(sel);
+        },
+        w);
+    row((std::string("head switch, ") + view + " view").c_str(), h);
+    Timing sb = measure(
+        repeat, [&] { w.engine()->stepBack(); }, w);
+    row((std::string("step back, ") + view + " view").c_str(), sb);
+    Timing sf = measure(
+        repeat, [&] { w.engine()->stepForward(); }, w);
+    row((std::string("step forward, ") + view + " view").c_str(), sf);
+  }
+  return 0;
+}

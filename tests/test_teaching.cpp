@@ -1,0 +1,650 @@
+// Qt Test suite of the teaching views (offscreen): the architecture drawn from the config with the
+// run's shapes, inside one attention cell, head statistics, before / after, and search. Every
+// number a view shows is checked against the core (which test_teaching_core checks against
+// PyTorch and hand-computed cases); each view is rendered to build/screenshots on every bundled
+// model.
+#include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QtTest/QtTest>
+#include <cmath>
+#include <memory>
+
+#include "architecture_view.h"
+#include "attention_view.h"
+#include "bundled.h"
+#include "cell_view.h"
+#include "compare_view.h"
+#include "cpu_backend.h"
+#include "decoding.h"
+#include "head_stats.h"
+#include "head_stats_view.h"
+#include "heatmap.h"
+#include "main_window.h"
+#include "overview_view.h"
+#include "search.h"
+#include "search_view.h"
+#include "weights.h"
+#include "widgets.h"
+
+using namespace attnviz;
+using namespace attnviz::gui;
+
+namespace {
+
+QString dataModel(const char* name) {
+  return QStringLiteral(ATTNVIZ_TEST_DATA "/%1.safetensors").arg(QLatin1String(name));
+}
+
+QStringList bundledNames() {
+  QStringList names;
+  for (const auto& m : listBundledModels()) names << QString::fromStdString(m.name);
+  return names;
+}
+
+// A window on `model`, its first run done, showing `view`.
+std::unique_ptr<MainWindow> window(const QString& model, const QString& view = {},
+                                   const QString& src = {}) {
+  MainWindow::Options o;
+  o.model = model;
+  o.src = src;
+  o.view = view;
+  o.use_settings = false;
+  auto w = std::make_unique<MainWindow>(o);
+  w->resize(1400, 900);
+  w->show();
+  QSignalSpy first(w.get(), &MainWindow::firstRunFinished);
+  w->start();
+  if (first.isEmpty()) first.wait(60000);
+  w->engine()->waitUntilIdle(60000);
+  // A view that starts its own job when shown (compare, search) has queued it: let it run.
+  QTest::qWait(20);
+  w->engine()->waitUntilIdle(60000);
+  return w;
+}
+
+bool settle(MainWindow& w) {
+  QTest::qWait(20);  // queued jobs of the views start
+  return w.engine()->waitUntilIdle(60000);
+}
+
+template <class V>
+V* viewOf(MainWindow& w) {
+  return w.findChild<V*>();
+}
+
+const Trace& traceOf(MainWindow& w) {
+  return *w.engine()->snapshot()->trace;
+}
+
+bool close(double a, double b, double rel) {
+  return std::abs(a - b) <= rel * std::max(1.0, std::abs(b));
+}
+
+}  // namespace
+
+class TeachingTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName(QStringLiteral("attnviz-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_teaching"));
+    if (bundledNames().isEmpty()) QSKIP("no bundled model found (resources/models)");
+  }
+
+  // ---- architecture ----------------------------------------------------------------------------
+
+  void architectureFromConfig_data() {
+    QTest::addColumn<QString>("path");
+    for (const QString& n : bundledNames())
+      QTest::newRow(n.toUtf8().constData())
+          << QStringLiteral(ATTNVIZ_SOURCE_DIR "/resources/models/%1.safetensors").arg(n);
+    for (const char* n : {"bert003", "classifier003", "gpt003", "encoder001", "torch_pre"})
+      QTest::newRow(n) << dataModel(n);
+  }
+
+  // What is drawn follows the config: the stacks, the attention kinds, pre- or post-norm, the
+  // final norms and the heads; every block explains itself.
+  void architectureFromConfig() {
+    QFETCH(QString, path);
+    auto lm = loadModel(path.toStdString());
+    const ModelConfig& c = lm->config;
+    const ArchLayout L = layoutArchitecture(c, {}, 0, 0);
+    QCOMPARE(L.find("enc.self") != nullptr, c.hasEncoder());
+    QCOMPARE(L.find("dec.self") != nullptr, c.hasDecoder());
+    QCOMPARE(L.find("dec.cross") != nullptr, c.hasCross());
+    QCOMPARE(L.find("enc.final_norm") != nullptr, c.hasEncoder() && c.final_norm);
+    QCOMPARE(L.find("dec.final_norm") != nullptr, c.hasDecoder() && c.final_norm);
+    QCOMPARE(L.find("head.classifier") != nullptr, c.classHead() != ClassHead::None);
+    QCOMPARE(L.find("head.linear") != nullptr, c.tokenHead() != TokenHead::None);
+    QCOMPARE(int(L.frames.size()), int(c.hasEncoder()) + int(c.hasDecoder()));
+    const QString p = c.hasEncoder() ? QStringLiteral("enc") : QStringLiteral("dec");
+    const ArchBlock* attn = L.find(p + ".self");
+    const ArchBlock* norm = L.find(p + ".norm_self");
+    QVERIFY(attn && norm);
+    if (c.norm == NormPlacement::Pre) {
+      // Pre-norm: the norm below the attention (the figure reads upwards), then an Add.
+      QCOMPARE(norm->type, ArchBlock::Type::Norm);
+      QVERIFY(norm->rect.top() > attn->rect.top());
+      QVERIFY(L.find(p + ".add_self") && L.find(p + ".add_self")->rect.top() < attn->rect.top());
+    } else {
+      QCOMPARE(norm->type, ArchBlock::Type::AddNorm);
+      QVERIFY(norm->rect.top() < attn->rect.top());
+      QVERIFY(!L.find(p + ".add_self"));
+    }
+    // One residual arrow per sublayer of the drawn layer(s).
+    int residuals = 0;
+    for (const auto& a : L.arrows) residuals += a.residual;
+    const int sublayers = (c.hasEncoder() ? 2 : 0) + (c.hasDecoder() ? (c.hasCross() ? 3 : 2) : 0);
+    QCOMPARE(residuals, sublayers);
+    for (const auto& b : L.blocks) {
+      if (b.type != ArchBlock::Type::Output) QVERIFY2(!b.tooltip.isEmpty(), qPrintable(b.id));
+      QVERIFY2(L.size.width() >= b.rect.right() && L.size.height() >= b.rect.bottom(),
+               qPrintable(b.id));
+      for (const auto& o : L.blocks)
+        QVERIFY2(&o == &b || !o.rect.intersects(b.rect), qPrintable(b.id + " overlaps " + o.id));
+    }
+  }
+
+  // Shapes with this run's numbers; hover and click: attention opens the Attention view, the
+  // embedding shows the stack's input (checked against the first layer's queries), the output
+  // projection shows the logits.
+  void architectureShapesAndClicks() {
+    auto w = window(QStringLiteral("reorder"), QStringLiteral("architecture"));
+    auto* v = viewOf<ArchitectureView>(*w);
+    QVERIFY(v);
+    v->refreshNow();
+    const Trace& t = traceOf(*w);
+    const ModelConfig& c = w->engine()->model()->config();
+    const ArchLayout& L = v->diagram()->archLayout();
+    QStringList shapes;
+    for (const auto& a : L.arrows) shapes << a.shape;
+    const QString enc_stream = QStringLiteral("[1, %1, %2]").arg(t.src_len).arg(c.d_model);
+    const QString dec_stream = QStringLiteral("[1, %1, %2]").arg(t.tgt_len).arg(c.d_model);
+    const QString logits = QStringLiteral("[1, %1, %2]").arg(t.tgt_len).arg(c.tgt_vocab.size());
+    QVERIFY2(shapes.contains(enc_stream), qPrintable(shapes.join(" | ")));
+    QVERIFY(shapes.contains(dec_stream));
+    QVERIFY(shapes.contains(logits));
+    QVERIFY(shapes.contains(QStringLiteral("[1, %1]").arg(t.src_len)));
+    QVERIFY(
+        L.find("dec.cross")
+            ->detail.contains(
+                QStringLiteral("[1, %1, %2, %3]").arg(c.n_heads).arg(t.tgt_len).arg(t.src_len)));
+
+    // Hover: the block under the mouse explains itself.
+    const QRectF cross = v->diagram()->blockRect(QStringLiteral("dec.cross"));
+    QVERIFY(!cross.isEmpty());
+    QCOMPARE(v->diagram()->blockAt(cross.center())->id, QStringLiteral("dec.cross"));
+
+    // ◀ ▶ choose the layer; clicking the attention block opens that layer in the Attention view.
+    const QRectF next = v->diagram()->frameChooser(Side::Target, true);
+    const int before = L.find("dec.cross")->layer;
+    QTest::mouseClick(v->diagram(), Qt::LeftButton, {}, next.center().toPoint());
+    const int after = v->diagram()->archLayout().find("dec.cross")->layer;
+    QCOMPARE(after, before + 1 < c.n_decoder_layers ? before + 1 : before);
+    const QRectF prev = v->diagram()->frameChooser(Side::Target, false);
+    QTest::mouseClick(v->diagram(), Qt::LeftButton, {}, prev.center().toPoint());
+    QCOMPARE(v->diagram()->archLayout().find("dec.cross")->layer, 0);
+    QTest::mouseClick(v->diagram(), Qt::LeftButton, {},
+                      v->diagram()->blockRect(QStringLiteral("enc.self")).center().toPoint());
+    QCOMPARE(w->currentView()->name(), QStringLiteral("attention"));
+    QCOMPARE(w->state()->selection().kind, AttentionKind::EncoderSelf);
+    w->setCurrentView(QStringLiteral("architecture"));
+
+    // The embedding: token rows + positions, which W_Q of layer 1 turns into the trace's queries.
+    QTest::mouseClick(v->diagram(), Qt::LeftButton, {},
+                      v->diagram()->blockRect(QStringLiteral("enc.embedding")).center().toPoint());
+    QCOMPARE(v->shownBlock(), QStringLiteral("enc.embedding"));
+    const HeatmapData& out = v->outputHeatmap()->data();
+    QCOMPARE(out.rows, t.src_len);
+    QCOMPARE(out.cols, c.d_model);
+    const AttentionBlock& e0 = *t.block(AttentionKind::EncoderSelf, 0);
+    QVERIFY(e0.hasQkv());
+    const LinearWeights& wq = w->engine()->model()->loaded().weights.encoder.layers[0].self_attn.q;
+    double worst = 0;
+    for (int i = 0; i < t.src_len; ++i)
+      for (int h = 0; h < c.n_heads; ++h)
+        for (int k = 0; k < c.d_k; ++k) {
+          const int row = h * c.d_k + k;
+          double q = wq.bias.empty() ? 0.0 : wq.bias.data[size_t(row)];
+          for (int x = 0; x < c.d_model; ++x)
+            q += double(wq.weight.data[size_t(row) * c.d_model + x]) * out.value(i, x);
+          worst = std::max(worst, std::abs(q - e0.qRow(0, h, i)[k]) / std::max(1.0, std::abs(q)));
+        }
+    QVERIFY2(worst < 1e-4, qPrintable(QString::number(worst)));
+    // The output projection: the trace's hidden states in, its logits out.
+    v->activateBlock(QStringLiteral("head.linear"));
+    const HeatmapData& lg = v->outputHeatmap()->data();
+    QCOMPARE(lg.rows, t.tgt_len);
+    QCOMPARE(lg.cols, int(t.logits.dim(2)));
+    for (int i = 0; i < lg.rows; ++i) QCOMPARE(lg.value(i, 3), t.logitsRow(0, i)[3]);
+    QVERIFY(v->detailsLabel()->text().contains(QStringLiteral("mean")));
+    // A feed-forward block: its activations are shown when the trace has them …
+    v->activateBlock(QStringLiteral("enc.ffn"));
+    QVERIFY(v->detailsLabel()->text().contains(QStringLiteral("does not record")));
+    Trace with = t;
+    SublayerActivation act;
+    act.side = Side::Source;
+    act.layer = 0;
+    act.sublayer = Sublayer::FeedForward;
+    act.input =
+        Tensor({1, t.src_len, c.d_model}, std::vector<float>(size_t(t.src_len) * c.d_model, 0.5f));
+    act.output =
+        Tensor({1, t.src_len, c.d_model}, std::vector<float>(size_t(t.src_len) * c.d_model, -2.0f));
+    with.activations.push_back(act);
+    const BlockActivations a = blockActivations(*v->diagram()->archLayout().find("enc.ffn"),
+                                                *w->engine()->model(), with, 0);
+    QCOMPARE(a.rows, t.src_len);
+    QCOMPARE(a.input.front(), 0.5f);
+    QCOMPARE(a.output.back(), -2.0f);
+    QVERIFY(a.note.isEmpty());
+  }
+
+  // ---- inside a cell -------------------------------------------------------------------------
+
+  void cellBreakdownSumsToStoredScore_data() {
+    QTest::addColumn<QString>("model");
+    for (const QString& n : bundledNames()) QTest::newRow(n.toUtf8().constData()) << n;
+    QTest::newRow("gpt003") << dataModel("gpt003");
+    QTest::newRow("bert003") << dataModel("bert003");
+  }
+
+  void cellBreakdownSumsToStoredScore() {
+    QFETCH(QString, model);
+    // The test models have no examples: a sentence of their words.
+    QString src;
+    if (model.endsWith(QLatin1String("gpt003.safetensors"))) src = QStringLiteral("the cat sat on");
+    if (model.endsWith(QLatin1String("bert003.safetensors")))
+      src = QStringLiteral("[CLS] hello how are you [SEP] i am fine [SEP]");
+    auto w = window(model, QStringLiteral("cell"), src);
+    QVERIFY2(w->engine()->snapshot() && w->engine()->snapshot()->trace,
+             qPrintable(w->messageBar()->text()));
+    auto* v = viewOf<CellView>(*w);
+    const Trace& t = traceOf(*w);
+    const float fill = w->engine()->model()->config().mask_fill;
+    int checked = 0, masked = 0;
+    for (const AttentionBlock& a : t.blocks) {
+      QVERIFY(a.hasQkv());
+      for (int h = 0; h < a.heads; h += std::max(1, a.heads - 1)) {
+        AttentionSelection s{a.kind, a.layer, h, 0};
+        w->state()->setSelection(s);
+        for (int i = 0; i < a.q_len; i += std::max(1, a.q_len / 3))
+          for (int j = 0; j < a.k_len; ++j) {
+            v->selectCell(i, j);
+            const CellBreakdown* c = v->breakdownWidget()->breakdown();
+            QVERIFY(c);
+            QCOMPARE(c->i, i);
+            QCOMPARE(c->j, j);
+            double sum = 0;
+            for (size_t x = 0; x < c->product.size(); ++x) {
+              QCOMPARE(c->product[x], c->q[x] * c->k[x]);
+              sum += c->product[x];
+            }
+            QVERIFY(close(sum, c->dot, 1e-5));
+            // The breakdown sums to the score the model stored …
+            QVERIFY2(close(c->dot / std::sqrt(double(a.d_k)), a.score(0, h, i, j), 1e-4),
+                     qPrintable(QStringLiteral("%1 layer %2 head %3 (%4, %5): %6 vs %7")
+                                    .arg(attentionKindName(a.kind))
+                                    .arg(a.layer)
+                                    .arg(h)
+                                    .arg(i)
+                                    .arg(j)
+                                    .arg(c->score)
+                                    .arg(a.score(0, h, i, j))));
+            // … and its softmax to the stored probability.
+            QVERIFY(std::abs(c->prob - a.prob(0, h, i, j)) < 1e-5);
+            QCOMPARE(c->masked, a.masked(0, i, j));
+            if (c->masked) {
+              ++masked;
+              QCOMPARE(c->prob, 0.0);
+            }
+            ++checked;
+          }
+      }
+    }
+    QVERIFY(checked > 50);
+    if (t.has(AttentionKind::DecoderSelf)) QVERIFY(masked > 0);  // the look-ahead mask's cells
+    (void)fill;
+    // A click on the heatmap picks the cell.
+    w->state()->setSelection({t.blocks.back().kind, t.blocks.back().layer, 0, 0});
+    v->refreshNow();
+    const QRectF r = v->heatmap()->cellRect(0, 1);
+    QTest::mouseClick(v->heatmap(), Qt::LeftButton, {}, r.center().toPoint());
+    QCOMPARE(v->cellRow(), 0);
+    QCOMPARE(v->cellColumn(), 1);
+    QVERIFY(v->breakdownWidget()->barRect(1).height() >= 1);
+  }
+
+  // ---- head statistics -----------------------------------------------------------------------
+
+  void headStatisticsTable() {
+    auto w = window(QStringLiteral("reverse"), QStringLiteral("heads"),
+                    QStringLiteral("a 3 b 7 x 5 q 2"));
+    auto* v = viewOf<HeadStatsView>(*w);
+    QAbstractItemModelTester tester(v->model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxy_tester(v->proxy(),
+                                          QAbstractItemModelTester::FailureReportingMode::QtTest);
+    v->refreshNow();
+    const Trace& t = traceOf(*w);
+    const auto want = headStatistics(t, w->engine()->model()->config(), 0);
+    HeadStatsModel* m = v->model();
+    QCOMPARE(m->rowCount(), int(want.size()));
+    QCOMPARE(m->rowCount(), int(t.blocks.size()) * t.heads());
+    for (int r = 0; r < m->rowCount(); ++r) {
+      const HeadStats& s = m->stats()[size_t(r)];
+      QCOMPARE(s.kind, want[size_t(r)].kind);
+      QCOMPARE(m->index(r, HeadStatsModel::Entropy).data(HeadStatsModel::SortRole).toDouble(),
+               want[size_t(r)].entropy);
+      const double mono =
+          m->index(r, HeadStatsModel::Monotonicity).data(HeadStatsModel::SortRole).toDouble();
+      QVERIFY(std::isnan(mono) == std::isnan(want[size_t(r)].monotonicity));
+      QCOMPARE(m->index(r, HeadStatsModel::Pattern).data().toString(), headBadge(want[size_t(r)]));
+    }
+    // The reversal model has a head that reads the source backwards.
+    bool reversed = false;
+    for (const auto& s : want) reversed = reversed || headBadge(s) == QStringLiteral("reversed");
+    QVERIFY(reversed);
+    // Sorting by a column orders the numbers, "does not apply" last.
+    v->table()->sortByColumn(HeadStatsModel::Diagonal, Qt::AscendingOrder);
+    HeadStatsProxy* p = v->proxy();
+    double last = -1;
+    bool nan_seen = false;
+    for (int r = 0; r < p->rowCount(); ++r) {
+      const double x =
+          p->index(r, HeadStatsModel::Diagonal).data(HeadStatsModel::SortRole).toDouble();
+      if (std::isnan(x)) {
+        nan_seen = true;
+        continue;
+      }
+      QVERIFY(!nan_seen && x >= last);
+      last = x;
+    }
+    // Find heads like this one: the chosen head first, at distance 0.
+    w->state()->setSelection({AttentionKind::Cross, 0, 1, 0});
+    v->findLikeSelected();
+    const QModelIndex top = p->mapToSource(p->index(0, 0));
+    const HeadStats& first = m->stats()[size_t(top.row())];
+    QCOMPARE(first.kind, AttentionKind::Cross);
+    QCOMPARE(first.head, 1);
+    QCOMPARE(m->likeness(top.row()), 0.0);
+    QVERIFY(m->likeness(p->mapToSource(p->index(1, 0)).row()) >= 0);
+    // Selecting a row selects that head everywhere.
+    v->table()->selectRow(3);
+    const HeadStats& third = m->stats()[size_t(p->mapToSource(p->index(3, 0)).row())];
+    QCOMPARE(w->state()->selection().layer, third.layer);
+    QCOMPARE(w->state()->selection().head, third.head);
+    // CSV: one line per head after the header, as the core writes it.
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("heads.csv"));
+    QVERIFY(v->exportCsv(file));
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray csv = f.readAll();
+    QCOMPARE(csv, QByteArray::fromStdString(headStatsCsv(want)));
+    QCOMPARE(csv.count("\r\n"), int(want.size()) + 1);
+    // Badges on the Overview's thumbnails.
+    w->state()->setKind(AttentionKind::Cross);
+    w->setCurrentView(QStringLiteral("overview"));
+    auto* overlay = w->overviewView()->grid()->findChild<HeadBadgeOverlay*>();
+    QVERIFY(overlay);
+    int badges = 0;
+    for (const auto& s : want)
+      if (s.kind == AttentionKind::Cross) {
+        QCOMPARE(overlay->badge(s.layer, s.head), headBadge(s));
+        badges += !headBadge(s).isEmpty();
+      }
+    QVERIFY(badges > 0);
+    const QImage with = w->overviewView()->grid()->grab().toImage();
+    overlay->hide();
+    const QImage without = w->overviewView()->grid()->grab().toImage();
+    overlay->show();
+    QVERIFY(with != without);  // the badges are drawn
+  }
+
+  // ---- before / after ------------------------------------------------------------------------
+
+  // The look-ahead mask off in B: the leak in one picture; B − A is B's minus A's probabilities.
+  void compareMaskLeak() {
+    auto w = window(QStringLiteral("reorder"), QStringLiteral("compare"));
+    auto* v = viewOf<CompareView>(*w);
+    QVERIFY(settle(*w));
+    w->state()->setSelection({AttentionKind::DecoderSelf, 0, 0, 0});
+    v->lookAheadMask()->setChecked(false);
+    QVERIFY(v->compare());
+    QVERIFY(settle(*w));
+    const Trace& A = *v->runA().trace;
+    const Trace& B = *v->runB().trace;
+    const AttentionBlock& a = *A.block(AttentionKind::DecoderSelf, 0);
+    const AttentionBlock& b = *B.block(AttentionKind::DecoderSelf, 0);
+    double future_a = 0, future_b = 0;
+    for (int i = 0; i < a.q_len; ++i)
+      for (int j = i + 1; j < a.k_len; ++j) {
+        future_a += a.prob(0, 0, i, j);
+        future_b += b.prob(0, 0, i, j);
+      }
+    QCOMPARE(future_a, 0.0);
+    QVERIFY(future_b > 0.1);
+    // A is the current run.
+    const Trace& now = traceOf(*w);
+    for (int i = 0; i < a.q_len; ++i)
+      QVERIFY(std::abs(a.prob(0, 0, i, 0) -
+                       now.block(AttentionKind::DecoderSelf, 0)->prob(0, 0, i, 0)) < 1e-6);
+    const HeatmapData& d = v->heatmapDiff()->data();
+    QCOMPARE(d.rows, a.q_len);
+    for (int i = 0; i < d.rows; ++i)
+      for (int j = 0; j < d.cols; ++j)
+        QCOMPARE(d.value(i, j), b.prob(0, 0, i, j) - a.prob(0, 0, i, j));
+    QVERIFY(d.vmin < 0 || d.vmax > 0);
+    QVERIFY(!v->outputLabel()->text().isEmpty());
+    // Rollout: A's and B's rollouts as the core computes them.
+    v->valuesCombo()->setCurrentIndex(1);
+    const auto want = attentionRollout(A, AttentionKind::DecoderSelf, 0, 0);
+    const HeatmapData& ra = v->heatmapA()->data();
+    for (int i = 0; i < ra.rows; ++i)
+      for (int j = 0; j < ra.cols; ++j) QCOMPARE(ra.value(i, j), want[size_t(i) * ra.cols + j]);
+    v->valuesCombo()->setCurrentIndex(0);
+  }
+
+  // A switched-off head in B: the same logits as the core's forward pass with that head off
+  // (which test_teaching_core compares with PyTorch); earlier layers do not move, later ones do.
+  void compareSwitchedOffHead() {
+    auto w = window(QStringLiteral("reorder"), QStringLiteral("compare"));
+    auto* v = viewOf<CompareView>(*w);
+    QVERIFY(settle(*w));
+    w->state()->setSelection({AttentionKind::EncoderSelf, 0, 2, 0});
+    HeadIntervention off{AttentionKind::EncoderSelf, 0, 2, true, 1.0f};
+    v->addIntervention(off);
+    QVERIFY(v->compare());
+    QVERIFY(settle(*w));
+    const Trace& A = *v->runA().trace;
+    const Trace& B = *v->runB().trace;
+    Inputs in;
+    in.src = A.src_ids;
+    in.tgt = A.tgt_ids;
+    ForwardOptions o;
+    o.interventions = {off};
+    const Trace want = w->engine()->model()->forward(in, o);
+    QCOMPARE(B.logits.data.size(), want.logits.data.size());
+    for (size_t k = 0; k < want.logits.data.size(); ++k)
+      QCOMPARE(B.logits.data[k], want.logits.data[k]);
+    double moved = 0;
+    for (size_t k = 0; k < A.logits.data.size(); ++k)
+      moved = std::max(moved, double(std::abs(A.logits.data[k] - B.logits.data[k])));
+    QVERIFY(moved > 0.1);
+    const auto change = changePerHead(A, B, AttentionKind::EncoderSelf, 0);
+    const int H = A.heads();
+    for (int h = 0; h < H; ++h) QCOMPARE(change[size_t(h)], 0.0f);  // layer 1: before the change
+    double later = 0;
+    for (int h = 0; h < H; ++h) later += change[size_t(H + h)];
+    QVERIFY(later > 0);  // layer 2 sees layer 1's changed output
+    QCOMPARE(v->changeGrid()->data().rows, 2);
+    // Another source sentence (one word changed): its labels say so.
+    v->clearInterventions();
+    QString src = v->sourceEdit()->text();
+    const QString word = src.section(' ', 2, 2);
+    v->sourceEdit()->setText(src.replace(' ' + word + ' ', QStringLiteral(" big ")));
+    w->state()->setSelection({AttentionKind::EncoderSelf, 0, -1, 0});
+    QVERIFY(v->compare());
+    QVERIFY(settle(*w));
+    QVERIFY2(v->heatmapDiff()->data().col_labels.join(' ').contains(QStringLiteral("→big")) ||
+                 word == QStringLiteral("big"),
+             qPrintable(v->heatmapDiff()->data().col_labels.join(' ')));
+  }
+
+  // ---- search --------------------------------------------------------------------------------
+
+  void searchBeamTreeAndLoad() {
+    auto w = window(QStringLiteral("reorder"), QStringLiteral("search"));
+    auto* v = viewOf<SearchView>(*w);
+    QVERIFY(settle(*w));
+    v->methodCombo()->setCurrentIndex(int(SearchView::Method::Beam));
+    v->beamWidth()->setValue(3);
+    v->lengthPenalty()->setValue(0.0);
+    QVERIFY(v->search());
+    QVERIFY(settle(*w));
+    const BeamResult* r = v->tree()->result();
+    QVERIFY(r);
+    const Model& m = *w->engine()->model();
+    const auto snap = w->engine()->snapshot();
+    BeamOptions o;
+    o.width = 3;
+    o.pruned_shown = 2;
+    const BeamResult want = beamSearch(m, snap->src_ids, {m.config().bos_id}, o);
+    QCOMPARE(r->final.size(), want.final.size());
+    for (size_t k = 0; k < want.final.size(); ++k) {
+      QCOMPARE(r->path(r->final[k]), want.path(want.final[k]));
+      QCOMPARE(r->nodes[size_t(r->final[k])].score, want.nodes[size_t(want.final[k])].score);
+    }
+    QCOMPARE(r->path(r->best()), greedyDecode(m, snap->src_ids));
+    // Every node is drawn, none on another.
+    for (size_t k = 0; k < r->nodes.size(); ++k) {
+      const QRectF a = v->tree()->nodeRect(int(k));
+      QVERIFY(!a.isEmpty());
+      for (size_t j = 0; j < k; ++j) QVERIFY(!a.intersects(v->tree()->nodeRect(int(j))));
+    }
+    // Pick the second-best hypothesis and load it into every view.
+    const int second = r->final.size() > 1 ? r->final[1] : r->final[0];
+    QTest::mouseClick(v->tree(), Qt::LeftButton, {},
+                      v->tree()->nodeRect(second).center().toPoint());
+    QCOMPARE(v->tree()->selected(), second);
+    QVERIFY(v->loadSelected());
+    QVERIFY(settle(*w));
+    const std::vector<int> path = r->path(second);
+    std::vector<int> fed{m.config().bos_id};
+    fed.insert(fed.end(), path.begin(), path.end() - 1);
+    QCOMPARE(traceOf(*w).tgt_ids[0], fed);
+    QCOMPARE(w->engine()->snapshot()->steps.back().chosen_id, path.back());
+  }
+
+  void samplingIsReproducible() {
+    auto w = window(QStringLiteral("reorder"), QStringLiteral("search"));
+    auto* v = viewOf<SearchView>(*w);
+    QVERIFY(settle(*w));
+    v->methodCombo()->setCurrentIndex(int(SearchView::Method::Sampling));
+    v->temperature()->setValue(2.5);
+    v->topK()->setValue(20);
+    v->topP()->setValue(0.95);
+    v->seed()->setValue(7);
+    v->samples()->setValue(3);
+    QVERIFY(v->search());
+    QVERIFY(settle(*w));
+    const auto first = v->sampleResults();
+    QCOMPARE(int(first.size()), 3);
+    QCOMPARE(v->sampleTable()->rowCount(), 3);
+    const Model& m = *w->engine()->model();
+    for (int k = 0; k < 3; ++k) {
+      SamplingOptions o;
+      o.temperature = 2.5f;
+      o.top_k = 20;
+      o.top_p = 0.95f;
+      o.seed = uint64_t(7 + k);
+      QCOMPARE(first[size_t(k)].ids, sampleDecode(m, w->engine()->snapshot()->src_ids, {}, o).ids);
+    }
+    QVERIFY(v->search());
+    QVERIFY(settle(*w));
+    for (int k = 0; k < 3; ++k) QCOMPARE(v->sampleResults()[size_t(k)].ids, first[size_t(k)].ids);
+  }
+
+  // ---- screenshots ---------------------------------------------------------------------------
+
+  void screenshots_data() {
+    QTest::addColumn<QString>("model");
+    for (const QString& n : bundledNames()) QTest::newRow(n.toUtf8().constData()) << n;
+  }
+
+  void screenshots() {
+    QFETCH(QString, model);
+    const QString out = QStringLiteral(ATTNVIZ_SCREENSHOT_DIR);
+    QVERIFY(QDir().mkpath(out));
+    auto w = window(model);
+    const Trace& t = traceOf(*w);
+    auto save = [&](const QString& view) {
+      QTest::qWait(30);
+      const QString file = QDir(out).filePath(QStringLiteral("%1-%2.png").arg(view, model));
+      QVERIFY2(w->grab().save(file), qPrintable(file));
+    };
+    // Architecture, then with the embedding's activations open.
+    w->setCurrentView(QStringLiteral("architecture"));
+    QVERIFY(settle(*w));
+    save(QStringLiteral("architecture"));
+    viewOf<ArchitectureView>(*w)->activateBlock(QStringLiteral("enc.embedding"));
+    save(QStringLiteral("architecture-activations"));
+    // Inside a cell: a cross-attention cell of the last layer.
+    w->state()->setSelection({AttentionKind::Cross, t.layers(AttentionKind::Cross) - 1, 0, 0});
+    w->setCurrentView(QStringLiteral("cell"));
+    save(QStringLiteral("cell"));
+    w->setCurrentView(QStringLiteral("heads"));
+    save(QStringLiteral("heads"));
+    w->setCurrentView(QStringLiteral("overview"));
+    save(QStringLiteral("overview-badges"));
+    // Before / after: the look-ahead mask off, on the decoder's first layer.
+    w->state()->setSelection({AttentionKind::DecoderSelf, 0, -1, 0});
+    w->setCurrentView(QStringLiteral("compare"));
+    QVERIFY(settle(*w));
+    auto* cv = viewOf<CompareView>(*w);
+    cv->lookAheadMask()->setChecked(false);
+    QVERIFY(cv->compare());
+    QVERIFY(settle(*w));
+    save(QStringLiteral("compare-leak"));
+    // … and a head switched off in the encoder, seen in the cross-attention.
+    cv->lookAheadMask()->setChecked(true);
+    cv->addIntervention({AttentionKind::EncoderSelf, 0, 1, true, 1.0f});
+    w->state()->setSelection({AttentionKind::Cross, t.layers(AttentionKind::Cross) - 1, -1, 0});
+    QVERIFY(cv->compare());
+    QVERIFY(settle(*w));
+    save(QStringLiteral("compare-head-off"));
+    cv->clearInterventions();
+    // Search: beam search of width 4.
+    w->setCurrentView(QStringLiteral("search"));
+    QVERIFY(settle(*w));
+    auto* sv = viewOf<SearchView>(*w);
+    sv->methodCombo()->setCurrentIndex(int(SearchView::Method::Beam));
+    sv->beamWidth()->setValue(4);
+    QVERIFY(sv->search());
+    QVERIFY(settle(*w));
+    save(QStringLiteral("search-beam"));
+    sv->methodCombo()->setCurrentIndex(int(SearchView::Method::Sampling));
+    sv->temperature()->setValue(4.0);
+    QVERIFY(sv->search());
+    QVERIFY(settle(*w));
+    save(QStringLiteral("search-sampling"));
+    qInfo("screenshots in %s", qPrintable(out));
+  }
+};
+
+QTEST_MAIN(TeachingTest)
+#include "test_teaching.moc"
