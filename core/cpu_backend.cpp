@@ -7,7 +7,9 @@
 #include <limits>
 #include <new>
 #include <string>
+#include <vector>
 
+#include "counter_rng.h"
 #include "error.h"
 #include "thread_pool.h"
 
@@ -149,26 +151,94 @@ __attribute__((always_inline)) inline float rowSum(const float* x, int n, float 
   return sum;
 }
 
+// The sum of 16 lanes, halving (vectorises to a few adds and shuffles).
+__attribute__((always_inline)) inline float laneSum(float* lane) {
+  for (int w = kLanes / 2; w >= 1; w /= 2)
+    for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+  return lane[0];
+}
+
+// Σ a[k] · b[k] for k < n with 16 partial sums.
+__attribute__((always_inline)) inline float rowDot(const float* a, const float* b, int n) {
+  float lane[kLanes] = {};
+  int k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] += a[k + l] * b[k + l];
+  float sum = laneSum(lane);
+  for (; k < n; ++k) sum += a[k] * b[k];
+  return sum;
+}
+// The mean and 1/√(variance + eps) of a row of d values (biased variance, two passes, as PyTorch).
+__attribute__((always_inline)) inline void rowMeanRstd(const float* x, int d, float eps,
+                                                       float* mean_out, float* rstd_out) {
+  const float mean = rowSum(x, d, 0.0f) / (float)d;
+  float lane[kLanes] = {};
+  int j = 0;
+  for (; j + kLanes <= d; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] += (x[j + l] - mean) * (x[j + l] - mean);
+  float var = 0.0f;
+  for (int l = 0; l < kLanes; ++l) var += lane[l];
+  for (; j < d; ++j) var += (x[j] - mean) * (x[j] - mean);
+  var /= (float)d;
+  *mean_out = mean;
+  *rstd_out = 1.0f / std::sqrt(var + eps);
+}
+
 // y = (x − mean) / sqrt(var + eps) · gamma + beta over rows [r0, r1) of width d (x may alias y).
 ATTNVIZ_CPU_CLONES void layernormRows(const float* x, const float* gamma, const float* beta,
                                       float* y, int64_t r0, int64_t r1, int d, float eps) {
   for (int64_t r = r0; r < r1; ++r) {
     const float* xr = x + r * d;
     float* yr = y + r * d;
-    const float mean = rowSum(xr, d, 0.0f) / (float)d;
-    float lane[kLanes] = {};
+    float mean, rstd;
+    rowMeanRstd(xr, d, eps, &mean, &rstd);
+    if (gamma)
+      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - mean) * rstd * gamma[j] + beta[j];
+    else
+      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - mean) * rstd;
+  }
+}
+
+// Backward of layernormRows over rows [r0, r1), from the input x: x̂ = (x − mean)·rstd,
+// dx̂ = dy ⊙ gamma, dx += rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)); with gamma, the rows'
+// Σ dy ⊙ x̂ and Σ dy are added to dgamma and dbeta (this range's own sums; may be null).
+ATTNVIZ_CPU_CLONES void layernormBackwardRows(const float* dy, const float* x, const float* gamma,
+                                              float* dx, float* dgamma, float* dbeta, int64_t r0,
+                                              int64_t r1, int d, float eps) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* xr = x + r * d;
+    const float* g = dy + r * d;
+    float mean, rstd;
+    rowMeanRstd(xr, d, eps, &mean, &rstd);
+    float lane_a[kLanes] = {}, lane_b[kLanes] = {};  // Σ dx̂ and Σ dx̂ ⊙ x̂
     int j = 0;
     for (; j + kLanes <= d; j += kLanes)
-      for (int l = 0; l < kLanes; ++l) lane[l] += (xr[j + l] - mean) * (xr[j + l] - mean);
-    float var = 0.0f;
-    for (int l = 0; l < kLanes; ++l) var += lane[l];
-    for (; j < d; ++j) var += (xr[j] - mean) * (xr[j] - mean);
-    var /= (float)d;
-    const float rstd = 1.0f / std::sqrt(var + eps);
-    if (gamma)
-      for (j = 0; j < d; ++j) yr[j] = (xr[j] - mean) * rstd * gamma[j] + beta[j];
-    else
-      for (j = 0; j < d; ++j) yr[j] = (xr[j] - mean) * rstd;
+      for (int l = 0; l < kLanes; ++l) {
+        const float xh = (xr[j + l] - mean) * rstd;
+        const float dxh = gamma ? g[j + l] * gamma[j + l] : g[j + l];
+        lane_a[l] += dxh;
+        lane_b[l] += dxh * xh;
+      }
+    float sum_a = laneSum(lane_a), sum_b = laneSum(lane_b);
+    for (; j < d; ++j) {
+      const float xh = (xr[j] - mean) * rstd;
+      const float dxh = gamma ? g[j] * gamma[j] : g[j];
+      sum_a += dxh;
+      sum_b += dxh * xh;
+    }
+    const float mean_dxhat = sum_a / (float)d, mean_dxhat_xhat = sum_b / (float)d;
+    if (dx) {
+      float* o = dx + r * d;
+      for (j = 0; j < d; ++j) {
+        const float xh = (xr[j] - mean) * rstd;
+        const float dxh = gamma ? g[j] * gamma[j] : g[j];
+        o[j] += rstd * (dxh - mean_dxhat - xh * mean_dxhat_xhat);
+      }
+    }
+    if (gamma && dgamma)
+      for (j = 0; j < d; ++j) dgamma[j] += g[j] * ((xr[j] - mean) * rstd);
+    if (gamma && dbeta)
+      for (j = 0; j < d; ++j) dbeta[j] += g[j];
   }
 }
 
@@ -207,27 +277,90 @@ ATTNVIZ_CPU_CLONES void activationSpan(float* x, int64_t n, Activation act) {
   }
 }
 
-// The sum of 16 lanes, halving (vectorises to a few adds and shuffles).
-__attribute__((always_inline)) inline float laneSum(float* lane) {
-  for (int w = kLanes / 2; w >= 1; w /= 2)
-    for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
-  return lane[0];
+// dx[i] = dy[i] · act'(x[i]) for i < n (dx may alias dy).
+ATTNVIZ_CPU_CLONES void activationBackwardSpan(const float* x, const float* dy, float* dx,
+                                               int64_t n, Activation act) {
+  switch (act) {
+    case Activation::Relu:
+      for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > 0 ? dy[i] : 0.0f;
+      break;
+    case Activation::Gelu:
+      // d/dx x·Φ(x) = Φ(x) + x·φ(x)
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        const float cdf = 0.5f * (1.0f + std::erf(v * 0.70710678118654752f));
+        const float pdf = 0.39894228040143268f * std::exp(-0.5f * v * v);
+        dx[i] = dy[i] * (cdf + v * pdf);
+      }
+      break;
+    case Activation::GeluTanh: {
+      // u = k·(x + 0.044715·x³): d/dx ½x(1 + tanh u) = ½(1 + tanh u) + ½x·(1 − tanh²u)·u'
+      const float k = 0.79788456080286536f;  // sqrt(2 / π)
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        const float t = std::tanh(k * (v + 0.044715f * v * v * v));
+        const float du = k * (1.0f + 3.0f * 0.044715f * v * v);
+        dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+      }
+      break;
+    }
+    case Activation::Silu:
+      // d/dx x·σ(x) = σ(x)·(1 + x·(1 − σ(x)))
+      for (int64_t i = 0; i < n; ++i) {
+        const float sg = 1.0f / (1.0f + std::exp(-x[i]));
+        dx[i] = dy[i] * sg * (1.0f + x[i] * (1.0f - sg));
+      }
+      break;
+    case Activation::Tanh:
+      for (int64_t i = 0; i < n; ++i) {
+        const float t = std::tanh(x[i]);
+        dx[i] = dy[i] * (1.0f - t * t);
+      }
+      break;
+  }
+}
+
+// Backward of softmaxRow over one row of n keys: o = p ⊙ (g − Σ p·g), 0 where masked (o may
+// alias g).
+ATTNVIZ_CPU_CLONES void softmaxBackwardRow(const float* p, const float* g, const uint8_t* m,
+                                           float* o, int n) {
+  const float dot = rowDot(p, g, n);
+  for (int j = 0; j < n; ++j) o[j] = m[j] ? 0.0f : p[j] * (g[j] - dot);
+}
+
+// One Adam / AdamW step over n parameters (Backend::adamw_update).
+ATTNVIZ_CPU_CLONES void adamwSpan(float* __restrict p, const float* __restrict grads,
+                                  float* __restrict m, float* __restrict v, int64_t n,
+                                  const AdamStep& a) {
+  const float step_size = a.lr / a.bias_correction1;
+  const float inv_bc2_sqrt = 1.0f / std::sqrt(a.bias_correction2);
+  const float decay = a.decoupled ? 1.0f - a.lr * a.weight_decay : 1.0f;
+  const float l2 = a.decoupled ? 0.0f : a.weight_decay;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grads[i] * a.grad_scale + l2 * p[i];
+    m[i] += (1.0f - a.beta1) * (g - m[i]);
+    v[i] = a.beta2 * v[i] + (1.0f - a.beta2) * g * g;
+    p[i] = p[i] * decay - step_size * m[i] / (std::sqrt(v[i]) * inv_bc2_sqrt + a.eps);
+  }
+}
+
+// Σ x[i]² for i < n in double, with 16 partial sums.
+ATTNVIZ_CPU_CLONES double sumSquaresSpan(const float* x, int64_t n) {
+  double lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] += (double)x[i + l] * x[i + l];
+  double sum = 0;
+  for (int l = 0; l < kLanes; ++l) sum += lane[l];
+  for (; i < n; ++i) sum += (double)x[i] * x[i];
+  return sum;
 }
 
 // y[n] = alpha · B[n, :] · x  for n < N  (B: [N, K], leading dimension ldb). Bound by reading B;
 // one row at a time streams best (measured against 2, 4 and 8 rows and Eigen's GEMV).
 ATTNVIZ_CPU_CLONES void gemvRows(int N, int K, float alpha, const float* B, int64_t ldb,
                                  const float* x, float* y) {
-  for (int n = 0; n < N; ++n) {
-    const float* b = B + n * ldb;
-    float lane[kLanes] = {};
-    int k = 0;
-    for (; k + kLanes <= K; k += kLanes)
-      for (int l = 0; l < kLanes; ++l) lane[l] += b[k + l] * x[k + l];
-    float sum = laneSum(lane);
-    for (; k < K; ++k) sum += b[k] * x[k];
-    y[n] = alpha * sum;
-  }
+  for (int n = 0; n < N; ++n) y[n] = alpha * rowDot(B + n * ldb, x, K);
 }
 
 // y[c] = alpha · Σ_k x[k] · B[k, c]  for c < N  (B: [K, N], leading dimension ldb).
@@ -272,6 +405,35 @@ void gemm(bool b_transposed, int M, int N, int K, float alpha, const float* A, i
     c.noalias() = alpha * (a * ConstStridedMapRM(B, N, K, Stride(ldb)).transpose());
   else
     c.noalias() = alpha * (a * ConstStridedMapRM(B, K, N, Stride(ldb)));
+#endif
+}
+
+// C[M, N] += alpha · op(A) · op(B) (the backward's products): op(A) = A[K, M]ᵀ when a_transposed,
+// else A[M, K]; op(B) = B[N, K]ᵀ when b_transposed, else B[K, N]. Row-major, leading dimensions.
+void gemmAccumulate(bool a_transposed, bool b_transposed, int M, int N, int K, float alpha,
+                    const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                    int64_t ldc) {
+  if (M <= 0 || N <= 0 || K <= 0) return;
+#if ATTNVIZ_HAVE_OPENBLAS
+  // Leading dimensions of one-row operands are never read, but BLAS checks them.
+  if ((a_transposed ? K : M) == 1) lda = std::max<int64_t>(lda, a_transposed ? M : K);
+  if ((b_transposed ? N : K) == 1) ldb = std::max<int64_t>(ldb, b_transposed ? K : N);
+  if (M == 1) ldc = std::max<int64_t>(ldc, N);
+  cblas_sgemm(CblasRowMajor, a_transposed ? CblasTrans : CblasNoTrans,
+              b_transposed ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, (int)lda, B, (int)ldb,
+              1.0f, C, (int)ldc);
+#else
+  StridedMapRM c(C, M, N, Stride(ldc));
+  auto product = [&](const auto& a) {
+    if (b_transposed)
+      c.noalias() += alpha * (a * ConstStridedMapRM(B, N, K, Stride(ldb)).transpose());
+    else
+      c.noalias() += alpha * (a * ConstStridedMapRM(B, K, N, Stride(ldb)));
+  };
+  if (a_transposed)
+    product(ConstStridedMapRM(A, K, M, Stride(lda)).transpose());
+  else
+    product(ConstStridedMapRM(A, M, K, Stride(lda)));
 #endif
 }
 
@@ -374,6 +536,22 @@ class CpuBackend final : public Backend {
     });
   }
 
+  // dtable[ids[b, t], :] += scale · dout[b, t, :]; dpositions[pos0 + t, :] += dout[b, t, :]
+  // (a scatter: positions sharing a token add into one row, so on this thread, in order).
+  void embedding_backward(const int32_t* ids, const float* dout, float* dtable, float* dpositions,
+                          int B, int T, int d, int pos0, float scale) override {
+    for (int b = 0; b < B; ++b)
+      for (int t = 0; t < T; ++t) {
+        const float* g = dout + ((size_t)b * T + t) * d;
+        float* e = dtable + (size_t)ids[b * T + t] * d;
+        for (int c = 0; c < d; ++c) e[c] += scale * g[c];
+        if (dpositions) {
+          float* p = dpositions + (size_t)(pos0 + t) * d;
+          for (int c = 0; c < d; ++c) p[c] += g[c];
+        }
+      }
+  }
+
   // out[r, :] += table[ids[r], :]
   void gather_add_forward(const int32_t* ids, const float* table, float* out, int rows,
                           int d) override {
@@ -381,6 +559,16 @@ class CpuBackend final : public Backend {
       const float* e = table + (size_t)ids[r] * d;
       float* o = out + (size_t)r * d;
       for (int c = 0; c < d; ++c) o[c] += e[c];
+    }
+  }
+
+  // dtable[ids[r], :] += dout[r, :] (a scatter, on this thread)
+  void gather_add_backward(const int32_t* ids, const float* dout, float* dtable, int rows,
+                           int d) override {
+    for (int r = 0; r < rows; ++r) {
+      const float* g = dout + (size_t)r * d;
+      float* e = dtable + (size_t)ids[r] * d;
+      for (int c = 0; c < d; ++c) e[c] += g[c];
     }
   }
 
@@ -398,19 +586,24 @@ class CpuBackend final : public Backend {
     }
   }
 
+  // dx[b, t, :] += dy[b, :] / T
+  void mean_pool_backward(const float* dy, float* dx, int B, int T, int d) override {
+    const float inv = 1.0f / (float)T;
+    forRows((int64_t)B * T, d, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* g = dy + (r / T) * d;
+        float* o = dx + r * d;
+        for (int c = 0; c < d; ++c) o[c] += g[c] * inv;
+      }
+    });
+  }
+
   // y[rows, out] = x[rows, in] · W[out, in]ᵀ (+ bias): tiles of y, one product each.
   void linear_forward(const float* x, const float* weight, const float* bias, float* y, int rows,
                       int in, int out) override {
     if (rows <= 0 || out <= 0) return;
-    int row_blocks = 1, col_blocks = 1;
-    if (shared(2.0 * rows * in * out, 4.0 * ((double)rows + out) * in))
-      tileGrid(rows, out, &row_blocks, &col_blocks);
-    pool_->run((int64_t)row_blocks * col_blocks, [&](int64_t task) {
-      const int rb = (int)(task / col_blocks), cb = (int)(task % col_blocks);
-      const int r0 = (int)splitPoint(rows, row_blocks, rb, 8),
-                r1 = (int)splitPoint(rows, row_blocks, rb + 1, 8);
-      const int c0 = (int)splitPoint(out, col_blocks, cb, 16),
-                c1 = (int)splitPoint(out, col_blocks, cb + 1, 16);
+    const bool share = shared(2.0 * rows * in * out, 4.0 * ((double)rows + out) * in);
+    forTiles(rows, out, share, [&](int r0, int r1, int c0, int c1) {
       float* yt = y + (int64_t)r0 * out + c0;
       gemm(true, r1 - r0, c1 - c0, in, 1.0f, x + (int64_t)r0 * in, in, weight + (int64_t)c0 * in,
            in, yt, out);
@@ -418,18 +611,63 @@ class CpuBackend final : public Backend {
     });
   }
 
+  // dx[rows, in] += dy · W;  dW[out, in] += dyᵀ · x;  dbias[out] += Σ_r dy[r, :]: tiles of dx and
+  // of dW, one product each; dbias in column blocks. Every element is summed in the same order
+  // whatever the tiles, so results do not depend on the thread count.
+  void linear_backward(const float* dy, const float* x, const float* weight, float* dx,
+                       float* dweight, float* dbias, int rows, int in, int out) override {
+    if (rows <= 0 || out <= 0) return;
+    const bool share = shared(2.0 * rows * in * out, 4.0 * ((double)rows + out) * in);
+    if (dx && in > 0)
+      forTiles(rows, in, share, [&](int r0, int r1, int c0, int c1) {
+        gemmAccumulate(false, false, r1 - r0, c1 - c0, out, 1.0f, dy + (int64_t)r0 * out, out,
+                       weight + c0, in, dx + (int64_t)r0 * in + c0, in);
+      });
+    if (dweight && in > 0)
+      forTiles(out, in, share, [&](int o0, int o1, int c0, int c1) {
+        gemmAccumulate(true, false, o1 - o0, c1 - c0, rows, 1.0f, dy + o0, out, x + c0, in,
+                       dweight + (int64_t)o0 * in + c0, in);
+      });
+    if (dbias) {
+      const int64_t tasks = std::clamp<int64_t>(
+          (int64_t)rows * out / kMinElementsPerTask, 1,
+          std::min<int64_t>((int64_t)threads_ * kTasksPerThread, std::max(1, out / 16)));
+      pool_->run(tasks, [&](int64_t t) {
+        const int64_t c0 = splitPoint(out, tasks, t, 16), c1 = splitPoint(out, tasks, t + 1, 16);
+        for (int r = 0; r < rows; ++r) {
+          const float* g = dy + (int64_t)r * out;
+          for (int64_t c = c0; c < c1; ++c) dbias[c] += g[c];
+        }
+      });
+    }
+  }
+
   // scores[b, h, i, j] = scale · q_h[b, i, :] · k_h[b, j, :]: one product per (b, h, query rows).
   void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int Tq,
                                 int Tk, int d_k, float scale) override {
     const bool share = shared(2.0 * B * H * Tq * Tk * d_k, 4.0 * B * H * ((double)Tq + Tk) * d_k);
-    const int blocks = share ? queryBlocks(B, H, Tq) : 1;
-    runTasks((int64_t)B * H * blocks, share, [&](int64_t task) {
-      const int64_t bh = task / blocks, b = bh / H, h = bh % H;
-      const int i0 = (int)splitPoint(Tq, blocks, task % blocks, 8),
-                i1 = (int)splitPoint(Tq, blocks, task % blocks + 1, 8);
+    forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
       gemm(true, i1 - i0, Tk, d_k, scale, q.data + b * q.batch_stride + i0 * q.row_stride + h * d_k,
            q.row_stride, k.data + b * k.batch_stride + h * d_k, k.row_stride,
            scores + (bh * Tq + i0) * Tk, Tk);
+    });
+  }
+
+  // dq_h += scale · dS · K_h (per (b, h, query rows));  dk_h += scale · dSᵀ · Q_h (per (b, h,
+  // key rows)).
+  void attention_scores_backward(const float* dscores, HeadsView q, HeadsView k, HeadsGrad dq,
+                                 HeadsGrad dk, int B, int H, int Tq, int Tk, int d_k,
+                                 float scale) override {
+    const bool share = shared(4.0 * B * H * Tq * Tk * d_k, 4.0 * B * H * ((double)Tq + Tk) * d_k);
+    forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
+      gemmAccumulate(false, false, i1 - i0, d_k, Tk, scale, dscores + (bh * Tq + i0) * Tk, Tk,
+                     k.data + b * k.batch_stride + h * d_k, k.row_stride,
+                     dq.data + b * dq.batch_stride + i0 * dq.row_stride + h * d_k, dq.row_stride);
+    });
+    forHeadRows(B, H, Tk, share, [&](int64_t b, int64_t h, int64_t bh, int j0, int j1) {
+      gemmAccumulate(true, false, j1 - j0, d_k, Tq, scale, dscores + bh * Tq * Tk + j0, Tk,
+                     q.data + b * q.batch_stride + h * d_k, q.row_stride,
+                     dk.data + b * dk.batch_stride + j0 * dk.row_stride + h * d_k, dk.row_stride);
     });
   }
 
@@ -443,19 +681,44 @@ class CpuBackend final : public Backend {
     });
   }
 
+  // dscores = probs ⊙ (dprobs − Σ probs·dprobs), 0 where masked (written; may alias dprobs)
+  void masked_softmax_backward(const float* probs, const float* dprobs, const uint8_t* mask,
+                               float* dscores, int B, int H, int Tq, int Tk) override {
+    forRows((int64_t)B * H * Tq, Tk, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t b = r / ((int64_t)H * Tq), i = r % Tq;
+        softmaxBackwardRow(probs + r * Tk, dprobs + r * Tk, mask + (b * Tq + i) * Tk,
+                           dscores + r * Tk, Tk);
+      }
+    });
+  }
+
   // ctx[b, i, h·d_v + c] = Σ_j probs[b, h, i, j] · v_h[b, j, c]: one product per (b, h, rows).
   void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H, int Tq,
                                  int Tk, int d_v) override {
     const bool share = shared(2.0 * B * H * Tq * Tk * d_v, 4.0 * B * H * ((double)Tq + d_v) * Tk);
-    const int blocks = share ? queryBlocks(B, H, Tq) : 1;
     const int64_t width = (int64_t)H * d_v;
-    runTasks((int64_t)B * H * blocks, share, [&](int64_t task) {
-      const int64_t bh = task / blocks, b = bh / H, h = bh % H;
-      const int i0 = (int)splitPoint(Tq, blocks, task % blocks, 8),
-                i1 = (int)splitPoint(Tq, blocks, task % blocks + 1, 8);
+    forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
       gemm(false, i1 - i0, d_v, Tk, 1.0f, probs + (bh * Tq + i0) * Tk, Tk,
            v.data + b * v.batch_stride + h * d_v, v.row_stride,
            ctx + (b * Tq + i0) * width + h * d_v, width);
+    });
+  }
+
+  // dprobs[b, h] = dC_h · V_hᵀ (written, per (b, h, query rows));  dv_h += P[b, h]ᵀ · dC_h (per
+  // (b, h, key rows)).
+  void attention_context_backward(const float* dctx, const float* probs, HeadsView v, float* dprobs,
+                                  HeadsGrad dv, int B, int H, int Tq, int Tk, int d_v) override {
+    const bool share = shared(4.0 * B * H * Tq * Tk * d_v, 4.0 * B * H * ((double)Tq + d_v) * Tk);
+    const int64_t width = (int64_t)H * d_v;
+    forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
+      gemm(true, i1 - i0, Tk, d_v, 1.0f, dctx + (b * Tq + i0) * width + h * d_v, width,
+           v.data + b * v.batch_stride + h * d_v, v.row_stride, dprobs + (bh * Tq + i0) * Tk, Tk);
+    });
+    forHeadRows(B, H, Tk, share, [&](int64_t b, int64_t h, int64_t bh, int j0, int j1) {
+      gemmAccumulate(true, false, j1 - j0, d_v, Tq, 1.0f, probs + bh * Tq * Tk + j0, Tk,
+                     dctx + b * Tq * width + h * d_v, width,
+                     dv.data + b * dv.batch_stride + j0 * dv.row_stride + h * d_v, dv.row_stride);
     });
   }
 
@@ -465,17 +728,152 @@ class CpuBackend final : public Backend {
             [&](int64_t r0, int64_t r1) { layernormRows(x, gamma, beta, y, r0, r1, d, eps); });
   }
 
+  // Row blocks of a fixed size (never the thread count): dx row by row, and the parameters'
+  // gradients summed per block, then the blocks added in order, so the result is the same on
+  // any number of threads.
+  void layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
+                          float* dgamma, float* dbeta, int rows, int d, float eps) override {
+    if (rows <= 0 || d <= 0) return;
+    const bool params = gamma && (dgamma || dbeta);
+    const int64_t per_block = std::max<int64_t>(1, kMinElementsPerTask / d);
+    const int64_t blocks = (rows + per_block - 1) / per_block;
+    std::vector<float> partial(params ? (size_t)blocks * 2 * d : 0, 0.0f);
+    runTasks(blocks, threads_ > 1, [&](int64_t blk) {
+      const int64_t r0 = blk * per_block, r1 = std::min<int64_t>(rows, r0 + per_block);
+      float* pg = params ? partial.data() + (size_t)blk * 2 * d : nullptr;
+      layernormBackwardRows(dy, x, gamma, dx, dgamma ? pg : nullptr, dbeta && pg ? pg + d : nullptr,
+                            r0, r1, d, eps);
+    });
+    if (!params) return;
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const float* pg = partial.data() + (size_t)blk * 2 * d;
+      if (dgamma) addInPlace(pg, dgamma, d);
+      if (dbeta) addInPlace(pg + d, dbeta, d);
+    }
+  }
+
   void activation_forward(float* x, int64_t n, Activation act) override {
     forElements(n, [&](int64_t i0, int64_t i1) { activationSpan(x + i0, i1 - i0, act); });
+  }
+
+  // dx[i] = dy[i] · act'(x[i]) (written; dx may alias dy)
+  void activation_backward(const float* x, const float* dy, float* dx, int64_t n,
+                           Activation act) override {
+    forElements(n, [&](int64_t i0, int64_t i1) {
+      activationBackwardSpan(x + i0, dy + i0, dx + i0, i1 - i0, act);
+    });
   }
 
   void residual_forward(const float* x, float* y, int64_t n) override {
     forElements(n, [&](int64_t i0, int64_t i1) { addInPlace(x + i0, y + i0, i1 - i0); });
   }
 
+  // dx[i] += dy[i]
+  void residual_backward(const float* dy, float* dx, int64_t n) override {
+    forElements(n, [&](int64_t i0, int64_t i1) { addInPlace(dy + i0, dx + i0, i1 - i0); });
+  }
+
   void scale_forward(float* x, int64_t n, float s) override {
     forElements(n, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) x[i] *= s;
+    });
+  }
+
+  // dx[i] *= s
+  void scale_backward(float* dx, int64_t n, float s) override {
+    scale_forward(dx, n, s);
+  }
+
+  // ---- training only ----
+  void zero(float* x, int64_t n) override {
+    forElements(n, [&](int64_t i0, int64_t i1) {
+      std::memset(x + i0, 0, (size_t)(i1 - i0) * sizeof(float));
+    });
+  }
+
+  // x[i] = keep(seed, i) ? x[i] / (1 − p) : 0 (the mask a function of the element's index, so
+  // the same however the elements are shared out)
+  void dropout_forward(float* x, int64_t n, float p, uint64_t seed) override {
+    if (p <= 0.0f) return;
+    const uint32_t threshold = dropoutThreshold(p);
+    const float keep_scale = 1.0f / (1.0f - p);
+    forElements(n, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i)
+        x[i] = dropoutKeep(seed, (uint64_t)i, threshold) ? x[i] * keep_scale : 0.0f;
+    });
+  }
+  // the same mask: dx[i] = keep(seed, i) ? dx[i] / (1 − p) : 0
+  void dropout_backward(float* dx, int64_t n, float p, uint64_t seed) override {
+    dropout_forward(dx, n, p, seed);
+  }
+
+  // losses[r] = logsumexp(z) − (1 − ε)·z[target] − (ε/V)·Σ_v z[v]  (= −Σ q·log softmax(z))
+  void cross_entropy_forward(const float* logits, const int32_t* targets, float* losses,
+                             int32_t* predictions, int rows, int V, int ignore_index,
+                             float smoothing) override {
+    forRows(rows, V, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* z = logits + r * V;
+        int arg = 0;
+        float mx = z[0], sum_z = 0;
+        for (int v = 0; v < V; ++v) {
+          if (z[v] > mx) mx = z[v], arg = v;
+          sum_z += z[v];
+        }
+        predictions[r] = arg;
+        const int t = targets[r];
+        if (t == ignore_index) {
+          losses[r] = 0.0f;
+          continue;
+        }
+        float sum = 0;
+        for (int v = 0; v < V; ++v) sum += std::exp(z[v] - mx);
+        const float lse = mx + std::log(sum);
+        losses[r] = lse - (1.0f - smoothing) * z[t] - smoothing / (float)V * sum_z;
+      }
+    });
+  }
+  // dlogits[r] = scale · (softmax(z) − q), 0 for ignored rows
+  void cross_entropy_backward(const float* logits, const int32_t* targets, float* dlogits, int rows,
+                              int V, int ignore_index, float smoothing, float scale) override {
+    forRows(rows, V, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const float* z = logits + r * V;
+        float* g = dlogits + r * V;
+        const int t = targets[r];
+        if (t == ignore_index) {
+          std::fill(g, g + V, 0.0f);
+          continue;
+        }
+        float mx = z[0];
+        for (int v = 1; v < V; ++v) mx = std::max(mx, z[v]);
+        float sum = 0;
+        for (int v = 0; v < V; ++v) sum += std::exp(z[v] - mx);
+        const float inv = 1.0f / sum, off = smoothing / (float)V;
+        for (int v = 0; v < V; ++v) g[v] = scale * (std::exp(z[v] - mx) * inv - off);
+        g[t] -= scale * (1.0f - smoothing);
+      }
+    });
+  }
+
+  // Blocks of a fixed size, their sums added in order: the same on any number of threads.
+  double sum_squares(const float* x, int64_t n) override {
+    if (n <= 0) return 0;
+    const int64_t blocks = (n + kMinElementsPerTask - 1) / kMinElementsPerTask;
+    std::vector<double> partial((size_t)blocks);
+    runTasks(blocks, threads_ > 1, [&](int64_t blk) {
+      const int64_t i0 = blk * kMinElementsPerTask, i1 = std::min(n, i0 + kMinElementsPerTask);
+      partial[(size_t)blk] = sumSquaresSpan(x + i0, i1 - i0);
+    });
+    double s = 0;
+    for (double p : partial) s += p;
+    return s;
+  }
+
+  void adamw_update(float* params, const float* grads, float* m, float* v, int64_t n,
+                    const AdamStep& a) override {
+    forElements(n, [&](int64_t i0, int64_t i1) {
+      adamwSpan(params + i0, grads + i0, m + i0, v + i0, i1 - i0, a);
     });
   }
 
@@ -504,6 +902,31 @@ class CpuBackend final : public Backend {
       const int64_t i0 = splitPoint(n, tasks, t, kElementAlign),
                     i1 = splitPoint(n, tasks, t + 1, kElementAlign);
       if (i1 > i0) f(i0, i1);
+    });
+  }
+
+  // The tiles of a rows × cols product, as tasks (one tile when share is false): f(r0, r1, c0, c1)
+  // with row boundaries at multiples of 8 and column boundaries at multiples of 16.
+  template <class F>
+  void forTiles(int rows, int cols, bool share, F&& f) {
+    int row_blocks = 1, col_blocks = 1;
+    if (share) tileGrid(rows, cols, &row_blocks, &col_blocks);
+    pool_->run((int64_t)row_blocks * col_blocks, [&](int64_t task) {
+      const int rb = (int)(task / col_blocks), cb = (int)(task % col_blocks);
+      f((int)splitPoint(rows, row_blocks, rb, 8), (int)splitPoint(rows, row_blocks, rb + 1, 8),
+        (int)splitPoint(cols, col_blocks, cb, 16), (int)splitPoint(cols, col_blocks, cb + 1, 16));
+    });
+  }
+
+  // Every (batch item, head) with its rows [0, T) in blocks (queryBlocks; one when share is
+  // false), as tasks: f(b, h, b·H + h, r0, r1).
+  template <class F>
+  void forHeadRows(int B, int H, int T, bool share, F&& f) {
+    const int blocks = share ? queryBlocks(B, H, T) : 1;
+    runTasks((int64_t)B * H * blocks, share, [&](int64_t task) {
+      const int64_t bh = task / blocks;
+      f(bh / H, bh % H, bh, (int)splitPoint(T, blocks, task % blocks, 8),
+        (int)splitPoint(T, blocks, task % blocks + 1, 8));
     });
   }
 

@@ -872,6 +872,62 @@ std::shared_ptr<const LoadedModel> makeRandomModel(const ModelConfig& c, uint32_
   return m;
 }
 
+namespace {
+
+template <class W, class F>
+void visitTensors(W& w, F&& f) {
+  auto linear = [&](const std::string& p, auto& l) {
+    f(p + ".weight", l.weight);
+    f(p + ".bias", l.bias);
+  };
+  auto norm = [&](const std::string& p, auto& n) {
+    f(p + ".gamma", n.gamma);
+    f(p + ".beta", n.beta);
+  };
+  auto attention = [&](const std::string& p, auto& a) {
+    linear(p + ".q", a.q);
+    linear(p + ".k", a.k);
+    linear(p + ".v", a.v);
+    linear(p + ".out", a.out);
+  };
+  for (auto* s : {&w.encoder, &w.decoder}) {
+    const std::string stack = s == &w.encoder ? "encoder" : "decoder";
+    f(stack + ".embed.tokens", s->embed.tokens);
+    f(stack + ".embed.positions", s->embed.positions);
+    f(stack + ".embed.segments", s->embed.segments);
+    norm(stack + ".embed.norm", s->embed.norm);
+    for (size_t i = 0; i < s->layers.size(); ++i) {
+      auto& l = s->layers[i];
+      const std::string p = stack + ".layers." + std::to_string(i);
+      attention(p + ".self_attn", l.self_attn);
+      norm(p + ".norm_self", l.norm_self);
+      attention(p + ".cross_attn", l.cross_attn);
+      norm(p + ".norm_cross", l.norm_cross);
+      linear(p + ".ffn.fc1", l.ffn.fc1);
+      linear(p + ".ffn.fc2", l.ffn.fc2);
+      norm(p + ".norm_ffn", l.norm_ffn);
+    }
+    norm(stack + ".final_norm", s->final_norm);
+  }
+  linear("head.projection", w.head.projection);
+  linear("head.mlm_transform", w.head.mlm_transform);
+  norm("head.mlm_norm", w.head.mlm_norm);
+  linear("head.pooler", w.head.pooler);
+  linear("head.classifier", w.head.classifier);
+}
+
+}  // namespace
+
+void forEachTensor(ModelWeights& weights,
+                   const std::function<void(const std::string&, Tensor&)>& f) {
+  visitTensors(weights, f);
+}
+
+void forEachTensor(const ModelWeights& weights,
+                   const std::function<void(const std::string&, const Tensor&)>& f) {
+  visitTensors(weights, f);
+}
+
 ModelConfig tutorialSizeConfig(int vocab) {
   ModelConfig c;
   c.family = Family::NlpTutorial;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,6 +87,14 @@ struct ModelWeights {
   StackWeights decoder;  // empty for an encoder-only model
   HeadWeights head;
 };
+
+// Every tensor of the layout, empty ones included, in one fixed order (stacks, then heads), with
+// its path in the layout ("decoder.layers.1.cross_attn.k.bias"): two ModelWeights of one config
+// visit matching tensors in the same order.
+void forEachTensor(ModelWeights& weights,
+                   const std::function<void(const std::string&, Tensor&)>& f);
+void forEachTensor(const ModelWeights& weights,
+                   const std::function<void(const std::string&, const Tensor&)>& f);
 
 // A model read from disk: where from, its config (with what the file decided filled in: biases,
 // class count), its weights, and what the loader noticed.

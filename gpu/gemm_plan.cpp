@@ -138,6 +138,144 @@ GemmPlan planContext(int64_t v_batch_stride, int64_t v_row_stride, int B, int H,
   return checked(std::move(plan));
 }
 
+namespace {
+
+// Where one (batch item, head) matrix of an operand starts: b·per_batch + h·per_head floats.
+struct Strides {
+  int64_t per_batch, per_head;
+};
+
+// One product per (batch item, head): a strided-batched call per batch item over the heads, or
+// per head over the batch items, whichever needs fewer calls (as planScores and planContext).
+GemmPlan perHead(const GemmCall& base, int B, int H, Strides a, Strides b, Strides c) {
+  GemmPlan plan;
+  if (B <= H) {
+    for (int i = 0; i < B; ++i) {
+      GemmCall g = base;
+      g.a_offset = i * a.per_batch;
+      g.b_offset = i * b.per_batch;
+      g.c_offset = i * c.per_batch;
+      g.stride_a = a.per_head;
+      g.stride_b = b.per_head;
+      g.stride_c = c.per_head;
+      g.batch_count = H;
+      plan.push_back(g);
+    }
+  } else {
+    for (int h = 0; h < H; ++h) {
+      GemmCall g = base;
+      g.a_offset = h * a.per_head;
+      g.b_offset = h * b.per_head;
+      g.c_offset = h * c.per_head;
+      g.stride_a = a.per_batch;
+      g.stride_b = b.per_batch;
+      g.stride_c = c.per_batch;
+      g.batch_count = B;
+      plan.push_back(g);
+    }
+  }
+  return checked(std::move(plan));
+}
+
+}  // namespace
+
+GemmPlan planLinearBackwardInput(int rows, int in, int out) {
+  if (rows <= 0 || in <= 0) return {};
+  GemmCall c;  // column-major: dxᵀ[in×rows] += W-as-stored[in×out] · dy-as-stored[out×rows]
+  c.m = in;
+  c.n = rows;
+  c.k = out;
+  c.lda = leadingDim(in, "in (lda)");
+  c.ldb = leadingDim(out, "out (ldb)");
+  c.ldc = leadingDim(in, "in (ldc)");
+  c.beta = 1.0f;
+  return checked({c});
+}
+
+GemmPlan planLinearBackwardWeight(int rows, int in, int out) {
+  if (out <= 0 || in <= 0) return {};
+  GemmCall c;  // column-major: dWᵀ[in×out] += x-as-stored[in×rows] · op(dy-as-stored[out×rows], T)
+  c.transb = true;
+  c.m = in;
+  c.n = out;
+  c.k = rows;
+  c.lda = leadingDim(in, "in (lda)");
+  c.ldb = leadingDim(out, "out (ldb)");
+  c.ldc = leadingDim(in, "in (ldc)");
+  c.beta = 1.0f;
+  return checked({c});
+}
+
+GemmPlan planScoresBackwardQuery(int64_t k_batch_stride, int64_t k_row_stride,
+                                 int64_t dq_batch_stride, int64_t dq_row_stride, int B, int H,
+                                 int Tq, int Tk, int d_k, float scale) {
+  if (B <= 0 || H <= 0 || Tq <= 0 || d_k <= 0) return {};
+  GemmCall base;  // column-major: dQᵀ[d_k×Tq] += K-as-stored[d_k×Tk] · dS-as-stored[Tk×Tq]
+  base.m = d_k;
+  base.n = Tq;
+  base.k = Tk;
+  base.lda = leadingDim(k_row_stride, "k row stride (lda)");
+  base.ldb = leadingDim(Tk, "Tk (ldb)");
+  base.ldc = leadingDim(dq_row_stride, "dq row stride (ldc)");
+  base.alpha = scale;
+  base.beta = 1.0f;
+  const int64_t score_matrix = int64_t{Tq} * Tk;
+  return perHead(base, B, H, {k_batch_stride, d_k}, {H * score_matrix, score_matrix},
+                 {dq_batch_stride, d_k});
+}
+
+GemmPlan planScoresBackwardKey(int64_t q_batch_stride, int64_t q_row_stride,
+                               int64_t dk_batch_stride, int64_t dk_row_stride, int B, int H, int Tq,
+                               int Tk, int d_k, float scale) {
+  if (B <= 0 || H <= 0 || Tk <= 0 || d_k <= 0) return {};
+  GemmCall base;  // column-major: dKᵀ[d_k×Tk] += Q-as-stored[d_k×Tq] · op(dS-as-stored[Tk×Tq], T)
+  base.transb = true;
+  base.m = d_k;
+  base.n = Tk;
+  base.k = Tq;
+  base.lda = leadingDim(q_row_stride, "q row stride (lda)");
+  base.ldb = leadingDim(Tk, "Tk (ldb)");
+  base.ldc = leadingDim(dk_row_stride, "dk row stride (ldc)");
+  base.alpha = scale;
+  base.beta = 1.0f;
+  const int64_t score_matrix = int64_t{Tq} * Tk;
+  return perHead(base, B, H, {q_batch_stride, d_k}, {H * score_matrix, score_matrix},
+                 {dk_batch_stride, d_k});
+}
+
+GemmPlan planContextBackwardProbs(int64_t v_batch_stride, int64_t v_row_stride, int B, int H,
+                                  int Tq, int Tk, int d_v) {
+  if (B <= 0 || H <= 0 || Tq <= 0 || Tk <= 0) return {};
+  GemmCall base;  // column-major: dPᵀ[Tk×Tq] = op(V-as-stored[d_v×Tk], T) · dC-as-stored[d_v×Tq]
+  base.transa = true;
+  base.m = Tk;
+  base.n = Tq;
+  base.k = d_v;
+  base.lda = leadingDim(v_row_stride, "v row stride (lda)");
+  base.ldb = leadingDim(int64_t{H} * d_v, "H·d_v (ldb)");
+  base.ldc = leadingDim(Tk, "Tk (ldc)");
+  const int64_t score_matrix = int64_t{Tq} * Tk;
+  return perHead(base, B, H, {v_batch_stride, d_v}, {int64_t{Tq} * H * d_v, d_v},
+                 {H * score_matrix, score_matrix});
+}
+
+GemmPlan planContextBackwardValues(int64_t dv_batch_stride, int64_t dv_row_stride, int B, int H,
+                                   int Tq, int Tk, int d_v) {
+  if (B <= 0 || H <= 0 || Tk <= 0 || d_v <= 0) return {};
+  GemmCall base;  // column-major: dVᵀ[d_v×Tk] += dC-as-stored[d_v×Tq] · op(P-as-stored[Tk×Tq], T)
+  base.transb = true;
+  base.m = d_v;
+  base.n = Tk;
+  base.k = Tq;
+  base.lda = leadingDim(int64_t{H} * d_v, "H·d_v (lda)");
+  base.ldb = leadingDim(Tk, "Tk (ldb)");
+  base.ldc = leadingDim(dv_row_stride, "dv row stride (ldc)");
+  base.beta = 1.0f;
+  const int64_t score_matrix = int64_t{Tq} * Tk;
+  return perHead(base, B, H, {int64_t{Tq} * H * d_v, d_v}, {H * score_matrix, score_matrix},
+                 {dv_batch_stride, d_v});
+}
+
 std::string checkGemmCall(const GemmCall& c) {
   if (c.m < 0 || c.n < 0 || c.k < 0) return "negative m, n or k";
   if (c.batch_count < 0) return "negative batch count";

@@ -62,6 +62,38 @@ GemmPlan planScores(int64_t q_batch_stride, int64_t q_row_stride, int64_t k_batc
 GemmPlan planContext(int64_t v_batch_stride, int64_t v_row_stride, int B, int H, int Tq, int Tk,
                      int d_v);
 
+// ---- the backward ops' products (core/backend.h); beta = 1 where the op accumulates ----
+
+// linear_backward's input gradient: dx[rows, in] += dy[rows, out] · W[out, in]
+//   (cuBLAS A = W, B = dy, C = dx)   column-major: dxᵀ[in×rows] += W-as-stored[in×out] · dyᵀ
+GemmPlan planLinearBackwardInput(int rows, int in, int out);
+
+// linear_backward's weight gradient: dW[out, in] += dy[rows, out]ᵀ · x[rows, in]
+//   (cuBLAS A = x, B = dy, C = dW)   column-major: dWᵀ[in×out] += xᵀ[in×rows] · op(dyᵀ, T)
+GemmPlan planLinearBackwardWeight(int rows, int in, int out);
+
+// attention_scores_backward, queries: dq_h[b] += scale · dS[b, h] · K_h[b]
+//   (cuBLAS A = k view, B = dscores, C = dq view)
+GemmPlan planScoresBackwardQuery(int64_t k_batch_stride, int64_t k_row_stride,
+                                 int64_t dq_batch_stride, int64_t dq_row_stride, int B, int H,
+                                 int Tq, int Tk, int d_k, float scale);
+
+// attention_scores_backward, keys: dk_h[b] += scale · dS[b, h]ᵀ · Q_h[b]
+//   (cuBLAS A = q view, B = dscores, C = dk view)
+GemmPlan planScoresBackwardKey(int64_t q_batch_stride, int64_t q_row_stride,
+                               int64_t dk_batch_stride, int64_t dk_row_stride, int B, int H, int Tq,
+                               int Tk, int d_k, float scale);
+
+// attention_context_backward, probabilities: dP[b, h] = dC_h[b] · V_h[b]ᵀ (written)
+//   (cuBLAS A = v view, B = dctx, C = dprobs)
+GemmPlan planContextBackwardProbs(int64_t v_batch_stride, int64_t v_row_stride, int B, int H,
+                                  int Tq, int Tk, int d_v);
+
+// attention_context_backward, values: dv_h[b] += P[b, h]ᵀ · dC_h[b]
+//   (cuBLAS A = dctx, B = probs, C = dv view)
+GemmPlan planContextBackwardValues(int64_t dv_batch_stride, int64_t dv_row_stride, int B, int H,
+                                   int Tq, int Tk, int d_v);
+
 // Empty when the call satisfies cuBLAS's argument rules (m, n, k, batch_count ≥ 0;
 // lda ≥ max(1, transa ? k : m); ldb ≥ max(1, transb ? n : k); ldc ≥ max(1, m); offsets ≥ 0);
 // otherwise what is wrong. The planners throw Error(Backend) rather than return such a call.

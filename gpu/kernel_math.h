@@ -7,6 +7,10 @@
 #include <math.h>  // expf, erff, tanhf, sqrtf, fmaxf, INFINITY: host and device alike
 #include <stdint.h>
 
+// Dropout's mask: the very hash the CPU backend uses (a plain header; by its path, so that
+// kernels.cu still sees no other core/ header).
+#include "../core/counter_rng.h"
+
 #if defined(__CUDACC__)
 #define ATTNVIZ_HOST_DEVICE __host__ __device__
 #else
@@ -60,6 +64,20 @@ ATTNVIZ_HOST_DEVICE inline int64_t softmax_mask_row(int64_t row, int H, int Tq) 
   return (row / per_batch) * Tq + row % Tq;
 }
 
+// Backward of one row, sequentially, as the kernel does with a warp per row (WRITTEN; ds may
+// alias dp): ds[j] = p[j] · (dp[j] − Σ_k p[k]·dp[k]), 0 where masked.
+//   p, dp, ds: [n]; mask: [n]
+ATTNVIZ_HOST_DEVICE inline float softmax_backward_element(float p, float dp, float dot,
+                                                          uint8_t masked) {
+  return masked ? 0.0f : p * (dp - dot);
+}
+ATTNVIZ_HOST_DEVICE inline void masked_softmax_backward_row(const float* p, const float* dp,
+                                                            const uint8_t* mask, float* ds, int n) {
+  float dot = 0.0f;
+  for (int j = 0; j < n; ++j) dot += p[j] * dp[j];
+  for (int j = 0; j < n; ++j) ds[j] = softmax_backward_element(p[j], dp[j], dot, mask[j]);
+}
+
 // ---- LayerNorm: y = (x - mean) / sqrt(var + eps) · gamma + beta (biased variance, as PyTorch)
 
 ATTNVIZ_HOST_DEVICE inline float layernorm_rstd(float variance, float eps) {
@@ -75,17 +93,58 @@ ATTNVIZ_HOST_DEVICE inline float layernorm_apply(float x, float mean, float rstd
   return y;
 }
 
-// One row of d values, sequentially, two-pass (mean, then variance about the mean) as the kernel.
-//   x, y: [d] (may alias)
-ATTNVIZ_HOST_DEVICE inline void layernorm_row(const float* x, const float* gamma, const float* beta,
-                                              float* y, int d, float eps) {
+// The mean and rstd of a row of d values, sequentially, two-pass (mean, then variance about the
+// mean) as the kernel.
+ATTNVIZ_HOST_DEVICE inline void layernorm_stats(const float* x, int d, float eps, float* mean_out,
+                                                float* rstd_out) {
   float sum = 0.0f;
   for (int c = 0; c < d; ++c) sum += x[c];
   const float mean = sum / static_cast<float>(d);
   float squares = 0.0f;
   for (int c = 0; c < d; ++c) squares += (x[c] - mean) * (x[c] - mean);
-  const float rstd = layernorm_rstd(squares / static_cast<float>(d), eps);
+  *mean_out = mean;
+  *rstd_out = layernorm_rstd(squares / static_cast<float>(d), eps);
+}
+
+// One row of d values, sequentially, as the kernel.   x, y: [d] (may alias)
+ATTNVIZ_HOST_DEVICE inline void layernorm_row(const float* x, const float* gamma, const float* beta,
+                                              float* y, int d, float eps) {
+  float mean, rstd;
+  layernorm_stats(x, d, eps, &mean, &rstd);
   for (int c = 0; c < d; ++c) y[c] = layernorm_apply(x[c], mean, rstd, gamma, beta, c);
+}
+
+// Backward, element c of a row with mean_dxhat = mean(dy ⊙ γ) and mean_dxhat_xhat =
+// mean(dy ⊙ γ ⊙ x̂): dx = rstd · (dx̂ − mean_dxhat − x̂ · mean_dxhat_xhat).
+ATTNVIZ_HOST_DEVICE inline float layernorm_backward_element(float dxhat, float xhat, float rstd,
+                                                            float mean_dxhat,
+                                                            float mean_dxhat_xhat) {
+  return rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+}
+
+// One row, sequentially (the kernel's warp does the same sums): dx += the input's gradient;
+// returns the row's mean and rstd (for γ's and β's gradients, which sum over rows).
+//   dy, x, dx: [d]; gamma: [d] or nullptr
+ATTNVIZ_HOST_DEVICE inline void layernorm_backward_row(const float* dy, const float* x,
+                                                       const float* gamma, float* dx, int d,
+                                                       float eps, float* mean_out,
+                                                       float* rstd_out) {
+  float mean, rstd;
+  layernorm_stats(x, d, eps, &mean, &rstd);
+  float s1 = 0.0f, s2 = 0.0f;
+  for (int c = 0; c < d; ++c) {
+    const float dxhat = gamma ? dy[c] * gamma[c] : dy[c];
+    s1 += dxhat;
+    s2 += dxhat * (x[c] - mean) * rstd;
+  }
+  s1 /= static_cast<float>(d);
+  s2 /= static_cast<float>(d);
+  for (int c = 0; c < d; ++c) {
+    const float dxhat = gamma ? dy[c] * gamma[c] : dy[c];
+    dx[c] += layernorm_backward_element(dxhat, (x[c] - mean) * rstd, rstd, s1, s2);
+  }
+  *mean_out = mean;
+  *rstd_out = rstd;
 }
 
 // ---- activations (PyTorch's definitions)
@@ -131,6 +190,31 @@ ATTNVIZ_HOST_DEVICE inline float activation(float x, ActivationKind kind) {
   }
 }
 
+// d act / dx at x (the backward multiplies the incoming gradient by it).
+ATTNVIZ_HOST_DEVICE inline float activation_grad(float x, ActivationKind kind) {
+  switch (kind) {
+    case ActivationKind::Silu: {
+      const float s = 1.0f / (1.0f + expf(-x));  // σ(x)·(1 + x·(1 − σ(x)))
+      return s * (1.0f + x * (1.0f - s));
+    }
+    case ActivationKind::Tanh: {
+      const float t = tanhf(x);
+      return 1.0f - t * t;
+    }
+    case ActivationKind::Gelu:  // Φ(x) + x·φ(x)
+      return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
+             x * 0.39894228040143268f * expf(-0.5f * x * x);
+    case ActivationKind::GeluTanh: {  // ½(1 + tanh u) + ½x(1 − tanh²u)·u'
+      const float t = tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x));
+      const float du = 0.79788456080286536f * (1.0f + 3.0f * 0.044715f * x * x);
+      return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du;
+    }
+    case ActivationKind::Relu:
+    default:
+      return x > 0.0f ? 1.0f : 0.0f;
+  }
+}
+
 // ---- embedding: out[b, t, :] = table[ids[b, t], :] · scale + positions[pos0 + t, :]
 
 ATTNVIZ_HOST_DEVICE inline float embedding_value(float token_value, float scale,
@@ -156,6 +240,64 @@ ATTNVIZ_HOST_DEVICE inline float mean_pool_element(const float* x, int64_t b, in
   float sum = 0.0f;
   for (int t = 0; t < T; ++t) sum += x[(b * T + t) * d + c];
   return sum / static_cast<float>(T);
+}
+
+// ---- dropout: x[i] = keep(seed, i) ? x[i] / (1 − p) : 0 (counter_rng.h's mask)
+
+ATTNVIZ_HOST_DEVICE inline float dropout_element(float x, uint64_t seed, int64_t i,
+                                                 uint32_t threshold, float keep_scale) {
+  return attnviz::dropoutKeep(seed, static_cast<uint64_t>(i), threshold) ? x * keep_scale : 0.0f;
+}
+
+// ---- cross-entropy with label smoothing ε: q = (1 − ε)·onehot(t) + ε/V
+
+// loss = logsumexp(z) − (1 − ε)·z[t] − (ε/V)·Σ z, from the row's max, Σ exp(z − max) and Σ z.
+ATTNVIZ_HOST_DEVICE inline float cross_entropy_loss(float row_max, float sum_exp, float z_target,
+                                                    float sum_z, int V, float smoothing) {
+  return row_max + logf(sum_exp) - (1.0f - smoothing) * z_target -
+         smoothing / static_cast<float>(V) * sum_z;
+}
+
+// d loss / d z[v] · scale = scale · (softmax(z)[v] − q[v])
+ATTNVIZ_HOST_DEVICE inline float cross_entropy_grad(float z, float row_max, float sum_exp,
+                                                    bool is_target, int V, float smoothing,
+                                                    float scale) {
+  const float q = (is_target ? 1.0f - smoothing : 0.0f) + smoothing / static_cast<float>(V);
+  return scale * (expf(z - row_max) / sum_exp - q);
+}
+
+// One row, sequentially: the loss (0 when target == ignore) and the argmax (the first on ties).
+ATTNVIZ_HOST_DEVICE inline void cross_entropy_row(const float* z, int V, int target,
+                                                  int ignore_index, float smoothing, float* loss,
+                                                  int32_t* argmax) {
+  float row_max = z[0], sum_z = 0.0f;
+  int arg = 0;
+  for (int v = 0; v < V; ++v) {
+    if (z[v] > row_max) row_max = z[v], arg = v;
+    sum_z += z[v];
+  }
+  *argmax = arg;
+  if (target == ignore_index) {
+    *loss = 0.0f;
+    return;
+  }
+  float sum_exp = 0.0f;
+  for (int v = 0; v < V; ++v) sum_exp += expf(z[v] - row_max);
+  *loss = cross_entropy_loss(row_max, sum_exp, z[target], sum_z, V, smoothing);
+}
+
+// ---- Adam / AdamW (torch.optim's single-tensor step) on one parameter; m, v updated in place
+
+ATTNVIZ_HOST_DEVICE inline float adamw_element(float p, float grad, float* m, float* v, float lr,
+                                               float beta1, float beta2, float eps,
+                                               float weight_decay, bool decoupled,
+                                               float bias_correction1, float bias_correction2,
+                                               float grad_scale) {
+  const float g = grad * grad_scale + (decoupled ? 0.0f : weight_decay * p);
+  if (decoupled) p *= 1.0f - lr * weight_decay;
+  *m += (1.0f - beta1) * (g - *m);
+  *v = beta2 * *v + (1.0f - beta2) * g * g;
+  return p - (lr / bias_correction1) * *m / (sqrtf(*v) / sqrtf(bias_correction2) + eps);
 }
 
 }  // namespace attnviz::cuda

@@ -26,6 +26,30 @@ __device__ inline float warp_max(float v) {
   return v;
 }
 
+// The largest value of a warp and the lowest index holding it (argmax, the first on ties).
+__device__ inline void warp_argmax(float* v, int* index) {
+  for (int o = kWarp / 2; o > 0; o /= 2) {
+    const float ov = __shfl_xor_sync(0xffffffffu, *v, o);
+    const int oi = __shfl_xor_sync(0xffffffffu, *index, o);
+    if (ov > *v || (ov == *v && oi < *index)) {
+      *v = ov;
+      *index = oi;
+    }
+  }
+}
+
+// Grid-stride loop over rows with one warp per row (the row kernels' common shape).
+#define FOR_EACH_ROW_BY_WARP(row, rows)                                                            \
+  const int lane = threadIdx.x % kWarp;                                                            \
+  const int64_t warps_ = int64_t{gridDim.x} * (blockDim.x / kWarp);                                \
+  for (int64_t row = int64_t{blockIdx.x} * (blockDim.x / kWarp) + threadIdx.x / kWarp; row < rows; \
+       row += warps_)
+
+// Grid-stride loop over n elements.
+#define FOR_EACH_ELEMENT(i, n)                                              \
+  for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < (n); \
+       i += int64_t{gridDim.x} * blockDim.x)
+
 unsigned blocksFor(int64_t work, int per_block) {
   return static_cast<unsigned>(
       std::max<int64_t>(1, std::min(kMaxBlocks, (work + per_block - 1) / per_block)));
@@ -55,6 +79,23 @@ __global__ void masked_softmax_forward_kernel1(const float* scores, const uint8_
   }
 }
 
+// One warp per row; as masked_softmax_backward_row. Every lane reads its p and dp before the
+// reduction completes and writes only its own cells, so ds may alias dp.
+__global__ void masked_softmax_backward_kernel1(const float* probs, const float* dprobs,
+                                                const uint8_t* mask, float* dscores, int64_t rows,
+                                                int H, int Tq, int Tk) {
+  FOR_EACH_ROW_BY_WARP(row, rows) {
+    const float* p = probs + row * Tk;
+    const float* dp = dprobs + row * Tk;
+    const uint8_t* m = mask + softmax_mask_row(row, H, Tq) * Tk;
+    float dot = 0.0f;
+    for (int j = lane; j < Tk; j += kWarp) dot += p[j] * dp[j];
+    dot = warp_sum(dot);
+    for (int j = lane; j < Tk; j += kWarp)
+      dscores[row * Tk + j] = softmax_backward_element(p[j], dp[j], dot, m[j]);
+  }
+}
+
 // One warp per row of x [rows, d]; two-pass statistics as layernorm_row. Every lane has read its
 // elements before the reductions complete, and writes only what it read, so y may alias x.
 __global__ void layernorm_forward_kernel1(const float* x, const float* gamma, const float* beta,
@@ -76,10 +117,66 @@ __global__ void layernorm_forward_kernel1(const float* x, const float* gamma, co
   }
 }
 
+// One warp per row: dx += the input's gradient (layernorm_backward_row), and the row's mean and
+// rstd into row_stats [rows, 2] for the parameters' kernel.
+__global__ void layernorm_backward_kernel1(const float* dy, const float* x, const float* gamma,
+                                           float* dx, float* row_stats, int rows, int d,
+                                           float eps) {
+  FOR_EACH_ROW_BY_WARP(row, rows) {
+    const float* xr = x + row * d;
+    const float* g = dy + row * d;
+    float sum = 0.0f;
+    for (int c = lane; c < d; c += kWarp) sum += xr[c];
+    const float mean = warp_sum(sum) / static_cast<float>(d);
+    float squares = 0.0f;
+    for (int c = lane; c < d; c += kWarp) squares += (xr[c] - mean) * (xr[c] - mean);
+    const float rstd = layernorm_rstd(warp_sum(squares) / static_cast<float>(d), eps);
+    float s1 = 0.0f, s2 = 0.0f;
+    for (int c = lane; c < d; c += kWarp) {
+      const float dxhat = gamma ? g[c] * gamma[c] : g[c];
+      s1 += dxhat;
+      s2 += dxhat * (xr[c] - mean) * rstd;
+    }
+    s1 = warp_sum(s1) / static_cast<float>(d);
+    s2 = warp_sum(s2) / static_cast<float>(d);
+    if (dx)
+      for (int c = lane; c < d; c += kWarp) {
+        const float dxhat = gamma ? g[c] * gamma[c] : g[c];
+        dx[row * d + c] += layernorm_backward_element(dxhat, (xr[c] - mean) * rstd, rstd, s1, s2);
+      }
+    if (lane == 0) {
+      row_stats[2 * row] = mean;
+      row_stats[2 * row + 1] = rstd;
+    }
+  }
+}
+
+// One thread per column: dgamma[c] += Σ_r dy[r, c]·x̂[r, c], dbeta[c] += Σ_r dy[r, c], in row
+// order (deterministic, no atomics).
+__global__ void layernorm_backward_params_kernel1(const float* dy, const float* x,
+                                                  const float* row_stats, float* dgamma,
+                                                  float* dbeta, int rows, int d) {
+  FOR_EACH_ELEMENT(c, d) {
+    float sg = 0.0f, sb = 0.0f;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float g = dy[r * d + c];
+      sg += g * (x[r * d + c] - row_stats[2 * r]) * row_stats[2 * r + 1];
+      sb += g;
+    }
+    if (dgamma) dgamma[c] += sg;
+    if (dbeta) dbeta[c] += sb;
+  }
+}
+
 __global__ void activation_forward_kernel1(float* x, int64_t n, ActivationKind kind) {
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x)
     x[i] = activation(x[i], kind);
+}
+
+__global__ void activation_backward_kernel1(const float* x, const float* dy, float* dx, int64_t n,
+                                            ActivationKind kind) {
+  FOR_EACH_ELEMENT(i, n) dx[i] = dy[i] * activation_grad(x[i], kind);
 }
 
 __global__ void residual_forward_kernel1(const float* x, float* y, int64_t n) {
@@ -100,12 +197,32 @@ __global__ void bias_add_forward_kernel1(const float* bias, float* y, int64_t n,
     y[i] += bias[i % width];
 }
 
+// One thread per column, summing its rows in order.
+__global__ void bias_add_backward_kernel1(const float* dy, float* dbias, int rows, int width) {
+  FOR_EACH_ELEMENT(c, width) {
+    float sum = 0.0f;
+    for (int64_t r = 0; r < rows; ++r) sum += dy[r * width + c];
+    dbias[c] += sum;
+  }
+}
+
 __global__ void embedding_forward_kernel1(const int32_t* ids, const float* table,
                                           const float* positions, float* out, int64_t n, int T,
                                           int d, int pos0, float scale) {
   for (int64_t e = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; e < n;
        e += int64_t{gridDim.x} * blockDim.x)
     out[e] = embedding_element(e, ids, table, positions, T, d, pos0, scale);
+}
+
+__global__ void embedding_backward_kernel1(const int32_t* ids, const float* dout, float* dtable,
+                                           float* dpositions, int64_t n, int T, int d, int pos0,
+                                           float scale) {
+  FOR_EACH_ELEMENT(e, n) {
+    const int64_t row = e / d;  // b·T + t
+    const int c = static_cast<int>(e % d);
+    atomicAdd(dtable + int64_t{ids[row]} * d + c, scale * dout[e]);
+    if (dpositions) atomicAdd(dpositions + (int64_t{pos0} + row % T) * d + c, dout[e]);
+  }
 }
 
 __global__ void gather_add_forward_kernel1(const int32_t* ids, const float* table, float* out,
@@ -115,10 +232,99 @@ __global__ void gather_add_forward_kernel1(const int32_t* ids, const float* tabl
     out[e] += table[int64_t{ids[e / d]} * d + e % d];
 }
 
+__global__ void gather_add_backward_kernel1(const int32_t* ids, const float* dout, float* dtable,
+                                            int64_t n, int d) {
+  FOR_EACH_ELEMENT(e, n) atomicAdd(dtable + int64_t{ids[e / d]} * d + e % d, dout[e]);
+}
+
 __global__ void mean_pool_forward_kernel1(const float* x, float* y, int64_t n, int T, int d) {
   for (int64_t e = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; e < n;
        e += int64_t{gridDim.x} * blockDim.x)
     y[e] = mean_pool_element(x, e / d, static_cast<int>(e % d), T, d);
+}
+
+// dx [B, T, d]: element e reads dy[b, c] with b = e / (T·d), c = e % d.
+__global__ void mean_pool_backward_kernel1(const float* dy, float* dx, int64_t n, int T, int d) {
+  FOR_EACH_ELEMENT(e, n) dx[e] += dy[(e / (int64_t{T} * d)) * d + e % d] / static_cast<float>(T);
+}
+
+// ---- training only ----
+
+__global__ void dropout_forward_kernel1(float* x, int64_t n, uint64_t seed, uint32_t threshold,
+                                        float keep_scale) {
+  FOR_EACH_ELEMENT(i, n) x[i] = dropout_element(x[i], seed, i, threshold, keep_scale);
+}
+
+// One warp per row: max and argmax, Σ z, Σ exp(z − max); as cross_entropy_row.
+__global__ void cross_entropy_forward_kernel1(const float* logits, const int32_t* targets,
+                                              float* losses, int32_t* predictions, int rows, int V,
+                                              int ignore_index, float smoothing) {
+  FOR_EACH_ROW_BY_WARP(row, rows) {
+    const float* z = logits + row * V;
+    float best = -INFINITY, sum_z = 0.0f;
+    int arg = V;
+    for (int v = lane; v < V; v += kWarp) {
+      if (z[v] > best) best = z[v], arg = v;
+      sum_z += z[v];
+    }
+    warp_argmax(&best, &arg);
+    if (arg >= V) arg = 0;  // a row of NaN or −∞
+    sum_z = warp_sum(sum_z);
+    float sum_exp = 0.0f;
+    for (int v = lane; v < V; v += kWarp) sum_exp += expf(z[v] - best);
+    sum_exp = warp_sum(sum_exp);
+    if (lane == 0) {
+      predictions[row] = arg;
+      const int t = targets[row];
+      losses[row] =
+          t == ignore_index ? 0.0f : cross_entropy_loss(best, sum_exp, z[t], sum_z, V, smoothing);
+    }
+  }
+}
+
+__global__ void cross_entropy_backward_kernel1(const float* logits, const int32_t* targets,
+                                               float* dlogits, int rows, int V, int ignore_index,
+                                               float smoothing, float scale) {
+  FOR_EACH_ROW_BY_WARP(row, rows) {
+    const float* z = logits + row * V;
+    float* g = dlogits + row * V;
+    const int t = targets[row];
+    if (t == ignore_index) {
+      for (int v = lane; v < V; v += kWarp) g[v] = 0.0f;
+      continue;
+    }
+    float mx = -INFINITY;
+    for (int v = lane; v < V; v += kWarp) mx = fmaxf(mx, z[v]);
+    mx = warp_max(mx);
+    float sum_exp = 0.0f;
+    for (int v = lane; v < V; v += kWarp) sum_exp += expf(z[v] - mx);
+    sum_exp = warp_sum(sum_exp);
+    for (int v = lane; v < V; v += kWarp)
+      g[v] = cross_entropy_grad(z[v], mx, sum_exp, v == t, V, smoothing, scale);
+  }
+}
+
+// Each block sums the squares of its grid-stride share in double, then thread 0 writes it.
+__global__ void sum_squares_kernel1(const float* x, int64_t n, double* partial) {
+  __shared__ double shared[kElemBlock];
+  double s = 0.0;
+  FOR_EACH_ELEMENT(i, n) s += static_cast<double>(x[i]) * x[i];
+  shared[threadIdx.x] = s;
+  __syncthreads();
+  for (int half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.x] = shared[0];
+}
+
+__global__ void adamw_update_kernel1(float* params, const float* grads, float* m, float* v,
+                                     int64_t n, float lr, float beta1, float beta2, float eps,
+                                     float weight_decay, bool decoupled, float bias_correction1,
+                                     float bias_correction2, float grad_scale) {
+  FOR_EACH_ELEMENT(i, n)
+  params[i] = adamw_element(params[i], grads[i], m + i, v + i, lr, beta1, beta2, eps, weight_decay,
+                            decoupled, bias_correction1, bias_correction2, grad_scale);
 }
 
 }  // namespace
@@ -132,6 +338,16 @@ cudaError_t masked_softmax_forward(const float* scores, const uint8_t* mask, flo
   return cudaGetLastError();
 }
 
+cudaError_t masked_softmax_backward(const float* probs, const float* dprobs, const uint8_t* mask,
+                                    float* dscores, int B, int H, int Tq, int Tk,
+                                    cudaStream_t stream) {
+  const int64_t rows = int64_t{B} * H * Tq;
+  if (rows <= 0 || Tk <= 0) return cudaSuccess;
+  masked_softmax_backward_kernel1<<<blocksFor(rows, kRowBlock / kWarp), kRowBlock, 0, stream>>>(
+      probs, dprobs, mask, dscores, rows, H, Tq, Tk);
+  return cudaGetLastError();
+}
+
 cudaError_t layernorm_forward(const float* x, const float* gamma, const float* beta, float* y,
                               int rows, int d, float eps, cudaStream_t stream) {
   if (rows <= 0 || d <= 0) return cudaSuccess;
@@ -140,9 +356,29 @@ cudaError_t layernorm_forward(const float* x, const float* gamma, const float* b
   return cudaGetLastError();
 }
 
+cudaError_t layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
+                               float* dgamma, float* dbeta, float* row_stats, int rows, int d,
+                               float eps, cudaStream_t stream) {
+  if (rows <= 0 || d <= 0) return cudaSuccess;
+  layernorm_backward_kernel1<<<blocksFor(rows, kRowBlock / kWarp), kRowBlock, 0, stream>>>(
+      dy, x, gamma, dx, row_stats, rows, d, eps);
+  if (!gamma || (!dgamma && !dbeta)) return cudaGetLastError();
+  layernorm_backward_params_kernel1<<<blocksFor(d, kElemBlock), kElemBlock, 0, stream>>>(
+      dy, x, row_stats, dgamma, dbeta, rows, d);
+  return cudaGetLastError();
+}
+
 cudaError_t activation_forward(float* x, int64_t n, ActivationKind kind, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   activation_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, n, kind);
+  return cudaGetLastError();
+}
+
+cudaError_t activation_backward(const float* x, const float* dy, float* dx, int64_t n,
+                                ActivationKind kind, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  activation_backward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, dy, dx, n,
+                                                                                   kind);
   return cudaGetLastError();
 }
 
@@ -166,6 +402,14 @@ cudaError_t bias_add_forward(const float* bias, float* y, int rows, int width,
   return cudaGetLastError();
 }
 
+cudaError_t bias_add_backward(const float* dy, float* dbias, int rows, int width,
+                              cudaStream_t stream) {
+  if (rows <= 0 || width <= 0) return cudaSuccess;
+  bias_add_backward_kernel1<<<blocksFor(width, kElemBlock), kElemBlock, 0, stream>>>(dy, dbias,
+                                                                                     rows, width);
+  return cudaGetLastError();
+}
+
 cudaError_t embedding_forward(const int32_t* ids, const float* table, const float* positions,
                               float* out, int B, int T, int d, int pos0, float scale,
                               cudaStream_t stream) {
@@ -173,6 +417,16 @@ cudaError_t embedding_forward(const int32_t* ids, const float* table, const floa
   if (n <= 0) return cudaSuccess;
   embedding_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(
       ids, table, positions, out, n, T, d, pos0, scale);
+  return cudaGetLastError();
+}
+
+cudaError_t embedding_backward(const int32_t* ids, const float* dout, float* dtable,
+                               float* dpositions, int B, int T, int d, int pos0, float scale,
+                               cudaStream_t stream) {
+  const int64_t n = int64_t{B} * T * d;
+  if (n <= 0) return cudaSuccess;
+  embedding_backward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(
+      ids, dout, dtable, dpositions, n, T, d, pos0, scale);
   return cudaGetLastError();
 }
 
@@ -185,10 +439,75 @@ cudaError_t gather_add_forward(const int32_t* ids, const float* table, float* ou
   return cudaGetLastError();
 }
 
+cudaError_t gather_add_backward(const int32_t* ids, const float* dout, float* dtable, int rows,
+                                int d, cudaStream_t stream) {
+  const int64_t n = int64_t{rows} * d;
+  if (n <= 0) return cudaSuccess;
+  gather_add_backward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(ids, dout,
+                                                                                   dtable, n, d);
+  return cudaGetLastError();
+}
+
 cudaError_t mean_pool_forward(const float* x, float* y, int B, int T, int d, cudaStream_t stream) {
   const int64_t n = int64_t{B} * d;
   if (n <= 0 || T <= 0) return cudaSuccess;
   mean_pool_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, y, n, T, d);
+  return cudaGetLastError();
+}
+
+cudaError_t mean_pool_backward(const float* dy, float* dx, int B, int T, int d,
+                               cudaStream_t stream) {
+  const int64_t n = int64_t{B} * T * d;
+  if (n <= 0) return cudaSuccess;
+  mean_pool_backward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(dy, dx, n, T, d);
+  return cudaGetLastError();
+}
+
+// ---- training only ----
+
+cudaError_t dropout_forward(float* x, int64_t n, float p, uint64_t seed, cudaStream_t stream) {
+  if (n <= 0 || p <= 0.0f) return cudaSuccess;
+  dropout_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(
+      x, n, seed, attnviz::dropoutThreshold(p), 1.0f / (1.0f - p));
+  return cudaGetLastError();
+}
+
+cudaError_t cross_entropy_forward(const float* logits, const int32_t* targets, float* losses,
+                                  int32_t* predictions, int rows, int V, int ignore_index,
+                                  float smoothing, cudaStream_t stream) {
+  if (rows <= 0 || V <= 0) return cudaSuccess;
+  cross_entropy_forward_kernel1<<<blocksFor(rows, kRowBlock / kWarp), kRowBlock, 0, stream>>>(
+      logits, targets, losses, predictions, rows, V, ignore_index, smoothing);
+  return cudaGetLastError();
+}
+
+cudaError_t cross_entropy_backward(const float* logits, const int32_t* targets, float* dlogits,
+                                   int rows, int V, int ignore_index, float smoothing, float scale,
+                                   cudaStream_t stream) {
+  if (rows <= 0 || V <= 0) return cudaSuccess;
+  cross_entropy_backward_kernel1<<<blocksFor(rows, kRowBlock / kWarp), kRowBlock, 0, stream>>>(
+      logits, targets, dlogits, rows, V, ignore_index, smoothing, scale);
+  return cudaGetLastError();
+}
+
+int sum_squares_blocks(int64_t n) {
+  return static_cast<int>(std::min<int64_t>(1024, blocksFor(n, kElemBlock)));
+}
+
+cudaError_t sum_squares(const float* x, int64_t n, double* partial, cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  sum_squares_kernel1<<<sum_squares_blocks(n), kElemBlock, 0, stream>>>(x, n, partial);
+  return cudaGetLastError();
+}
+
+cudaError_t adamw_update(float* params, const float* grads, float* m, float* v, int64_t n, float lr,
+                         float beta1, float beta2, float eps, float weight_decay, bool decoupled,
+                         float bias_correction1, float bias_correction2, float grad_scale,
+                         cudaStream_t stream) {
+  if (n <= 0) return cudaSuccess;
+  adamw_update_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(
+      params, grads, m, v, n, lr, beta1, beta2, eps, weight_decay, decoupled, bias_correction1,
+      bias_correction2, grad_scale);
   return cudaGetLastError();
 }
 

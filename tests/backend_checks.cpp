@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "error.h"
@@ -340,6 +341,45 @@ Outcome embedding(Backend& be, Backend& cpu, int which) {
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
 }
 
+// ---- embedding_backward (training; gradients start non-zero, so "accumulates" is checked too)
+// ----
+Outcome embeddingBackward(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int B, T, d, vocab, max_len, pos0;
+    float scale;
+  };
+  const Case cases[] = {
+      {3, 7, 37, 4, 16, 0, 1.0f}, {2, 5, 16, 11, 12, 3, 4.0f}, {2, 3, 8, 5, 0, 0, 1.0f}};
+  const Case c = cases[which];
+  std::vector<int32_t> ids(size_t(c.B) * c.T);  // [B, T]; vocab 4 repeats ids often
+  std::mt19937 rng(200 + which);
+  for (auto& id : ids) id = int32_t(rng() % c.vocab);
+  const auto dout = randomFloats(size_t(c.B) * c.T * c.d, 201);                // [B, T, d]
+  const auto dtable0 = randomFloats(size_t(c.vocab) * c.d, 202);               // [vocab, d]
+  const auto dpos0 = randomFloats(size_t(std::max(c.max_len, 1)) * c.d, 203);  // [max_len, d]
+  std::vector<double> ref(dtable0.begin(), dtable0.end()), ref_pos(dpos0.begin(), dpos0.end());
+  for (int b = 0; b < c.B; ++b)
+    for (int t = 0; t < c.T; ++t)
+      for (int k = 0; k < c.d; ++k) {
+        const double g = dout[(size_t(b) * c.T + t) * c.d + k];
+        ref[size_t(ids[size_t(b) * c.T + t]) * c.d + k] += c.scale * g;
+        if (c.max_len) ref_pos[size_t(c.pos0 + t) * c.d + k] += g;
+      }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* dtable = a.put(dtable0);
+    float* dpos = a.put(dpos0);
+    on.embedding_backward(a.put(ids), a.put(dout), dtable, c.max_len ? dpos : nullptr, c.B, c.T,
+                          c.d, c.pos0, c.scale);
+    return std::make_pair(a.get(dtable, dtable0.size()), a.get(dpos, dpos0.size()));
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got.first, ref), kNmseElementwise, "dtable vs reference");
+  EXPECT_NMSE(nmse(got.second, ref_pos), kNmseElementwise, "dpositions vs reference");
+  EXPECT_NMSE(nmse(got.first, on_cpu.first), kNmseElementwise, "dtable vs cpu");
+  return pass();
+}
+
 // ---- gather_add_forward (segment embeddings) ----
 Outcome gatherAdd(Backend& be, Backend& cpu, int which) {
   struct Case {
@@ -369,6 +409,30 @@ Outcome gatherAdd(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
+// ---- gather_add_backward (training; gradients start non-zero, so "accumulates" is checked too)
+// ----
+Outcome gatherAddBackward(Backend& be, Backend& cpu, int which) {
+  const int rows = which ? 64 : 5, n = which ? 3 : 2, d = which ? 512 : 37;
+  std::vector<int32_t> ids(static_cast<size_t>(rows));
+  std::mt19937 rng(210 + which);
+  for (auto& id : ids) id = int32_t(rng() % n);
+  const auto dout = randomFloats(size_t(rows) * d, 211);
+  const auto dtable0 = randomFloats(size_t(n) * d, 212);
+  std::vector<double> ref(dtable0.begin(), dtable0.end());
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < d; ++k) ref[size_t(ids[size_t(r)]) * d + k] += dout[size_t(r) * d + k];
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* dtable = a.put(dtable0);
+    on.gather_add_backward(a.put(ids), a.put(dout), dtable, rows, d);
+    return a.get(dtable, dtable0.size());
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  return pass();
+}
+
 // ---- mean_pool_forward ----
 Outcome meanPool(Backend& be, Backend& cpu, int which) {
   struct Case {
@@ -391,6 +455,29 @@ Outcome meanPool(Backend& be, Backend& cpu, int which) {
     return a.get(y, ref.size());
   };
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
+}
+
+// ---- mean_pool_backward (training; gradients start non-zero, so "accumulates" is checked too)
+// ----
+Outcome meanPoolBackward(Backend& be, Backend& cpu, int which) {
+  const int B = which ? 3 : 1, T = which ? 7 : 1, d = which ? 37 : 8;
+  const auto dy = randomFloats(size_t(B) * d, 220);
+  const auto dx0 = randomFloats(size_t(B) * T * d, 221);
+  std::vector<double> ref(dx0.begin(), dx0.end());
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < T; ++t)
+      for (int k = 0; k < d; ++k)
+        ref[(size_t(b) * T + t) * d + k] += double(dy[size_t(b) * d + k]) / T;
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* dx = a.put(dx0);
+    on.mean_pool_backward(a.put(dy), dx, B, T, d);
+    return a.get(dx, dx0.size());
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  return pass();
 }
 
 // ---- linear_forward ----
@@ -421,6 +508,55 @@ Outcome linear(Backend& be, Backend& cpu, int which) {
     return a.get(y, n);
   };
   return againstBoth(run, be, cpu, ref, kNmseProduct);
+}
+
+// ---- linear_backward (training; gradients start non-zero, so "accumulates" is checked too) ----
+Outcome linearBackward(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int rows, in, out;
+    bool dx, bias;
+  };
+  const Case cases[] = {{7, 13, 5, true, true},
+                        {7, 13, 5, false, false},
+                        {1, 129, 67, true, true},
+                        {33, 64, 255, true, true},
+                        {768, 64, 192, true, true}};
+  const Case c = cases[which];
+  const auto x = randomFloats(size_t(c.rows) * c.in, 230);    // [rows, in]
+  const auto w = randomFloats(size_t(c.out) * c.in, 231);     // [out, in]
+  const auto dy = randomFloats(size_t(c.rows) * c.out, 232);  // [rows, out]
+  const auto dx0 = randomFloats(x.size(), 233), dw0 = randomFloats(w.size(), 234),
+             db0 = randomFloats(size_t(c.out), 235);
+  std::vector<double> rdx(dx0.begin(), dx0.end()), rdw(dw0.begin(), dw0.end()),
+      rdb(db0.begin(), db0.end());
+  for (int r = 0; r < c.rows; ++r)
+    for (int o = 0; o < c.out; ++o) {
+      const double g = dy[size_t(r) * c.out + o];
+      rdb[size_t(o)] += g;
+      for (int i = 0; i < c.in; ++i) {
+        rdx[size_t(r) * c.in + i] += g * w[size_t(o) * c.in + i];
+        rdw[size_t(o) * c.in + i] += g * x[size_t(r) * c.in + i];
+      }
+    }
+  struct Grads {
+    std::vector<float> dx, dw, db;
+  };
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float *dx = a.put(dx0), *dw = a.put(dw0), *db = a.put(db0);
+    on.linear_backward(a.put(dy), a.put(x), a.put(w), c.dx ? dx : nullptr, dw,
+                       c.bias ? db : nullptr, c.rows, c.in, c.out);
+    return Grads{a.get(dx, dx0.size()), a.get(dw, dw0.size()), a.get(db, db0.size())};
+  };
+  const Grads got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got.dw, rdw), kNmseProduct, "dweight vs reference");
+  EXPECT_NMSE(nmse(got.dw, on_cpu.dw), kNmseProduct, "dweight vs cpu");
+  if (c.dx) EXPECT_NMSE(nmse(got.dx, rdx), kNmseProduct, "dx vs reference");
+  if (c.bias) EXPECT_NMSE(nmse(got.db, rdb), kNmseProduct, "dbias vs reference");
+  // Gradients not asked for stay as they were.
+  if (!c.dx) EXPECT(got.dx == dx0, "dx changed though not asked for");
+  if (!c.bias) EXPECT(got.db == db0, "dbias changed though not asked for");
+  return pass();
 }
 
 // One attention layout: where Q, K, V sit in their activation buffers (all in floats).
@@ -528,6 +664,51 @@ Outcome scores(Backend& be, Backend& cpu, int which) {
   return againstBoth(run, be, cpu, ref, kNmseProduct);
 }
 
+// ---- attention_scores_backward: every layout; the gradients use the activations' layout
+// (training; gradients start non-zero, so "accumulates" is checked too) ----
+Outcome scoresBackward(Backend& be, Backend& cpu, int which) {
+  const Layout l = layouts()[size_t(which)];
+  const auto qbuf = randomFloats(size_t(l.q_size), 240 + which);
+  const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 250 + which);
+  const auto dqbuf0 = randomFloats(size_t(l.q_size), 260 + which);
+  const auto dkbuf0 = l.fused ? dqbuf0 : randomFloats(size_t(l.k_size), 270 + which);
+  const size_t n = size_t(l.B) * l.H * l.Tq * l.Tk;
+  const auto ds = randomFloats(n, 280 + which);  // [B, H, Tq, Tk]
+  const float scale = 1.0f / std::sqrt(float(l.d));
+  std::vector<double> rdq(dqbuf0.begin(), dqbuf0.end());
+  std::vector<double> rdk(dkbuf0.begin(), dkbuf0.end());
+  std::vector<double>& rk = l.fused ? rdq : rdk;  // fused: one gradient buffer for both
+  for (int b = 0; b < l.B; ++b)
+    for (int h = 0; h < l.H; ++h)
+      for (int i = 0; i < l.Tq; ++i)
+        for (int j = 0; j < l.Tk; ++j) {
+          const double g = scale * double(ds[((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j]);
+          for (int c = 0; c < l.d; ++c) {
+            const size_t qi = size_t(l.q_offset + b * l.q_batch + i * l.q_row + h * l.d + c);
+            const size_t ki = size_t(l.k_offset + b * l.k_batch + j * l.k_row + h * l.d + c);
+            rdq[qi] += g * kbuf[ki];
+            rk[ki] += g * qbuf[qi];
+          }
+        }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    const float* q = a.put(qbuf);
+    const float* k = l.fused ? q : a.put(kbuf);
+    float* dq = a.put(dqbuf0);
+    float* dk = l.fused ? dq : a.put(dkbuf0);
+    on.attention_scores_backward(
+        a.put(ds), {q + l.q_offset, l.q_batch, l.q_row}, {k + l.k_offset, l.k_batch, l.k_row},
+        {dq + l.q_offset, l.q_batch, l.q_row}, {dk + l.k_offset, l.k_batch, l.k_row}, l.B, l.H,
+        l.Tq, l.Tk, l.d, scale);
+    return std::make_pair(a.get(dq, dqbuf0.size()), a.get(dk, dkbuf0.size()));
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got.first, rdq), kNmseProduct, "dq vs reference");
+  EXPECT_NMSE(nmse(got.second, rk), kNmseProduct, "dk vs reference");
+  EXPECT_NMSE(nmse(got.first, on_cpu.first), kNmseProduct, "dq vs cpu");
+  return pass();
+}
+
 // One row of masked softmax in double, as backend.h defines it (a fully masked row with a -inf
 // fill is all zeros).
 void softmaxRowReference(const float* s, const uint8_t* m, int Tk, float fill, double* out) {
@@ -613,6 +794,66 @@ Outcome softmax(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
+// ---- masked_softmax_backward: probs from a real masked softmax (training; gradients start
+// non-zero, so "accumulates" is checked too) ----
+Outcome softmaxBackward(Backend& be, Backend& cpu, int which) {
+  struct Case {
+    int B, H, Tq, Tk;
+    float fill;
+    bool causal, in_place;
+  };
+  const Case cases[] = {{2, 3, 5, 7, -1e9f, false, false},
+                        {2, 2, 3, 33, -kInf, true, false},
+                        {1, 4, 9, 129, -1e9f, false, true},
+                        {2, 8, 17, 300, -kInf, false, false}};
+  const Case c = cases[which];
+  const size_t n = size_t(c.B) * c.H * c.Tq * c.Tk;
+  const auto scores = randomFloats(n, 290 + which, -5.0f, 5.0f);
+  std::vector<uint8_t> mask(size_t(c.B) * c.Tq * c.Tk);
+  std::mt19937 rng(300 + which);
+  for (int b = 0; b < c.B; ++b)
+    for (int i = 0; i < c.Tq; ++i)
+      for (int j = 0; j < c.Tk; ++j)
+        mask[(size_t(b) * c.Tq + i) * c.Tk + j] = c.causal ? j > i : (rng() % 100) < 30;
+  for (int j = 0; j < c.Tk; ++j) mask[size_t(j)] = 1;  // one row fully masked
+  std::vector<float> probs(n);
+  cpu.masked_softmax_forward(scores.data(), mask.data(), probs.data(), c.B, c.H, c.Tq, c.Tk,
+                             c.fill);
+  const auto dprobs = randomFloats(n, 310 + which);
+  std::vector<double> ref(n);
+  for (size_t row = 0; row < n / size_t(c.Tk); ++row) {
+    const size_t b = row / (size_t(c.H) * c.Tq), i = row % size_t(c.Tq);
+    const uint8_t* m = mask.data() + (b * c.Tq + i) * c.Tk;
+    double dot = 0.0;
+    for (int j = 0; j < c.Tk; ++j) dot += double(probs[row * c.Tk + j]) * dprobs[row * c.Tk + j];
+    for (int j = 0; j < c.Tk; ++j)
+      ref[row * c.Tk + j] = m[j] ? 0.0 : probs[row * c.Tk + j] * (dprobs[row * c.Tk + j] - dot);
+  }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* dp = a.put(dprobs);
+    float* ds = c.in_place ? dp : a.zeros(n);
+    on.masked_softmax_backward(a.put(probs), dp, a.put(mask), ds, c.B, c.H, c.Tq, c.Tk);
+    return a.get(ds, n);
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  // A masked cell gets no gradient, exactly; every unmasked row's gradients sum to 0.
+  for (size_t row = 0; row < n / size_t(c.Tk); ++row) {
+    const size_t b = row / (size_t(c.H) * c.Tq), i = row % size_t(c.Tq);
+    double sum = 0.0;
+    for (int j = 0; j < c.Tk; ++j) {
+      if (mask[(b * c.Tq + i) * c.Tk + j])
+        EXPECT(got[row * c.Tk + j] == 0.0f,
+               "masked cell (" << row << ", " << j << ") has gradient " << got[row * c.Tk + j]);
+      sum += got[row * c.Tk + j];
+    }
+    EXPECT(std::abs(sum) <= 1e-5, "the gradients of row " << row << " sum to " << sum);
+  }
+  return pass();
+}
+
 // ---- attention_context_forward ----
 Outcome context(Backend& be, Backend& cpu, int which) {
   const Layout l = layouts()[size_t(which)];
@@ -641,6 +882,46 @@ Outcome context(Backend& be, Backend& cpu, int which) {
     return a.get(ctx, n);
   };
   return againstBoth(run, be, cpu, ref, kNmseProduct);
+}
+
+// ---- attention_context_backward (training; gradients start non-zero, so "accumulates" is checked
+// too) ----
+Outcome contextBackward(Backend& be, Backend& cpu, int which) {
+  const Layout l = layouts()[size_t(which)];
+  const auto vbuf = randomFloats(size_t(l.k_size), 320 + which);
+  const auto dvbuf0 = randomFloats(size_t(l.k_size), 330 + which);
+  const size_t np = size_t(l.B) * l.H * l.Tq * l.Tk;
+  const auto probs = randomFloats(np, 340 + which, 0.0f, 1.0f);
+  const int64_t width = int64_t{l.H} * l.d;
+  const auto dctx = randomFloats(size_t(l.B) * l.Tq * size_t(width), 350 + which);
+  std::vector<double> rdp(np, 0.0), rdv(dvbuf0.begin(), dvbuf0.end());
+  for (int b = 0; b < l.B; ++b)
+    for (int h = 0; h < l.H; ++h)
+      for (int i = 0; i < l.Tq; ++i)
+        for (int j = 0; j < l.Tk; ++j) {
+          const size_t pi = ((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j;
+          for (int c = 0; c < l.d; ++c) {
+            const size_t vi = size_t(l.v_offset + b * l.k_batch + j * l.k_row + h * l.d + c);
+            const double g = dctx[(size_t(b) * l.Tq + i) * size_t(width) + size_t(h) * l.d + c];
+            rdp[pi] += g * vbuf[vi];
+            rdv[vi] += double(probs[pi]) * g;
+          }
+        }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    const float* v = a.put(vbuf);
+    float* dv = a.put(dvbuf0);
+    float* dp = a.put(randomFloats(np, 360));  // overwritten
+    on.attention_context_backward(a.put(dctx), a.put(probs), {v + l.v_offset, l.k_batch, l.k_row},
+                                  dp, {dv + l.v_offset, l.k_batch, l.k_row}, l.B, l.H, l.Tq, l.Tk,
+                                  l.d);
+    return std::make_pair(a.get(dp, np), a.get(dv, dvbuf0.size()));
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got.first, rdp), kNmseProduct, "dprobs vs reference");
+  EXPECT_NMSE(nmse(got.second, rdv), kNmseProduct, "dv vs reference");
+  EXPECT_NMSE(nmse(got.first, on_cpu.first), kNmseProduct, "dprobs vs cpu");
+  return pass();
 }
 
 // ---- layernorm_forward ----
@@ -682,6 +963,67 @@ Outcome layernorm(Backend& be, Backend& cpu, int which) {
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
 }
 
+// ---- layernorm_backward (training; gradients start non-zero, so "accumulates" is checked too)
+// ----
+Outcome layernormBackward(Backend& be, Backend& cpu, int which) {
+  const int rows_of[] = {5, 5, 9, 4}, d_of[] = {37, 37, 512, 1};
+  const bool affine = which != 1;
+  const int rows = rows_of[which], d = d_of[which];
+  const float eps = 1e-5f;
+  const size_t n = size_t(rows) * d;
+  const auto x = randomFloats(n, 370 + which, -3.0f, 5.0f);
+  const auto dy = randomFloats(n, 371 + which);
+  const auto gamma = randomFloats(size_t(d), 372, 0.5f, 1.5f);
+  const auto dx0 = randomFloats(n, 373), dg0 = randomFloats(size_t(d), 374),
+             db0 = randomFloats(size_t(d), 375);
+  std::vector<double> rdx(dx0.begin(), dx0.end()), rdg(dg0.begin(), dg0.end()),
+      rdb(db0.begin(), db0.end());
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x.data() + size_t(r) * d;
+    const float* g = dy.data() + size_t(r) * d;
+    double mean = 0, var = 0;
+    for (int k = 0; k < d; ++k) mean += xr[k];
+    mean /= d;
+    for (int k = 0; k < d; ++k) var += (xr[k] - mean) * (xr[k] - mean);
+    var /= d;
+    const double rstd = 1.0 / std::sqrt(var + eps);
+    double m1 = 0, m2 = 0;
+    for (int k = 0; k < d; ++k) {
+      const double dxhat = affine ? double(g[k]) * gamma[size_t(k)] : g[k];
+      m1 += dxhat / d;
+      m2 += dxhat * (xr[k] - mean) * rstd / d;
+    }
+    for (int k = 0; k < d; ++k) {
+      const double xhat = (xr[k] - mean) * rstd;
+      const double dxhat = affine ? double(g[k]) * gamma[size_t(k)] : g[k];
+      rdx[size_t(r) * d + k] += rstd * (dxhat - m1 - xhat * m2);
+      rdg[size_t(k)] += g[k] * xhat;
+      rdb[size_t(k)] += g[k];
+    }
+  }
+  struct Grads {
+    std::vector<float> dx, dg, db;
+  };
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float *dx = a.put(dx0), *dg = a.put(dg0), *db = a.put(db0);
+    on.layernorm_backward(a.put(dy), a.put(x), affine ? a.put(gamma) : nullptr, dx, dg, db, rows, d,
+                          eps);
+    return Grads{a.get(dx, n), a.get(dg, dg0.size()), a.get(db, db0.size())};
+  };
+  const Grads got = run(be), on_cpu = run(cpu);
+  // d = 1: x̂ is 0 and the input's gradient is exactly 0 (+ what dx held); both sides agree.
+  EXPECT_NMSE(nmse(got.dx, rdx), 1e-8, "dx vs reference");
+  EXPECT_NMSE(nmse(got.dx, on_cpu.dx), 1e-8, "dx vs cpu");
+  if (affine) {
+    EXPECT_NMSE(nmse(got.dg, rdg), kNmseProduct, "dgamma vs reference");
+    EXPECT_NMSE(nmse(got.db, rdb), kNmseProduct, "dbeta vs reference");
+  } else {  // identity affine: no parameters, their gradients untouched
+    EXPECT(got.dg == dg0 && got.db == db0, "identity affine: dgamma or dbeta changed");
+  }
+  return pass();
+}
+
 // ---- activation_forward ----
 Outcome activation(Backend& be, Backend& cpu, int which) {
   const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh,
@@ -718,6 +1060,55 @@ Outcome activation(Backend& be, Backend& cpu, int which) {
     return a.get(xd, x.size());
   };
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
+}
+
+// ---- activation_backward: against the analytic derivatives, in double (training; gradients start
+// non-zero, so "accumulates" is checked too) ----
+Outcome activationBackward(Backend& be, Backend& cpu, int which) {
+  const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh,
+                             Activation::Silu, Activation::Tanh};
+  const Activation act = acts[which];
+  const auto x = randomFloats(1003, 380 + which, -6.0f, 6.0f);
+  const auto dy = randomFloats(x.size(), 390 + which);
+  std::vector<double> ref(x.size());
+  const double k = std::sqrt(2.0 / std::numbers::pi);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    double g = 0;
+    switch (act) {
+      case Activation::Relu:
+        g = v > 0 ? 1.0 : 0.0;
+        break;
+      case Activation::Gelu:
+        g = 0.5 * (1 + std::erf(v / std::sqrt(2.0))) +
+            v * std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);
+        break;
+      case Activation::GeluTanh: {
+        const double t = std::tanh(k * (v + 0.044715 * v * v * v));
+        g = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * k * (1 + 3 * 0.044715 * v * v);
+        break;
+      }
+      case Activation::Silu: {
+        const double s = 1 / (1 + std::exp(-v));
+        g = s * (1 + v * (1 - s));
+        break;
+      }
+      case Activation::Tanh:
+        g = 1 - std::tanh(v) * std::tanh(v);
+        break;
+    }
+    ref[i] = dy[i] * g;
+  }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* d = a.put(dy);  // in place: dx aliases dy
+    on.activation_backward(a.put(x), d, d, int64_t(x.size()), act);
+    return a.get(d, x.size());
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  return pass();
 }
 
 // ---- residual_forward ----
@@ -757,6 +1148,179 @@ Outcome scale(Backend& be, Backend& cpu, int which) {
   const auto got = run(be), cpu_result = run(cpu);
   EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
   EXPECT(got == cpu_result, "vs cpu: one float multiplication per element must be bit-identical");
+  return pass();
+}
+
+// ======== training only ========
+
+// ---- residual_backward, scale_backward, zero ----
+Outcome elementwiseBackward(Backend& be, Backend&, int) {
+  const size_t n = 1027;
+  const auto dy = randomFloats(n, 400), dx0 = randomFloats(n, 401);
+  std::vector<double> ref_res(n), ref_scale(n);
+  for (size_t i = 0; i < n; ++i) {
+    ref_res[i] = double(dx0[i]) + dy[i];
+    ref_scale[i] = 0.25 * dx0[i];
+  }
+  Arena a(be);
+  float* dx = a.put(dx0);
+  be.residual_backward(a.put(dy), dx, int64_t(n));
+  EXPECT_NMSE(nmse(a.get(dx, n), ref_res), kNmseElementwise, "residual_backward");
+  float* sx = a.put(dx0);
+  be.scale_backward(sx, int64_t(n), 0.25f);
+  EXPECT_NMSE(nmse(a.get(sx, n), ref_scale), kNmseElementwise, "scale_backward");
+  float* z = a.put(dx0);
+  be.zero(z + 3, int64_t(n) - 4);
+  const auto zeros = a.get(z, n);
+  EXPECT(zeros[2] == dx0[2], "zeros[2] is " << zeros[2]);
+  EXPECT(zeros[n - 1] == dx0[n - 1], "zeros[n - 1] is " << zeros[n - 1]);
+  EXPECT(std::all_of(zeros.begin() + 3, zeros.end() - 1, [](float v) { return v == 0.0f; }),
+         "zero() left non-zero values");
+  return pass();
+}
+
+// ---- dropout: the same mask on every backend, forward and backward ----
+Outcome dropout(Backend& be, Backend& cpu, int which) {
+  const float ps[] = {0.1f, 0.5f, 0.0f};
+  const size_t sizes[] = {100003, 4099, 1027};
+  const float p = ps[which];
+  const size_t n = sizes[which];
+  const auto x = randomFloats(n, 410 + which, 0.5f, 1.5f);  // no zeros: a 0 means dropped
+  auto run = [&](Backend& on, bool backward) {
+    Arena a(on);
+    float* d = a.put(x);
+    if (backward)
+      on.dropout_backward(d, int64_t(n), p, 12345);
+    else
+      on.dropout_forward(d, int64_t(n), p, 12345);
+    return a.get(d, n);
+  };
+  const auto fwd = run(be, false), bwd = run(be, true), on_cpu = run(cpu, false);
+  // The counter-based mask: bit-identical on every backend; the backward recomputes it.
+  EXPECT(fwd == on_cpu, "the dropout mask differs from the CPU backend's");
+  EXPECT(fwd == bwd, "the backward's mask differs from the forward's");
+  size_t dropped = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (fwd[i] == 0.0f) {
+      ++dropped;
+    } else {
+      EXPECT(std::abs(fwd[i] - x[i] / (1.0f - p)) <= 1e-6f * fwd[i],
+             "a kept element " << i << " is " << fwd[i] << ", not x / (1 − p)");
+    }
+  }
+  // The fraction dropped is p within 5 standard deviations of a binomial.
+  const double sd = std::sqrt(p * (1 - p) / double(n));
+  EXPECT(std::abs(double(dropped) / n - p) <= 5 * sd + 1e-12,
+         "dropped " << dropped << " of " << n << " at p " << p);
+  // Another seed, another mask.
+  if (p > 0) {
+    Arena a(be);
+    float* d = a.put(x);
+    be.dropout_forward(d, int64_t(n), p, 54321);
+    EXPECT(a.get(d, n) != fwd, "another seed gave the same mask");
+  }
+  return pass();
+}
+
+// ---- cross_entropy_forward / cross_entropy_backward ----
+Outcome crossEntropy(Backend& be, Backend& cpu, int which) {
+  const int rows_of[] = {7, 33, 5}, v_of[] = {11, 40, 1000};
+  const float eps_of[] = {0.0f, 0.1f, 0.2f};
+  const int rows = rows_of[which], V = v_of[which];
+  const float smoothing = eps_of[which], scale = 1.0f / 3.0f;
+  auto logits = randomFloats(size_t(rows) * V, 420 + which, -8.0f, 8.0f);
+  logits[3] = logits[5] = 20.0f;  // a tie for row 0's argmax: the first wins
+  std::vector<int32_t> targets(static_cast<size_t>(rows));
+  std::mt19937 rng(430 + which);
+  for (auto& t : targets) t = int32_t(rng() % V);
+  targets[1] = -1;  // ignored
+  std::vector<double> ref_loss(static_cast<size_t>(rows)), ref_grad(logits.size());
+  std::vector<int32_t> ref_arg(static_cast<size_t>(rows));
+  for (int r = 0; r < rows; ++r) {
+    const float* z = logits.data() + size_t(r) * V;
+    double mx = z[0];
+    int arg = 0;
+    for (int v = 1; v < V; ++v)
+      if (z[v] > mx) mx = z[v], arg = v;
+    ref_arg[size_t(r)] = arg;
+    double sum = 0;
+    for (int v = 0; v < V; ++v) sum += std::exp(z[v] - mx);
+    const int t = targets[size_t(r)];
+    if (t < 0) continue;
+    double loss = 0;
+    for (int v = 0; v < V; ++v) {
+      const double q = (v == t ? 1.0 - smoothing : 0.0) + smoothing / V;
+      const double logp = z[v] - mx - std::log(sum);
+      loss -= q * logp;
+      ref_grad[size_t(r) * V + v] = scale * (std::exp(logp) - q);
+    }
+    ref_loss[size_t(r)] = loss;
+  }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    const float* z = a.put(logits);
+    const int32_t* t = a.put(targets);
+    float* losses = a.zeros(size_t(rows));
+    int32_t* pred = a.put(std::vector<int32_t>(size_t(rows), -7));
+    float* g = a.put(randomFloats(logits.size(), 440));  // overwritten
+    on.cross_entropy_forward(z, t, losses, pred, rows, V, -1, smoothing);
+    on.cross_entropy_backward(z, t, g, rows, V, -1, smoothing, scale);
+    std::vector<int32_t> p(static_cast<size_t>(rows));
+    on.copy_to_host(reinterpret_cast<const float*>(pred), reinterpret_cast<float*>(p.data()), rows);
+    return std::make_tuple(a.get(losses, size_t(rows)), p, a.get(g, logits.size()));
+  };
+  const auto [loss, pred, grad] = run(be);
+  const auto [cpu_loss, cpu_pred, cpu_grad] = run(cpu);
+  EXPECT_NMSE(nmse(loss, ref_loss), kNmseElementwise, "losses vs reference");
+  EXPECT_NMSE(nmse(grad, ref_grad), kNmseElementwise, "dlogits vs reference");
+  EXPECT_NMSE(nmse(grad, cpu_grad), kNmseElementwise, "dlogits vs cpu");
+  EXPECT(pred == ref_arg, "the argmaxes differ from the reference");
+  EXPECT(pred[0] == 3, "pred[0] is " << pred[0]);
+  EXPECT(loss[1] == 0.0f, "loss[1] is " << loss[1]);
+  EXPECT(std::all_of(grad.begin() + V, grad.begin() + 2 * V, [](float v) { return v == 0.0f; }),
+         "an ignored row has gradients");
+  return pass();
+}
+
+// ---- sum_squares and adamw_update (the optimizer's two ops) ----
+Outcome optimizerOps(Backend& be, Backend&, int which) {
+  const bool decoupled = which == 1;
+  const size_t n = decoupled ? 100003 : 1027;
+  const auto p0 = randomFloats(n, 450), g = randomFloats(n, 451),
+             m0 = randomFloats(n, 452, -0.1f, 0.1f);
+  const auto v0 = randomFloats(n, 453, 0.0f, 0.01f);
+  AdamStep s;
+  s.lr = 1e-3f;
+  s.beta1 = 0.9f;
+  s.beta2 = 0.98f;
+  s.eps = 1e-9f;
+  s.weight_decay = 0.01f;
+  s.decoupled = decoupled;
+  s.bias_correction1 = 1.0f - std::pow(0.9f, 3.0f);
+  s.bias_correction2 = 1.0f - std::pow(0.98f, 3.0f);
+  s.grad_scale = 0.5f;
+  std::vector<double> rp(n), rm(n), rv(n);
+  double squares = 0;
+  for (size_t i = 0; i < n; ++i) {
+    squares += double(g[i]) * g[i];
+    double p = p0[i];
+    const double gi = double(g[i]) * s.grad_scale + (decoupled ? 0.0 : s.weight_decay * p);
+    if (decoupled) p *= 1.0 - double(s.lr) * s.weight_decay;
+    rm[i] = m0[i] + (1.0 - s.beta1) * (gi - m0[i]);
+    rv[i] = s.beta2 * double(v0[i]) + (1.0 - s.beta2) * gi * gi;
+    rp[i] = p - (s.lr / double(s.bias_correction1)) * rm[i] /
+                    (std::sqrt(rv[i]) / std::sqrt(double(s.bias_correction2)) + s.eps);
+  }
+  Arena a(be);
+  float *p = a.put(p0), *m = a.put(m0), *v = a.put(v0);
+  const float* dg = a.put(g);
+  const double sum = be.sum_squares(dg, int64_t(n));
+  EXPECT(std::abs(sum - squares) <= 1e-9 * squares,
+         "sum_squares " << sum << ", reference " << squares);
+  be.adamw_update(p, dg, m, v, int64_t(n), s);
+  EXPECT_NMSE(nmse(a.get(p, n), rp), kNmseElementwise, "params");
+  EXPECT_NMSE(nmse(a.get(m, n), rm), kNmseElementwise, "first moments");
+  EXPECT_NMSE(nmse(a.get(v, n), rv), kNmseElementwise, "second moments");
   return pass();
 }
 
@@ -934,27 +1498,52 @@ const std::vector<OpCheck>& opChecks() {
       {"embedding",
        {"3x7x37_pos0", "2x5x64_pos7_scaled", "1x1x1", "2x3x16_no_positions", "2x4100x2048_sweep"},
        &embedding},
+      {"embedding_backward",
+       {"3x7x37_pos0_repeated_ids", "2x5x16_pos3_scaled", "2x3x8_no_positions"},
+       &embeddingBackward},
       {"gather_add", {"5x2x37", "64x3x512", "33000x3x512_sweep"}, &gatherAdd},
+      {"gather_add_backward", {"5x2x37", "64x3x512"}, &gatherAddBackward},
       {"mean_pool", {"1x1x8", "3x7x37", "2x300x512", "33000x2x512_sweep"}, &meanPool},
+      {"mean_pool_backward", {"1x1x8", "3x7x37"}, &meanPoolBackward},
       {"linear",
        {"7x13->5", "7x13->5_bias", "1x129->67_bias", "33x64->255_bias", "64x512->513",
         "33000x8->512_bias_sweep"},
        &linear},
+      {"linear_backward",
+       {"7x13->5", "7x13->5_no_dx_no_bias", "1x129->67", "33x64->255", "768x64->192"},
+       &linearBackward},
       {"scores", layoutNames(), &scores},
+      {"scores_backward", layoutNames(), &scoresBackward},
       {"softmax",
        {"2x3x5x7_-1e9", "2x3x5x7_-inf", "1x2x4x1_-1e9", "2x2x3x33_-inf_causal", "1x4x9x129_-1e9",
         "2x8x17x300_-inf", "4x16x4100x5_-1e9_sweep"},
        &softmax},
+      {"softmax_backward",
+       {"2x3x5x7_-1e9", "2x2x3x33_-inf_causal", "1x4x9x129_-1e9_in_place", "2x8x17x300_-inf"},
+       &softmaxBackward},
       {"context", layoutNames(), &context},
+      {"context_backward", layoutNames(), &contextBackward},
       {"layernorm",
        {"5x37_affine", "5x37_identity", "3x129_affine_inplace", "9x512_identity_inplace",
         "4x1_affine", "2x2048_affine", "300000x3_affine_inplace_sweep"},
        &layernorm},
+      {"layernorm_backward",
+       {"5x37_affine", "5x37_identity", "9x512_affine", "4x1_affine"},
+       &layernormBackward},
       {"activation",
        {"relu_1003", "gelu_1003", "gelu_tanh_4099", "silu_1003", "tanh_1003", "gelu_sweep"},
        &activation},
+      {"activation_backward",
+       {"relu_1003", "gelu_1003", "gelu_tanh_1003", "silu_1003", "tanh_1003"},
+       &activationBackward},
       {"residual", {"1", "1027", "100003", "sweep"}, &residual},
       {"scale", {"1_x0", "1027_x0.37", "sweep_x-2.5"}, &scale},
+      {"elementwise_backward", {"1027"}, &elementwiseBackward},
+      {"dropout", {"p0.1_100003", "p0.5_4099", "p0_1027"}, &dropout},
+      {"cross_entropy",
+       {"7x11_smoothing0", "33x40_smoothing0.1", "5x1000_smoothing0.2"},
+       &crossEntropy},
+      {"optimizer_ops", {"adam_1027", "adamw_100003"}, &optimizerOps},
   };
   static_assert(kRowSweep < int64_t{4} * 16 * 4100 && kRowSweep < 300000);
   return checks;

@@ -100,22 +100,57 @@ class TestBackendOps : public QObject {
 
   OP_CHECK(memory)
   OP_CHECK(embedding)
+  OP_CHECK(embedding_backward)
   OP_CHECK(gather_add)
+  OP_CHECK(gather_add_backward)
   OP_CHECK(mean_pool)
+  OP_CHECK(mean_pool_backward)
   OP_CHECK(linear)
+  OP_CHECK(linear_backward)
   OP_CHECK(scores)
+  OP_CHECK(scores_backward)
   OP_CHECK(softmax)
+  OP_CHECK(softmax_backward)
   OP_CHECK(context)
+  OP_CHECK(context_backward)
   OP_CHECK(layernorm)
+  OP_CHECK(layernorm_backward)
   OP_CHECK(activation)
+  OP_CHECK(activation_backward)
   OP_CHECK(residual)
   OP_CHECK(scale)
+  OP_CHECK(elementwise_backward)  // residual_backward, scale_backward, zero
+  OP_CHECK(dropout)
+  OP_CHECK(cross_entropy)
+  OP_CHECK(optimizer_ops)  // sum_squares, adamw_update
 
   // Every op check of backend_checks.h has its slots above.
   void everyOpListed() {
-    const std::vector<std::string> listed{"memory",    "embedding",  "gather_add", "mean_pool",
-                                          "linear",    "scores",     "softmax",    "context",
-                                          "layernorm", "activation", "residual",   "scale"};
+    const std::vector<std::string> listed{"memory",
+                                          "embedding",
+                                          "embedding_backward",
+                                          "gather_add",
+                                          "gather_add_backward",
+                                          "mean_pool",
+                                          "mean_pool_backward",
+                                          "linear",
+                                          "linear_backward",
+                                          "scores",
+                                          "scores_backward",
+                                          "softmax",
+                                          "softmax_backward",
+                                          "context",
+                                          "context_backward",
+                                          "layernorm",
+                                          "layernorm_backward",
+                                          "activation",
+                                          "activation_backward",
+                                          "residual",
+                                          "scale",
+                                          "elementwise_backward",
+                                          "dropout",
+                                          "cross_entropy",
+                                          "optimizer_ops"};
     for (const checks::OpCheck& c : checks::opChecks())
       QVERIFY2(std::find(listed.begin(), listed.end(), c.op) != listed.end(), c.op.c_str());
   }

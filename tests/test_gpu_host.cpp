@@ -1,6 +1,7 @@
 // Host tests of the CUDA backend's logic, with no GPU: the cuBLAS call plans (gpu/gemm_plan.h)
 // executed by a reference implementation of cuBLAS's column-major GEMM semantics, and the
-// kernels' per-element / per-row math (gpu/kernel_math.h), each compared with the CPU backend.
+// kernels' per-element / per-row math (gpu/kernel_math.h), each compared with the CPU backend —
+// the forward ops and their backward ops alike.
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include "backend.h"
 #include "backend_checks.h"
+#include "counter_rng.h"
 #include "cpu_backend.h"
 #include "error.h"
 #include "gemm_plan.h"
@@ -72,6 +74,14 @@ std::vector<float> executePlan(const GemmPlan& plan, Operand a, Operand b, int64
   std::vector<float> c(static_cast<size_t>(c_size), std::numeric_limits<float>::quiet_NaN());
   writes.assign(static_cast<size_t>(c_size), 0);
   for (const GemmCall& g : plan) referenceGemm(g, a, b, c.data(), c_size, writes);
+  return c;
+}
+
+// Executes a plan on a C that holds values already (plans with beta = 1 add to them).
+std::vector<float> executePlanOn(const GemmPlan& plan, Operand a, Operand b, std::vector<float> c,
+                                 std::vector<int>& writes) {
+  writes.assign(c.size(), 0);
+  for (const GemmCall& g : plan) referenceGemm(g, a, b, c.data(), int64_t(c.size()), writes);
   return c;
 }
 
@@ -479,6 +489,281 @@ class TestGpuHost : public QObject {
     // One multiply-add per element: at most one rounding apart (a fused multiply-add).
     const double err = maxRelError(out, expected);
     QVERIFY2(err <= 1e-6, qPrintable(QString("max rel error %1").arg(err)));
+  }
+
+  // ---------------------------------------------------------------- the backward ops' plans
+  // Each executed by the reference GEMM from a C that holds values already (the plans that
+  // accumulate have beta = 1), against the CPU backend's backward op.
+
+  void linearBackwardPlans_data() { linearPlan_data(); }
+  void linearBackwardPlans() {
+    QFETCH(int, rows);
+    QFETCH(int, in);
+    QFETCH(int, out);
+    QFETCH(bool, bias);
+    Q_UNUSED(bias);
+    const std::vector<float> x = randomFloats(size_t(rows) * in, 101);    // [rows, in]
+    const std::vector<float> w = randomFloats(size_t(out) * in, 102);     // [out, in]
+    const std::vector<float> dy = randomFloats(size_t(rows) * out, 103);  // [rows, out]
+    const std::vector<float> dx0 = randomFloats(x.size(), 104), dw0 = randomFloats(w.size(), 105);
+    std::vector<float> want_dx = dx0, want_dw = dw0;
+    cpu_->linear_backward(dy.data(), x.data(), w.data(), want_dx.data(), want_dw.data(), nullptr,
+                          rows, in, out);
+    std::vector<int> writes;
+    // cuBLAS A = W, B = dy, C = dx
+    const auto dx =
+        executePlanOn(cuda::planLinearBackwardInput(rows, in, out), {w.data(), int64_t(w.size())},
+                      {dy.data(), int64_t(dy.size())}, dx0, writes);
+    QCOMPARE(badCoverage(writes, int64_t(dx.size())), int64_t(-1));
+    QVERIFY2(maxRelError(dx, want_dx) <= kGemmTol, "dx");
+    // cuBLAS A = x, B = dy, C = dW
+    const auto dw =
+        executePlanOn(cuda::planLinearBackwardWeight(rows, in, out), {x.data(), int64_t(x.size())},
+                      {dy.data(), int64_t(dy.size())}, dw0, writes);
+    QCOMPARE(badCoverage(writes, int64_t(dw.size())), int64_t(-1));
+    QVERIFY2(maxRelError(dw, want_dw) <= kGemmTol, "dweight");
+  }
+
+  void scoresBackwardPlans_data() { scoresPlan_data(); }
+  void scoresBackwardPlans() {
+    QFETCH(int, which);
+    const ViewCase vc = viewCases()[size_t(which)];
+    const bool shared = std::string(vc.name) == "fused_qkv";
+    const std::vector<float> qbuf = randomFloats(size_t(vc.q_size), 110 + which);
+    const std::vector<float> kbuf = shared ? qbuf : randomFloats(size_t(vc.k_size), 120 + which);
+    const int64_t n_scores = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
+    const std::vector<float> ds = randomFloats(size_t(n_scores), 130 + which);
+    // Separate gradient buffers for dq and dk here (the fused layout's views are still strided).
+    const std::vector<float> dq0 = randomFloats(size_t(vc.q_size), 140 + which);
+    const std::vector<float> dk0 = randomFloats(size_t(vc.k_size), 150 + which);
+    const float scale = 1.0f / std::sqrt(float(vc.d));
+    std::vector<float> want_dq = dq0, want_dk = dk0;
+    cpu_->attention_scores_backward(ds.data(), {qbuf.data() + vc.q_offset, vc.q_batch, vc.q_row},
+                                    {kbuf.data() + vc.k_offset, vc.k_batch, vc.k_row},
+                                    {want_dq.data() + vc.q_offset, vc.q_batch, vc.q_row},
+                                    {want_dk.data() + vc.k_offset, vc.k_batch, vc.k_row}, vc.B,
+                                    vc.H, vc.Tq, vc.Tk, vc.d, scale);
+    std::vector<int> writes;
+    std::vector<float> dq, dk;
+    try {
+      // dq: cuBLAS A = k view, B = dscores, C = dq view (from its head-0 pointer on)
+      std::vector<float> c(dq0.begin() + vc.q_offset, dq0.end());
+      dq = executePlanOn(cuda::planScoresBackwardQuery(vc.k_batch, vc.k_row, vc.q_batch, vc.q_row,
+                                                       vc.B, vc.H, vc.Tq, vc.Tk, vc.d, scale),
+                         {kbuf.data() + vc.k_offset, vc.k_size - vc.k_offset},
+                         {ds.data(), n_scores}, c, writes);
+      dq.insert(dq.begin(), dq0.begin(), dq0.begin() + vc.q_offset);
+      // dk: cuBLAS A = q view, B = dscores, C = dk view
+      std::vector<float> ck(dk0.begin() + vc.k_offset, dk0.end());
+      dk = executePlanOn(cuda::planScoresBackwardKey(vc.q_batch, vc.q_row, vc.k_batch, vc.k_row,
+                                                     vc.B, vc.H, vc.Tq, vc.Tk, vc.d, scale),
+                         {qbuf.data() + vc.q_offset, vc.q_size - vc.q_offset},
+                         {ds.data(), n_scores}, ck, writes);
+      dk.insert(dk.begin(), dk0.begin(), dk0.begin() + vc.k_offset);
+    } catch (const std::out_of_range& e) {
+      QFAIL(e.what());
+    }
+    QVERIFY2(maxRelError(dq, want_dq) <= kGemmTol, "dq");
+    QVERIFY2(maxRelError(dk, want_dk) <= kGemmTol, "dk");
+  }
+
+  void contextBackwardPlans_data() { scoresPlan_data(); }
+  void contextBackwardPlans() {
+    QFETCH(int, which);
+    const ViewCase vc = viewCases()[size_t(which)];
+    const std::string name = vc.name;
+    const int64_t width = int64_t{vc.H} * vc.d;
+    const int64_t v_offset = name == "fused_qkv"        ? 2 * width
+                             : name == "cross_fused_kv" ? width
+                                                        : vc.k_offset;
+    const std::vector<float> vbuf = randomFloats(size_t(vc.k_size), 160 + which);
+    const std::vector<float> dv0 = randomFloats(size_t(vc.k_size), 170 + which);
+    const int64_t n_probs = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
+    const std::vector<float> probs = randomFloats(size_t(n_probs), 180 + which, 0.0f, 1.0f);
+    const int64_t n_ctx = int64_t{vc.B} * vc.Tq * width;
+    const std::vector<float> dctx = randomFloats(size_t(n_ctx), 190 + which);
+    std::vector<float> want_dp(static_cast<size_t>(n_probs)), want_dv = dv0;
+    cpu_->attention_context_backward(
+        dctx.data(), probs.data(), {vbuf.data() + v_offset, vc.k_batch, vc.k_row}, want_dp.data(),
+        {want_dv.data() + v_offset, vc.k_batch, vc.k_row}, vc.B, vc.H, vc.Tq, vc.Tk, vc.d);
+    std::vector<int> writes;
+    std::vector<float> dp, dv;
+    try {
+      // dprobs: cuBLAS A = v view, B = dctx, C = dprobs (written: C starts as NaN)
+      dp = executePlan(
+          cuda::planContextBackwardProbs(vc.k_batch, vc.k_row, vc.B, vc.H, vc.Tq, vc.Tk, vc.d),
+          {vbuf.data() + v_offset, vc.k_size - v_offset}, {dctx.data(), n_ctx}, n_probs, writes);
+      QCOMPARE(badCoverage(writes, n_probs), int64_t(-1));
+      // dv: cuBLAS A = dctx, B = probs, C = dv view
+      std::vector<float> c(dv0.begin() + v_offset, dv0.end());
+      dv = executePlanOn(
+          cuda::planContextBackwardValues(vc.k_batch, vc.k_row, vc.B, vc.H, vc.Tq, vc.Tk, vc.d),
+          {dctx.data(), n_ctx}, {probs.data(), n_probs}, c, writes);
+      dv.insert(dv.begin(), dv0.begin(), dv0.begin() + v_offset);
+    } catch (const std::out_of_range& e) {
+      QFAIL(e.what());
+    }
+    QVERIFY2(maxRelError(dp, want_dp) <= kGemmTol, "dprobs");
+    QVERIFY2(maxRelError(dv, want_dv) <= kGemmTol, "dv");
+  }
+
+  void backwardPlanEdgeCases() {
+    QVERIFY(cuda::planLinearBackwardInput(0, 8, 4).empty());
+    QVERIFY(cuda::planLinearBackwardWeight(5, 8, 0).empty());
+    QVERIFY(cuda::planScoresBackwardQuery(8, 8, 8, 8, 1, 2, 0, 1, 4, 1.0f).empty());
+    QVERIFY(cuda::planScoresBackwardKey(8, 8, 8, 8, 1, 2, 1, 0, 4, 1.0f).empty());
+    QVERIFY(cuda::planContextBackwardProbs(8, 8, 0, 2, 1, 1, 4).empty());
+    QVERIFY(cuda::planContextBackwardValues(8, 8, 1, 2, 1, 1, 0).empty());
+    // The accumulating plans add to C (beta 1); the probabilities' gradient is written (beta 0).
+    QCOMPARE(cuda::planLinearBackwardWeight(3, 4, 5)[0].beta, 1.0f);
+    QCOMPARE(cuda::planContextBackwardProbs(8, 8, 1, 2, 1, 1, 4)[0].beta, 0.0f);
+  }
+
+  // ---------------------------------------------------------------- the backward kernels' math
+
+  void softmaxBackwardRow() {
+    const int B = 2, H = 3, Tq = 4, Tk = 9;
+    const int64_t rows = int64_t{B} * H * Tq;
+    const std::vector<float> scores = randomFloats(size_t(rows * Tk), 200, -4.0f, 4.0f);
+    std::vector<uint8_t> mask(size_t(B) * Tq * Tk);
+    std::mt19937 rng(201);
+    for (auto& m : mask) m = (rng() % 10) < 3;
+    std::vector<float> probs(scores.size());
+    cpu_->masked_softmax_forward(scores.data(), mask.data(), probs.data(), B, H, Tq, Tk, -kInf);
+    const std::vector<float> dprobs = randomFloats(probs.size(), 202);
+    std::vector<float> expected(probs.size()), got(probs.size());
+    cpu_->masked_softmax_backward(probs.data(), dprobs.data(), mask.data(), expected.data(), B, H,
+                                  Tq, Tk);
+    for (int64_t r = 0; r < rows; ++r)
+      cuda::masked_softmax_backward_row(probs.data() + r * Tk, dprobs.data() + r * Tk,
+                                        mask.data() + cuda::softmax_mask_row(r, H, Tq) * Tk,
+                                        got.data() + r * Tk, Tk);
+    QVERIFY2(maxRelError(got, expected) <= 1e-6, "softmax backward");
+  }
+
+  void layernormBackwardRow_data() { layernorm_data(); }
+  void layernormBackwardRow() {
+    QFETCH(int, d);
+    QFETCH(bool, affine);
+    const int rows = 5;
+    const float eps = 1e-5f;
+    const std::vector<float> x = randomFloats(size_t(rows) * d, 210 + d, -3.0f, 5.0f);
+    const std::vector<float> dy = randomFloats(x.size(), 211);
+    const std::vector<float> gamma = randomFloats(size_t(d), 212, 0.5f, 1.5f);
+    const float* g = affine ? gamma.data() : nullptr;
+    std::vector<float> want_dx(x.size(), 0.5f), want_dg(static_cast<size_t>(d), 0.0f),
+        want_db(static_cast<size_t>(d), 0.0f);
+    cpu_->layernorm_backward(dy.data(), x.data(), g, want_dx.data(), want_dg.data(), want_db.data(),
+                             rows, d, eps);
+    std::vector<float> dx(x.size(), 0.5f), dg(static_cast<size_t>(d), 0.0f),
+        db(static_cast<size_t>(d), 0.0f);
+    for (int r = 0; r < rows; ++r) {
+      float mean = 0, rstd = 0;
+      const float* xr = x.data() + size_t(r) * d;
+      const float* gr = dy.data() + size_t(r) * d;
+      cuda::layernorm_backward_row(gr, xr, g, dx.data() + size_t(r) * d, d, eps, &mean, &rstd);
+      // The parameters' kernel: column sums with the row statistics.
+      for (int c = 0; c < d; ++c) {
+        dg[size_t(c)] += gr[c] * (xr[c] - mean) * rstd;
+        db[size_t(c)] += gr[c];
+      }
+    }
+    QVERIFY2(maxRelError(dx, want_dx) <= 1e-5, "dx");
+    if (affine) {
+      QVERIFY2(maxRelError(dg, want_dg) <= 1e-5, "dgamma");
+      QVERIFY2(maxRelError(db, want_db) <= 1e-5, "dbeta");
+    }
+  }
+
+  void activationGrads_data() { activations_data(); }
+  void activationGrads() {
+    QFETCH(int, act);
+    const auto activation = static_cast<Activation>(act);
+    const cuda::ActivationKind kinds[] = {cuda::ActivationKind::Relu, cuda::ActivationKind::Gelu,
+                                          cuda::ActivationKind::GeluTanh,
+                                          cuda::ActivationKind::Silu, cuda::ActivationKind::Tanh};
+    const cuda::ActivationKind kind = kinds[act];
+    std::vector<float> x = randomFloats(1003, 220, -8.0f, 8.0f);
+    for (float v : {0.5f, -0.5f, 20.0f, -20.0f, 3.0f, -3.0f}) x.push_back(v);
+    const std::vector<float> dy = randomFloats(x.size(), 221);
+    std::vector<float> expected(x.size()), got(x.size());
+    cpu_->activation_backward(x.data(), dy.data(), expected.data(), int64_t(x.size()), activation);
+    for (size_t i = 0; i < x.size(); ++i) got[i] = dy[i] * cuda::activation_grad(x[i], kind);
+    QVERIFY2(maxRelError(got, expected) <= 1e-6, "activation gradient");
+    // Each derivative against a central difference of the forward function, in double steps.
+    for (float v : {-2.5f, -0.7f, 0.3f, 1.9f}) {
+      const float h = 1e-3f;
+      const double numeric =
+          (double(cuda::activation(v + h, kind)) - cuda::activation(v - h, kind)) / (2.0 * h);
+      QVERIFY2(
+          std::abs(numeric - cuda::activation_grad(v, kind)) <= 2e-3,
+          qPrintable(
+              QString("at %1: %2 vs %3").arg(v).arg(numeric).arg(cuda::activation_grad(v, kind))));
+    }
+  }
+
+  void crossEntropyRow() {
+    const int rows = 6, V = 37;
+    const float smoothing = 0.1f, scale = 0.25f;
+    const std::vector<float> logits = randomFloats(size_t(rows) * V, 230, -6.0f, 6.0f);
+    std::vector<int32_t> targets{3, -1, 0, 36, 17, 5};
+    std::vector<float> want_loss(static_cast<size_t>(rows)), want_grad(logits.size());
+    std::vector<int32_t> want_arg(static_cast<size_t>(rows));
+    cpu_->cross_entropy_forward(logits.data(), targets.data(), want_loss.data(), want_arg.data(),
+                                rows, V, -1, smoothing);
+    cpu_->cross_entropy_backward(logits.data(), targets.data(), want_grad.data(), rows, V, -1,
+                                 smoothing, scale);
+    std::vector<float> loss(static_cast<size_t>(rows)), grad(logits.size());
+    std::vector<int32_t> arg(static_cast<size_t>(rows));
+    for (int r = 0; r < rows; ++r) {
+      const float* z = logits.data() + size_t(r) * V;
+      cuda::cross_entropy_row(z, V, targets[size_t(r)], -1, smoothing, &loss[size_t(r)],
+                              &arg[size_t(r)]);
+      float mx = z[0], sum = 0;
+      for (int v = 0; v < V; ++v) mx = std::max(mx, z[v]);
+      for (int v = 0; v < V; ++v) sum += std::exp(z[v] - mx);
+      for (int v = 0; v < V; ++v)
+        grad[size_t(r) * V + v] =
+            targets[size_t(r)] < 0
+                ? 0.0f
+                : cuda::cross_entropy_grad(z[v], mx, sum, v == targets[size_t(r)], V, smoothing,
+                                           scale);
+    }
+    QVERIFY(arg == want_arg);
+    QVERIFY2(maxRelError(loss, want_loss) <= 1e-6, "losses");
+    QVERIFY2(maxRelError(grad, want_grad) <= 1e-6, "dlogits");
+  }
+
+  void dropoutAndAdam() {
+    // The dropout element: the CPU backend's mask, bit for bit.
+    std::vector<float> x = randomFloats(4099, 240, 0.5f, 1.5f), want = x;
+    cpu_->dropout_forward(want.data(), int64_t(want.size()), 0.3f, 777);
+    const uint32_t threshold = dropoutThreshold(0.3f);
+    for (size_t i = 0; i < x.size(); ++i)
+      QCOMPARE(cuda::dropout_element(x[i], 777, int64_t(i), threshold, 1.0f / 0.7f), want[i]);
+    // Adam and AdamW: the CPU backend's update.
+    for (bool decoupled : {false, true}) {
+      const std::vector<float> p0 = randomFloats(513, 241), g = randomFloats(513, 242);
+      std::vector<float> p = p0, m(513, 0.01f), v(513, 0.001f);
+      AdamStep s;
+      s.lr = 2e-3f;
+      s.beta2 = 0.98f;
+      s.eps = 1e-9f;
+      s.weight_decay = 0.05f;
+      s.decoupled = decoupled;
+      s.bias_correction1 = 0.19f;
+      s.bias_correction2 = 0.0394f;
+      s.grad_scale = 0.7f;
+      cpu_->adamw_update(p.data(), g.data(), m.data(), v.data(), int64_t(p.size()), s);
+      for (size_t i = 0; i < p0.size(); ++i) {
+        float mi = 0.01f, vi = 0.001f;
+        const float got = cuda::adamw_element(p0[i], g[i], &mi, &vi, s.lr, s.beta1, s.beta2, s.eps,
+                                              s.weight_decay, s.decoupled, s.bias_correction1,
+                                              s.bias_correction2, s.grad_scale);
+        QVERIFY(std::abs(got - p[i]) <= 1e-6f * std::max(1.0f, std::abs(p[i])));
+        QVERIFY(std::abs(mi - m[i]) <= 1e-6f && std::abs(vi - v[i]) <= 1e-6f);
+      }
+    }
   }
 };
 

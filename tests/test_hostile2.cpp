@@ -365,6 +365,15 @@ class TestHostile2 : public QObject {
     QTest::newRow("--repeat 0") << QStringList{"bench", m, "--repeat", "0"} << 2 << "--repeat";
     QTest::newRow("--backend gpu")
         << QStringList{"run", m, "--src", "ich", "--backend", "gpu"} << 2 << "--backend";
+    QTest::newRow("train without --out") << QStringList{"train", "--steps", "1"} << 2 << "--out";
+    QTest::newRow("train --task unknown")
+        << QStringList{"train", "--out", "x.safetensors", "--task", "juggle"} << 2 << "--task";
+    QTest::newRow("train --steps -1")
+        << QStringList{"train", "--out", "x.safetensors", "--steps", "-1"} << 2 << "--steps";
+    QTest::newRow("train --dropout 1")
+        << QStringList{"train", "--out", "x.safetensors", "--dropout", "1"} << 2 << "--dropout";
+    QTest::newRow("train positional argument")
+        << QStringList{"train", "--out", "x.safetensors", "model"} << 2 << "model";
   }
   void cliRefusesWhatItCannotMean() {
     QFETCH(QStringList, args);
@@ -403,6 +412,14 @@ class TestHostile2 : public QObject {
     QTest::newRow("bench") << "bench"
                            << model +
                                   QStringList{"--backend", "--lengths", "--repeat", "--uncached"};
+    QTest::newRow("train") << "train"
+                           << QStringLiteral(
+                                  "--out --log --task --data --min-len --max-len --size "
+                                  "--norm --steps --batch --seed --lr --warmup "
+                                  "--schedule --weight-decay --clip --dropout "
+                                  "--label-smoothing --threads --backend --eval-every "
+                                  "--eval-size --target-accuracy")
+                                  .split(' ');
     QTest::newRow("models") << "models" << QStringList{"--help"};
   }
   void cliHelp() {

@@ -20,20 +20,6 @@ using test::compareBlocks;
 using test::kProbTol;
 using test::kRelTol;
 
-const char* kCases[] = {"nlp_tiny",
-                        "nlp_variants",
-                        "seed003_ref",
-                        "seed003_pad3",
-                        "torch_post",
-                        "torch_pre",
-                        "encoder001",
-                        "bert003",
-                        "classifier003",
-                        "gpt003",
-                        "mytransformer004",
-                        "mytransformer004_linear",
-                        "mytransformer004_fused"};
-
 struct Case {
   std::shared_ptr<Model> model;
   SafetensorsFile ref;
@@ -77,7 +63,7 @@ class TestParity : public QObject {
 
   void addCases(bool decoders_only) {
     QTest::addColumn<QString>("name");
-    for (const char* c : kCases) {
+    for (const char* c : test::referenceCases()) {
       if (decoders_only) {
         Case k = load(c);
         if (!k.model->config().hasDecoder()) continue;

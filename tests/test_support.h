@@ -24,6 +24,24 @@ inline std::string referenceDir() {
   return ATTNVIZ_TEST_DATA;
 }
 
+// The reference cases of tools/make_references.py (every family and model class).
+inline const std::vector<const char*>& referenceCases() {
+  static const std::vector<const char*> cases{"nlp_tiny",
+                                              "nlp_variants",
+                                              "seed003_ref",
+                                              "seed003_pad3",
+                                              "torch_post",
+                                              "torch_pre",
+                                              "encoder001",
+                                              "bert003",
+                                              "classifier003",
+                                              "gpt003",
+                                              "mytransformer004",
+                                              "mytransformer004_linear",
+                                              "mytransformer004_fused"};
+  return cases;
+}
+
 inline std::string backendUnderTest() {
   if (const char* b = std::getenv("ATTNVIZ_TEST_BACKEND"); b && *b) return b;
   return "cpu";

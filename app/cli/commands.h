@@ -21,6 +21,7 @@ Command addInfoCommand(CLI::App& cli);
 Command addRunCommand(CLI::App& cli);
 Command addDecodeCommand(CLI::App& cli);
 Command addBenchCommand(CLI::App& cli);
+Command addTrainCommand(CLI::App& cli);
 Command addModelsCommand(CLI::App& cli);
 Command addConvertCommand(CLI::App& cli);
 

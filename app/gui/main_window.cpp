@@ -54,6 +54,7 @@
 #include "teaching_util.h"
 #include "thread_pool.h"
 #include "tour.h"
+#include "train_view.h"
 #include "widgets.h"
 
 namespace attnviz::gui {
@@ -129,6 +130,9 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   views_ = {attention_, overview_, masks_, positional_, decoding_};
   // Issue 13: Architecture, Inside a cell, Head statistics, Before / after, Search.
   for (View* v : makeTeachingViews(state_)) views_.push_back(v);
+  auto* train = new TrainView(state_);  // train a model, watch its attention form
+  views_.push_back(train);
+  connect(train, &TrainView::modelOpened, this, [this] { tabs_->setCurrentWidget(attention_); });
   for (View* v : views_) tabs_->addTab(v, v->title());
   rl->addWidget(tabs_, 1);
   splitter_->addWidget(right);
@@ -660,7 +664,9 @@ QString MainWindow::keysHelpHtml() const {
   QString html = QStringLiteral("<table cellspacing=3>");
   QString menu;
   for (const ActionSpec& spec : actions_) {
-    if (spec.keys.isEmpty()) continue;
+    // Every view is listed, those past Ctrl+9 (no key) with where to find them.
+    const bool view = spec.name.startsWith(QStringLiteral("view-"));
+    if (spec.keys.isEmpty() && !view) continue;
     if (spec.menu != menu) {
       menu = spec.menu;
       html += QStringLiteral("<tr><td colspan=2><b>%1</b></td></tr>")
@@ -669,19 +675,12 @@ QString MainWindow::keysHelpHtml() const {
     QStringList keys;
     for (const QKeySequence& k : spec.keys) keys << k.toString(QKeySequence::NativeText);
     keys.removeDuplicates();
+    if (keys.isEmpty()) keys << tr("its tab or the View menu");
     html += QStringLiteral("<tr><td>&nbsp;&nbsp;%1</td><td>%2</td></tr>")
                 .arg(keys.join(QStringLiteral(", ")).toHtmlEscaped(),
                      QString(spec.text).remove('&').toHtmlEscaped());
   }
   html += QStringLiteral("</table>");
-  // Views beyond the number keys: named, so that every view is found from here.
-  QStringList keyless;
-  for (const ActionSpec& spec : actions_)
-    if (spec.keys.isEmpty() && spec.name.startsWith(QLatin1String("view-")))
-      keyless << QString(spec.text).remove('&').toHtmlEscaped();
-  if (!keyless.isEmpty())
-    html += tr("<p>Without a key (View menu or its tab): %1.</p>")
-                .arg(keyless.join(QStringLiteral(", ")));
   html +=
       tr("<p>Single keys (1, 2, 3, M, [, ], arrows) act when the focus is not in a text field: "
          "Enter or Ctrl+Enter runs and hands the keys back to the view, Esc leaves a text "

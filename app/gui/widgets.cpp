@@ -141,6 +141,10 @@ void ExplanationPanel::changeEvent(QEvent* event) {
 }
 
 void ExplanationPanel::fitHeight() {
+  // Not before the layout has given the panel its width: a view that sets its text while it was
+  // never laid out (a hidden tab) would ask for the height of the text at the default 100 pixels,
+  // and the window's minimum (the largest of its tabs') with it.
+  if (!testAttribute(Qt::WA_Resized)) return;
   const QMargins m = box_->layout()->contentsMargins();
   const int w = width() - m.left() - m.right() - 2 * box_->frameWidth() - 2;
   if (w <= 0) return;
