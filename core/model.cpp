@@ -389,6 +389,7 @@ struct StackRun {
   const std::vector<uint8_t>* cross_mask_host = nullptr;
   std::vector<AttentionBlock>* blocks = nullptr;
   std::vector<std::vector<float>>* future = nullptr;  // [B, H, past, n] per self block
+  std::vector<SublayerActivation>* acts = nullptr;    // sublayers' inputs and outputs (past = 0)
   StackTape* tape = nullptr;  // training: keep what the backward needs (past = 0, no blocks)
   float dropout = 0.0f;       // training: drop probability of the tape's dropout sites
 };
@@ -418,6 +419,7 @@ class Pass : public Widths {
     scores = a.floats((int64_t)rows * H * max_keys);
     probs = a.floats((int64_t)rows * H * max_keys);
     if (!o.interventions.empty()) extra = a.floats((int64_t)rows * H * max_keys);
+    if (o.keep_activations) stage = a.floats((int64_t)rows * d);
     own_q = q;
     own_ctx = ctx;
     own_probs = probs;
@@ -425,9 +427,33 @@ class Pass : public Widths {
   // Arena floats a Pass takes for `rows` query rows over at most `max_keys` keys.
   static uint64_t floatsFor(const ModelConfig& c, const ForwardOptions& o, int rows, int max_keys) {
     const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * (uint64_t)c.n_heads * max_keys;
-    return (uint64_t)rows * (2 * c.d_model + c.attnWidth() + c.valueWidth() + c.d_ff + per_key);
+    const uint64_t stage = o.keep_activations ? c.d_model : 0;
+    return (uint64_t)rows *
+           (2 * c.d_model + c.attnWidth() + c.valueWidth() + c.d_ff + per_key + stage);
   }
-  static constexpr int kRegions = 8;
+  static constexpr int kRegions = 9;
+
+  // Where a sublayer's input and output are recorded (keep_activations), or null.
+  struct Keep {
+    int layer;
+    Sublayer sublayer, norm;
+  };
+  // [rows, d] on the backend → [batch, rows / batch, d] on the host, through the stage region.
+  Tensor download(const float* p, int rows) {
+    Tensor t({act_batch, rows / act_batch, d});
+    be.copy(p, stage, (int64_t)rows * d);
+    a.get(stage, t.ptr(), t.data.size() * sizeof(float));
+    return t;
+  }
+  void keep(int layer, Sublayer s, const float* in, const float* out, int rows) {
+    SublayerActivation v;
+    v.side = act_side;
+    v.layer = layer;
+    v.sublayer = s;
+    v.input = download(in, rows);
+    v.output = download(out, rows);
+    acts->push_back(std::move(v));
+  }
 
   void linear(const float* x, const DeviceLinear& l, float* out, int rows) {
     be.linear_forward(x, l.wp(), l.bp(), out, rows, l.in, l.out);
@@ -440,7 +466,8 @@ class Pass : public Widths {
   // x = x + f(LN(x)). With a tape (training) f's output goes through dropout and the tape keeps
   // f's input and the LayerNorm's input.
   template <class F>
-  void sublayer(float* x, int rows, const DeviceNorm& n, SublayerTape* t, float p, F&& f) {
+  void sublayer(float* x, int rows, const DeviceNorm& n, SublayerTape* t, float p, F&& f,
+                const Keep* k = nullptr) {
     const int64_t cells = (int64_t)rows * d;
     if (c.norm == NormPlacement::Pre) {
       float* hh = h;
@@ -449,7 +476,9 @@ class Pass : public Widths {
         hh = t->f_in;
       }
       norm(x, n, hh, rows, c.layer_norm_eps);
+      if (k) keep(k->layer, k->norm, x, hh, rows);
       f(hh, y);
+      if (k) keep(k->layer, k->sublayer, hh, y, rows);
       if (t) be.dropout_forward(y, cells, p, t->seed);
       be.residual_forward(y, x, cells);
     } else {
@@ -461,9 +490,11 @@ class Pass : public Widths {
         yy = t->norm_in;
       }
       f(in, yy);
+      if (k) keep(k->layer, k->sublayer, in, yy, rows);
       if (t) be.dropout_forward(yy, cells, p, t->seed);
       be.residual_forward(in, yy, cells);
       norm(yy, n, x, rows, c.layer_norm_eps);
+      if (k) keep(k->layer, k->norm, yy, x, rows);
     }
   }
 
@@ -582,9 +613,15 @@ class Pass : public Widths {
   void layers(float* x, const StackRun& r, int* done, int total) {
     const int rows = r.B * r.n, K = r.past + r.n;
     const DeviceStack& st = *r.stack;
+    acts = stage && r.past == 0 && !r.tape ? r.acts : nullptr;
+    act_side = r.self_kind == AttentionKind::EncoderSelf ? Side::Source : Side::Target;
+    act_batch = r.B;
     for (size_t l = 0; l < st.layers.size(); ++l) {
       checkCancel(o);
       const DeviceLayer& L = st.layers[l];
+      const Keep keep_self{(int)l, Sublayer::SelfAttention, Sublayer::NormSelf},
+          keep_cross{(int)l, Sublayer::CrossAttention, Sublayer::NormCross},
+          keep_ffn{(int)l, Sublayer::FeedForward, Sublayer::NormFeedForward};
       LayerTape* lt = r.tape ? &r.tape->layers[l] : nullptr;
       AttentionBlock* self_block = nullptr;
       if (r.blocks) {
@@ -594,31 +631,33 @@ class Pass : public Widths {
         self_block = &r.blocks->back();
       }
       useAttention(lt ? &lt->self_attn : nullptr);
-      sublayer(x, rows, L.norm_self, lt ? &lt->self : nullptr, r.dropout,
-               [&](const float* in, float* out) {
-                 float* store = r.qAt(l);
-                 float* qs = store ? store : q;
-                 const int qcap = store ? r.cap : r.n, qpast = store ? r.past : 0;
-                 float* kvs = r.kvAt(l);
-                 project(in, L.self_attn.q, qs, r.B, r.n, qpast, qcap);
-                 project(in, L.self_attn.kv, kvs, r.B, r.n, r.past, r.cap);
-                 const HeadsView qv{qs + (int64_t)qpast * A, (int64_t)qcap * A, A};
-                 const HeadsView kv{kvs, (int64_t)r.cap * KV, KV};
-                 attend(r.self_kind, (int)l, qv, kv, r.B, r.n, K, r.past, r.self_mask, self_block);
-                 linear(ctx, L.self_attn.out, out, rows);
-                 // The new keys as the earlier rows see them: the masked cells of the full matrix.
-                 if (r.future && r.past > 0 && storeScores() && store) {
-                   std::vector<float>& f = r.future->emplace_back((size_t)r.B * H * r.past * r.n);
-                   float* dst = host ? f.data() : scores;
-                   be.attention_scores_forward(
-                       {store, (int64_t)r.cap * A, A},
-                       {kvs + (int64_t)r.past * KV, (int64_t)r.cap * KV, KV}, dst, r.B, H, r.past,
-                       r.n, c.d_k, 1.0f / std::sqrt((float)c.d_k));
-                   if (!host) a.get(scores, f.data(), f.size() * sizeof(float));
-                 } else if (r.future) {
-                   r.future->emplace_back();
-                 }
-               });
+      sublayer(
+          x, rows, L.norm_self, lt ? &lt->self : nullptr, r.dropout,
+          [&](const float* in, float* out) {
+            float* store = r.qAt(l);
+            float* qs = store ? store : q;
+            const int qcap = store ? r.cap : r.n, qpast = store ? r.past : 0;
+            float* kvs = r.kvAt(l);
+            project(in, L.self_attn.q, qs, r.B, r.n, qpast, qcap);
+            project(in, L.self_attn.kv, kvs, r.B, r.n, r.past, r.cap);
+            const HeadsView qv{qs + (int64_t)qpast * A, (int64_t)qcap * A, A};
+            const HeadsView kv{kvs, (int64_t)r.cap * KV, KV};
+            attend(r.self_kind, (int)l, qv, kv, r.B, r.n, K, r.past, r.self_mask, self_block);
+            linear(ctx, L.self_attn.out, out, rows);
+            // The new keys as the earlier rows see them: the masked cells of the full matrix.
+            if (r.future && r.past > 0 && storeScores() && store) {
+              std::vector<float>& f = r.future->emplace_back((size_t)r.B * H * r.past * r.n);
+              float* dst = host ? f.data() : scores;
+              be.attention_scores_forward({store, (int64_t)r.cap * A, A},
+                                          {kvs + (int64_t)r.past * KV, (int64_t)r.cap * KV, KV},
+                                          dst, r.B, H, r.past, r.n, c.d_k,
+                                          1.0f / std::sqrt((float)c.d_k));
+              if (!host) a.get(scores, f.data(), f.size() * sizeof(float));
+            } else if (r.future) {
+              r.future->emplace_back();
+            }
+          },
+          acts ? &keep_self : nullptr);
       if (L.has_cross) {
         const Model::Encoded& e = *r.enc;
         AttentionBlock* cross_block = nullptr;
@@ -630,28 +669,36 @@ class Pass : public Widths {
         }
         if (r.future) r.future->emplace_back();
         useAttention(lt ? &lt->cross_attn : nullptr);
-        sublayer(x, rows, L.norm_cross, lt ? &lt->cross : nullptr, r.dropout,
-                 [&](const float* in, float* out) {
-                   linear(in, L.cross_attn.q, q, rows);
-                   const float* m = e.cross_kv[l]->f32();
-                   const HeadsView qv{q, (int64_t)r.n * A, A};
-                   const HeadsView kv{m, (int64_t)e.S * KV, KV};
-                   // The source's keys and values are new only in the first run over a sentence.
-                   attend(AttentionKind::Cross, (int)l, qv, kv, r.B, r.n, e.S,
-                          r.past == 0 ? 0 : e.S, r.cross_mask, cross_block);
-                   linear(ctx, L.cross_attn.out, out, rows);
-                 });
+        sublayer(
+            x, rows, L.norm_cross, lt ? &lt->cross : nullptr, r.dropout,
+            [&](const float* in, float* out) {
+              linear(in, L.cross_attn.q, q, rows);
+              const float* m = e.cross_kv[l]->f32();
+              const HeadsView qv{q, (int64_t)r.n * A, A};
+              const HeadsView kv{m, (int64_t)e.S * KV, KV};
+              // The source's keys and values are new only in the first run over a sentence.
+              attend(AttentionKind::Cross, (int)l, qv, kv, r.B, r.n, e.S, r.past == 0 ? 0 : e.S,
+                     r.cross_mask, cross_block);
+              linear(ctx, L.cross_attn.out, out, rows);
+            },
+            acts ? &keep_cross : nullptr);
       }
       useAttention(nullptr);
-      sublayer(x, rows, L.norm_ffn, lt ? &lt->ffn : nullptr, r.dropout,
-               [&](const float* in, float* out) { feedForward(in, L, out, rows, lt, r.dropout); });
+      sublayer(
+          x, rows, L.norm_ffn, lt ? &lt->ffn : nullptr, r.dropout,
+          [&](const float* in, float* out) { feedForward(in, L, out, rows, lt, r.dropout); },
+          acts ? &keep_ffn : nullptr);
       ++*done;
       if (o.progress) o.progress(*done, total);
     }
     if (c.final_norm) {
       if (r.tape) be.copy(x, r.tape->final_in, (int64_t)rows * d);
+      Tensor before = acts ? download(x, rows) : Tensor();
       norm(x, st.final_norm, x, rows, c.layer_norm_eps);
+      if (acts)
+        acts->push_back({act_side, -1, Sublayer::FinalNorm, std::move(before), download(x, rows)});
     }
+    acts = nullptr;
   }
 
   // x [B·n, d] ← tokens[id]·scale (+ segments[seg]) + positions[pos0 …], then the embedding norm
@@ -675,6 +722,10 @@ class Pass : public Widths {
   const bool host;
   float *h, *y, *q, *ctx, *ffn, *scores, *probs, *extra = nullptr;
   float *own_q, *own_ctx, *own_probs;  // the pass's own attention scratch (useAttention)
+  float* stage = nullptr;  // [rows, d]: activations on their way to the host (keep_activations)
+  std::vector<SublayerActivation>* acts = nullptr;  // where layers() records them, or null
+  Side act_side = Side::Source;
+  int act_batch = 1;
 };
 
 // ---- the backward pass: Pass's functions in reverse, one for one (llm.c's gpt2_backward) ----
@@ -1041,10 +1092,18 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) 
   // The arena of one run over `rows` query rows and `keys` keys (Pass::floatsFor).
   const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * H;
   auto arena = [&](uint64_t rows, uint64_t keys) {
-    return mul({rows, 2 * d + A + Av + F + per_key * keys, 4});
+    return mul({rows, 2 * d + A + Av + F + per_key * keys + (o.keep_activations ? d : 0), 4});
   };
-  const uint64_t trace = sum(
-      {mul({Le, block(s, s)}), mul({Ld, block(t, t)}), c.hasCross() ? mul({Ld, block(t, s)}) : 0});
+  // Sublayer activations (keep_activations): an input and an output [B, len, d] per entry, four
+  // entries per encoder layer and six per decoder layer (four without cross-attention), and the
+  // final norm's.
+  const uint64_t fin = c.final_norm ? 1 : 0;
+  const uint64_t activations = o.keep_activations
+                                   ? sum({mul({Le * 4 + fin, b, s, d, 8}),
+                                          mul({Ld * (c.hasCross() ? 6 : 4) + fin, b, t, d, 8})})
+                                   : 0;
+  const uint64_t trace = sum({mul({Le, block(s, s)}), mul({Ld, block(t, t)}),
+                              c.hasCross() ? mul({Ld, block(t, s)}) : 0, activations});
   // Outputs: the logits, class logits and hidden states of the trace.
   const uint64_t out_rows = mul({b, c.hasDecoder() ? t : s});
   const uint64_t outputs = mul({sum({mul({out_rows, V + d}), b * C}), 4});
@@ -1102,7 +1161,8 @@ namespace {
 // recording, appends its blocks. With a tape (training), keeps what the backward needs in it.
 void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Model::Encoded& enc,
                 const std::vector<std::vector<int>>& segments, const ForwardOptions& o,
-                std::vector<AttentionBlock>* blocks, int* done, int total, Tape* tape = nullptr) {
+                std::vector<AttentionBlock>* blocks, int* done, int total, Tape* tape = nullptr,
+                std::vector<SublayerActivation>* acts = nullptr) {
   const int B = enc.batch, S = enc.S, d = c.d_model;
   const int KV = c.attnWidth() + c.valueWidth();
   enc.key_mask.assign((size_t)B * S, 0);
@@ -1150,6 +1210,7 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
   r.self_mask = dmask;
   r.self_mask_host = &mask;
   r.blocks = blocks;
+  r.acts = acts;
   P.layers(x, r, done, total);
   // Every decoder layer's cross-attention keys and values, once per sentence.
   for (const auto& L : dw.dec.layers) {
@@ -1408,6 +1469,7 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
     r.blocks = &rows.blocks;
     r.future = &rows.future_scores;
   }
+  r.acts = &rows.activations;
   r.tape = t;
   r.dropout = tape ? tape->dropout : 0.0f;
   int done = c.n_encoder_layers;
@@ -1518,7 +1580,8 @@ Trace Model::forward(const Inputs& in, const ForwardOptions& options) const {
     enc->batch = (int)B;
     enc->S = S;
     enc->src = tr.src_ids;
-    runEncoder(be, c, *dw_, *enc, tr.segment_ids, o, o.record ? &tr.blocks : nullptr, &done, total);
+    runEncoder(be, c, *dw_, *enc, tr.segment_ids, o, o.record ? &tr.blocks : nullptr, &done, total,
+               nullptr, &tr.activations);
     if (!c.hasDecoder()) {
       // Encoder-only: the heads read the encoder's output.
       const int rows = (int)B * S, V = dw_->head.projection.out, C = dw_->head.classifier.out;
@@ -1536,6 +1599,7 @@ Trace Model::forward(const Inputs& in, const ForwardOptions& options) const {
   if (c.hasDecoder()) {
     TraceRows rows = runDecoder(be, c, *dw_, enc.get(), tr.tgt_ids, 0, T, T, {}, {}, o);
     for (auto& b : rows.blocks) tr.blocks.push_back(std::move(b));
+    for (auto& a : rows.activations) tr.activations.push_back(std::move(a));
     tr.logits = std::move(rows.logits);
     tr.hidden = std::move(rows.hidden);
   }

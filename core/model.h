@@ -40,6 +40,9 @@ struct ForwardOptions {
   bool record = true;       // keep attention blocks (false: outputs only, e.g. greedy decoding)
   bool keep_scores = true;  // scores take as much memory as probs
   bool keep_qkv = false;    // keep each block's per-head Q, K, V vectors (the cell view)
+  // keep every sublayer's input and output [batch, len, d_model] in Trace::activations (a full
+  // pass: Model::forward; decoding steps do not record them)
+  bool keep_activations = false;
   // Keep q and k instead of the scores, computing a score when it is read. Model::forward sets it
   // for passes whose scores would exceed max_stored_scores_bytes; a decoding session for its limit.
   bool scores_from_qk = false;

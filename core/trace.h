@@ -93,26 +93,13 @@ struct AttentionBlock {
   static uint64_t bytesFromQk(int batch, int heads, int q_len, int k_len, int d_k);
 };
 
-// New decoder positions [q0, q0 + n) computed by a decoding step, to append to a trace: for each
-// decoder block its new rows (q_len = n, k_len = q0 + n), and for self-attention the scores of the
-// earlier rows [0, q0) against the new keys (future_scores [batch, heads, q0, n]; their probs are
-// 0 and their mask is what the causal rule says). q0 = 0 replaces the decoder part of a trace.
-struct TraceRows {
-  int q0 = 0;
-  int n = 0;
-  std::vector<int> tokens;                        // [n] the ids fed at these positions (batch 1)
-  std::vector<AttentionBlock> blocks;             // decoder blocks, in layer order
-  std::vector<std::vector<float>> future_scores;  // per block (empty for cross-attention)
-  std::vector<std::vector<uint8_t>> future_mask;  // per block: [batch, q0, n]
-  Tensor logits;                                  // [batch, n, V] (empty without a token head)
-  Tensor hidden;                                  // [batch, n, d_model]
-};
-
 // One sublayer's input and output in one layer of a stack, [batch, len, d_model] each: what the
-// architecture view shows as position × dimension heatmaps. The model does not record them yet;
-// a ForwardOptions flag (keep_activations) that fills Trace::activations is the proposed way.
-// Pre-norm: a Norm* entry is the LayerNorm before its sublayer; post-norm: the add & norm after it
-// (input: x + sublayer(x)).
+// architecture view shows as position × dimension heatmaps. Model::forward records them with
+// ForwardOptions::keep_activations, in the order computed. A sublayer's output is f(input) before
+// the residual add. Pre-norm: a Norm* entry is the LayerNorm before its sublayer (input: the
+// residual stream); post-norm: the add & norm after it (input: x + sublayer(x)). FinalNorm:
+// layer −1, the stack's final LayerNorm. (Embedding is not recorded: the views compute the
+// embeddings from the weights.)
 enum class Sublayer {
   Embedding,  // layer −1; input: token (+ segment) embeddings, output: the first layer's input
   SelfAttention,
@@ -129,6 +116,22 @@ struct SublayerActivation {
   Sublayer sublayer = Sublayer::Embedding;
   Tensor input;   // [batch, len, d_model]
   Tensor output;  // [batch, len, d_model]
+};
+
+// New decoder positions [q0, q0 + n) computed by a decoding step, to append to a trace: for each
+// decoder block its new rows (q_len = n, k_len = q0 + n), and for self-attention the scores of the
+// earlier rows [0, q0) against the new keys (future_scores [batch, heads, q0, n]; their probs are
+// 0 and their mask is what the causal rule says). q0 = 0 replaces the decoder part of a trace.
+struct TraceRows {
+  int q0 = 0;
+  int n = 0;
+  std::vector<int> tokens;                        // [n] the ids fed at these positions (batch 1)
+  std::vector<AttentionBlock> blocks;             // decoder blocks, in layer order
+  std::vector<std::vector<float>> future_scores;  // per block (empty for cross-attention)
+  std::vector<std::vector<uint8_t>> future_mask;  // per block: [batch, q0, n]
+  Tensor logits;                                  // [batch, n, V] (empty without a token head)
+  Tensor hidden;                                  // [batch, n, d_model]
+  std::vector<SublayerActivation> activations;    // keep_activations, first run (q0 = 0) only
 };
 
 struct Trace {

@@ -219,6 +219,91 @@ class TestParity : public QObject {
     }
   }
 
+  void activations_data() { addCases(false); }
+
+  // Every sublayer's input and output, recorded: in the order computed, wired as the norm
+  // placement says (the residual add and the LayerNorm between consecutive entries), ending in the
+  // stack's output that the references check; recording changes nothing else.
+  void activations() {
+    QFETCH(QString, name);
+    Case c = load(name);
+    const ModelConfig& cfg = c.model->config();
+    ForwardOptions o;
+    o.keep_activations = true;
+    const Trace plain = c.model->forward(inputsOf(c));
+    const Trace t = c.model->forward(inputsOf(c), o);
+    QVERIFY(plain.activations.empty());
+    QCOMPARE(t.logits.data, plain.logits.data);
+    QCOMPARE(t.hidden.data, plain.hidden.data);
+    auto close = [](const Tensor& a, const Tensor& b, float tol) {
+      if (a.shape != b.shape) return false;
+      for (size_t i = 0; i < a.data.size(); ++i)
+        if (!(std::abs(a.data[i] - b.data[i]) <= tol * (1 + std::abs(b.data[i])))) return false;
+      return true;
+    };
+    auto sum = [](const Tensor& a, const Tensor& b) {
+      Tensor r = a;
+      for (size_t i = 0; i < r.data.size(); ++i) r.data[i] += b.data[i];
+      return r;
+    };
+    size_t at = 0;
+    // Checks one stack's entries from `at` on; returns the stack's output (the residual stream
+    // after its last sublayer, through the final norm when there is one).
+    auto stack = [&](Side side, int layers, bool cross) -> Tensor {
+      const int len = side == Side::Source ? t.src_len : t.tgt_len;
+      Tensor stream;  // the residual stream entering the next sublayer
+      for (int l = 0; l < layers; ++l) {
+        std::vector<std::pair<Sublayer, Sublayer>> subs = {
+            {Sublayer::SelfAttention, Sublayer::NormSelf}};
+        if (cross) subs.push_back({Sublayer::CrossAttention, Sublayer::NormCross});
+        subs.push_back({Sublayer::FeedForward, Sublayer::NormFeedForward});
+        for (auto [sub, norm] : subs) {
+          if (at + 1 >= t.activations.size()) return {};
+          const SublayerActivation& a = t.activations[at];
+          const SublayerActivation& b = t.activations[at + 1];
+          at += 2;
+          for (const SublayerActivation* e : {&a, &b}) {
+            if (e->side != side || e->layer != l ||
+                e->input.shape != Shape{t.batch, len, cfg.d_model} ||
+                e->output.shape != e->input.shape)
+              return {};
+          }
+          if (cfg.norm == NormPlacement::Pre) {  // LN(x), then f(LN(x)); x + f(LN(x)) goes on
+            if (a.sublayer != norm || b.sublayer != sub) return {};
+            if (!stream.empty() && !close(a.input, stream, 1e-6f)) return {};
+            if (b.input.data != a.output.data) return {};
+            stream = sum(a.input, b.output);
+          } else {  // f(x), then LN(x + f(x)), which goes on
+            if (a.sublayer != sub || b.sublayer != norm) return {};
+            if (!stream.empty() && !close(a.input, stream, 1e-6f)) return {};
+            if (!close(b.input, sum(a.input, a.output), 1e-5f)) return {};
+            stream = b.output;
+          }
+        }
+      }
+      if (cfg.final_norm) {
+        if (at >= t.activations.size()) return {};
+        const SublayerActivation& f = t.activations[at++];
+        if (f.sublayer != Sublayer::FinalNorm || f.layer != -1 || !close(f.input, stream, 1e-5f))
+          return {};
+        stream = f.output;
+      }
+      return stream;
+    };
+    if (cfg.hasEncoder()) {
+      const Tensor out = stack(Side::Source, cfg.n_encoder_layers, false);
+      QVERIFY2(!out.empty(), "the encoder's activations are not wired as computed");
+      // An encoder-only model's hidden states are the encoder's output.
+      if (!cfg.hasDecoder()) QVERIFY(close(out, t.hidden, 1e-5f));
+    }
+    if (cfg.hasDecoder()) {
+      const Tensor out = stack(Side::Target, cfg.n_decoder_layers, cfg.hasCross());
+      QVERIFY2(!out.empty(), "the decoder's activations are not wired as computed");
+      QVERIFY(close(out, t.hidden, 1e-5f));
+    }
+    QCOMPARE(at, t.activations.size());
+  }
+
   void scoresFromQk_data() { addCases(false); }
 
   // Long inputs keep q and k instead of their scores: the scores read back are the stored ones

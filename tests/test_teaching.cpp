@@ -232,25 +232,53 @@ class TeachingTest : public QObject {
     QCOMPARE(lg.cols, int(t.logits.dim(2)));
     for (int i = 0; i < lg.rows; ++i) QCOMPARE(lg.value(i, 3), t.logitsRow(0, i)[3]);
     QVERIFY(v->detailsLabel()->text().contains(QStringLiteral("mean")));
-    // A feed-forward block: its activations are shown when the trace has them …
+    // A feed-forward block: the pass is run again with every sublayer recorded (off the GUI
+    // thread); its output is fc2(act(fc1(input))), recomputed here from the weights.
     v->activateBlock(QStringLiteral("enc.ffn"));
-    QVERIFY(v->detailsLabel()->text().contains(QStringLiteral("does not record")));
-    Trace with = t;
-    SublayerActivation act;
-    act.side = Side::Source;
-    act.layer = 0;
-    act.sublayer = Sublayer::FeedForward;
-    act.input =
-        Tensor({1, t.src_len, c.d_model}, std::vector<float>(size_t(t.src_len) * c.d_model, 0.5f));
-    act.output =
-        Tensor({1, t.src_len, c.d_model}, std::vector<float>(size_t(t.src_len) * c.d_model, -2.0f));
-    with.activations.push_back(act);
-    const BlockActivations a = blockActivations(*v->diagram()->archLayout().find("enc.ffn"),
-                                                *w->engine()->model(), with, 0);
-    QCOMPARE(a.rows, t.src_len);
-    QCOMPARE(a.input.front(), 0.5f);
-    QCOMPARE(a.output.back(), -2.0f);
-    QVERIFY(a.note.isEmpty());
+    QVERIFY(v->detailsLabel()->text().contains(QStringLiteral("Recording")));
+    QVERIFY(w->engine()->waitUntilIdle(60000));
+    QCoreApplication::processEvents();
+    QVERIFY2(v->detailsLabel()->text().contains(QStringLiteral("Input:")),
+             qPrintable(v->detailsLabel()->text()));
+    const HeatmapData& fin = v->inputHeatmap()->data();
+    const HeatmapData& fout = v->outputHeatmap()->data();
+    QCOMPARE(fin.rows, t.src_len);
+    QCOMPARE(fin.cols, c.d_model);
+    QCOMPARE(fout.cols, c.d_model);
+    const FeedForwardWeights& ffn = w->engine()->model()->loaded().weights.encoder.layers[0].ffn;
+    auto act = [&](double x) {
+      switch (c.activation) {
+        case Activation::Relu:
+          return std::max(0.0, x);
+        case Activation::Gelu:
+          return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+        case Activation::GeluTanh:
+          return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+        case Activation::Silu:
+          return x / (1 + std::exp(-x));
+        case Activation::Tanh:
+          return std::tanh(x);
+      }
+      return x;
+    };
+    double worst_ffn = 0;
+    for (int i = 0; i < fin.rows; ++i) {
+      std::vector<double> hid(size_t(c.d_ff));
+      for (int k = 0; k < c.d_ff; ++k) {
+        double z = ffn.fc1.bias.empty() ? 0.0 : ffn.fc1.bias.data[size_t(k)];
+        for (int x = 0; x < c.d_model; ++x)
+          z += double(ffn.fc1.weight.data[size_t(k) * c.d_model + x]) * fin.value(i, x);
+        hid[size_t(k)] = act(z);
+      }
+      for (int o = 0; o < c.d_model; ++o) {
+        double y = ffn.fc2.bias.empty() ? 0.0 : ffn.fc2.bias.data[size_t(o)];
+        for (int k = 0; k < c.d_ff; ++k)
+          y += double(ffn.fc2.weight.data[size_t(o) * c.d_ff + k]) * hid[size_t(k)];
+        worst_ffn =
+            std::max(worst_ffn, std::abs(y - fout.value(i, o)) / std::max(1.0, std::abs(y)));
+      }
+    }
+    QVERIFY2(worst_ffn < 1e-4, qPrintable(QString::number(worst_ffn)));
   }
 
   // ---- inside a cell -------------------------------------------------------------------------
@@ -597,12 +625,15 @@ class TeachingTest : public QObject {
       const QString file = QDir(out).filePath(QStringLiteral("%1-%2.png").arg(view, model));
       QVERIFY2(w->grab().save(file), qPrintable(file));
     };
-    // Architecture, then with the embedding's activations open.
+    // Architecture, then with the embedding's and a feed-forward block's activations open.
     w->setCurrentView(QStringLiteral("architecture"));
     QVERIFY(settle(*w));
     save(QStringLiteral("architecture"));
     viewOf<ArchitectureView>(*w)->activateBlock(QStringLiteral("enc.embedding"));
     save(QStringLiteral("architecture-activations"));
+    viewOf<ArchitectureView>(*w)->activateBlock(QStringLiteral("enc.ffn"));
+    QVERIFY(settle(*w));
+    save(QStringLiteral("architecture-ffn"));
     // Inside a cell: a cross-attention cell of the last layer.
     w->state()->setSelection({AttentionKind::Cross, t.layers(AttentionKind::Cross) - 1, 0, 0});
     w->setCurrentView(QStringLiteral("cell"));

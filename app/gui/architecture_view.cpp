@@ -579,8 +579,7 @@ BlockActivations blockActivations(const ArchBlock& blk, const Model& model, cons
   }
   a.note =
       QObject::tr(
-          "attnviz's core does not record what goes into and out of this block yet "
-          "(Trace::activations); %1")
+          "What goes into and out of this block is not in the trace (Trace::activations); %1")
           .arg(a.output.empty() ? QObject::tr("only its shapes are known.")
                                 : QObject::tr("the output shown is the stack's final output."));
   return a;
@@ -791,6 +790,10 @@ bool ArchitectureDiagram::event(QEvent* event) {
 
 ArchitectureView::ArchitectureView(AppState* state, QWidget* parent)
     : View(state, tr("What am I looking at?"), parent) {
+  // A recording that failed or was cancelled may be asked for again.
+  connect(state->engine(), &Engine::jobFinished, this, [this](bool ok) {
+    if (!ok) recording_ = false;
+  });
   splitter_ = new QSplitter(Qt::Vertical, this);
   scroll_ = new QScrollArea(splitter_);
   scroll_->setWidgetResizable(true);
@@ -866,8 +869,49 @@ void ArchitectureView::showActivations(const QString& id) {
       scroll_->ensureVisible(int(r.center().x()), int(r.center().y()), int(r.width() / 2) + 20,
                              int(r.height()) + 40);
   });
+  // A sublayer's numbers come from the same pass run again with them recorded (once per
+  // snapshot, off the GUI thread); until it is done the panel says so.
+  if (b->has_sublayer && b->sublayer != Sublayer::Embedding && t.activations.empty() &&
+      recorded_for_ != snap->id) {
+    if (!recording_) {
+      recording_ = true;
+      const uint64_t id_for = snap->id;
+      auto trace = snap->trace;
+      const MaskOptions masks = snap->masks;
+      const bool started = state_->engine()->runTask(
+          tr("Recording the activations"),
+          [this, trace, masks, id_for](const Model& m,
+                                       const std::atomic<bool>& cancel) -> std::function<void()> {
+            Inputs in;
+            in.src = trace->src_ids;
+            in.segments = trace->segment_ids;
+            in.tgt = trace->tgt_ids;
+            ForwardOptions o;
+            o.masks = masks;
+            o.record = false;  // the attention is in the snapshot already
+            o.keep_activations = true;
+            o.cancel = &cancel;
+            auto recorded = std::make_shared<const Trace>(m.forward(in, o));
+            return [this, recorded, id_for] {
+              recording_ = false;
+              recorded_ = recorded;
+              recorded_for_ = id_for;
+              if (!shown_.isEmpty()) showActivations(shown_);
+            };
+          });
+      if (!started) recording_ = false;
+    }
+    details_->setText(tr("<b>%1</b><br><i>Recording what goes into and out of every sublayer "
+                         "for this input…</i>")
+                          .arg(b->label.toHtmlEscaped()));
+    in_map_->setData({});
+    out_map_->setData({});
+    return;
+  }
+  const Trace& source =
+      t.activations.empty() && recorded_ && recorded_for_ == snap->id ? *recorded_ : t;
   const int sb = std::clamp(state_->selection().batch, 0, std::max(0, t.batch - 1));
-  const BlockActivations a = blockActivations(*b, *model, t, sb);
+  const BlockActivations a = blockActivations(*b, *model, source, sb);
   auto show = [&](HeatmapWidget* w, const std::vector<float>& v, int cols, const QString& name) {
     if (v.empty() || a.rows == 0) {
       HeatmapData none;

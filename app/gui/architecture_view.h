@@ -163,6 +163,11 @@ class ArchitectureView : public View {
   HeatmapWidget* in_map_;
   HeatmapWidget* out_map_;
   QString shown_;
+  // The current input's pass again with every sublayer's input and output recorded (the snapshot's
+  // trace comes from decoding steps, which do not record them), for the snapshot it was made for.
+  std::shared_ptr<const Trace> recorded_;
+  uint64_t recorded_for_ = 0;
+  bool recording_ = false;
   int enc_layer_ = 0, dec_layer_ = 0;
   AttentionSelection followed_{AttentionKind::Cross, -1, -2, -1};  // the selection last followed
 };
