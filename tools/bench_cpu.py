@@ -44,11 +44,11 @@ def wait_quiet(allowed_cores, limit_s=120):
             return
 
 
-def run_json(cmd, busy_pid):
+def run_json(cmd, busy_pid, env=None):
     """Runs cmd; returns its JSON lines and how many cores other processes kept busy meanwhile."""
     t0, b0 = time.monotonic(), cpu_busy_seconds()
     k0 = process_cpu_seconds(busy_pid) if busy_pid else 0.0
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     if status != 0:
@@ -94,10 +94,14 @@ def main():
         else:
             cmd = ["/usr/bin/python3", os.path.join(HERE, "bench_torch.py"), "--json",
                    "--threads", str(t), "--lengths", str(n), "--repeat", str(a.repeat)]
+        # torch.set_num_threads does not reach the OpenBLAS under Debian's PyTorch, which otherwise
+        # runs its matrix products on every core: "1 thread" took two cores' CPU time on a 2-core
+        # machine. Both programs get exactly t threads.
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(t), OMP_NUM_THREADS=str(t))
         best = None
         for _ in range(a.tries):
             wait_quiet(a.max_foreign + (1.0 if busy else 0.0), a.wait)
-            rows, foreign = run_json(cmd, busy.pid if busy else None)
+            rows, foreign = run_json(cmd, busy.pid if busy else None, env)
             if best is None or foreign < best[1]:
                 best = (rows, foreign)
             if foreign <= a.max_foreign:
