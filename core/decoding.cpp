@@ -142,9 +142,8 @@ DecodingSession::Step DecodingSession::computeStep(int token) const {
                 "token id " + std::to_string(s.token) + " is outside the target vocabulary");
   if (s.token == model_.config().eos_id || length() >= limit_) return s;  // ends decoding
   const int next = length() + 1;
-  if (options_.record &&
-      model_.estimatePassBytes(1, (int)src_.size(), next, forwardOptions()) >
-          options_.max_trace_bytes)
+  if (options_.record && model_.estimatePassBytes(1, (int)src_.size(), next, forwardOptions()) >
+                             options_.max_trace_bytes)
     throw Error(ErrorKind::TooLarge, "a trace of " + std::to_string(next) +
                                          " target positions would exceed the memory limit of " +
                                          formatBytes(options_.max_trace_bytes));

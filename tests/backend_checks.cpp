@@ -608,14 +608,13 @@ const std::vector<Layout>& layouts() {
     {  // long and uneven, few heads: split over query rows across threads; fused QKV strides
       const int B = 1, H = 3, T = 301, d = 64, w = H * d;
       const int64_t size = int64_t{B} * T * 3 * w;
-      ls.push_back({"fused_301x301_3heads", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w,
-                    size, w, int64_t{T} * 3 * w, 3 * w, 2 * w, true});
+      ls.push_back({"fused_301x301_3heads", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size,
+                    w, int64_t{T} * 3 * w, 3 * w, 2 * w, true});
     }
     {  // cross attention, Tq != Tk, both uneven, batch 2
       const int B = 2, H = 5, Tq = 77, S = 259, d = 32, w = H * d;
-      ls.push_back({"cross_77x259_5heads", B, H, Tq, S, d, int64_t{B} * Tq * w, 0,
-                    int64_t{Tq} * w, w, int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w,
-                    false});
+      ls.push_back({"cross_77x259_5heads", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w,
+                    w, int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w, false});
     }
     {  // decode step over a long cache: one query row per head (matrix-vector products)
       const int B = 1, H = 16, Tk = 3001, capacity = 3003, d = 64, w = H * d;

@@ -166,9 +166,10 @@ class TrainViewTest : public QObject {
   // The anti-diagonal appears in the cross-attention: the end's is far sharper than the start's.
   void screenshots() {
 #if defined(__SANITIZE_ADDRESS__)
-    QSKIP("the screenshots are the release build's: under AddressSanitizer this run of a "
-          "240 000-parameter model for 900 steps takes many minutes (the short runs above cover "
-          "the same code under the sanitizers)");
+    QSKIP(
+        "the screenshots are the release build's: under AddressSanitizer this run of a "
+        "240 000-parameter model for 900 steps takes many minutes (the short runs above cover "
+        "the same code under the sanitizers)");
 #endif
     const QString out = QStringLiteral(ATTNVIZ_SCREENSHOT_DIR);
     QVERIFY(QDir().mkpath(out));

@@ -4,11 +4,11 @@
 #include <iostream>
 
 #include "cli_common.h"
-#include "tokenizer.h"
 #include "commands.h"
 #include "decoding.h"
 #include "error.h"
 #include "finite_scan.h"
+#include "tokenizer.h"
 
 namespace attnviz::cli {
 

@@ -12,7 +12,7 @@ namespace {
 // Every command, in the order `attnviz-cli --help` lists them.
 using AddCommand = Command (*)(CLI::App&);
 constexpr AddCommand kCommands[] = {
-    addInfoCommand, addRunCommand, addDecodeCommand, addConvertCommand,
+    addInfoCommand,  addRunCommand,   addDecodeCommand, addConvertCommand,
     addBenchCommand, addTrainCommand, addModelsCommand,
 };
 
