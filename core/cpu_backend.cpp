@@ -66,8 +66,11 @@ constexpr int kLanes = 16;
 
 // e^x in float: Cephes' range reduction x = n·ln2 + r and degree-6 polynomial, 2^n from the bits;
 // ≤ 2 ulp for x in [−87.3, 88.7], 0 below (where expf gives denormals or 0), +inf above.
-__attribute__((always_inline)) inline float expPoly(float x) {
-  x = std::min(x, 88.7f);
+__attribute__((always_inline)) inline float expPoly(float x_in) {
+  // Clamped on both sides before the bit tricks: far below −88 the rounding constant's float
+  // turns small and negative, and its bits minus the constant's overflow an int32 (UBSan, fuzzed
+  // weights); the result there is 0 anyway.
+  const float x = std::max(std::min(x_in, 88.7f), -88.0f);
   const float t = x * 1.44269504088896341f + 12582912.0f;  // round(x / ln2) in the low bits
   const float n = t - 12582912.0f;
   int32_t ni;
@@ -87,7 +90,7 @@ __attribute__((always_inline)) inline float expPoly(float x) {
   float s1, s2;
   std::memcpy(&s1, &half, 4);
   std::memcpy(&s2, &rest, 4);
-  return x < -87.33654f ? 0.0f : p * s1 * s2;
+  return x_in < -87.33654f ? 0.0f : p * s1 * s2;
 }
 
 // p = softmax(where(m, fill, s)) over one row of n keys; a row whose every entry is −∞ gives 0s.

@@ -184,11 +184,16 @@ std::string headStatsCsv(const std::vector<HeadStats>& stats) {
   };
   for (const HeadStats& s : stats) {
     out += attentionKindName(s.kind);
-    out += "," + std::to_string(s.layer + 1) + "," + std::to_string(s.head + 1) + "," +
-           std::to_string(s.rows);
+    // Appended piece by piece (GCC 12 warns falsely about `"," + std::string` here).
+    for (int n : {s.layer + 1, s.head + 1, s.rows}) {
+      out += ',';
+      out += std::to_string(n);
+    }
     for (double v : {s.entropy, s.entropy_norm, s.diagonal, s.previous, s.first, s.bos, s.eos,
-                     s.padding, s.distance, s.monotonicity})
-      out += "," + num(v);
+                     s.padding, s.distance, s.monotonicity}) {
+      out += ',';
+      out += num(v);
+    }
     out += "\r\n";
   }
   return out;

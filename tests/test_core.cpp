@@ -86,6 +86,25 @@ class TestCore : public QObject {
     QVERIFY(std::abs(r[2] - 0.6652410f) < 1e-6f);
   }
 
+  // Scores far below the row's maximum give exactly 0 and nothing undefined on the way (the
+  // exponential's bit tricks once overflowed an int32 near x = −8.7e6; the sanitizer suite runs
+  // this); a long row so that the vectorised lanes see them too.
+  void softmaxFarBelowTheMaximum() {
+    Host h;
+    std::vector<float> row(40, -8.72e6f);
+    row[0] = 0.0f;
+    for (size_t j = 1; j < row.size(); ++j) row[j] = -8.72e6f * float(j % 5 + 1) - float(j);
+    row[7] = -3e38f;
+    row[9] = -1e9f;
+    auto s = h.put(row);
+    auto m = h.putBytes(std::vector<uint8_t>(row.size(), 0));
+    auto p = h.be->allocate(row.size() * 4);
+    h.be->masked_softmax_forward(s->f32(), m->u8(), p->f32(), 1, 1, 1, int(row.size()), -1e9f);
+    auto r = h.get(*p, row.size());
+    QCOMPARE(r[0], 1.0f);
+    for (size_t j = 1; j < r.size(); ++j) QCOMPARE(r[j], 0.0f);
+  }
+
   // Masked cells are exactly 0; the rest renormalise: softmax([1, 3]) = [0.1192029, 0.8807971].
   void softmaxMasked() {
     Host h;
