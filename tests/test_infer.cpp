@@ -20,20 +20,6 @@ using namespace attnviz;
 
 namespace {
 
-const char* kCases[] = {"nlp_tiny",
-                        "nlp_variants",
-                        "seed003_ref",
-                        "seed003_pad3",
-                        "torch_post",
-                        "torch_pre",
-                        "encoder001",
-                        "bert003",
-                        "classifier003",
-                        "gpt003",
-                        "mytransformer004",
-                        "mytransformer004_linear",
-                        "mytransformer004_fused"};
-
 std::string dataPath(const std::string& name) {
   return std::string(ATTNVIZ_TEST_DATA) + "/" + name + ".safetensors";
 }
@@ -80,7 +66,7 @@ class TestInfer : public QObject {
   void bareFilesOpen_data() {
     QTest::addColumn<QString>("name");
     QTest::addColumn<QString>("prefix");
-    for (const char* c : kCases) {
+    for (const char* c : test::referenceCases()) {
       QTest::newRow(c) << QString(c) << QString();
       QTest::newRow((std::string(c) + " module.").c_str()) << QString(c) << QString("module.");
     }

@@ -49,6 +49,24 @@ class TestParity : public QObject {
  private:
   std::shared_ptr<Backend> backend_;
 
+  // The case's first sentence without padding, its target cut before the end token (a session
+  // stops there), and the same as one pass's inputs: what the session tests step through.
+  struct Sentence {
+    std::vector<int> src, tgt;
+    Inputs inputs;
+  };
+  static Sentence firstSentence(const Case& c) {
+    const ModelConfig& cfg = c.model->config();
+    Sentence s;
+    if (cfg.hasCross()) s.src = unpad(ids(c.inputs, "src_ids"), cfg.src_pad_id)[0];
+    s.tgt = unpad(ids(c.inputs, "tgt_ids"), cfg.tgt_pad_id)[0];
+    if (auto e = std::find(s.tgt.begin() + 1, s.tgt.end(), cfg.eos_id); e != s.tgt.end())
+      s.tgt.erase(e, s.tgt.end());
+    if (cfg.hasCross()) s.inputs.src = {s.src};
+    s.inputs.tgt = {s.tgt};
+    return s;
+  }
+
   Case load(const QString& name) {
     const std::string base = test::referenceDir() + "/" + name.toStdString();
     auto lm = loadModel(base + ".safetensors");
@@ -122,15 +140,9 @@ class TestParity : public QObject {
     QFETCH(QString, name);
     Case c = load(name);
     const ModelConfig& cfg = c.model->config();
-    const std::vector<int> src =
-        cfg.hasCross() ? unpad(ids(c.inputs, "src_ids"), cfg.src_pad_id)[0] : std::vector<int>();
-    std::vector<int> tgt = unpad(ids(c.inputs, "tgt_ids"), cfg.tgt_pad_id)[0];
-    // A session stops at the end token: feed the target up to it.
-    if (auto e = std::find(tgt.begin() + 1, tgt.end(), cfg.eos_id); e != tgt.end())
-      tgt.erase(e, tgt.end());
-    Inputs in;
-    if (cfg.hasCross()) in.src = {src};
-    in.tgt = {tgt};
+    const Sentence sentence = firstSentence(c);
+    const std::vector<int>&src = sentence.src, &tgt = sentence.tgt;
+    const Inputs& in = sentence.inputs;
     const Trace full = c.model->forward(in);
     DecodingSession::Options o;
     o.max_new_tokens = (int)tgt.size() + 1;
@@ -188,14 +200,9 @@ class TestParity : public QObject {
     }
     const ModelConfig& cfg = c.model->config();
     if (!cfg.hasDecoder()) return;
-    const std::vector<int> src =
-        cfg.hasCross() ? unpad(ids(c.inputs, "src_ids"), cfg.src_pad_id)[0] : std::vector<int>();
-    std::vector<int> tgt = unpad(ids(c.inputs, "tgt_ids"), cfg.tgt_pad_id)[0];
-    if (auto e = std::find(tgt.begin() + 1, tgt.end(), cfg.eos_id); e != tgt.end())
-      tgt.erase(e, tgt.end());
-    Inputs in;
-    if (cfg.hasCross()) in.src = {src};
-    in.tgt = {tgt};
+    const Sentence sentence = firstSentence(c);
+    const std::vector<int>&src = sentence.src, &tgt = sentence.tgt;
+    const Inputs& in = sentence.inputs;
     const Trace full = c.model->forward(in, o);
     DecodingSession::Options so;
     so.keep_qkv = true;
@@ -342,14 +349,9 @@ class TestParity : public QObject {
     }
     const ModelConfig& cfg = c.model->config();
     if (!cfg.hasDecoder()) return;
-    const std::vector<int> src =
-        cfg.hasCross() ? unpad(ids(c.inputs, "src_ids"), cfg.src_pad_id)[0] : std::vector<int>();
-    std::vector<int> tgt = unpad(ids(c.inputs, "tgt_ids"), cfg.tgt_pad_id)[0];
-    if (auto e = std::find(tgt.begin() + 1, tgt.end(), cfg.eos_id); e != tgt.end())
-      tgt.erase(e, tgt.end());
-    Inputs in;
-    if (cfg.hasCross()) in.src = {src};
-    in.tgt = {tgt};
+    const Sentence sentence = firstSentence(c);
+    const std::vector<int>&src = sentence.src, &tgt = sentence.tgt;
+    const Inputs& in = sentence.inputs;
     const Trace full = c.model->forward(in);
     DecodingSession::Options so;
     so.max_stored_scores_bytes = 0;

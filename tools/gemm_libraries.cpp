@@ -67,17 +67,16 @@ int main() {
 #else
   const char* library = "eigen";
 #endif
-  const Shape shapes[] = {
-      {32, 1536, 512, true, "qkv"},     {32, 2048, 512, true, "ffn1"},
-      {32, 512, 2048, true, "ffn2"},    {32, 1000, 512, true, "logits"},
-      {128, 1536, 512, true, "qkv"},    {128, 2048, 512, true, "ffn1"},
-      {128, 512, 2048, true, "ffn2"},   {512, 1536, 512, true, "qkv"},
-      {512, 2048, 512, true, "ffn1"},   {512, 512, 2048, true, "ffn2"},
-      {512, 1000, 512, true, "logits"}, {32, 32, 64, true, "scores"},
-      {32, 64, 32, false, "context"},   {128, 128, 64, true, "scores"},
-      {128, 64, 128, false, "context"}, {512, 512, 64, true, "scores"},
-      {512, 64, 512, false, "context"}, {1, 2048, 512, true, "ffn1_1row"},
-      {2048, 2048, 2048, true, "square"}};
+  const Shape shapes[] = {{32, 1536, 512, true, "qkv"},      {32, 2048, 512, true, "ffn1"},
+                          {32, 512, 2048, true, "ffn2"},     {32, 1000, 512, true, "logits"},
+                          {128, 1536, 512, true, "qkv"},     {128, 2048, 512, true, "ffn1"},
+                          {128, 512, 2048, true, "ffn2"},    {512, 1536, 512, true, "qkv"},
+                          {512, 2048, 512, true, "ffn1"},    {512, 512, 2048, true, "ffn2"},
+                          {512, 1000, 512, true, "logits"},  {32, 32, 64, true, "scores"},
+                          {32, 64, 32, false, "context"},    {128, 128, 64, true, "scores"},
+                          {128, 64, 128, false, "context"},  {512, 512, 64, true, "scores"},
+                          {512, 64, 512, false, "context"},  {1, 2048, 512, true, "ffn1_1row"},
+                          {2048, 2048, 2048, true, "square"}};
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (const Shape& s : shapes) {
