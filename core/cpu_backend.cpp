@@ -93,34 +93,26 @@ __attribute__((always_inline)) inline float expPoly(float x_in) {
   return x_in < -87.33654f ? 0.0f : p * s1 * s2;
 }
 
-// p = softmax(where(m, fill, s)) over one row of n keys; a row whose every entry is −∞ gives 0s.
-ATTNVIZ_CPU_CLONES void softmaxRow(const float* s, const uint8_t* m, float* p, int n, float fill) {
+// p = softmax(where(m, fill, s)) over one row of n keys; a row whose every entry is −∞ gives 0s,
+// a row with a NaN (or +∞) score gives NaNs, as PyTorch's does. Three passes, each vectorised:
+// the masked row and its maximum, the exponentials and their sum, the division.
+ATTNVIZ_CPU_CLONES void softmaxRow(const float* __restrict s, const uint8_t* __restrict m,
+                                   float* __restrict p, int n, float fill) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  for (int k = 0; k < n; ++k) p[k] = m[k] ? fill : s[k];
   float lane_max[kLanes];
   std::fill(lane_max, lane_max + kLanes, kNegInf);
   int j = 0;
   for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const float v = m[j + l] ? fill : s[j + l];
-      p[j + l] = v;
-      lane_max[l] = lane_max[l] < v ? v : lane_max[l];
-    }
+    for (int l = 0; l < kLanes; ++l) lane_max[l] = lane_max[l] < p[j + l] ? p[j + l] : lane_max[l];
   float mx = kNegInf;
   for (int l = 0; l < kLanes; ++l) mx = mx < lane_max[l] ? lane_max[l] : mx;
-  for (; j < n; ++j) {
-    const float v = m[j] ? fill : s[j];
-    p[j] = v;
-    mx = mx < v ? v : mx;
-  }
-  // A NaN score makes the row NaN (as PyTorch gives), never the zeros of a fully masked row.
-  bool nan = false;
-  for (int k = 0; k < n; ++k) nan |= p[k] != p[k];
-  if (nan) {
-    std::fill(p, p + n, std::numeric_limits<float>::quiet_NaN());
-    return;
-  }
-  if (mx == kNegInf) {  // every key masked with −∞
-    std::fill(p, p + n, 0.0f);
+  for (; j < n; ++j) mx = mx < p[j] ? p[j] : mx;
+  // A NaN never wins the comparisons above: a row of NaNs and −∞s has the maximum −∞.
+  if (mx == kNegInf) {  // every key masked with −∞ (or NaN)
+    bool nan = false;
+    for (int k = 0; k < n; ++k) nan |= p[k] != p[k];
+    std::fill(p, p + n, nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
     return;
   }
   float lane_sum[kLanes] = {};
@@ -137,6 +129,11 @@ ATTNVIZ_CPU_CLONES void softmaxRow(const float* s, const uint8_t* m, float* p, i
     const float e = expPoly(p[j] - mx);
     p[j] = e;
     sum += e;
+  }
+  // A NaN score (or a +∞ one: ∞ − ∞) made its exponential, and so the sum, NaN.
+  if (sum != sum) {
+    std::fill(p, p + n, std::numeric_limits<float>::quiet_NaN());
+    return;
   }
   const float inv = 1.0f / sum;
   for (j = 0; j < n; ++j) p[j] *= inv;

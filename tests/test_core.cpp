@@ -133,6 +133,44 @@ class TestCore : public QObject {
     for (float v : h.get(*p, 4)) QCOMPARE(v, 0.0f);
   }
 
+  // A NaN or +∞ score makes the whole row NaN, as in PyTorch (softmax([nan, 1, 2]) and
+  // softmax([inf, 1, 2]) are [nan, nan, nan]), also where every other key is masked with −∞; a
+  // NaN under the mask is replaced by the fill like any masked score. Rows of 40 keys, so that the
+  // vectorised passes see the odd score in their lanes and in the tail.
+  void softmaxNaNRows() {
+    Host h;
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+    struct Case {
+      int at;
+      float value;
+      bool others_masked, odd_masked, expect_nan;
+    };
+    for (const Case& c : {Case{23, nan, false, false, true}, Case{38, nan, false, false, true},
+                          Case{17, inf, false, false, true}, Case{5, nan, true, false, true},
+                          Case{23, nan, false, true, false}}) {
+      std::vector<float> row(40);
+      for (int j = 0; j < 40; ++j) row[j] = 0.1f * float(j % 7);
+      row[c.at] = c.value;
+      std::vector<uint8_t> mask(40, c.others_masked ? 1 : 0);
+      mask[c.at] = c.odd_masked ? 1 : 0;
+      auto s = h.put(row);
+      auto m = h.putBytes(mask);
+      auto p = h.be->allocate(row.size() * 4);
+      h.be->masked_softmax_forward(s->f32(), m->u8(), p->f32(), 1, 1, 1, 40, -inf);
+      const auto r = h.get(*p, 40);
+      double sum = 0;
+      for (int j = 0; j < 40; ++j) {
+        QVERIFY2(std::isnan(r[j]) == c.expect_nan,
+                 qPrintable(QString("case at %1, key %2: %3").arg(c.at).arg(j).arg(r[j])));
+        sum += c.expect_nan ? 0.0 : r[j];
+      }
+      if (!c.expect_nan) {
+        QCOMPARE(r[c.at], 0.0f);
+        QVERIFY(std::abs(sum - 1.0) < 1e-5);
+      }
+    }
+  }
+
   // LayerNorm([1, 2, 3]) = (x − 2)/sqrt(2/3 + 1e-5) = [−1.2247357, 0, 1.2247357]; then γ, β.
   void layerNormHandComputed() {
     Host h;
