@@ -11,6 +11,7 @@
 
 #include "counter_rng.h"
 #include "error.h"
+#include "host_memory.h"
 #include "thread_pool.h"
 
 #if ATTNVIZ_HAVE_OPENBLAS
@@ -440,15 +441,14 @@ void gemmAccumulate(bool a_transposed, bool b_transposed, int M, int N, int K, f
 class HostBuffer final : public DeviceBuffer {
  public:
   explicit HostBuffer(size_t bytes) : bytes_(bytes) {
-    // 64-byte aligned, zero-filled; at least one byte so data() is never null.
-    data_ = static_cast<uint8_t*>(
-        ::operator new[](std::max<size_t>(bytes, 1), std::align_val_t(64), std::nothrow));
+    // 64-byte aligned (large ones on huge pages), zero-filled; never null.
+    data_ = static_cast<uint8_t*>(allocateHost(bytes));
     if (!data_)
       throw Error(ErrorKind::Backend,
                   "out of host memory allocating " + std::to_string(bytes >> 20) + " MiB");
     std::memset(data_, 0, std::max<size_t>(bytes, 1));
   }
-  ~HostBuffer() override { ::operator delete[](data_, std::align_val_t(64)); }
+  ~HostBuffer() override { freeHost(data_, bytes_); }
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;
   size_t bytes() const override { return bytes_; }

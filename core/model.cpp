@@ -531,9 +531,9 @@ class Pass : public Widths {
 
   // out[b, h, i, c] = view[b, row0 + i, col0 + h·d + c] for i < rows (out: [B, H, rows, d]).
   void captureHeads(HeadsView view, int B, int row0, int rows, int col0, int d,
-                    std::vector<float>& out) {
-    out.assign((size_t)B * H * rows * d, 0.0f);
-    std::vector<float> tmp((size_t)rows * view.row_stride);
+                    HostVector<float>& out) {
+    out.resize((size_t)B * H * rows * d);  // every cell written below
+    HostVector<float> tmp((size_t)rows * view.row_stride);
     for (int b = 0; b < B; ++b) {
       if (rows == 0) break;
       be.copy_to_host(view.data + b * view.batch_stride + (int64_t)row0 * view.row_stride,
@@ -625,9 +625,10 @@ class Pass : public Widths {
       LayerTape* lt = r.tape ? &r.tape->layers[l] : nullptr;
       AttentionBlock* self_block = nullptr;
       if (r.blocks) {
-        r.blocks->emplace_back(r.self_kind, (int)l, r.B, H, r.n, K, storeScores());
+        r.blocks->emplace_back(r.self_kind, (int)l, r.B, H, r.n, K, storeScores(),
+                               /*zero_fill=*/false);
         r.blocks->back().scores_from_qk = o.keep_scores && o.scores_from_qk;
-        r.blocks->back().mask = *r.self_mask_host;
+        r.blocks->back().mask.assign(r.self_mask_host->begin(), r.self_mask_host->end());
         self_block = &r.blocks->back();
       }
       useAttention(lt ? &lt->self_attn : nullptr);
@@ -662,9 +663,10 @@ class Pass : public Widths {
         const Model::Encoded& e = *r.enc;
         AttentionBlock* cross_block = nullptr;
         if (r.blocks) {
-          r.blocks->emplace_back(AttentionKind::Cross, (int)l, r.B, H, r.n, e.S, storeScores());
+          r.blocks->emplace_back(AttentionKind::Cross, (int)l, r.B, H, r.n, e.S, storeScores(),
+                                 /*zero_fill=*/false);
           r.blocks->back().scores_from_qk = o.keep_scores && o.scores_from_qk;
-          r.blocks->back().mask = *r.cross_mask_host;
+          r.blocks->back().mask.assign(r.cross_mask_host->begin(), r.cross_mask_host->end());
           cross_block = &r.blocks->back();
         }
         if (r.future) r.future->emplace_back();

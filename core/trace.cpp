@@ -42,7 +42,7 @@ Side keySide(AttentionKind kind) {
 }
 
 AttentionBlock::AttentionBlock(AttentionKind kind_, int layer_, int batch_, int heads_, int q_len_,
-                               int k_len_, bool keep_scores)
+                               int k_len_, bool keep_scores, bool zero_fill)
     : kind(kind_),
       layer(layer_),
       batch(batch_),
@@ -52,8 +52,13 @@ AttentionBlock::AttentionBlock(AttentionKind kind_, int layer_, int batch_, int 
       q_cap(q_len_),
       k_cap(k_len_) {
   const size_t n = (size_t)batch * heads * q_len * k_len;
-  probs.assign(n, 0.0f);
-  if (keep_scores) scores.assign(n, 0.0f);
+  if (zero_fill) {
+    probs.assign(n, 0.0f);
+    if (keep_scores) scores.assign(n, 0.0f);
+  } else {
+    probs.resize(n);
+    if (keep_scores) scores.resize(n);
+  }
   mask.assign((size_t)batch * q_len * k_len, 0);
 }
 
@@ -125,10 +130,10 @@ uint64_t satAdd(uint64_t a, uint64_t b) {
 // Moves a [batch, heads, q_cap, k_cap] array (or [batch, q_cap, k_cap] with heads = 1) into a
 // larger capacity, keeping the first q_len × k_len cells of every matrix.
 template <class T>
-void regrow(std::vector<T>& v, int batch, int heads, int q_len, int k_len, int q_cap, int k_cap,
+void regrow(HostVector<T>& v, int batch, int heads, int q_len, int k_len, int q_cap, int k_cap,
             int new_q_cap, int new_k_cap) {
   if (v.empty()) return;
-  std::vector<T> out((size_t)batch * heads * new_q_cap * new_k_cap, T{});
+  HostVector<T> out((size_t)batch * heads * new_q_cap * new_k_cap, T{});
   for (int bh = 0; bh < batch * heads; ++bh)
     for (int i = 0; i < q_len; ++i)
       std::memcpy(out.data() + ((size_t)bh * new_q_cap + i) * new_k_cap,

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "host_memory.h"
 #include "tensor.h"
 
 namespace attnviz {
@@ -32,16 +33,16 @@ struct AttentionBlock {
   int layer = 0;
   int batch = 0, heads = 0, q_len = 0, k_len = 0;
   int q_cap = 0, k_cap = 0;
-  std::vector<float> scores;  // [batch, heads, q_cap, k_cap] QKᵀ/√d_k before the mask; empty if
-                              // not kept
-  std::vector<float> probs;   // [batch, heads, q_cap, k_cap]
-  std::vector<uint8_t> mask;  // [batch, q_cap, k_cap] 1 = masked (the same for every head)
+  HostVector<float> scores;  // [batch, heads, q_cap, k_cap] QKᵀ/√d_k before the mask; empty if
+                             // not kept
+  HostVector<float> probs;   // [batch, heads, q_cap, k_cap]
+  HostVector<uint8_t> mask;  // [batch, q_cap, k_cap] 1 = masked (the same for every head)
   // The vectors behind the scores, kept on request (ForwardOptions::keep_qkv): each head's
   // queries, keys and values after the projections (and their biases).
   int d_k = 0, d_v = 0;
-  std::vector<float> q;  // [batch, heads, q_cap, d_k]
-  std::vector<float> k;  // [batch, heads, k_cap, d_k]
-  std::vector<float> v;  // [batch, heads, k_cap, d_v]
+  HostVector<float> q;  // [batch, heads, q_cap, d_k]
+  HostVector<float> k;  // [batch, heads, k_cap, d_k]
+  HostVector<float> v;  // [batch, heads, k_cap, d_v]
   // In rows of a decoding step (TraceRows): k and v hold only key rows [kv0, k_len), the keys
   // this step added (all of them for a fresh block; none for cross-attention after the first).
   int kv0 = 0;
@@ -49,9 +50,10 @@ struct AttentionBlock {
   // (q_i·k_j/√d_k, exactly the pass's arithmetic up to the order of the sum).
   bool scores_from_qk = false;
 
-  // A dense block [batch, heads, q_len, k_len] (q_cap = q_len, k_cap = k_len), zero-filled.
+  // A dense block [batch, heads, q_len, k_len] (q_cap = q_len, k_cap = k_len): its scores and
+  // probabilities zero-filled, or left to a pass that writes every cell (zero_fill false).
   AttentionBlock(AttentionKind kind, int layer, int batch, int heads, int q_len, int k_len,
-                 bool keep_scores);
+                 bool keep_scores, bool zero_fill = true);
   AttentionBlock() = default;
 
   // Whether scores can be read (stored, or computed from q and k).

@@ -4,6 +4,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -11,6 +13,7 @@
 #include "cpu_backend.h"
 #include "decoding.h"
 #include "error.h"
+#include "host_memory.h"
 #include "masks.h"
 #include "model.h"
 #include "npy.h"
@@ -169,6 +172,39 @@ class TestCore : public QObject {
         QVERIFY(std::abs(sum - 1.0) < 1e-5);
       }
     }
+  }
+
+  // Large host buffers: a freed one serves the next allocation of its size (or up to half as
+  // large again), smaller requests get fresh memory, and releaseKeptHostMemory empties the keep.
+  void hostMemoryKeepsFreedBuffers() {
+    if (!hostMemoryKeepsBuffers())
+      QSKIP("large buffers come from operator new in this build (AddressSanitizer or not Linux)");
+    releaseKeptHostMemory();
+    const size_t mb = size_t(1) << 20;
+    void* a = allocateHost(24 * mb);
+    QVERIFY(a);
+    QCOMPARE(reinterpret_cast<uintptr_t>(a) % (2 * mb), uintptr_t(0));  // huge-page aligned
+    std::memset(a, 7, 24 * mb);
+    freeHost(a, 24 * mb);
+    void* b = allocateHost(24 * mb);  // the same size: the kept buffer, its bytes as left
+    QCOMPARE(b, a);
+    QCOMPARE(static_cast<unsigned char*>(b)[24 * mb - 1], (unsigned char)7);
+    freeHost(b, 24 * mb);
+    void* c = allocateHost(20 * mb);  // 24 MiB holds 20 without wasting more than half
+    QCOMPARE(c, a);
+    void* d = allocateHost(8 * mb);  // nothing kept now: fresh
+    QVERIFY(d && d != c);
+    freeHost(c, 20 * mb);             // frees the whole 24 MiB mapping
+    void* e = allocateHost(12 * mb);  // 24 MiB would waste more than half: fresh
+    QVERIFY(e && e != a);
+    std::memset(e, 1, 12 * mb);
+    freeHost(d, 8 * mb);
+    freeHost(e, 12 * mb);
+    releaseKeptHostMemory();
+    // HostVector: resize leaves the kept bytes (no zero-fill); assign fills.
+    HostVector<float> v;
+    v.assign(3 * mb, 1.5f);
+    QCOMPARE(v[3 * mb - 1], 1.5f);
   }
 
   // LayerNorm([1, 2, 3]) = (x − 2)/sqrt(2/3 + 1e-5) = [−1.2247357, 0, 1.2247357]; then γ, β.

@@ -914,7 +914,7 @@ void GuiTest::backendChooser() {
   }
   // The CPU threads: one, then every core again; a model loaded after keeps the setting, and the
   // numbers do not depend on it.
-  const std::vector<float> probs_all = w->engine()->snapshot()->trace->blocks.back().probs;
+  const HostVector<float> probs_all = w->engine()->snapshot()->trace->blocks.back().probs;
   w->threadsSpin()->setValue(1);
   QCOMPARE(w->engine()->threads(), 1);
   QVERIFY(w->engine()->loadModel(kTinyModel));
@@ -922,7 +922,7 @@ void GuiTest::backendChooser() {
   QCOMPARE(w->engine()->threads(), 1);
   QVERIFY(w->engine()->run(QStringLiteral("ich mochte ein bier"), {}));
   QVERIFY(idle(*w));
-  const std::vector<float>& probs_one = w->engine()->snapshot()->trace->blocks.back().probs;
+  const HostVector<float>& probs_one = w->engine()->snapshot()->trace->blocks.back().probs;
   QCOMPARE(probs_one.size(), probs_all.size());
   for (size_t i = 0; i < probs_one.size(); ++i)
     QVERIFY(std::abs(probs_one[i] - probs_all[i]) < 1e-6f);
