@@ -111,16 +111,19 @@ std::shared_ptr<const LoadedModel> openModel(const ModelArgs& a) {
   return m;
 }
 
-std::shared_ptr<Backend> openBackend(const ModelArgs& a) {
-  std::shared_ptr<Backend> backend = createBackend(a.backend);  // an Error when CUDA is absent
-  if (a.threads) {
-    backend->setThreads(*a.threads);
-    if (*a.threads > 0 && backend->threads() != *a.threads)
+std::shared_ptr<Backend> openBackend(const std::string& name, int threads) {
+  std::shared_ptr<Backend> backend = createBackend(name);  // an Error when CUDA is absent
+  if (threads > 0) {
+    backend->setThreads(threads);
+    if (backend->threads() != threads)
       std::cerr << "attnviz-cli: note: the " << backend->name() << " backend runs on "
-                << backend->threads() << " thread(s); --threads " << *a.threads
-                << " has no effect\n";
+                << backend->threads() << " thread(s); --threads " << threads << " has no effect\n";
   }
   return backend;
+}
+
+std::shared_ptr<Backend> openBackend(const ModelArgs& a) {
+  return openBackend(a.backend, a.threads.value_or(0));
 }
 
 void addInputArgs(CLI::App* cmd, InputArgs& a, bool segments) {

@@ -39,7 +39,10 @@ LoadOptions loadOptions(const ModelArgs& a);
 void rememberIfAsked(const ModelArgs& a, const std::string& path, const LoadOptions& lo);
 // Loads the model (and remembers the answers when asked); its warnings go to stderr.
 std::shared_ptr<const LoadedModel> openModel(const ModelArgs& a);
-std::shared_ptr<Backend> openBackend(const ModelArgs& a);
+// The backend `name` ("cpu", "cuda") on `threads` threads (0: the backend's default, one per core);
+// a note on stderr when the backend cannot take the count.
+std::shared_ptr<Backend> openBackend(const std::string& name, int threads);
+std::shared_ptr<Backend> openBackend(const ModelArgs& a);  // --backend, --threads
 
 // The sentence options. An encoder-decoder takes the source (and optionally the target), an
 // encoder-only model the source, a decoder-only model the target.

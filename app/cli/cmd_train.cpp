@@ -11,6 +11,7 @@
 #include <string>
 
 #include "backends.h"
+#include "cli_common.h"
 #include "commands.h"
 #include "error.h"
 #include "trainer.h"
@@ -62,14 +63,7 @@ int runTrain(TrainArgs a) {
       throw Error(ErrorKind::Io,
                   parent.string() + ": cannot create the folder (" + ec.message() + ")");
   }
-  std::shared_ptr<Backend> backend = createBackend(a.backend);
-  if (tc.threads) {
-    backend->setThreads(tc.threads);
-    if (backend->threads() != tc.threads)
-      std::fprintf(stderr,
-                   "note: the %s backend runs on %d thread(s); --threads %d has no effect\n",
-                   backend->name().c_str(), backend->threads(), tc.threads);
-  }
+  std::shared_ptr<Backend> backend = openBackend(a.backend, tc.threads);
   Trainer trainer(tc, backend);
   const Model& model = trainer.model();
   std::fprintf(stderr, "training %s on \"%s\": %s, %lld parameters, batch %d, %d steps, %s\n",
