@@ -261,6 +261,8 @@ nlohmann::json UserSupplied::toJson() const {
   if (pad_id) j["pad_id"] = *pad_id;
   if (bos_id) j["bos_id"] = *bos_id;
   if (eos_id) j["eos_id"] = *eos_id;
+  if (norm) j["norm"] = *norm;
+  if (activation) j["activation"] = *activation;
   if (!src_vocab.empty()) j["src_vocab"] = src_vocab;
   if (!tgt_vocab.empty()) j["tgt_vocab"] = tgt_vocab;
   return j;
@@ -280,6 +282,19 @@ UserSupplied UserSupplied::fromJson(const nlohmann::json& j, const std::string& 
   u.pad_id = integer("pad_id");
   u.bos_id = integer("bos_id");
   u.eos_id = integer("eos_id");
+  auto oneOf = [&](const char* key,
+                   std::initializer_list<const char*> allowed) -> std::optional<std::string> {
+    if (!j.contains(key)) return std::nullopt;
+    std::string names;
+    for (const char* a : allowed) {
+      if (j[key].is_string() && j[key].get<std::string>() == a) return std::string(a);
+      names += std::string(names.empty() ? "" : ", ") + a;
+    }
+    throw Error(ErrorKind::BadConfig, what + ": \"" + key + "\" is not one of " + names + " (got " +
+                                          clipForMessage(j[key].dump(), 40) + ")");
+  };
+  u.norm = oneOf("norm", {"post", "pre"});
+  u.activation = oneOf("activation", {"relu", "gelu", "gelu_tanh", "silu"});
   for (const char* key : {"src_vocab", "tgt_vocab"}) {
     if (!j.contains(key)) continue;
     if (!j[key].is_array())
@@ -514,8 +529,21 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied) {
     c["n_classes"] = dim(n.classifier, 0);
     fact(std::to_string(dim(n.classifier, 0)) + " classes (" + n.classifier + ")");
   }
-  if (g.family == Family::PytorchNnTransformer || g.family == Family::MyTransformer)
-    fact("post-LayerNorm and ReLU assumed (the names cannot tell; give a config for pre-norm)");
+  inf.layout_assumed =
+      g.family == Family::PytorchNnTransformer || g.family == Family::MyTransformer;
+  if (supplied.norm) c["norm"] = *supplied.norm;
+  if (supplied.activation) c["activation"] = *supplied.activation;
+  if (inf.layout_assumed) {
+    fact(supplied.norm ? *supplied.norm + "-LayerNorm (given)"
+                       : "post-LayerNorm assumed (norm_first=False; the names cannot tell: give "
+                         "--norm pre for norm_first=True)");
+    fact(supplied.activation ? *supplied.activation + " activation (given)"
+                             : "ReLU assumed (the names cannot tell: give --activation gelu for "
+                               "activation=\"gelu\")");
+  } else {
+    if (supplied.norm) fact(*supplied.norm + "-LayerNorm (given)");
+    if (supplied.activation) fact(*supplied.activation + " activation (given)");
+  }
   if (hf) {
     fact(g.family == Family::HfMarian
              ? "swish activation and embeddings × √d_model assumed (MarianConfig as the converted "

@@ -60,6 +60,10 @@ struct UserSupplied {
   std::optional<ModelClass> model;
   std::optional<int> n_heads;
   std::optional<int> pad_id, bos_id, eos_id;
+  // The LayerNorm's place ("pre": before each sublayer, nn.Transformer's norm_first=True; "post")
+  // and the feed-forward's activation ("relu", "gelu", "gelu_tanh", "silu"): what the names of
+  // nn.Transformer's tensors cannot tell.
+  std::optional<std::string> norm, activation;
   std::vector<std::string> src_vocab, tgt_vocab;  // empty = tokens shown as their ids
   nlohmann::json toJson() const;                  // for remembering beside the file
   static UserSupplied fromJson(const nlohmann::json& j, const std::string& what);
@@ -76,6 +80,9 @@ struct Inference {
   nlohmann::json config;           // a config for ModelConfig::fromJson once nothing is missing
   std::vector<std::string> facts;  // "d_model 512 (from src_tok_emb.embedding.weight [11, 512])"
   std::vector<Question> missing;   // what must still be supplied
+  // The norm placement and activation are assumptions (post, ReLU) unless supplied: the family's
+  // names are the same either way (pytorch-nn-transformer, my-transformer).
+  bool layout_assumed = false;
   bool complete() const { return missing.empty(); }
   // What was detected and inferred, and what is missing, in a few lines.
   std::string explain() const;

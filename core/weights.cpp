@@ -549,6 +549,8 @@ void overlay(UserSupplied& base, const UserSupplied& top) {
   if (top.pad_id) base.pad_id = top.pad_id;
   if (top.bos_id) base.bos_id = top.bos_id;
   if (top.eos_id) base.eos_id = top.eos_id;
+  if (top.norm) base.norm = top.norm;
+  if (top.activation) base.activation = top.activation;
   if (!top.src_vocab.empty()) base.src_vocab = top.src_vocab;
   if (!top.tgt_vocab.empty()) base.tgt_vocab = top.tgt_vocab;
 }

@@ -60,6 +60,19 @@ using namespace attnviz::gui;
 
 namespace {
 
+// The tensors of a model file alone, as F32, without its config (what a training loop saves).
+void writeBare(const QString& from, const QString& to) {
+  const SafetensorsFile file = SafetensorsFile::open(from.toStdString());
+  std::vector<NamedTensor> tensors;
+  for (const TensorInfo& info : file.tensors()) {
+    const Tensor t = file.toFloat(info);
+    NamedTensor nt{info.name, DType::F32, info.shape, std::vector<uint8_t>(t.data.size() * 4)};
+    std::memcpy(nt.bytes.data(), t.data.data(), nt.bytes.size());
+    tensors.push_back(std::move(nt));
+  }
+  writeSafetensors(to.toStdString(), tensors, {});
+}
+
 const QString kTinyModel = QStringLiteral(ATTNVIZ_TEST_DATA "/nlp_tiny.safetensors");
 
 // The model the screenshots show: the default bundled one when it is there, else the test model.
@@ -161,6 +174,7 @@ class GuiTest : public QObject {
   void failedLoadKeepsModel();
   void loaderWarningsShown();
   void askedWhatTheFileDoesNotSay();
+  void preNormChosenInTheDialog();
   void keysMoveAcrossLayersAndHeads();
   void switchViews_data();
   void switchViews();
@@ -600,17 +614,9 @@ void GuiTest::askedWhatTheFileDoesNotSay() {
   // it, computing what the original computes, and are remembered.
   const QString original = bundledPath("reorder");
   if (original.isEmpty()) QSKIP("the bundled reordering model is not installed");
-  const SafetensorsFile file = SafetensorsFile::open(original.toStdString());
-  std::vector<NamedTensor> tensors;
-  for (const TensorInfo& info : file.tensors()) {
-    const Tensor t = file.toFloat(info);
-    NamedTensor nt{info.name, DType::F32, info.shape, std::vector<uint8_t>(t.data.size() * 4)};
-    std::memcpy(nt.bytes.data(), t.data.data(), nt.bytes.size());
-    tensors.push_back(std::move(nt));
-  }
   QTemporaryDir dir;
   const QString bare = dir.filePath(QStringLiteral("model.safetensors"));
-  writeSafetensors(bare.toStdString(), tensors, {});
+  writeBare(original, bare);
   auto ref = loadModel(original.toStdString());
   const ModelConfig& rc = ref->config;
   // The source's vocabulary as a JSON list, the target's as a text file of one token a line.
@@ -679,6 +685,56 @@ void GuiTest::askedWhatTheFileDoesNotSay() {
   QVERIFY(idle(*w));
   QCOMPARE(w->engine()->model()->config().n_heads, rc.n_heads);
   QTRY_VERIFY(w->findChildren<AnswersDialog*>().isEmpty());
+}
+
+void GuiTest::preNormChosenInTheDialog() {
+  // The bundled reversing model (PyTorch's Seq2SeqTransformer, pre-norm) without its config: its
+  // names cannot tell pre- from post-norm, so the dialog offers the LayerNorm's place (post
+  // preselected, as nn.Transformer's default) and the activation; choosing pre opens a model
+  // whose attention is the original's.
+  const QString original = bundledPath("reverse");
+  if (original.isEmpty()) QSKIP("the bundled reversing model is not installed");
+  QTemporaryDir dir;
+  const QString bare = dir.filePath(QStringLiteral("reverse.safetensors"));
+  writeBare(original, bare);
+  auto ref = loadModel(original.toStdString());
+  const ModelConfig& rc = ref->config;
+  QCOMPARE(rc.norm, NormPlacement::Pre);
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  QVERIFY(w->engine()->loadModel(bare));
+  QVERIFY(idle(*w));
+  AnswersDialog* d = nullptr;
+  QTRY_VERIFY((d = w->findChild<AnswersDialog*>()) != nullptr);
+  QVERIFY(d->normField() && d->activationField());
+  QCOMPARE(d->normField()->currentData().toString(), QStringLiteral("post"));
+  QCOMPARE(d->activationField()->currentData().toString(), QStringLiteral("relu"));
+  QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR));
+  d->grab().save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/answers-dialog-norm.png"));
+  d->normField()->setCurrentIndex(d->normField()->findData(QStringLiteral("pre")));
+  auto* heads = qobject_cast<QComboBox*>(d->field(QStringLiteral("n_heads")));
+  QVERIFY(heads);
+  heads->setCurrentIndex(heads->findData(rc.n_heads));
+  for (const char* key : {"pad_id", "bos_id", "eos_id"})
+    if (auto* spin = qobject_cast<QSpinBox*>(d->field(QString::fromLatin1(key))))
+      spin->setValue(std::string(key) == "pad_id"   ? rc.tgt_pad_id
+                     : std::string(key) == "bos_id" ? rc.bos_id
+                                                    : rc.eos_id);
+  d->vocabularyField(false)->setText(QString());
+  d->accept();
+  QVERIFY(idle(*w));
+  QVERIFY2(w->engine()->model() && w->engine()->model()->config().norm == NormPlacement::Pre,
+           qPrintable(w->messageBar()->text()));
+  const ModelConfig& c = w->engine()->model()->config();
+  std::vector<int> src{rc.bos_id >= 0 ? rc.bos_id : 3, 5, 6, 7};
+  const Inputs in{{src}, {}, {{rc.bos_id, 5, 6}}};
+  const Trace a = w->engine()->model()->forward(in);
+  const Trace b = Model(ref, makeCpuBackend()).forward(in);
+  const AttentionBlock* ca = a.block(AttentionKind::Cross, c.n_decoder_layers - 1);
+  const AttentionBlock* cb = b.block(AttentionKind::Cross, rc.n_decoder_layers - 1);
+  QVERIFY(ca && cb);
+  QCOMPARE(ca->probs.size(), cb->probs.size());
+  for (size_t i = 0; i < ca->probs.size(); ++i)
+    QVERIFY(std::abs(ca->probs[i] - cb->probs[i]) < 1e-6f);
 }
 
 void GuiTest::loaderWarningsShown() {

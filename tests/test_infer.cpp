@@ -149,6 +149,52 @@ class TestInfer : public QObject {
     QCOMPARE(tb.logits.data, ta.logits.data);
   }
 
+  // nn.Transformer's names are the same with norm_first=True and activation="gelu": the tutorial's
+  // pre-norm GELU reference opens as post-norm ReLU (and computes something else) until --norm
+  // pre and --activation gelu are given; then it computes exactly what the configured one does.
+  // The answers are remembered like the others, and a wrong one is refused with its name.
+  void preNormAndActivationAreAnswers() {
+    const std::string original = dataPath("torch_pre");
+    auto want = loadModel(original);
+    QCOMPARE(want->config.norm, NormPlacement::Pre);
+    QCOMPARE(want->config.activation, Activation::Gelu);
+    const std::string bare = tmp("torch_pre_bare.safetensors");
+    writeBare(original, bare, "");
+    LoadOptions o;
+    o.supplied.n_heads = want->config.n_heads;
+    o.supplied.src_vocab = want->config.src_vocab;
+    o.supplied.tgt_vocab = want->config.tgt_vocab;
+    const Inputs in{{{2, 4, 5, 7, 3}}, {}, {{2, 4, 5}}};
+    Model a(want, makeCpuBackend());
+    const Trace ta = a.forward(in);
+    auto assumed = loadModel(bare, o);
+    QCOMPARE(assumed->config.norm, NormPlacement::Post);
+    QCOMPARE(assumed->config.activation, Activation::Relu);
+    bool noted = false;
+    for (const auto& n : assumed->notes) noted = noted || n.find("--norm pre") != std::string::npos;
+    QVERIFY(noted);
+    Model b(assumed, makeCpuBackend());
+    QVERIFY(b.forward(in).logits.data != ta.logits.data);
+    o.supplied.norm = "pre";
+    o.supplied.activation = "gelu";
+    auto got = loadModel(bare, o);
+    QCOMPARE(got->config.norm, NormPlacement::Pre);
+    QCOMPARE(got->config.activation, Activation::Gelu);
+    Model c(got, makeCpuBackend());
+    QCOMPARE(c.forward(in).logits.data, ta.logits.data);
+    // Remembered beside the file, read back with nothing else given.
+    rememberAnswers(bare, o.supplied);
+    auto again = loadModel(bare);
+    QCOMPARE(again->config.norm, NormPlacement::Pre);
+    QCOMPARE(again->config.activation, Activation::Gelu);
+    // A placement that does not exist.
+    writeText(answersPath(bare), R"({"n_heads": 4, "norm": "middle"})");
+    const auto err = caught([&] { loadModel(bare); });
+    QVERIFY(err);
+    QVERIFY2(std::string(err->what()).find("\"norm\" is not one of post, pre") != std::string::npos,
+             err->what());
+  }
+
   // Without the number of heads the loader says what it read and offers the divisors.
   void missingHeadsAreAskedFor() {
     const std::string bare = tmp("nlp_bare.safetensors");

@@ -46,6 +46,17 @@ void addModelArgs(CLI::App* cmd, ModelArgs& a, bool required, bool backend) {
   cmd->add_option("--pad-id", a.pad_id, "the padding token's id (-1: none)")->group(g);
   cmd->add_option("--bos-id", a.bos_id, "the start token's id (-1: none)")->group(g);
   cmd->add_option("--eos-id", a.eos_id, "the end token's id (-1: none)")->group(g);
+  cmd->add_option("--norm", a.norm,
+                  "where each sublayer's LayerNorm sits, when the tensor names do not tell: post "
+                  "(after the residual add; nn.Transformer's default, assumed) or pre "
+                  "(norm_first=True)")
+      ->check(CLI::IsMember({"post", "pre"}))
+      ->group(g);
+  cmd->add_option("--activation", a.activation,
+                  "the feed-forward's activation, when the tensor names do not tell (relu, "
+                  "assumed; gelu, gelu_tanh, silu)")
+      ->check(CLI::IsMember({"relu", "gelu", "gelu_tanh", "silu"}))
+      ->group(g);
   cmd->add_option("--vocab", a.vocab,
                   "one vocabulary for both sides: a JSON list, a JSON token → id object, or a "
                   "text file of one token a line")
@@ -77,6 +88,8 @@ static UserSupplied suppliedAnswers(const ModelArgs& a) {
   if (a.pad_id) j["pad_id"] = *a.pad_id;
   if (a.bos_id) j["bos_id"] = *a.bos_id;
   if (a.eos_id) j["eos_id"] = *a.eos_id;
+  if (a.norm) j["norm"] = *a.norm;
+  if (a.activation) j["activation"] = *a.activation;
   UserSupplied u = UserSupplied::fromJson(j, "the command line");
   if (a.vocab && (a.src_vocab || a.tgt_vocab))
     throw Error(ErrorKind::Usage,

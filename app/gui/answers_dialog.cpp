@@ -82,6 +82,32 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
     form->addRow(questionLabel(q.key), w);
     fields_[key] = w;
   }
+  if (inference.layout_assumed) {
+    // Not questions: the tutorial's choices are preselected, and the other is one click away.
+    norm_ = new QComboBox(this);
+    norm_->setObjectName(QStringLiteral("norm"));
+    norm_->addItem(tr("after each sublayer (post-norm: norm_first=False, the default)"),
+                   QStringLiteral("post"));
+    norm_->addItem(tr("before each sublayer (pre-norm: norm_first=True)"), QStringLiteral("pre"));
+    norm_->setCurrentIndex(given.norm == std::optional<std::string>("pre") ? 1 : 0);
+    norm_->setToolTip(
+        tr("Where nn.TransformerEncoderLayer / DecoderLayer put their LayerNorms: "
+           "the weights are named the same either way. Look for norm_first in "
+           "your training script."));
+    form->addRow(tr("LayerNorm:"), norm_);
+    activation_ = new QComboBox(this);
+    activation_->setObjectName(QStringLiteral("activation"));
+    for (const char* a : {"relu", "gelu", "gelu_tanh", "silu"})
+      activation_->addItem(
+          QString::fromLatin1(a) + (std::string(a) == "relu" ? tr(" (the default)") : QString()),
+          QString::fromLatin1(a));
+    activation_->setCurrentIndex(std::max(
+        0, activation_->findData(QString::fromStdString(given.activation.value_or("relu")))));
+    activation_->setToolTip(
+        tr("The feed-forward's activation (nn.Transformer's activation=…): "
+           "the weights do not show it"));
+    form->addRow(tr("Activation:"), activation_);
+  }
   auto vocabRow = [&](QLineEdit*& edit, const QString& label, const QString& tip) {
     edit = new QLineEdit(this);
     edit->setPlaceholderText(tr("optional: tokens are shown as their ids without one"));
@@ -157,6 +183,8 @@ void AnswersDialog::accept() {
     if (key == QLatin1String("bos_id")) a.bos_id = v;
     if (key == QLatin1String("eos_id")) a.eos_id = v;
   }
+  if (norm_) a.norm = norm_->currentData().toString().toStdString();
+  if (activation_) a.activation = activation_->currentData().toString().toStdString();
   try {
     const QString src = src_vocab_->text().trimmed(), tgt = tgt_vocab_->text().trimmed();
     if (!src.isEmpty()) a.src_vocab = a.tgt_vocab = readVocabularyFile(src.toStdString());

@@ -1,7 +1,8 @@
 // File › Open for a model file without a config whose tensors do not tell everything (a
 // state_dict saved by a tutorial's training loop): shows what was read from the tensors and asks
 // for the rest — the number of heads, the start and end tokens' ids — with optional vocabulary
-// files and "Remember for this file" (kept beside it as MODEL.attnviz.json).
+// files, the LayerNorm's place and the activation where the names cannot tell them (preselected
+// as the tutorials have them), and "Remember for this file" (kept beside it as MODEL.attnviz.json).
 #pragma once
 
 #include <QDialog>
@@ -33,6 +34,9 @@ class AnswersDialog : public QDialog {
   // The field of a question ("n_heads": a QComboBox; the ids: a QSpinBox), or null (tests).
   QWidget* field(const QString& key) const;
   QLineEdit* vocabularyField(bool target) const { return target ? tgt_vocab_ : src_vocab_; }
+  // The LayerNorm placement and activation choices (null unless the family leaves them open).
+  QComboBox* normField() const { return norm_; }
+  QComboBox* activationField() const { return activation_; }
 
   void accept() override;  // reads the vocabularies; stays open with the problem shown
 
@@ -42,6 +46,7 @@ class AnswersDialog : public QDialog {
   UserSupplied answers_;
   std::map<QString, QWidget*> fields_;
   QLineEdit *src_vocab_ = nullptr, *tgt_vocab_ = nullptr;
+  QComboBox *norm_ = nullptr, *activation_ = nullptr;
   QCheckBox* remember_ = nullptr;
   QLabel* problem_ = nullptr;
   QPushButton* ok_ = nullptr;
