@@ -557,33 +557,6 @@ void overlay(UserSupplied& base, const UserSupplied& top) {
 
 }  // namespace
 
-std::shared_ptr<const LoadedModel> convertToSafetensors(const std::string& in,
-                                                        const std::string& out,
-                                                        const LoadOptions& options) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(out) && fs::equivalent(in, out, ec))
-    throw Error(ErrorKind::Usage, out + ": is the model itself; write the conversion elsewhere");
-  auto lm = loadModel(in, options);
-  if (lm->tokenizer)
-    throw Error(ErrorKind::Usage,
-                in + ": a model with its own tokenizer (a Hugging Face folder) opens as it is; "
-                     "its tokenizer's files cannot go into one safetensors file");
-  if (fs::is_directory(in))
-    throw Error(ErrorKind::Usage, in + ": a folder opens as it is; convert takes one model file");
-  const std::unique_ptr<TensorSource> file = openTensorFile(in);
-  std::vector<NamedTensor> tensors;
-  for (const TensorInfo& info : file->tensors()) {
-    if (!isFloatDType(info.dtype)) continue;  // counters and index buffers the model never reads
-    const Tensor t = file->toFloat(info);
-    NamedTensor nt{info.name, DType::F32, info.shape, std::vector<uint8_t>(t.data.size() * 4)};
-    std::memcpy(nt.bytes.data(), t.data.data(), nt.bytes.size());
-    tensors.push_back(std::move(nt));
-  }
-  writeSafetensors(out, tensors, {{"attnviz_config", lm->config.toJson().dump()}});
-  return lm;
-}
-
 Inference inferWithAnswers(const TensorSource& file, const UserSupplied& supplied) {
   UserSupplied answers;
   const std::string path = answersPath(file.path());
@@ -745,21 +718,29 @@ std::unique_ptr<TensorSource> openTensorFile(const std::string& path) {
   return std::make_unique<SafetensorsFile>(SafetensorsFile::open(path));
 }
 
-std::shared_ptr<const LoadedModel> loadModel(const std::string& given_path,
-                                             const LoadOptions& options) {
+namespace {
+
+// The model file at `given_path` (a folder's weights file), opened once its size is within the
+// limit: the weights can take at most what the file holds.
+std::unique_ptr<TensorSource> openModelFile(const std::string& given_path,
+                                            const LoadOptions& options, uint64_t* size) {
   // A folder is a Hugging Face model folder: its weights file, with config.json beside it.
   std::error_code ec;
   const std::string path =
       std::filesystem::is_directory(given_path, ec) ? hfWeightsFile(given_path) : given_path;
-  // The weights can take at most what the file holds; refuse files above the limit up front.
-  auto size = std::filesystem::file_size(path, ec);
+  *size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(ErrorKind::Io, path + ": cannot open the model (" + ec.message() + ")");
-  if (size > options.max_model_bytes)
-    throw Error(ErrorKind::TooLarge, path + ": the file is " + formatBytes(size) + " (" +
-                                         std::to_string(size) + " bytes); the limit is " +
+  if (*size > options.max_model_bytes)
+    throw Error(ErrorKind::TooLarge, path + ": the file is " + formatBytes(*size) + " (" +
+                                         std::to_string(*size) + " bytes); the limit is " +
                                          formatBytes(options.max_model_bytes));
-  const std::unique_ptr<TensorSource> source = openTensorFile(path);
-  const TensorSource& file = *source;
+  return openTensorFile(path);
+}
+
+// loadModel on an opened model file of `size` bytes.
+std::shared_ptr<const LoadedModel> loadOpened(const TensorSource& file, uint64_t size,
+                                              const LoadOptions& options) {
+  const std::string& path = file.path();
   FoundConfig found = findOrInferConfig(file, options);
   const ModelConfig& config = found.config;
   // Sizes come from the config (learned position tables, sinusoid tables, every weight): check
@@ -808,6 +789,47 @@ std::shared_ptr<const LoadedModel> loadModel(const std::string& given_path,
     m->tokenizer =
         openHfTokenizer(std::filesystem::path(path).parent_path().string(), config, &m->notes);
   return m;
+}
+
+}  // namespace
+
+std::shared_ptr<const LoadedModel> loadModel(const std::string& path, const LoadOptions& options) {
+  uint64_t size = 0;
+  const std::unique_ptr<TensorSource> file = openModelFile(path, options, &size);
+  return loadOpened(*file, size, options);
+}
+
+std::vector<NamedTensor> floatTensors(const TensorSource& file, const std::string& prefix) {
+  std::vector<NamedTensor> tensors;
+  for (const TensorInfo& info : file.tensors()) {
+    if (!isFloatDType(info.dtype)) continue;  // counters and index buffers the model never reads
+    const Tensor t = file.toFloat(info);
+    NamedTensor nt{prefix + info.name, DType::F32, info.shape,
+                   std::vector<uint8_t>(t.data.size() * sizeof(float))};
+    std::memcpy(nt.bytes.data(), t.data.data(), nt.bytes.size());
+    tensors.push_back(std::move(nt));
+  }
+  return tensors;
+}
+
+std::shared_ptr<const LoadedModel> convertToSafetensors(const std::string& in,
+                                                        const std::string& out,
+                                                        const LoadOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(out) && fs::equivalent(in, out, ec))
+    throw Error(ErrorKind::Usage, out + ": is the model itself; write the conversion elsewhere");
+  uint64_t size = 0;
+  const std::unique_ptr<TensorSource> file = openModelFile(in, options, &size);
+  auto lm = loadOpened(*file, size, options);  // the file read once, for both
+  if (lm->tokenizer)
+    throw Error(ErrorKind::Usage,
+                in + ": a model with its own tokenizer (a Hugging Face folder) opens as it is; "
+                     "its tokenizer's files cannot go into one safetensors file");
+  if (fs::is_directory(in))
+    throw Error(ErrorKind::Usage, in + ": a folder opens as it is; convert takes one model file");
+  writeSafetensors(out, floatTensors(*file), {{"attnviz_config", lm->config.toJson().dump()}});
+  return lm;
 }
 
 // ---- random models (benchmarks, tests) ----

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "infer.h"
+#include "safetensors.h"
 #include "tensor.h"
 
 namespace attnviz {
@@ -129,6 +130,9 @@ std::shared_ptr<const LoadedModel> loadModel(const std::string& path,
 // The tensors of a model file, whatever its format (judged from its first bytes): safetensors, or a
 // PyTorch checkpoint (torch.save's zip or legacy format).
 std::unique_ptr<TensorSource> openTensorFile(const std::string& path);
+// Every float tensor of `file` as F32, named prefix + its name (integer buffers left out): what
+// convertToSafetensors writes.
+std::vector<NamedTensor> floatTensors(const TensorSource& file, const std::string& prefix = "");
 // Where the answers a user supplied for a file are remembered: "PATH.attnviz.json".
 std::string answersPath(const std::string& model_path);
 // What the tensors of `file` tell with the answers remembered beside it and `supplied` over them

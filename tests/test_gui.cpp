@@ -75,15 +75,7 @@ bool sameLastCrossAttention(const Model& got, const std::shared_ptr<const Loaded
 
 // The tensors of a model file alone, as F32, without its config (what a training loop saves).
 void writeBare(const QString& from, const QString& to) {
-  const SafetensorsFile file = SafetensorsFile::open(from.toStdString());
-  std::vector<NamedTensor> tensors;
-  for (const TensorInfo& info : file.tensors()) {
-    const Tensor t = file.toFloat(info);
-    NamedTensor nt{info.name, DType::F32, info.shape, std::vector<uint8_t>(t.data.size() * 4)};
-    std::memcpy(nt.bytes.data(), t.data.data(), nt.bytes.size());
-    tensors.push_back(std::move(nt));
-  }
-  writeSafetensors(to.toStdString(), tensors, {});
+  writeSafetensors(to.toStdString(), floatTensors(SafetensorsFile::open(from.toStdString())), {});
 }
 
 const QString kTinyModel = QStringLiteral(ATTNVIZ_TEST_DATA "/nlp_tiny.safetensors");

@@ -26,16 +26,7 @@ std::string dataPath(const std::string& name) {
 
 // The case's tensors as float32 under `prefix`, without the config.
 void writeBare(const std::string& from, const std::string& to, const std::string& prefix) {
-  SafetensorsFile f = SafetensorsFile::open(from);
-  std::vector<NamedTensor> out;
-  for (const auto& t : f.tensors()) {
-    Tensor x = f.toFloat(t);
-    NamedTensor n{prefix + t.name, DType::F32, x.shape, {}};
-    n.bytes.resize(x.data.size() * 4);
-    std::memcpy(n.bytes.data(), x.data.data(), n.bytes.size());
-    out.push_back(std::move(n));
-  }
-  writeSafetensors(to, out, {});
+  writeSafetensors(to, floatTensors(SafetensorsFile::open(from), prefix), {});
 }
 
 void writeText(const std::string& path, const std::string& text) {
