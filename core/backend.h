@@ -157,7 +157,8 @@ class Backend {
                                          int d_k, float scale) = 0;
 
   // probs[b, h, i, :] = softmax(where(mask[b, i, :], fill, scores[b, h, i, :]))
-  //   scores, probs: [B, H, Tq, Tk]; mask: [B, Tq, Tk] uint8 (1 = masked), shared by the heads.
+  //   scores, probs: [B, H, Tq, Tk], not overlapping; mask: [B, Tq, Tk] uint8 (1 = masked),
+  //   shared by the heads.
   //   A row with every key masked: with a finite fill, softmax of equal values (uniform, as
   //   PyTorch); with fill = -inf, all zeros (PyTorch gives NaN).
   virtual void masked_softmax_forward(const float* scores, const uint8_t* mask, float* probs, int B,

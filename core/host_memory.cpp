@@ -65,10 +65,9 @@ void* allocateHost(std::size_t bytes) noexcept {
     if (bytes > SIZE_MAX - 2 * kHuge) return nullptr;
     const std::size_t size = roundUp(bytes, kHuge);
     Kept& k = kept();
-    std::vector<std::pair<void*, std::size_t>> drop;
     void* p = nullptr;
     std::size_t got = 0;
-    {
+    {  // nothing under the lock allocates (erase does not): no exception can leave noexcept
       std::lock_guard<std::mutex> lock(k.mutex);
       // The smallest kept buffer that holds it without wasting more than half its size again
       // (the newest of equals): the decoder's arena serves the encoder's of the next pass.
@@ -86,13 +85,14 @@ void* allocateHost(std::size_t bytes) noexcept {
         // None fits: the new mapping takes the place of kept ones (the oldest first), so that
         // keeping never adds to a run's peak more than what one allocation replaces.
         std::size_t freed = 0, evict = 0;
-        while (evict < k.buffers.size() && freed < size) freed += k.buffers[evict++].second;
-        drop.assign(k.buffers.begin(), k.buffers.begin() + (std::ptrdiff_t)evict);
+        while (evict < k.buffers.size() && freed < size) {
+          munmap(k.buffers[evict].first, k.buffers[evict].second);
+          freed += k.buffers[evict++].second;
+        }
         k.buffers.erase(k.buffers.begin(), k.buffers.begin() + (std::ptrdiff_t)evict);
         k.bytes -= freed;
       }
     }
-    for (const auto& [q, n] : drop) munmap(q, n);
     if (!p) {
       p = mapHuge(size);
       got = size;
@@ -117,27 +117,26 @@ void freeHost(void* p, std::size_t bytes) noexcept {
 #ifdef ATTNVIZ_HUGE_PAGES
   if (bytes >= kHuge) {
     Kept& k = kept();
-    std::vector<std::pair<void*, std::size_t>> drop;
-    {
-      std::lock_guard<std::mutex> lock(k.mutex);
-      const auto at = k.mapped.find(p);
-      const std::size_t size = at == k.mapped.end() ? roundUp(bytes, kHuge) : at->second;
-      if (at != k.mapped.end()) k.mapped.erase(at);
-      if (size <= kKeepBytes) {
-        std::size_t evict = 0;
-        while (k.bytes + size > kKeepBytes) {
-          drop.push_back(k.buffers[evict]);
-          k.bytes -= k.buffers[evict].second;
-          ++evict;
-        }
-        k.buffers.erase(k.buffers.begin(), k.buffers.begin() + (std::ptrdiff_t)evict);
-        k.buffers.emplace_back(p, size);
-        k.bytes += size;
-      } else {
-        drop.emplace_back(p, size);
-      }
+    std::lock_guard<std::mutex> lock(k.mutex);
+    const auto at = k.mapped.find(p);
+    const std::size_t size = at == k.mapped.end() ? roundUp(bytes, kHuge) : at->second;
+    if (at != k.mapped.end()) k.mapped.erase(at);
+    if (size > kKeepBytes) {
+      munmap(p, size);
+      return;
     }
-    for (const auto& [q, n] : drop) munmap(q, n);
+    std::size_t evict = 0;
+    while (k.bytes + size > kKeepBytes) {
+      munmap(k.buffers[evict].first, k.buffers[evict].second);
+      k.bytes -= k.buffers[evict++].second;
+    }
+    k.buffers.erase(k.buffers.begin(), k.buffers.begin() + (std::ptrdiff_t)evict);
+    try {
+      k.buffers.emplace_back(p, size);  // may allocate: then the buffer is not kept
+      k.bytes += size;
+    } catch (...) {
+      munmap(p, size);
+    }
     return;
   }
 #endif

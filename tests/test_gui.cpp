@@ -725,6 +725,22 @@ void GuiTest::preNormChosenInTheDialog() {
   QVERIFY(sameLastCrossAttention(
       *w->engine()->model(), ref,
       {{{rc.bos_id >= 0 ? rc.bos_id : 3, 5, 6, 7}}, {}, {{rc.bos_id, 5, 6}}}));
+  // A copy whose remembered answers already say pre and GELU (but not the heads): the dialog
+  // shows what they say, not the defaults.
+  const QString second = dir.filePath(QStringLiteral("reverse2.safetensors"));
+  writeBare(original, second);
+  QFile answers(second + QStringLiteral(".attnviz.json"));
+  QVERIFY(answers.open(QIODevice::WriteOnly));
+  answers.write(R"({"norm": "pre", "activation": "gelu"})");
+  answers.close();
+  QTRY_VERIFY(w->findChildren<AnswersDialog*>().isEmpty());
+  QVERIFY(w->engine()->loadModel(second));
+  QVERIFY(idle(*w));
+  AnswersDialog* d2 = nullptr;
+  QTRY_VERIFY((d2 = w->findChild<AnswersDialog*>()) != nullptr);
+  QCOMPARE(d2->normField()->currentData().toString(), QStringLiteral("pre"));
+  QCOMPARE(d2->activationField()->currentData().toString(), QStringLiteral("gelu"));
+  d2->reject();
 }
 
 void GuiTest::loaderWarningsShown() {

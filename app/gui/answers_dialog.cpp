@@ -89,7 +89,8 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
     norm_->addItem(tr("after each sublayer (post-norm: norm_first=False, the default)"),
                    QStringLiteral("post"));
     norm_->addItem(tr("before each sublayer (pre-norm: norm_first=True)"), QStringLiteral("pre"));
-    norm_->setCurrentIndex(given.norm == std::optional<std::string>("pre") ? 1 : 0);
+    // As inferred: the answers given now and those remembered beside the file.
+    norm_->setCurrentIndex(inference.config.value("norm", std::string("post")) == "pre" ? 1 : 0);
     norm_->setToolTip(
         tr("Where nn.TransformerEncoderLayer / DecoderLayer put their LayerNorms: "
            "the weights are named the same either way. Look for norm_first in "
@@ -101,8 +102,8 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
       activation_->addItem(
           QString::fromLatin1(a) + (std::string(a) == "relu" ? tr(" (the default)") : QString()),
           QString::fromLatin1(a));
-    activation_->setCurrentIndex(std::max(
-        0, activation_->findData(QString::fromStdString(given.activation.value_or("relu")))));
+    activation_->setCurrentIndex(std::max(0, activation_->findData(QString::fromStdString(
+                                                 inference.config.value("activation", "relu")))));
     activation_->setToolTip(
         tr("The feed-forward's activation (nn.Transformer's activation=…): "
            "the weights do not show it"));

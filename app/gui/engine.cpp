@@ -13,6 +13,7 @@
 #include "backends.h"
 #include "bundled.h"
 #include "error.h"
+#include "host_memory.h"
 #include "weights.h"
 
 namespace attnviz::gui {
@@ -209,6 +210,9 @@ bool Engine::loadModel(const QString& name_or_path, const QString& config_path,
       backend_name_ = backend_now;
       emit modelChanged();
       emit snapshotChanged();
+      // The old model's buffers and traces, freed now that the views let go of them, are not
+      // kept for passes of the new one's sizes: give them back to the system.
+      releaseKeptHostMemory();
       if (!notes.isEmpty()) emit notice(notes.join('\n'));
     };
   });
