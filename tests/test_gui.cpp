@@ -167,6 +167,7 @@ class GuiTest : public QObject {
   // The heatmap widget on its own.
   void heatmapLargeRendersOffThread();
   void heatmapZoom();
+  void heatmapLabelRoomFollowsDataAndFont();
 
   // The main window.
   void startupShowsLastCrossAttention();
@@ -353,6 +354,35 @@ void GuiTest::heatmapZoom() {
   view.zoomFit();
   QCoreApplication::processEvents();
   QCOMPARE(view.heatmap()->cellSize(), fit);
+}
+
+// The room left of the cells for the row labels is measured once per data and font: new labels
+// and a larger font must move the grid, and the old labels and font must move it back.
+void GuiTest::heatmapLabelRoomFollowsDataAndFont() {
+  HeatmapWidget hm;
+  hm.resize(600, 400);
+  HeatmapData d;
+  d.rows = d.cols = 2;
+  d.values.assign(4, 0.5f);
+  d.row_labels = d.col_labels = {QStringLiteral("a"), QStringLiteral("b")};
+  hm.setData(d);
+  const double short_left = hm.gridRect().left();
+  HeatmapData wide = d;
+  wide.row_labels = {QStringLiteral("a much longer label"), QStringLiteral("b")};
+  hm.setData(wide);
+  const double wide_left = hm.gridRect().left();
+  QVERIFY2(wide_left > short_left + 20,
+           qPrintable(QStringLiteral("%1 vs %2").arg(wide_left).arg(short_left)));
+  hm.setFontScale(1.5);
+  QVERIFY(hm.gridRect().left() > wide_left + 10);
+  hm.setFontScale(1.0);
+  QCOMPARE(hm.gridRect().left(), wide_left);
+  hm.setData(d);
+  QCOMPARE(hm.gridRect().left(), short_left);
+  QFont big = hm.font();
+  big.setPointSizeF(big.pointSizeF() * 2);
+  hm.setFont(big);
+  QVERIFY(hm.gridRect().left() > short_left);
 }
 
 // ---- main window ------------------------------------------------------------------------------

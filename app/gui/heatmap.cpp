@@ -90,6 +90,7 @@ HeatmapWidget::~HeatmapWidget() {
 
 void HeatmapWidget::setData(HeatmapData data) {
   data_ = std::make_shared<const HeatmapData>(std::move(data));
+  ++data_serial_;
   hover_ = {-1, -1};
   startRender();
   if (!fit_) adjustSize();
@@ -165,6 +166,16 @@ double HeatmapWidget::maxLabelWidth(const QStringList& labels) const {
   return std::min(w, kMaxLabelWidth);
 }
 
+std::pair<double, double> HeatmapWidget::labelWidths() const {
+  const QString font = hfont().key();
+  if (label_widths_.data_serial != data_serial_ || label_widths_.font != font) {
+    const auto& d = *data_;
+    label_widths_ = {data_serial_, font, d.row_labels.isEmpty() ? 0 : maxLabelWidth(d.row_labels),
+                     d.col_labels.isEmpty() ? 0 : maxLabelWidth(d.col_labels)};
+  }
+  return {label_widths_.row, label_widths_.col};
+}
+
 double HeatmapWidget::titleHeight() const {
   const auto& d = *data_;
   if (d.title.isEmpty()) return 0;
@@ -180,8 +191,8 @@ HeatmapWidget::Layout HeatmapWidget::computeLayout(QSize size) const {
   top += titleHeight();
   if (!d.col_title.isEmpty()) top += lh + 2;
   if (!d.row_title.isEmpty()) left += lh + 4;
-  l.row_label_w = d.row_labels.isEmpty() ? 0 : maxLabelWidth(d.row_labels) + 8;
-  const double col_label_w = d.col_labels.isEmpty() ? 0 : maxLabelWidth(d.col_labels);
+  const auto [row_label_w, col_label_w] = labelWidths();
+  l.row_label_w = d.row_labels.isEmpty() ? 0 : row_label_w + 8;
   left += l.row_label_w;
 
   double legend_w = 0;

@@ -128,6 +128,9 @@ class HeatmapWidget : public QWidget {
   QSize sizeForCell(double cell) const;
   void startRender();
   double maxLabelWidth(const QStringList& labels) const;
+  // The widest row and column labels (each at most kMaxLabelWidth), measured once per data and
+  // font: every layout needs them, and measuring a thousand labels takes milliseconds.
+  std::pair<double, double> labelWidths() const;
   double titleHeight() const;
   QFont hfont() const;  // the font everything is drawn in
   void drawLegend(QPainter& p, const Layout& l) const;
@@ -137,6 +140,13 @@ class HeatmapWidget : public QWidget {
   QImage image_;
   bool rendering_ = false;
   int generation_ = 0;
+  int data_serial_ = 0;  // counts setData calls
+  struct LabelWidths {
+    int data_serial = -1;
+    QString font;  // QFont::key()
+    double row = 0, col = 0;
+  };
+  mutable LabelWidths label_widths_;
   QFutureWatcher<QImage>* watcher_ = nullptr;
   bool fit_ = true;
   double cell_px_ = 28;
