@@ -51,15 +51,16 @@ AttentionBlock::AttentionBlock(AttentionKind kind_, int layer_, int batch_, int 
       k_len(k_len_),
       q_cap(q_len_),
       k_cap(k_len_) {
-  const size_t n = (size_t)batch * heads * q_len * k_len;
+  const size_t n = (size_t)batch * heads * q_len * k_len, n_mask = (size_t)batch * q_len * k_len;
   if (zero_fill) {
     probs.assign(n, 0.0f);
     if (keep_scores) scores.assign(n, 0.0f);
+    mask.assign(n_mask, 0);
   } else {
     probs.resize(n);
     if (keep_scores) scores.resize(n);
+    mask.resize(n_mask);
   }
-  mask.assign((size_t)batch * q_len * k_len, 0);
 }
 
 namespace {

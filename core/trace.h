@@ -50,8 +50,8 @@ struct AttentionBlock {
   // (q_i·k_j/√d_k, exactly the pass's arithmetic up to the order of the sum).
   bool scores_from_qk = false;
 
-  // A dense block [batch, heads, q_len, k_len] (q_cap = q_len, k_cap = k_len): its scores and
-  // probabilities zero-filled, or left to a pass that writes every cell (zero_fill false).
+  // A dense block [batch, heads, q_len, k_len] (q_cap = q_len, k_cap = k_len): its scores,
+  // probabilities and mask zero-filled, or left to a pass that writes every cell (zero_fill false).
   AttentionBlock(AttentionKind kind, int layer, int batch, int heads, int q_len, int k_len,
                  bool keep_scores, bool zero_fill = true);
   AttentionBlock() = default;
