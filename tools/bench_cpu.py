@@ -7,9 +7,12 @@ the busy loop) took meanwhile, from /proc/stat; a run during which they took mor
 --max-foreign of a core is repeated (up to --tries times; the quietest is kept) and the table says
 how much foreign load remained.
 usage: /usr/bin/python3 tools/bench_cpu.py [--cli build/app/attnviz-cli] [--lengths 32,128,512]
-           [--threads 1,2] [--rounds 3] [--repeat 5] [--busy] [--no-torch] [--json FILE]
+           [--threads 1,2] [--rounds 3] [--repeat 5] [--busy] [--no-torch] [--no-sgemm]
+           [--json FILE]
 On a machine shared with other work, `nice -n -20` (as root) before it gives both programs, and
-the busy loop, the cores first; the foreign-load line then says how quiet it was."""
+the busy loop, the cores first; the foreign-load line then says how quiet it was.
+Each round also measures the machine's sgemm rate at each thread count (tools/sgemm_rate.py:
+numpy on OpenBLAS, 2048³), so the pass's share of it comes from the same run (--no-sgemm: not)."""
 import argparse
 import json
 import os
@@ -69,6 +72,8 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--busy", action="store_true", help="keep one core busy meanwhile")
     p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--no-sgemm", action="store_true",
+                   help="do not measure the machine's sgemm rate in each round")
     p.add_argument("--json", help="also write every measurement here")
     p.add_argument("--max-foreign", type=float, default=0.1,
                    help="repeat a run when other processes kept more than this many cores busy")
@@ -86,6 +91,14 @@ def main():
     foreign_load = {}  # (who, threads, tokens) -> [foreign cores per round]
     cpu_time = {}  # (who, threads, tokens) -> [median process CPU ms per pass, per round]
     flops = {}
+    sgemm = {}  # threads -> [GFLOP/s per round]
+
+    def measure_sgemm(t):
+        cmd = ["/usr/bin/python3", os.path.join(HERE, "sgemm_rate.py"), "--json", "--threads",
+               str(t)]
+        wait_quiet(a.max_foreign + (1.0 if busy else 0.0), a.wait)
+        rows, _ = run_json(cmd, busy.pid if busy else None)
+        sgemm.setdefault(t, []).extend(row["gflops"] for row in rows)
 
     def measure(who, t, n):
         if who == "attnviz":
@@ -117,6 +130,9 @@ def main():
 
     try:
         for r in range(a.rounds):
+            if not a.no_sgemm:
+                for t in threads:
+                    measure_sgemm(t)
             for n in lengths:
                 for t in threads:
                     measure("attnviz", t, n)
@@ -149,6 +165,28 @@ def main():
         line += " %s |" % ", ".join("%.0f" % (flops[n] / med[("attnviz", t, n)] * 1e3)
                                     for t in threads)
         print(line, flush=True)
+    if sgemm:
+        rate = {t: statistics.median(v) for t, v in sgemm.items()}
+        print("\nsgemm 2048³ (numpy on OpenBLAS) measured in each round, GFLOP/s: %s (median over"
+              " rounds; per round: %s)"
+              % (", ".join("%.1f at %dt" % (rate[t], t) for t in threads),
+                 "; ".join("%dt %s" % (t, " ".join("%.1f" % x for x in sgemm[t]))
+                           for t in threads)))
+        # Both the ratio of the medians and the median of each round's own ratio (the pass and
+        # the sgemm it is set against measured minutes apart, so a drift of the machine's speed
+        # between rounds cancels).
+        print("| tokens |" + "".join(" attnviz %dt / sgemm %dt (of medians; median per round) |"
+                                     % (t, t) for t in threads))
+        print("|---|" + "---|" * len(threads))
+        for n in lengths:
+            cells = []
+            for t in threads:
+                per_round = [flops[n] / ms * 1e3 / g * 100
+                             for ms, g in zip(results[("attnviz", t, n)], sgemm[t])]
+                cells.append(" %.0f %%; %.0f %% |" % (
+                    flops[n] / med[("attnviz", t, n)] * 1e3 / rate[t] * 100,
+                    statistics.median(per_round)))
+            print("| %d |" % n + "".join(cells))
     if 1 in threads and not a.no_torch:
         cpu = {k: statistics.median(v) for k, v in cpu_time.items()}
         print("\nCPU time per pass on 1 thread, ms (less sensitive to other processes than the"
@@ -166,7 +204,8 @@ def main():
                        "results": [{"who": k[0], "threads": k[1], "tokens": k[2], "median_ms": v,
                                     "foreign_cores": foreign_load[k],
                                     "cpu_ms": cpu_time.get(k, [])}
-                                   for k, v in results.items()]}, f, indent=1)
+                                   for k, v in results.items()],
+                       "sgemm_gflops": {str(t): v for t, v in sgemm.items()}}, f, indent=1)
 
 
 if __name__ == "__main__":
