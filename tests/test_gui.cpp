@@ -168,6 +168,7 @@ class GuiTest : public QObject {
   void heatmapLargeRendersOffThread();
   void heatmapZoom();
   void heatmapLabelRoomFollowsDataAndFont();
+  void tokenTextFollowsTokensAndFont();
 
   // The main window.
   void startupShowsLastCrossAttention();
@@ -383,6 +384,29 @@ void GuiTest::heatmapLabelRoomFollowsDataAndFont() {
   big.setPointSizeF(big.pointSizeF() * 2);
   hm.setFont(big);
   QVERIFY(hm.gridRect().left() > short_left);
+}
+
+// Token widths are measured once per tokens and font: a longer token, and then a larger font,
+// must widen its box, and the layout must wrap to the width.
+void GuiTest::tokenTextFollowsTokensAndFont() {
+  TokenText t;
+  t.resize(400, 200);
+  t.setTokens({QStringLiteral("a"), QStringLiteral("b")});
+  const QRect a = t.tokenRect(0), b = t.tokenRect(1);
+  QCOMPARE(a.top(), b.top());
+  QVERIFY(b.left() > a.right());
+  t.setTokens({QStringLiteral("a longer token"), QStringLiteral("b")});
+  const QRect wide = t.tokenRect(0);
+  QVERIFY(wide.width() > a.width() + 20);
+  QCOMPARE(t.tokenAt(t.tokenRect(1).center()), 1);
+  QFont big = t.font();
+  big.setPointSizeF(big.pointSizeF() * 2);
+  t.setFont(big);
+  QVERIFY(t.tokenRect(0).width() > wide.width() + 20);
+  // Wrapped: at a width of one token per line the second starts a new line.
+  t.resize(t.tokenRect(0).width() + 4, 200);
+  QVERIFY(t.tokenRect(1).top() > t.tokenRect(0).bottom());
+  QVERIFY(t.heightForWidth(t.width()) > t.tokenRect(0).height() * 2 - 1);
 }
 
 // ---- main window ------------------------------------------------------------------------------

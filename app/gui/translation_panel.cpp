@@ -40,6 +40,7 @@ TokenText::TokenText(QWidget* parent) : QWidget(parent) {
 
 void TokenText::setTokens(const QStringList& tokens) {
   tokens_ = tokens;
+  text_widths_font_.clear();
   weights_.clear();
   current_ = hover_ = -1;
   updateGeometry();
@@ -66,13 +67,26 @@ void TokenText::setPlaceholder(const QString& text) {
   update();
 }
 
+const std::vector<int>& TokenText::textWidths() const {
+  const QString key = font().key();
+  if (text_widths_font_ != key) {
+    const QFontMetrics fm(font());
+    text_widths_.clear();
+    for (const QString& t : tokens_) text_widths_.push_back(fm.horizontalAdvance(t));
+    text_widths_font_ = key;
+  }
+  return text_widths_;
+}
+
 std::vector<QRect> TokenText::layoutFor(int width) const {
   const QFontMetrics fm(font());
+  const std::vector<int>& text_w = textWidths();
   std::vector<QRect> rects;
+  rects.reserve(text_w.size());
   int x = 0, y = 0;
   const int h = fm.height() + 2;
-  for (const QString& t : tokens_) {
-    const int w = std::min(fm.horizontalAdvance(t) + 2 * kPadX, std::max(20, width));
+  for (const int tw : text_w) {
+    const int w = std::min(tw + 2 * kPadX, std::max(20, width));
     if (x > 0 && x + w > width) {
       x = 0;
       y += h + kLineGap;
@@ -111,7 +125,7 @@ int TokenText::tokenAt(QPoint pos) const {
   return -1;
 }
 
-void TokenText::paintEvent(QPaintEvent*) {
+void TokenText::paintEvent(QPaintEvent* event) {
   QPainter p(this);
   if (tokens_.isEmpty()) {
     p.setPen(palette().color(QPalette::PlaceholderText));
@@ -119,16 +133,18 @@ void TokenText::paintEvent(QPaintEvent*) {
     return;
   }
   const auto rects = layoutFor(width());
+  const std::vector<int>& text_w = textWidths();
   const QFontMetrics fm(font());
   for (size_t i = 0; i < rects.size(); ++i) {
     const QRect r = rects[i];
+    if (!r.intersects(event->rect())) continue;  // scrolled away, or outside the repaint
     if (i < weights_.size() && weights_[i] > 0.02f)
       p.fillRect(r, QColor(0xff, 0x8c, 0x00, int(40 + 180 * std::clamp(weights_[i], 0.0f, 1.0f))));
     const bool dim = dimmed_from_ >= 0 && int(i) >= dimmed_from_;
     p.setPen(dim ? palette().color(QPalette::PlaceholderText) : palette().color(QPalette::Text));
     // Elided only when the token is wider than the whole line.
     const QString& tok = tokens_[int(i)];
-    const bool fits = fm.horizontalAdvance(tok) + 2 * kPadX <= r.width();
+    const bool fits = text_w[i] + 2 * kPadX <= r.width();
     p.drawText(r.adjusted(kPadX, 0, fits ? 0 : -kPadX, 0), Qt::AlignLeft | Qt::AlignVCenter,
                fits ? tok : fm.elidedText(tok, Qt::ElideRight, r.width() - 2 * kPadX));
     if (int(i) == current_) {

@@ -46,7 +46,12 @@ class TokenText : public QWidget {
 
  private:
   std::vector<QRect> layoutFor(int width) const;
+  // Each token's text width, measured once per tokens and font (layouts run on every paint,
+  // size query and mouse move; a long source has a thousand tokens).
+  const std::vector<int>& textWidths() const;
   QStringList tokens_;
+  mutable std::vector<int> text_widths_;
+  mutable QString text_widths_font_;  // QFont::key() of text_widths_; empty: not measured
   std::vector<float> weights_;
   int current_ = -1, dimmed_from_ = -1, hover_ = -1;
   QString placeholder_;
