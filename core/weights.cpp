@@ -615,11 +615,11 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
       std::replace(o.begin(), o.end(), '_', '-');
       options_needed += (options_needed.empty() ? "--" : ", --") + o;
     }
-    throw Error(ErrorKind::MissingInfo,
-                file.path() + ": no config found (looked for __metadata__[\"attnviz_config\"], " +
-                    side.string() + " and " + folder_config.string() + "); " + inf.explain() +
-                    "\nGive " + options_needed +
-                    " (or a config with --config FILE.json, docs/formats.md)");
+    throw MissingInfoError(
+        file.path() + ": no config found (looked for __metadata__[\"attnviz_config\"], " +
+            side.string() + " and " + folder_config.string() + "); " + inf.explain() + "\nGive " +
+            options_needed + " (or a config with --config FILE.json, docs/formats.md)",
+        inf);
   }
   f.config = ModelConfig::fromJson(inf.config, file.path() + " (config inferred from the tensors)");
   f.source = "inferred from the tensors";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config.h"
+#include "error.h"
 #include "infer.h"
 #include "safetensors.h"
 #include "tensor.h"
@@ -120,11 +121,21 @@ struct LoadOptions {
   bool allow_partial = false;  // tensors the model does not use are a warning, not an error
 };
 
+// The config had to be inferred and the tensors cannot tell everything: kind MissingInfo, with
+// what they do tell (with the answers given), so that the GUI can ask for the rest without
+// reading the file again.
+class MissingInfoError : public Error {
+ public:
+  MissingInfoError(const std::string& message, Inference inferred)
+      : Error(ErrorKind::MissingInfo, message), inference(std::move(inferred)) {}
+  Inference inference;
+};
+
 // Reads a model file with its config — or a Hugging Face folder (config.json, model.safetensors or
 // pytorch_model.bin, vocab.json, and the tokenizer's files). Throws Error naming the file, the
 // tensor or field, what was found and what was expected; every missing or mismatched tensor is
 // listed at once; when the config must be inferred and the tensors cannot tell everything,
-// Error(MissingInfo) says what was inferred and what to supply.
+// MissingInfoError says what was inferred and what to supply.
 std::shared_ptr<const LoadedModel> loadModel(const std::string& path,
                                              const LoadOptions& options = {});
 // The tensors of a model file, whatever its format (judged from its first bytes): safetensors, or a

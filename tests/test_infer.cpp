@@ -199,6 +199,19 @@ class TestInfer : public QObject {
                                "n_heads", "1, 2, 4, 8, 16, 32", "bos_id", "eos_id", "--n-heads"})
       QVERIFY2(m.find(needle) != std::string::npos,
                (std::string(needle) + " not in: " + m).c_str());
+    // The error carries what was inferred, as inferWithAnswers tells it (the GUI's dialog starts
+    // from it without reading the file again).
+    try {
+      loadModel(bare, o);
+      QFAIL("loaded without the number of heads");
+    } catch (const MissingInfoError& e) {
+      const Inference again = inferWithAnswers(*openTensorFile(bare), o.supplied);
+      QVERIFY(!e.inference.complete());
+      QCOMPARE(e.inference.config.dump(), again.config.dump());
+      QCOMPARE(e.inference.missing.size(), again.missing.size());
+      QVERIFY(!e.inference.missing.empty());
+      QCOMPARE(e.inference.missing.front().key, again.missing.front().key);
+    }
     // 3 heads do not divide 32.
     o.supplied.n_heads = 3;
     o.supplied.bos_id = 6;

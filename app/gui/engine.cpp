@@ -8,7 +8,6 @@
 #include <cmath>
 #include <deque>
 #include <numeric>
-#include <optional>
 
 #include "backends.h"
 #include "bundled.h"
@@ -180,16 +179,9 @@ bool Engine::loadModel(const QString& name_or_path, const QString& config_path,
     std::shared_ptr<const LoadedModel> loaded;
     try {
       loaded = attnviz::loadModel(path, opts);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::MissingInfo) throw;
+    } catch (const MissingInfoError& e) {
       // What the tensors tell and what is missing, for the dialog that asks for it.
-      std::optional<Inference> inf;
-      try {
-        inf = inferWithAnswers(*openTensorFile(path), supplied);
-      } catch (const Error&) {  // a folder, or a file only the loader's message describes
-      }
-      if (!inf || inf->complete()) throw;
-      return [this, name_or_path, config_path, inf = *inf, supplied] {
+      return [this, name_or_path, config_path, inf = e.inference, supplied] {
         emit answersNeeded(name_or_path, config_path, inf, supplied);
       };
     }
