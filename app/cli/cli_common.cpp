@@ -119,7 +119,7 @@ std::shared_ptr<const LoadedModel> openModel(const ModelArgs& a) {
   const LoadOptions lo = loadOptions(a);
   const std::string path = resolveModelPath(a.model);
   auto m = loadModel(path, lo);
-  rememberIfAsked(a, path, lo);
+  rememberIfAsked(a, m->path, lo);  // the model file itself (a folder's model.safetensors)
   for (const auto& w : m->warnings) std::cerr << "attnviz-cli: warning: " << safe(w) << "\n";
   return m;
 }

@@ -20,7 +20,7 @@ int runConvert(const ConvertArgs& a) {
   const LoadOptions lo = loadOptions(a.model);
   const std::string in = resolveModelPath(a.model.model);
   auto lm = convertToSafetensors(in, a.out, lo);
-  rememberIfAsked(a.model, in, lo);
+  rememberIfAsked(a.model, lm->path, lo);
   for (const auto& n : lm->notes) std::cerr << "attnviz-cli: " << safe(n) << "\n";
   for (const auto& w : lm->warnings) std::cerr << "attnviz-cli: warning: " << safe(w) << "\n";
   std::cout << "wrote " << safe(a.out) << " (" << familyName(lm->config.family) << ", "

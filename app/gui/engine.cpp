@@ -185,7 +185,8 @@ bool Engine::loadModel(const QString& name_or_path, const QString& config_path,
         emit answersNeeded(name_or_path, config_path, inf, supplied);
       };
     }
-    if (remember) rememberAnswers(path, supplied);
+    // Beside the model file itself (a folder's model.safetensors), where the loader looks.
+    if (remember) rememberAnswers(loaded->path, supplied);
     BackendChoice choice = createBackendOrFallback(backend);
     if (threads > 0) choice.backend->setThreads(threads);
     auto model = std::make_shared<Model>(loaded, choice.backend);
