@@ -362,14 +362,17 @@ void GuiTest::heatmapZoom() {
 void GuiTest::heatmapLabelRoomFollowsDataAndFont() {
   HeatmapWidget hm;
   hm.resize(600, 400);
+  QFont known = hm.font();  // a known size: the labels stay under the 150 px cap at 1.5×
+  known.setPointSizeF(9);
+  hm.setFont(known);
   HeatmapData d;
   d.rows = d.cols = 2;
   d.values.assign(4, 0.5f);
   d.row_labels = d.col_labels = {QStringLiteral("a"), QStringLiteral("b")};
   hm.setData(d);
-  const double short_left = hm.gridRect().left();
+  const double short_left = hm.gridRect().left(), short_top = hm.gridRect().top();
   HeatmapData wide = d;
-  wide.row_labels = {QStringLiteral("a much longer label"), QStringLiteral("b")};
+  wide.row_labels = {QStringLiteral("longer label"), QStringLiteral("b")};
   hm.setData(wide);
   const double wide_left = hm.gridRect().left();
   QVERIFY2(wide_left > short_left + 20,
@@ -380,8 +383,15 @@ void GuiTest::heatmapLabelRoomFollowsDataAndFont() {
   QCOMPARE(hm.gridRect().left(), wide_left);
   hm.setData(d);
   QCOMPARE(hm.gridRect().left(), short_left);
-  QFont big = hm.font();
-  big.setPointSizeF(big.pointSizeF() * 2);
+  // Column labels too wide to stand side by side turn vertical: the grid moves down.
+  HeatmapData tall = d;
+  tall.col_labels = {QStringLiteral("a much longer column label"), QStringLiteral("b")};
+  hm.setData(tall);
+  QVERIFY(hm.gridRect().top() > short_top + 20);
+  hm.setData(d);
+  QCOMPARE(hm.gridRect().top(), short_top);
+  QFont big = known;
+  big.setPointSizeF(18);
   hm.setFont(big);
   QVERIFY(hm.gridRect().left() > short_left);
 }
@@ -407,6 +417,14 @@ void GuiTest::tokenTextFollowsTokensAndFont() {
   t.resize(t.tokenRect(0).width() + 4, 200);
   QVERIFY(t.tokenRect(1).top() > t.tokenRect(0).bottom());
   QVERIFY(t.heightForWidth(t.width()) > t.tokenRect(0).height() * 2 - 1);
+  // Painting a part (the repainted area) draws the tokens there, with the current one's outline.
+  t.setCurrent(1);
+  const QRect r1 = t.tokenRect(1);
+  const QImage part = t.grab(r1).toImage();
+  bool outline = false;
+  for (int x = 0; x <= 2; ++x)
+    outline = outline || part.pixel(x, part.height() / 2) == qRgb(0x20, 0x20, 0x20);
+  QVERIFY(outline);
 }
 
 // ---- main window ------------------------------------------------------------------------------

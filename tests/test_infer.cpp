@@ -211,6 +211,8 @@ class TestInfer : public QObject {
       QCOMPARE(e.inference.missing.size(), again.missing.size());
       QVERIFY(!e.inference.missing.empty());
       QCOMPARE(e.inference.missing.front().key, again.missing.front().key);
+    } catch (const Error& e) {
+      QFAIL(e.what());
     }
     // 3 heads do not divide 32.
     o.supplied.n_heads = 3;

@@ -650,6 +650,12 @@ bool HeatmapWidget::event(QEvent* event) {
   return QWidget::event(event);
 }
 
+void HeatmapWidget::changeEvent(QEvent* event) {
+  // QFont::key() leaves out some of what a width depends on (kerning, hinting): measure again.
+  if (event->type() == QEvent::FontChange) label_widths_.data_serial = -1;
+  QWidget::changeEvent(event);
+}
+
 // ---------------------------------------------------------------------------------------------
 
 HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {

@@ -172,6 +172,12 @@ void TokenText::leaveEvent(QEvent* event) {
   QWidget::leaveEvent(event);
 }
 
+void TokenText::changeEvent(QEvent* event) {
+  // QFont::key() leaves out some of what a width depends on (kerning, hinting): measure again.
+  if (event->type() == QEvent::FontChange) text_widths_font_.clear();
+  QWidget::changeEvent(event);
+}
+
 // ---- TranslationPanel -------------------------------------------------------------------------
 
 TranslationPanel::TranslationPanel(QWidget* parent) : QWidget(parent) {

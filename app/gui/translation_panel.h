@@ -43,6 +43,7 @@ class TokenText : public QWidget {
   void paintEvent(QPaintEvent* event) override;
   void mouseMoveEvent(QMouseEvent* event) override;
   void leaveEvent(QEvent* event) override;
+  void changeEvent(QEvent* event) override;
 
  private:
   std::vector<QRect> layoutFor(int width) const;
