@@ -12,7 +12,8 @@ usage: /usr/bin/python3 tools/bench_cpu.py [--cli build/app/attnviz-cli] [--leng
 On a machine shared with other work, `nice -n -20` (as root) before it gives both programs, and
 the busy loop, the cores first; the foreign-load line then says how quiet it was.
 Each round also measures the machine's sgemm rate at each thread count (tools/sgemm_rate.py:
-numpy on OpenBLAS, 2048³), so the pass's share of it comes from the same run (--no-sgemm: not)."""
+numpy on OpenBLAS, 2048³; Debian's python3-numpy, which python3-torch brings), so the pass's share
+of it comes from the same run (--no-sgemm: not)."""
 import argparse
 import json
 import os
@@ -96,9 +97,17 @@ def main():
     def measure_sgemm(t):
         cmd = ["/usr/bin/python3", os.path.join(HERE, "sgemm_rate.py"), "--json", "--threads",
                str(t)]
-        wait_quiet(a.max_foreign + (1.0 if busy else 0.0), a.wait)
-        rows, _ = run_json(cmd, busy.pid if busy else None)
-        sgemm.setdefault(t, []).extend(row["gflops"] for row in rows)
+        best = None
+        for _ in range(a.tries):  # as the passes: repeated while other processes were busy
+            wait_quiet(a.max_foreign + (1.0 if busy else 0.0), a.wait)
+            rows, foreign = run_json(cmd, busy.pid if busy else None)
+            if best is None or foreign < best[1]:
+                best = (rows, foreign)
+            if foreign <= a.max_foreign:
+                break
+        if len(best[0]) != 1:
+            raise SystemExit("sgemm_rate.py printed %d rows for %d threads" % (len(best[0]), t))
+        sgemm.setdefault(t, []).append(best[0][0]["gflops"])
 
     def measure(who, t, n):
         if who == "attnviz":
@@ -181,6 +190,7 @@ def main():
         for n in lengths:
             cells = []
             for t in threads:
+                assert len(results[("attnviz", t, n)]) == len(sgemm[t]), "one of each per round"
                 per_round = [flops[n] / ms * 1e3 / g * 100
                              for ms, g in zip(results[("attnviz", t, n)], sgemm[t])]
                 cells.append(" %.0f %%; %.0f %% |" % (
