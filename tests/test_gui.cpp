@@ -747,14 +747,41 @@ void GuiTest::askedWhatTheFileDoesNotSay() {
   // The same attention as the original model's.
   QVERIFY(sameLastCrossAttention(*w->engine()->model(), ref,
                                  {{{5, 9, 12, 3}}, {}, {{rc.bos_id, 7, 8}}}));
-  // Remembered: the next opening asks nothing.
+  // Remembered: the next opening (after another model) asks nothing.
+  auto reopensWithoutAsking = [&](const QString& path) {
+    QVERIFY(w->engine()->loadModel(kTinyModel));
+    QVERIFY(idle(*w));
+    QVERIFY(w->engine()->loadModel(path));
+    QVERIFY(idle(*w));
+    QCOMPARE(w->engine()->model()->config().n_heads, rc.n_heads);
+    QTRY_VERIFY(w->findChildren<AnswersDialog*>().isEmpty());
+  };
   QVERIFY(QFile::exists(bare + QStringLiteral(".attnviz.json")));
-  QVERIFY(w->engine()->loadModel(kTinyModel));
+  reopensWithoutAsking(bare);
+  if (QTest::currentTestFailed()) return;
+
+  // A folder holding only the model file asks the same, and remembers the answers beside the
+  // file in it, where the next opening finds them.
+  const QString folder = dir.filePath(QStringLiteral("folder"));
+  QVERIFY(QDir().mkpath(folder));
+  QVERIFY(QFile::copy(bare, folder + QStringLiteral("/model.safetensors")));
+  QVERIFY(w->engine()->loadModel(folder));
   QVERIFY(idle(*w));
-  QVERIFY(w->engine()->loadModel(bare));
+  AnswersDialog* fd = nullptr;
+  QTRY_VERIFY((fd = w->findChild<AnswersDialog*>()) != nullptr);
+  auto* fheads = qobject_cast<QComboBox*>(fd->field(QStringLiteral("n_heads")));
+  QVERIFY(fheads);
+  fheads->setCurrentIndex(fheads->findData(rc.n_heads));
+  qobject_cast<QSpinBox*>(fd->field(QStringLiteral("bos_id")))->setValue(rc.bos_id);
+  qobject_cast<QSpinBox*>(fd->field(QStringLiteral("eos_id")))->setValue(rc.eos_id);
+  fd->vocabularyField(false)->setText(vocab);
+  fd->vocabularyField(true)->setText(tgt_vocab);
+  fd->accept();
   QVERIFY(idle(*w));
   QCOMPARE(w->engine()->model()->config().n_heads, rc.n_heads);
-  QTRY_VERIFY(w->findChildren<AnswersDialog*>().isEmpty());
+  QVERIFY(QFile::exists(folder + QStringLiteral("/model.safetensors.attnviz.json")));
+  QVERIFY(!QFile::exists(folder + QStringLiteral(".attnviz.json")));
+  reopensWithoutAsking(folder);
 }
 
 void GuiTest::preNormChosenInTheDialog() {
