@@ -1037,6 +1037,9 @@ void GuiTest::longRunShowsProgressAndCancels() {
   QStringList words;
   for (int i = 0; i < 120; ++i) words << QStringLiteral("w%1").arg(1 + (i * 37) % 999);
   w.sourceEdit()->setText(words.join(' '));
+  // Long enough that it is still running when Esc comes, however fast the machine: a decode of
+  // up to 2000 steps (random weights rarely pick the end token).
+  w.engine()->setMaxNewTokens(2000);
   QSignalSpy progress(w.engine(), &Engine::progress);
   QTest::mouseClick(w.runButton(), Qt::LeftButton);
   QVERIFY(w.engine()->busy());
@@ -1047,11 +1050,10 @@ void GuiTest::longRunShowsProgressAndCancels() {
   t.start();
   QTest::qWait(400);
   QVERIFY(t.elapsed() < 1500);
-  if (w.engine()->busy()) {
-    auto* bar = w.findChild<QProgressBar*>();
-    QVERIFY(bar && bar->isVisible());
-    QTest::keyClick(w.tabs(), Qt::Key_Escape);  // Esc cancels
-  }
+  QVERIFY2(w.engine()->busy(), "the run ended before Esc could cancel it");
+  auto* bar = w.findChild<QProgressBar*>();
+  QVERIFY(bar && bar->isVisible());
+  QTest::keyClick(w.tabs(), Qt::Key_Escape);  // Esc cancels
   QVERIFY(idle(w));
   QVERIFY(!w.engine()->snapshot());  // nothing half-done is shown
   QCOMPARE(w.messageBar()->title(), QStringLiteral("Cancelled"));
