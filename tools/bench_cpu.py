@@ -94,17 +94,23 @@ def main():
     flops = {}
     sgemm = {}  # threads -> [GFLOP/s per round]
 
-    def measure_sgemm(t):
-        cmd = ["/usr/bin/python3", os.path.join(HERE, "sgemm_rate.py"), "--json", "--threads",
-               str(t)]
+    def quietest_run(cmd, env=None):
+        """cmd's JSON rows and foreign load: repeated (up to --tries) while other processes were
+        busy, the quietest run kept."""
         best = None
-        for _ in range(a.tries):  # as the passes: repeated while other processes were busy
+        for _ in range(a.tries):
             wait_quiet(a.max_foreign + (1.0 if busy else 0.0), a.wait)
-            rows, foreign = run_json(cmd, busy.pid if busy else None)
+            rows, foreign = run_json(cmd, busy.pid if busy else None, env)
             if best is None or foreign < best[1]:
                 best = (rows, foreign)
             if foreign <= a.max_foreign:
                 break
+        return best
+
+    def measure_sgemm(t):
+        cmd = ["/usr/bin/python3", os.path.join(HERE, "sgemm_rate.py"), "--json", "--threads",
+               str(t)]
+        best = quietest_run(cmd)
         if len(best[0]) != 1:
             raise SystemExit("sgemm_rate.py printed %d rows for %d threads" % (len(best[0]), t))
         sgemm.setdefault(t, []).append(best[0][0]["gflops"])
@@ -120,14 +126,7 @@ def main():
         # runs its matrix products on every core: "1 thread" took two cores' CPU time on a 2-core
         # machine. Both programs get exactly t threads.
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(t), OMP_NUM_THREADS=str(t))
-        best = None
-        for _ in range(a.tries):
-            wait_quiet(a.max_foreign + (1.0 if busy else 0.0), a.wait)
-            rows, foreign = run_json(cmd, busy.pid if busy else None, env)
-            if best is None or foreign < best[1]:
-                best = (rows, foreign)
-            if foreign <= a.max_foreign:
-                break
+        best = quietest_run(cmd, env)
         for row in best[0]:
             if who == "torch" or row.get("what") == "forward_full_trace":
                 results.setdefault((who, t, n), []).append(row["median_ms"])
