@@ -8,12 +8,16 @@ the busy loop) took meanwhile, from /proc/stat; a run during which they took mor
 how much foreign load remained.
 usage: /usr/bin/python3 tools/bench_cpu.py [--cli build/app/attnviz-cli] [--lengths 32,128,512]
            [--threads 1,2] [--rounds 3] [--repeat 5] [--busy] [--no-torch] [--no-sgemm]
+           [--no-pass-shapes]
            [--json FILE]
 On a machine shared with other work, `nice -n -20` (as root) before it gives both programs, and
 the busy loop, the cores first; the foreign-load line then says how quiet it was.
 Each round also measures the machine's sgemm rate at each thread count (tools/sgemm_rate.py:
 numpy on OpenBLAS, 2048³; Debian's python3-numpy, which python3-torch brings), so the pass's share
-of it comes from the same run (--no-sgemm: not)."""
+of it comes from the same run (--no-sgemm: not), and OpenBLAS's own rate on the products of the
+pass's linear layers at each length (n×512×1536, n×512×2048, n×2048×512: the shapes of the bench's
+model), on the same threads: how fast the BLAS itself multiplies at the pass's shapes, which on a
+shared virtual machine can drop far more than the 2048³ rate does (--no-pass-shapes: not)."""
 import argparse
 import json
 import os
@@ -75,6 +79,8 @@ def main():
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--no-sgemm", action="store_true",
                    help="do not measure the machine's sgemm rate in each round")
+    p.add_argument("--no-pass-shapes", action="store_true",
+                   help="do not measure OpenBLAS on the pass's linear-layer shapes in each round")
     p.add_argument("--json", help="also write every measurement here")
     p.add_argument("--max-foreign", type=float, default=0.1,
                    help="repeat a run when other processes kept more than this many cores busy")
@@ -93,6 +99,7 @@ def main():
     cpu_time = {}  # (who, threads, tokens) -> [median process CPU ms per pass, per round]
     flops = {}
     sgemm = {}  # threads -> [GFLOP/s per round]
+    shaped = {}  # (threads, tokens) -> [GFLOP/s of OpenBLAS on the pass's linear shapes per round]
 
     def quietest_run(cmd, env=None):
         """cmd's JSON rows and foreign load: repeated (up to --tries) while other processes were
@@ -114,6 +121,16 @@ def main():
         if len(best[0]) != 1:
             raise SystemExit("sgemm_rate.py printed %d rows for %d threads" % (len(best[0]), t))
         sgemm.setdefault(t, []).append(best[0][0]["gflops"])
+
+    def measure_pass_shapes(t, n):
+        # The linear layers of the bench's model (d_model 512, d_ff 2048): QKV, FFN1, FFN2.
+        shapes = "%dx512x1536,%dx512x2048,%dx2048x512" % (n, n, n)
+        cmd = ["/usr/bin/python3", os.path.join(HERE, "sgemm_rate.py"), "--json", "--threads",
+               str(t), "--shapes", shapes]
+        best = quietest_run(cmd)
+        if len(best[0]) != 1:
+            raise SystemExit("sgemm_rate.py printed %d rows for %d threads" % (len(best[0]), t))
+        shaped.setdefault((t, n), []).append(best[0][0]["gflops"])
 
     def measure(who, t, n):
         if who == "attnviz":
@@ -143,6 +160,8 @@ def main():
                     measure_sgemm(t)
             for n in lengths:
                 for t in threads:
+                    if not a.no_pass_shapes:
+                        measure_pass_shapes(t, n)
                     measure("attnviz", t, n)
                     if not a.no_torch:
                         measure("torch", t, n)
@@ -196,6 +215,27 @@ def main():
                     flops[n] / med[("attnviz", t, n)] * 1e3 / rate[t] * 100,
                     statistics.median(per_round)))
             print("| %d |" % n + "".join(cells))
+    if shaped:
+        # Measured just before the pass at the same length and thread count, in every round.
+        print("\nOpenBLAS's own threads on the pass's linear products (n×512×1536 + n×512×2048 +"
+              " n×2048×512), GFLOP/s, median over rounds (per round), and the pass's rate as a"
+              " share of it (of medians; median per round)")
+        print("| tokens |" + "".join(" OpenBLAS %dt |" % t for t in threads)
+              + "".join(" attnviz %dt / OpenBLAS %dt |" % (t, t) for t in threads))
+        print("|---|" + "---|" * (2 * len(threads)))
+        for n in lengths:
+            line = "| %d |" % n
+            line += "".join(" %.1f (%s) |" % (statistics.median(shaped[(t, n)]),
+                                               " ".join("%.0f" % x for x in shaped[(t, n)]))
+                            for t in threads)
+            for t in threads:
+                assert len(results[("attnviz", t, n)]) == len(shaped[(t, n)]), "one per round"
+                per_round = [flops[n] / ms * 1e3 / g * 100
+                             for ms, g in zip(results[("attnviz", t, n)], shaped[(t, n)])]
+                line += " %.0f %%; %.0f %% |" % (
+                    flops[n] / med[("attnviz", t, n)] * 1e3 / statistics.median(shaped[(t, n)])
+                    * 100, statistics.median(per_round))
+            print(line)
     if 1 in threads and not a.no_torch:
         cpu = {k: statistics.median(v) for k, v in cpu_time.items()}
         print("\nCPU time per pass on 1 thread, ms (less sensitive to other processes than the"
@@ -214,7 +254,9 @@ def main():
                                     "foreign_cores": foreign_load[k],
                                     "cpu_ms": cpu_time.get(k, [])}
                                    for k, v in results.items()],
-                       "sgemm_gflops": {str(t): v for t, v in sgemm.items()}}, f, indent=1)
+                       "sgemm_gflops": {str(t): v for t, v in sgemm.items()},
+                       "pass_shapes_gflops": [{"threads": k[0], "tokens": k[1], "gflops": v}
+                                              for k, v in shaped.items()]}, f, indent=1)
 
 
 if __name__ == "__main__":
