@@ -14,10 +14,11 @@ On a machine shared with other work, `nice -n -20` (as root) before it gives bot
 the busy loop, the cores first; the foreign-load line then says how quiet it was.
 Each round also measures the machine's sgemm rate at each thread count (tools/sgemm_rate.py:
 numpy on OpenBLAS, 2048³; Debian's python3-numpy, which python3-torch brings), so the pass's share
-of it comes from the same run (--no-sgemm: not), and OpenBLAS's own rate on the products of the
+of it comes from the same run (--no-sgemm: not), and OpenBLAS's own rate on three of the
 pass's linear layers at each length (n×512×1536, n×512×2048, n×2048×512: the shapes of the bench's
-model), on the same threads: how fast the BLAS itself multiplies at the pass's shapes, which on a
-shared virtual machine can drop far more than the 2048³ rate does (--no-pass-shapes: not)."""
+model: self-attention QKV, FFN1 and FFN2, about 64 % of its flops), on the same threads: how fast the
+BLAS itself multiplies at shapes of the pass, which on a shared virtual machine can drop about
+twice as much as the 2048³ rate does (--no-pass-shapes: not)."""
 import argparse
 import json
 import os
@@ -88,7 +89,7 @@ def main():
     p.add_argument("--wait", type=float, default=120,
                    help="seconds to wait for a quiet machine before each run (0: do not wait)")
     a = p.parse_args()
-    threads = [int(x) for x in a.threads.split(",")]
+    threads = list(dict.fromkeys(int(x) for x in a.threads.split(",")))  # each once, in order
     lengths = [int(x) for x in a.lengths.split(",")]
     busy = None
     if a.busy:
@@ -123,7 +124,8 @@ def main():
         sgemm.setdefault(t, []).append(best[0][0]["gflops"])
 
     def measure_pass_shapes(t, n):
-        # The linear layers of the bench's model (d_model 512, d_ff 2048): QKV, FFN1, FFN2.
+        # Three linear layers of `attnviz-cli bench`'s own model (the tutorial's full size, d_model
+        # 512, d_ff 2048; bench_cpu never passes it a MODEL): QKV, FFN1, FFN2.
         shapes = "%dx512x1536,%dx512x2048,%dx2048x512" % (n, n, n)
         cmd = ["/usr/bin/python3", os.path.join(HERE, "sgemm_rate.py"), "--json", "--threads",
                str(t), "--shapes", shapes]
@@ -176,7 +178,7 @@ def main():
     if not a.no_torch:
         head += "".join(" PyTorch %dt |" % t for t in threads)
         head += "".join(" PyTorch %dt / attnviz %dt |" % (t, t) for t in threads)
-    head += "".join(" attnviz 1t / %dt |" % t for t in threads if t != 1)
+    head += "".join(" attnviz 1t / %dt |" % t for t in threads if t != 1 and 1 in threads)
     head += " attnviz GFLOP/s (%s) |" % ", ".join("%dt" % t for t in threads)
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
@@ -217,9 +219,9 @@ def main():
             print("| %d |" % n + "".join(cells))
     if shaped:
         # Measured just before the pass at the same length and thread count, in every round.
-        print("\nOpenBLAS's own threads on the pass's linear products (n×512×1536 + n×512×2048 +"
-              " n×2048×512), GFLOP/s, median over rounds (per round), and the pass's rate as a"
-              " share of it (of medians; median per round)")
+        print("\nOpenBLAS's own threads on three of the pass's linear-layer products (n×512×1536 +"
+              " n×512×2048 + n×2048×512), GFLOP/s, median over rounds (per round), and the whole"
+              " pass's rate as a share of it (of medians; median per round)")
         print("| tokens |" + "".join(" OpenBLAS %dt |" % t for t in threads)
               + "".join(" attnviz %dt / OpenBLAS %dt |" % (t, t) for t in threads))
         print("|---|" + "---|" * (2 * len(threads)))
@@ -254,6 +256,7 @@ def main():
                                     "foreign_cores": foreign_load[k],
                                     "cpu_ms": cpu_time.get(k, [])}
                                    for k, v in results.items()],
+                       "gflop_per_pass": {str(n): v for n, v in flops.items()},
                        "sgemm_gflops": {str(t): v for t, v in sgemm.items()},
                        "pass_shapes_gflops": [{"threads": k[0], "tokens": k[1], "gflops": v}
                                               for k, v in shaped.items()]}, f, indent=1)

@@ -4,7 +4,9 @@ OpenBLAS where libopenblas0 is installed), on 1 thread and on every core. By def
 times other products instead (M×K×N: an M×K matrix times a K×N one) and gives their rate together
 (their flops over the sum of their median times), e.g. the shapes of a pass's linear layers.
 usage: /usr/bin/python3 tools/sgemm_rate.py [--size 2048 | --shapes 512x512x1536,512x2048x512]
-           [--threads 1,2] [--repeat 5] [--json]"""
+           [--threads 1,2] [--repeat 5] [--json]
+(a shape may be written with x or ×). --json prints one object per thread count: the shapes, the
+sums of their median and best seconds per call, the rate together and each shape's own rate."""
 import argparse
 import json
 import os
@@ -38,25 +40,32 @@ for spec in sys.argv[2:]:
 def parse_shapes(text):
     shapes = []
     for spec in text.split(","):
-        parts = spec.lower().split("x")
-        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
-            raise SystemExit("sgemm_rate.py: a shape is M×K×N in positive integers, e.g. "
+        parts = spec.strip().lower().replace("×", "x").split("x")
+        try:
+            dims = tuple(int(p) for p in parts)
+        except ValueError:
+            dims = ()
+        if len(dims) != 3 or min(dims) <= 0:
+            raise SystemExit("sgemm_rate.py: a shape is MxKxN in positive integers, e.g. "
                              "512x512x1536 (got %r)" % spec)
-        shapes.append(tuple(int(p) for p in parts))
+        shapes.append(dims)
     return shapes
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--size", type=int, default=2048)
-    p.add_argument("--shapes", help="products to time instead of size³: MxKxN,MxKxN,...")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--size", type=int, default=2048)
+    what.add_argument("--shapes", help="products to time instead of size³: MxKxN,MxKxN,...")
     p.add_argument("--threads", default="1,%d" % len(os.sched_getaffinity(0)))
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
-    shapes = parse_shapes(a.shapes) if a.shapes else [(a.size, a.size, a.size)]
+    if a.size <= 0:
+        raise SystemExit("sgemm_rate.py: --size must be positive")
+    shapes = parse_shapes(a.shapes) if a.shapes is not None else [(a.size, a.size, a.size)]
     flops = [2.0 * m * k * n for m, k, n in shapes]
-    label = ("%d³" % a.size if not a.shapes
+    label = ("%d³" % a.size if a.shapes is None
              else " + ".join("%d×%d×%d" % s for s in shapes))
     for t in sorted({int(x) for x in a.threads.split(",")}):
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(t), OMP_NUM_THREADS=str(t))
