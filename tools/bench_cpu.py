@@ -115,24 +115,20 @@ def main():
                 break
         return best
 
-    def measure_sgemm(t):
+    def sgemm_gflops(t, *args):
+        """sgemm_rate.py's rate on t threads (2048³, or what args ask for)."""
         cmd = ["/usr/bin/python3", os.path.join(HERE, "sgemm_rate.py"), "--json", "--threads",
-               str(t)]
+               str(t), *args]
         best = quietest_run(cmd)
         if len(best[0]) != 1:
             raise SystemExit("sgemm_rate.py printed %d rows for %d threads" % (len(best[0]), t))
-        sgemm.setdefault(t, []).append(best[0][0]["gflops"])
+        return best[0][0]["gflops"]
 
     def measure_pass_shapes(t, n):
         # Three linear layers of `attnviz-cli bench`'s own model (the tutorial's full size, d_model
         # 512, d_ff 2048; bench_cpu never passes it a MODEL): QKV, FFN1, FFN2.
         shapes = "%dx512x1536,%dx512x2048,%dx2048x512" % (n, n, n)
-        cmd = ["/usr/bin/python3", os.path.join(HERE, "sgemm_rate.py"), "--json", "--threads",
-               str(t), "--shapes", shapes]
-        best = quietest_run(cmd)
-        if len(best[0]) != 1:
-            raise SystemExit("sgemm_rate.py printed %d rows for %d threads" % (len(best[0]), t))
-        shaped.setdefault((t, n), []).append(best[0][0]["gflops"])
+        shaped.setdefault((t, n), []).append(sgemm_gflops(t, "--shapes", shapes))
 
     def measure(who, t, n):
         if who == "attnviz":
@@ -159,7 +155,7 @@ def main():
         for r in range(a.rounds):
             if not a.no_sgemm:
                 for t in threads:
-                    measure_sgemm(t)
+                    sgemm.setdefault(t, []).append(sgemm_gflops(t))
             for n in lengths:
                 for t in threads:
                     if not a.no_pass_shapes:
@@ -172,6 +168,16 @@ def main():
         if busy:
             busy.kill()
     med = {k: statistics.median(v) for k, v in results.items()}
+
+    def shares(t, n, rates):
+        """attnviz's t-thread rate at n tokens as a percentage of rates (a yardstick's GFLOP/s, one
+        per round, measured beside the passes): of the medians, and the median of each round's
+        own ratio (a drift of the machine's speed between rounds cancels)."""
+        passes = results[("attnviz", t, n)]
+        assert len(passes) == len(rates), "one of each per round"
+        per_round = [flops[n] / ms * 1e3 / g * 100 for ms, g in zip(passes, rates)]
+        return (flops[n] / med[("attnviz", t, n)] * 1e3 / statistics.median(rates) * 100,
+                statistics.median(per_round))
     print("forward pass, full trace, ms (median over %d rounds of the median of %d)%s"
           % (a.rounds, a.repeat, ", one core busy with another process" if a.busy else ""))
     head = "| tokens |" + "".join(" attnviz %dt |" % t for t in threads)
@@ -201,22 +207,12 @@ def main():
               % (", ".join("%.1f at %dt" % (rate[t], t) for t in threads),
                  "; ".join("%dt %s" % (t, " ".join("%.1f" % x for x in sgemm[t]))
                            for t in threads)))
-        # Both the ratio of the medians and the median of each round's own ratio (the pass and
-        # the sgemm it is set against measured minutes apart, so a drift of the machine's speed
-        # between rounds cancels).
         print("| tokens |" + "".join(" attnviz %dt / sgemm %dt (of medians; median per round) |"
                                      % (t, t) for t in threads))
         print("|---|" + "---|" * len(threads))
         for n in lengths:
-            cells = []
-            for t in threads:
-                assert len(results[("attnviz", t, n)]) == len(sgemm[t]), "one of each per round"
-                per_round = [flops[n] / ms * 1e3 / g * 100
-                             for ms, g in zip(results[("attnviz", t, n)], sgemm[t])]
-                cells.append(" %.0f %%; %.0f %% |" % (
-                    flops[n] / med[("attnviz", t, n)] * 1e3 / rate[t] * 100,
-                    statistics.median(per_round)))
-            print("| %d |" % n + "".join(cells))
+            print("| %d |" % n + "".join(" %.0f %%; %.0f %% |" % shares(t, n, sgemm[t])
+                                         for t in threads))
     if shaped:
         # Measured just before the pass at the same length and thread count, in every round.
         print("\nOpenBLAS's own threads on three of the pass's linear-layer products (n×512×1536 +"
@@ -230,13 +226,7 @@ def main():
             line += "".join(" %.1f (%s) |" % (statistics.median(shaped[(t, n)]),
                                                " ".join("%.0f" % x for x in shaped[(t, n)]))
                             for t in threads)
-            for t in threads:
-                assert len(results[("attnviz", t, n)]) == len(shaped[(t, n)]), "one per round"
-                per_round = [flops[n] / ms * 1e3 / g * 100
-                             for ms, g in zip(results[("attnviz", t, n)], shaped[(t, n)])]
-                line += " %.0f %%; %.0f %% |" % (
-                    flops[n] / med[("attnviz", t, n)] * 1e3 / statistics.median(shaped[(t, n)])
-                    * 100, statistics.median(per_round))
+            line += "".join(" %.0f %%; %.0f %% |" % shares(t, n, shaped[(t, n)]) for t in threads)
             print(line)
     if 1 in threads and not a.no_torch:
         cpu = {k: statistics.median(v) for k, v in cpu_time.items()}

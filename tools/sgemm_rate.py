@@ -76,17 +76,17 @@ def main():
         median = sum(t_[0] for t_ in times)
         best = sum(t_[1] for t_ in times)
         rate, rate_best = sum(flops) / median * 1e-9, sum(flops) / best * 1e-9
+        each = [f / m[0] * 1e-9 for f, m in zip(flops, times)]
         if a.json:
             print(json.dumps({"shapes": ["%dx%dx%d" % s for s in shapes], "threads": t,
                               "median_s": median, "min_s": best, "gflops": rate,
                               "gflops_best": rate_best,
-                              "gflops_each": [f / m[0] * 1e-9 for f, m in zip(flops, times)]}),
+                              "gflops_each": each}),
                   flush=True)
         else:
-            each = ("" if len(shapes) == 1 else " (each: %s)" % ", ".join(
-                "%.1f" % (f / m[0] * 1e-9) for f, m in zip(flops, times)))
             print("sgemm %s, %d thread%s: %.1f GFLOP/s (median of %d; best %.1f)%s"
-                  % (label, t, "" if t == 1 else "s", rate, a.repeat, rate_best, each),
+                  % (label, t, "" if t == 1 else "s", rate, a.repeat, rate_best,
+                     "" if len(shapes) == 1 else " (each: %s)" % ", ".join("%.1f" % x for x in each)),
                   flush=True)
 
 
