@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "cuda_check.h"
 #include "cuda_status.h"
 #include "device_buffer.h"
-#include "error.h"
 #include "gemm_plan.h"
 #include "host_staging.h"
 #include "kernels.h"

@@ -1,6 +1,6 @@
-// The CUDA + cuBLAS backend: every op of core/backend.h on an NVIDIA GPU under the same name.
-// Compiled into the CUDA plugin only (cuda_plugin.cpp hands these two functions to the loader);
-// plain C++ (no CUDA headers).
+// The CUDA + cuBLAS backend: every op of core/compute/backend.h on an NVIDIA GPU under the same
+// name. Compiled into the CUDA plugin only (cuda_plugin.cpp hands these two functions to the
+// loader); plain C++ (no CUDA headers).
 //
 // Environment: ATTNVIZ_CUDA_SYNC=1 makes the backend wait for the GPU after every op, so that an
 // error names the op that caused it (slow; for debugging).
@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "backend.h"
+#include "compute/backend.h"
 
 namespace attnviz::cuda {
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace attnviz::cuda {
 

@@ -1,8 +1,8 @@
 // The CUDA plugin's entry points (cuda_plugin.h): the only symbols libattnviz_cuda.so exports.
-#include "cuda_plugin.h"
+#include "compute/cuda_plugin.h"
 
+#include "base/error.h"
 #include "cuda_backend.h"
-#include "error.h"
 
 #ifndef ATTNVIZ_BUILD_ID
 #error "ATTNVIZ_BUILD_ID must be defined by the build (gpu/CMakeLists.txt)"

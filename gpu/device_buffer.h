@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "backend.h"
+#include "compute/backend.h"
 
 namespace attnviz::cuda {
 

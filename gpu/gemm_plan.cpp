@@ -4,7 +4,7 @@
 #include <limits>
 #include <sstream>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace attnviz::cuda {
 

@@ -40,7 +40,7 @@ using GemmPlan = std::vector<GemmCall>;
 //   column-major product Cᵀ = Bᵀ·Aᵀ: pass B where cuBLAS expects its first operand and A as its
 //   second, with m = columns of C, n = rows of C, and ldc = the row stride of C. An operand that
 //   the row-major formula uses transposed (Wᵀ, Kᵀ) is then passed with CUBLAS_OP_T.
-// Every plan below is this rule applied to the formula in core/backend.h.
+// Every plan below is this rule applied to the formula in core/compute/backend.h.
 
 // y[rows, out] = x[rows, in] · W[out, in]ᵀ          (cuBLAS A = W, B = x, C = y; no bias:
 // the backend adds the bias afterwards with a kernel)
@@ -48,7 +48,7 @@ using GemmPlan = std::vector<GemmCall>;
 GemmPlan planLinear(int rows, int in, int out);
 
 // scores[b, h, i, j] = scale · Σ_c q[b, i, h·d_k + c] · k[b, j, h·d_k + c]   (cuBLAS A = k view,
-// B = q view, C = scores). The head view strides (in floats) are those of core/backend.h's
+// B = q view, C = scores). The head view strides (in floats) are those of core/compute/backend.h's
 // HeadsView: element (b, r, h, c) at b·batch_stride + r·row_stride + h·head_dim + c.
 //   column-major per (b, h): S_bhᵀ[Tk×Tq] = op(K_bh-as-stored[d_k×Tk], T) · Q_bh-as-stored[d_k×Tq]
 // Batches over heads (stride d_k) with one call per batch item, or over the batch (stride
@@ -62,7 +62,7 @@ GemmPlan planScores(int64_t q_batch_stride, int64_t q_row_stride, int64_t k_batc
 GemmPlan planContext(int64_t v_batch_stride, int64_t v_row_stride, int B, int H, int Tq, int Tk,
                      int d_v);
 
-// ---- the backward ops' products (core/backend.h); beta = 1 where the op accumulates ----
+// ---- the backward ops' products (core/compute/backend.h); beta = 1 where the op accumulates ----
 
 // linear_backward's input gradient: dx[rows, in] += dy[rows, out] · W[out, in]
 //   (cuBLAS A = W, B = dy, C = dx)   column-major: dxᵀ[in×rows] += W-as-stored[in×out] · dyᵀ

@@ -9,7 +9,7 @@
 
 // Dropout's mask: the very hash the CPU backend uses (a plain header; by its path, so that
 // kernels.cu still sees no other core/ header).
-#include "../core/counter_rng.h"
+#include "../core/base/counter_rng.h"
 
 #if defined(__CUDACC__)
 #define ATTNVIZ_HOST_DEVICE __host__ __device__

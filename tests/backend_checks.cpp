@@ -17,7 +17,7 @@
 #include <tuple>
 #include <vector>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace attnviz::checks {
 

@@ -1,6 +1,6 @@
-// The op-by-op checks of the Backend interface (core/backend.h): every op on a backend under test
-// against the CPU backend and a plain double-precision reference written from backend.h, on random
-// inputs of odd sizes; error is the normalised MSE with a bound per op (after ggml's
+// The op-by-op checks of the Backend interface (core/compute/backend.h): every op on a backend
+// under test against the CPU backend and a plain double-precision reference written from backend.h,
+// on random inputs of odd sizes; error is the normalised MSE with a bound per op (after ggml's
 // test-backend-ops). Qt-free, so that test_backend_ops.cpp runs them as Qt Test rows and
 // backend_checks_main.cpp as a plain program (scripts/gpu-check.sh, on GPU machines without Qt).
 #pragma once
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "backend.h"
+#include "compute/backend.h"
 
 namespace attnviz::checks {
 

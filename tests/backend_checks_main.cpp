@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "backend_checks.h"
-#include "backends.h"
-#include "cpu_backend.h"
-#include "error.h"
+#include "base/error.h"
+#include "compute/backends.h"
+#include "compute/cpu_backend.h"
 
 using namespace attnviz;
 

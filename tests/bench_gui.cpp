@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "arch/weights.h"
 #include "attention_view.h"
-#include "cpu_backend.h"
+#include "compute/cpu_backend.h"
 #include "engine.h"
 #include "heatmap.h"
 #include "main_window.h"
-#include "weights.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;

@@ -19,13 +19,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cpu_backend.h"
-#include "error.h"
-#include "model.h"
+#include "arch/weights.h"
+#include "base/error.h"
+#include "compute/cpu_backend.h"
+#include "io/safetensors.h"
+#include "model/model.h"
+#include "model/trace_dump.h"
 #include "model_files.h"
-#include "npy.h"
-#include "safetensors.h"
-#include "weights.h"
 
 using namespace attnviz;
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "safetensors.h"
-#include "weights.h"
+#include "arch/weights.h"
+#include "io/safetensors.h"
 
 namespace attnviz::test {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "model.h"
-#include "safetensors.h"
+#include "io/safetensors.h"
+#include "model/model.h"
 #include "test_support.h"
 
 namespace attnviz::test {

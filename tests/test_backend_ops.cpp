@@ -1,9 +1,9 @@
-// Every op of the Backend interface (core/backend.h) on every available backend, against the CPU
-// backend on one thread and a plain double-precision reference: the checks of backend_checks.h as
-// Qt Test rows, one per backend and case. The CPU backend also runs on 2 and 3 threads (its work
-// split into tasks, shapes that do not divide evenly). Backends that are not available here (no
-// CUDA device) are skipped with the reason, never passed. The same checks run without Qt in
-// backend_checks_main.cpp.
+// Every op of the Backend interface (core/compute/backend.h) on every available backend, against
+// the CPU backend on one thread and a plain double-precision reference: the checks of
+// backend_checks.h as Qt Test rows, one per backend and case. The CPU backend also runs on 2 and 3
+// threads (its work split into tasks, shapes that do not divide evenly). Backends that are not
+// available here (no CUDA device) are skipped with the reason, never passed. The same checks run
+// without Qt in backend_checks_main.cpp.
 #include <QtTest>
 #include <algorithm>
 #include <map>
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "backend.h"
 #include "backend_checks.h"
-#include "backends.h"
-#include "cpu_backend.h"
-#include "error.h"
+#include "base/error.h"
+#include "compute/backend.h"
+#include "compute/backends.h"
+#include "compute/cpu_backend.h"
 
 using namespace attnviz;
 

@@ -6,12 +6,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "bundled.h"
-#include "cpu_backend.h"
-#include "decoding.h"
-#include "error.h"
-#include "model.h"
-#include "safetensors.h"
+#include "arch/bundled.h"
+#include "base/error.h"
+#include "compute/cpu_backend.h"
+#include "io/safetensors.h"
+#include "model/decoding.h"
+#include "model/model.h"
 
 using namespace attnviz;
 

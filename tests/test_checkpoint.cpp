@@ -1,8 +1,8 @@
-// PyTorch checkpoints (core/torch_checkpoint.h) against what PyTorch itself saved: every case that
-// tools/make_checkpoints.py writes at test time (state_dict zip and legacy, checkpoint dicts, whole
-// pickled models, all dtypes, views and shared storages, pickle protocols 2/4/5) is read back and
-// compared name by name, dtype by dtype, value by value with the values PyTorch wrote beside it.
-// Hand-built pickles cover what the layouts mean, independently of PyTorch.
+// PyTorch checkpoints (core/io/torch_checkpoint.h) against what PyTorch itself saved: every case
+// that tools/make_checkpoints.py writes at test time (state_dict zip and legacy, checkpoint dicts,
+// whole pickled models, all dtypes, views and shared storages, pickle protocols 2/4/5) is read back
+// and compared name by name, dtype by dtype, value by value with the values PyTorch wrote beside
+// it. Hand-built pickles cover what the layouts mean, independently of PyTorch.
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/error.h"
 #include "checkpoint_files.h"
-#include "error.h"
-#include "safetensors.h"
+#include "io/safetensors.h"
+#include "io/torch_checkpoint.h"
 #include "test_support.h"
-#include "torch_checkpoint.h"
 
 using namespace attnviz;
 using namespace attnviz::ckpt_test;

@@ -10,17 +10,17 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "cpu_backend.h"
-#include "decoding.h"
-#include "error.h"
-#include "host_memory.h"
-#include "masks.h"
-#include "model.h"
-#include "npy.h"
-#include "positional.h"
+#include "arch/positional.h"
+#include "arch/weights.h"
+#include "base/error.h"
+#include "base/host_memory.h"
+#include "compute/cpu_backend.h"
+#include "io/npy.h"
+#include "model/decoding.h"
+#include "model/masks.h"
+#include "model/model.h"
 #include "test_support.h"
-#include "vocab.h"
-#include "weights.h"
+#include "text/vocab.h"
 
 using namespace attnviz;
 

@@ -1,14 +1,14 @@
-// The CUDA plugin as the programs load it (gpu/plugin_loader.h), without a GPU: it loads, its
-// build id matches, an attnviz::Error thrown inside it is caught here as one (exceptions and RTTI
-// cross the dlopen boundary), and asking it for a device never throws. Plain program; exits 77
-// (skipped) when the plugin cannot be loaded here (no CUDA libraries).
+// The CUDA plugin as the programs load it (core/compute/cuda_plugin_loader.h), without a GPU: it
+// loads, its build id matches, an attnviz::Error thrown inside it is caught here as one (exceptions
+// and RTTI cross the dlopen boundary), and asking it for a device never throws. Plain program;
+// exits 77 (skipped) when the plugin cannot be loaded here (no CUDA libraries).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
-#include "backends.h"
-#include "error.h"
-#include "plugin_loader.h"
+#include "base/error.h"
+#include "compute/backends.h"
+#include "compute/cuda_plugin_loader.h"
 
 using namespace attnviz;
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "backend.h"
 #include "backend_checks.h"
-#include "counter_rng.h"
-#include "cpu_backend.h"
-#include "error.h"
+#include "base/counter_rng.h"
+#include "base/error.h"
+#include "compute/backend.h"
+#include "compute/cpu_backend.h"
 #include "gemm_plan.h"
 #include "kernel_math.h"
 

@@ -11,16 +11,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "bpe_tokenizer.h"
-#include "decoding.h"
-#include "hf_folder.h"
-#include "infer.h"
-#include "model.h"
+#include "arch/hf_folder.h"
+#include "arch/infer.h"
+#include "io/safetensors.h"
+#include "model/decoding.h"
+#include "model/model.h"
 #include "parity_support.h"
-#include "safetensors.h"
-#include "sentencepiece_tokenizer.h"
 #include "test_support.h"
-#include "tokenizer.h"
+#include "text/bpe_tokenizer.h"
+#include "text/sentencepiece_tokenizer.h"
+#include "text/tokenizer.h"
 
 using namespace attnviz;
 namespace fs = std::filesystem;

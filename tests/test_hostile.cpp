@@ -16,14 +16,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "cpu_backend.h"
-#include "decoding.h"
-#include "error.h"
-#include "model.h"
-#include "safetensors.h"
+#include "arch/weights.h"
+#include "base/error.h"
+#include "compute/cpu_backend.h"
+#include "io/safetensors.h"
+#include "model/decoding.h"
+#include "model/model.h"
+#include "model/trace.h"
 #include "test_support.h"
-#include "trace.h"
-#include "weights.h"
 
 using namespace attnviz;
 using json = nlohmann::json;

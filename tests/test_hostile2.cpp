@@ -22,18 +22,19 @@
 #include <limits>
 #include <optional>
 
-#include "atomic_file.h"
-#include "cpu_backend.h"
-#include "error.h"
-#include "finite_scan.h"
+#include "arch/weights.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "base/safe_text.h"
+#include "compute/cpu_backend.h"
+#include "io/npy.h"
+#include "io/safetensors.h"
 #include "kernel_math.h"
-#include "model.h"
+#include "model/finite_scan.h"
+#include "model/model.h"
+#include "model/trace_dump.h"
 #include "model_files.h"
-#include "npy.h"
-#include "safe_text.h"
-#include "safetensors.h"
 #include "test_support.h"
-#include "weights.h"
 
 using namespace attnviz;
 using json = nlohmann::json;

@@ -11,10 +11,10 @@
 #include <cstring>
 #include <functional>
 
+#include "base/error.h"
 #include "checkpoint_files.h"
-#include "error.h"
+#include "io/torch_checkpoint.h"
 #include "test_support.h"
-#include "torch_checkpoint.h"
 
 using namespace attnviz;
 using namespace attnviz::ckpt_test;

@@ -7,14 +7,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "cpu_backend.h"
-#include "error.h"
-#include "infer.h"
-#include "model.h"
-#include "safetensors.h"
+#include "arch/infer.h"
+#include "arch/weights.h"
+#include "base/error.h"
+#include "compute/cpu_backend.h"
+#include "io/safetensors.h"
+#include "model/model.h"
 #include "test_support.h"
-#include "vocab_files.h"
-#include "weights.h"
+#include "text/vocab_files.h"
 
 using namespace attnviz;
 

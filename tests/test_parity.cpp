@@ -6,11 +6,11 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "decoding.h"
-#include "model.h"
-#include "npy.h"
+#include "io/safetensors.h"
+#include "model/decoding.h"
+#include "model/model.h"
+#include "model/trace_dump.h"
 #include "parity_support.h"
-#include "safetensors.h"
 
 using namespace attnviz;
 

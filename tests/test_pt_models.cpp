@@ -10,12 +10,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "cpu_backend.h"
-#include "decoding.h"
-#include "error.h"
-#include "infer.h"
+#include "arch/infer.h"
+#include "arch/weights.h"
+#include "base/error.h"
+#include "compute/cpu_backend.h"
+#include "model/decoding.h"
 #include "parity_support.h"
-#include "weights.h"
 
 using namespace attnviz;
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "backends.h"
-#include "error.h"
+#include "base/error.h"
+#include "compute/backends.h"
 
 namespace attnviz::test {
 

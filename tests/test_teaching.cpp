@@ -22,21 +22,21 @@
 #include <cmath>
 #include <memory>
 
+#include "arch/bundled.h"
+#include "arch/weights.h"
 #include "architecture_view.h"
 #include "attention_view.h"
-#include "bundled.h"
 #include "cell_view.h"
 #include "compare_view.h"
-#include "cpu_backend.h"
-#include "decoding.h"
-#include "head_stats.h"
+#include "compute/cpu_backend.h"
 #include "head_stats_view.h"
 #include "heatmap.h"
 #include "main_window.h"
+#include "model/decoding.h"
+#include "model/head_stats.h"
+#include "model/search.h"
 #include "overview_view.h"
-#include "search.h"
 #include "search_view.h"
-#include "weights.h"
 #include "widgets.h"
 
 using namespace attnviz;

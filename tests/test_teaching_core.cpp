@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "bundled.h"
-#include "decoding.h"
-#include "error.h"
-#include "head_stats.h"
-#include "model.h"
-#include "safetensors.h"
-#include "search.h"
+#include "arch/bundled.h"
+#include "base/error.h"
+#include "io/safetensors.h"
+#include "model/decoding.h"
+#include "model/head_stats.h"
+#include "model/model.h"
+#include "model/search.h"
 #include "test_support.h"
 
 using namespace attnviz;

@@ -24,8 +24,8 @@
 #include <set>
 #include <tuple>
 
+#include "arch/bundled.h"
 #include "attention_data.h"
-#include "bundled.h"
 #include "decoding_view.h"
 #include "main_window.h"
 #include "masks_view.h"

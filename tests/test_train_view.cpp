@@ -14,10 +14,10 @@
 #include <QtTest/QtTest>
 #include <memory>
 
+#include "arch/weights.h"
 #include "engine.h"
 #include "main_window.h"
 #include "train_view.h"
-#include "weights.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;

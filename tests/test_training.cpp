@@ -12,17 +12,17 @@
 #include <string>
 #include <vector>
 
-#include "backends.h"
-#include "cpu_backend.h"
-#include "error.h"
-#include "model.h"
-#include "optimizer.h"
-#include "safetensors.h"
-#include "tasks.h"
+#include "arch/weights.h"
+#include "arch/writer.h"
+#include "base/error.h"
+#include "compute/backends.h"
+#include "compute/cpu_backend.h"
+#include "io/safetensors.h"
+#include "model/model.h"
 #include "test_support.h"
-#include "trainer.h"
-#include "weights.h"
-#include "writer.h"
+#include "train/optimizer.h"
+#include "train/tasks.h"
+#include "train/trainer.h"
 
 using namespace attnviz;
 

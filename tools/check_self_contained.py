@@ -176,7 +176,7 @@ def check(root):
 
 def self_test():
     """Every made-up bad line is flagged and every good one passes, so the check can fail."""
-    files = ["README.md", "docs/guide.md", "docs/images/tour-1.png", "tools/stio.py", "core/bundled.cpp",
+    files = ["README.md", "docs/guide.md", "docs/images/tour-1.png", "tools/stio.py", "core/arch/bundled.cpp",
              "tests/x.cmake", "cmake/CudaArchitectures.cmake"]
     repo = Repo("/nonexistent", files)
     bad = [
@@ -184,8 +184,8 @@ def self_test():
         ("docs/guide.md", "Where attnviz departs from ../shared/design.md, and why", True),
         ("tools/stio.py", "# see shared/reference/003_*.txt", False),
         ("tools/stio.py", "# from 000_10002fa920b8d30e.txt", False),
-        ("core/bundled.cpp", "const char* p = \"/work/main/resources\";", False),
-        ("core/bundled.cpp", "#include \"../../outside.h\"", False),
+        ("core/arch/bundled.cpp", "const char* p = \"/work/main/resources\";", False),
+        ("core/arch/bundled.cpp", "#include \"../../outside.h\"", False),
         ("README.md", "See [the guide](docs/missing.md).", True),
         ("docs/guide.md", "![tour](images/tour-9.png)", True),
         ("docs/guide.md", "![up](../../etc/passwd)", True),
@@ -195,7 +195,7 @@ def self_test():
     good = [
         ("README.md", "See [the guide](docs/guide.md#tour) and https://pytorch.org/tutorials/.", True),
         ("docs/guide.md", "![tour](images/tour-1.png) from `tools/stio.py`, `resources/models/NAME.md`", True),
-        ("core/bundled.cpp", "dirs.push_back(exe / \"../share/attnviz/models\");", False),
+        ("core/arch/bundled.cpp", "dirs.push_back(exe / \"../share/attnviz/models\");", False),
         ("tests/x.cmake", "include(${CMAKE_CURRENT_LIST_DIR}/../cmake/CudaArchitectures.cmake)", False),
         ("docs/guide.md", "the tutorial's `5-1.Transformer/Transformer.py` and `build/app/attnviz-cli`", True),
         ("docs/guide.md", "[PyTorch's tutorial](https://pytorch.org/tutorials/beginner/translation_transformer.html)", True),

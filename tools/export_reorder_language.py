@@ -1,7 +1,7 @@
 """Write resources/models/reorder.language.json: the made-up language of the bundled reorder model
 (tools/train_reorder.py) -- its word classes, the word-for-word lexicon, the case markers and the
 probabilities of the sentence grammar -- so that attnviz can generate fresh sentence pairs of that
-language and train a model on it in the application (core/tasks.cpp, task "reorder").
+language and train a model on it in the application (core/train/tasks.cpp, task "reorder").
 
 usage: /usr/bin/python3 tools/export_reorder_language.py [--out FILE]
 """

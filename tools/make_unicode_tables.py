@@ -1,9 +1,9 @@
-"""Write core/unicode_classes.cpp: the code point ranges of Unicode's letters (L*) and numbers (N*),
+"""Write core/text/unicode_classes.cpp: the code point ranges of Unicode's letters (L*) and numbers (N*),
 which the byte-level BPE pre-tokenizer (GPT-2's pattern, as BART's tokenizer splits text) needs for
 \\p{L} and \\p{N}. From Python's unicodedata (its Unicode version is written into the file).
 
-usage: python3 tools/make_unicode_tables.py [--out core/unicode_classes.cpp]
-       clang-format -i core/unicode_classes.cpp      (the committed file is formatted)
+usage: python3 tools/make_unicode_tables.py [--out core/text/unicode_classes.cpp]
+       clang-format -i core/text/unicode_classes.cpp      (the committed file is formatted)
 """
 import argparse
 import os

@@ -12,7 +12,7 @@ reports wall-clock seconds of training to the target (evaluation excluded) and t
 process (attnviz: the whole run; PyTorch: its training steps), which a loaded machine inflates less.
 
 The task here is "reverse" (3-12 digits and letters), the README's figure; the model presets are
-attnviz's (core/trainer.cpp): small = 2+2 layers, d_model 64, 4 heads, d_ff 256.
+attnviz's (core/train/trainer.cpp): small = 2+2 layers, d_model 64, 4 heads, d_ff 256.
 
 usage: /usr/bin/python3 tools/train_compare.py [--cli build/app/attnviz-cli] [--steps 1500]
        [--target 0.99] [--eval-every 125] [--threads 1] [--rounds 1] [--seed 1] [--json FILE]

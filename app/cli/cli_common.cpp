@@ -2,13 +2,13 @@
 
 #include <iostream>
 
-#include "backends.h"
-#include "bundled.h"
-#include "error.h"
-#include "infer.h"
-#include "safe_text.h"
-#include "vocab.h"
-#include "vocab_files.h"
+#include "arch/bundled.h"
+#include "arch/infer.h"
+#include "base/error.h"
+#include "base/safe_text.h"
+#include "compute/backends.h"
+#include "text/vocab.h"
+#include "text/vocab_files.h"
 
 namespace attnviz::cli {
 

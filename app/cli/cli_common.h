@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "backend.h"
-#include "model.h"
-#include "weights.h"
+#include "arch/weights.h"
+#include "compute/backend.h"
+#include "model/model.h"
 
 namespace attnviz::cli {
 

@@ -12,10 +12,10 @@
 #include <random>
 #include <sstream>
 
+#include "base/error.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "decoding.h"
-#include "error.h"
+#include "model/decoding.h"
 
 namespace attnviz::cli {
 

@@ -2,10 +2,10 @@
 // file without its config) written as one safetensors file that carries its config.
 #include <iostream>
 
-#include "bundled.h"
+#include "arch/bundled.h"
+#include "arch/weights.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "weights.h"
 
 namespace attnviz::cli {
 

@@ -3,12 +3,12 @@
 #include <cmath>
 #include <iostream>
 
+#include "base/error.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "decoding.h"
-#include "error.h"
-#include "finite_scan.h"
-#include "tokenizer.h"
+#include "model/decoding.h"
+#include "model/finite_scan.h"
+#include "text/tokenizer.h"
 
 namespace attnviz::cli {
 

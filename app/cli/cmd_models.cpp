@@ -1,7 +1,7 @@
 // attnviz-cli models: the bundled models' names and files.
 #include <iostream>
 
-#include "bundled.h"
+#include "arch/bundled.h"
 #include "cli_common.h"
 #include "commands.h"
 

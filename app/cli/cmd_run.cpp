@@ -7,12 +7,12 @@
 #include <iomanip>
 #include <iostream>
 
+#include "base/error.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "decoding.h"
-#include "error.h"
-#include "finite_scan.h"
-#include "npy.h"
+#include "model/decoding.h"
+#include "model/finite_scan.h"
+#include "model/trace_dump.h"
 
 namespace attnviz::cli {
 

@@ -1,5 +1,6 @@
-// attnviz-cli train: trains a Transformer on a task (core/trainer.h), with progress on stderr, a
-// JSON log of loss and accuracy, and the trained model saved as safetensors with its config.
+// attnviz-cli train: trains a Transformer on a task (core/train/trainer.h), with progress on
+// stderr, a JSON log of loss and accuracy, and the trained model saved as safetensors with its
+// config.
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -10,12 +11,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "backends.h"
+#include "arch/writer.h"
+#include "base/error.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "error.h"
-#include "trainer.h"
-#include "writer.h"
+#include "compute/backends.h"
+#include "train/trainer.h"
 
 namespace attnviz::cli {
 

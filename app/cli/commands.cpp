@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <iostream>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace attnviz::cli {
 

@@ -3,9 +3,9 @@
 #include <exception>
 #include <iostream>
 
+#include "base/error.h"
+#include "base/safe_text.h"
 #include "commands.h"
-#include "error.h"
-#include "safe_text.h"
 
 int main(int argc, char** argv) {
   // Past a file-size limit (ulimit -f) a write must fail with EFBIG, which is reported, instead of

@@ -14,8 +14,8 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "error.h"
-#include "vocab_files.h"
+#include "base/error.h"
+#include "text/vocab_files.h"
 
 namespace attnviz::gui {
 

@@ -9,7 +9,7 @@
 #include <QString>
 #include <map>
 
-#include "infer.h"
+#include "arch/infer.h"
 
 class QCheckBox;
 class QComboBox;

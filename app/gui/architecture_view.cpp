@@ -14,11 +14,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "arch/positional.h"
+#include "arch/weights.h"
 #include "attention_data.h"
 #include "heatmap.h"
-#include "positional.h"
 #include "teaching_util.h"
-#include "weights.h"
 
 namespace attnviz::gui {
 

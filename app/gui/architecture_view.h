@@ -11,8 +11,8 @@
 #include <QWidget>
 #include <vector>
 
-#include "config.h"
-#include "model.h"
+#include "arch/config.h"
+#include "model/model.h"
 #include "view.h"
 
 class QLabel;

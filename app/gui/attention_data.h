@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "config.h"
+#include "arch/config.h"
 #include "heatmap.h"
-#include "masks.h"
-#include "trace.h"
+#include "model/masks.h"
+#include "model/trace.h"
 
 namespace attnviz::gui {
 

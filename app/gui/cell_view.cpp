@@ -11,8 +11,8 @@
 #include <cmath>
 
 #include "attention_data.h"
+#include "base/error.h"
 #include "colormap.h"
-#include "error.h"
 #include "teaching_util.h"
 
 namespace attnviz::gui {

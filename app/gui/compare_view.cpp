@@ -13,10 +13,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "decoding.h"
-#include "error.h"
-#include "head_stats.h"
+#include "base/error.h"
 #include "heatmap.h"
+#include "model/decoding.h"
+#include "model/head_stats.h"
 #include "teaching_util.h"
 
 namespace attnviz::gui {

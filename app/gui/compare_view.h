@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "attention_data.h"
-#include "model.h"
+#include "model/model.h"
 #include "view.h"
 
 class QCheckBox;

@@ -9,11 +9,11 @@
 #include <deque>
 #include <numeric>
 
-#include "backends.h"
-#include "bundled.h"
-#include "error.h"
-#include "host_memory.h"
-#include "weights.h"
+#include "arch/bundled.h"
+#include "arch/weights.h"
+#include "base/error.h"
+#include "base/host_memory.h"
+#include "compute/backends.h"
 
 namespace attnviz::gui {
 

@@ -14,11 +14,11 @@
 #include <utility>
 #include <vector>
 
-#include "decoding.h"
-#include "infer.h"
-#include "masks.h"
-#include "model.h"
-#include "trace.h"
+#include "arch/infer.h"
+#include "model/decoding.h"
+#include "model/masks.h"
+#include "model/model.h"
+#include "model/trace.h"
 
 namespace attnviz::gui {
 

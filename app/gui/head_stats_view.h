@@ -10,7 +10,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "head_stats.h"
+#include "model/head_stats.h"
 #include "view.h"
 
 class QComboBox;

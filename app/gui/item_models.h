@@ -6,9 +6,9 @@
 #include <QAbstractTableModel>
 #include <vector>
 
-#include "config.h"
+#include "arch/config.h"
 #include "engine.h"
-#include "trace.h"
+#include "model/trace.h"
 
 namespace attnviz::gui {
 

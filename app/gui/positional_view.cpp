@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "positional.h"
+#include "arch/positional.h"
 
 namespace attnviz::gui {
 

@@ -5,8 +5,8 @@
 #include <QFutureWatcher>
 #include <memory>
 
+#include "base/tensor.h"
 #include "heatmap.h"
-#include "tensor.h"
 #include "view.h"
 
 class QChart;

@@ -19,7 +19,7 @@
 #include <QToolTip>
 #include <cmath>
 
-#include "decoding.h"
+#include "model/decoding.h"
 #include "teaching_util.h"
 
 namespace attnviz::gui {

@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "search.h"
+#include "model/search.h"
 #include "view.h"
 
 class QComboBox;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "heatmap.h"
-#include "trace.h"
+#include "model/trace.h"
 
 namespace attnviz::gui {
 

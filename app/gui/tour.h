@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "attention_data.h"
-#include "masks.h"
+#include "model/masks.h"
 
 class QLabel;
 class QPushButton;

@@ -19,11 +19,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "arch/writer.h"
 #include "attention_data.h"
-#include "backends.h"
-#include "error.h"
+#include "base/error.h"
+#include "compute/backends.h"
 #include "overview_view.h"
-#include "writer.h"
 
 namespace attnviz::gui {
 

@@ -1,8 +1,8 @@
 // View 6, Train: train a Transformer on a task in front of the student — choose the task and the
 // model size, start, pause, resume or stop — with live loss and accuracy curves and every head's
 // attention on a fixed probe sentence recorded as training goes, scrubbed with a timeline. The
-// training runs off the GUI thread (core/trainer.h); the trained model is saved as safetensors
-// with its config and opens in every other view with one click.
+// training runs off the GUI thread (core/train/trainer.h); the trained model is saved as
+// safetensors with its config and opens in every other view with one click.
 #pragma once
 
 #include <QPointer>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "heatmap.h"
-#include "trainer.h"
+#include "train/trainer.h"
 #include "view.h"
 
 class QCheckBox;

@@ -1,5 +1,5 @@
-// libFuzzer target for PyTorch checkpoints (core/torch_checkpoint.h, core/pickle.h). Each input
-// is tried
+// libFuzzer target for PyTorch checkpoints (core/io/torch_checkpoint.h, core/io/pickle.h). Each
+// input is tried
 //  1. as a checkpoint file: TorchCheckpoint::parse (a zip archive through libzip, or the legacy
 //     format), and
 //  2. as a bare data.pkl: TorchCheckpoint::fromPickle, whose storages are made up on demand (bytes
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "torch_checkpoint.h"
+#include "base/error.h"
+#include "io/torch_checkpoint.h"
 
 using namespace attnviz;
 

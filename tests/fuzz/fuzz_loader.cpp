@@ -26,16 +26,16 @@
 #include <string_view>
 #include <vector>
 
-#include "config.h"
-#include "cpu_backend.h"
-#include "decoding.h"
-#include "error.h"
-#include "finite_scan.h"
-#include "json_safe.h"
-#include "model.h"
-#include "npy.h"
-#include "safetensors.h"
-#include "weights.h"
+#include "arch/config.h"
+#include "arch/weights.h"
+#include "base/error.h"
+#include "base/json_safe.h"
+#include "compute/cpu_backend.h"
+#include "io/safetensors.h"
+#include "model/decoding.h"
+#include "model/finite_scan.h"
+#include "model/model.h"
+#include "model/trace_dump.h"
 
 using namespace attnviz;
 

@@ -1,0 +1,706 @@
+#include "arch/config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_set>
+
+#include "base/error.h"
+#include "base/json_safe.h"
+#include "base/safe_text.h"
+
+namespace attnviz {
+
+namespace {
+
+// One row per (family, class): names, architecture and heads (docs/formats.md "Families").
+struct ClassSpec {
+  Family family;
+  ModelClass model;
+  const char* name;
+  Architecture arch;
+  TokenHead token_head;
+  ClassHead class_head;
+};
+constexpr ClassSpec kClasses[] = {
+    {Family::NlpTutorial, ModelClass::Transformer, "Transformer", Architecture::EncoderDecoder,
+     TokenHead::Linear, ClassHead::None},
+    {Family::WqTutorial, ModelClass::Translation, "Translation", Architecture::EncoderDecoder,
+     TokenHead::Linear, ClassHead::None},
+    {Family::WqTutorial, ModelClass::BertModel, "BertModel", Architecture::EncoderOnly,
+     TokenHead::BertMlm, ClassHead::Pooler},
+    {Family::WqTutorial, ModelClass::Classifier, "Classifier", Architecture::EncoderOnly,
+     TokenHead::None, ClassHead::MeanPool},
+    {Family::WqTutorial, ModelClass::GPTModel, "GPTModel", Architecture::DecoderOnly,
+     TokenHead::Linear, ClassHead::None},
+    {Family::PytorchNnTransformer, ModelClass::Seq2SeqTransformer, "Seq2SeqTransformer",
+     Architecture::EncoderDecoder, TokenHead::Linear, ClassHead::None},
+    {Family::MyTransformer, ModelClass::TranslationModel, "TranslationModel",
+     Architecture::EncoderDecoder, TokenHead::Linear, ClassHead::None},
+    {Family::StepByStepEncoder, ModelClass::TransformerEncoder, "TransformerEncoder",
+     Architecture::EncoderOnly, TokenHead::None, ClassHead::None},
+    {Family::HfMarian, ModelClass::MarianMTModel, "MarianMTModel", Architecture::EncoderDecoder,
+     TokenHead::Linear, ClassHead::None},
+    {Family::HfBart, ModelClass::BartForConditionalGeneration, "BartForConditionalGeneration",
+     Architecture::EncoderDecoder, TokenHead::Linear, ClassHead::None},
+};
+
+const ClassSpec& classSpec(ModelClass m) {
+  for (const auto& c : kClasses)
+    if (c.model == m) return c;
+  return kClasses[0];
+}
+
+struct FamilySpec {
+  Family family;
+  const char* name;
+  const char* alias;  // an older name that still loads, or nullptr
+  const char* title;
+};
+constexpr FamilySpec kFamilies[] = {
+    {Family::NlpTutorial, "nlp-tutorial", nullptr, "nlp-tutorial's 5-1.Transformer"},
+    {Family::WqTutorial, "wq-tutorial", "seed003",
+     "the WQ/WK/WV tutorial (Translation, BertModel, GPTModel, Classifier)"},
+    {Family::PytorchNnTransformer, "pytorch-nn-transformer", "torch-seq2seq",
+     "PyTorch's nn.Transformer translation tutorial (Seq2SeqTransformer)"},
+    {Family::MyTransformer, "my-transformer", nullptr,
+     "MyTransformer of the TransformerTranslation project (MyMultiheadAttention)"},
+    {Family::StepByStepEncoder, "step-by-step-encoder", nullptr,
+     "the Transformer encoder built step by step on BERT's configuration"},
+    {Family::HfMarian, "hf-marian", nullptr, "Hugging Face MarianMTModel (Marian/OPUS-MT)"},
+    {Family::HfBart, "hf-bart", nullptr, "Hugging Face BartForConditionalGeneration (BART)"},
+};
+
+const FamilySpec& familySpec(Family f) {
+  for (const auto& s : kFamilies)
+    if (s.family == f) return s;
+  return kFamilies[0];
+}
+
+}  // namespace
+
+const char* familyName(Family f) {
+  return familySpec(f).name;
+}
+
+const char* familyTitle(Family f) {
+  return familySpec(f).title;
+}
+
+const char* modelClassName(ModelClass m) {
+  return classSpec(m).name;
+}
+
+const char* positionalName(Positional p) {
+  switch (p) {
+    case Positional::Sinusoidal:
+      return "sinusoidal";
+    case Positional::SinusoidalHalves:
+      return "sinusoidal-halves";
+    case Positional::Learned:
+      return "learned";
+    case Positional::Rotary:
+      return "rotary";
+  }
+  return "?";
+}
+
+const char* architectureName(Architecture a) {
+  switch (a) {
+    case Architecture::EncoderDecoder:
+      return "encoder-decoder";
+    case Architecture::EncoderOnly:
+      return "encoder-only";
+    case Architecture::DecoderOnly:
+      return "decoder-only";
+  }
+  return "?";
+}
+
+const char* activationName(Activation a) {
+  switch (a) {
+    case Activation::Relu:
+      return "relu";
+    case Activation::Gelu:
+      return "gelu";
+    case Activation::GeluTanh:
+      return "gelu_tanh";
+    case Activation::Silu:
+      return "silu";
+    case Activation::Tanh:
+      return "tanh";
+  }
+  return "?";
+}
+
+Architecture ModelConfig::architecture() const {
+  return classSpec(model).arch;
+}
+
+TokenHead ModelConfig::tokenHead() const {
+  return classSpec(model).token_head;
+}
+
+ClassHead ModelConfig::classHead() const {
+  return classSpec(model).class_head;
+}
+
+const std::vector<std::string>& ModelConfig::outputVocab() const {
+  return hasDecoder() ? tgt_vocab : src_vocab;
+}
+
+std::string ModelConfig::classLabel(int c) const {
+  if (c >= 0 && c < (int)class_labels.size()) return class_labels[c];
+  return "class " + std::to_string(c);
+}
+
+namespace {
+
+using json = nlohmann::json;
+
+[[noreturn]] void bad(const std::string& source, const std::string& msg) {
+  throw Error(ErrorKind::BadConfig, source + ": " + msg);
+}
+
+int getInt(const json& j, const char* key, const std::string& src, int lo, int hi,
+           const int* fallback = nullptr) {
+  if (!j.contains(key)) {
+    if (fallback) return *fallback;
+    bad(src, std::string("missing key \"") + key + "\"");
+  }
+  const json& v = j[key];
+  if (!v.is_number_integer())
+    bad(src, std::string("\"") + key + "\" is " + v.dump().substr(0, 60) + ", expected an integer");
+  // Parsed JSON stores every non-negative integer as unsigned: compare in the value's own type,
+  // against both bounds (an unsigned 0 must still fail lo = 1).
+  const bool out_of_range =
+      v.is_number_unsigned()
+          ? v.get<uint64_t>() > (uint64_t)hi || (lo > 0 && v.get<uint64_t>() < (uint64_t)lo)
+          : (v.get<int64_t>() < lo || v.get<int64_t>() > hi);
+  if (out_of_range)
+    bad(src, std::string("\"") + key + "\" is " + v.dump() + ", expected " + std::to_string(lo) +
+                 " to " + std::to_string(hi));
+  return static_cast<int>(v.get<int64_t>());
+}
+
+// A token id: a wrong type is a config error; a value outside the vocabulary is a vocabulary
+// error naming the field, the value and the valid range. `fallback` (when the key is absent) is
+// checked too: an inherited pad_id must fit each vocabulary it is used with.
+int getId(const json& j, const char* key, const std::string& src, int lo, int vocab,
+          const char* which, const int* fallback = nullptr, const char* fallback_from = nullptr) {
+  int64_t id;
+  std::string shown;
+  if (!j.contains(key)) {
+    if (!fallback) bad(src, std::string("missing key \"") + key + "\"");
+    id = *fallback;
+    shown = std::to_string(id) +
+            (fallback_from ? std::string(" (from \"") + fallback_from + "\")" : "");
+  } else {
+    const json& v = j[key];
+    if (!v.is_number_integer())
+      bad(src,
+          std::string("\"") + key + "\" is " + v.dump().substr(0, 60) + ", expected an integer");
+    if (v.is_number_unsigned() && v.get<uint64_t>() > (uint64_t)std::numeric_limits<int>::max())
+      id = std::numeric_limits<int64_t>::max();
+    else
+      id = v.get<int64_t>();
+    shown = v.dump();
+  }
+  if (id < lo || id >= vocab)
+    throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" is " + shown + ", outside the " +
+                                              which + " of " + std::to_string(vocab) +
+                                              " tokens (expected " + (lo < 0 ? "-1 or " : "") +
+                                              "0 to " + std::to_string(vocab - 1) + ")");
+  return static_cast<int>(id);
+}
+
+bool getBool(const json& j, const char* key, const std::string& src, bool fallback) {
+  if (!j.contains(key)) return fallback;
+  if (!j[key].is_boolean())
+    bad(src, std::string("\"") + key + "\" is " + j[key].dump().substr(0, 60) +
+                 ", expected true or false");
+  return j[key].get<bool>();
+}
+
+std::string getString(const json& j, const char* key, const std::string& src,
+                      const std::string& fallback, bool required = false) {
+  if (!j.contains(key)) {
+    if (required) bad(src, std::string("missing key \"") + key + "\"");
+    return fallback;
+  }
+  if (!j[key].is_string())
+    bad(src,
+        std::string("\"") + key + "\" is " + j[key].dump().substr(0, 60) + ", expected a string");
+  return j[key].get<std::string>();
+}
+
+std::vector<std::string> getVocab(const json& j, const char* key, const std::string& src) {
+  if (!j.contains(key)) bad(src, std::string("missing key \"") + key + "\"");
+  const json& v = j[key];
+  if (!v.is_array())
+    throw Error(ErrorKind::BadVocabulary,
+                src + ": \"" + key + "\" is " + jsonTypeName(v) + ", expected an array of strings");
+  if (v.empty()) throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" is empty");
+  if (v.size() > (size_t)ConfigLimits::kMaxVocab)
+    throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\" has " +
+                                              std::to_string(v.size()) + " tokens (at most " +
+                                              std::to_string(ConfigLimits::kMaxVocab) + ")");
+  std::vector<std::string> out;
+  out.reserve(v.size());  // never reallocated: `seen` views the strings in place
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string())
+      throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\"[" + std::to_string(i) +
+                                                "] is " + v[i].dump().substr(0, 40) +
+                                                ", expected a string");
+    std::string t = v[i].get<std::string>();
+    if (t.empty())
+      throw Error(ErrorKind::BadVocabulary,
+                  src + ": \"" + key + "\"[" + std::to_string(i) + "] is an empty token");
+    if (t.size() > (size_t)ConfigLimits::kMaxTokenBytes)
+      throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\"[" + std::to_string(i) +
+                                                "] is " + std::to_string(t.size()) +
+                                                " bytes long (at most " +
+                                                std::to_string(ConfigLimits::kMaxTokenBytes) + ")");
+    if (size_t at = findControlChar(t); at != std::string::npos)
+      throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\"[" + std::to_string(i) +
+                                                "] \"" + clipForMessage(t, 40) + "\" contains " +
+                                                describeControlChar(t, at) +
+                                                "; a token is a word, typed or shown");
+    out.push_back(std::move(t));
+    if (!seen.insert(out.back()).second)
+      throw Error(ErrorKind::BadVocabulary,
+                  src + ": \"" + key + "\" has the token \"" + clipForMessage(out.back(), 40) +
+                      "\" twice (again at index " + std::to_string(i) + ")");
+  }
+  return out;
+}
+
+}  // namespace
+
+int64_t ModelConfig::parameterCount() const {
+  auto lin = [](int64_t in, int64_t out, bool bias) { return in * out + (bias ? out : 0); };
+  const int64_t d = d_model;
+  const bool ab = q_bias.value_or(true), fb = ffn_bias.value_or(true);
+  const int64_t attn = lin(d, attnWidth(), ab) * 2 + lin(d, valueWidth(), ab) +
+                       lin(valueWidth(), d, out_bias.value_or(true));
+  const int64_t ffn = lin(d, d_ff, fb) + lin(d_ff, d, fb);
+  const int64_t ln = 2 * d;
+  const int64_t pos =
+      positional == Positional::Learned ? ((int64_t)max_len + position_offset) * d : 0;
+  auto embeddings = [&](const std::vector<std::string>& vocab) {
+    return (int64_t)vocab.size() * d + pos + (embed_norm ? ln : 0);
+  };
+  int64_t n = 0;
+  if (hasEncoder())
+    n += embeddings(src_vocab) + (int64_t)n_segments * d +
+         n_encoder_layers * (attn + ffn + 2 * ln) + (final_norm ? ln : 0);
+  if (hasDecoder())
+    n += embeddings(tgt_vocab) +
+         n_decoder_layers * ((hasCross() ? 2 : 1) * attn + ffn + (hasCross() ? 3 : 2) * ln) +
+         (final_norm ? ln : 0);
+  const int64_t V = (int64_t)outputVocab().size();
+  switch (tokenHead()) {
+    case TokenHead::Linear:
+      n += lin(d, V, proj_bias.value_or(true));
+      break;
+    case TokenHead::BertMlm:
+      n += lin(d, d, true) + ln + lin(d, V, true);
+      break;
+    case TokenHead::None:
+      break;
+  }
+  const int64_t C = std::max(n_classes, 1);
+  if (classHead() == ClassHead::Pooler) n += lin(d, d, true);
+  if (classHead() != ClassHead::None) n += lin(d, C, true);
+  return n;
+}
+
+namespace {
+
+// Family defaults (docs/formats.md "Config keys").
+void applyFamilyDefaults(ModelConfig& c) {
+  switch (c.family) {
+    case Family::NlpTutorial:
+      c.activation = Activation::Relu;
+      c.mask_fill = -1e9f;
+      break;
+    case Family::WqTutorial:
+      c.activation = Activation::GeluTanh;
+      c.mask_fill = -1e9f;
+      if (c.model == ModelClass::BertModel) c.n_segments = 2;
+      break;
+    case Family::PytorchNnTransformer:
+      c.activation = Activation::Relu;
+      c.final_norm = c.embed_scale = true;
+      c.mask_fill = -std::numeric_limits<float>::infinity();
+      c.src_bos_eos = true;
+      break;
+    case Family::MyTransformer:
+      c.activation = Activation::Relu;
+      c.final_norm = c.embed_scale = true;
+      c.mask_fill = -std::numeric_limits<float>::infinity();
+      break;
+    case Family::StepByStepEncoder:
+      c.activation = Activation::Gelu;
+      c.norm = NormPlacement::Pre;
+      c.positional = Positional::Learned;
+      c.embed_norm = true;
+      c.embed_norm_eps = 1e-12f;
+      c.mask_fill = -std::numeric_limits<float>::infinity();
+      break;
+    case Family::HfMarian:
+      // modeling_marian.py: post-norm layers, swish (= SiLU), token embeddings × √d_model, the
+      // sinusoid laid out [sin | cos]; the decoder starts with the pad token.
+      c.activation = Activation::Silu;
+      c.embed_scale = true;
+      c.positional = Positional::SinusoidalHalves;
+      c.max_len = 512;
+      break;
+    case Family::HfBart:
+      // modeling_bart.py: post-norm, GELU (erf), learned positions whose first 2 rows are unused,
+      // layernorm_embedding after token + position embeddings, no embedding scale by default.
+      c.activation = Activation::Gelu;
+      c.positional = Positional::Learned;
+      c.position_offset = 2;
+      c.embed_norm = true;
+      c.max_len = 1024;
+      c.src_bos_eos = true;
+      break;
+  }
+}
+
+// nn.MultiheadAttention, the per-head modules of the step-by-step encoder and Hugging Face's
+// BartAttention (head_dim = embed_dim / num_heads) tie the head width to d_model.
+bool headsSplitDModel(Family f) {
+  return f == Family::PytorchNnTransformer || f == Family::MyTransformer ||
+         f == Family::StepByStepEncoder || f == Family::HfMarian || f == Family::HfBart;
+}
+
+std::optional<bool> getOptionalBool(const json& j, const char* key, const std::string& src,
+                                    std::optional<bool> fallback) {
+  if (!j.contains(key)) return fallback;
+  return getBool(j, key, src, false);
+}
+
+float getEps(const json& j, const char* key, const std::string& src, float fallback) {
+  if (!j.contains(key)) return fallback;
+  const json& e = j[key];
+  // Checked as the float the model uses: 1e-50 is positive as a double but 0 as a float.
+  const float f = e.is_number() ? static_cast<float>(e.get<double>()) : 0.0f;
+  if (!e.is_number() || !std::isnormal(f) || f <= 0 || f > 1)
+    bad(src, std::string("\"") + key + "\" is " + e.dump().substr(0, 40) +
+                 ", expected a number in [1.2e-38, 1] (a positive float32)");
+  return f;
+}
+
+}  // namespace
+
+ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
+  if (!j.is_object()) bad(src, "config is " + jsonTypeName(j) + ", expected an object");
+  ModelConfig c;
+  const std::string fam = getString(j, "family", src, "", true);
+  const FamilySpec* family = nullptr;
+  for (const auto& f : kFamilies)
+    if (fam == f.name || (f.alias && fam == f.alias)) family = &f;
+  if (!family) {
+    std::string names;
+    for (const auto& f : kFamilies) names += std::string(names.empty() ? "" : ", ") + f.name;
+    bad(src, "\"family\" is \"" + clipForMessage(fam, 40) + "\", expected one of " + names);
+  }
+  c.family = family->family;
+  // The class: the family's first unless named.
+  const ClassSpec* cls = nullptr;
+  std::string classes;
+  for (const auto& k : kClasses)
+    if (k.family == c.family) {
+      classes += std::string(classes.empty() ? "" : ", ") + k.name;
+      if (!cls) cls = &k;
+    }
+  if (j.contains("model")) {
+    const std::string m = getString(j, "model", src, "");
+    cls = nullptr;
+    for (const auto& k : kClasses)
+      if (k.family == c.family && m == k.name) cls = &k;
+    if (!cls)
+      bad(src, "\"model\" is \"" + clipForMessage(m, 40) + "\"; the " + family->name +
+                   " family has " + classes);
+  }
+  c.model = cls->model;
+  applyFamilyDefaults(c);
+
+  // Every missing required key is named at once.
+  const bool enc = c.hasEncoder(), dec = c.hasDecoder();
+  std::vector<std::string> required = {"d_model", "d_ff", "n_heads"};
+  auto layers_key = [&](const char* key) {
+    if (!j.contains(key) && !j.contains("n_layers")) required.push_back(key);
+  };
+  if (enc) layers_key("n_encoder_layers");
+  if (dec) layers_key("n_decoder_layers");
+  auto vocab_key = [&](const char* key, bool only) {
+    if (!j.contains(key) && !(only && j.contains("vocab"))) required.push_back(key);
+  };
+  if (enc) vocab_key("src_vocab", !dec);
+  if (dec) vocab_key("tgt_vocab", !enc);
+  if (c.hasCross()) {
+    for (const char* key : {"bos_id", "eos_id"})
+      if (!j.contains(key)) required.push_back(key);
+  }
+  std::string missing;
+  for (const auto& k : required)
+    if (!j.contains(k)) missing += std::string(missing.empty() ? "" : ", ") + "\"" + k + "\"";
+  if (!missing.empty())
+    bad(src, std::string(required.size() > 1 && missing.find(',') != std::string::npos
+                             ? "missing keys "
+                             : "missing key ") +
+                 missing + " (needed by " + familyName(c.family) + " " + cls->name + ")");
+
+  const int W = ConfigLimits::kMaxWidth;
+  c.d_model = getInt(j, "d_model", src, 1, W);
+  c.d_ff = getInt(j, "d_ff", src, 1, W);
+  c.n_heads = getInt(j, "n_heads", src, 1, ConfigLimits::kMaxHeads);
+  if (c.d_model % c.n_heads != 0 && (!j.contains("d_k") || !j.contains("d_v")))
+    bad(src, "d_model " + std::to_string(c.d_model) + " is not divisible by n_heads " +
+                 std::to_string(c.n_heads) + "; give d_k and d_v explicitly");
+  const int per_head = c.d_model / c.n_heads;
+  c.d_k = getInt(j, "d_k", src, 1, W, &per_head);
+  c.d_v = getInt(j, "d_v", src, 1, W, &per_head);
+  if ((int64_t)c.d_k * c.n_heads > W || (int64_t)c.d_v * c.n_heads > W)
+    bad(src, "n_heads × d_k = " + std::to_string((int64_t)c.d_k * c.n_heads) +
+                 " is larger than the limit " + std::to_string(W));
+  if (headsSplitDModel(c.family) && (c.d_k * c.n_heads != c.d_model || c.d_v != c.d_k))
+    bad(src, std::string(familyName(c.family)) +
+                 " needs d_k = d_v = d_model / n_heads, found d_k " + std::to_string(c.d_k) +
+                 ", d_v " + std::to_string(c.d_v));
+  const int zero_layers = 0;
+  const int n_layers = j.contains("n_layers")
+                           ? getInt(j, "n_layers", src, 1, ConfigLimits::kMaxLayers)
+                           : zero_layers;
+  auto stack = [&](const char* key, bool has, const char* what) {
+    if (!has) {
+      if (j.contains(key) && !(j[key].is_number_integer() && j[key].get<int64_t>() == 0))
+        bad(src, std::string("\"") + key + "\" is " + j[key].dump().substr(0, 20) + ", but " +
+                     cls->name + " has no " + what);
+      return 0;
+    }
+    return getInt(j, key, src, 1, ConfigLimits::kMaxLayers, n_layers ? &n_layers : nullptr);
+  };
+  c.n_encoder_layers = stack("n_encoder_layers", enc, "encoder");
+  c.n_decoder_layers = stack("n_decoder_layers", dec, "decoder");
+  if (enc) c.src_vocab = getVocab(j, j.contains("src_vocab") || dec ? "src_vocab" : "vocab", src);
+  if (dec) c.tgt_vocab = getVocab(j, j.contains("tgt_vocab") || enc ? "tgt_vocab" : "vocab", src);
+  const int Vs = (int)c.src_vocab.size(), Vt = (int)c.tgt_vocab.size();
+  const int zero = 0, none = -1;
+  const int Vmax = std::max(Vs, Vt);
+  const int pad = getId(j, "pad_id", src, 0, Vmax, "larger vocabulary", &zero);
+  if (enc) c.src_pad_id = getId(j, "src_pad_id", src, 0, Vs, "source vocabulary", &pad, "pad_id");
+  if (dec) c.tgt_pad_id = getId(j, "tgt_pad_id", src, 0, Vt, "target vocabulary", &pad, "pad_id");
+  // Start and end tokens: of the target when there is a decoder, else of the one vocabulary.
+  const int Vbe = dec ? Vt : Vs;
+  const char* which = dec ? "target vocabulary" : "source vocabulary";
+  c.bos_id = getId(j, "bos_id", src, c.hasCross() ? 0 : -1, Vbe, which, &none);
+  c.eos_id = getId(j, "eos_id", src, c.hasCross() ? 0 : -1, Vbe, which, &none);
+  const int unk = getId(j, "unk_id", src, -1, Vmax, "larger vocabulary", &none);
+  if (enc)
+    c.src_unk_id =
+        getId(j, "src_unk_id", src, -1, Vs, "source vocabulary", unk < Vs ? &unk : &none);
+  if (dec)
+    c.tgt_unk_id =
+        getId(j, "tgt_unk_id", src, -1, Vt, "target vocabulary", unk < Vt ? &unk : &none);
+
+  const std::string norm = getString(j, "norm", src, c.norm == NormPlacement::Pre ? "pre" : "post");
+  if (norm == "post")
+    c.norm = NormPlacement::Post;
+  else if (norm == "pre")
+    c.norm = NormPlacement::Pre;
+  else
+    bad(src, "\"norm\" is \"" + clipForMessage(norm, 40) + "\", expected post or pre");
+  if (j.contains("activation")) {
+    const std::string a = getString(j, "activation", src, "");
+    const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh,
+                               Activation::Silu};
+    bool found = false;
+    for (Activation act : acts)
+      if (a == activationName(act)) {
+        c.activation = act;
+        found = true;
+      }
+    if (!found)
+      bad(src, "\"activation\" is \"" + clipForMessage(a, 40) +
+                   "\", expected relu, gelu, gelu_tanh or silu");
+  }
+  const std::optional<bool> attn_bias = getOptionalBool(j, "attn_bias", src, std::nullopt);
+  c.q_bias = getOptionalBool(j, "q_bias", src, attn_bias);
+  c.k_bias = getOptionalBool(j, "k_bias", src, attn_bias);
+  c.v_bias = getOptionalBool(j, "v_bias", src, attn_bias);
+  c.out_bias = getOptionalBool(j, "out_bias", src, attn_bias);
+  c.ffn_bias = getOptionalBool(j, "ffn_bias", src, std::nullopt);
+  c.proj_bias = getOptionalBool(j, "proj_bias", src, std::nullopt);
+  c.final_norm = getBool(j, "final_norm", src, c.final_norm);
+  c.embed_scale = getBool(j, "embed_scale", src, c.embed_scale);
+  c.embed_norm = getBool(j, "embed_norm", src, c.embed_norm);
+  const std::string pos = getString(j, "positional", src, positionalName(c.positional));
+  if (pos == "sinusoidal")
+    c.positional = Positional::Sinusoidal;
+  else if (pos == "sinusoidal-halves")
+    c.positional = Positional::SinusoidalHalves;
+  else if (pos == "learned")
+    c.positional = Positional::Learned;
+  else
+    bad(src, "\"positional\" is \"" + clipForMessage(pos, 40) +
+                 "\", expected sinusoidal, sinusoidal-halves or learned");
+  const int family_offset = c.position_offset;
+  c.position_offset = getInt(j, "position_offset", src, 0, 1024, &family_offset);
+  if (c.position_offset && c.positional != Positional::Learned)
+    bad(src, "\"position_offset\" needs learned positions");
+  const int default_len = c.max_len;  // 5000, or the family's
+  c.max_len = getInt(j, "max_len", src, 2, ConfigLimits::kMaxLen, &default_len);
+  if (j.contains("mask_fill")) {
+    const json& m = j["mask_fill"];
+    if (m.is_string() && m.get<std::string>() == "-inf") {
+      c.mask_fill = -std::numeric_limits<float>::infinity();
+    } else if (m.is_number()) {
+      double v = m.get<double>();
+      if (!(v <= -1.0) || !std::isfinite(v) || v < -3.0e38)
+        bad(src, "\"mask_fill\" is " + m.dump() + ", expected a large negative number or \"-inf\"");
+      c.mask_fill = static_cast<float>(v);
+    } else {
+      bad(src, "\"mask_fill\" is " + m.dump().substr(0, 40) + ", expected a number or \"-inf\"");
+    }
+  }
+  c.layer_norm_eps = getEps(j, "layer_norm_eps", src, c.layer_norm_eps);
+  c.embed_norm_eps =
+      getEps(j, "embed_norm_eps", src,
+             c.family == Family::StepByStepEncoder ? c.embed_norm_eps : c.layer_norm_eps);
+
+  if (c.hasCross()) {
+    // The source markers default to the target's ids (PyTorch's tutorial shares its specials).
+    const int* sb = c.bos_id < Vs ? &c.bos_id : &none;
+    const int* se = c.eos_id < Vs ? &c.eos_id : &none;
+    c.src_bos_id = getId(j, "src_bos_id", src, -1, Vs, "source vocabulary", sb, "bos_id");
+    c.src_eos_id = getId(j, "src_eos_id", src, -1, Vs, "source vocabulary", se, "eos_id");
+    // The family default (wrap) holds when the source vocabulary has the target's start and end
+    // tokens at the same ids, as the tutorial's shared special symbols are.
+    const bool shared_markers = c.src_bos_id >= 0 && c.src_eos_id >= 0 &&
+                                c.src_vocab[c.src_bos_id] == c.tgt_vocab[c.bos_id] &&
+                                c.src_vocab[c.src_eos_id] == c.tgt_vocab[c.eos_id];
+    c.src_bos_eos = getBool(j, "src_bos_eos", src, c.src_bos_eos && shared_markers);
+    if (c.src_bos_eos && (c.src_bos_id < 0 || c.src_eos_id < 0))
+      bad(src, "\"src_bos_eos\" is true but the source vocabulary of " + std::to_string(Vs) +
+                   " tokens has no start/end id (give src_bos_id and src_eos_id)");
+  } else {
+    c.src_bos_eos = false;
+  }
+  c.src_padding_mask = getBool(j, "src_padding_mask", src, c.src_padding_mask);
+  c.tgt_padding_mask = getBool(j, "tgt_padding_mask", src, c.tgt_padding_mask);
+  if (j.contains("n_segments") || c.n_segments) {
+    const int fallback = c.n_segments;
+    c.n_segments = getInt(j, "n_segments", src, 0, ConfigLimits::kMaxSegments, &fallback);
+    if (c.n_segments && !enc) bad(src, "\"n_segments\" needs an encoder");
+  }
+  if (c.classHead() != ClassHead::None) {
+    const int fallback = 0;
+    c.n_classes = getInt(j, "n_classes", src, 0, ConfigLimits::kMaxClasses, &fallback);
+    if (j.contains("class_labels")) {
+      c.class_labels = getVocab(j, "class_labels", src);
+      if (c.n_classes == 0) c.n_classes = (int)c.class_labels.size();
+      if ((int)c.class_labels.size() != c.n_classes)
+        bad(src, "\"class_labels\" has " + std::to_string(c.class_labels.size()) + " names for " +
+                     std::to_string(c.n_classes) + " classes");
+    }
+  }
+  c.name = getString(j, "name", src, "");
+  c.description = getString(j, "description", src, "");
+  // Shown as a title and as text: a control character cannot be meant (a description may break
+  // lines and hold tabs).
+  if (size_t at = findControlChar(c.name); at != std::string::npos)
+    bad(src, "\"name\" \"" + clipForMessage(c.name, 80) + "\" contains " +
+                 describeControlChar(c.name, at));
+  std::string text = c.description;
+  std::replace_if(
+      text.begin(), text.end(), [](char ch) { return ch == '\n' || ch == '\t'; }, ' ');
+  if (size_t at = findControlChar(text); at != std::string::npos)
+    bad(src, "\"description\" \"" + clipForMessage(c.description, 80) + "\" contains " +
+                 describeControlChar(c.description, at));
+  if (j.contains("examples")) {
+    const json& ex = j["examples"];
+    if (!ex.is_array()) bad(src, "\"examples\" is not an array");
+    for (const auto& e : ex) {
+      if (!e.is_object() || !e.contains("src") || !e["src"].is_string())
+        bad(src, "\"examples\" entries must be objects with a string \"src\"");
+      ExampleInput in;
+      in.src = e["src"].get<std::string>();
+      if (e.contains("tgt") && e["tgt"].is_string()) in.tgt = e["tgt"].get<std::string>();
+      c.examples.push_back(std::move(in));
+    }
+  }
+  return c;
+}
+
+json ModelConfig::toJson() const {
+  json j;
+  j["family"] = familyName(family);
+  j["model"] = modelClassName(model);
+  j["d_model"] = d_model;
+  j["d_ff"] = d_ff;
+  j["n_heads"] = n_heads;
+  j["d_k"] = d_k;
+  j["d_v"] = d_v;
+  if (hasEncoder()) {
+    j["n_encoder_layers"] = n_encoder_layers;
+    j["src_vocab"] = src_vocab;
+    j["src_pad_id"] = src_pad_id;
+    j["src_unk_id"] = src_unk_id;
+  }
+  if (hasDecoder()) {
+    j["n_decoder_layers"] = n_decoder_layers;
+    j["tgt_vocab"] = tgt_vocab;
+    j["tgt_pad_id"] = tgt_pad_id;
+    j["tgt_unk_id"] = tgt_unk_id;
+  }
+  j["bos_id"] = bos_id;
+  j["eos_id"] = eos_id;
+  j["norm"] = norm == NormPlacement::Post ? "post" : "pre";
+  j["activation"] = activationName(activation);
+  auto opt = [&](const char* key, const std::optional<bool>& v) {
+    if (v) j[key] = *v;
+  };
+  opt("q_bias", q_bias);
+  opt("k_bias", k_bias);
+  opt("v_bias", v_bias);
+  opt("out_bias", out_bias);
+  opt("ffn_bias", ffn_bias);
+  opt("proj_bias", proj_bias);
+  j["final_norm"] = final_norm;
+  j["embed_scale"] = embed_scale;
+  j["embed_norm"] = embed_norm;
+  j["embed_norm_eps"] = embed_norm_eps;
+  j["positional"] = positionalName(positional);
+  if (position_offset) j["position_offset"] = position_offset;
+  j["max_len"] = max_len;
+  if (std::isinf(mask_fill))
+    j["mask_fill"] = "-inf";
+  else
+    j["mask_fill"] = mask_fill;
+  j["layer_norm_eps"] = layer_norm_eps;
+  if (hasCross()) {
+    j["src_bos_eos"] = src_bos_eos;
+    j["src_bos_id"] = src_bos_id;
+    j["src_eos_id"] = src_eos_id;
+  }
+  j["src_padding_mask"] = src_padding_mask;
+  j["tgt_padding_mask"] = tgt_padding_mask;
+  if (n_segments) j["n_segments"] = n_segments;
+  if (classHead() != ClassHead::None) {
+    j["n_classes"] = n_classes;
+    if (!class_labels.empty()) j["class_labels"] = class_labels;
+  }
+  if (!name.empty()) j["name"] = name;
+  if (!description.empty()) j["description"] = description;
+  return j;
+}
+
+}  // namespace attnviz

@@ -1,0 +1,154 @@
+// The hyperparameters and vocabularies of a model (docs/formats.md "Config"): which tutorial class
+// the weights come from, its sizes and switches, parsed from JSON and validated before anything is
+// allocated.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compute/functions.h"
+#include "text/vocab.h"
+
+namespace attnviz {
+
+// The tensor naming style (docs/formats.md "Families").
+enum class Family {
+  NlpTutorial,
+  WqTutorial,
+  PytorchNnTransformer,
+  MyTransformer,
+  StepByStepEncoder,
+  HfMarian,  // Hugging Face MarianMTModel (a folder with config.json, docs/formats.md)
+  HfBart,    // Hugging Face BartForConditionalGeneration
+};
+// The class inside a family's tutorial.
+enum class ModelClass {
+  Transformer,                   // nlp-tutorial
+  Translation,                   // wq-tutorial
+  BertModel,                     // wq-tutorial
+  Classifier,                    // wq-tutorial
+  GPTModel,                      // wq-tutorial
+  Seq2SeqTransformer,            // pytorch-nn-transformer
+  TranslationModel,              // my-transformer
+  TransformerEncoder,            // step-by-step-encoder
+  MarianMTModel,                 // hf-marian
+  BartForConditionalGeneration,  // hf-bart
+};
+enum class Architecture { EncoderDecoder, EncoderOnly, DecoderOnly };
+enum class NormPlacement { Post, Pre };
+// Sinusoidal: PE(pos, 2i) = sin, PE(pos, 2i+1) = cos (the paper, the tutorials);
+// SinusoidalHalves: the same frequencies laid out [sin … | cos …] (Marian); Learned: a table.
+// Rotary: no table added to the embeddings; each head's queries and keys are rotated by their
+// position (rope_theta, rope_layout).
+enum class Positional { Sinusoidal, SinusoidalHalves, Learned, Rotary };
+// What the model outputs per position (token logits) and per sequence (class logits).
+enum class TokenHead { None, Linear, BertMlm };
+enum class ClassHead { None, MeanPool, Pooler };
+
+const char* familyName(Family f);              // "nlp-tutorial", "wq-tutorial", ...
+const char* familyTitle(Family f);             // what a user recognises: the tutorial, in words
+const char* modelClassName(ModelClass m);      // "Translation", "BertModel", ...
+const char* architectureName(Architecture a);  // "encoder-decoder", "encoder-only", "decoder-only"
+const char* activationName(Activation a);
+const char* positionalName(Positional p);  // "sinusoidal", "sinusoidal-halves", "learned"
+
+struct ExampleInput {
+  std::string src;
+  std::string tgt;
+};
+
+struct ModelConfig {
+  Family family = Family::NlpTutorial;
+  ModelClass model = ModelClass::Transformer;
+  int d_model = 0;
+  int d_ff = 0;
+  int n_heads = 0;
+  // Key/value heads: fewer than n_heads is grouped-query attention (query head h reads key/value
+  // head h / (n_heads / n_kv_heads)); 0 = n_heads.
+  int n_kv_heads = 0;
+  int d_k = 0;
+  int d_v = 0;
+  int n_encoder_layers = 0;  // 0 when the model has no encoder
+  int n_decoder_layers = 0;  // 0 when the model has no decoder
+  // Token strings, index = id. An encoder-only model has only src_vocab, a decoder-only model
+  // only tgt_vocab.
+  std::vector<std::string> src_vocab;
+  std::vector<std::string> tgt_vocab;
+  int src_pad_id = 0;
+  int tgt_pad_id = 0;
+  int bos_id = -1;  // target start token; -1 = none (encoder-only; a decoder-only prompt as typed)
+  int eos_id = -1;  // target end token; -1 = none
+  int src_unk_id = -1;  // -1: unknown source words are an error
+  int tgt_unk_id = -1;
+  NormPlacement norm = NormPlacement::Post;
+  NormKind norm_kind = NormKind::LayerNorm;  // every norm of the model
+  Activation activation = Activation::Relu;
+  // Biases: unset = whatever the file holds (the loader decides from the first layer's tensors).
+  std::optional<bool> q_bias, k_bias, v_bias, out_bias, ffn_bias, proj_bias;
+  bool final_norm = false;   // a LayerNorm after each stack
+  bool embed_scale = false;  // token embeddings × √d_model
+  bool embed_norm = false;   // a LayerNorm after token (+ segment) + position embeddings
+  float embed_norm_eps = 1e-5f;
+  Positional positional = Positional::Sinusoidal;
+  float rope_theta = 10000.0f;                       // Positional::Rotary
+  RopeLayout rope_layout = RopeLayout::Interleaved;  // Positional::Rotary
+  // A gated feed-forward: fc2(act(gate(x)) ⊙ fc1(x)) — SwiGLU with Silu, GeGLU with Gelu.
+  bool gated_ffn = false;
+  int max_len = 5000;
+  int position_offset = 0;  // a learned table's first rows unused (BART: 2): position p reads row
+                            // p + offset
+  float mask_fill = -1e9f;  // may be -infinity
+  float layer_norm_eps = 1e-5f;
+  bool src_bos_eos = false;  // the typed source is wrapped in src_bos_id … src_eos_id
+  int src_bos_id = -1;
+  int src_eos_id = -1;
+  bool src_padding_mask = true;  // padding keys of the source are masked
+  bool tgt_padding_mask = true;  // padding keys of the target are masked
+  int n_segments = 0;            // segment (token type) embeddings; ids default to 0
+  int n_classes = 0;             // class-head outputs; 0 = read from the tensors
+  std::vector<std::string> class_labels;
+  std::string name;
+  std::string description;
+  std::vector<ExampleInput> examples;
+
+  Architecture architecture() const;
+  bool hasEncoder() const { return architecture() != Architecture::DecoderOnly; }
+  bool hasDecoder() const { return architecture() != Architecture::EncoderOnly; }
+  bool hasCross() const { return architecture() == Architecture::EncoderDecoder; }
+  TokenHead tokenHead() const;
+  ClassHead classHead() const;
+  // The vocabulary the token head predicts over (target, or the source for a masked LM).
+  const std::vector<std::string>& outputVocab() const;
+  std::string classLabel(int c) const;  // class_labels[c] or "class c"
+
+  int kvHeads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+  int attnWidth() const { return n_heads * d_k; }       // width of the Q projection
+  int valueWidth() const { return n_heads * d_v; }      // width of the context
+  int keyWidth() const { return kvHeads() * d_k; }      // width of the K projection
+  int kvValueWidth() const { return kvHeads() * d_v; }  // width of the V projection
+  // From the sizes, before any tensor is read (biases counted when set or unset alike).
+  int64_t parameterCount() const;
+
+  // Parses and validates; `source` names where the JSON came from, for messages.
+  // Throws Error(BadConfig / BadVocabulary / TooLarge).
+  static ModelConfig fromJson(const nlohmann::json& j, const std::string& source);
+  nlohmann::json toJson() const;
+};
+
+// Hard limits that keep a hostile config from asking for absurd allocations.
+struct ConfigLimits {
+  static constexpr int kMaxWidth = 1 << 16;  // d_model, d_ff, d_k, d_v
+  static constexpr int kMaxHeads = 1024;
+  static constexpr int kMaxLayers = 256;
+  static constexpr int kMaxLen = 1 << 20;                                  // positions
+  static constexpr int kMaxVocab = VocabularyLimits::kMaxTokens;           // tokens per vocabulary
+  static constexpr int kMaxTokenBytes = VocabularyLimits::kMaxTokenBytes;  // bytes per token string
+  static constexpr int kMaxSinusoidalPositions = 8192;  // rows of a computed sinusoid table
+  static constexpr int kMaxSegments = 64;
+  static constexpr int kMaxClasses = 1 << 16;
+};
+
+}  // namespace attnviz

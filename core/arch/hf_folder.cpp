@@ -1,0 +1,311 @@
+#include "arch/hf_folder.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/json_safe.h"
+#include "text/bpe_tokenizer.h"
+#include "text/sentencepiece_tokenizer.h"
+#include "text/vocab_files.h"
+
+namespace attnviz {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// The Hugging Face classes attnviz runs, per model_type, and the family they load as.
+struct HfType {
+  const char* model_type;
+  Family family;
+  const char* head_class;  // the class with the language-model head
+  const char* base_class;  // the same without it (loaded with the head tied to the embeddings)
+};
+constexpr HfType kHfTypes[] = {
+    {"marian", Family::HfMarian, "MarianMTModel", "MarianModel"},
+    {"bart", Family::HfBart, "BartForConditionalGeneration", "BartModel"},
+};
+
+[[noreturn]] void refuse(const std::string& where, const std::string& what) {
+  throw Error(ErrorKind::BadConfig, where + ": " + what);
+}
+
+int integer(const json& hf, const char* key, const std::string& where, const int* fallback) {
+  if (!hf.contains(key) || hf[key].is_null()) {
+    if (fallback) return *fallback;
+    refuse(where, std::string("missing key \"") + key + "\"");
+  }
+  const json& v = hf[key];
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > (1 << 30))
+    refuse(where, std::string("\"") + key + "\" is " + clipForMessage(v.dump(), 40) +
+                      ", expected a non-negative integer");
+  return (int)v.get<int64_t>();
+}
+
+bool boolean(const json& hf, const char* key, const std::string& where, bool fallback) {
+  if (!hf.contains(key) || hf[key].is_null()) return fallback;
+  if (!hf[key].is_boolean())
+    refuse(where, std::string("\"") + key + "\" is " + clipForMessage(hf[key].dump(), 40) +
+                      ", expected true or false");
+  return hf[key].get<bool>();
+}
+
+// A vocabulary file's tokens fitted to the model's table of V rows: tokens with ids beyond it are
+// dropped (BART-large-CNN's vocab.json has <mask> at 50264 for 50264 rows), missing rows named.
+std::vector<std::string> fittedVocab(const std::string& path, int V,
+                                     std::vector<std::string>* notes) {
+  std::vector<std::string> tokens = readVocabularyFile(path);
+  const std::string name = fs::path(path).filename().string();
+  if ((int)tokens.size() > V) {
+    std::string dropped;
+    for (int i = V; i < (int)tokens.size() && i < V + 3; ++i)
+      dropped += std::string(i > V ? ", " : "") + "\"" + clipForMessage(tokens[i], 30) + "\"";
+    notes->push_back(name + ": " + std::to_string(tokens.size() - V) +
+                     " tokens beyond the model's " + std::to_string(V) + " rows left out (" +
+                     dropped + (tokens.size() - V > 3 ? ", …" : "") + ")");
+    tokens.resize(V);
+  }
+  if ((int)tokens.size() < V) {
+    notes->push_back(name + " has " + std::to_string(tokens.size()) + " tokens for " +
+                     std::to_string(V) + " rows; the rest are shown as <unused N>");
+    for (int i = (int)tokens.size(); i < V; ++i)
+      tokens.push_back("<unused " + std::to_string(i) + ">");
+  }
+  return tokens;
+}
+
+std::vector<std::string> idTokens(int V) {
+  std::vector<std::string> t;
+  for (int i = 0; i < V; ++i) t.push_back(std::to_string(i));
+  return t;
+}
+
+int findToken(const std::vector<std::string>& v, const char* token) {
+  auto it = std::find(v.begin(), v.end(), token);
+  return it == v.end() ? -1 : (int)(it - v.begin());
+}
+
+}  // namespace
+
+bool isHfConfig(const json& j) {
+  return j.is_object() && j.contains("model_type") && !j.contains("family");
+}
+
+ModelConfig configFromHf(const json& hf, const std::string& folder,
+                         std::vector<std::string>* notes) {
+  const std::string where = (fs::path(folder) / "config.json").string();
+  if (!hf.is_object()) refuse(where, "expected a JSON object");
+  const std::string type = hf["model_type"].is_string() ? hf["model_type"].get<std::string>() : "";
+  const HfType* t = nullptr;
+  for (const auto& k : kHfTypes)
+    if (type == k.model_type) t = &k;
+  if (!t)
+    refuse(where, "model_type \"" + clipForMessage(type, 40) +
+                      "\" is not one attnviz runs; it reproduces Hugging Face's marian "
+                      "(MarianMTModel) and bart (BartForConditionalGeneration)");
+  if (hf.contains("architectures") && hf["architectures"].is_array() &&
+      !hf["architectures"].empty() && hf["architectures"][0].is_string()) {
+    const std::string arch = hf["architectures"][0].get<std::string>();
+    if (arch != t->head_class && arch != t->base_class)
+      refuse(where, "\"architectures\" is " + clipForMessage(arch, 60) +
+                        ", whose head attnviz does not reproduce; it runs " + t->head_class +
+                        " (and " + t->base_class + ", its output tied to the embeddings)");
+    if (arch == t->base_class)
+      notes->push_back(arch +
+                       ": no language-model head of its own; the logits come from the "
+                       "token embeddings, as " +
+                       t->head_class + " ties them");
+  }
+  const bool marian = t->family == Family::HfMarian;
+  const int d = integer(hf, "d_model", where, nullptr);
+  const int heads = integer(hf, "encoder_attention_heads", where, nullptr);
+  const int dec_heads = integer(hf, "decoder_attention_heads", where, &heads);
+  const int ffn = integer(hf, "encoder_ffn_dim", where, nullptr);
+  const int dec_ffn = integer(hf, "decoder_ffn_dim", where, &ffn);
+  if (dec_heads != heads)
+    refuse(where, "the encoder has " + std::to_string(heads) + " heads and the decoder " +
+                      std::to_string(dec_heads) + "; attnviz runs one head count for both");
+  if (dec_ffn != ffn)
+    refuse(where, "encoder_ffn_dim " + std::to_string(ffn) + " and decoder_ffn_dim " +
+                      std::to_string(dec_ffn) + " differ; attnviz runs one feed-forward width");
+  if (heads == 0 || d % heads != 0)
+    refuse(where, "d_model " + std::to_string(d) + " is not divisible by " + std::to_string(heads) +
+                      " heads");
+  const int V = integer(hf, "vocab_size", where, nullptr);
+  const bool shared = !marian || boolean(hf, "share_encoder_decoder_embeddings", where, true);
+  const int Vt = shared ? V : integer(hf, "decoder_vocab_size", where, &V);
+  for (int size : {V, Vt})
+    if (size < 1 || size > ConfigLimits::kMaxVocab)
+      refuse(where, "a vocabulary of " + std::to_string(size) + " tokens (1 to " +
+                        std::to_string(ConfigLimits::kMaxVocab) + " are read)");
+
+  json c;
+  c["family"] = familyName(t->family);
+  c["model"] = t->head_class;
+  c["d_model"] = d;
+  c["n_heads"] = heads;
+  c["d_ff"] = ffn;
+  c["n_encoder_layers"] = integer(hf, "encoder_layers", where, nullptr);
+  c["n_decoder_layers"] = integer(hf, "decoder_layers", where, nullptr);
+  c["max_len"] = integer(hf, "max_position_embeddings", where, nullptr);
+  c["embed_scale"] = boolean(hf, "scale_embedding", where, false);
+
+  const std::string act =
+      hf.contains("activation_function") && hf["activation_function"].is_string()
+          ? hf["activation_function"].get<std::string>()
+          : "gelu";
+  const std::pair<const char*, const char*> acts[] = {
+      {"swish", "silu"}, {"silu", "silu"},          {"gelu", "gelu"},
+      {"relu", "relu"},  {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"}};
+  const char* activation = nullptr;
+  for (const auto& [hf_name, ours] : acts)
+    if (act == hf_name) activation = ours;
+  if (!activation)
+    refuse(where, "activation_function \"" + clipForMessage(act, 40) +
+                      "\" is not one attnviz computes (swish/silu, gelu, gelu_new, "
+                      "gelu_pytorch_tanh, relu)");
+  c["activation"] = activation;
+
+  // Vocabularies: vocab.json (token → id), Marian's target_vocab.json when not shared.
+  const fs::path dir(folder);
+  std::vector<std::string> src, tgt;
+  if (fs::exists(dir / "vocab.json")) {
+    src = fittedVocab((dir / "vocab.json").string(), V, notes);
+    if (shared) {
+      tgt = src;
+    } else if (fs::exists(dir / "target_vocab.json")) {
+      tgt = fittedVocab((dir / "target_vocab.json").string(), Vt, notes);
+    } else {
+      tgt = idTokens(Vt);
+      notes->push_back("no target_vocab.json: target tokens are shown as their ids");
+    }
+  } else {
+    src = idTokens(V);
+    tgt = idTokens(Vt);
+    notes->push_back("no vocab.json in " + folder + ": tokens are shown as their ids");
+  }
+  c["src_vocab"] = src;
+  c["tgt_vocab"] = tgt;
+
+  // Special ids (the classes' defaults when config.json lacks them). The decoder starts with
+  // decoder_start_token_id: Marian's pad token, BART's end token.
+  const int pad_default = marian ? V - 1 : 1, eos_default = marian ? 0 : 2;
+  const int pad = integer(hf, "pad_token_id", where, &pad_default);
+  const int eos = integer(hf, "eos_token_id", where, &eos_default);
+  const int start_default = marian ? pad : eos;
+  c["pad_id"] = pad;
+  c["eos_id"] = eos;
+  c["bos_id"] = integer(hf, "decoder_start_token_id", where, &start_default);
+  if (const int unk = findToken(src, "<unk>"); unk >= 0) c["src_unk_id"] = unk;
+  if (const int unk = findToken(tgt, "<unk>"); unk >= 0) c["tgt_unk_id"] = unk;
+  if (marian) {
+    c["src_bos_eos"] = false;
+  } else {
+    // BART's tokenizer wraps the source in <s> … </s>.
+    const int bos_default = 0;
+    c["src_bos_eos"] = true;
+    c["src_bos_id"] = integer(hf, "bos_token_id", where, &bos_default);
+    c["src_eos_id"] = eos;
+  }
+  c["name"] = fs::path(folder).filename().string();
+  c["description"] = std::string("Hugging Face ") + t->head_class + " from " + folder;
+
+  // What config.json says that attnviz's greedy decoder or the model's code leaves alone.
+  for (const char* key : {"forced_bos_token_id", "forced_eos_token_id", "bad_words_ids"})
+    if (hf.contains(key) && !hf[key].is_null())
+      notes->push_back(std::string("config.json's ") + key + " " +
+                       clipForMessage(hf[key].dump(), 40) +
+                       " is a generation rule; attnviz's greedy decoder takes the plain argmax");
+  std::string legacy;
+  for (const char* key : {"normalize_before", "add_final_layer_norm", "normalize_embedding",
+                          "static_position_embeddings"})
+    if (hf.contains(key)) legacy += (legacy.empty() ? "" : ", ") + std::string(key);
+  if (!legacy.empty())
+    notes->push_back("config.json's " + legacy + ": keys of older versions that " + t->head_class +
+                     " no longer reads; ignored");
+  notes->push_back(std::string("Hugging Face ") + t->head_class + ": " + std::to_string(d) +
+                   " wide, " + std::to_string(c["n_encoder_layers"].get<int>()) + "+" +
+                   std::to_string(c["n_decoder_layers"].get<int>()) + " layers, " +
+                   std::to_string(heads) + " heads, " + act);
+  return ModelConfig::fromJson(c, where + " (Hugging Face config mapped to attnviz's)");
+}
+
+std::string hfWeightsFile(const std::string& folder) {
+  const fs::path dir(folder);
+  for (const char* name : {"model.safetensors", "pytorch_model.bin"})
+    if (fs::exists(dir / name)) return (dir / name).string();
+  std::string held;
+  std::error_code ec;
+  int shown = 0;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (shown++ == 8) {
+      held += ", …";
+      break;
+    }
+    held += std::string(held.empty() ? "" : ", ") + e.path().filename().string();
+  }
+  if (fs::exists(dir / "model.safetensors.index.json") ||
+      fs::exists(dir / "pytorch_model.bin.index.json"))
+    throw Error(ErrorKind::Io, folder +
+                                   ": the weights are sharded over several files "
+                                   "(*.index.json); attnviz reads one model.safetensors or "
+                                   "pytorch_model.bin");
+  throw Error(ErrorKind::Io,
+              folder + ": no model.safetensors or pytorch_model.bin in the folder" +
+                  (held.empty() ? std::string(" (it is empty)") : " (it holds " + held + ")") +
+                  "; open the model file itself");
+}
+
+std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, const ModelConfig& c,
+                                                 std::vector<std::string>* notes) {
+  const fs::path dir(folder);
+  std::shared_ptr<const Tokenizer> t;
+  if (c.family == Family::HfMarian) {
+    const bool files = fs::exists(dir / "source.spm") && fs::exists(dir / "target.spm") &&
+                       fs::exists(dir / "vocab.json");
+    if (!files) {
+      notes->push_back(
+          "no source.spm, target.spm and vocab.json: words are looked up in the "
+          "vocabulary as typed");
+      return nullptr;
+    }
+    if (!sentencePieceAvailable()) {
+      notes->push_back(
+          "this build has no SentencePiece (libsentencepiece-dev): words are looked "
+          "up in the vocabulary as typed");
+      return nullptr;
+    }
+    MarianTokenizerFiles f;
+    f.source_spm = (dir / "source.spm").string();
+    f.target_spm = (dir / "target.spm").string();
+    f.src_vocab = c.src_vocab;
+    f.tgt_vocab = c.tgt_vocab;
+    f.src_unk_id = c.src_unk_id;
+    f.tgt_unk_id = c.tgt_unk_id;
+    f.eos_id = c.eos_id;
+    f.pad_id = c.tgt_pad_id;
+    t = openMarianTokenizer(f);
+  } else if (c.family == Family::HfBart) {
+    if (!fs::exists(dir / "merges.txt") || !fs::exists(dir / "vocab.json")) {
+      notes->push_back(
+          "no vocab.json and merges.txt: words are looked up in the vocabulary "
+          "as typed");
+      return nullptr;
+    }
+    BpeTokenizerFiles f;
+    f.merges = (dir / "merges.txt").string();
+    f.vocab = c.src_vocab;
+    f.bos_id = c.src_bos_id;
+    f.eos_id = c.src_eos_id;
+    f.pad_id = c.src_pad_id;
+    f.unk_id = c.src_unk_id;
+    t = openByteLevelBpe(f);
+  }
+  if (t) notes->push_back("tokenizer: " + t->describe());
+  return t;
+}
+
+}  // namespace attnviz

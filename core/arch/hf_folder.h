@@ -1,0 +1,39 @@
+// Hugging Face model folders (docs/formats.md "Hugging Face folders"): a MarianMTModel or
+// BartForConditionalGeneration saved with save_pretrained — config.json mapped onto attnviz's
+// config, the weights file (model.safetensors or pytorch_model.bin), the vocabulary (vocab.json)
+// and the tokenizer (Marian's source.spm/target.spm, BART's merges.txt).
+#pragma once
+
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "arch/config.h"
+#include "text/tokenizer.h"
+
+namespace attnviz {
+
+// Whether a config.json is Hugging Face's (it names a "model_type") rather than attnviz's.
+bool isHfConfig(const nlohmann::json& j);
+
+// attnviz's config for a Hugging Face config.json found in `folder` (vocabularies from the folder's
+// vocab.json, and target_vocab.json when Marian's vocabularies are separate; tokens shown as ids
+// when there is none). What the model's own code does regardless of config.json is the family's
+// (docs/formats.md). Throws Error(BadConfig) naming what attnviz cannot reproduce (another
+// model_type or class, different encoder and decoder heads or widths, an unknown activation).
+// `notes` receives what was read and what was ignored.
+ModelConfig configFromHf(const nlohmann::json& hf, const std::string& folder,
+                         std::vector<std::string>* notes);
+
+// The weights file in a folder: model.safetensors, else pytorch_model.bin. Throws Error(Io)
+// listing what it looked for and what the folder holds.
+std::string hfWeightsFile(const std::string& folder);
+
+// The folder's tokenizer for a model of config `c` (hf-marian: SentencePiece; hf-bart: byte-level
+// BPE), or null with a note saying why (files absent, a build without SentencePiece): the model
+// then looks words up in its vocabulary as they are typed.
+std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, const ModelConfig& c,
+                                                 std::vector<std::string>* notes);
+
+}  // namespace attnviz

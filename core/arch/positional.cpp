@@ -1,0 +1,57 @@
+#include "arch/positional.h"
+
+#include <cmath>
+
+namespace attnviz {
+
+Tensor sinusoidalTable(int len, int d_model) {
+  Tensor pe({len, d_model});
+  // As PyTorch: div_term = exp(arange(0, d, 2) · (−ln(10000)/d)) in float32, then
+  // sin/cos(position · div_term) in float32.
+  const float k = static_cast<float>(-std::log(10000.0) / d_model);
+  for (int i = 0; 2 * i < d_model; ++i) {
+    const float div = std::exp(static_cast<float>(2 * i) * k);
+    for (int pos = 0; pos < len; ++pos) {
+      const float arg = static_cast<float>(pos) * div;
+      pe.data[(size_t)pos * d_model + 2 * i] = std::sin(arg);
+      if (2 * i + 1 < d_model) pe.data[(size_t)pos * d_model + 2 * i + 1] = std::cos(arg);
+    }
+  }
+  return pe;
+}
+
+Tensor sinusoidalHalvesTable(int len, int d_model) {
+  Tensor pe({len, d_model});
+  const int half = (d_model + 1) / 2;  // sines; cosines fill the rest
+  for (int pos = 0; pos < len; ++pos)
+    for (int j = 0; j < d_model; ++j) {
+      // position_enc[pos, j] = pos / 10000^(2·(j//2)/d); sines take the even j, cosines the odd.
+      const bool sine = j < half;
+      const int source = sine ? 2 * j : 2 * (j - half) + 1;
+      const double angle = pos / std::pow(10000.0, 2.0 * (source / 2) / d_model);
+      pe.data[(size_t)pos * d_model + j] = (float)(sine ? std::sin(angle) : std::cos(angle));
+    }
+  return pe;
+}
+
+Tensor positionSimilarity(const Tensor& table, int len) {
+  const int d = (int)table.dim(1);
+  Tensor s({len, len});
+  std::vector<float> norm(len);
+  for (int i = 0; i < len; ++i) {
+    double acc = 0;
+    for (int c = 0; c < d; ++c)
+      acc += (double)table.data[(size_t)i * d + c] * table.data[(size_t)i * d + c];
+    norm[i] = acc > 0 ? (float)std::sqrt(acc) : 1.0f;
+  }
+  for (int i = 0; i < len; ++i)
+    for (int j = 0; j < len; ++j) {
+      double acc = 0;
+      for (int c = 0; c < d; ++c)
+        acc += (double)table.data[(size_t)i * d + c] * table.data[(size_t)j * d + c];
+      s.data[(size_t)i * len + j] = (float)(acc / (norm[i] * norm[j]));
+    }
+  return s;
+}
+
+}  // namespace attnviz

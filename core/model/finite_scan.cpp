@@ -1,0 +1,153 @@
+#include "model/finite_scan.h"
+
+#include <array>
+#include <cctype>
+#include <cmath>
+
+namespace attnviz {
+
+void NonFiniteCount::add(const float* values, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = values[i];
+    if (std::isfinite(v)) continue;
+    if (std::isnan(v))
+      ++nan;
+    else if (v > 0)
+      ++pos_inf;
+    else
+      ++neg_inf;
+  }
+}
+
+NonFiniteCount& NonFiniteCount::operator+=(const NonFiniteCount& o) {
+  nan += o.nan;
+  pos_inf += o.pos_inf;
+  neg_inf += o.neg_inf;
+  return *this;
+}
+
+std::string NonFiniteCount::describe() const {
+  std::string s;
+  auto part = [&](int64_t n, const char* what) {
+    if (n) s += (s.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  };
+  part(nan, "NaN");
+  part(pos_inf, "+Inf");
+  part(neg_inf, "-Inf");
+  return s;
+}
+
+NonFiniteCount NonFiniteSpot::total() const {
+  NonFiniteCount t = scores;
+  t += probs;
+  t += qkv;
+  t += values;
+  return t;
+}
+
+std::string NonFiniteSpot::describe() const {
+  std::string s;
+  auto part = [&](const NonFiniteCount& c, const char* what) {
+    if (c.any()) s += (s.empty() ? "" : "; ") + std::string(what) + ": " + c.describe();
+  };
+  part(scores, "scores");
+  part(probs, "probabilities");
+  part(qkv, "q/k/v vectors");
+  part(values, "values");
+  return s;
+}
+
+std::string NonFiniteReport::summary() const {
+  const NonFiniteSpot* f = first();
+  if (!f) return "every value of the pass is finite";
+  int blocks = 0;
+  std::string outputs;
+  for (const auto& s : spots) {
+    if (s.block >= 0)
+      ++blocks;
+    else
+      outputs += (outputs.empty() ? "" : ", ") + s.where;
+  }
+  std::string text = "non-finite values (NaN or infinite) first appear in " + f->where + " (" +
+                     f->describe() + ")";
+  if (blocks > 0)
+    text += "; " + std::to_string(blocks) + " of " + std::to_string(blocks_scanned) +
+            " attention blocks hold some";
+  if (!outputs.empty()) text += "; outputs affected: " + outputs;
+  return text;
+}
+
+namespace {
+
+// Counts over rows [0, rows) of `len` values each, the row r starting at row(r).
+template <class Row>
+NonFiniteCount countRows(int64_t rows, int64_t len, Row row) {
+  NonFiniteCount c;
+  for (int64_t r = 0; r < rows; ++r) c.add(row(r), len);
+  return c;
+}
+
+std::string lowerFirst(std::string s) {
+  if (!s.empty()) s[0] = (char)std::tolower((unsigned char)s[0]);
+  return s;
+}
+
+}  // namespace
+
+NonFiniteReport scanTrace(const Trace& tr) {
+  NonFiniteReport report;
+  report.blocks_scanned = (int)tr.blocks.size();
+  for (size_t i = 0; i < tr.blocks.size(); ++i) {
+    const AttentionBlock& a = tr.blocks[i];
+    NonFiniteSpot s;
+    s.block = (int)i;
+    s.where = lowerFirst(attentionKindTitle(a.kind)) + ", layer " + std::to_string(a.layer);
+    // Rows (b, h, i) of the shown q_len × k_len cells; the capacity beyond is not part of it.
+    const int64_t rows = (int64_t)a.batch * a.heads * a.q_len;
+    auto bhi = [&](int64_t r, int len) {
+      return std::array<int, 3>{(int)(r / ((int64_t)a.heads * len)), (int)(r / len % a.heads),
+                                (int)(r % len)};
+    };
+    s.probs = countRows(rows, a.k_len, [&](int64_t r) {
+      const auto [b, h, q] = bhi(r, a.q_len);
+      return a.probRow(b, h, q);
+    });
+    if (a.hasScores())
+      s.scores = countRows(rows, a.k_len, [&](int64_t r) {
+        const auto [b, h, q] = bhi(r, a.q_len);
+        return a.scoreRow(b, h, q);
+      });
+    if (a.hasQkv()) {
+      // q rows [0, q_len); k and v rows [kv0, k_len) — what the block holds.
+      s.qkv += countRows(rows, a.d_k, [&](int64_t r) {
+        const auto [b, h, q] = bhi(r, a.q_len);
+        return a.qRow(b, h, q);
+      });
+      const int keys = a.k_len - a.kv0;
+      const int64_t krows = (int64_t)a.batch * a.heads * keys;
+      if (keys > 0) {
+        s.qkv += countRows(krows, a.d_k, [&](int64_t r) {
+          const auto [b, h, j] = bhi(r, keys);
+          return a.kRow(b, h, a.kv0 + j);
+        });
+        s.qkv += countRows(krows, a.d_v, [&](int64_t r) {
+          const auto [b, h, j] = bhi(r, keys);
+          return a.vRow(b, h, a.kv0 + j);
+        });
+      }
+    }
+    if (s.total().any()) report.spots.push_back(std::move(s));
+  }
+  auto output = [&](const Tensor& t, const char* what) {
+    NonFiniteSpot s;
+    s.where = what;
+    s.values.add(t.ptr(), t.size());
+    if (s.values.any()) report.spots.push_back(std::move(s));
+  };
+  output(tr.hidden, "the last stack's hidden states");
+  output(tr.logits, "the token logits");
+  output(tr.class_logits, "the class logits");
+  return report;
+}
+
+}  // namespace attnviz

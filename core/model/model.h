@@ -1,0 +1,211 @@
+// A Transformer composed once on top of a Backend — encoder-decoder, encoder-only or decoder-only —
+// with one layer stack for all of them: weights uploaded at construction, a teacher-forced pass
+// that returns the whole attention trace, and the two pieces a decoding session needs (the encoder
+// once, then the decoder over new positions against cached keys and values). A cached decode step
+// is the decoder run on one new query row.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arch/weights.h"
+#include "compute/backend.h"
+#include "model/masks.h"
+#include "model/trace.h"
+#include "text/vocab.h"
+
+namespace attnviz {
+
+// A what-if experiment on one head of one block: switch it off (its output, the head's slice of
+// the context before the output projection, becomes 0) or sharpen / flatten its softmax
+// (softmax(scores / temperature); the trace keeps the raw scores and shows the tempered probs).
+struct HeadIntervention {
+  AttentionKind kind = AttentionKind::EncoderSelf;
+  int layer = 0;
+  int head = 0;
+  bool off = false;
+  float temperature = 1.0f;
+};
+
+// Above this many bytes of scores in a pass, the trace keeps each block's q and k instead and
+// computes a score when it is read (long inputs: 2048 tokens at the tutorial's size would need
+// 2.4 GB of scores; their q and k take 50 MB).
+constexpr uint64_t kMaxStoredScoresBytes = uint64_t(1) << 30;
+
+struct ForwardOptions {
+  MaskOptions masks;
+  bool record = true;       // keep attention blocks (false: outputs only, e.g. greedy decoding)
+  bool keep_scores = true;  // scores take as much memory as probs
+  bool keep_qkv = false;    // keep each block's per-head Q, K, V vectors (the cell view)
+  // keep every sublayer's input and output [batch, len, d_model] in Trace::activations (a full
+  // pass: Model::forward; decoding steps do not record them)
+  bool keep_activations = false;
+  // Keep q and k instead of the scores, computing a score when it is read. Model::forward sets it
+  // for passes whose scores would exceed max_stored_scores_bytes; a decoding session for its limit.
+  bool scores_from_qk = false;
+  uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes;
+  std::vector<HeadIntervention> interventions;
+  uint64_t max_trace_bytes = uint64_t(4) << 30;
+  const std::atomic<bool>* cancel = nullptr;          // checked between layers → Error(Cancelled)
+  std::function<void(int done, int total)> progress;  // layers done, called between layers
+};
+
+// The inputs of one pass, as the architecture needs them. Sentences of a batch may differ in
+// length; they are padded with the pad ids.
+struct Inputs {
+  std::vector<std::vector<int>> src;       // [B][S_b] encoder ids (none for decoder-only)
+  std::vector<std::vector<int>> segments;  // [B][S_b] segment ids; empty = all 0
+  std::vector<std::vector<int>> tgt;       // [B][T_b] decoder ids, from the start token (none for
+                                           // encoder-only)
+};
+
+// What a training step compares the model's outputs with (docs/training.md).
+struct Targets {
+  // [B][n]: the id each output position should predict — the decoder's positions, or a masked
+  // LM's source positions. A negative id, and every position past the list, counts for nothing
+  // (padding, unmasked positions).
+  std::vector<std::vector<int>> tokens;
+  std::vector<int> classes;  // [B] class ids (a model with a class head); empty = no class loss
+  Tensor hidden_weights;     // [B, n, d_model]: adds Σ hidden ⊙ weights to the loss (a probe for
+                             // models without a head, e.g. the step-by-step encoder); empty = none
+};
+
+struct TrainOptions {
+  float label_smoothing = 0.0f;  // of both cross-entropies, as F.cross_entropy's label_smoothing
+  float dropout = 0.0f;          // on the embeddings, each sublayer's output and the FFN's hidden
+  uint64_t seed = 0;             // of the dropout masks
+  MaskOptions masks;
+};
+
+// The loss of one batch and how many outputs were right (argmax = target).
+struct LossStats {
+  double loss = 0;        // what the backward differentiates: token + class + probe terms
+  double token_loss = 0;  // mean cross-entropy over the counted positions
+  double class_loss = 0;  // mean cross-entropy over the sentences
+  int64_t tokens = 0, correct_tokens = 0;        // counted positions
+  int64_t sequences = 0, correct_sequences = 0;  // sentences with a counted position; all right
+  int64_t classes = 0, correct_classes = 0;
+};
+
+struct DeviceWeights;  // weights on the backend (model.cpp)
+struct TrainingState;  // gradients and the training workspace (model.cpp)
+
+class Model {
+ public:
+  // Uploads the weights. Throws Error(Backend) if the backend cannot hold them.
+  Model(std::shared_ptr<const LoadedModel> model, std::shared_ptr<Backend> backend);
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return model_->config; }
+  const LoadedModel& loaded() const { return *model_; }
+  std::shared_ptr<const LoadedModel> loadedPtr() const { return model_; }
+  Backend& backend() const { return *backend_; }
+  const Vocabulary& srcVocab() const { return src_vocab_; }
+  const Vocabulary& tgtVocab() const { return tgt_vocab_; }
+  const Vocabulary& vocab(Side side) const {
+    return side == Side::Source ? src_vocab_ : tgt_vocab_;
+  }
+  // Rows of the position table: the longest sequence the model takes.
+  int maxPositions() const { return position_rows_; }
+
+  // Text → ids. The source is wrapped in BOS … EOS when the config says so; the target starts
+  // with the start token (when the model has one). Throw Error(BadInput).
+  std::vector<int> encodeSource(const std::string& sentence) const;
+  std::vector<int> encodeTarget(const std::string& prefix) const;
+
+  // A teacher-forced pass of the whole model over a padded batch.
+  Trace forward(const Inputs& inputs, const ForwardOptions& options = {}) const;
+
+  // ---- pieces of a decoding session (batch 1) ----
+  // The encoder's output and every decoder layer's cross-attention keys and values, for B
+  // sentences.
+  struct Encoded {
+    int batch = 0, S = 0;
+    std::vector<std::vector<int>> src;  // [B][S] padded
+    std::vector<uint8_t> key_mask;      // [B, S] 1 = masked source key (padding, when masked)
+    BufferPtr memory;                   // [B, S, d] the encoder's output (after any final norm)
+    std::vector<BufferPtr> cross_kv;    // per decoder layer: [B, S, A + Av] keys | values
+  };
+  // Per decoder layer, the keys, values and queries of the positions fed so far (batch 1).
+  struct DecoderCache {
+    int capacity = 0, length = 0;
+    std::vector<int> tokens;    // [length] the ids fed so far
+    std::vector<BufferPtr> kv;  // per decoder layer: [capacity, A + Av] keys | values
+    std::vector<BufferPtr> q;   // per decoder layer: [capacity, A] queries (for the masked cells
+                                // of earlier rows against later keys, which the trace shows)
+  };
+  // Runs the encoder on one sentence; its blocks go into `trace` (with the source tokens) when
+  // options.record.
+  std::shared_ptr<const Encoded> encode(const std::vector<int>& src,
+                                        const std::vector<int>& segments,
+                                        const ForwardOptions& options, Trace* trace) const;
+  std::unique_ptr<DecoderCache> newDecoderCache(int capacity) const;
+  int cacheLength(const DecoderCache& cache) const;
+  // Runs decoder positions [length, length + tokens.size()) fed with `tokens`: writes their K/V
+  // into the cache (without changing its length: commitCache does, so that a computed step can be
+  // dropped) and returns their rows. `enc` is null for a decoder-only model.
+  TraceRows decode(const Encoded* enc, const DecoderCache& cache, const std::vector<int>& tokens,
+                   const ForwardOptions& options) const;
+  void commitCache(DecoderCache& cache, const std::vector<int>& tokens) const;
+  // A copy of a cache (a beam of a beam search going its own way).
+  std::unique_ptr<DecoderCache> cloneCache(const DecoderCache& cache) const;
+  void truncateCache(DecoderCache& cache, int length) const;
+
+  // ---- training (core/train/trainer.h drives these; docs/training.md) ----
+  // Allocates a gradient for every parameter (zeroed). forward() and decoding keep working and
+  // see the weights as training changes them.
+  void enableTraining();
+  bool trainable() const { return train_ != nullptr; }
+  // A teacher-forced pass over the batch with the tape (the same layer stack as forward()), the
+  // loss against `targets`, and the backward: ADDS the batch's gradients to the gradients.
+  // Throws Error(BadInput) like forward(), and when the targets do not fit the inputs.
+  LossStats forwardBackward(const Inputs& inputs, const Targets& targets,
+                            const TrainOptions& options = {});
+  void zeroGradients();
+  // Every parameter as one device array, and its gradients at the same offsets (the optimizer's
+  // view); the count of floats.
+  float* parameters();
+  float* gradients();
+  int64_t parameterCount() const;
+  // The gradients' global L2 norm, each distinct parameter counted once (as clip_grad_norm_).
+  double gradientNorm();
+  // The weights as they are now (or their gradients), in the host layout of weights.h.
+  ModelWeights currentWeights() const;
+  ModelWeights currentGradients() const;
+  // The config with the current weights: what a trained model is saved from.
+  std::shared_ptr<LoadedModel> snapshot() const;
+
+  // Bytes the weights take on the backend.
+  uint64_t weightBytes() const;
+  // Bytes a pass of B sentences of S source and T target tokens allocates at its peak: the trace
+  // (blocks, q/k/v when kept, outputs), the encoder's output and cross-attention keys and values,
+  // and the larger of the encoder's and the decoder's working sets. checkPassSize compares it with
+  // ForwardOptions::max_trace_bytes before anything is allocated.
+  uint64_t estimatePassBytes(int B, int S, int T, bool keep_scores) const;
+  uint64_t estimatePassBytes(int B, int S, int T, const ForwardOptions& options) const;
+  // Whether such a pass keeps q and k instead of its scores (more than `max_stored_scores_bytes`).
+  bool scoresFromQk(int B, int S, int T,
+                    uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes) const;
+
+ private:
+  std::shared_ptr<const LoadedModel> model_;
+  std::shared_ptr<Backend> backend_;
+  std::unique_ptr<DeviceWeights> dw_;
+  std::unique_ptr<TrainingState> train_;
+  Vocabulary src_vocab_, tgt_vocab_;
+  int position_rows_ = 0;
+
+  void checkIds(const std::vector<std::vector<int>>& seqs, const Vocabulary& v,
+                const char* what) const;
+  void checkPassSize(int B, int S, int T, const ForwardOptions& o) const;
+  // Checks a pass's inputs against the architecture and vocabularies; returns the batch size.
+  size_t checkInputs(const Inputs& inputs) const;
+  ModelWeights downloadLayout(const float* base) const;
+};
+
+}  // namespace attnviz

@@ -1,0 +1,115 @@
+#include "model/trace_dump.h"
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "io/npy.h"
+
+namespace attnviz {
+
+namespace {
+
+void writeTraceFiles(const Trace& tr, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(ErrorKind::Io, dir + ": cannot create the folder (" + ec.message() + ")");
+  if (!std::filesystem::is_directory(dir, ec))
+    throw Error(ErrorKind::Io, dir + ": cannot write the trace there: not a folder");
+  const bool single = tr.batch == 1;
+  auto shape = [&](Shape s) {
+    if (!single) s.insert(s.begin(), tr.batch);
+    return s;
+  };
+  // Every file is written whole to a temporary name and renamed only when all are complete; the
+  // arrays are streamed from the trace row by row, so the dump costs no copy of a block.
+  AtomicFileSet files;
+  auto npy = [&](const std::string& name, const char* descr, const Shape& s) -> AtomicFile& {
+    AtomicFile& f = files.add(dir + "/" + name);
+    f.write(npyPreamble(descr, s));
+    return f;
+  };
+  // Each kind the model has as [B, L, H, Tq, Tk] (the batch axis dropped for one sentence).
+  for (AttentionKind kind : kAttentionKinds) {
+    std::vector<const AttentionBlock*> layers;
+    for (int l = 0; const AttentionBlock* b = tr.block(kind, l); ++l) layers.push_back(b);
+    if (layers.empty()) continue;
+    const AttentionBlock& first = *layers.front();
+    const int L = (int)layers.size(), H = first.heads, Tq = first.q_len, Tk = first.k_len;
+    const std::string name = attentionKindName(kind);
+    const Shape s = shape({L, H, Tq, Tk});
+    // rows(f, row): for b, l, h, i in that order, the row of Tk values row(block, b, h, i) points
+    // to.
+    auto rows = [&](AtomicFile& f, size_t elem, auto row) {
+      for (int b = 0; b < tr.batch; ++b)
+        for (const AttentionBlock* a : layers)
+          for (int h = 0; h < H; ++h)
+            for (int i = 0; i < Tq; ++i) f.write(row(*a, b, h, i), (size_t)Tk * elem);
+    };
+    rows(npy(name + "_probs.npy", "<f4", s), 4,
+         [](const AttentionBlock& a, int b, int h, int i) { return a.probRow(b, h, i); });
+    if (first.hasScores()) {  // stored, or computed from q and k row by row (long inputs)
+      std::vector<float> row((size_t)Tk);
+      rows(npy(name + "_scores.npy", "<f4", s), 4,
+           [&row](const AttentionBlock& a, int b, int h, int i) {
+             a.scoresOfRow(b, h, i, row.data());
+             return row.data();
+           });
+    }
+    rows(npy(name + "_mask.npy", "|u1", s), 1,
+         [](const AttentionBlock& a, int b, int, int i) { return a.maskRow(b, i); });
+    // The vectors behind the scores, when kept: KIND_{q,k,v}.npy [L, H, len, d].
+    if (first.hasQkv()) {
+      auto vectors = [&](const char* what, int len, int d, auto row) {
+        AtomicFile& f = npy(name + "_" + what + ".npy", "<f4", shape({L, H, len, d}));
+        for (int b = 0; b < tr.batch; ++b)
+          for (const AttentionBlock* a : layers)
+            for (int h = 0; h < H; ++h)
+              for (int i = 0; i < len; ++i) f.write(row(*a, b, h, i), (size_t)d * sizeof(float));
+      };
+      vectors("q", Tq, first.d_k,
+              [](const AttentionBlock& a, int b, int h, int i) { return a.qRow(b, h, i); });
+      vectors("k", Tk, first.d_k,
+              [](const AttentionBlock& a, int b, int h, int i) { return a.kRow(b, h, i); });
+      vectors("v", Tk, first.d_v,
+              [](const AttentionBlock& a, int b, int h, int i) { return a.vRow(b, h, i); });
+    }
+  }
+  // The outputs without their batch axis ([B, ...] → [...] for one sentence).
+  auto tensor = [&](const char* file, const Tensor& t) {
+    if (t.empty()) return;
+    const Shape s = single ? Shape(t.shape.begin() + 1, t.shape.end()) : t.shape;
+    npy(file, "<f4", s).write(t.ptr(), t.data.size() * sizeof(float));
+  };
+  tensor("logits.npy", tr.logits);
+  tensor("class_logits.npy", tr.class_logits);
+  tensor("hidden.npy", tr.hidden);
+  nlohmann::json j;
+  if (!tr.src_ids.empty()) {
+    j["src_ids"] = tr.src_ids;
+    j["src_tokens"] = tr.src_tokens;
+  }
+  if (!tr.segment_ids.empty()) j["segment_ids"] = tr.segment_ids;
+  if (!tr.tgt_ids.empty()) {
+    j["tgt_ids"] = tr.tgt_ids;
+    j["tgt_tokens"] = tr.tgt_tokens;
+  }
+  j["backend"] = tr.backend;
+  // Token strings that are not UTF-8 are written with U+FFFD, never as a throw mid-dump.
+  files.add(dir + "/tokens.json")
+      .write(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  files.commitAll();
+}
+
+}  // namespace
+
+void dumpTrace(const Trace& tr, const std::string& dir) {
+  try {
+    writeTraceFiles(tr, dir);
+  } catch (const Error& e) {
+    throw Error(e.kind(), "the trace was not written to " + dir + ": " + e.what());
+  }
+}
+
+}  // namespace attnviz

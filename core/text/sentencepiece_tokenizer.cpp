@@ -1,0 +1,166 @@
+#include "text/sentencepiece_tokenizer.h"
+
+#include <filesystem>
+#include <unordered_map>
+
+#include "base/error.h"
+
+#ifdef ATTNVIZ_HAVE_SENTENCEPIECE
+#include <sentencepiece_processor.h>
+#endif
+
+namespace attnviz {
+
+#ifdef ATTNVIZ_HAVE_SENTENCEPIECE
+
+namespace {
+
+constexpr uintmax_t kMaxSpmBytes = 64ull << 20;  // Marian's models are under 1 MiB
+
+std::unique_ptr<sentencepiece::SentencePieceProcessor> loadSpm(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec)
+    throw Error(ErrorKind::Io,
+                path + ": cannot read the SentencePiece model (" + ec.message() + ")");
+  if (size > kMaxSpmBytes)
+    throw Error(ErrorKind::TooLarge, path + ": the SentencePiece model is " + formatBytes(size) +
+                                         "; at most " + formatBytes(kMaxSpmBytes) + " are read");
+  auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
+  const auto status = sp->Load(path);
+  if (!status.ok())
+    throw Error(
+        ErrorKind::BadVocabulary,
+        path + ": not a SentencePiece model libsentencepiece can load (" + status.ToString() + ")");
+  return sp;
+}
+
+std::unordered_map<std::string, int> indexOf(const std::vector<std::string>& tokens) {
+  std::unordered_map<std::string, int> index;
+  for (size_t i = 0; i < tokens.size(); ++i) index.emplace(tokens[i], (int)i);
+  return index;
+}
+
+// One side: its SentencePiece model and the model's ids of its pieces.
+struct SpmSide {
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp;
+  std::string file;
+  const std::vector<std::string>* tokens = nullptr;
+  std::unordered_map<std::string, int> index;
+  int unk = -1;
+
+  // Pieces → ids; a piece the vocabulary lacks becomes <unk> (as MarianTokenizer's lookup does).
+  void append(const std::string& text, std::vector<int>& ids) const {
+    std::vector<std::string> pieces;
+    const auto status = sp->Encode(text, &pieces);
+    if (!status.ok())
+      throw Error(ErrorKind::BadInput,
+                  file + " cannot encode the sentence (" + status.ToString() + ")");
+    for (const auto& p : pieces) {
+      auto it = index.find(p);
+      if (it != index.end())
+        ids.push_back(it->second);
+      else if (unk >= 0)
+        ids.push_back(unk);
+      else
+        throw Error(ErrorKind::BadInput, "the piece \"" + p + "\" of " + file +
+                                             " is not in the vocabulary, which has no <unk>");
+    }
+  }
+};
+
+class MarianTokenizer : public Tokenizer {
+ public:
+  explicit MarianTokenizer(const MarianTokenizerFiles& f) : f_(f) {
+    src_.sp = loadSpm(f.source_spm);
+    tgt_.sp = loadSpm(f.target_spm);
+    src_.file = std::filesystem::path(f.source_spm).filename().string();
+    tgt_.file = std::filesystem::path(f.target_spm).filename().string();
+    src_.tokens = &f_.src_vocab;
+    tgt_.tokens = &f_.tgt_vocab;
+    src_.index = indexOf(f_.src_vocab);
+    tgt_.index = indexOf(f_.tgt_vocab);
+    src_.unk = f.src_unk_id;
+    tgt_.unk = f.tgt_unk_id;
+  }
+
+  std::string describe() const override {
+    return "SentencePiece (" + src_.file + " for the source, " + tgt_.file +
+           " for the target; ids from the vocabulary)";
+  }
+
+  std::vector<int> encodeSource(const std::string& text) const override {
+    checkSentenceText(text, "the sentence");
+    std::vector<int> ids;
+    // A leading language code (">>fra<<", multilingual OPUS models) is a token of its own.
+    std::string rest = text;
+    const size_t start = rest.find_first_not_of(" \t\r\n");
+    if (rest.compare(start, 2, ">>") == 0) {
+      const size_t end = rest.find("<<", start + 2);
+      if (end != std::string::npos) {
+        const std::string code = rest.substr(start, end + 2 - start);
+        auto it = src_.index.find(code);
+        if (it == src_.index.end() && src_.unk < 0)
+          throw Error(ErrorKind::BadInput,
+                      "the language code \"" + code + "\" is not in the vocabulary");
+        ids.push_back(it != src_.index.end() ? it->second : src_.unk);
+        rest = rest.substr(end + 2);
+      }
+    }
+    src_.append(rest, ids);
+    ids.push_back(f_.eos_id);
+    return ids;
+  }
+
+  std::vector<int> encodeTarget(const std::string& text) const override {
+    checkSentenceText(text, "the target prefix");
+    std::vector<int> ids;
+    tgt_.append(text, ids);
+    return ids;
+  }
+
+  std::string decode(Side side, const std::vector<int>& ids) const override {
+    const SpmSide& s = side == Side::Source ? src_ : tgt_;
+    std::vector<std::string> pieces;
+    for (int id : ids) {
+      if (id == f_.eos_id || id == f_.pad_id || id < 0 || id >= (int)s.tokens->size()) continue;
+      pieces.push_back((*s.tokens)[id]);
+    }
+    std::string text;
+    if (!s.sp->Decode(pieces, &text).ok()) {  // never for pieces of the model; joined as a fallback
+      for (const auto& p : pieces) text += p;
+    }
+    return text;
+  }
+
+ private:
+  MarianTokenizerFiles f_;
+  SpmSide src_, tgt_;
+};
+
+}  // namespace
+
+bool sentencePieceAvailable() {
+  return true;
+}
+
+std::shared_ptr<const Tokenizer> openMarianTokenizer(const MarianTokenizerFiles& files) {
+  return std::make_shared<MarianTokenizer>(files);
+}
+
+#else
+
+bool sentencePieceAvailable() {
+  return false;
+}
+
+std::shared_ptr<const Tokenizer> openMarianTokenizer(const MarianTokenizerFiles& files) {
+  throw Error(ErrorKind::BadConfig,
+              files.source_spm +
+                  ": this build of attnviz has no SentencePiece (install libsentencepiece-dev and "
+                  "rebuild); give the source as ids with --src-ids");
+}
+
+#endif
+
+}  // namespace attnviz
