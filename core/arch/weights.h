@@ -44,8 +44,8 @@ struct AttentionWeights {
 
 struct FeedForwardWeights {
   LinearWeights fc1;   // [d_ff, d_model] (gated: the "up" projection)
-  LinearWeights gate;  // [d_ff, d_model] config.gated_ffn only: the projection act() applies to
   LinearWeights fc2;   // [d_model, d_ff]
+  LinearWeights gate;  // [d_ff, d_model] config.gated_ffn only: the projection act() applies to
 };
 
 // One layer of a stack: self-attention, cross-attention (only in the decoder of an
