@@ -185,7 +185,7 @@ def self_test():
         ("tools/stio.py", "# see shared/reference/003_*.txt", False),
         ("tools/stio.py", "# from 000_10002fa920b8d30e.txt", False),
         ("core/arch/bundled.cpp", "const char* p = \"/work/main/resources\";", False),
-        ("core/arch/bundled.cpp", "#include \"../../outside.h\"", False),
+        ("core/arch/bundled.cpp", "#include \"../../../outside.h\"", False),
         ("README.md", "See [the guide](docs/missing.md).", True),
         ("docs/guide.md", "![tour](images/tour-9.png)", True),
         ("docs/guide.md", "![up](../../etc/passwd)", True),
