@@ -3,6 +3,7 @@
 // decoding against references that tools/make_references.py computed with the tutorials' own
 // PyTorch models (docs/formats.md "Reference files"), for every family and model class.
 #include <QtTest>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -228,9 +229,11 @@ class TestParity : public QObject {
 
   void activations_data() { addCases(false); }
 
-  // Every sublayer's input and output, recorded: in the order computed, wired as the norm
-  // placement says (the residual add and the LayerNorm between consecutive entries), ending in the
-  // stack's output that the references check; recording changes nothing else.
+  // Every sublayer's input and output, recorded: in the order computed — each stack's embeddings
+  // first (their input the token rows of the weights × the scale, plus the segments'; their output
+  // the first layer's input) — wired as the norm placement says (the residual add and the
+  // LayerNorm between consecutive entries), ending in the stack's output that the references
+  // check; recording changes nothing else.
   void activations() {
     QFETCH(QString, name);
     Case c = load(name);
@@ -258,7 +261,28 @@ class TestParity : public QObject {
     // after its last sublayer, through the final norm when there is one).
     auto stack = [&](Side side, int layers, bool cross) -> Tensor {
       const int len = side == Side::Source ? t.src_len : t.tgt_len;
-      Tensor stream;  // the residual stream entering the next sublayer
+      const StackWeights& w = side == Side::Source ? c.model->loaded().weights.encoder
+                                                   : c.model->loaded().weights.decoder;
+      if (at >= t.activations.size()) return {};
+      const SublayerActivation& e = t.activations[at++];
+      if (e.side != side || e.layer != -1 || e.sublayer != Sublayer::Embedding ||
+          e.input.shape != Shape{t.batch, len, cfg.d_model} || e.output.shape != e.input.shape)
+        return {};
+      // The embedding rows of the ids, from the weights, × √d_model when the model scales them.
+      const auto& ids = side == Side::Source ? t.src_ids : t.tgt_ids;
+      const float scale = cfg.embed_scale ? std::sqrt((float)cfg.d_model) : 1.0f;
+      for (int b = 0; b < t.batch; ++b)
+        for (int i = 0; i < len; ++i)
+          for (int k = 0; k < cfg.d_model; ++k) {
+            float want = w.embed.tokens.data[(size_t)ids[b][i] * cfg.d_model + k] * scale;
+            if (!w.embed.segments.empty() && side == Side::Source) {
+              const int seg = t.segment_ids.empty() ? 0 : t.segment_ids[b][i];
+              want += w.embed.segments.data[(size_t)seg * cfg.d_model + k];
+            }
+            const float got = e.input.data[((size_t)b * len + i) * cfg.d_model + k];
+            if (!(std::abs(got - want) <= 1e-6f * (1 + std::abs(want)))) return {};
+          }
+      Tensor stream = e.output;  // the residual stream entering the next sublayer
       for (int l = 0; l < layers; ++l) {
         std::vector<std::pair<Sublayer, Sublayer>> subs = {
             {Sublayer::SelfAttention, Sublayer::NormSelf}};
@@ -277,12 +301,12 @@ class TestParity : public QObject {
           }
           if (cfg.norm == NormPlacement::Pre) {  // LN(x), then f(LN(x)); x + f(LN(x)) goes on
             if (a.sublayer != norm || b.sublayer != sub) return {};
-            if (!stream.empty() && !close(a.input, stream, 1e-6f)) return {};
+            if (!close(a.input, stream, 1e-6f)) return {};
             if (b.input.data != a.output.data) return {};
             stream = sum(a.input, b.output);
           } else {  // f(x), then LN(x + f(x)), which goes on
             if (a.sublayer != sub || b.sublayer != norm) return {};
-            if (!stream.empty() && !close(a.input, stream, 1e-6f)) return {};
+            if (!close(a.input, stream, 1e-6f)) return {};
             if (!close(b.input, sum(a.input, a.output), 1e-5f)) return {};
             stream = b.output;
           }

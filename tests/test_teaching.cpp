@@ -204,10 +204,14 @@ class TeachingTest : public QObject {
     QCOMPARE(w->state()->selection().kind, AttentionKind::EncoderSelf);
     w->setCurrentView(QStringLiteral("architecture"));
 
-    // The embedding: token rows + positions, which W_Q of layer 1 turns into the trace's queries.
+    // The embedding: token rows + positions, which W_Q of layer 1 turns into the trace's queries
+    // (as the model recorded them: the pass runs again with its activations kept).
     QTest::mouseClick(v->diagram(), Qt::LeftButton, {},
                       v->diagram()->blockRect(QStringLiteral("enc.embedding")).center().toPoint());
     QCOMPARE(v->shownBlock(), QStringLiteral("enc.embedding"));
+    QVERIFY(v->detailsLabel()->text().contains(QStringLiteral("Recording")));
+    QVERIFY(w->engine()->waitUntilIdle(60000));
+    QCoreApplication::processEvents();
     const HeatmapData& out = v->outputHeatmap()->data();
     QCOMPARE(out.rows, t.src_len);
     QCOMPARE(out.cols, c.d_model);
@@ -232,12 +236,9 @@ class TeachingTest : public QObject {
     QCOMPARE(lg.cols, int(t.logits.dim(2)));
     for (int i = 0; i < lg.rows; ++i) QCOMPARE(lg.value(i, 3), t.logitsRow(0, i)[3]);
     QVERIFY(v->detailsLabel()->text().contains(QStringLiteral("mean")));
-    // A feed-forward block: the pass is run again with every sublayer recorded (off the GUI
-    // thread); its output is fc2(act(fc1(input))), recomputed here from the weights.
+    // A feed-forward block, from the same recorded pass: its output is fc2(act(fc1(input))),
+    // recomputed here from the weights.
     v->activateBlock(QStringLiteral("enc.ffn"));
-    QVERIFY(v->detailsLabel()->text().contains(QStringLiteral("Recording")));
-    QVERIFY(w->engine()->waitUntilIdle(60000));
-    QCoreApplication::processEvents();
     QVERIFY2(v->detailsLabel()->text().contains(QStringLiteral("Input:")),
              qPrintable(v->detailsLabel()->text()));
     const HeatmapData& fin = v->inputHeatmap()->data();

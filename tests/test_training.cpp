@@ -23,6 +23,7 @@
 #include "train/optimizer.h"
 #include "train/tasks.h"
 #include "train/trainer.h"
+#include "train/training.h"
 
 using namespace attnviz;
 
@@ -178,12 +179,12 @@ class TestTraining : public QObject {
           "with python3-torch (tools/make_grad_references.py)");
     Case c = loadCase(dir, name.toStdString());
     Model model(c.model, backend_);
-    model.enableTraining();
-    const LossStats stats = model.forwardBackward(c.inputs, c.targets, c.train);
+    Training training(model);
+    const LossStats stats = training.forwardBackward(c.inputs, c.targets, c.train);
     const double want_loss = c.meta["first"]["loss"].get<double>();
     QVERIFY2(std::abs(stats.loss - want_loss) <= 1e-5 * std::max(1.0, std::abs(want_loss)),
              qPrintable(QString("loss %1, PyTorch %2").arg(stats.loss, 0, 'g', 9).arg(want_loss)));
-    const ModelWeights grads = model.currentGradients();
+    const ModelWeights grads = training.currentGradients();
     const ModelWeights want =
         loadModel(dir + "/" + name.toStdString() + ".grad.safetensors")->weights;
     // Relative error ≤ 1e-4 per tensor, against the tensor's largest gradient or, for tensors whose
@@ -222,10 +223,11 @@ class TestTraining : public QObject {
     options.warmup = o["warmup"].get<int>();
     const int steps = o["steps"].get<int>();
     Model model(c.model, backend_);
-    Optimizer opt(model, options);
+    Training training(model);
+    Optimizer opt(training, options);
     for (int k = 0; k < steps; ++k) {
-      model.zeroGradients();
-      const LossStats stats = model.forwardBackward(c.inputs, c.targets, c.train);
+      training.zeroGradients();
+      const LossStats stats = training.forwardBackward(c.inputs, c.targets, c.train);
       const double want_loss = c.meta["losses"][k].get<double>();
       QVERIFY2(std::abs(stats.loss - want_loss) <= 1e-4 * std::max(1.0, std::abs(want_loss)),
                qPrintable(
@@ -317,7 +319,7 @@ class TestTraining : public QObject {
     auto task = makeTask("copy", {3, 6, "", 50});
     auto loaded = makeTrainingModel(*task, findPreset("tiny"), NormPlacement::Post, 3);
     Model model(loaded, makeCpuBackend());
-    model.enableTraining();
+    Training training(model);
     Inputs in;
     Targets tg;
     std::mt19937_64 rng(4);
@@ -334,12 +336,12 @@ class TestTraining : public QObject {
     opt.dropout = 0.3f;
     opt.seed = 99;
     opt.label_smoothing = 0.1f;
-    model.zeroGradients();
-    const double loss0 = model.forwardBackward(in, tg, opt).loss;
-    std::vector<float> grads((size_t)model.parameterCount());
-    model.backend().copy_to_host(model.gradients(), grads.data(), model.parameterCount());
-    std::vector<float> params((size_t)model.parameterCount());
-    model.backend().copy_to_host(model.parameters(), params.data(), model.parameterCount());
+    training.zeroGradients();
+    const double loss0 = training.forwardBackward(in, tg, opt).loss;
+    std::vector<float> grads((size_t)training.parameterCount());
+    model.backend().copy_to_host(training.gradients(), grads.data(), training.parameterCount());
+    std::vector<float> params((size_t)training.parameterCount());
+    model.backend().copy_to_host(training.parameters(), params.data(), training.parameterCount());
     // The weights with the largest gradients, where float32 differences resolve them well.
     std::vector<size_t> order(grads.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -349,9 +351,9 @@ class TestTraining : public QObject {
     for (int k = 0; k < 8; ++k) {
       const size_t i = order[(size_t)k];
       auto lossAt = [&](float v) {
-        model.backend().upload(*std::make_unique<HostView>(model.parameters() + i), &v, 4);
-        model.zeroGradients();
-        return model.forwardBackward(in, tg, opt).loss;
+        model.backend().upload(*std::make_unique<HostView>(training.parameters() + i), &v, 4);
+        training.zeroGradients();
+        return training.forwardBackward(in, tg, opt).loss;
       };
       const double up = lossAt(params[i] + h), down = lossAt(params[i] - h);
       lossAt(params[i]);

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "arch/positional.h"
 #include "arch/weights.h"
 #include "attention_data.h"
 #include "heatmap.h"
@@ -440,69 +439,8 @@ ArchLayout layoutArchitecture(const ModelConfig& c, const ArchShapes& sh, int en
 
 // ---- activations ------------------------------------------------------------------------------
 
-namespace {
-
-void layerNorm(float* x, int d, const LayerNormWeights& w, float eps) {
-  double mean = 0, var = 0;
-  for (int k = 0; k < d; ++k) mean += x[k];
-  mean /= d;
-  for (int k = 0; k < d; ++k) var += (x[k] - mean) * (x[k] - mean);
-  var /= d;
-  const double inv = 1.0 / std::sqrt(var + eps);
-  for (int k = 0; k < d; ++k) {
-    double y = (x[k] - mean) * inv;
-    if (!w.identity())
-      y = y * w.gamma.data[size_t(k)] + (w.beta.empty() ? 0.0 : w.beta.data[size_t(k)]);
-    x[k] = float(y);
-  }
-}
-
-}  // namespace
-
-StackInput computeStackInput(const Model& model, const Trace& t, Side side, int b) {
-  const ModelConfig& c = model.config();
-  const bool src = side == Side::Source;
-  const StackWeights& st = src ? model.loaded().weights.encoder : model.loaded().weights.decoder;
-  const auto& ids_all = src ? t.src_ids : t.tgt_ids;
-  StackInput in;
-  if (b >= int(ids_all.size()) || st.embed.tokens.empty()) return in;
-  const std::vector<int>& ids = ids_all[size_t(b)];
-  const int d = c.d_model, len = int(ids.size());
-  in.len = len;
-  in.d = d;
-  in.tokens.assign(size_t(len) * d, 0.0f);
-  const float scale = c.embed_scale ? std::sqrt(float(d)) : 1.0f;
-  // Sinusoids (in the model's layout), or a learned table whose first position_offset rows are
-  // never used (BART).
-  Tensor pe;
-  if (st.embed.positions.empty())
-    pe = c.positional == Positional::SinusoidalHalves ? sinusoidalHalvesTable(std::max(len, 1), d)
-                                                      : sinusoidalTable(std::max(len, 1), d);
-  const Tensor& pos = st.embed.positions.empty() ? pe : st.embed.positions;
-  const size_t pos0 = st.embed.positions.empty() ? 0 : size_t(c.position_offset);
-  for (int i = 0; i < len; ++i) {
-    const float* e = st.embed.tokens.ptr() + size_t(ids[size_t(i)]) * d;
-    float* x = in.tokens.data() + size_t(i) * d;
-    for (int k = 0; k < d; ++k) x[k] = e[k] * scale;
-    if (src && !st.embed.segments.empty()) {
-      int seg = 0;
-      if (b < int(t.segment_ids.size()) && i < int(t.segment_ids[size_t(b)].size()))
-        seg = t.segment_ids[size_t(b)][size_t(i)];
-      const float* s = st.embed.segments.ptr() + size_t(seg) * d;
-      for (int k = 0; k < d; ++k) x[k] += s[k];
-    }
-  }
-  in.output = in.tokens;
-  for (int i = 0; i < len; ++i) {
-    float* x = in.output.data() + size_t(i) * d;
-    const float* p = pos.ptr() + (pos0 + size_t(i)) * d;
-    for (int k = 0; k < d; ++k) x[k] += p[k];
-    if (c.embed_norm) layerNorm(x, d, st.embed.norm, c.embed_norm_eps);
-  }
-  return in;
-}
-
-BlockActivations blockActivations(const ArchBlock& blk, const Model& model, const Trace& t, int b) {
+BlockActivations blockActivations(const ArchBlock& blk, const Model& model, const Trace& t,
+                                  const Trace& recorded, int b) {
   const ModelConfig& c = model.config();
   BlockActivations a;
   a.title = blk.label;
@@ -521,18 +459,21 @@ BlockActivations blockActivations(const ArchBlock& blk, const Model& model, cons
   };
   if (blk.type == Type::Embedding || blk.type == Type::Positional ||
       blk.id.endsWith(QLatin1String(".embed_norm"))) {
-    const StackInput in = computeStackInput(model, t, side, b);
-    a.rows = in.len;
-    a.in_cols = a.out_cols = in.d;
-    a.input = in.tokens;
-    a.output = in.output;
+    if (const SublayerActivation* s = recorded.activation(side, -1, Sublayer::Embedding)) {
+      rowsOf(s->input, a.input, &a.in_cols);
+      rowsOf(s->output, a.output, &a.out_cols);
+    }
     a.in_name = c.embed_scale ? QObject::tr("token embeddings × √d_model")
                               : QObject::tr("token embeddings");
-    a.out_name = QObject::tr("+ positions%1: the first layer's input")
-                     .arg(c.embed_norm ? QObject::tr(", normalised") : QString());
+    a.out_name = c.positional == Positional::Rotary
+                     ? QObject::tr(
+                           "the first layer's input (rotary positions turn queries and "
+                           "keys inside attention instead)")
+                     : QObject::tr("+ positions%1: the first layer's input")
+                           .arg(c.embed_norm ? QObject::tr(", normalised") : QString());
     a.note = QObject::tr(
-        "Computed from the weights: embedding rows of the ids, plus the positional "
-        "encoding.");
+        "As the model computed them: embedding rows of the ids, plus the "
+        "positional encoding.");
     return a;
   }
   if (blk.id == QLatin1String("head.linear")) {
@@ -558,7 +499,7 @@ BlockActivations blockActivations(const ArchBlock& blk, const Model& model, cons
     return a;
   }
   if (blk.has_sublayer) {
-    if (const SublayerActivation* s = t.activation(side, blk.layer, blk.sublayer)) {
+    if (const SublayerActivation* s = recorded.activation(side, blk.layer, blk.sublayer)) {
       rowsOf(s->input, a.input, &a.in_cols);
       rowsOf(s->output, a.output, &a.out_cols);
       a.in_name = QObject::tr("input");
@@ -871,8 +812,9 @@ void ArchitectureView::showActivations(const QString& id) {
   });
   // A sublayer's numbers come from the same pass run again with them recorded (once per
   // snapshot, off the GUI thread); until it is done the panel says so.
-  if (b->has_sublayer && b->sublayer != Sublayer::Embedding && t.activations.empty() &&
-      recorded_for_ != snap->id) {
+  const bool embeddings = b->type == Type::Embedding || b->type == Type::Positional ||
+                          b->id.endsWith(QLatin1String(".embed_norm"));
+  if ((b->has_sublayer || embeddings) && t.activations.empty() && recorded_for_ != snap->id) {
     if (!recording_) {
       recording_ = true;
       const uint64_t id_for = snap->id;
@@ -908,10 +850,10 @@ void ArchitectureView::showActivations(const QString& id) {
     out_map_->setData({});
     return;
   }
-  const Trace& source =
+  const Trace& recorded =
       t.activations.empty() && recorded_ && recorded_for_ == snap->id ? *recorded_ : t;
   const int sb = std::clamp(state_->selection().batch, 0, std::max(0, t.batch - 1));
-  const BlockActivations a = blockActivations(*b, *model, source, sb);
+  const BlockActivations a = blockActivations(*b, *model, t, recorded, sb);
   auto show = [&](HeatmapWidget* w, const std::vector<float>& v, int cols, const QString& name) {
     if (v.empty() || a.rows == 0) {
       HeatmapData none;

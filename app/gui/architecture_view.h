@@ -81,15 +81,6 @@ struct ArchLayout {
 ArchLayout layoutArchitecture(const ModelConfig& config, const ArchShapes& shapes, int enc_layer,
                               int dec_layer);
 
-// The input of a stack's first layer for sentence b, computed from the weights as the model does:
-// token embeddings (× √d_model) (+ segment embeddings), + positions, then the embedding norm.
-struct StackInput {
-  int len = 0, d = 0;
-  std::vector<float> tokens;  // [len, d] the token (+ segment) embeddings, scaled
-  std::vector<float> output;  // [len, d] the first layer's input
-};
-StackInput computeStackInput(const Model& model, const Trace& trace, Side side, int b);
-
 // The activations a block shows: input and output matrices (rows: positions) when known.
 struct BlockActivations {
   QString title;
@@ -99,8 +90,10 @@ struct BlockActivations {
   QStringList row_labels;
   QString note;  // why something is missing
 };
+// The outputs (hidden states, logits) come from `trace`, the sublayers' and embeddings' inputs and
+// outputs from `recorded` (the same pass run again with them kept, or `trace` when it has them).
 BlockActivations blockActivations(const ArchBlock& block, const Model& model, const Trace& trace,
-                                  int b);
+                                  const Trace& recorded, int b);
 
 // The drawing: scaled to fit, hover tooltips, clicks.
 class ArchitectureDiagram : public QWidget {

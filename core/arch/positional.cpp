@@ -34,6 +34,22 @@ Tensor sinusoidalHalvesTable(int len, int d_model) {
   return pe;
 }
 
+Tensor rotaryTable(int len, int d_head, float theta) {
+  const int half = d_head / 2;
+  Tensor t({2, len, half});
+  for (int i = 0; i < half; ++i) {
+    // inv_freq = 1 / θ^(arange(0, d, 2).float() / d), then angle = pos · inv_freq, all float32.
+    const float inv =
+        1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(d_head));
+    for (int pos = 0; pos < len; ++pos) {
+      const float angle = static_cast<float>(pos) * inv;
+      t.data[(size_t)pos * half + i] = std::cos(angle);
+      t.data[((size_t)len + pos) * half + i] = std::sin(angle);
+    }
+  }
+  return t;
+}
+
 Tensor positionSimilarity(const Tensor& table, int len) {
   const int d = (int)table.dim(1);
   Tensor s({len, len});

@@ -62,36 +62,7 @@ struct Inputs {
                                            // encoder-only)
 };
 
-// What a training step compares the model's outputs with (docs/training.md).
-struct Targets {
-  // [B][n]: the id each output position should predict — the decoder's positions, or a masked
-  // LM's source positions. A negative id, and every position past the list, counts for nothing
-  // (padding, unmasked positions).
-  std::vector<std::vector<int>> tokens;
-  std::vector<int> classes;  // [B] class ids (a model with a class head); empty = no class loss
-  Tensor hidden_weights;     // [B, n, d_model]: adds Σ hidden ⊙ weights to the loss (a probe for
-                             // models without a head, e.g. the step-by-step encoder); empty = none
-};
-
-struct TrainOptions {
-  float label_smoothing = 0.0f;  // of both cross-entropies, as F.cross_entropy's label_smoothing
-  float dropout = 0.0f;          // on the embeddings, each sublayer's output and the FFN's hidden
-  uint64_t seed = 0;             // of the dropout masks
-  MaskOptions masks;
-};
-
-// The loss of one batch and how many outputs were right (argmax = target).
-struct LossStats {
-  double loss = 0;        // what the backward differentiates: token + class + probe terms
-  double token_loss = 0;  // mean cross-entropy over the counted positions
-  double class_loss = 0;  // mean cross-entropy over the sentences
-  int64_t tokens = 0, correct_tokens = 0;        // counted positions
-  int64_t sequences = 0, correct_sequences = 0;  // sentences with a counted position; all right
-  int64_t classes = 0, correct_classes = 0;
-};
-
-struct DeviceWeights;  // weights on the backend (model.cpp)
-struct TrainingState;  // gradients and the training workspace (model.cpp)
+struct DeviceWeights;  // the parameters on the backend (model/device_weights.h)
 
 class Model {
  public:
@@ -156,30 +127,17 @@ class Model {
   std::unique_ptr<DecoderCache> cloneCache(const DecoderCache& cache) const;
   void truncateCache(DecoderCache& cache, int length) const;
 
-  // ---- training (core/train/trainer.h drives these; docs/training.md) ----
-  // Allocates a gradient for every parameter (zeroed). forward() and decoding keep working and
-  // see the weights as training changes them.
-  void enableTraining();
-  bool trainable() const { return train_ != nullptr; }
-  // A teacher-forced pass over the batch with the tape (the same layer stack as forward()), the
-  // loss against `targets`, and the backward: ADDS the batch's gradients to the gradients.
-  // Throws Error(BadInput) like forward(), and when the targets do not fit the inputs.
-  LossStats forwardBackward(const Inputs& inputs, const Targets& targets,
-                            const TrainOptions& options = {});
-  void zeroGradients();
-  // Every parameter as one device array, and its gradients at the same offsets (the optimizer's
-  // view); the count of floats.
-  float* parameters();
-  float* gradients();
-  int64_t parameterCount() const;
-  // The gradients' global L2 norm, each distinct parameter counted once (as clip_grad_norm_).
-  double gradientNorm();
-  // The weights as they are now (or their gradients), in the host layout of weights.h.
+  // The weights as they are now (training changes them), in the host layout of arch/weights.h.
   ModelWeights currentWeights() const;
-  ModelWeights currentGradients() const;
   // The config with the current weights: what a trained model is saved from.
   std::shared_ptr<LoadedModel> snapshot() const;
+  // The parameters on the backend: what the training step (train/training.h) differentiates and
+  // the optimizer updates in place. forward() and decoding see the weights as they change.
+  const DeviceWeights& deviceWeights() const { return *dw_; }
+  DeviceWeights& deviceWeights() { return *dw_; }
 
+  // How many parameters the model has (tied weights count once, as in PyTorch).
+  int64_t parameterCount() const;
   // Bytes the weights take on the backend.
   uint64_t weightBytes() const;
   // Bytes a pass of B sentences of S source and T target tokens allocates at its peak: the trace
@@ -191,21 +149,22 @@ class Model {
   // Whether such a pass keeps q and k instead of its scores (more than `max_stored_scores_bytes`).
   bool scoresFromQk(int B, int S, int T,
                     uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes) const;
+  // Refuses a pass longer than the position table or larger than options.max_trace_bytes, with a
+  // message that says why. Throws Error(BadInput / TooLarge).
+  void checkPassSize(int B, int S, int T, const ForwardOptions& o) const;
+  // Checks a pass's inputs against the architecture and vocabularies; returns the batch size.
+  // Throws Error(BadInput).
+  size_t checkInputs(const Inputs& inputs) const;
 
  private:
   std::shared_ptr<const LoadedModel> model_;
   std::shared_ptr<Backend> backend_;
   std::unique_ptr<DeviceWeights> dw_;
-  std::unique_ptr<TrainingState> train_;
   Vocabulary src_vocab_, tgt_vocab_;
   int position_rows_ = 0;
 
   void checkIds(const std::vector<std::vector<int>>& seqs, const Vocabulary& v,
                 const char* what) const;
-  void checkPassSize(int B, int S, int T, const ForwardOptions& o) const;
-  // Checks a pass's inputs against the architecture and vocabularies; returns the batch size.
-  size_t checkInputs(const Inputs& inputs) const;
-  ModelWeights downloadLayout(const float* base) const;
 };
 
 }  // namespace attnviz

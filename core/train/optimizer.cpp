@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "base/error.h"
-#include "model/model.h"
+#include "train/training.h"
 
 namespace attnviz {
 
@@ -50,21 +50,20 @@ float learningRate(const OptimizerOptions& o, int t, int d_model) {
   return o.lr;
 }
 
-Optimizer::Optimizer(Model& model, const OptimizerOptions& options)
-    : model_(model), options_(options) {
-  if (!model.trainable()) model.enableTraining();
-  const size_t bytes = (size_t)std::max<int64_t>(model.parameterCount(), 1) * sizeof(float);
-  m_ = model.backend().allocate(bytes);
-  v_ = model.backend().allocate(bytes);
+Optimizer::Optimizer(Training& training, const OptimizerOptions& options)
+    : training_(training), options_(options) {
+  const size_t bytes = (size_t)std::max<int64_t>(training.parameterCount(), 1) * sizeof(float);
+  m_ = training.model().backend().allocate(bytes);
+  v_ = training.model().backend().allocate(bytes);
 }
 
 Optimizer::~Optimizer() = default;
 
 Optimizer::StepInfo Optimizer::step() {
-  Backend& be = model_.backend();
+  Backend& be = training_.model().backend();
   StepInfo info;
-  info.lr = learningRate(options_, t_, model_.config().d_model);
-  info.grad_norm = model_.gradientNorm();
+  info.lr = learningRate(options_, t_, training_.model().config().d_model);
+  info.grad_norm = training_.gradientNorm();
   ++t_;
   AdamStep s;
   s.lr = info.lr;
@@ -78,8 +77,8 @@ Optimizer::StepInfo Optimizer::step() {
   // torch.nn.utils.clip_grad_norm_: coef = max_norm / (norm + 1e-6), clamped to 1.
   if (options_.clip > 0)
     s.grad_scale = std::min(1.0f, options_.clip / ((float)info.grad_norm + 1e-6f));
-  be.adamw_update(model_.parameters(), model_.gradients(), m_->f32(), v_->f32(),
-                  model_.parameterCount(), s);
+  be.adamw_update(training_.parameters(), training_.gradients(), m_->f32(), v_->f32(),
+                  training_.parameterCount(), s);
   return info;
 }
 

@@ -11,7 +11,7 @@
 
 namespace attnviz {
 
-class Model;
+class Training;
 
 enum class Schedule {
   Constant,      // lr
@@ -40,8 +40,8 @@ float learningRate(const OptimizerOptions& o, int t, int d_model);
 class Optimizer {
  public:
   // Keeps the first and second moments (two arrays as large as the parameters) on the model's
-  // backend. The model must be trainable.
-  Optimizer(Model& model, const OptimizerOptions& options);
+  // backend.
+  Optimizer(Training& training, const OptimizerOptions& options);
   ~Optimizer();
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
@@ -56,7 +56,7 @@ class Optimizer {
   const OptimizerOptions& options() const { return options_; }
 
  private:
-  Model& model_;
+  Training& training_;
   OptimizerOptions options_;
   BufferPtr m_, v_;  // [n_params]
   int t_ = 0;

@@ -123,7 +123,8 @@ std::shared_ptr<LoadedModel> makeTrainingModel(const Task& task, const ModelPres
         e.cross_attn = attention();
         e.norm_cross = norm_();
       }
-      e.ffn = {linear(c.d_model, c.d_ff), linear(c.d_ff, c.d_model)};
+      e.ffn.fc1 = linear(c.d_model, c.d_ff);
+      e.ffn.fc2 = linear(c.d_ff, c.d_model);
       e.norm_ffn = norm_();
       s.layers.push_back(std::move(e));
     }
@@ -145,10 +146,10 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Backend> backend)
   if (preset.d_model % preset.n_heads) throw Error(ErrorKind::Usage, "bad preset");
   model_ = std::make_unique<Model>(makeTrainingModel(*task_, preset, config_.norm, config_.seed),
                                    std::move(backend));
-  model_->enableTraining();
+  training_ = std::make_unique<Training>(*model_);
   OptimizerOptions o = config_.optimizer;
   if (o.total_steps == 0) o.total_steps = config_.steps;
-  optimizer_ = std::make_unique<Optimizer>(*model_, o);
+  optimizer_ = std::make_unique<Optimizer>(*training_, o);
 }
 
 Trainer::~Trainer() = default;
@@ -191,8 +192,8 @@ Trainer::StepStats Trainer::step() {
   opt.label_smoothing = config_.label_smoothing;
   opt.dropout = config_.dropout;
   opt.seed = config_.seed * 1000003ull + (uint64_t)steps_;
-  model_->zeroGradients();
-  const LossStats loss = model_->forwardBackward(in, targets, opt);
+  training_->zeroGradients();
+  const LossStats loss = training_->forwardBackward(in, targets, opt);
   const Optimizer::StepInfo info = optimizer_->step();
   ++steps_;
   seconds_ += secondsSince(t0);

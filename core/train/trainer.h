@@ -14,6 +14,7 @@
 #include "model/trace.h"
 #include "train/optimizer.h"
 #include "train/tasks.h"
+#include "train/training.h"
 
 namespace attnviz {
 
@@ -99,6 +100,7 @@ class Trainer {
   TrainConfig config_;
   std::unique_ptr<Task> task_;
   std::unique_ptr<Model> model_;
+  std::unique_ptr<Training> training_;
   std::unique_ptr<Optimizer> optimizer_;
   std::mt19937_64 rng_;
   std::vector<std::vector<Example>> pending_;  // batches drawn and not yet used (bucketing)

@@ -1,0 +1,92 @@
+// A model's parameters on a backend: every parameter packed once into one device array (llm.c's
+// params_memory), in the layout the forward pass reads — queries, keys|values fused per attention
+// block, [gate; up] fused per gated feed-forward — and the tables that are no parameter
+// (sinusoids, rotary angles).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "arch/weights.h"
+#include "compute/backend.h"
+
+namespace attnviz {
+
+// y = x·Wᵀ + b on the device; pointers into DeviceWeights::params.
+struct DeviceLinear {
+  float* w = nullptr;  // [out, in]
+  float* b = nullptr;  // [out] or null
+  int in = 0, out = 0;
+};
+
+struct DeviceNorm {
+  float* gamma = nullptr;  // [d]; null = identity affine
+  float* beta = nullptr;   // [d]; null = no shift
+};
+
+// Queries, and keys with values as one projection [W_k; W_v]: queries come from the layer's
+// input; keys and values from the same input (self-attention, into the key/value store) or from
+// the encoder's output (cross-attention, computed once per sentence).
+struct DeviceAttention {
+  DeviceLinear q;    // [A, d]            A = H·d_k
+  DeviceLinear kv;   // [Ak + Av, d]      Ak = H_kv·d_k, Av = H_kv·d_v
+  DeviceLinear out;  // [d, H·d_v]
+};
+
+struct DeviceLayer {
+  DeviceAttention self_attn, cross_attn;
+  DeviceNorm norm_self, norm_cross, norm_ffn;
+  DeviceLinear fc1;  // [d_ff, d], or gated: [gate; up] [2·d_ff, d]
+  DeviceLinear fc2;  // [d, d_ff]
+  bool has_cross = false;
+};
+
+struct DeviceStack {
+  float* tokens = nullptr;             // [vocab, d]
+  float* segments = nullptr;           // [n_segments, d] or null
+  float* learned_positions = nullptr;  // [max_len, d] or null
+  // What embedding_forward adds: learned positions (from row position_offset), the shared
+  // sinusoid table, or null (rotary positions rotate queries and keys instead).
+  const float* positions = nullptr;
+  DeviceNorm embed_norm;
+  std::vector<DeviceLayer> layers;
+  DeviceNorm final_norm;
+};
+
+struct DeviceHead {
+  DeviceLinear projection;  // [V, d]; its w is the token table's when they are tied
+  DeviceLinear mlm_transform, pooler, classifier;
+  DeviceNorm mlm_norm;
+};
+
+struct DeviceWeights {
+  DeviceStack enc, dec;
+  DeviceHead head;
+  BufferPtr sinusoid;  // [rows, d] shared by both stacks (no parameter)
+  BufferPtr rotary;    // [rows, d_k / 2] cos, then [rows, d_k / 2] sin (no parameter)
+  BufferPtr params;    // [n_params] every parameter
+  int64_t n_params = 0;
+  // Where each host tensor's values sit in `params` (for reading the weights back), and the slots
+  // that stand for no host tensor (the zero bias of a fused part that has none: kept at zero).
+  std::vector<std::pair<const Tensor*, int64_t>> pieces;
+  std::vector<std::pair<int64_t, int64_t>> padding;  // (offset, count)
+  uint64_t bytes = 0;
+  bool tied = false;  // the output projection reads the token table (one parameter, one gradient)
+
+  const float* rotaryCos() const { return rotary ? rotary->f32() : nullptr; }
+  const float* rotarySin(int rows, int d_k) const {
+    return rotary ? rotary->f32() + (int64_t)rows * (d_k / 2) : nullptr;
+  }
+};
+
+// Uploads the weights of `w` (in the layout of arch/weights.h) and the tables the config asks for,
+// with `rows` positions. Throws Error(Backend) when the backend cannot hold them.
+DeviceWeights uploadWeights(Backend& be, const ModelConfig& c, const ModelWeights& w, int rows);
+
+// Every parameter as it is now, in the host layout of `like` (the weights they were uploaded
+// from): `base` is DeviceWeights::params or a gradient array with the same offsets.
+ModelWeights downloadWeights(Backend& be, const DeviceWeights& dw, const ModelWeights& like,
+                             const float* base);
+
+}  // namespace attnviz

@@ -1,0 +1,279 @@
+#include "model/pass.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/error.h"
+
+namespace attnviz {
+
+Pass::Pass(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const ForwardOptions& o,
+           Arena& arena, Recorder* recorder, int rows, int max_keys)
+    : Widths(c), be(be), c(c), dw(dw), o(o), a(arena), rec(recorder) {
+  const int64_t cells = (int64_t)rows * H * max_keys;
+  h = a.floats((int64_t)rows * d);
+  y = a.floats((int64_t)rows * d);
+  q = a.floats((int64_t)rows * A);
+  ctx = a.floats((int64_t)rows * C);
+  ffn = a.floats((int64_t)rows * c.d_ff * (c.gated_ffn ? 2 : 1));
+  if (c.gated_ffn) ffn_act = a.floats((int64_t)rows * c.d_ff);
+  scores = a.floats(cells);
+  probs = a.floats(cells);
+  if (!o.interventions.empty()) extra = a.floats(cells);
+}
+
+uint64_t Pass::floatsFor(const ModelConfig& c, const ForwardOptions& o, int rows, int max_keys) {
+  const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * (uint64_t)c.n_heads * max_keys;
+  const uint64_t ffn = (uint64_t)c.d_ff * (c.gated_ffn ? 3 : 1);
+  return (uint64_t)rows * (2 * c.d_model + c.attnWidth() + c.valueWidth() + ffn + per_key) +
+         Recorder::floatsFor(c, o, rows);
+}
+
+void Pass::checkCancel() const {
+  if (o.cancel && o.cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
+}
+
+void Pass::linear(const float* x, const DeviceLinear& l, float* out, int rows) {
+  be.linear_forward(x, l.w, l.b, out, rows, l.in, l.out);
+}
+
+void Pass::norm(const float* x, const DeviceNorm& n, float* out, int rows, float eps) {
+  be.layernorm_forward(x, n.gamma, n.beta, out, rows, d, eps);
+}
+
+void Pass::embed(const DeviceStack& st, const int32_t* ids, const int32_t* segs, float* x, int B,
+                 int n, int pos0, StackTape* t, float p) {
+  const int64_t cells = (int64_t)B * n * d;
+  const float scale = c.embed_scale ? std::sqrt((float)d) : 1.0f;
+  be.embedding_forward(ids, st.tokens, st.positions, x, B, n, d, pos0, scale);
+  if (segs && st.segments) be.gather_add_forward(segs, st.segments, x, B * n, d);
+  if (c.embed_norm) {
+    if (t) be.copy(x, t->embed_norm_in, cells);
+    norm(x, st.embed_norm, x, B * n, c.embed_norm_eps);
+  }
+  if (t) be.dropout_forward(x, cells, p, t->embed_seed);
+  if (rec) rec->embedding(ids, segs, st.tokens, st.segments, scale, x, B * n);
+}
+
+void Pass::layers(float* x, const StackRun& r, int* done, int total) {
+  const int rows = r.B * r.n;
+  const DeviceStack& st = *r.stack;
+  for (int l = 0; l < (int)st.layers.size(); ++l) {
+    checkCancel();
+    const DeviceLayer& L = st.layers[l];
+    LayerTape* t = r.tape ? &r.tape->layers[l] : nullptr;
+    // x ← x + SelfAttention(N(x))                 (post-norm: x ← N(x + SelfAttention(x)))
+    residual(x, rows, L.norm_self, t ? &t->self : nullptr, r.dropout, l, Sublayer::SelfAttention,
+             Sublayer::NormSelf, [&](const float* in, float* out) {
+               selfAttention(in, out, r, l, L.self_attn, t ? &t->self_attn : nullptr);
+             });
+    // x ← x + CrossAttention(N(x), memory)       (an encoder-decoder's decoder)
+    if (L.has_cross)
+      residual(x, rows, L.norm_cross, t ? &t->cross : nullptr, r.dropout, l,
+               Sublayer::CrossAttention, Sublayer::NormCross, [&](const float* in, float* out) {
+                 crossAttention(in, out, r, l, L.cross_attn, t ? &t->cross_attn : nullptr);
+               });
+    // x ← x + FeedForward(N(x))
+    residual(x, rows, L.norm_ffn, t ? &t->ffn : nullptr, r.dropout, l, Sublayer::FeedForward,
+             Sublayer::NormFeedForward,
+             [&](const float* in, float* out) { feedForward(in, out, rows, L, t, r.dropout); });
+    ++*done;
+    if (o.progress) o.progress(*done, total);
+  }
+  if (!c.final_norm) return;
+  // x ← N(x), the stack's final norm (pre-norm models)
+  const bool keep = rec && rec->keepsActivations();
+  float* in = r.tape ? r.tape->final_in : keep ? h : x;
+  if (in != x) be.copy(x, in, (int64_t)rows * d);
+  norm(in, st.final_norm, x, rows, c.layer_norm_eps);
+  if (keep) rec->sublayer(-1, Sublayer::FinalNorm, in, x, rows);
+}
+
+template <class F>
+void Pass::residual(float* x, int rows, const DeviceNorm& n, SublayerTape* t, float p, int layer,
+                    Sublayer s, Sublayer ns, F&& f) {
+  const int64_t cells = (int64_t)rows * d;
+  const bool keep = rec && rec->keepsActivations();
+  if (c.norm == NormPlacement::Pre) {
+    float* normed = h;
+    if (t) {
+      be.copy(x, t->norm_in, cells);
+      normed = t->f_in;
+    }
+    norm(x, n, normed, rows, c.layer_norm_eps);
+    if (keep) rec->sublayer(layer, ns, x, normed, rows);
+    f(normed, y);
+    if (keep) rec->sublayer(layer, s, normed, y, rows);
+    if (t) be.dropout_forward(y, cells, p, t->seed);
+    be.residual_forward(y, x, cells);
+  } else {
+    const float* in = x;
+    float* sum = y;
+    if (t) {
+      be.copy(x, t->f_in, cells);
+      in = t->f_in;
+      sum = t->norm_in;
+    }
+    f(in, sum);
+    if (keep) rec->sublayer(layer, s, in, sum, rows);
+    if (t) be.dropout_forward(sum, cells, p, t->seed);
+    be.residual_forward(in, sum, cells);
+    norm(sum, n, x, rows, c.layer_norm_eps);
+    if (keep) rec->sublayer(layer, ns, sum, x, rows);
+  }
+}
+
+void Pass::selfAttention(const float* in, float* out, const StackRun& r, int l,
+                         const DeviceAttention& W, AttentionTape* t) {
+  const KvStore& s = r.store;
+  const int K = s.past + r.n;
+  float* stored_q = s.qAt(l);  // decoding keeps the queries for the views' masked cells
+  float* qs = stored_q ? stored_q : t ? t->q : q;
+  const int qcap = stored_q ? s.cap : r.n, qpast = stored_q ? s.past : 0;
+  float* kvs = s.kvAt(l);
+  project(in, W.q, qs, r.B, r.n, qpast, qcap);      // q [B, n, A]
+  project(in, W.kv, kvs, r.B, r.n, s.past, s.cap);  // k|v rows [past, past + n) [B, ·, KV]
+  const HeadsView qv{qs + (int64_t)qpast * A, (int64_t)qcap * A, A};
+  const HeadsView kv{kvs, (int64_t)s.cap * KV, KV};
+  attend(r.self_kind, l, qv, kv, r.B, r.n, K, s.past, r.self_mask, *r.self_mask_host, t);
+  linear(t ? t->ctx : ctx, W.out, out, r.B * r.n);  // out [rows, d] ← ctx·W_oᵀ
+  if (rec) rec->futureScores(stored_q, kvs, s.cap, scores);
+}
+
+void Pass::crossAttention(const float* in, float* out, const StackRun& r, int l,
+                          const DeviceAttention& W, AttentionTape* t) {
+  const Model::Encoded& e = *r.enc;
+  float* qs = t ? t->q : q;
+  linear(in, W.q, qs, r.B * r.n);  // q [B, n, A]
+  const HeadsView qv{qs, (int64_t)r.n * A, A};
+  const HeadsView kv{e.cross_kv[l]->f32(), (int64_t)e.S * KV, KV};
+  // The source's keys and values are new only in the first run over a sentence.
+  attend(AttentionKind::Cross, l, qv, kv, r.B, r.n, e.S, r.store.past == 0 ? 0 : e.S, r.cross_mask,
+         *r.cross_mask_host, t);
+  linear(t ? t->ctx : ctx, W.out, out, r.B * r.n);
+  if (rec) rec->noFutureScores();
+}
+
+void Pass::feedForward(const float* in, float* out, int rows, const DeviceLayer& L, LayerTape* t,
+                       float p) {
+  const int64_t cells = (int64_t)rows * c.d_ff;
+  float* hidden = ffn;
+  if (t) {
+    linear(in, L.fc1, t->ffn_pre, rows);  // [rows, d_ff]
+    hidden = t->ffn_act;
+    be.copy(t->ffn_pre, hidden, cells);
+  } else {
+    linear(in, L.fc1, hidden, rows);
+  }
+  be.activation_forward(hidden, cells, c.activation);
+  if (t) be.dropout_forward(hidden, cells, p, t->ffn_seed);
+  linear(hidden, L.fc2, out, rows);  // out [rows, d]
+}
+
+void Pass::attend(AttentionKind kind, int layer, HeadsView qv, HeadsView kv, int B, int n, int Tk,
+                  int kv0, const uint8_t* mask, const std::vector<uint8_t>& mask_host,
+                  AttentionTape* t) {
+  AttentionBlock* block = rec ? rec->block(kind, layer, n, Tk, mask_host) : nullptr;
+  float* sc = rec ? rec->scoresTarget(block, scores) : scores;
+  float* pr = t ? t->probs : rec ? rec->probsTarget(block, probs) : probs;
+  const float scale = 1.0f / std::sqrt((float)c.d_k);
+  const HeadsView vv{kv.data + Ak, kv.batch_stride, kv.row_stride};
+  be.attention_scores_forward(qv, kv, sc, B, H, n, Tk, c.d_k, scale);  // [B, H, n, Tk]
+  be.masked_softmax_forward(tempered(kind, layer, sc, B, n, Tk), mask, pr, B, H, n, Tk,
+                            c.mask_fill);
+  if (rec) rec->attention(block, sc, pr, qv, kv, Ak, kv0);
+  be.attention_context_forward(switchedOff(kind, layer, pr, B, n, Tk), vv, t ? t->ctx : ctx, B, H,
+                               n, Tk, c.d_v);  // ctx [B, n, C]
+}
+
+const float* Pass::tempered(AttentionKind kind, int layer, const float* sc, int B, int n, int Tk) {
+  const int64_t head_cells = (int64_t)n * Tk;
+  bool copied = false;
+  for (const auto& iv : o.interventions) {
+    if (iv.kind != kind || iv.layer != layer || iv.head < 0 || iv.head >= H ||
+        iv.temperature == 1.0f)
+      continue;
+    if (!copied) be.copy(sc, extra, (int64_t)B * H * head_cells);
+    copied = true;
+    for (int b = 0; b < B; ++b)
+      be.scale_forward(extra + ((int64_t)b * H + iv.head) * head_cells, head_cells,
+                       1.0f / iv.temperature);
+  }
+  return copied ? extra : sc;
+}
+
+const float* Pass::switchedOff(AttentionKind kind, int layer, const float* pr, int B, int n,
+                               int Tk) {
+  const int64_t head_cells = (int64_t)n * Tk;
+  bool copied = false;
+  for (const auto& iv : o.interventions) {
+    if (iv.kind != kind || iv.layer != layer || iv.head < 0 || iv.head >= H || !iv.off) continue;
+    if (!copied) be.copy(pr, extra, (int64_t)B * H * head_cells);
+    copied = true;
+    for (int b = 0; b < B; ++b)
+      be.scale_forward(extra + ((int64_t)b * H + iv.head) * head_cells, head_cells, 0.0f);
+  }
+  return copied ? extra : pr;
+}
+
+void Pass::project(const float* x, const DeviceLinear& l, float* store, int B, int n, int past,
+                   int cap) {
+  const int width = l.out;
+  if (B == 1 || (past == 0 && cap == n)) {
+    linear(x, l, store + (int64_t)past * width, B * n);
+    return;
+  }
+  for (int b = 0; b < B; ++b)
+    linear(x + (int64_t)b * n * d, l, store + ((int64_t)b * cap + past) * width, n);
+}
+
+float* Pass::tokenHead(const float* x, int rows, HeadTape* t) {
+  if (c.tokenHead() == TokenHead::None) return nullptr;
+  const DeviceHead& hd = dw.head;
+  float* logits = t ? t->logits : a.floats((int64_t)rows * hd.projection.out);
+  const float* in = x;
+  if (c.tokenHead() == TokenHead::BertMlm) {
+    // BERT's masked-LM head: N(act(x·W + b)) · decoderᵀ + decoder_bias.
+    const int64_t cells = (int64_t)rows * d;
+    float* act = y;
+    if (t) {
+      linear(x, hd.mlm_transform, t->mlm_pre, rows);
+      act = t->mlm_act;
+      be.copy(t->mlm_pre, act, cells);
+    } else {
+      linear(x, hd.mlm_transform, act, rows);
+    }
+    be.activation_forward(act, cells, c.activation);
+    float* normed = t ? t->mlm_out : y;
+    norm(act, hd.mlm_norm, normed, rows, c.layer_norm_eps);
+    in = normed;
+  }
+  linear(in, hd.projection, logits, rows);  // logits [rows, V]
+  return logits;
+}
+
+float* Pass::classHead(const float* x, int B, int n, HeadTape* t) {
+  if (c.classHead() == ClassHead::None) return nullptr;
+  const DeviceHead& hd = dw.head;
+  float* pooled = t ? t->pooled : a.floats((int64_t)B * d);
+  float* logits = t ? t->class_logits : a.floats((int64_t)B * hd.classifier.out);
+  if (c.classHead() == ClassHead::MeanPool) {
+    be.mean_pool_forward(x, pooled, B, n, d);
+    linear(pooled, hd.classifier, logits, B);
+  } else {  // BERT's pooler: tanh(W·x[:, 0] + b), then the classifier
+    for (int b = 0; b < B; ++b) be.copy(x + (int64_t)b * n * d, pooled + (int64_t)b * d, d);
+    float* act = y;
+    if (t) {
+      linear(pooled, hd.pooler, t->pooler_pre, B);
+      act = t->pooler_act;
+      be.copy(t->pooler_pre, act, (int64_t)B * d);
+    } else {
+      linear(pooled, hd.pooler, act, B);
+    }
+    be.activation_forward(act, (int64_t)B * d, Activation::Tanh);
+    linear(act, hd.classifier, logits, B);
+  }
+  return logits;
+}
+
+}  // namespace attnviz

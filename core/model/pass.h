@@ -1,0 +1,134 @@
+// The forward pass: one stack of layers for the encoder, the decoder and decoder-only models,
+// composed once on top of a Backend's ops, in data-flow order (llm.c's gpt2_forward). A run of a
+// stack takes a few named collaborators: where self-attention's keys and values go (a KvStore),
+// what the views keep (a Recorder) and what training keeps for the backward (a StackTape).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compute/backend.h"
+#include "model/arena.h"
+#include "model/device_weights.h"
+#include "model/model.h"
+#include "model/recorder.h"
+#include "model/tape.h"
+
+namespace attnviz {
+
+// The widths a pass works with: d_model; H query heads of d_k, H_kv key/value heads; the query
+// width A = H·d_k, the key width Ak = H_kv·d_k, the value width Av = H_kv·d_v, the fused
+// key|value width KV = Ak + Av, and the context width C = H·d_v.
+struct Widths {
+  explicit Widths(const ModelConfig& c)
+      : d(c.d_model),
+        H(c.n_heads),
+        Hkv(c.kvHeads()),
+        A(c.attnWidth()),
+        Ak(c.keyWidth()),
+        Av(c.kvValueWidth()),
+        KV(c.keyWidth() + c.kvValueWidth()),
+        C(c.valueWidth()) {}
+  const int d, H, Hkv, A, Ak, Av, KV, C;
+};
+
+// Where a stack run's self-attention keys and values go, and (decoding) its queries: per layer
+// [B, cap, KV] rows key|value and [B, cap, A] queries, of which rows [past, past + n) are this
+// run's. One buffer serves every layer when nothing outlives the run (a teacher-forced pass);
+// without query buffers the queries go to the pass's scratch.
+struct KvStore {
+  int cap = 0, past = 0;
+  std::vector<float*> kv;  // per layer, or one for all
+  std::vector<float*> q;   // per layer, or none
+  float* kvAt(size_t l) const { return kv.size() == 1 ? kv[0] : kv[l]; }
+  float* qAt(size_t l) const { return q.empty() ? nullptr : q.size() == 1 ? q[0] : q[l]; }
+};
+
+// One run of a stack over n new positions [past, past + n) of B sequences (past = store.past).
+struct StackRun {
+  const DeviceStack* stack = nullptr;
+  AttentionKind self_kind = AttentionKind::EncoderSelf;
+  int B = 1, n = 0;
+  KvStore store;
+  const uint8_t* self_mask = nullptr;  // device [B, n, past + n]
+  const std::vector<uint8_t>* self_mask_host = nullptr;
+  const Model::Encoded* enc = nullptr;  // cross-attention's source (an encoder-decoder's decoder)
+  const uint8_t* cross_mask = nullptr;  // device [B, n, S]
+  const std::vector<uint8_t>* cross_mask_host = nullptr;
+  StackTape* tape = nullptr;  // training: what the backward needs (past = 0)
+  float dropout = 0.0f;       // training: the tape's dropout probability
+};
+
+class Pass : public Widths {
+ public:
+  // Carves the pass's scratch for `rows` query rows over at most `max_keys` keys from `arena`.
+  // `recorder` is null when nothing is kept for the views.
+  Pass(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const ForwardOptions& o,
+       Arena& arena, Recorder* recorder, int rows, int max_keys);
+  // Arena floats and regions a Pass takes (its recorder's included).
+  static uint64_t floatsFor(const ModelConfig& c, const ForwardOptions& o, int rows, int max_keys);
+  static constexpr int kRegions = 9;
+
+  // x [B·n, d] ← tokens[ids]·scale (+ segments[segs]) + positions[pos0 …], then the embedding
+  // norm; with a tape, dropout.
+  void embed(const DeviceStack& st, const int32_t* ids, const int32_t* segs, float* x, int B, int n,
+             int pos0, StackTape* t = nullptr, float p = 0.0f);
+  // Every layer of a stack over x [B·n, d] (the embeddings on entry, the stack's output on
+  // return), then the stack's final norm.
+  void layers(float* x, const StackRun& r, int* done, int total);
+  // The token head on x [rows, d] → logits [rows, V] (an arena region, or the tape's).
+  float* tokenHead(const float* x, int rows, HeadTape* t = nullptr);
+  // The class head on x [B, n, d] → class logits [B, C] (an arena region, or the tape's).
+  float* classHead(const float* x, int B, int n, HeadTape* t = nullptr);
+
+  // y [rows, out] ← x·Wᵀ + b
+  void linear(const float* x, const DeviceLinear& l, float* y, int rows);
+
+  Arena& arena() { return a; }
+
+ private:
+  // One residual block around f(in, out) [rows, d]: pre-norm x ← x + f(N(x)), post-norm
+  // x ← N(x + f(x)). With a tape, f's output goes through dropout and the tape keeps f's input and
+  // the norm's; the recorder keeps f's and the norm's inputs and outputs as sublayers s and ns.
+  template <class F>
+  void residual(float* x, int rows, const DeviceNorm& n, SublayerTape* t, float p, int layer,
+                Sublayer s, Sublayer ns, F&& f);
+  // Self-attention of layer l over in [rows, d] → out [rows, d]: queries, and the new keys and
+  // values into the store; attention over every key so far; the output projection.
+  void selfAttention(const float* in, float* out, const StackRun& r, int l,
+                     const DeviceAttention& W, AttentionTape* t);
+  // Cross-attention of layer l: queries from in, keys and values of the encoder's output.
+  void crossAttention(const float* in, float* out, const StackRun& r, int l,
+                      const DeviceAttention& W, AttentionTape* t);
+  // fc2(act(fc1(x))), or gated fc2(act(gate(x)) ⊙ fc1(x)), over in → out [rows, d].
+  void feedForward(const float* in, float* out, int rows, const DeviceLayer& L, LayerTape* t,
+                   float p);
+  // scores → mask → softmax → context of n queries over Tk keys of block (kind, layer): heads
+  // views q and kv (keys at column 0, values at column Ak); key rows [kv0, Tk) are new in this
+  // run. ctx [B·n, C] (the tape's, when training) ← the context; the recorder keeps the block.
+  void attend(AttentionKind kind, int layer, HeadsView qv, HeadsView kv, int B, int n, int Tk,
+              int kv0, const uint8_t* mask, const std::vector<uint8_t>& mask_host,
+              AttentionTape* t);
+  // Interventions on a block's heads: the softmax's input with temperatures applied (a copy; the
+  // trace keeps the raw scores), and the probabilities with heads switched off (a copy).
+  const float* tempered(AttentionKind kind, int layer, const float* scores, int B, int n, int Tk);
+  const float* switchedOff(AttentionKind kind, int layer, const float* probs, int B, int n, int Tk);
+  // rows [past, past + n) of each batch's region of a [B, cap, width] store ← x·Wᵀ
+  void project(const float* x, const DeviceLinear& l, float* store, int B, int n, int past,
+               int cap);
+  void norm(const float* x, const DeviceNorm& n, float* y, int rows, float eps);
+  void checkCancel() const;
+
+  Backend& be;
+  const ModelConfig& c;
+  const DeviceWeights& dw;
+  const ForwardOptions& o;
+  Arena& a;
+  Recorder* rec;
+  // scratch: [rows, d] ×2, [rows, A], [rows, C], [rows, d_ff (×2 gated)], [rows, H, keys] ×2 (×3
+  // with interventions)
+  float *h, *y, *q, *ctx, *ffn, *scores, *probs, *extra = nullptr;
+  float* ffn_act = nullptr;  // [rows, d_ff] the gated activation's output
+};
+
+}  // namespace attnviz

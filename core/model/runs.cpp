@@ -1,0 +1,251 @@
+#include "model/runs.h"
+
+#include <algorithm>
+
+#include "model/pass.h"
+
+namespace attnviz {
+
+namespace {
+
+std::vector<int32_t> flatten(const std::vector<std::vector<int>>& seqs) {
+  std::vector<int32_t> out;
+  for (const auto& s : seqs) out.insert(out.end(), s.begin(), s.end());
+  return out;
+}
+
+// Key-padding mask [B, q_len, K]: 1 where key j of sentence b is padding (and the mask is on).
+std::vector<uint8_t> keyPaddingMask(const std::vector<std::vector<int>>& keys, int q_len,
+                                    int pad_id, bool on) {
+  std::vector<uint8_t> m;
+  const int K = keys.empty() ? 0 : (int)keys[0].size();
+  m.assign(keys.size() * (size_t)q_len * K, 0);
+  if (!on) return m;
+  for (size_t b = 0; b < keys.size(); ++b)
+    for (int j = 0; j < K; ++j) {
+      if (keys[b][j] != pad_id) continue;
+      for (int i = 0; i < q_len; ++i) m[(b * q_len + i) * K + j] = 1;
+    }
+  return m;
+}
+
+// The decoder's self-attention mask for new positions [past, past + n) of B sequences whose
+// tokens (all positions so far and the new ones) are `tokens`: key padding ∪ causal.
+// future: the mask of earlier rows [0, past) against the new keys, [B, past, n].
+void decoderMasks(const ModelConfig& c, const MaskOptions& m,
+                  const std::vector<std::vector<int>>& tokens, int past, int n,
+                  std::vector<uint8_t>* self, std::vector<uint8_t>* future) {
+  const int B = (int)tokens.size(), K = past + n;
+  const bool pad_on = c.tgt_padding_mask && m.tgt_padding;
+  // With the start token equal to the pad id (Marian), position 0 is the start, not padding.
+  const bool start_is_pad = c.bos_id >= 0 && c.bos_id == c.tgt_pad_id;
+  auto padded = [&](int b, int j) {
+    return pad_on && tokens[b][j] == c.tgt_pad_id && !(j == 0 && start_is_pad);
+  };
+  self->assign((size_t)B * n * K, 0);
+  future->assign((size_t)B * past * n, 0);
+  for (int b = 0; b < B; ++b) {
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < K; ++j)
+        (*self)[((size_t)b * n + i) * K + j] = padded(b, j) || (m.subsequent && j > past + i);
+    for (int i = 0; i < past; ++i)
+      for (int j = 0; j < n; ++j)
+        (*future)[((size_t)b * past + i) * n + j] = padded(b, past + j) || m.subsequent;
+  }
+}
+
+uint64_t headFloats(const ModelConfig& c, int B, int rows, int V, int C) {
+  return (uint64_t)rows * V + (uint64_t)B * (c.d_model + C);
+}
+
+// A run's arena of `bytes`: a fresh allocation, or (training) the tape's scratch, kept across
+// steps.
+Arena runArena(Backend& be, uint64_t bytes, Tape* tape) {
+  return tape ? Arena::reusing(be, *tape->scratch, bytes) : Arena(be, bytes);
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> padBatch(const std::vector<std::vector<int>>& seqs, int pad,
+                                       int* len) {
+  int n = 0;
+  for (const auto& s : seqs) n = std::max(n, (int)s.size());
+  *len = n;
+  std::vector<std::vector<int>> out = seqs;
+  for (auto& s : out) s.resize(n, pad);
+  return out;
+}
+
+void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Model::Encoded& enc,
+                const std::vector<std::vector<int>>& segments, const ForwardOptions& o, RecordTo to,
+                int* done, int total, Tape* tape) {
+  const int B = enc.batch, S = enc.S, d = c.d_model;
+  const int KV = c.keyWidth() + c.kvValueWidth();
+  enc.key_mask.assign((size_t)B * S, 0);
+  const bool pad_on = c.src_padding_mask && o.masks.src_padding;
+  for (int b = 0; b < B; ++b)
+    for (int j = 0; j < S; ++j)
+      enc.key_mask[(size_t)b * S + j] = pad_on && enc.src[b][j] == c.src_pad_id;
+  const std::vector<uint8_t> mask = keyPaddingMask(enc.src, S, c.src_pad_id, pad_on);
+  const uint64_t floats = Pass::floatsFor(c, o, B * S, S) + (uint64_t)B * S * KV;
+  Arena arena = runArena(
+      be, Arena::size(floats, mask.size() + (uint64_t)B * S * 8, Pass::kRegions + 4), tape);
+  StackTape* t = tape ? &tape->enc : nullptr;
+  Recorder recorder(be, arena, c, o, B * S);
+  recorder.begin(Side::Source, B, S, 0, to);
+  Pass P(be, c, dw, o, arena, t ? nullptr : &recorder, B * S, S);
+  auto put = [&](auto* dst, const auto& host) {
+    t ? tape->workspace->put(dst, host) : arena.put(dst, host);
+  };
+  int32_t* ids = t ? t->ids : arena.ints((int64_t)B * S);
+  put(ids, flatten(enc.src));
+  int32_t* segs = nullptr;
+  if (dw.enc.segments) {
+    segs = t ? t->segs : arena.ints((int64_t)B * S);
+    std::vector<int32_t> flat((size_t)B * S, 0);
+    for (int b = 0; b < B && b < (int)segments.size(); ++b)
+      for (int j = 0; j < S && j < (int)segments[b].size(); ++j)
+        flat[(size_t)b * S + j] = segments[b][j];
+    put(segs, flat);
+  }
+  uint8_t* dmask = t ? t->mask : arena.bytes((int64_t)mask.size());
+  put(dmask, mask);
+  enc.memory = be.allocate((size_t)B * S * d * sizeof(float));
+  float* x = enc.memory->f32();
+  P.embed(dw.enc, ids, segs, x, B, S, 0, t, tape ? tape->dropout : 0.0f);
+  StackRun r;
+  r.stack = &dw.enc;
+  r.self_kind = AttentionKind::EncoderSelf;
+  r.B = B;
+  r.n = r.store.cap = S;
+  if (t) {
+    for (const LayerTape& lt : t->layers) r.store.kv.push_back(lt.self_attn.kv);
+    r.tape = t;
+    r.dropout = tape->dropout;
+  } else {
+    r.store.kv = {arena.floats((int64_t)B * S * KV)};
+  }
+  r.self_mask = dmask;
+  r.self_mask_host = &mask;
+  P.layers(x, r, done, total);
+  // Every decoder layer's cross-attention keys and values, once per sentence.
+  for (const auto& L : dw.dec.layers) {
+    if (!L.has_cross) continue;
+    BufferPtr ckv = be.allocate((size_t)B * S * KV * sizeof(float));
+    P.linear(x, L.cross_attn.kv, ckv->f32(), B * S);
+    enc.cross_kv.push_back(std::move(ckv));
+  }
+}
+
+TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
+                     const Model::Encoded* enc, const std::vector<std::vector<int>>& all_tokens,
+                     int past, int n, int cap, std::vector<float*> kv, std::vector<float*> q_store,
+                     const ForwardOptions& o, Tape* tape) {
+  const int B = (int)all_tokens.size(), K = past + n, d = c.d_model;
+  const int KV = c.keyWidth() + c.kvValueWidth();
+  std::vector<uint8_t> self_mask, future_mask;
+  decoderMasks(c, o.masks, all_tokens, past, n, &self_mask, &future_mask);
+  const int S = enc ? enc->S : 0;
+  std::vector<uint8_t> cross_mask;
+  if (enc) {
+    cross_mask.assign((size_t)B * n * S, 0);
+    for (int b = 0; b < B; ++b)
+      for (int i = 0; i < n; ++i)
+        std::copy(enc->key_mask.begin() + (size_t)b * S,
+                  enc->key_mask.begin() + (size_t)(b + 1) * S,
+                  cross_mask.begin() + ((size_t)b * n + i) * S);
+  }
+  const int V = dw.head.projection.out, C = dw.head.classifier.out;
+  const int keys = std::max(K, S) + past;  // the masked columns of earlier rows share the scratch
+  const bool scratch_kv = kv.empty();
+  const uint64_t floats = Pass::floatsFor(c, o, B * n, keys) + headFloats(c, B, B * n, V, C) +
+                          (uint64_t)B * n * d + (scratch_kv ? (uint64_t)B * n * KV : 0);
+  Arena arena =
+      runArena(be,
+               Arena::size(floats, self_mask.size() + cross_mask.size() + (uint64_t)B * n * 4,
+                           Pass::kRegions + 8),
+               tape);
+  StackTape* t = tape ? &tape->dec : nullptr;
+  TraceRows rows;
+  rows.q0 = past;
+  rows.n = n;
+  if (B == 1) rows.tokens.assign(all_tokens[0].begin() + past, all_tokens[0].end());
+  Recorder recorder(be, arena, c, o, B * n);
+  recorder.begin(Side::Target, B, n, past, {&rows.blocks, &rows.future_scores, &rows.activations});
+  Pass P(be, c, dw, o, arena, t ? nullptr : &recorder, B * n, keys);
+  auto put = [&](auto* dst, const auto& host) {
+    t ? tape->workspace->put(dst, host) : arena.put(dst, host);
+  };
+  std::vector<int32_t> fed;
+  for (const auto& tokens : all_tokens) fed.insert(fed.end(), tokens.begin() + past, tokens.end());
+  int32_t* ids = t ? t->ids : arena.ints((int64_t)B * n);
+  put(ids, fed);
+  uint8_t* dself = t ? t->mask : arena.bytes((int64_t)self_mask.size());
+  put(dself, self_mask);
+  uint8_t* dcross = !enc ? nullptr : t ? t->cross_mask : arena.bytes((int64_t)cross_mask.size());
+  if (enc) put(dcross, cross_mask);
+  StackRun r;
+  r.stack = &dw.dec;
+  r.self_kind = AttentionKind::DecoderSelf;
+  r.B = B;
+  r.n = n;
+  r.store.past = past;
+  r.store.cap = cap;
+  r.store.kv = std::move(kv);
+  r.store.q = std::move(q_store);
+  if (t) {
+    r.store.kv.clear();
+    for (const LayerTape& lt : t->layers) r.store.kv.push_back(lt.self_attn.kv);
+    r.store.cap = n;
+  } else if (scratch_kv) {
+    r.store.kv = {arena.floats((int64_t)B * n * KV)};
+    r.store.cap = n;
+  }
+  r.self_mask = dself;
+  r.self_mask_host = &self_mask;
+  r.enc = enc;
+  r.cross_mask = dcross;
+  r.cross_mask_host = &cross_mask;
+  r.tape = t;
+  r.dropout = tape ? tape->dropout : 0.0f;
+  float* x = t ? t->out : arena.floats((int64_t)B * n * d);
+  P.embed(dw.dec, ids, nullptr, x, B, n, past, t, r.dropout);
+  int done = c.n_encoder_layers;
+  P.layers(x, r, &done, c.n_encoder_layers + c.n_decoder_layers);
+  if (o.record)
+    for (const auto& b : rows.blocks)
+      rows.future_mask.push_back(b.kind == AttentionKind::DecoderSelf ? future_mask
+                                                                      : std::vector<uint8_t>());
+  const float* logits = P.tokenHead(x, B * n, tape ? &tape->head : nullptr);
+  if (tape) return rows;  // training: the outputs stay on the device, in the tape
+  if (logits) {
+    rows.logits = Tensor({B, n, V});
+    arena.get(logits, rows.logits.ptr(), rows.logits.data.size() * sizeof(float));
+  }
+  rows.hidden = Tensor({B, n, d});
+  arena.get(x, rows.hidden.ptr(), rows.hidden.data.size() * sizeof(float));
+  return rows;
+}
+
+void runEncoderHeads(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const float* x,
+                     int B, int S, const ForwardOptions& o, Trace* tr, Tape* tape) {
+  const int rows = B * S, V = dw.head.projection.out, C = dw.head.classifier.out;
+  Arena arena = runArena(be,
+                         Arena::size(Pass::floatsFor(c, o, rows, 1) + headFloats(c, B, rows, V, C),
+                                     0, Pass::kRegions + 2),
+                         tape);
+  Pass P(be, c, dw, o, arena, nullptr, rows, 1);
+  const float* logits = P.tokenHead(x, rows, tape ? &tape->head : nullptr);
+  const float* class_logits = P.classHead(x, B, S, tape ? &tape->head : nullptr);
+  if (tape) return;
+  if (logits) {
+    tr->logits = Tensor({B, S, V});
+    arena.get(logits, tr->logits.ptr(), tr->logits.data.size() * sizeof(float));
+  }
+  if (class_logits) {
+    tr->class_logits = Tensor({B, C});
+    arena.get(class_logits, tr->class_logits.ptr(), tr->class_logits.data.size() * sizeof(float));
+  }
+}
+
+}  // namespace attnviz

@@ -1,0 +1,41 @@
+// Runs of whole stacks on top of the forward pass (model/pass.h): the encoder over a batch, the
+// decoder over new positions (a whole teacher-forced pass, or a decoding step against cached keys
+// and values), and an encoder-only model's heads. The model (model/model.h) and the training step
+// (train/training.h) call them; each allocates its pass's arena once.
+#pragma once
+
+#include <vector>
+
+#include "model/device_weights.h"
+#include "model/model.h"
+#include "model/recorder.h"
+#include "model/tape.h"
+
+namespace attnviz {
+
+// Pads every sequence to the longest with `pad`; *len receives that length.
+std::vector<std::vector<int>> padBatch(const std::vector<std::vector<int>>& seqs, int pad,
+                                       int* len);
+
+// Runs the encoder over a padded batch: fills enc (memory, cross-attention keys and values, key
+// mask) and records into `to` when recording. With a tape (training) keeps what the backward
+// needs in it.
+void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Model::Encoded& enc,
+                const std::vector<std::vector<int>>& segments, const ForwardOptions& o, RecordTo to,
+                int* done, int total, Tape* tape = nullptr);
+
+// Runs the decoder over new positions [past, past + n) of B sequences: all_tokens[b] holds every
+// position's id so far and the new ones. Self-attention keys and values go to kv (per layer,
+// [B, cap, KV]) and queries to q_store (per layer, [B, cap, A]); when kv is empty (a teacher-forced
+// pass, past = 0) one scratch buffer serves every layer.
+TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
+                     const Model::Encoded* enc, const std::vector<std::vector<int>>& all_tokens,
+                     int past, int n, int cap, std::vector<float*> kv, std::vector<float*> q_store,
+                     const ForwardOptions& o, Tape* tape = nullptr);
+
+// The heads of an encoder-only model over the encoder's output x [B, S, d]: token logits
+// [B, S, V] and class logits [B, C] into the trace (or, with a tape, kept on the device).
+void runEncoderHeads(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const float* x,
+                     int B, int S, const ForwardOptions& o, Trace* tr, Tape* tape = nullptr);
+
+}  // namespace attnviz
