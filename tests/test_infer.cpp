@@ -274,7 +274,7 @@ class TestInfer : public QObject {
     for (const Bad& b :
          {Bad{"a\na\n", "appears twice"}, Bad{"a\n\nb\n", "line 2 is an empty token"},
           Bad{R"({"a": 0, "b": 2})", "expected an id 0 to 1"},
-          Bad{R"({"a": 0, "b": 0})", "which \"a\" has too"}, Bad{"a\x08z\n", "control character"},
+          Bad{R"({"a": 0, "b": 0})", "which \"a\" has too"}, Bad{"a\xffz\n", "not valid UTF-8"},
           Bad{"", "empty"}, Bad{R"(["a", 2])", "entry 1 is not a string"}}) {
       writeText(tmp("bad.txt"), b.text);
       const auto err = caught([&] { readVocabularyFile(tmp("bad.txt")); });

@@ -265,11 +265,11 @@ std::vector<std::string> getVocab(const json& j, const char* key, const std::str
                                                 "] is " + std::to_string(t.size()) +
                                                 " bytes long (at most " +
                                                 std::to_string(ConfigLimits::kMaxTokenBytes) + ")");
-    if (size_t at = findControlChar(t); at != std::string::npos)
-      throw Error(ErrorKind::BadVocabulary, src + ": \"" + key + "\"[" + std::to_string(i) +
-                                                "] \"" + clipForMessage(t, 40) + "\" contains " +
-                                                describeControlChar(t, at) +
-                                                "; a token is a word, typed or shown");
+    // Control characters are tokens too (nanoGPT's '\n'): shown escaped, never refused.
+    if (size_t bad = 0; !isValidUtf8(t, &bad))
+      throw Error(ErrorKind::BadVocabulary,
+                  src + ": \"" + key + "\"[" + std::to_string(i) + "] \"" + clipForMessage(t, 40) +
+                      "\" is not valid UTF-8 (byte " + std::to_string(bad) + ")");
     out.push_back(std::move(t));
     if (!seen.insert(out.back()).second)
       throw Error(ErrorKind::BadVocabulary,

@@ -5,7 +5,6 @@
 
 #include "base/error.h"
 #include "base/json_safe.h"
-#include "base/safe_text.h"
 
 namespace attnviz {
 
@@ -14,11 +13,12 @@ Vocabulary::Vocabulary(std::vector<std::string> tokens, int unk_id, std::string 
   if (tokens_.empty()) throw Error(ErrorKind::BadVocabulary, what_ + " is empty");
   index_.reserve(tokens_.size());
   for (int i = 0; i < size(); ++i) {
-    // A token is a word typed or shown: a control character in it cannot be meant.
-    if (size_t at = findControlChar(tokens_[i]); at != std::string::npos)
-      throw Error(ErrorKind::BadVocabulary, what_ + ": token " + std::to_string(i) + " \"" +
-                                                clipForMessage(tokens_[i], 40) + "\" contains " +
-                                                describeControlChar(tokens_[i], at));
+    // Control characters are tokens too (nanoGPT's '\n', a byte vocabulary's bytes): shown
+    // escaped (text/token_display.h), never refused. Bytes that are not UTF-8 cannot be shown.
+    if (size_t bad = 0; !isValidUtf8(tokens_[i], &bad))
+      throw Error(ErrorKind::BadVocabulary,
+                  what_ + ": token " + std::to_string(i) + " \"" + clipForMessage(tokens_[i], 40) +
+                      "\" is not valid UTF-8 (byte " + std::to_string(bad) + ")");
     if (!index_.emplace(tokens_[i], i).second)
       throw Error(ErrorKind::BadVocabulary, what_ + " has the token \"" +
                                                 clipForMessage(tokens_[i], 40) +
