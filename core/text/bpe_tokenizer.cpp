@@ -3,63 +3,32 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
-#include <limits>
-#include <sstream>
 #include <unordered_map>
 
 #include "base/error.h"
 #include "base/json_safe.h"
+#include "base/safe_text.h"
+#include "text/bpe_merges.h"
 #include "text/unicode_classes.h"
+#include "text/unicode_text.h"
 
 namespace attnviz {
 
 namespace {
 
-constexpr uintmax_t kMaxMergesBytes = 64ull << 20;  // BART's merges.txt is about 0.5 MiB
-constexpr size_t kMaxPieceBytes = 1024;             // one pre-tokenized piece (a word, a space run)
-
-// One code point of valid UTF-8 at s[i]; advances i.
-char32_t nextCodePoint(const std::string& s, size_t& i) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  const int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-  char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-  for (int k = 1; k < len && i + k < s.size(); ++k)
-    cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  i += len;
-  return cp;
-}
-
-std::string utf8(char32_t cp) {
-  std::string out;
-  if (cp < 0x80) {
-    out += (char)cp;
-  } else if (cp < 0x800) {
-    out += (char)(0xC0 | (cp >> 6));
-    out += (char)(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += (char)(0xE0 | (cp >> 12));
-    out += (char)(0x80 | ((cp >> 6) & 0x3F));
-    out += (char)(0x80 | (cp & 0x3F));
-  } else {
-    out += (char)(0xF0 | (cp >> 18));
-    out += (char)(0x80 | ((cp >> 12) & 0x3F));
-    out += (char)(0x80 | ((cp >> 6) & 0x3F));
-    out += (char)(0x80 | (cp & 0x3F));
-  }
-  return out;
-}
+constexpr uintmax_t kMaxMergesBytes = 64ull << 20;  // GPT-2's vocab.bpe is 0.45 MiB
 
 // GPT-2's byte ↔ character table: printable Latin-1 bytes stand for themselves, the other 68
 // bytes (controls, space, …) for the code points from 256 on, in byte order.
 struct ByteChars {
   std::array<char32_t, 256> of{};
-  std::unordered_map<char32_t, unsigned char> byte;
+  std::array<std::string, 256> utf8{};
   ByteChars() {
     int extra = 0;
     for (int b = 0; b < 256; ++b) {
       const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
       of[b] = printable ? (char32_t)b : (char32_t)(256 + extra++);
-      byte[of[b]] = (unsigned char)b;
+      appendUtf8(utf8[b], of[b]);
     }
   }
 };
@@ -75,13 +44,18 @@ bool isOther(char32_t c) {
 class ByteLevelBpe : public Tokenizer {
  public:
   explicit ByteLevelBpe(const BpeTokenizerFiles& f) : f_(f) {
+    index_.reserve(f_.vocab.size());
     for (size_t i = 0; i < f_.vocab.size(); ++i) index_.emplace(f_.vocab[i], (int)i);
+    for (int b = 0; b < 256; ++b) {
+      auto it = index_.find(byteChars().utf8[b]);
+      byte_id_[b] = it == index_.end() ? -1 : it->second;
+    }
     readMerges(f.merges);
   }
 
   std::string describe() const override {
     return "byte-level BPE (" + std::filesystem::path(f_.merges).filename().string() + ", " +
-           std::to_string(ranks_.size()) + " merges; ids from the vocabulary)";
+           std::to_string(merges_.size()) + " merges; ids from the vocabulary)";
   }
 
   std::vector<int> encodeSource(const std::string& text) const override {
@@ -102,18 +76,13 @@ class ByteLevelBpe : public Tokenizer {
   }
 
   std::string decode(Side, const std::vector<int>& ids) const override {
-    const ByteChars& bc = byteChars();
     std::string out;
     for (int id : ids) {
       if (id < 0 || id >= (int)f_.vocab.size() || id == f_.bos_id || id == f_.eos_id ||
           id == f_.pad_id)
         continue;
-      const std::string& token = f_.vocab[id];
-      for (size_t i = 0; i < token.size();) {
-        const char32_t cp = nextCodePoint(token, i);
-        auto it = bc.byte.find(cp);
-        if (it != bc.byte.end()) out += (char)it->second;
-      }
+      for (char32_t cp : utf8ToCodePoints(f_.vocab[id]))
+        if (const int b = gpt2CharByte(cp); b >= 0) out += (char)b;
     }
     return out;
   }
@@ -129,7 +98,11 @@ class ByteLevelBpe : public Tokenizer {
                                            " are read");
     std::ifstream in(path, std::ios::binary);
     std::string line;
-    int number = 0;
+    int number = 0, rank = 0;
+    auto bad = [&](const std::string& why) {
+      return Error(ErrorKind::BadVocabulary, path + ": line " + std::to_string(number) + " \"" +
+                                                 clipForMessage(line, 60) + "\" " + why);
+    };
     while (std::getline(in, line)) {
       ++number;
       if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -137,73 +110,71 @@ class ByteLevelBpe : public Tokenizer {
       const size_t space = line.find(' ');
       if (space == std::string::npos || space == 0 || space + 1 == line.size() ||
           line.find(' ', space + 1) != std::string::npos || !isValidUtf8(line))
-        throw Error(ErrorKind::BadVocabulary,
-                    path + ": line " + std::to_string(number) + " is \"" +
-                        escapeControlChars(clipForMessage(line, 60)) +
-                        "\"; a merge is two symbols separated by one space");
-      ranks_.emplace(line, (int)ranks_.size());  // the first of a repeated merge keeps its rank
+        throw bad("is not a merge: two symbols separated by one space");
+      if (rank == (int)BpeMerges::kMaxMerges)
+        throw Error(ErrorKind::TooLarge, path + ": more than " +
+                                             std::to_string(BpeMerges::kMaxMerges) +
+                                             " merges; no tokenizer attnviz knows has that many");
+      const std::string left = line.substr(0, space), right = line.substr(space + 1);
+      const int l = id(left), r = id(right), m = id(left + right);
+      if (l < 0 || r < 0 || m < 0)
+        throw bad("merges \"" +
+                  clipForMessage(l < 0   ? left
+                                 : r < 0 ? right
+                                         : left + right,
+                                 40) +
+                  "\", which the vocabulary (" + std::to_string(f_.vocab.size()) +
+                  " tokens) lacks: the merges and the vocabulary are not one tokenizer's");
+      merges_.set(l, r, m, rank++);
     }
   }
 
-  int rank(const std::string& a, const std::string& b) const {
-    auto it = ranks_.find(a + " " + b);
-    return it == ranks_.end() ? std::numeric_limits<int>::max() : it->second;
-  }
-
-  // The merges applied to one pre-tokenized piece's byte characters, lowest rank first, every
-  // occurrence of that pair at once, until no pair has a rank.
-  std::vector<std::string> bpe(const std::string& piece) const {
-    // Merging costs O(length²): a word this long is no text a model was trained on.
-    if (piece.size() > kMaxPieceBytes)
-      throw Error(ErrorKind::BadInput,
-                  "the word \"" + escapeControlChars(clipForMessage(piece, 40)) + "\" is " +
-                      std::to_string(piece.size()) + " bytes long; at most " +
-                      std::to_string(kMaxPieceBytes) + " are tokenized");
-    std::vector<std::string> word;
-    for (unsigned char b : piece) word.push_back(utf8(byteChars().of[b]));
-    while (word.size() > 1) {
-      int best = std::numeric_limits<int>::max();
-      size_t at = 0;
-      for (size_t i = 0; i + 1 < word.size(); ++i) {
-        const int r = rank(word[i], word[i + 1]);
-        if (r < best) best = r, at = i;
-      }
-      if (best == std::numeric_limits<int>::max()) break;
-      const std::string first = word[at], second = word[at + 1];
-      std::vector<std::string> merged;
-      for (size_t i = 0; i < word.size();) {
-        if (i + 1 < word.size() && word[i] == first && word[i + 1] == second) {
-          merged.push_back(first + second);
-          i += 2;
-        } else {
-          merged.push_back(word[i++]);
-        }
-      }
-      word.swap(merged);
-    }
-    return word;
+  int id(const std::string& token) const {
+    auto it = index_.find(token);
+    return it == index_.end() ? -1 : it->second;
   }
 
   void append(const std::string& text, std::vector<int>& ids) const {
-    for (const std::string& piece : gpt2Pretokenize(text))
-      for (const std::string& symbol : bpe(piece)) {
-        auto it = index_.find(symbol);
-        if (it != index_.end())
-          ids.push_back(it->second);
-        else if (f_.unk_id >= 0)
+    std::vector<int> word;
+    for (const std::string& piece : gpt2Pretokenize(text)) {
+      word.clear();
+      for (unsigned char b : piece) word.push_back(byte_id_[b]);
+      merges_.apply(word);
+      for (size_t k = 0; k < word.size(); ++k) {
+        if (word[k] >= 0) {
+          ids.push_back(word[k]);
+        } else if (f_.unk_id >= 0) {
           ids.push_back(f_.unk_id);
-        else
-          throw Error(ErrorKind::BadInput, "the BPE symbol \"" + symbol +
+        } else {
+          throw Error(ErrorKind::BadInput, "the byte \"" +
+                                               byteChars().utf8[(unsigned char)piece[k]] +
                                                "\" is not in the vocabulary, which has no <unk>");
+        }
       }
+    }
   }
 
   BpeTokenizerFiles f_;
   std::unordered_map<std::string, int> index_;
-  std::unordered_map<std::string, int> ranks_;  // "a b" → rank (line order)
+  std::array<int, 256> byte_id_{};  // the id of each byte's character, -1 when absent
+  BpeMerges merges_;
 };
 
 }  // namespace
+
+char32_t gpt2ByteChar(unsigned char b) {
+  return byteChars().of[b];
+}
+
+int gpt2CharByte(char32_t c) {
+  if (c >= 256 && c < 256 + 68) {
+    for (int b = 0; b < 256; ++b)
+      if (byteChars().of[b] == c) return b;
+    return -1;
+  }
+  if (c < 256 && byteChars().of[c] == c) return (int)c;
+  return -1;
+}
 
 std::vector<std::string> gpt2Pretokenize(const std::string& text) {
   // Code points and where each begins in `text`.
@@ -211,7 +182,10 @@ std::vector<std::string> gpt2Pretokenize(const std::string& text) {
   std::vector<size_t> at;
   for (size_t i = 0; i < text.size();) {
     at.push_back(i);
-    cp.push_back(nextCodePoint(text, i));
+    uint32_t c = 0;
+    const size_t len = utf8SequenceAt(text, i, &c);
+    cp.push_back(len ? (char32_t)c : U'\uFFFD');
+    i += len ? len : 1;
   }
   at.push_back(text.size());
   const size_t n = cp.size();
@@ -264,6 +238,25 @@ std::vector<std::string> gpt2Pretokenize(const std::string& text) {
 
 std::shared_ptr<const Tokenizer> openByteLevelBpe(const BpeTokenizerFiles& files) {
   return std::make_shared<ByteLevelBpe>(files);
+}
+
+std::optional<Gpt2FilePaths> findGpt2Files(const std::string& folder) {
+  namespace fs = std::filesystem;
+  const fs::path dir(folder);
+  for (const auto& [vocab, merges] :
+       {std::pair{"vocab.json", "merges.txt"}, std::pair{"encoder.json", "vocab.bpe"}})
+    if (fs::exists(dir / vocab) && fs::exists(dir / merges))
+      return Gpt2FilePaths{(dir / vocab).string(), (dir / merges).string()};
+  return std::nullopt;
+}
+
+std::shared_ptr<const Tokenizer> openGpt2Tokenizer(const std::string& merges_path,
+                                                   std::vector<std::string> vocab) {
+  BpeTokenizerFiles f;
+  f.merges = merges_path;
+  f.vocab = std::move(vocab);
+  f.bos_id = f.eos_id = f.pad_id = f.unk_id = -1;
+  return openByteLevelBpe(f);
 }
 
 }  // namespace attnviz
