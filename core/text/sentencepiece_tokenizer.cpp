@@ -138,10 +138,80 @@ class MarianTokenizer : public Tokenizer {
   SpmSide src_, tgt_;
 };
 
+class SpmModelTokenizer : public Tokenizer {
+ public:
+  explicit SpmModelTokenizer(const SentencePieceModelFiles& f) : f_(f) {
+    sp_ = loadSpm(f.model);
+    file_ = std::filesystem::path(f.model).filename().string();
+    const int n = sp_->GetPieceSize();
+    for (int id : {f.bos_id, f.eos_id})
+      if (id >= n)
+        throw Error(ErrorKind::BadVocabulary, f.model + ": the special id " + std::to_string(id) +
+                                                  " is outside its " + std::to_string(n) +
+                                                  " pieces");
+  }
+
+  std::string describe() const override {
+    return "SentencePiece (" + file_ + ", " + std::to_string(sp_->GetPieceSize()) +
+           " pieces; ids are the pieces')";
+  }
+
+  std::vector<int> encodeSource(const std::string& text) const override {
+    checkSentenceText(text, "the sentence");
+    std::vector<int> ids = encode(text);
+    if (f_.eos_after_source && f_.eos_id >= 0) ids.push_back(f_.eos_id);
+    return ids;
+  }
+
+  std::vector<int> encodeTarget(const std::string& text) const override {
+    checkSentenceText(text, "the prompt");
+    return encode(text);
+  }
+
+  std::string decode(Side, const std::vector<int>& ids) const override {
+    std::vector<int> kept;
+    for (int id : ids)
+      if (id >= 0 && id < sp_->GetPieceSize() && id != f_.bos_id && id != f_.eos_id)
+        kept.push_back(id);
+    std::string text;
+    if (!sp_->Decode(kept, &text).ok()) text.clear();
+    return text;
+  }
+
+ private:
+  std::vector<int> encode(const std::string& text) const {
+    std::vector<int> pieces;
+    const auto status = sp_->Encode(text, &pieces);
+    if (!status.ok())
+      throw Error(ErrorKind::BadInput,
+                  file_ + " cannot encode the sentence (" + status.ToString() + ")");
+    std::vector<int> ids;
+    if (f_.bos_id >= 0) ids.push_back(f_.bos_id);
+    ids.insert(ids.end(), pieces.begin(), pieces.end());
+    return ids;
+  }
+
+  SentencePieceModelFiles f_;
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  std::string file_;
+};
+
 }  // namespace
 
 bool sentencePieceAvailable() {
   return true;
+}
+
+std::shared_ptr<const Tokenizer> openSentencePieceModel(const SentencePieceModelFiles& files) {
+  return std::make_shared<SpmModelTokenizer>(files);
+}
+
+std::vector<std::string> readSentencePiecePieces(const std::string& path) {
+  auto sp = loadSpm(path);
+  std::vector<std::string> pieces;
+  pieces.reserve((size_t)sp->GetPieceSize());
+  for (int i = 0; i < sp->GetPieceSize(); ++i) pieces.push_back(sp->IdToPiece(i));
+  return pieces;
 }
 
 std::shared_ptr<const Tokenizer> openMarianTokenizer(const MarianTokenizerFiles& files) {
@@ -150,8 +220,25 @@ std::shared_ptr<const Tokenizer> openMarianTokenizer(const MarianTokenizerFiles&
 
 #else
 
+namespace {
+[[noreturn]] void noSentencePiece(const std::string& path) {
+  throw Error(ErrorKind::BadConfig,
+              path +
+                  ": this build of attnviz has no SentencePiece (install libsentencepiece-dev "
+                  "and rebuild); give the input as ids");
+}
+}  // namespace
+
 bool sentencePieceAvailable() {
   return false;
+}
+
+std::shared_ptr<const Tokenizer> openSentencePieceModel(const SentencePieceModelFiles& files) {
+  noSentencePiece(files.model);
+}
+
+std::vector<std::string> readSentencePiecePieces(const std::string& path) {
+  noSentencePiece(path);
 }
 
 std::shared_ptr<const Tokenizer> openMarianTokenizer(const MarianTokenizerFiles& files) {
