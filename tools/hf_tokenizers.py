@@ -9,8 +9,13 @@ are compared with:
   a corpus (most frequent pair first, ties by the pair's spelling).
 """
 import io
+import os
+import sys
 
 import regex
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tokenizer_references import learn_merges, merge_by_rank  # noqa: E402
 
 GPT2_PATTERN = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
 
@@ -42,23 +47,7 @@ def _spell(piece):
 def bpe(piece, ranks):
     """The merges applied to one pre-tokenized piece: the pair of lowest rank, every occurrence, until
     no pair has a rank."""
-    word = _spell(piece)
-    while len(word) > 1:
-        pairs = [(ranks.get((a, b)), i) for i, (a, b) in enumerate(zip(word, word[1:])) if (a, b) in ranks]
-        if not pairs:
-            break
-        _, i = min(pairs)
-        first, second = word[i], word[i + 1]
-        merged, k = [], 0
-        while k < len(word):
-            if k + 1 < len(word) and word[k] == first and word[k + 1] == second:
-                merged.append(first + second)
-                k += 2
-            else:
-                merged.append(word[k])
-                k += 1
-        word = merged
-    return word
+    return merge_by_rank(_spell(piece), ranks)
 
 
 def train_bpe(sentences, n_merges):
@@ -69,30 +58,7 @@ def train_bpe(sentences, n_merges):
         for p in pretokenize(s):
             key = tuple(_spell(p))
             counts[key] = counts.get(key, 0) + 1
-    merges = []
-    words = dict(counts)
-    for _ in range(n_merges):
-        pairs = {}
-        for w, n in words.items():
-            for a, b in zip(w, w[1:]):
-                pairs[(a, b)] = pairs.get((a, b), 0) + n
-        if not pairs:
-            break
-        best = min(pairs, key=lambda ab: (-pairs[ab], ab))
-        merges.append(best)
-        new_words = {}
-        for w, n in words.items():
-            out, k = [], 0
-            while k < len(w):
-                if k + 1 < len(w) and (w[k], w[k + 1]) == best:
-                    out.append(w[k] + w[k + 1])
-                    k += 2
-                else:
-                    out.append(w[k])
-                    k += 1
-            new_words[tuple(out)] = new_words.get(tuple(out), 0) + n
-        words = new_words
-    return merges
+    return learn_merges(counts, n_merges)
 
 
 class BartTokenizer:
