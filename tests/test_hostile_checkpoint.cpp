@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "checkpoint_files.h"
+#include "io/meta_pkl.h"
 #include "io/torch_checkpoint.h"
 #include "test_support.h"
 
@@ -209,6 +210,89 @@ class TestHostileCheckpoint : public QObject {
     QVERIFY(mem.has_value());
     QCOMPARE(QString(errorKindName(mem->kind())), QString(errorKindName(kind)));
     verifyStillFine();
+  }
+
+  // nanoGPT's meta.pkl (io/meta_pkl.h): plain data or refused. A GLOBAL anywhere, even one the
+  // checkpoint reader knows, is refused: a vocabulary calls nothing.
+  void metaRejects_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<ErrorKind>("kind");
+    QTest::addColumn<QString>("mentions");
+    using K = ErrorKind;
+    auto row = [](const char* name, const Pickle& p, ErrorKind k, const QString& m) {
+      QTest::newRow(name) << QByteArray(reinterpret_cast<const char*>(p.b.data()),
+                                        static_cast<qsizetype>(p.b.size()))
+                          << k << m;
+    };
+    // {'vocab_size': n, 'itos': {...}, 'stoi': {...}} with `body` writing the entries of itos.
+    auto meta = [](const std::function<void(Pickle&)>& itos,
+                   const std::function<void(Pickle&)>& rest = {}) {
+      Pickle p;
+      p.proto(4).emptyDict().mark().str("itos").emptyDict().mark();
+      itos(p);
+      p.setitems();
+      if (rest) rest(p);
+      return p.setitems().stop();
+    };
+    auto ab = [](Pickle& p) { p.integer(0).str("\n").integer(1).str("a"); };
+    Pickle p;
+    row("os.system", p.proto(4).global("os", "system").str("echo pwned").tuple1().reduce().stop(),
+        K::ForbiddenGlobal, "os.system|never runs code");
+    row("a class of the script",
+        meta(ab, [](Pickle& p) { p.str("stoi").global("__main__", "Stoi").emptyTuple().reduce(); }),
+        K::ForbiddenGlobal, "__main__.Stoi|GLOBAL opcode|runs no code");
+    row("an OrderedDict", (Pickle().proto(4).orderedDict().stop()), K::ForbiddenGlobal,
+        "collections.OrderedDict");
+    row("builtins.getattr", (Pickle().proto(4).global("builtins", "getattr").stop()),
+        K::ForbiddenGlobal, "builtins.getattr");
+    row("a list", (Pickle().proto(4).emptyList().stop()), K::BadVocabulary, "holds a list|'itos'");
+    row("no itos", (Pickle().proto(4).emptyDict().stop()), K::BadVocabulary, "no 'itos'");
+    row("itos keyed by strings", meta([](Pickle& p) { p.str("0").str("a"); }), K::BadVocabulary,
+        "has the key a str|ids 0 to 0");
+    row("itos with a gap", meta([](Pickle& p) { p.integer(0).str("a").integer(2).str("b"); }),
+        K::BadVocabulary, "the key an int (2)|ids 0 to 1");
+    row("itos of ints", meta([](Pickle& p) { p.integer(0).integer(7); }), K::BadVocabulary,
+        "'itos'[0] is an int (7), expected a str");
+    row("an empty token", meta([](Pickle& p) { p.integer(0).str(""); }), K::BadVocabulary,
+        "'itos'[0] is an empty string");
+    row("stoi disagreeing",
+        meta(ab,
+             [](Pickle& p) {
+               p.str("stoi").emptyDict().mark().str("a").integer(0).str("\n").integer(1).setitems();
+             }),
+        K::BadVocabulary, "'stoi' maps a to an int (0)");
+    row("vocab_size disagreeing", meta(ab, [](Pickle& p) { p.str("vocab_size").integer(65); }),
+        K::BadVocabulary, "'vocab_size' is an int (65) but 'itos' has 2");
+    row("a persistent id", (Pickle().proto(4).str("0").binpersid().stop()), K::BadPickle,
+        "persistent id|no tensors");
+    row("no STOP", (Pickle().proto(4).emptyDict()), K::Truncated, "");
+  }
+  void metaRejects() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(ErrorKind, kind);
+    QFETCH(QString, mentions);
+    const std::string where = scratch().path().toStdString() + "/meta.pkl";
+    auto err = caught([&] {
+      nanoGptMetaFromBytes(reinterpret_cast<const uint8_t*>(bytes.data()), (size_t)bytes.size(),
+                           where);
+    });
+    QVERIFY2(err.has_value(), "no error was thrown");
+    const QString msg = QString::fromUtf8(err->what());
+    QCOMPARE(QString(errorKindName(err->kind())), QString(errorKindName(kind)));
+    QVERIFY2(mentions.isEmpty() || mentionsAll(msg, mentions),
+             qPrintable("message \"" + msg + "\" does not mention all of " + mentions));
+    QVERIFY2(msg.contains(QString::fromStdString(where)), "the message does not name the file");
+  }
+
+  // The same helper's good meta.pkl reads, '\n' first.
+  void metaGood() {
+    Pickle p;
+    p.proto(4).emptyDict().mark().str("vocab_size").integer(2).str("itos").emptyDict().mark();
+    p.integer(0).str("\n").integer(1).str("a").setitems();
+    p.str("stoi").emptyDict().mark().str("\n").integer(0).str("a").integer(1).setitems();
+    p.setitems().stop();
+    QCOMPARE(nanoGptMetaFromBytes(p.b.data(), p.b.size(), "meta.pkl"),
+             (std::vector<std::string>{"\n", "a"}));
   }
 
   // Bounds set by the caller are honoured, with the numbers in the message.

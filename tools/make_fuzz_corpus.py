@@ -1,7 +1,9 @@
 """Writes the seed corpus of the loader fuzzer (tests/fuzz/corpus/): a few tiny valid models of each
 family (made with the PyTorch reference models, so the tensor names are the real ones) and broken
 variants of them, each a few KB, plus a few config JSON texts (the fuzzer also tries its input as a
-config). Deterministic: running it again gives the same bytes.
+config), nanoGPT meta.pkl files (good, and pickles that call os.system or build an object of the
+script's class) and tokenizer.json files (byte-level, SentencePiece-style, an unsupported Split):
+the fuzzer tries its input as those too. Deterministic: running it again gives the same bytes.
 
 usage: /usr/bin/python3 tools/make_fuzz_corpus.py [OUT_DIR]   (default tests/fuzz/corpus)
 """
@@ -89,6 +91,63 @@ def _broken(name, data):
     return {name + "." + k: v for k, v in out.items()}
 
 
+class Stoi(dict):
+    """A class of the script: pickling it writes GLOBAL __main__.Stoi (inert bytes here)."""
+
+
+Stoi.__module__ = "__main__"  # the same bytes however the script is run
+
+
+def _vocabulary_seeds():
+    import pickle
+    chars = sorted(set("First Citizen:\nBefore we proceed any further, hear me speak.\n"))
+    meta = {"vocab_size": len(chars), "itos": dict(enumerate(chars)),
+            "stoi": {c: i for i, c in enumerate(chars)}}
+    out = {"meta_good.pkl": pickle.dumps(meta, protocol=4),
+           "meta_good_p2.pkl": pickle.dumps(meta, protocol=2),
+           # os.system("echo pwned"): GLOBAL + REDUCE, as a malicious pickle writes them
+           "meta_os_system.pkl": b"\x80\x02cos\nsystem\nX\x0a\x00\x00\x00echo pwned\x85R.",
+           "meta_class.pkl": pickle.dumps(dict(meta, stoi=Stoi(meta["stoi"])), protocol=4)}
+    byte_chars = {}
+    extra = 0
+    for b in range(256):
+        printable = 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or b >= 0xAE
+        byte_chars[b] = chr(b) if printable else chr(256 + extra)
+        extra += 0 if printable else 1
+    vocab = {c: i for i, c in enumerate(byte_chars[b] for b in range(256))}
+    for a, b in [("h", "e"), ("l", "l"), ("he", "ll"), ("\u0120", "w")]:
+        vocab.setdefault(a + b, len(vocab))
+    bytelevel = {"added_tokens": [{"id": len(vocab), "content": "<|endoftext|>", "special": True}],
+                 "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+                     {"type": "Digits", "individual_digits": True},
+                     {"type": "ByteLevel", "add_prefix_space": False}]},
+                 "decoder": {"type": "ByteLevel"},
+                 "model": {"type": "BPE", "vocab": vocab, "merges": ["h e", "l l", "he ll", "\u0120 w"]}}
+    pieces = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    for b in range(256):
+        pieces["<0x%02X>" % b] = len(pieces)
+    for t in ["\u2581", "a", "b", "ab", "\u2581a"]:
+        pieces[t] = len(pieces)
+    metaspace = {"added_tokens": [{"id": i, "content": t, "special": True} for t, i in list(pieces.items())[:3]],
+                 "normalizer": {"type": "Sequence", "normalizers": [
+                     {"type": "Prepend", "prepend": "\u2581"},
+                     {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+                 "post_processor": {"type": "TemplateProcessing", "single": [
+                     {"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                     "special_tokens": {"<s>": {"id": "<s>", "ids": [1], "tokens": ["<s>"]}}},
+                 "decoder": {"type": "Sequence", "decoders": [
+                     {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                     {"type": "ByteFallback"}, {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+                 "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True,
+                           "vocab": pieces, "merges": [["a", "b"], ["\u2581", "a"]]}}
+    split = dict(bytelevel, pre_tokenizer={"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Isolated"})
+    dump = lambda t: json.dumps(t, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    out["tokenizer_bytelevel.json"] = dump(bytelevel)
+    out["tokenizer_metaspace.json"] = dump(metaspace)
+    out["tokenizer_split.json"] = dump(split)
+    return out
+
+
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fuzz", "corpus")
@@ -109,6 +168,7 @@ def main():
                 files["config_valid.json"] = json.dumps(cfg).encode()
                 cfg.update(eos_id=5, src_vocab=["P", "ich", "ich"])
                 files["config_bad.json"] = json.dumps(cfg).encode()
+    files.update(_vocabulary_seeds())
     files["header_deep.safetensors"] = _join(None, b"", "[" * 200)
     files["short.safetensors"] = b"\x08\0\0\0"
     for name, data in sorted(files.items()):

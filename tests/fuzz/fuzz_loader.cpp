@@ -4,7 +4,10 @@
 //     config that parses is then used with the tensors of a valid tiny model (the seed
 //     nlp_f32.safetensors), so mutated configs reach the shape checks and the model too, and
 //  2. as a .safetensors file: SafetensorsFile::parse, findConfig (the config in __metadata__),
-//     loadModel.
+//     loadModel;
+//  3. as nanoGPT's meta.pkl (io/meta_pkl.h), whose vocabulary then tokenizes a few strings;
+//  4. as a tokenizer.json (text/hf_tokenizer_json.h; written to the temporary folder), which then
+//     tokenizes a few strings and decodes them.
 // A model that loads is then run as the CLI runs it: a padded batch of random ids and lengths
 // (random segments, masks, q/k/v, an intervention), the non-finite scan, the dump into a
 // temporary folder, a decoding session stepped forward and back, and the tokenizer on the config's
@@ -18,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -31,11 +35,14 @@
 #include "base/error.h"
 #include "base/json_safe.h"
 #include "compute/cpu_backend.h"
+#include "io/meta_pkl.h"
 #include "io/safetensors.h"
 #include "model/decoding.h"
 #include "model/finite_scan.h"
 #include "model/model.h"
 #include "model/trace_dump.h"
+#include "text/char_tokenizer.h"
+#include "text/hf_tokenizer_json.h"
 
 using namespace attnviz;
 
@@ -146,6 +153,16 @@ std::mt19937 rngFor(const uint8_t* data, size_t size) {
 
 std::unique_ptr<SafetensorsFile> seed_model;  // tensors for mode 1
 
+// What a tokenizer is asked in modes 3 and 4: typed text of several kinds, and the ids back.
+void useTokenizer(const Tokenizer& t) {
+  for (const char* text : {"Hello world", " two  spaces\n", "caf\xC3\xA9 \xF0\x9F\x98\x80 42",
+                           "<s>[MASK]<|endoftext|>", "a"}) {
+    tolerate([&] { (void)t.decode(Side::Target, t.encodeTarget(text)); });
+    tolerate([&] { (void)t.encodeSource(text); });
+  }
+  (void)t.describe();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -190,5 +207,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::mt19937 rng = rngFor(data, size);
     runModel(loadModel(file, config), rng);
   });
+  // 3. As nanoGPT's meta.pkl.
+  tolerate([&] {
+    useTokenizer(*openCharTokenizer(nanoGptMetaFromBytes(data, size, "fuzz.pkl"), "fuzz.pkl"));
+  });
+  // 4. As a tokenizer.json (only what opens as a JSON object).
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const size_t start = text.find_first_not_of(" \t\r\n");
+  if (!dump_dir.empty() && start != std::string_view::npos && text[start] == '{') {
+    tolerate([&] {
+      std::filesystem::create_directories(dump_dir);
+      const std::string path = dump_dir + "/tokenizer.json";
+      FILE* f = std::fopen(path.c_str(), "wb");
+      if (!f) return;
+      std::fwrite(data, 1, size, f);
+      std::fclose(f);
+      useTokenizer(*readTokenizerJson(path).tokenizer);
+    });
+  }
   return 0;
 }
