@@ -102,7 +102,12 @@ class WordPiece : public Tokenizer {
  public:
   explicit WordPiece(const WordPieceOptions& o) : o_(o) {
     index_.reserve(o_.vocab.size());
-    for (size_t i = 0; i < o_.vocab.size(); ++i) index_.emplace(o_.vocab[i], (int)i);
+    for (size_t i = 0; i < o_.vocab.size(); ++i) {
+      index_.emplace(o_.vocab[i], (int)i);
+      const std::string_view t = o_.vocab[i];
+      max_token_chars_ = std::max(max_token_chars_,
+                                  utf8ToCodePoints(t.rfind("##", 0) == 0 ? t.substr(2) : t).size());
+    }
     strip_ = o_.strip_accents.value_or(o_.do_lower_case);
     auto need = [&](const std::string& token, const char* role) {
       const int i = id(token);
@@ -221,14 +226,23 @@ class WordPiece : public Tokenizer {
       ids.push_back(unk_);
       return;
     }
+    // The word's UTF-8 and where each character begins in it: every candidate is a slice.
+    std::string utf8;
+    std::vector<size_t> at;
+    for (char32_t c : word) {
+      at.push_back(utf8.size());
+      appendUtf8(utf8, c);
+    }
+    at.push_back(utf8.size());
     std::vector<int> pieces;
+    std::string piece;
     for (size_t start = 0; start < word.size();) {
       int found = -1;
-      size_t end = word.size();
+      // No token is longer than the longest in the vocabulary: longer candidates are skipped.
+      size_t end = std::min(word.size(), start + max_token_chars_);
       for (; end > start; --end) {
-        const std::string piece =
-            (start > 0 ? "##" : "") +
-            codePointsToUtf8(std::u32string_view(word).substr(start, end - start));
+        piece.assign(start > 0 ? "##" : "");
+        piece.append(utf8, at[start], at[end] - at[start]);
         if ((found = id(piece)) >= 0) break;
       }
       if (found < 0) {
@@ -244,6 +258,7 @@ class WordPiece : public Tokenizer {
   WordPieceOptions o_;
   bool strip_ = true;
   std::unordered_map<std::string, int> index_;
+  size_t max_token_chars_ = 0;  // code points of the longest token, "##" not counted
   int unk_ = -1, cls_ = -1, sep_ = -1, pad_ = -1;
   std::vector<std::string> specials_;
 };
