@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/safe_text.h"
 #include "compute/backends.h"
+#include "text/token_display.h"
 #include "text/vocab.h"
 #include "text/vocab_files.h"
 
@@ -18,7 +19,7 @@ std::string safe(std::string_view text) {
 
 std::string joinTokens(const std::vector<std::string>& tokens) {
   std::string s;
-  for (const auto& w : tokens) s += (s.empty() ? "" : " ") + safe(w);
+  for (const auto& w : tokens) s += (s.empty() ? "" : " ") + displayToken(w);
   return s;
 }
 

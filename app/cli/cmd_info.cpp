@@ -3,6 +3,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "text/token_display.h"
 
 namespace attnviz::cli {
 
@@ -14,7 +15,8 @@ constexpr size_t kShownItems = 20;
 
 std::string someTokens(const std::vector<std::string>& v) {
   std::string s;
-  for (size_t i = 0; i < v.size() && i < kShownTokens; ++i) s += (i ? " " : "") + safe(v[i]);
+  for (size_t i = 0; i < v.size() && i < kShownTokens; ++i)
+    s += (i ? " " : "") + displayToken(v[i]);
   if (v.size() > kShownTokens) s += " …";
   return s;
 }

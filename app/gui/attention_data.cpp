@@ -5,18 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "token_label.h"
+
 namespace attnviz::gui {
-
-namespace {
-
-QStringList toQStringList(const std::vector<std::string>& tokens) {
-  QStringList out;
-  out.reserve(qsizetype(tokens.size()));
-  for (const auto& t : tokens) out << QString::fromStdString(t);
-  return out;
-}
-
-}  // namespace
 
 AttentionSelection clampSelection(const Trace& trace, AttentionSelection s) {
   if (!trace.has(s.kind))
@@ -48,12 +39,12 @@ int layerCount(const ModelConfig& config, AttentionKind kind) {
 
 QStringList queryLabels(const Trace& trace, AttentionKind kind, int batch) {
   if (batch < 0 || batch >= trace.batch || trace.queryLen(kind) == 0) return {};
-  return toQStringList(trace.queryTokens(kind, batch));
+  return tokenLabels(trace.queryTokens(kind, batch));
 }
 
 QStringList keyLabels(const Trace& trace, AttentionKind kind, int batch) {
   if (batch < 0 || batch >= trace.batch || trace.keyLen(kind) == 0) return {};
-  return toQStringList(trace.keyTokens(kind, batch));
+  return tokenLabels(trace.keyTokens(kind, batch));
 }
 
 QString queryAxisTitle(AttentionKind kind) {

@@ -18,6 +18,7 @@
 #include "model/decoding.h"
 #include "model/head_stats.h"
 #include "teaching_util.h"
+#include "token_label.h"
 
 namespace attnviz::gui {
 
@@ -531,9 +532,9 @@ void CompareView::showResults() {
       changed += diff_token;
       cells << QStringLiteral("%1%2 %3 → %4 %5%6")
                    .arg(diff_token ? QStringLiteral("<b style='color:#b03020'>") : QString())
-                   .arg(QString::fromStdString(vocab.token(xa)).toHtmlEscaped())
+                   .arg(tokenLabel(vocab.token(xa)).toHtmlEscaped())
                    .arg(num(pa, 3))
-                   .arg(QString::fromStdString(vocab.token(xb)).toHtmlEscaped())
+                   .arg(tokenLabel(vocab.token(xb)).toHtmlEscaped())
                    .arg(num(pb, 3))
                    .arg(diff_token ? QStringLiteral("</b>") : QString());
     }

@@ -13,6 +13,7 @@
 
 #include "attention_data.h"
 #include "bar_chart.h"
+#include "token_label.h"
 #include "translation_panel.h"
 
 namespace attnviz::gui {
@@ -459,7 +460,7 @@ void DecodingView::showStep() {
       }
     d.probs = d.values;
     const auto& keys = cross ? t.src_tokens[0] : t.tgt_tokens[0];
-    for (int j = 0; j < K; ++j) d.col_labels << QString::fromStdString(keys[size_t(j)]);
+    for (int j = 0; j < K; ++j) d.col_labels << tokenLabel(keys[size_t(j)]);
     d.row_title = tr("layer · head ↓");
     d.col_title = kind == AttentionKind::Cross         ? tr("keys → · source tokens")
                   : kind == AttentionKind::EncoderSelf ? tr("keys → · input tokens")

@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "base/host_memory.h"
 #include "compute/backends.h"
+#include "token_label.h"
 
 namespace attnviz::gui {
 
@@ -275,7 +276,7 @@ void fillTopK(StepInfo& info, const float* logits, int V, const Vocabulary& voca
                     [&](int a, int b) { return logits[a] > logits[b]; });
   for (int r = 0; r < k; ++r) {
     info.topk.emplace_back(idx[size_t(r)], prob(idx[size_t(r)]));
-    info.topk_tokens << QString::fromStdString(vocab.token(idx[size_t(r)]));
+    info.topk_tokens << tokenLabel(vocab.token(idx[size_t(r)]));
   }
   info.argmax_id = idx[0];
   info.argmax = info.topk_tokens.front();
@@ -302,9 +303,9 @@ std::shared_ptr<Snapshot> Engine::makeSnapshot(const DecodingSession& session) c
     StepInfo info;
     info.position = i;
     info.input_id = fed[size_t(i)];
-    info.input = QString::fromStdString(vocab.token(info.input_id));
+    info.input = tokenLabel(vocab.token(info.input_id));
     info.chosen_id = i + 1 < session.length() ? fed[size_t(i) + 1] : session.choice();
-    if (info.chosen_id >= 0) info.chosen = QString::fromStdString(vocab.token(info.chosen_id));
+    if (info.chosen_id >= 0) info.chosen = tokenLabel(vocab.token(info.chosen_id));
     info.forced = i + 1 < session.prefixLength();
     fillTopK(info, t.logitsRow(0, i), V, vocab, info.chosen_id);
     snap->steps.push_back(std::move(info));
@@ -325,7 +326,7 @@ std::shared_ptr<Snapshot> Engine::encoderSnapshot(std::shared_ptr<const Trace> t
       StepInfo info;
       info.position = i;
       info.input_id = t.src_ids[0][size_t(i)];
-      info.input = QString::fromStdString(vocab.token(info.input_id));
+      info.input = tokenLabel(vocab.token(info.input_id));
       fillTopK(info, t.logitsRow(0, i), int(t.logits.dim(2)), vocab, -1);
       snap->steps.push_back(std::move(info));
     }
@@ -354,8 +355,7 @@ void Engine::checkUnknown(const Vocabulary& vocab, const std::string& text, cons
   if (vocab.unkId() < 0) return;  // encode() names unknown words in its error
   QStringList words;
   for (const auto& w : vocab.unknownWords(text)) words << QString::fromStdString(w);
-  if (!words.isEmpty())
-    emit unknownWords(field, words, QString::fromStdString(vocab.token(vocab.unkId())));
+  if (!words.isEmpty()) emit unknownWords(field, words, tokenLabel(vocab.token(vocab.unkId())));
 }
 
 bool Engine::run(const QString& src, const QString& prefix) {

@@ -21,6 +21,7 @@
 
 #include "model/decoding.h"
 #include "teaching_util.h"
+#include "token_label.h"
 
 namespace attnviz::gui {
 
@@ -29,7 +30,7 @@ namespace {
 constexpr double kColW = 124, kRowH = 48, kNodeW = 108, kNodeH = 38, kMargin = 16;
 
 QString tokenText(const Vocabulary* v, int id) {
-  return v ? QString::fromStdString(v->token(id)) : QString::number(id);
+  return v ? tokenLabel(v->token(id)) : QString::number(id);
 }
 
 QString stateText(BeamNode::State s) {
@@ -477,8 +478,7 @@ void SearchView::showSamples() {
     const SampleResult& s = samples_out_[r];
     QStringList words, steps;
     for (size_t k = 0; k < s.ids.size(); ++k) {
-      const QString w =
-          model ? QString::fromStdString(model->tgtVocab().token(s.ids[k])) : QString();
+      const QString w = model ? tokenLabel(model->tgtVocab().token(s.ids[k])) : QString();
       words << w;
       if (k < s.steps.size())
         steps << QStringLiteral("%1 %2/%3")

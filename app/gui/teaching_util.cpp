@@ -12,6 +12,7 @@
 #include "main_window.h"
 #include "overview_view.h"
 #include "search_view.h"
+#include "token_label.h"
 
 namespace attnviz::gui {
 
@@ -94,8 +95,7 @@ QString num(double v, int decimals) {
 QStringList sideTokens(const Trace& t, Side side, int b) {
   const auto& all = side == Side::Source ? t.src_tokens : t.tgt_tokens;
   QStringList out;
-  if (b < int(all.size()))
-    for (const auto& s : all[size_t(b)]) out << QString::fromStdString(s);
+  if (b < int(all.size())) out = tokenLabels(all[size_t(b)]);
   return out;
 }
 

@@ -7,6 +7,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "token_label.h"
+
 namespace attnviz::gui {
 
 namespace {
@@ -14,9 +16,7 @@ namespace {
 constexpr int kPadX = 3, kGap = 5, kLineGap = 3;
 
 QStringList toQ(const std::vector<std::string>& v) {
-  QStringList out;
-  for (const auto& s : v) out << QString::fromStdString(s);
-  return out;
+  return tokenLabels(v);
 }
 
 std::vector<float> normalized(std::vector<float> w) {

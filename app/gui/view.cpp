@@ -3,6 +3,8 @@
 #include <QPainter>
 #include <algorithm>
 
+#include "token_label.h"
+
 namespace attnviz::gui {
 
 View::View(AppState* state, const QString& explanation_heading, QWidget* parent)
@@ -66,11 +68,7 @@ QString View::sentenceLine() const {
   if (!snap || !snap->trace) return {};
   const Trace& t = *snap->trace;
   const int b = std::clamp(state_->selection().batch, 0, std::max(0, t.batch - 1));
-  auto join = [](const std::vector<std::string>& tokens) {
-    QStringList out;
-    for (const auto& tok : tokens) out << QString::fromStdString(tok);
-    return out.join(' ');
-  };
+  auto join = [](const std::vector<std::string>& tokens) { return tokenLabels(tokens).join(' '); };
   const QString src = b < int(t.src_tokens.size()) ? join(t.src_tokens[size_t(b)]) : QString();
   const QString tgt = b < int(t.tgt_tokens.size()) ? join(t.tgt_tokens[size_t(b)]) : QString();
   if (!src.isEmpty() && !tgt.isEmpty()) return QStringLiteral("“%1” → “%2”").arg(src, tgt);
