@@ -509,7 +509,7 @@ void CompareView::showResults() {
   const Vocabulary& vocab = c.hasDecoder() ? model->tgtVocab() : model->srcVocab();
   auto words = [&](const std::vector<int>& ids) {
     QStringList out;
-    for (const auto& w : vocab.decode(ids)) out << QString::fromStdString(w).toHtmlEscaped();
+    for (const auto& w : vocab.decode(ids)) out << tokenLabel(w).toHtmlEscaped();
     return out.join(' ');
   };
   if (!b_.generated.empty()) lines << tr("<b>B's own decode:</b> %1").arg(words(b_.generated));
