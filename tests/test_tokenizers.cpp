@@ -365,9 +365,12 @@ class TestTokenizers : public QObject {
     const json bc = first(readJson(refDir() + "/bert.json")["uncased"]["cases"]);
     QCOMPARE(b.tokenizer->encodeSource(bc["text"]), bc["ids"].get<std::vector<int>>());
     QCOMPARE(b.unk_id, 5);
+    QCOMPARE(b.prefix_ids, std::vector<int>{6});  // [CLS]
+    QVERIFY(g.prefix_ids.empty());
     HfFolderTokenizer l = openHfFolderTokenizer(refDir() + "/llama_legacy", "llama", 1, &notes);
     const json lc = first(readJson(refDir() + "/tokenizer_json.json")["llama_legacy"]["cases"]);
     QCOMPARE(l.files, std::string("tokenizer.json"));
+    QCOMPARE(l.prefix_ids, std::vector<int>{1});
     QCOMPARE(l.tokenizer->encodeTarget(lc["text"]), lc["ids"].get<std::vector<int>>());
     if (sentencePieceAvailable()) {
       HfFolderTokenizer s = openHfFolderTokenizer(refDir() + "/spm", "llama", 1, &notes);

@@ -38,6 +38,7 @@ HfFolderTokenizer openHfFolderTokenizer(const std::string& folder, const std::st
       out.tokens = readVocabularyFile((dir / "vocab.txt").string());
       WordPieceOptions o = wordPieceOptionsFromFolder(folder, out.tokens, notes);
       out.unk_id = indexOf(out.tokens, o.unk_token);
+      out.prefix_ids = {indexOf(out.tokens, o.cls_token)};
       out.tokenizer = openWordPiece(o);
       out.files = "vocab.txt";
     }
@@ -46,6 +47,7 @@ HfFolderTokenizer openHfFolderTokenizer(const std::string& folder, const std::st
     out.tokenizer = t.tokenizer;
     out.tokens = std::move(t.tokens);
     out.unk_id = t.unk_id;
+    out.prefix_ids = t.prefix_ids;
     out.files = "tokenizer.json";
   } else if (fs::exists(dir / "tokenizer.model")) {
     if (!sentencePieceAvailable()) {
@@ -59,6 +61,7 @@ HfFolderTokenizer openHfFolderTokenizer(const std::string& folder, const std::st
     out.tokens = readSentencePiecePieces(path);
     out.unk_id = indexOf(out.tokens, "<unk>");
     out.tokenizer = openSentencePieceModel({path, bos_id, -1, false});
+    if (bos_id >= 0) out.prefix_ids = {bos_id};
     out.files = "tokenizer.model";
   }
   if (notes) {

@@ -15,7 +15,11 @@ struct HfFolderTokenizer {
   std::shared_ptr<const Tokenizer> tokenizer;  // null when the folder has none of the files
   std::vector<std::string> tokens;  // its vocabulary, index = id; empty with no tokenizer
   int unk_id = -1;                  // the unknown token's id, -1 when there is none
-  std::string files;                // what was read: "vocab.json + merges.txt"
+  // What the tokenizer puts before a sentence itself (BERT: [CLS]; a Llama tokenizer.json's
+  // template or tokenizer.model: <s>; GPT-2 and SmolLM: nothing), so that the model's own start
+  // id is not added twice, nor where the tokenizer adds none.
+  std::vector<int> prefix_ids;
+  std::string files;  // what was read: "vocab.json + merges.txt"
 };
 
 // model_type (config.json):
