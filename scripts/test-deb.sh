@@ -4,16 +4,17 @@
 # programs there: attnviz-cli decodes with a bundled model, and attnviz --screenshot draws the
 # window with the default model (saved as build-deb/installed-screenshot.png). Needs root (chroot).
 # usage: scripts/test-deb.sh [BUILD_DIR]    ATTNVIZ_CHROOT: where the pristine system is kept
+#        ATTNVIZ_MIRROR: the package mirror debootstrap fetches from (unset: debootstrap's default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-deb}
 deb=$(ls -1 "$build"/attnviz_*.deb | tail -1)
 pristine=${ATTNVIZ_CHROOT:-/var/tmp/attnviz-deb12}
-mirror=${ATTNVIZ_MIRROR:-http://deb.debian.org/debian}
 [[ $(id -u) -eq 0 ]] || { echo "test-deb.sh: run as root (it uses chroot)" >&2; exit 1; }
 if [[ ! -x $pristine/usr/bin/apt-get ]]; then
   command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap
-  debootstrap --variant=minbase bookworm "$pristine" "$mirror"
+  # The mirror is debootstrap's own default unless ATTNVIZ_MIRROR names one.
+  debootstrap --variant=minbase bookworm "$pristine" ${ATTNVIZ_MIRROR:+"$ATTNVIZ_MIRROR"}
 fi
 # Every test starts from the pristine system: nothing of an earlier install is left.
 root=$(mktemp -d /var/tmp/attnviz-deb12-test.XXXXXX)

@@ -15,6 +15,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -24,6 +25,7 @@
 #include <QTemporaryDir>
 #include <QToolTip>
 #include <QTreeView>
+#include <QXmlStreamReader>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 #include <QtCharts/QLineSeries>
@@ -40,16 +42,19 @@
 #include "attention_data.h"
 #include "attention_view.h"
 #include "bar_chart.h"
+#include "cell_view.h"
 #include "colormap.h"
 #include "compute/backends.h"
 #include "compute/cpu_backend.h"
 #include "compute/thread_pool.h"
 #include "decoding_view.h"
+#include "figure.h"
 #include "heatmap.h"
 #include "io/safetensors.h"
 #include "item_models.h"
 #include "main_window.h"
 #include "masks_view.h"
+#include "model_files.h"
 #include "overview_view.h"
 #include "positional_view.h"
 #include "translation_panel.h"
@@ -208,6 +213,21 @@ class GuiTest : public QObject {
   void keysHelpFromTheActionTable();
   void architectures_data();
   void architectures();
+
+  // Issue 29: the second visit (numbered as in the issue).
+  void svgExportsAreXml();                   // 1
+  void masksExplanationNamesEveryMaskOff();  // 2
+  void attentionHeadingShowsTheMasks();      // 3
+  void positionsCountFromOne();              // 4
+  void decodingFramesKeepTheFuture();        // 5
+  void decodeToTheEndShowsProgress();        // 8
+  void presentationModeGivesTheSizeBack();   // 10
+  void restoredWindowFitsTheScreen();        // 10
+  void figureTitleWrapsInsteadOfCutting();   // 11
+  void bracketOnTheMeanGoesToTheLastHead();  // 12
+  void exportDialogRemembersItsChoices();    // 12
+  void modelBoxShowsATrainedModelsName();    // 12
+
   void screenshots();
 };
 
@@ -1025,15 +1045,28 @@ void GuiTest::learnedPositions() {
 
 // A tutorial-size model (6+6 layers, d_model 512) decoding a long sentence: the window keeps
 // running, shows progress, and Cancel stops the job and keeps what was shown before.
-void GuiTest::longRunShowsProgressAndCancels() {
+namespace {
+
+// A window on a random model of the tutorials' size (6+6 layers, d_model 512): long jobs.
+std::unique_ptr<MainWindow> tutorialSizeWindow() {
   MainWindow::Options o;
   o.use_settings = false;
-  MainWindow w(o);
-  w.resize(1200, 800);
-  w.show();
+  auto w = std::make_unique<MainWindow>(o);
+  w->resize(1200, 800);
+  w->show();
   auto loaded = makeRandomModel(tutorialSizeConfig(1000), 11);
-  QVERIFY(w.engine()->setModel(std::make_shared<Model>(loaded, createBackend("cpu")),
-                               QStringLiteral("tutorial-size")));
+  if (!w->engine()->setModel(std::make_shared<Model>(loaded, createBackend("cpu")),
+                             QStringLiteral("tutorial-size")))
+    return nullptr;
+  return w;
+}
+
+}  // namespace
+
+void GuiTest::longRunShowsProgressAndCancels() {
+  auto window = tutorialSizeWindow();
+  QVERIFY(window);
+  MainWindow& w = *window;
   QStringList words;
   for (int i = 0; i < 120; ++i) words << QStringLiteral("w%1").arg(1 + (i * 37) % 999);
   w.sourceEdit()->setText(words.join(' '));
@@ -1197,7 +1230,11 @@ void GuiTest::settingsPersist() {
   {
     MainWindow w;  // no options: the last model and colormap come back
     QCOMPARE(w.state()->colormap().name(), QStringLiteral("magma"));
-    QCOMPARE(w.size(), QSize(1111, 777));
+    // The size comes back, within the screen (issue 29), down to the window's minimum.
+    w.show();
+    QTest::qWait(20);
+    const QSize room = QGuiApplication::primaryScreen()->availableGeometry().size();
+    QCOMPARE(w.size(), QSize(1111, 777).boundedTo(room).expandedTo(w.minimumSizeHint()));
     QSignalSpy done(&w, &MainWindow::firstRunFinished);
     w.start();
     QVERIFY(done.wait(60000) || !done.isEmpty());
@@ -1706,6 +1743,418 @@ void GuiTest::architectures() {
 // Renders every view to build/screenshots: the default model at 1366×768 and 1920×1080, with and
 // without the explanations, then one model of each other architecture (to look at by eye; the
 // README's picture is one of them).
+// ---- issue 29 ---------------------------------------------------------------------------------
+
+namespace {
+
+// The text of an SVG file's <title> and <text> elements, read by an XML parser; empty with *error
+// set when the file is not well-formed XML.
+QString svgText(const QString& path, QString* error) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) {
+    *error = QStringLiteral("cannot open ") + path;
+    return {};
+  }
+  QXmlStreamReader xml(&f);
+  QString text;
+  int inside = 0;
+  while (!xml.atEnd()) {
+    xml.readNext();
+    if (xml.isStartElement() && (xml.name() == u"text" || xml.name() == u"title")) ++inside;
+    if (xml.isEndElement() && (xml.name() == u"text" || xml.name() == u"title")) {
+      --inside;
+      text += QLatin1Char('\n');
+    }
+    if (xml.isCharacters() && inside > 0) text += xml.text();
+  }
+  if (xml.hasError()) {
+    *error =
+        QStringLiteral("%1: line %2: %3").arg(path).arg(xml.lineNumber()).arg(xml.errorString());
+    return {};
+  }
+  return text;
+}
+
+// Saves what a test looked at into build/screenshots (to look at, not compared).
+void saveShot(const QImage& image, const QString& name) {
+  const QString dir = QStringLiteral(ATTNVIZ_SCREENSHOT_DIR);
+  QDir().mkpath(dir);
+  QVERIFY2(image.save(QDir(dir).filePath(name)), qPrintable(name));
+}
+
+// A small encoder-decoder whose tokens hold what XML must escape.
+QString writeXmlHostileModel(const QString& dir) {
+  nlohmann::json c = test::smallConfig(6, 6);
+  c["src_vocab"] = {"P", "a<b", "x&y", "<tag>", "q\"r", "it's"};
+  c["tgt_vocab"] = {"P", "<bos>", "<eos>", "&amp;", "c>d", "t5"};
+  const QString path = QDir(dir).filePath(QStringLiteral("xml-hostile.safetensors"));
+  test::writeRandomModel(path.toStdString(), c, 7);
+  return path;
+}
+
+}  // namespace
+
+// 1. Every view's SVG export is XML, with the title on and tokens holding <, >, & and quotes.
+void GuiTest::svgExportsAreXml() {
+  QTemporaryDir dir;
+  const QString source = QStringLiteral("a<b x&y <tag> q\"r it's");
+  auto w = openWindow(writeXmlHostileModel(dir.path()), source);
+  QVERIFY(w->engine()->snapshot() && w->engine()->snapshot()->trace);
+  for (View* v : w->views()) {
+    w->setCurrentView(v->name());
+    v->refreshNow();
+    if (v == w->positionalView()) QTRY_VERIFY(!w->positionalView()->computing());
+    for (bool title : {true, false}) {
+      FigureOptions o;
+      o.format = FigureOptions::Format::Svg;
+      o.title = title;
+      const QString path = dir.filePath(
+          v->name() + (title ? QStringLiteral("-title.svg") : QStringLiteral("-plain.svg")));
+      QString error;
+      QVERIFY2(w->exportView(path, o, &error), qPrintable(error));
+      const QString text = svgText(path, &error);
+      QVERIFY2(error.isEmpty(), qPrintable(error));
+      // The parsed title holds the tokens as they are.
+      if (title && v->figureTitle().size() > 1)
+        QVERIFY2(text.contains(QStringLiteral("a<b x&y <tag> q\"r it's")), qPrintable(text));
+    }
+  }
+}
+
+// 2. The Masks view's explanation names every mask that is off, the padding masks too.
+void GuiTest::masksExplanationNamesEveryMaskOff() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"), QStringLiteral("masks"));
+  const ModelConfig& c = w->engine()->model()->config();
+  QVERIFY(c.src_padding_mask && c.tgt_padding_mask);
+  ExplanationPanel* e = w->masksView()->explanation();
+  auto setMasks = [&](bool src, bool tgt, bool subsequent) {
+    MaskOptions m;
+    m.src_padding = src;
+    m.tgt_padding = tgt;
+    m.subsequent = subsequent;
+    QVERIFY(w->engine()->setMasks(m));
+    QVERIFY(idle(*w));
+    w->masksView()->refreshNow();
+  };
+  QVERIFY(!e->html().contains(QStringLiteral("is off")));
+  setMasks(false, true, true);
+  saveShot(w->grab().toImage(), QStringLiteral("visit-masks-source-padding-off.png"));
+  QVERIFY2(e->html().contains(QStringLiteral("The source padding mask is off")),
+           qPrintable(e->html()));
+  QVERIFY2(e->html().contains(QStringLiteral("run a batch")), qPrintable(e->html()));
+  QVERIFY(!e->html().contains(QStringLiteral("look-ahead mask is off")));
+  setMasks(true, false, true);
+  QVERIFY2(e->html().contains(QStringLiteral("The target padding mask is off")),
+           qPrintable(e->html()));
+  QVERIFY(!e->html().contains(QStringLiteral("source padding mask is off")));
+  setMasks(false, false, false);
+  for (const char* name : {"look-ahead", "source padding", "target padding"})
+    QVERIFY2(e->html().contains(QStringLiteral("The %1 mask is off").arg(QLatin1String(name))),
+             qPrintable(e->html()));
+}
+
+// 3. The Attention view's heading shows all it says, the masks that are off at its end included.
+void GuiTest::attentionHeadingShowsTheMasks() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  w->resize(1100, 800);
+  w->masksView()->setBatch({QStringLiteral("ich mochte ein bier"), QStringLiteral("ein bier"),
+                            QStringLiteral("ich mochte cola"), QStringLiteral("bier")});
+  w->masksView()->batchButton()->click();
+  QVERIFY(idle(*w));
+  MaskOptions m;
+  m.subsequent = false;
+  m.src_padding = false;
+  QVERIFY(w->engine()->setMasks(m));
+  QVERIFY(idle(*w));
+  w->state()->setBatchIndex(1);
+  w->setCurrentView(QStringLiteral("attention"));
+  w->attentionView()->refreshNow();
+  for (int k = 0; k < 3; ++k) {
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    QTest::qWait(10);
+  }
+  saveShot(w->grab().toImage(), QStringLiteral("visit-attention-heading.png"));
+  QLabel* caption = w->attentionView()->captionLabel();
+  const QString text = caption->text();
+  QVERIFY2(text.contains(QStringLiteral("sentence\u00a02\u00a0of\u00a04")) &&
+               text.endsWith(QStringLiteral("masks off: look-ahead, source padding")),
+           qPrintable(text));
+  const int width = caption->contentsRect().width();
+  const bool whole = caption->wordWrap()
+                         ? caption->heightForWidth(caption->width()) <= caption->height()
+                         : caption->fontMetrics().horizontalAdvance(text) <= width;
+  QVERIFY2(whole, qPrintable(QStringLiteral("\"%1\" is cut at %2 × %3 pixels")
+                                 .arg(text)
+                                 .arg(caption->width())
+                                 .arg(caption->height())));
+}
+
+// 4. Inside a cell and the Attention view's hover count the same cell's positions from 1.
+void GuiTest::positionsCountFromOne() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"), QStringLiteral("cell"));
+  AttentionSelection s = w->state()->selection();
+  s.head = 1;
+  w->state()->setSelection(s);
+  auto* cell = qobject_cast<CellView*>(w->view(QStringLiteral("cell")));
+  QVERIFY(cell);
+  cell->selectCell(2, 3);
+  saveShot(w->grab().toImage(), QStringLiteral("visit-cell-positions.png"));
+  const QString headline = cell->breakdownWidget()->headline();
+  QVERIFY2(headline.startsWith(QStringLiteral("Query 3 ")) && headline.contains(u"× key 4 "),
+           qPrintable(headline));
+  w->setCurrentView(QStringLiteral("attention"));
+  w->attentionView()->refreshNow();
+  const QString tip = w->attentionView()->heatmap()->tooltipText(2, 3);
+  QVERIFY2(tip.contains(u"row 3 of") && tip.contains(u"column 4 of"), qPrintable(tip));
+}
+
+// 5. A frame of the decode shows the decode as it was then: no later steps, words or ending.
+void GuiTest::decodingFramesKeepTheFuture() {
+  auto w =
+      openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"), QStringLiteral("decoding"));
+  auto snap = w->engine()->snapshot();
+  const int n = int(snap->steps.size());
+  QVERIFY(n >= 3 && snap->finished);
+  DecodingView* d = w->decodingView();
+  const QString ending = d->statusLabel()->text();  // "Finished: …" or "Stopped at …"
+  const QString whole = d->figureTitle().value(1);  // “source” → “the whole translation”
+  d->setFrameStep(0);
+  // The frame's subtitle has the words written so far: the start token and the first choice.
+  const QString subtitle = d->figureTitle().value(1);
+  QVERIFY2(subtitle != whole && subtitle.endsWith(QStringLiteral("“%1 %2”").arg(
+                                    toQ(snap->trace->tgt_tokens[0])[0], snap->steps[0].chosen)),
+           qPrintable(subtitle + QStringLiteral(" / ") + whole));
+  FigureOptions frame;
+  frame.size = QSize(900, 500);
+  saveShot(renderFigure(d, frame), QStringLiteral("visit-decoding-frame-1.png"));
+  for (int r = 0; r < n; ++r) QCOMPARE(d->stepsTable()->isRowHidden(r), r > 0);
+  QCOMPARE(d->translation()->outputText()->tokens(), QStringList{snap->steps[0].chosen});
+  QVERIFY2(d->statusLabel()->text().startsWith(QStringLiteral("Step 1 of %1").arg(n)),
+           qPrintable(d->statusLabel()->text()));
+  d->setFrameStep(1);
+  QCOMPARE(d->translation()->outputText()->tokens().size(), 2);
+  QVERIFY(!d->stepsTable()->isRowHidden(1) && d->stepsTable()->isRowHidden(2));
+  d->setFrameStep(n - 1);  // the last frame: the decode as it ended
+  QCOMPARE(d->statusLabel()->text(), ending);
+  d->setFrameStep(-1);
+  for (int r = 0; r < n; ++r) QVERIFY(!d->stepsTable()->isRowHidden(r));
+  QCOMPARE(d->statusLabel()->text(), ending);
+}
+
+// 8. "Decode to the end" (one job a step) shows the progress bar and Cancel, as one long job.
+void GuiTest::decodeToTheEndShowsProgress() {
+  auto window = tutorialSizeWindow();
+  QVERIFY(window);
+  MainWindow& w = *window;
+  std::vector<int> src;
+  for (int i = 0; i < 120; ++i) src.push_back(4 + (i * 37) % 990);
+  const ModelConfig& c = w.engine()->model()->config();
+  QVERIFY(w.engine()->loadDecode(src, {c.bos_id}, {}, 2000));
+  QVERIFY(idle(w));
+  QVERIFY(w.engine()->canStepForward());
+  QSignalSpy busy(w.engine(), &Engine::busyChanged);
+  QTest::keyClick(w.tabs(), Qt::Key_End);
+  QVERIFY(w.engine()->busy());
+  QTest::qWait(700);
+  QVERIFY2(w.engine()->busy(), "the decode ended before the progress bar was due");
+  auto* bar = w.findChild<QProgressBar*>();
+  QVERIFY(bar && bar->isVisible());
+  QVERIFY(bar->maximum() > 0 && bar->value() > 1);  // it moves
+  QCOMPARE(busy.count(), 1);                        // one job to the listeners, however many steps
+  QTest::keyClick(w.tabs(), Qt::Key_Escape);
+  QVERIFY(idle(w));
+  QVERIFY(!bar->isVisible());
+  QCOMPARE(busy.count(), 2);
+}
+
+// 10. Presentation mode on and off gives the window its size back, and the explanations keep no
+// blank band.
+void GuiTest::presentationModeGivesTheSizeBack() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  // Just above the window's smallest height: the large fonts need more, the window grows.
+  w->resize(1400, w->minimumSizeHint().height() + 10);
+  QCoreApplication::processEvents();
+  const QSize before = w->size();
+  w->action(QStringLiteral("presentation"))->trigger();
+  QCoreApplication::processEvents();
+  QVERIFY2(w->height() > before.height(), "presentation mode did not need a taller window");
+  w->action(QStringLiteral("presentation"))->trigger();
+  QCoreApplication::processEvents();
+  for (int k = 0; k < 3; ++k) {
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+    QTest::qWait(10);
+  }
+  QCOMPARE(w->size(), before);
+  saveShot(w->grab().toImage(), QStringLiteral("visit-after-presentation.png"));
+  for (View* v : w->views()) {
+    w->setCurrentView(v->name());
+    for (int k = 0; k < 3; ++k) {
+      QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+      QTest::qWait(10);
+    }
+    // The height the text needs, measured on a fresh label (a label never answers below its
+    // own minimum height).
+    QLabel* text = v->explanation()->label();
+    QLabel fresh;
+    fresh.setWordWrap(true);
+    fresh.setTextFormat(Qt::RichText);
+    fresh.setFont(text->font());
+    fresh.setText(text->text());
+    const int need = fresh.heightForWidth(text->width());
+    QVERIFY2(text->height() <= need + 2,
+             qPrintable(QStringLiteral("%1: the explanation is %2 pixels high for %3 of text")
+                            .arg(v->name())
+                            .arg(text->height())
+                            .arg(need)));
+  }
+}
+
+// 10. A saved window larger than the screen, or below its bottom, comes back on the screen.
+void GuiTest::restoredWindowFitsTheScreen() {
+  QSettings().clear();
+  const QRect avail = QGuiApplication::primaryScreen()->availableGeometry();
+  {
+    MainWindow::Options o;
+    o.model = kTinyModel;
+    MainWindow w(o);
+    w.show();
+    w.move(avail.left() + 40, avail.top() + avail.height() / 2);
+    w.resize(avail.width() - 100, avail.height() + 300);
+    w.close();
+  }
+  {
+    MainWindow w;
+    w.show();
+    QTest::qWait(20);
+    const QRect frame = w.frameGeometry();
+    // Within the screen, but for a width the window cannot go below (the offscreen test screen
+    // is narrower than the window's minimum).
+    QVERIFY(w.minimumSizeHint().height() < avail.height());
+    QVERIFY2(frame.top() >= avail.top() && frame.bottom() <= avail.bottom() &&
+                 frame.left() >= avail.left() &&
+                 (frame.right() <= avail.right() || w.width() == w.minimumSizeHint().width()),
+             qPrintable(QStringLiteral("the window (%1, %2, %3 × %4) leaves the screen (%5 × %6)")
+                            .arg(frame.x())
+                            .arg(frame.y())
+                            .arg(frame.width())
+                            .arg(frame.height())
+                            .arg(avail.width())
+                            .arg(avail.height())));
+  }
+  QSettings().clear();
+}
+
+// 11. A long figure title breaks into lines instead of being cut with "…".
+void GuiTest::figureTitleWrapsInsteadOfCutting() {
+  const QString sentence = QStringLiteral("ich mochte ein bier ich mochte ein bier cola ein bier");
+  auto w = openWindow(kTinyModel, sentence);
+  QTemporaryDir dir;
+  FigureOptions o;
+  o.format = FigureOptions::Format::Svg;
+  o.size = QSize(420, 700);
+  const QString path = dir.filePath(QStringLiteral("narrow.svg"));
+  QString error;
+  QVERIFY2(w->exportView(path, o, &error), qPrintable(error));
+  const QString text = svgText(path, &error);
+  QVERIFY2(error.isEmpty(), qPrintable(error));
+  const QStringList title = w->attentionView()->figureTitle();
+  QVERIFY(title.size() == 2 && title[1].contains(sentence));
+  // Every word of the subtitle is drawn, none cut.
+  for (const QString& word : title[1].split(u' '))
+    QVERIFY2(text.contains(word), qPrintable(word + QStringLiteral(" is not in the figure")));
+  QVERIFY2(!text.contains(QChar(0x2026)), qPrintable(text));
+  // The PNG draws the same lines, each within the figure.
+  o.format = FigureOptions::Format::Png;
+  saveShot(renderFigure(w->attentionView(), o), QStringLiteral("visit-figure-narrow.png"));
+  const QStringList lines = figureTitleLines(w->attentionView(), o);
+  QVERIFY(lines.size() > 2);
+  const QSize size = figureSize(w->attentionView(), o);
+  QVERIFY(size.width() <= 420);
+  for (const QString& line : lines)
+    QVERIFY2(w->attentionView()->fontMetrics().horizontalAdvance(line) <= size.width(),
+             qPrintable(line));
+}
+
+// 12. [ on the mean of the heads goes to the last head, ] on the last head back to the mean.
+void GuiTest::bracketOnTheMeanGoesToTheLastHead() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  const int heads = w->state()->headCount();
+  QWidget* target = w->tabs();
+  target->setFocus();
+  QCOMPARE(w->state()->selection().head, -1);
+  QTest::keyClick(target, Qt::Key_BracketLeft);
+  QCOMPARE(w->state()->selection().head, heads - 1);
+  QCOMPARE(w->headCombo()->currentText(), QStringLiteral("Head %1").arg(heads));
+  QTest::keyClick(target, Qt::Key_BracketRight);
+  QCOMPARE(w->state()->selection().head, -1);
+  QTest::keyClick(target, Qt::Key_BracketRight);
+  QCOMPARE(w->state()->selection().head, 0);
+}
+
+// 12. The export dialog starts from the title, legend and scale chosen last, also after a restart.
+void GuiTest::exportDialogRemembersItsChoices() {
+  QSettings().clear();
+  auto answer = [](bool title, bool* was_checked) {
+    QTimer::singleShot(0, [=] {
+      auto* d = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+      QVERIFY(d);
+      QCheckBox* box = nullptr;
+      for (QCheckBox* b : d->findChildren<QCheckBox*>())
+        if (b->text().startsWith(u"Title")) box = b;
+      QVERIFY(box);
+      *was_checked = box->isChecked();
+      box->setChecked(title);
+      // The file dialog that follows is cancelled.
+      QTimer::singleShot(0, [] {
+        if (QWidget* f = QApplication::activeModalWidget()) qobject_cast<QDialog*>(f)->reject();
+      });
+      d->accept();
+    });
+  };
+  bool was = false;
+  {
+    MainWindow::Options o;
+    o.model = kTinyModel;
+    MainWindow w(o);
+    w.show();
+    QVERIFY(w.figureDefaults().title);
+    answer(false, &was);
+    w.action(QStringLiteral("exportPng"))->trigger();
+    QVERIFY(was);
+    QVERIFY(!w.figureDefaults().title);
+    answer(false, &was);
+    w.action(QStringLiteral("exportSvg"))->trigger();
+    QVERIFY2(!was, "the second export starts with the title off, as chosen the first time");
+    w.close();
+  }
+  {
+    MainWindow::Options o;
+    o.model = kTinyModel;
+    MainWindow w(o);  // after a restart
+    QVERIFY(!w.figureDefaults().title);
+  }
+  QSettings().clear();
+}
+
+// 12. The model box shows a trained model's file name whole.
+void GuiTest::modelBoxShowsATrainedModelsName() {
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("reverse-small-20261126-153012.safetensors"));
+  QVERIFY(QFile::copy(kTinyModel, path));
+  auto w = openWindow(path, QStringLiteral("ich mochte ein bier"));
+  QComboBox* box = w->modelCombo();
+  QCOMPARE(box->currentText(), QFileInfo(path).fileName());
+  QStyleOptionComboBox opt;
+  opt.initFrom(box);
+  opt.editable = box->isEditable();
+  const QRect field =
+      box->style()->subControlRect(QStyle::CC_ComboBox, &opt, QStyle::SC_ComboBoxEditField, box);
+  QVERIFY2(box->fontMetrics().horizontalAdvance(box->currentText()) <= field.width(),
+           qPrintable(QStringLiteral("%1 pixels of text in a %2-pixel field")
+                          .arg(box->fontMetrics().horizontalAdvance(box->currentText()))
+                          .arg(field.width())));
+}
+
 void GuiTest::screenshots() {
   const QString out = QStringLiteral(ATTNVIZ_SCREENSHOT_DIR);
   QVERIFY(QDir().mkpath(out));

@@ -622,6 +622,15 @@ void TestHostile::addFileRows() {
   row("header length beyond the file", withLength(1000, "{}      "), K::HeaderTooLarge,
       "1000|past the end|16-byte file");
   row("file cut inside the header", good.left(100), K::HeaderTooLarge, "past the end|100-byte");
+  // A text file named .safetensors: its first letters are no length (issue 29).
+  row("text file", QByteArray("hello world, this is a text file\n"), K::HeaderTooLarge,
+      "not a safetensors file (it starts with text: \"hello wo\")");
+  row("UTF-8 text file cut inside a character",
+      QByteArray("\xc3\x9c"
+                 "bersetzung: das Modell\n"),
+      K::HeaderTooLarge, "not a safetensors file|starts with text");
+  row("text file of one line", QByteArray("{\"a\": 1}\n"), K::HeaderTooLarge,
+      "not a safetensors file (it starts with text: \"{\"a\": 1}\")");
 
   // Names with control characters (issue 14): refused, and quoted escaped — a NUL no longer cuts
   // the message short, an escape sequence never reaches the terminal.

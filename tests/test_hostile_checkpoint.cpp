@@ -9,7 +9,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 
 #include "base/error.h"
 #include "checkpoint_files.h"
@@ -295,6 +297,41 @@ class TestHostileCheckpoint : public QObject {
              (std::vector<std::string>{"\n", "a"}));
   }
 
+  // The fuzzer's hostile seeds (tools/make_checkpoints.py --corpus): files that torch.load refuses
+  // are refused here too, each with what is wrong.
+  void hostileSeedsAreRefused_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("list key") << "hostile_list_key.pt"
+                              << "a dict key that is a list";
+    QTest::newRow("list key, bare pickle") << "hostile_list_key.data.pkl"
+                                           << "a dict key";
+    QTest::newRow("path key") << "hostile_path_key.pt"
+                              << "passwd\" is a path";
+    QTest::newRow("path key, bare pickle") << "hostile_path_key.data.pkl"
+                                           << "is a path";
+    QTest::newRow("format version") << "hostile_version.pt"
+                                    << "format version 99";
+  }
+  void hostileSeedsAreRefused() {
+    QFETCH(QString, file);
+    QFETCH(QString, mentions);
+    const std::string path = kCorpus + "/" + file.toStdString();
+    QVERIFY2(QFile::exists(QString::fromStdString(path)), path.c_str());
+    auto err = caught([&] {
+      if (file.endsWith(QStringLiteral(".data.pkl"))) {
+        std::ifstream in(path, std::ios::binary);
+        const Bytes b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        TorchCheckpoint::fromPickle(
+            b, [](const std::string&, uint64_t n) { return std::vector<uint8_t>(n, 0); }, path);
+      } else {
+        TorchCheckpoint::open(path);
+      }
+    });
+    QVERIFY2(err.has_value(), "no error was thrown");
+    QVERIFY2(QString::fromUtf8(err->what()).contains(mentions), err->what());
+  }
+
   // Bounds set by the caller are honoured, with the numbers in the message.
   void respectsLimits() {
     const std::string path = scratch().path().toStdString() + "/limits.pt";
@@ -490,6 +527,29 @@ void TestHostileCheckpoint::addRows() {
       K::BadPickle, "sets items of a tensor");
   row("APPEND to a dict", bare([](Pickle& p) { p.emptyDict().none().append(); }), K::BadPickle,
       "appends to a dict|only a list");
+  // Dict keys Python cannot hash: torch.load fails on them, and so does attnviz (issue 29).
+  row("dict key a list", inZip(stateDict([](Pickle& p) { p.emptyList().str("v"); })), K::BadPickle,
+      "SETITEMS|a dict key that is a list of 0 items|cannot hash");
+  row("dict key a tuple holding a dict",
+      inZip(stateDict([](Pickle& p) { p.str("a").emptyDict().tuple2().str("v"); })), K::BadPickle,
+      "a dict key that is a tuple of 2 items holding a dict");
+  row("DICT with a list key", bare([](Pickle& p) { p.mark().emptyList().str("v").op('d'); }),
+      K::BadPickle, "(DICT)|a dict key that is a list");
+  row("OrderedDict of pairs with a list key", bare([](Pickle& p) {
+        p.global("collections", "OrderedDict").mark().emptyList().str("v").tuple2().op('l');
+        p.tuple1().reduce();
+      }),
+      K::BadPickle, "a dict key that is a list");
+  // A storage key that is a path: torch.save names storages "0", "1", ...
+  {
+    const std::string up = std::string("..") + "/";
+    row("storage key a path out of the archive",
+        oneTensor([&](Pickle& p) { p.tensor(up + up + "etc/passwd", 4, 0, {4}, {1}); }),
+        K::BadPickle, "BINPERSID|storage key|etc/passwd\" is a path|out of the archive");
+    row("storage key a path inside the archive",
+        oneTensor([](Pickle& p) { p.tensor("0/../1", 1, 0, {1}, {1}); }), K::BadPickle,
+        "storage key \"0/|is a path");
+  }
   row("BUILD on a string", bare([](Pickle& p) { p.str("x").emptyDict().build(); }), K::BadPickle,
       "sets the state of a str");
 
@@ -717,6 +777,14 @@ void TestHostileCheckpoint::addRows() {
         return zipped(e);
       }(),
       K::BadArchive, "\"archive/version\" is \"x\"");
+  row(
+      "format version newer than PyTorch's",
+      [&] {
+        auto e = checkpointEntries(stateDict().b, goodStorages());
+        e.back().data = {'9', '9', '\n'};
+        return zipped(e);
+      }(),
+      K::BadArchive, "\"archive/version\" says format version 99|newer than any PyTorch writes");
   row(
       "byteorder big",
       [&] {

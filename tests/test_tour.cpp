@@ -5,8 +5,10 @@
 // start (once, skippable, Help › Tour afterwards); giving back the user's model at the end. It also
 // renders the user's guide's pictures (docs/images) and fails when the committed ones are stale.
 #include <QAction>
+#include <QApplication>
 #include <QCheckBox>
 #include <QDir>
+#include <QFontInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -27,6 +29,7 @@
 #include "arch/bundled.h"
 #include "attention_data.h"
 #include "decoding_view.h"
+#include "fonts.h"
 #include "main_window.h"
 #include "masks_view.h"
 #include "positional_view.h"
@@ -268,6 +271,9 @@ void TourTest::initTestCase() {
                                       "resources/models): the tour runs on it")
                            .arg(m)));
   QVERIFY(QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)));
+  // The guide's pictures are compared pixel by pixel: drawn with the fonts attnviz ships, not
+  // whichever this machine has (fonts.h).
+  QVERIFY(usePinnedFonts());
 }
 
 void TourTest::cleanupTestCase() {
@@ -553,6 +559,10 @@ void TourTest::offeredOnceOnFirstStart() {
 // The user's guide's pictures: rendered here from the tour's steps and the views, compared with
 // docs/images. ATTNVIZ_UPDATE_GUIDE_IMAGES=1 writes them instead (scripts/update-guide-images.sh).
 void TourTest::guideImagesAreCurrent() {
+  // The pinned fonts are the ones drawn with, the explanations' code too.
+  QCOMPARE(QFontInfo(QApplication::font()).family(), QStringLiteral("DejaVu Sans"));
+  QCOMPARE(QFontInfo(QFont(QStringLiteral("monospace"))).family(),
+           QStringLiteral("DejaVu Sans Mono"));
   auto w = makeWindow(false);
   w->resize(1280, 860);
   QVERIFY(startAndWait(*w));

@@ -9,6 +9,7 @@
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStyleOptionComboBox>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest/QtTest>
@@ -116,6 +117,14 @@ class TrainViewTest : public QObject {
     tv->timeline()->setValue(0);
     QVERIFY(tv->focusHeatmap()->data().title.contains(QStringLiteral("step 0")));
     QVERIFY(tv->headGrid()->grab().toImage() != end);
+    // The focused head's axis titles stay inside its heatmap (issue 29).
+    const QRectF title = tv->focusHeatmap()->rowTitleRect();
+    QVERIFY(!title.isEmpty());
+    QVERIFY2(QRectF(tv->focusHeatmap()->rect()).contains(title),
+             qPrintable(QString("row title at y %1 … %2 in a heatmap %3 high")
+                            .arg(title.top())
+                            .arg(title.bottom())
+                            .arg(tv->focusHeatmap()->height())));
     // Clicking a thumbnail focuses that head.
     const QRect r = tv->headGrid()->thumbRect(0, 1);
     QTest::mouseClick(tv->headGrid(), Qt::LeftButton, {}, r.center());
@@ -160,6 +169,49 @@ class TrainViewTest : public QObject {
     QVERIFY(tv->curves()->points() < 100000);
     QVERIFY(QFileInfo::exists(tv->savedPath()));
     QVERIFY(tv->statusLabel()->text().contains(QStringLiteral("Stopped after")));
+    // Issue 29: no stale "Stopping…" above it, and the axis ends where the run did.
+    QVERIFY2(!tv->statusLabel()->text().contains(QStringLiteral("Stopping")),
+             qPrintable(tv->statusLabel()->text()));
+    QCOMPARE(tv->curves()->plannedSteps(), tv->curves()->points());
+    QVERIFY(tv->curves()->xTicks().back() <= tv->curves()->points());
+  }
+
+  // Issue 29: before a run the axis reads the steps asked for, in distinct round numbers whose
+  // labels stay inside the chart; the Size box shows its entry whole.
+  void axesAndControlsBeforeARun() {
+    auto w = openWindow();
+    TrainView* tv = trainView(*w);
+    QCoreApplication::processEvents();
+    for (int steps : {1500, 150, 3000, 900, 30000}) {
+      tv->stepsSpin()->setValue(steps);
+      TrainingCurves* c = tv->curves();
+      QCOMPARE(c->plannedSteps(), steps);
+      const std::vector<int> ticks = c->xTicks();
+      QVERIFY2(ticks.size() >= 3 && ticks.size() <= 5, qPrintable(QString::number(steps)));
+      QCOMPARE(ticks.front(), 0);
+      for (size_t k = 1; k < ticks.size(); ++k) QVERIFY(ticks[k] > ticks[k - 1]);
+      QVERIFY(ticks.back() <= steps);
+      const std::vector<QRect> labels = c->xTickLabelRects();
+      QCOMPARE(labels.size(), 2 * ticks.size());
+      for (size_t k = 0; k < labels.size(); ++k) {
+        const QString text = QString::number(ticks[k % ticks.size()]);
+        QVERIFY2(c->rect().contains(labels[k]), qPrintable(text));
+        QVERIFY2(labels[k].width() >= c->fontMetrics().horizontalAdvance(text), qPrintable(text));
+      }
+    }
+    for (int i = 0; i < tv->sizeCombo()->count(); ++i) {
+      tv->sizeCombo()->setCurrentIndex(i);
+      QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+      QComboBox* box = tv->sizeCombo();
+      QStyleOptionComboBox opt;
+      opt.initFrom(box);
+      const QRect field = box->style()->subControlRect(QStyle::CC_ComboBox, &opt,
+                                                       QStyle::SC_ComboBoxEditField, box);
+      QVERIFY2(box->fontMetrics().horizontalAdvance(box->currentText()) <= field.width(),
+               qPrintable(box->currentText()));
+    }
+    QVERIFY2(tv->minimumSizeHint().width() <= 1000,
+             qPrintable(QString("minimum width %1").arg(tv->minimumSizeHint().width())));
   }
 
   // A student's run: reverse, the small model, screenshots at the start, the middle and the end.

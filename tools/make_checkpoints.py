@@ -8,7 +8,8 @@ shape, stride, storage_offset, storage_group], ...]} in state_dict order, where 
 storage_group share one storage in the file.
 
 With --corpus it writes instead the fuzzer's seed corpus: tiny checkpoints of every format and
-shape, and their data.pkl alone (the fuzzer also reads its input as a bare pickle).
+shape, and their data.pkl alone (the fuzzer also reads its input as a bare pickle), and hostile_*.pt:
+files torch.load refuses, which attnviz must refuse too.
 
 usage: /usr/bin/python3 tools/make_checkpoints.py --out DIR
        /usr/bin/python3 tools/make_checkpoints.py --corpus --out tests/fuzz/checkpoint_corpus
@@ -222,6 +223,45 @@ def write_corpus(out):
         if not kw.get("legacy"):
             with zipfile.ZipFile(path) as z:
                 pkl = [n for n in z.namelist() if n.endswith("/data.pkl")][0]
+                with open(os.path.join(out, name + ".data.pkl"), "wb") as f:
+                    f.write(z.read(pkl))
+    write_hostile_seeds(out)
+
+
+def _rewrite_zip(src, dst, change):
+    """Copies the zip `src` to `dst`, each entry's bytes passed through change(name, data)."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info, change(info.filename, zin.read(info.filename)))
+
+
+def _replace_once(data, old, new):
+    assert data.count(old) == 1, (old, data.count(old))
+    return data.replace(old, new)
+
+
+def _binunicode(text):
+    return b"X" + len(text).to_bytes(4, "little") + text
+
+
+def write_hostile_seeds(out):
+    """What torch.load refuses and attnviz must refuse too (tests/test_hostile_checkpoint.cpp):
+    a dict key that is a list, a storage key that is a path, a format version newer than PyTorch's.
+    Made from the state_dict seed, byte for byte."""
+    src = os.path.join(out, "state_dict.pt")
+    seeds = {
+        "hostile_list_key": lambda n, d: _replace_once(d, _binunicode(b"w"), b"]")
+        if n.endswith("/data.pkl") else d,
+        "hostile_path_key": lambda n, d: _replace_once(
+            d, _binunicode(b"0"), _binunicode(b"../" * 2 + b"passwd")) if n.endswith("/data.pkl") else d,
+        "hostile_version": lambda n, d: b"99\n" if n.endswith("/version") else d,
+    }
+    for name, change in seeds.items():
+        path = os.path.join(out, name + ".pt")
+        _rewrite_zip(src, path, change)
+        with zipfile.ZipFile(path) as z:
+            pkl = [n for n in z.namelist() if n.endswith("/data.pkl")][0]
+            if name != "hostile_version":
                 with open(os.path.join(out, name + ".data.pkl"), "wb") as f:
                     f.write(z.read(pkl))
 

@@ -55,8 +55,11 @@ void AppState::moveLayer(int delta) {
 }
 
 void AppState::moveHead(int delta) {
+  // Round the head chooser's list (the mean, head 1 … head n): [ on the mean goes to the last
+  // head, ] on the last head back to the mean.
+  const int items = headCount() + 1;
   AttentionSelection s = selection_;
-  s.head = std::clamp(s.head + delta, -1, std::max(-1, headCount() - 1));
+  s.head = ((s.head + 1 + delta) % items + items) % items - 1;
   setSelection(s);
 }
 

@@ -24,7 +24,7 @@ class AppState : public QObject {
   void setSelection(AttentionSelection s);
   void setKind(AttentionKind kind);
   void moveLayer(int delta);
-  void moveHead(int delta);  // the mean of the heads sits before head 1
+  void moveHead(int delta);  // round the list: the mean of the heads, head 1 … head n
   void toggleMean();
   void setBatchIndex(int b);
   int layerCount(AttentionKind kind) const;

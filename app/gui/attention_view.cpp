@@ -16,6 +16,8 @@ AttentionView::AttentionView(AppState* state, QWidget* parent)
   caption_->setFont(f);
   caption_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   caption_->setMinimumWidth(120);
+  // Two lines rather than a cut one: the end says which masks are off.
+  caption_->setWordWrap(true);
   controls->addWidget(caption_, 1);
   controls->addWidget(new QLabel(tr("Show:"), this));
   values_ = new QComboBox(this);
@@ -63,7 +65,9 @@ void AttentionView::refresh() {
   const QStringList off = masksOff(snap->masks, c);
   caption_->setText(
       selectionTitle(s) +
-      (t.batch > 1 ? tr(" · sentence %1 of %2").arg(s.batch + 1).arg(t.batch) : QString()) +
+      // No-break spaces keep "sentence 2 of 4" on one line when the heading wraps.
+      (t.batch > 1 ? tr(" · sentence\u00a0%1\u00a0of\u00a0%2").arg(s.batch + 1).arg(t.batch)
+                   : QString()) +
       (off.isEmpty() ? QString() : tr(" · masks off: %1").arg(off.join(QStringLiteral(", ")))));
   heatmap()->setData(std::move(d));
 

@@ -25,6 +25,7 @@ class AttentionView : public View {
   HeatmapWidget* heatmap() const { return view_->heatmap(); }
   QComboBox* valuesCombo() const { return values_; }
   QComboBox* scaleCombo() const { return scale_; }
+  QLabel* captionLabel() const { return caption_; }
 
  protected:
   void refresh() override;

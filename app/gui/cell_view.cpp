@@ -119,6 +119,17 @@ QSize CellBreakdownWidget::sizeHint() const {
   return QSize(640, std::max(200, minimumHeight()));
 }
 
+QString CellBreakdownWidget::headline() const {
+  if (!has_) return {};
+  // Positions count from 1, like the rows and columns of the Attention view's hover.
+  return tr("Query %1 “%2” × key %3 “%4”, head %5: how this attention weight was made")
+      .arg(c_.i + 1)
+      .arg(query_)
+      .arg(c_.j + 1)
+      .arg(key_)
+      .arg(c_.h + 1);
+}
+
 QRectF CellBreakdownWidget::barRect(int j) const {
   if (!has_ || j < 0 || j >= c_.k_len) return {};
   const double p = c_.row_probs[size_t(j)];
@@ -193,20 +204,14 @@ double CellBreakdownWidget::render(QPainter& p) {
   const double cw = std::clamp((W - 120) / std::max(c_.d_k, c_.d_v), 2.0, 34.0);
   const double qk_scale = std::max(absMax(c_.q), absMax(c_.k));
 
-  line(tr("Query %1 “%2” × key %3 “%4”, head %5: how this attention weight was made")
-           .arg(c_.i)
-           .arg(query_)
-           .arg(c_.j)
-           .arg(key_)
-           .arg(c_.h + 1),
-       true);
+  line(headline(), true);
   y += 4;
   line(tr("① q_i: the query vector of position %1 in this head (d_k = %2 numbers, from x·W_Q)")
-           .arg(c_.i)
+           .arg(c_.i + 1)
            .arg(c_.d_k));
   strip(c_.q, qk_scale, kLeft, y, cw, kStripH);
   y += kStripH + 6;
-  line(tr("② k_j: the key vector of position %1 (from x·W_K)").arg(c_.j));
+  line(tr("② k_j: the key vector of position %1 (from x·W_K)").arg(c_.j + 1));
   strip(c_.k, qk_scale, kLeft, y, cw, kStripH);
   y += kStripH + 6;
   line(
@@ -231,7 +236,7 @@ double CellBreakdownWidget::render(QPainter& p) {
     line(tr("⑥ the mask: this cell is not masked — the score goes into the softmax as it is"));
   line(tr("⑦ softmax over row %1: p = e^(s − max) / Σ e^(s − max) = %2 / %3 = %4    (the trace "
           "holds %5 %6)")
-           .arg(c_.i)
+           .arg(c_.i + 1)
            .arg(num(c_.exp_cell))
            .arg(num(c_.exp_sum))
            .arg(num(c_.prob))
@@ -270,7 +275,7 @@ double CellBreakdownWidget::render(QPainter& p) {
   // The value vectors weighted by the row, and their sum.
   line(tr("⑧ the head's output for query %1: Σ_j p_ij · v_j — each key's value vector (d_v = %2, "
           "from x·W_V) weighted by its probability")
-           .arg(c_.i)
+           .arg(c_.i + 1)
            .arg(c_.d_v));
   const double vs = absMax(c_.values);
   const double rh = 14;

@@ -51,6 +51,8 @@ class CellBreakdownWidget : public QWidget {
                     const QStringList& key_tokens);
   const CellBreakdown* breakdown() const { return has_ ? &c_ : nullptr; }
   QSize sizeHint() const override;
+  // "Query 5 “ka” × key 12 “bizu”, head 2: …": the first line, positions counted from 1.
+  QString headline() const;
   // Where the softmax row's bar of key j is drawn (tests).
   QRectF barRect(int j) const;
 

@@ -206,13 +206,28 @@ QStringList DecodingView::figureTitle() const {
     const int step = std::clamp(currentStep(), 0, int(snap->steps.size()) - 1);
     const StepInfo& info = snap->steps[size_t(step)];
     lines[0] = encoderOnly(state_->model())
-                   ? tr("Outputs · position %1 (“%2”)").arg(step).arg(info.input)
+                   ? tr("Outputs · position %1 (“%2”)").arg(step + 1).arg(info.input)
                    : tr("Decoding · step %1 of %2 · after “%3”")
                          .arg(step + 1)
                          .arg(snap->steps.size())
                          .arg(info.input);
   }
-  const QString sentence = sentenceLine();
+  QString sentence = sentenceLine();
+  if (frame_step_ >= 0 && snap && snap->trace && !snap->batch) {
+    // A frame's subtitle has the words written so far, not the whole translation.
+    const Trace& t = *snap->trace;
+    auto join = [](const std::vector<std::string>& tokens, size_t n) {
+      QStringList out;
+      for (size_t k = 0; k < std::min(n, tokens.size()); ++k)
+        out << QString::fromStdString(tokens[k]);
+      return out.join(QLatin1Char(' '));
+    };
+    const QString written =
+        t.tgt_tokens.empty() ? QString() : join(t.tgt_tokens[0], size_t(frame_step_) + 2);
+    sentence = t.src_tokens.empty() || t.src_tokens[0].empty()
+                   ? QStringLiteral("“%1”").arg(written)
+                   : QStringLiteral("“%1” → “%2”").arg(join(t.src_tokens[0], SIZE_MAX), written);
+  }
   if (!sentence.isEmpty()) lines << sentence;
   return lines;
 }
@@ -230,9 +245,30 @@ void DecodingView::selectStep(int step) {
 }
 
 void DecodingView::setFrameStep(int step) {
+  const bool leaving = frame_step_ >= 0 && step < 0;
   frame_step_ = step;
+  // A frame shows the decode as it was at that step: the steps after it, the words they wrote and
+  // how the decode ended are not known yet.
+  for (int r = 0; r < steps_model_->rowCount(); ++r)
+    steps_table_->setRowHidden(r, step >= 0 && r > step);
   if (step >= 0) selectStep(step);
   showStep();
+  auto snap = state_->snapshot();
+  const bool decode =
+      snap && snap->trace && !snap->batch && !snap->steps.empty() && !encoderOnly(state_->model());
+  if (step >= 0 && decode) {
+    const StepInfo& info = snap->steps[size_t(std::min(step, int(snap->steps.size()) - 1))];
+    // The last frame ends as the decode did.
+    status_->setText(step < int(snap->steps.size()) - 1
+                         ? tr("Step %1 of %2: after “%3” the model chooses “%4” (p = %5).")
+                               .arg(step + 1)
+                               .arg(snap->steps.size())
+                               .arg(info.input, info.chosen)
+                               .arg(info.chosen_prob, 0, 'f', 3)
+                         : decodeStatus(*snap));
+  } else if (leaving) {
+    refreshNow();  // the status of the whole decode again
+  }
 }
 
 void DecodingView::useSelectedToken() {
@@ -330,17 +366,20 @@ void DecodingView::refresh() {
       status_->setText(
           tr("This model outputs hidden states only: there is no token or class "
              "to predict. The attention views show what it computes."));
-  } else if (snap->finished) {
-    status_->setText(
-        snap->steps.back().chosen_id >= 0 && int(snap->steps.size()) < snap->max_positions
-            ? tr("Finished: the end token was chosen.")
-            : tr("Stopped at the maximum length (%1 positions).").arg(snap->max_positions));
   } else {
-    status_->setText(tr("Next: “%1”, p = %2. Step forward (→) to take it, or pick another token.")
-                         .arg(snap->steps.back().argmax)
-                         .arg(snap->steps.back().argmax_prob, 0, 'f', 3));
+    status_->setText(decodeStatus(*snap));
   }
   explain(*snap);
+}
+
+QString DecodingView::decodeStatus(const Snapshot& snap) const {
+  if (snap.finished)
+    return snap.steps.back().chosen_id >= 0 && int(snap.steps.size()) < snap.max_positions
+               ? tr("Finished: the end token was chosen.")
+               : tr("Stopped at the maximum length (%1 positions).").arg(snap.max_positions);
+  return tr("Next: “%1”, p = %2. Step forward (→) to take it, or pick another token.")
+      .arg(snap.steps.back().argmax)
+      .arg(snap.steps.back().argmax_prob, 0, 'f', 3);
 }
 
 void DecodingView::explain(const Snapshot& snap) {
@@ -420,7 +459,7 @@ void DecodingView::showStep() {
   topk_caption_->setText((enc_only ? tr("<b>Masked-LM predictions at position %1</b> (input “%2”)")
                                    : tr("<b>Next-token probabilities after position %1</b> (input "
                                         "“%2”)"))
-                             .arg(step)
+                             .arg(step + 1)
                              .arg(info.input.toHtmlEscaped()));
   std::vector<float> values;
   int marked = -1;
@@ -481,7 +520,7 @@ void DecodingView::showStep() {
            ? tr("<b>Self-attention row of position %2</b> (query “%3”), every layer and head")
            : tr("<b>New %1 row at position %2</b> (query “%3”), every layer and head")
                  .arg(cross ? tr("cross-attention") : tr("self-attention")))
-          .arg(step)
+          .arg(step + 1)
           .arg(info.input.toHtmlEscaped()));
   rows_map_->setColormap(state_->colormap());
   rows_map_->setData(std::move(d));

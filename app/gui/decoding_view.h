@@ -50,7 +50,8 @@ class DecodingView : public View {
   void selectStep(int step);
   // Picks the token of the top-k table's selected row at the current step.
   void useSelectedToken();
-  // Frames of the decode: words written after the shown step are faded (-1: show everything).
+  // A frame of the decode as it was at `step`: the steps after it, the words they wrote and how it
+  // ended are left out (-1: show everything).
   void setFrameStep(int step);
 
  protected:
@@ -59,6 +60,8 @@ class DecodingView : public View {
  private:
   void showStep();
   void explain(const Snapshot& snap);
+  // How the decode stands: finished, stopped at the maximum length, or the next token.
+  QString decodeStatus(const Snapshot& snap) const;
   QWidget* content_;
   TranslationPanel* translation_;
   QScrollArea* translation_scroll_;

@@ -88,7 +88,9 @@ bool Engine::start(const QString& what, bool cancellable,
   if (busy_) return false;
   busy_ = true;
   cancel_ = false;
-  emit busyChanged(true, what);
+  // A plan's next job (a step of "decode to the end") continues the work already announced: the
+  // window's progress bar and Cancel stay up instead of starting over at every step.
+  if (!continuing_plan_) emit busyChanged(true, what);
   JobContext ctx{this, &cancel_, cancellable, max_new_tokens_};
   watcher_->setFuture(QtConcurrent::run([ctx, work, what]() -> Apply {
     Engine* e = ctx.engine;
@@ -126,7 +128,9 @@ void Engine::finish() {
   if (job_failed_) plan_.clear();
   // A plan of decoding actions goes on with its next action (pump), unless cancelled.
   if (!plan_.empty() && !cancel_) {
+    continuing_plan_ = true;
     pump();
+    continuing_plan_ = false;
     if (busy_) return;
   }
   plan_.clear();

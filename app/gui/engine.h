@@ -188,7 +188,8 @@ class Engine : public QObject {
   QString backend_name_ = QStringLiteral("cpu");
   std::atomic<bool> cancel_{false};
   bool busy_ = false;
-  bool job_failed_ = false;  // set by a failed job's Apply
+  bool continuing_plan_ = false;  // finish() starts a plan's next job: still busy to the listeners
+  bool job_failed_ = false;       // set by a failed job's Apply
   QFutureWatcher<Apply>* watcher_;
 };
 

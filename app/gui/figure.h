@@ -28,6 +28,9 @@ QString figureSuffix(FigureOptions::Format format);  // "png", "svg", "pdf"
 
 // The figure's size in logical pixels: the view's body, shrunk to what it draws, plus the title.
 QSize figureSize(View* view, const FigureOptions& options);
+// The title's lines as the figure draws them: View::figureTitle() broken at spaces to the figure's
+// width (empty without options.title).
+QStringList figureTitleLines(View* view, const FigureOptions& options);
 // Draws the whole figure (white background, title, body) at (0, 0) in logical pixels.
 void paintFigure(QPainter& painter, View* view, const FigureOptions& options);
 // The figure as an image of figureSize × scale device pixels.

@@ -305,6 +305,27 @@ QSize HeatmapWidget::minimumSizeHint() const {
   return QSize(160, 120);
 }
 
+QRectF HeatmapWidget::rowTitleRect(QString* text) const {
+  const HeatmapData& d = *data_;
+  if (d.row_title.isEmpty()) return {};
+  const QFontMetricsF fm(hfont());
+  const double lh = fm.height();
+  const Layout l = computeLayout(size());
+  // Beside the rows, from their top down; moved up where it would run off the widget, and cut
+  // short (with "…") only where the widget is shorter than the title.
+  const double room = std::max(0.0, height() - 2 * kPad);
+  QString t = d.row_title;
+  double tw = fm.horizontalAdvance(t) + 4;
+  if (tw > room) {
+    t = fm.elidedText(t, Qt::ElideRight, std::max(0.0, room - 4));
+    tw = fm.horizontalAdvance(t) + 4;
+  }
+  double y = std::max(l.grid.center().y(), l.grid.top() + tw / 2);
+  y = std::max(kPad + tw / 2, std::min(y, height() - kPad - tw / 2));
+  if (text) *text = t;
+  return QRectF(kPad, y - tw / 2, lh, tw);
+}
+
 QRectF HeatmapWidget::gridRect() const {
   return computeLayout(size()).grid;
 }
@@ -598,11 +619,13 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
                d.col_title);
   }
   if (!d.row_title.isEmpty()) {
+    QString text;
+    const QRectF r = rowTitleRect(&text);
     p.save();
-    const double tw = fm.horizontalAdvance(d.row_title) + 4;
-    p.translate(kPad + lh / 2, std::max(l.grid.center().y(), l.grid.top() + tw / 2));
+    p.translate(r.center());
     p.rotate(-90);
-    p.drawText(QRectF(-tw / 2, -lh / 2, tw, lh), Qt::AlignCenter, d.row_title);
+    p.drawText(QRectF(-r.height() / 2, -r.width() / 2, r.height(), r.width()), Qt::AlignCenter,
+               text);
     p.restore();
   }
   p.setFont(hfont());

@@ -90,6 +90,9 @@ class HeatmapWidget : public QWidget {
   // Geometry, for tests and for views that draw over the matrix.
   QRectF cellRect(int row, int col) const;
   QRectF gridRect() const;
+  // Where the rows' axis title is drawn (rotated, its box upright), inside the widget; the text as
+  // drawn in *text (elided only when the widget is shorter than the title).
+  QRectF rowTitleRect(QString* text = nullptr) const;
   // The cell under pos: x = column, y = row; (-1, -1) when pos is not over a cell.
   QPoint cellAt(const QPointF& pos) const;
   QString tooltipText(int row, int col) const;

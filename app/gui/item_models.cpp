@@ -304,7 +304,8 @@ QVariant DecodingStepsModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole &&
       (index.column() == Position || index.column() == Probability))
     return int(Qt::AlignRight | Qt::AlignVCenter);
-  if (role == Qt::DisplayRole && index.column() == Position) return s.position;
+  // Positions count from 1 wherever a person reads them (the views' rows, columns and captions).
+  if (role == Qt::DisplayRole && index.column() == Position) return s.position + 1;
   if (role == Qt::DisplayRole && index.column() == Input) return s.input;
   if (mode_ == Mode::Positions) {  // an input position and its masked-LM prediction
     if (role == Qt::DisplayRole)
@@ -313,7 +314,7 @@ QVariant DecodingStepsModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ToolTipRole)
       return tr("Position %1 holds “%2”; the masked-LM head's most probable token there is “%3” "
                 "(p = %4)")
-          .arg(s.position)
+          .arg(s.position + 1)
           .arg(s.input, s.argmax)
           .arg(s.argmax_prob, 0, 'f', 4);
     return {};
@@ -337,7 +338,7 @@ QVariant DecodingStepsModel::data(const QModelIndex& index, int role) const {
     if (pending)
       return tr("Position %1 has not chosen its next token yet; the argmax is “%2” (p = %3). "
                 "Step forward (→) to take it, or pick another token on the right.")
-          .arg(s.position)
+          .arg(s.position + 1)
           .arg(s.argmax)
           .arg(s.argmax_prob, 0, 'f', 4);
     if (picked)
@@ -347,7 +348,7 @@ QVariant DecodingStepsModel::data(const QModelIndex& index, int role) const {
           .arg(s.argmax)
           .arg(s.argmax_prob, 0, 'f', 4);
     return tr("Position %1 read “%2” and chose “%3” (p = %4)")
-        .arg(s.position)
+        .arg(s.position + 1)
         .arg(s.input)
         .arg(s.chosen)
         .arg(s.chosen_prob, 0, 'f', 4);

@@ -25,6 +25,7 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QSettings>
 #include <QSpinBox>
 #include <QSplitter>
@@ -1031,6 +1032,9 @@ void MainWindow::syncModelCombo() {
   if (model_combo_->count() == 0) model_combo_->addItem(tr("(no model)"), QString());
   const int i = model_combo_->findData(cur);
   model_combo_->setCurrentIndex(i >= 0 ? i : 0);
+  // Wide enough for the model shown (a trained model's file name is long), up to a limit.
+  model_combo_->setMinimumContentsLength(
+      std::clamp(int(model_combo_->currentText().size()), 18, 56));
 }
 
 void MainWindow::syncBackendCombo() {
@@ -1102,6 +1106,10 @@ QAction* MainWindow::action(const QString& name) const {
 }
 
 void MainWindow::setPresentationMode(bool on) {
+  // The large fonts may make the window grow; leaving them gives back the size it had.
+  if (on && !presentation_) size_before_presentation_ = size();
+  const bool give_back = !on && presentation_ && size_before_presentation_.isValid() &&
+                         !isMaximized() && !isFullScreen();
   presentation_ = on;
   QFont f = normal_font_;
   if (on) f.setPointSizeF(normal_font_.pointSizeF() * kPresentationScale);
@@ -1109,6 +1117,10 @@ void MainWindow::setPresentationMode(bool on) {
   // The room goes to the views: the structure panel steps aside (the keys still move across
   // layers and heads).
   tree_->setVisible(!on);
+  if (give_back)  // once the layouts have taken the smaller fonts in (they may grow the window)
+    QTimer::singleShot(0, this, [this, size = size_before_presentation_] {
+      if (!presentation_) resize(size);
+    });
   if (QAction* a = action(QStringLiteral("presentation"))) {
     const QSignalBlocker b(a);
     a->setChecked(on);
@@ -1320,14 +1332,26 @@ void MainWindow::rememberExportDir(const QString& path) {
   if (options_.use_settings) appSettings().setValue(QStringLiteral("exportDir"), export_dir_);
 }
 
+void MainWindow::rememberFigureOptions(const FigureOptions& o) {
+  figure_defaults_.title = o.title;
+  figure_defaults_.legend = o.legend;
+  figure_defaults_.scale = o.scale;
+  if (!options_.use_settings) return;
+  QSettings s = appSettings();
+  s.setValue(QStringLiteral("figureTitle"), o.title);
+  s.setValue(QStringLiteral("figureLegend"), o.legend);
+  s.setValue(QStringLiteral("figureScale"), o.scale);
+}
+
 void MainWindow::exportViewDialog(FigureOptions::Format format) {
   View* v = currentView();
-  FigureOptions o;
+  FigureOptions o = figure_defaults_;  // the title, legend and scale chosen last time
   o.format = format;
   const QString suffix = figureSuffix(format);
   if (!askFigureOptions(this, &o, v->exportWidget()->size() + QSize(24, 60),
                         tr("Export view as %1").arg(suffix.toUpper())))
     return;
+  rememberFigureOptions(o);
   const QString suggested =
       QDir(exportDir()).filePath(QStringLiteral("attnviz-%1.%2").arg(v->name(), suffix));
   const QString path =
@@ -1344,10 +1368,12 @@ void MainWindow::exportViewDialog(FigureOptions::Format format) {
 }
 
 void MainWindow::exportFramesDialog() {
-  FigureOptions o;
+  FigureOptions o = figure_defaults_;
+  o.format = FigureOptions::Format::Png;
   if (!askFigureOptions(this, &o, decoding_->exportWidget()->size() + QSize(24, 60),
                         tr("Export the decoding as frames")))
     return;
+  rememberFigureOptions(o);
   const QString dir = QFileDialog::getExistingDirectory(
       this, tr("Write the frames (decoding-001.png …) and the animation into"), exportDir());
   if (dir.isEmpty()) return;
@@ -1382,8 +1408,11 @@ void MainWindow::loadSettings() {
     return;
   }
   QSettings s = appSettings();
-  if (s.contains(QStringLiteral("geometry")))
+  if (s.contains(QStringLiteral("geometry"))) {
     restoreGeometry(s.value(QStringLiteral("geometry")).toByteArray());
+    fitOnScreen();
+    QTimer::singleShot(0, this, [this] { fitOnScreen(); });  // again with the frame, once shown
+  }
   if (s.contains(QStringLiteral("windowState")))
     restoreState(s.value(QStringLiteral("windowState")).toByteArray());
   if (s.contains(QStringLiteral("splitter")))
@@ -1400,6 +1429,9 @@ void MainWindow::loadSettings() {
   if (!view.isEmpty()) setCurrentView(view);
   recent_models_ = s.value(QStringLiteral("recentModels")).toStringList();
   export_dir_ = s.value(QStringLiteral("exportDir")).toString();
+  figure_defaults_.title = s.value(QStringLiteral("figureTitle"), true).toBool();
+  figure_defaults_.legend = s.value(QStringLiteral("figureLegend"), true).toBool();
+  figure_defaults_.scale = std::clamp(s.value(QStringLiteral("figureScale"), 1).toInt(), 1, 3);
   if (s.value(QStringLiteral("presentation"), false).toBool()) setPresentationMode(true);
   QString backend = options_.backend.isEmpty()
                         ? s.value(QStringLiteral("backend"), QStringLiteral("cpu")).toString()
@@ -1407,6 +1439,23 @@ void MainWindow::loadSettings() {
   if (backend == QStringLiteral("cuda") && !cuda_reason_.isEmpty() && options_.backend.isEmpty())
     backend = QStringLiteral("cpu");
   engine_->setBackend(backend);
+}
+
+void MainWindow::fitOnScreen() {
+  // Qt's restoreGeometry brings back only a window that lies wholly off the screens: one saved
+  // taller than this screen, or reaching below it, is made to fit (down to its minimum size).
+  const QScreen* sc = screen();
+  if (!sc || isMaximized() || isFullScreen()) return;
+  const QRect avail = sc->availableGeometry();
+  const QRect g = geometry(), f = frameGeometry();  // the frame is known once the window is shown
+  const QMargins frame(g.left() - f.left(), g.top() - f.top(), f.right() - g.right(),
+                       f.bottom() - g.bottom());
+  const QSize room = avail.marginsRemoved(frame).size();
+  resize(g.size().boundedTo(room));  // the layout keeps it at its minimum size at least
+  const QRect inner = avail.marginsRemoved(frame);
+  const int x = std::max(inner.left(), std::min(g.left(), inner.right() + 1 - width()));
+  const int y = std::max(inner.top(), std::min(g.top(), inner.bottom() + 1 - height()));
+  move(QPoint(x, y) - QPoint(frame.left(), frame.top()));
 }
 
 void MainWindow::saveSettings() {

@@ -121,6 +121,8 @@ class MainWindow : public QMainWindow {
   // DIR/decoding-animated.png (an APNG). Returns the number of frames written, 0 on failure.
   int exportDecodingFrames(const QString& dir, const FigureOptions& options, bool animated,
                            QString* error = nullptr);
+  // What the export dialogs start from: title, legend and scale as last chosen (and saved).
+  const FigureOptions& figureDefaults() const { return figure_defaults_; }
   // Large fonts for a projector.
   void setPresentationMode(bool on);
   bool presentationMode() const { return presentation_; }
@@ -160,6 +162,7 @@ class MainWindow : public QMainWindow {
   void askForAnswers(const QString& path, const QString& config_path,
                      const attnviz::Inference& inference, const attnviz::UserSupplied& supplied);
   void exportViewDialog(FigureOptions::Format format);
+  void rememberFigureOptions(const FigureOptions& o);
   void exportFramesDialog();
   void exportTraceDialog();
   QString exportDir() const;
@@ -171,6 +174,7 @@ class MainWindow : public QMainWindow {
   bool readable(const QString& text, bool source) const;
   void showKeys();
   void loadSettings();
+  void fitOnScreen();  // a restored window larger than the screen, or below it, is brought back
   void saveSettings();
 
   Options options_;
@@ -178,8 +182,10 @@ class MainWindow : public QMainWindow {
   std::vector<ActionSpec> actions_;
   QStringList recent_models_;
   QString export_dir_;
+  FigureOptions figure_defaults_;
   bool presentation_ = false;
   QFont normal_font_;
+  QSize size_before_presentation_;  // given back when presentation mode ends
   QPointer<QWidget> focus_before_busy_;
   Engine* engine_;
   AppState* state_;

@@ -247,6 +247,34 @@ void MasksView::refresh() {
   const AttentionBlock* block = t->block(head.kind, head.layer);
   if (!block) return;
   const AttentionBlock& a = *block;
+  // Every mask that is off, named (the masks masksOff() names, in its order).
+  QStringList masks_off;
+  if (c.hasDecoder() && !snap->masks.subsequent)
+    masks_off << tr(
+        "<b>The look-ahead mask is off</b>: decoder queries see future tokens, the cells "
+        "above the diagonal are no longer 0.");
+  bool padding_off = false;
+  if (c.hasEncoder() && c.src_padding_mask && !snap->masks.src_padding) {
+    masks_off << (c.hasDecoder()
+                      ? tr("<b>The source padding mask is off</b>: queries in encoder "
+                           "self-attention and cross-attention attend to the source's "
+                           "padding keys too.")
+                      : tr("<b>The padding mask is off</b>: queries attend to padding keys "
+                           "too."));
+    padding_off = true;
+  }
+  if (c.hasDecoder() && c.tgt_padding_mask && !snap->masks.tgt_padding) {
+    masks_off << (c.hasEncoder()
+                      ? tr("<b>The target padding mask is off</b>: decoder queries attend "
+                           "to the target's padding keys too.")
+                      : tr("<b>The padding mask is off</b>: queries attend to padding keys "
+                           "too."));
+    padding_off = true;
+  }
+  if (padding_off && !snap->batch)
+    masks_off << tr(
+        "One sentence has no padding, so nothing leaks yet: run a batch of sentences of "
+        "different lengths to see it.");
   explanation_->setHtml(
       tr("<p style='margin:0'>A mask marks the (query, key) pairs that must not attend: before the "
          "softmax their scores are replaced by %1, so their probabilities become exactly 0. "
@@ -264,10 +292,7 @@ void MasksView::refresh() {
           .arg(code(tr("j &gt; i")))
           .arg(shapeString({t->batch, a.q_len, a.k_len}))
           .arg(shapeString({t->batch, a.heads, a.q_len, a.k_len}))
-          .arg(snap->masks.subsequent ? QString()
-                                      : tr("<b>The look-ahead mask is off</b>: decoder queries see "
-                                           "future tokens, the cells above the diagonal are no "
-                                           "longer 0.")));
+          .arg(masks_off.join(QLatin1Char(' '))));
 }
 
 }  // namespace attnviz::gui

@@ -101,6 +101,56 @@ void TrainingCurves::setMarker(int step) {
   update();
 }
 
+void TrainingCurves::setPlannedSteps(int steps) {
+  planned_ = std::max(steps, 1);
+  update();
+}
+
+std::vector<int> TrainingCurves::xTicks() const {
+  // Three or four intervals of a round size: 1, 2, 2.5 or 5 times a power of ten (2.5 from 25 up).
+  int step = 1;
+  for (int scale = 1; step * 4 < planned_; scale *= 10) {
+    for (int m10 : {10, 20, 25, 50}) {
+      if (m10 == 25 && scale == 1) continue;
+      step = m10 * scale / 10;
+      if (step * 4 >= planned_) break;
+    }
+  }
+  std::vector<int> ticks;
+  for (int x = 0; x <= planned_; x += step) ticks.push_back(x);
+  return ticks;
+}
+
+TrainingCurves::Boxes TrainingCurves::boxes() const {
+  const QFontMetrics fm(font());
+  Boxes b;
+  const int gap = 24;
+  b.left = fm.horizontalAdvance(QStringLiteral("100%")) + 12;
+  b.top = fm.height() + 8;
+  const int bottom = fm.height() + 10;
+  const int pw = (width() - 2 * b.left - gap - 8) / 2, ph = height() - b.top - bottom;
+  if (pw < 40 || ph < 40) return b;
+  b.loss = QRect(b.left, b.top, pw, ph);
+  b.accuracy = QRect(2 * b.left + pw + gap, b.top, pw, ph);
+  return b;
+}
+
+std::vector<QRect> TrainingCurves::xTickLabelRects() const {
+  const QFontMetrics fm(font());
+  const Boxes b = boxes();
+  std::vector<QRect> out;
+  if (b.loss.isEmpty()) return out;
+  for (const QRect& box : {b.loss, b.accuracy})
+    for (int step : xTicks()) {
+      const int w = fm.horizontalAdvance(QString::number(step)) + 4;
+      const int x = box.left() + int(std::lround(box.width() * double(step) / planned_));
+      // Centred under its step, moved in where it would leave the widget (the last one).
+      const int left = std::clamp(x - w / 2, 0, std::max(0, width() - w));
+      out.emplace_back(left, box.bottom() + 2, w, fm.height());
+    }
+  return out;
+}
+
 void TrainingCurves::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.setRenderHint(QPainter::Antialiasing);
@@ -108,12 +158,12 @@ void TrainingCurves::paintEvent(QPaintEvent*) {
   const QFontMetrics fm(font());
   const QColor text = palette().color(QPalette::Text);
   const QColor grid = palette().color(QPalette::Mid).lighter(130);
-  const int gap = 24, left = fm.horizontalAdvance(QStringLiteral("100%")) + 12,
-            top = fm.height() + 8;
-  const int bottom = fm.height() + 10;
-  const int pw = (width() - 2 * left - gap - 8) / 2, ph = height() - top - bottom;
-  if (pw < 40 || ph < 40) return;
-  const QRect loss_box(left, top, pw, ph), acc_box(2 * left + pw + gap, top, pw, ph);
+  const Boxes b = boxes();
+  if (b.loss.isEmpty()) return;
+  const int left = b.left, top = b.top;
+  const QRect loss_box = b.loss, acc_box = b.accuracy;
+  const std::vector<int> ticks = xTicks();
+  const std::vector<QRect> tick_rects = xTickLabelRects();
   auto xAt = [&](const QRect& box, double step) {
     return box.left() + box.width() * std::clamp(step / planned_, 0.0, 1.0);
   };
@@ -129,21 +179,17 @@ void TrainingCurves::paintEvent(QPaintEvent*) {
   auto accY = [&](double v) {
     return acc_box.bottom() - acc_box.height() * std::clamp(v, 0.0, 1.0);
   };
-  auto frame = [&](const QRect& box, const QString& title) {
+  auto frame = [&](const QRect& box, const QString& title, size_t first_label) {
     p.setPen(text);
     p.drawText(QRect(box.left(), 0, box.width(), top - 4), Qt::AlignLeft | Qt::AlignBottom, title);
     p.setPen(grid);
     p.drawRect(box);
     p.setPen(text);
-    for (int k = 0; k <= 4; ++k) {
-      const double step = planned_ * k / 4.0;
-      const double x = xAt(box, step);
-      p.drawText(QRectF(x - 40, box.bottom() + 2, 80, fm.height()), Qt::AlignHCenter,
-                 QString::number(int(std::lround(step))));
-    }
+    for (size_t k = 0; k < ticks.size(); ++k)
+      p.drawText(tick_rects[first_label + k], Qt::AlignCenter, QString::number(ticks[k]));
   };
-  frame(loss_box, tr("Loss (cross-entropy, log scale)"));
-  frame(acc_box, tr("Accuracy"));
+  frame(loss_box, tr("Loss (cross-entropy, log scale)"), 0);
+  frame(acc_box, tr("Accuracy"), ticks.size());
   p.setPen(grid);
   for (int e = int(lo); e <= int(hi); ++e) {
     const double y = lossY(std::pow(10.0, e));
@@ -408,7 +454,11 @@ void TrainView::buildControls() {
       tr("The model's size; \"tutorial\" is the tutorials' full size and "
          "trains slowly on a CPU"));
   row->addWidget(size_combo_);
-  row->addSpacing(8);
+  row->addStretch(1);
+  layout_->addLayout(row);
+  // The run's length and seed start the second row, beside the buttons: the first keeps its room
+  // for the task and the size, shown whole.
+  row = new QHBoxLayout;
   row->addWidget(new QLabel(tr("Steps:"), this));
   steps_spin_ = new QSpinBox(this);
   steps_spin_->setRange(10, 1000000);
@@ -422,7 +472,6 @@ void TrainView::buildControls() {
   seed_spin_->setValue(1);
   seed_spin_->setToolTip(tr("The same seed trains the same model again, step for step"));
   row->addWidget(seed_spin_);
-  row->addSpacing(8);
   start_button_ = new QPushButton(tr("Start"), this);
   pause_button_ = new QPushButton(tr("Pause"), this);
   stop_button_ = new QPushButton(tr("Stop"), this);
@@ -431,14 +480,12 @@ void TrainView::buildControls() {
       tr("Load the trained model in the other views: Attention, Overview, "
          "Masks, Positional encoding, Decoding"));
   save_button_ = new QPushButton(tr("Save as…"), this);
+  row->addSpacing(8);
+  for (QPushButton* b : {start_button_, pause_button_, stop_button_}) row->addWidget(b);
+  row->addSpacing(16);
+  for (QPushButton* b : {open_button_, save_button_}) row->addWidget(b);
   row->addStretch(1);
   layout_->addLayout(row);
-  auto* buttons = new QHBoxLayout;
-  for (QPushButton* b : {start_button_, pause_button_, stop_button_}) buttons->addWidget(b);
-  buttons->addSpacing(16);
-  for (QPushButton* b : {open_button_, save_button_}) buttons->addWidget(b);
-  buttons->addStretch(1);
-  layout_->addLayout(buttons);
 
   status_ = new QLabel(this);
   status_->setWordWrap(true);
@@ -482,6 +529,20 @@ void TrainView::buildControls() {
   tl->addWidget(timeline_label_);
   layout_->addLayout(tl);
 
+  // Before a run the curves' axis shows the steps asked for.
+  connect(steps_spin_, &QSpinBox::valueChanged, this, [this](int steps) {
+    if (!running_ && curves_->points() == 0) curves_->setPlannedSteps(steps);
+  });
+  curves_->setPlannedSteps(steps_spin_->value());
+  // The Size box as wide as the size it shows, with its description unclipped.
+  auto fitSize = [this] {
+    const QFontMetrics fm(size_combo_->font());
+    size_combo_->setMinimumContentsLength(
+        int(std::ceil(fm.horizontalAdvance(size_combo_->currentText()) /
+                      double(fm.horizontalAdvance(QLatin1Char('X'))))));
+  };
+  connect(size_combo_, &QComboBox::currentIndexChanged, this, fitSize);
+  fitSize();
   connect(task_combo_, &QComboBox::currentIndexChanged, this, [this] {
     const QString task = task_combo_->currentData().toString();
     steps_spin_->setValue(suggestedSteps(task));
@@ -683,7 +744,7 @@ void TrainView::stopTraining() {
     stop_ = true;
   }
   wake_.notify_all();
-  run_description_ = tr("Stopping…");
+  stopping_ = true;  // said until the run has ended (setStatus)
   setStatus();
 }
 
@@ -719,6 +780,7 @@ void TrainView::onFinished(const QString& path, const Trainer::Evaluation& final
   paused_ = false;
   thread_->wait();
   saved_path_ = path;
+  if (stopped) curves_->setPlannedSteps(last_.step);  // the axis ends where the run did
   finish_note_ =
       (stopped ? tr("Stopped after %1 steps") : tr("Finished %1 steps")).arg(last_.step) +
       tr(" in %1 s; held-out exact match %2 (%3 of %4); saved to %5")
@@ -744,7 +806,9 @@ void TrainView::onFailed(const QString& message) {
 }
 
 void TrainView::setStatus() {
+  if (!running_) stopping_ = false;  // the run has ended: "Stopped after …" says the rest
   QString s = run_description_;
+  if (stopping_) s += tr("<br>Stopping…");
   if (running_ || last_.step > 0) {
     s += tr("<br>Step <b>%1</b> of %2 · %3 s · loss <b>%4</b> · tokens %5 · sentences %6")
              .arg(last_.step)

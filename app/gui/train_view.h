@@ -43,6 +43,13 @@ class TrainingCurves : public QWidget {
   void addStep(const Trainer::StepStats& s);
   void addEvaluation(const Trainer::Evaluation& e);
   void setMarker(int step);  // -1: none
+  // The x axis runs from 0 to this many steps (the run's plan; a stopped run's last step).
+  void setPlannedSteps(int steps);
+  int plannedSteps() const { return planned_; }
+  // The steps the x axis labels (0, then round numbers up to the planned steps), and where each
+  // label is drawn under the loss panel, then under the accuracy panel: inside the widget.
+  std::vector<int> xTicks() const;
+  std::vector<QRect> xTickLabelRects() const;
   int points() const { return int(steps_.size()); }
   QSize sizeHint() const override { return {520, 240}; }
 
@@ -50,6 +57,12 @@ class TrainingCurves : public QWidget {
   void paintEvent(QPaintEvent* event) override;
 
  private:
+  // The two panels: loss on the left, accuracy on the right (empty when the widget is too small).
+  struct Boxes {
+    QRect loss, accuracy;
+    int left = 0, top = 0;  // the y labels' width, the titles' height
+  };
+  Boxes boxes() const;
   int planned_ = 1, marker_ = -1;
   std::vector<int> steps_;
   std::vector<double> loss_, smooth_, tokens_, sequences_, smooth_tokens_, smooth_sequences_;
@@ -187,6 +200,7 @@ class TrainView : public View {
   std::atomic<bool> stop_{false};
   std::atomic<bool> pause_requested_{false};
   bool running_ = false, paused_ = false;
+  bool stopping_ = false;  // Stop was pressed and the run has not ended yet
 };
 
 }  // namespace attnviz::gui

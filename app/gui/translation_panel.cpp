@@ -57,11 +57,6 @@ void TokenText::setCurrent(int index) {
   update();
 }
 
-void TokenText::setDimmedFrom(int index) {
-  dimmed_from_ = index;
-  update();
-}
-
 void TokenText::setPlaceholder(const QString& text) {
   placeholder_ = text;
   update();
@@ -140,8 +135,7 @@ void TokenText::paintEvent(QPaintEvent* event) {
     if (!r.intersects(event->rect())) continue;  // scrolled away, or outside the repaint
     if (i < weights_.size() && weights_[i] > 0.02f)
       p.fillRect(r, QColor(0xff, 0x8c, 0x00, int(40 + 180 * std::clamp(weights_[i], 0.0f, 1.0f))));
-    const bool dim = dimmed_from_ >= 0 && int(i) >= dimmed_from_;
-    p.setPen(dim ? palette().color(QPalette::PlaceholderText) : palette().color(QPalette::Text));
+    p.setPen(palette().color(QPalette::Text));
     // Elided only when the token is wider than the whole line.
     const QString& tok = tokens_[int(i)];
     const bool fits = text_w[i] + 2 * kPadX <= r.width();
@@ -227,7 +221,8 @@ void TranslationPanel::setContent(const Snapshot* snap, const ModelConfig* confi
   one_sequence_ = !config->hasCross();
   source_box_->setVisible(!one_sequence_);
 
-  // The words shown as the output, and the attention row behind each (-1: none).
+  // The words shown as the output, and the attention row behind each (-1: none). A frame of the
+  // decode (upto_step) shows only the words written up to that step.
   QStringList out;
   std::vector<int> rows;
   if (!snap->batch && !snap->steps.empty() && config->hasDecoder()) {
@@ -235,8 +230,11 @@ void TranslationPanel::setContent(const Snapshot* snap, const ModelConfig* confi
       out << snap->steps.front().input;
       rows.push_back(-1);
     }
+    const int last = upto_step >= 0 && upto_step < int(snap->steps.size())
+                         ? snap->steps[size_t(upto_step)].position
+                         : -1;
     for (const StepInfo& s : snap->steps)
-      if (s.chosen_id >= 0) {
+      if (s.chosen_id >= 0 && (last < 0 || s.position <= last)) {
         out << s.chosen;
         rows.push_back(s.position);
       }
@@ -295,15 +293,6 @@ void TranslationPanel::setContent(const Snapshot* snap, const ModelConfig* confi
                          : one_sequence_ ? tr("<b>Prompt and continuation</b>")
                                          : tr("<b>Translation</b>"));
   output_->setPlaceholder(tr("(nothing decoded yet)"));
-  // Frames of a decode: the words not yet written are faded.
-  int dim = -1;
-  if (upto_step >= 0 && !enc_only)
-    for (int k = 0; k < n_out_; ++k)
-      if (rows[size_t(k)] > upto_step) {
-        dim = k;
-        break;
-      }
-  output_->setDimmedFrom(dim);
 }
 
 void TranslationPanel::hoverOutput(int k) {

@@ -23,7 +23,6 @@ class TokenText : public QWidget {
   void setTokens(const QStringList& tokens);
   void setWeights(std::vector<float> weights);  // empty: no tint
   void setCurrent(int index);                   // outlined; -1 none
-  void setDimmedFrom(int index);                // tokens from here on are faded; -1 none
   void setPlaceholder(const QString& text);
   const QStringList& tokens() const { return tokens_; }
   const std::vector<float>& weights() const { return weights_; }
@@ -54,7 +53,7 @@ class TokenText : public QWidget {
   mutable std::vector<int> text_widths_;
   mutable QString text_widths_font_;  // QFont::key() of text_widths_; empty: not measured
   std::vector<float> weights_;
-  int current_ = -1, dimmed_from_ = -1, hover_ = -1;
+  int current_ = -1, hover_ = -1;
   QString placeholder_;
 };
 
@@ -63,8 +62,8 @@ class TranslationPanel : public QWidget {
  public:
   explicit TranslationPanel(QWidget* parent = nullptr);
   // Shows the snapshot's sentence; `sel` picks the attention that tints (cross-attention of its
-  // layer and head when it is cross-attention, else the last layer's mean of heads); output
-  // words after `upto_step` are faded (-1: none).
+  // layer and head when it is cross-attention, else the last layer's mean of heads); with
+  // `upto_step` (a frame of the decode), only the words written up to that step (-1: all).
   void setContent(const Snapshot* snap, const ModelConfig* config, const AttentionSelection& sel,
                   int upto_step = -1);
   TokenText* sourceText() const { return source_; }

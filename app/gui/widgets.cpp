@@ -148,8 +148,12 @@ void ExplanationPanel::fitHeight() {
   const QMargins m = box_->layout()->contentsMargins();
   const int w = width() - m.left() - m.right() - 2 * box_->frameWidth() - 2;
   if (w <= 0) return;
+  // A QLabel never answers a height below its minimum height: measured without it, or a larger
+  // font's height (presentation mode) would stay after the font is back to normal, as a blank band.
+  const int was = body_->minimumHeight();
+  body_->setMinimumHeight(0);
   const int h = body_->heightForWidth(w);
-  if (h > 0 && h != body_->minimumHeight()) body_->setMinimumHeight(h);
+  body_->setMinimumHeight(h > 0 ? h : was);
 }
 
 void ExplanationPanel::setExpanded(bool expanded) {

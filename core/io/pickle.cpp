@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/error.h"
 #include "base/json_safe.h"
@@ -404,7 +405,42 @@ class Unpickler {
     g_.objects[r].text.assign(text);
     return Value::object(r);
   }
+  // A dict key Python cannot hash (a list, a dict, or a tuple holding one) makes torch.load fail
+  // ("unhashable type"): such a file was never written by torch.save, and is refused here too.
+  // Sets are not checked: a frozenset, which is hashable, is a Set here as well.
+  void checkKeys(const std::vector<Value>& items) const {
+    for (size_t i = 0; i < items.size(); i += 2) {
+      std::vector<Ref> tuples;  // tuples to look into (a tuple never contains itself)
+      std::unordered_set<Ref> seen;
+      auto unhashable = [&](const Value& v) -> const char* {
+        if (v.kind != Value::Kind::Ref) return nullptr;
+        switch (g_.objects[v.ref].type) {
+          case Object::Type::List:
+            return "a list";
+          case Object::Type::Dict:
+            return "a dict";
+          case Object::Type::Tuple:
+            if (seen.insert(v.ref).second) tuples.push_back(v.ref);
+            return nullptr;
+          default:
+            return nullptr;
+        }
+      };
+      const char* what = unhashable(items[i]);
+      while (!what && !tuples.empty()) {
+        const Ref r = tuples.back();
+        tuples.pop_back();
+        for (const Value& v : g_.objects[r].items)
+          if ((what = unhashable(v))) break;
+      }
+      if (what)
+        bad("a dict key that is " + g_.describe(items[i]) +
+            (g_.is(items[i], Object::Type::Tuple) ? std::string(" holding ") + what : "") +
+            ": Python cannot hash it, so torch.save never writes it (torch.load refuses it too)");
+    }
+  }
   Value makeContainer(Object::Type t, std::vector<Value> items) {
+    if (t == Object::Type::Dict) checkKeys(items);
     countItems(items.size());
     Ref r = make(t);
     g_.objects[r].items = std::move(items);
@@ -771,6 +807,7 @@ void Unpickler::addTo(Object::Type want, std::vector<Value> items) {
         " can take them");
   if (want == Object::Type::Dict && items.size() % 2)
     bad("an odd number of values for key-value pairs");
+  if (want == Object::Type::Dict && g_.is(target, Object::Type::Dict)) checkKeys(items);
   countItems(items.size());
   auto& dst = g_.objects[target.ref].items;
   dst.insert(dst.end(), items.begin(), items.end());

@@ -58,9 +58,43 @@ bool readFully(int fd, void* out, uint64_t n, int* err) {
   return true;
 }
 
+// Whether the first 8 bytes read as text (printable ASCII, tab, line breaks, UTF-8 — its last
+// character may be cut): then the "header length" is letters, and the file is no safetensors file
+// at all.
+bool startsWithText(const uint8_t* first8) {
+  const std::string_view s(reinterpret_cast<const char*>(first8), 8);
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<uint8_t>(s[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return false;
+      ++i;
+      continue;
+    }
+    if (const size_t n = utf8SequenceAt(s, i)) {
+      i += n;
+      continue;
+    }
+    // A character cut by the 8th byte: a lead byte and continuation bytes up to the end.
+    const size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (need == 0 || i + need <= s.size()) return false;
+    for (size_t k = i + 1; k < s.size(); ++k)
+      if ((static_cast<uint8_t>(s[k]) & 0xC0) != 0x80) return false;
+    return c <= 0xF4;
+  }
+  return true;
+}
+
 // The header length's checks, shared by open() and parse().
 uint64_t checkHeaderLength(const uint8_t* first8, uint64_t size, const std::string& what) {
   const uint64_t n = readLE64(first8);
+  if ((n > SafetensorsFile::kMaxHeaderBytes || n > size - 8) && startsWithText(first8)) {
+    std::string start(reinterpret_cast<const char*>(first8), 8);
+    start = start.substr(0, start.find_first_of("\r\n"));
+    throw Error(ErrorKind::HeaderTooLarge,
+                what + ": this is not a safetensors file (it starts with text: \"" +
+                    terminalSafe(start) +
+                    "\"); a safetensors file starts with the 8-byte length of its JSON header");
+  }
   if (n > SafetensorsFile::kMaxHeaderBytes)
     throw Error(ErrorKind::HeaderTooLarge,
                 what + ": header length " + std::to_string(n) + " bytes exceeds the limit of " +

@@ -282,6 +282,13 @@ class StorageTable {
     const std::string* key = g.str(t[2]);
     if (!key || key->empty() || key->size() > 256)
       return fail("storage key " + g.describe(t[2]) + " is not a short string");
+    // torch.save names storages "0", "1", ... (legacy files: a number); the zip entry is
+    // data/KEY. A key with a path separator or a ".." names a file elsewhere in (or outside) the
+    // archive.
+    if (key->find_first_of("/\\") != std::string::npos || key->find("..") != std::string::npos)
+      return fail("storage key " + q(*key) +
+                  " is a path, not a name: it would lead out of the archive's data/ folder "
+                  "(torch.save names storages \"0\", \"1\", ...)");
     const std::string* location = g.str(t[3]);
     if (!location) return fail("storage location " + g.describe(t[3]) + " is not a string");
     if (t[4].kind != Value::Kind::Int || t[4].i < 0)
@@ -868,6 +875,14 @@ void CheckpointBuilder::zip(TorchCheckpoint& ck, ZipArchive& zip, const Checkpoi
     if (!digits || std::stoi(*version) < 1)
       throw Error(ErrorKind::BadArchive, file + ": zip entry " + q(prefix + "version") + " is " +
                                              q(*version) + ", expected a format version number");
+    // PyTorch reads format versions up to kMaxSupportedFileFormatVersion (10, unchanged since
+    // PyTorch 1.x; torch.save writes 3) and refuses newer ones: a format attnviz cannot know.
+    constexpr int kNewestFormatVersion = 10;
+    if (std::stoi(*version) > kNewestFormatVersion)
+      throw Error(ErrorKind::BadArchive,
+                  file + ": zip entry " + q(prefix + "version") + " says format version " +
+                      *version + ", newer than any PyTorch writes (attnviz reads versions 1 to " +
+                      std::to_string(kNewestFormatVersion) + ", as PyTorch does)");
   }
   const auto& pe = zip.entries()[pkls[0]];
   if (pe.size > lim.max_pickle_bytes)
