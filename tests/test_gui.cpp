@@ -53,6 +53,7 @@
 #include "overview_view.h"
 #include "positional_view.h"
 #include "translation_panel.h"
+#include "view_registry.h"
 #include "widgets.h"
 
 using namespace attnviz;
@@ -910,24 +911,50 @@ void GuiTest::keysMoveAcrossLayersAndHeads() {
   QCOMPARE(w->state()->selection().head, 2);
 }
 
+// Every view of the registry (view_registry.cpp), in its order: Ctrl+1 … Ctrl+9 reach the first
+// nine, the View menu every one; each has its tab, explains itself and folds with F1.
 void GuiTest::switchViews_data() {
-  QTest::addColumn<int>("key");
+  QTest::addColumn<int>("index");
   QTest::addColumn<QString>("view");
-  QTest::newRow("attention") << int(Qt::Key_1) << "attention";
-  QTest::newRow("overview") << int(Qt::Key_2) << "overview";
-  QTest::newRow("masks") << int(Qt::Key_3) << "masks";
-  QTest::newRow("positional") << int(Qt::Key_4) << "positional";
-  QTest::newRow("decoding") << int(Qt::Key_5) << "decoding";
+  for (int i = 0; i < int(viewSpecs().size()); ++i)
+    QTest::newRow(viewSpecs()[size_t(i)].name)
+        << i << QString::fromLatin1(viewSpecs()[size_t(i)].name);
 }
 
 void GuiTest::switchViews() {
-  QFETCH(int, key);
+  QFETCH(int, index);
   QFETCH(QString, view);
   static std::unique_ptr<MainWindow> w;
   if (!w) w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
-  w->tabs()->setFocus();
-  QTest::keyClick(w->tabs(), Qt::Key(key), Qt::ControlModifier);
+  const ViewSpec& spec = viewSpecs()[size_t(index)];
+  QCOMPARE(int(w->views().size()), int(viewSpecs().size()));
+  QCOMPARE(w->views()[size_t(index)]->name(), view);
+  QCOMPARE(w->tabs()->indexOf(w->view(view)), index);
+  QCOMPARE(w->tabs()->tabToolTip(index), spec.helpText());
+  // The View menu lists the views in tab order, the first nine with their Ctrl+N.
+  QMenu* menu = nullptr;
+  for (QMenu* m : w->menuBar()->findChildren<QMenu*>())
+    if (m->title() == QStringLiteral("&View")) menu = m;
+  QVERIFY(menu);
+  QAction* entry = w->action(QStringLiteral("view-") + view);
+  QVERIFY(entry && menu->actions().contains(entry));
+  QCOMPARE(menu->actions().indexOf(entry), index);
+  QCOMPARE(entry->text(), w->view(view)->title());
+  QCOMPARE(entry->statusTip(), spec.helpText());
+  // From another view: by the menu …
+  w->setCurrentView(index == 0 ? viewSpecs()[1].name : viewSpecs()[0].name);
+  entry->trigger();
   QCOMPARE(w->currentView()->name(), view);
+  // … and by Ctrl+N.
+  if (index < 9) {
+    QCOMPARE(entry->shortcut(), QKeySequence(QStringLiteral("Ctrl+%1").arg(index + 1)));
+    w->setCurrentView(index == 0 ? viewSpecs()[1].name : viewSpecs()[0].name);
+    w->tabs()->setFocus();
+    QTest::keyClick(w->tabs(), Qt::Key(Qt::Key_1 + index), Qt::ControlModifier);
+    QCOMPARE(w->currentView()->name(), view);
+  } else {
+    QVERIFY(entry->shortcut().isEmpty());
+  }
   QVERIFY(w->currentView()->isVisible());
   QVERIFY(!w->currentView()->explanation()->html().isEmpty());
   // F1 folds every explanation in and out.
@@ -936,7 +963,7 @@ void GuiTest::switchViews() {
   QVERIFY(!w->currentView()->explanation()->expanded());
   QTest::keyClick(w->tabs(), Qt::Key_F1);
   QVERIFY(w->currentView()->explanation()->expanded());
-  if (view == QStringLiteral("decoding")) w.reset();
+  if (index + 1 == int(viewSpecs().size())) w.reset();
 }
 
 void GuiTest::overviewClickOpensAttention() {

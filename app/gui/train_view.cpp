@@ -814,7 +814,7 @@ void TrainView::focusHead(int block, int head) {
 
 void TrainView::openInViews() {
   if (running_ || saved_path_.isEmpty()) return;
-  if (state_->engine()->loadModel(saved_path_)) emit modelOpened();
+  if (state_->engine()->loadModel(saved_path_)) emit openView(QStringLiteral("attention"));
 }
 
 void TrainView::saveAs() {

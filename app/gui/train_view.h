@@ -1,4 +1,4 @@
-// View 6, Train: train a Transformer on a task in front of the student — choose the task and the
+// The Train view: train a Transformer on a task in front of the student — choose the task and the
 // model size, start, pause, resume or stop — with live loss and accuracy curves and every head's
 // attention on a fixed probe sentence recorded as training goes, scrubbed with a timeline. The
 // training runs off the GUI thread (core/train/trainer.h); the trained model is saved as
@@ -92,9 +92,6 @@ class TrainView : public View {
   explicit TrainView(AppState* state, QWidget* parent = nullptr);
   ~TrainView() override;  // stops a running training and waits for it
 
-  QString name() const override { return QStringLiteral("train"); }
-  QString title() const override { return tr("Train"); }
-
   // The controls (tests drive them).
   QComboBox* taskCombo() const { return task_combo_; }
   QComboBox* sizeCombo() const { return size_combo_; }
@@ -132,7 +129,6 @@ class TrainView : public View {
 
  signals:
   void trainingFinished(bool stopped);
-  void modelOpened();  // the trained model is loading in the engine (the window shows Attention)
 
  protected:
   void refresh() override;
