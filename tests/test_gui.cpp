@@ -45,6 +45,7 @@
 #include "compute/cpu_backend.h"
 #include "compute/thread_pool.h"
 #include "decoding_view.h"
+#include "gui_fixture.h"
 #include "heatmap.h"
 #include "io/safetensors.h"
 #include "item_models.h"
@@ -58,6 +59,7 @@
 
 using namespace attnviz;
 using namespace attnviz::gui;
+using namespace gui_fixture;
 
 namespace {
 
@@ -88,30 +90,6 @@ QString screenshotModel() {
   return kTinyModel;
 }
 
-std::unique_ptr<MainWindow> openWindow(const QString& model, const QString& src,
-                                       const QString& view = {}) {
-  MainWindow::Options o;
-  o.model = model;
-  o.src = src;
-  o.view = view;
-  o.use_settings = false;
-  auto w = std::make_unique<MainWindow>(o);
-  w->resize(1400, 900);
-  w->show();
-  QSignalSpy done(w.get(), &MainWindow::firstRunFinished);
-  w->start();
-  if (done.isEmpty()) done.wait(60000);
-  w->engine()->waitUntilIdle();
-  return w;
-}
-
-// A window that has the keyboard, as under a window manager after a click on it.
-void activate(MainWindow& w) {
-  w.activateWindow();
-  QApplication::setActiveWindow(&w);
-  QVERIFY(QTest::qWaitForWindowActive(&w));
-}
-
 // Widgets that take typed characters.
 bool typesText(const QWidget* w) {
   return qobject_cast<const QLineEdit*>(w) || qobject_cast<const QPlainTextEdit*>(w) ||
@@ -122,12 +100,6 @@ QString bundledPath(const char* name) {
   for (const auto& m : listBundledModels())
     if (m.name == name) return QString::fromStdString(m.path);
   return {};
-}
-
-bool idle(MainWindow& w) {
-  const bool ok = w.engine()->waitUntilIdle(60000);
-  QCoreApplication::processEvents();
-  return ok;
 }
 
 // Pixels of the cell's interior (its border may carry a separator line).

@@ -27,6 +27,7 @@
 #include "arch/bundled.h"
 #include "attention_data.h"
 #include "decoding_view.h"
+#include "gui_fixture.h"
 #include "main_window.h"
 #include "masks_view.h"
 #include "positional_view.h"
@@ -36,6 +37,7 @@
 
 using namespace attnviz;
 using namespace attnviz::gui;
+using namespace gui_fixture;
 
 namespace {
 
@@ -43,25 +45,6 @@ bool bundled(const QString& name) {
   for (const auto& m : listBundledModels())
     if (QString::fromStdString(m.name) == name) return true;
   return false;
-}
-
-std::unique_ptr<MainWindow> makeWindow(bool use_settings, const QString& model = {},
-                                       const QString& src = {}) {
-  MainWindow::Options o;
-  o.use_settings = use_settings;
-  o.model = model;
-  o.src = src;
-  auto w = std::make_unique<MainWindow>(o);
-  w->resize(1400, 900);
-  w->show();
-  return w;
-}
-
-bool startAndWait(MainWindow& w) {
-  QSignalSpy done(&w, &MainWindow::firstRunFinished);
-  w.start();
-  if (done.isEmpty() && !done.wait(60000)) return false;
-  return w.engine()->waitUntilIdle(60000);
 }
 
 Tour* tourOf(MainWindow& w) {
@@ -292,7 +275,7 @@ void TourTest::stepsAreShortAndUseBundledModels() {
 }
 
 void TourTest::everyStepSetsTheWindowUp() {
-  auto w = makeWindow(false);
+  auto w = showWindow(false);
   QVERIFY(startAndWait(*w));
   Tour* tour = tourOf(*w);
   QVERIFY(tour);
@@ -454,7 +437,7 @@ void TourTest::endGivesBackTheUsersModel() {
   if (!bundled(QStringLiteral("toy-translation")))
     QSKIP("the bundled toy-translation is not found");
   auto w =
-      makeWindow(false, QStringLiteral("toy-translation"), QStringLiteral("ich mochte ein cola"));
+      showWindow(false, QStringLiteral("toy-translation"), QStringLiteral("ich mochte ein cola"));
   QVERIFY(startAndWait(*w));
   w->setCurrentView(QStringLiteral("positional"));
   Tour* tour = tourOf(*w);
@@ -474,7 +457,7 @@ void TourTest::endGivesBackTheUsersModel() {
 }
 
 void TourTest::endMidwayAndClosePanel() {
-  auto w = makeWindow(false);
+  auto w = showWindow(false);
   QVERIFY(startAndWait(*w));
   Tour* tour = tourOf(*w);
   QVERIFY(reach(*tour, 1));
@@ -494,7 +477,7 @@ void TourTest::offeredOnceOnFirstStart() {
   QSettings().clear();
   {
     // The first start: the window uses the settings, as the application does.
-    auto w = makeWindow(true);
+    auto w = showWindow(true);
     Tour* tour = tourOf(*w);
     QVERIFY(tour);
     QVERIFY(!tour->panel()->isVisible());
@@ -520,7 +503,7 @@ void TourTest::offeredOnceOnFirstStart() {
   }
   {
     // Never again unless asked.
-    auto w = makeWindow(true);
+    auto w = showWindow(true);
     Tour* tour = tourOf(*w);
     QVERIFY(startAndWait(*w));
     QTest::qWait(100);
@@ -535,7 +518,7 @@ void TourTest::offeredOnceOnFirstStart() {
   {
     // Taking the offer starts the tour.
     QSettings().clear();
-    auto w = makeWindow(true);
+    auto w = showWindow(true);
     Tour* tour = tourOf(*w);
     QVERIFY(startAndWait(*w));
     QTRY_VERIFY(tour->offering());
@@ -551,7 +534,7 @@ void TourTest::offeredOnceOnFirstStart() {
 // The user's guide's pictures: rendered here from the tour's steps and the views, compared with
 // docs/images. ATTNVIZ_UPDATE_GUIDE_IMAGES=1 writes them instead (scripts/update-guide-images.sh).
 void TourTest::guideImagesAreCurrent() {
-  auto w = makeWindow(false);
+  auto w = showWindow(false);
   w->resize(1280, 860);
   QVERIFY(startAndWait(*w));
   Tour* tour = tourOf(*w);

@@ -18,34 +18,25 @@
 
 #include "arch/weights.h"
 #include "engine.h"
+#include "gui_fixture.h"
 #include "main_window.h"
 #include "train_view.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;
+using namespace gui_fixture;
 
 namespace {
 
 const QString kTinyModel = QStringLiteral(ATTNVIZ_TEST_DATA "/nlp_tiny.safetensors");
 
-std::unique_ptr<MainWindow> openWindow() {
-  MainWindow::Options o;
-  o.model = kTinyModel;
-  o.src = QStringLiteral("ich mochte ein bier P");
-  o.use_settings = false;
-  o.view = QStringLiteral("train");
-  auto w = std::make_unique<MainWindow>(o);
-  w->resize(1400, 900);
-  w->show();
-  QSignalSpy done(w.get(), &MainWindow::firstRunFinished);
-  w->start();
-  if (done.isEmpty()) done.wait(60000);
-  w->engine()->waitUntilIdle();
-  return w;
+// The window on the tiny test model, showing the Train view.
+std::unique_ptr<MainWindow> openTrainWindow() {
+  return openWindow(kTinyModel, QStringLiteral("ich mochte ein bier P"), QStringLiteral("train"));
 }
 
 TrainView* trainView(MainWindow& w) {
-  return w.findChild<TrainView*>();
+  return w.viewOf<TrainView>();
 }
 
 void choose(QComboBox* combo, const QString& data) {
@@ -81,7 +72,7 @@ class TrainViewTest : public QObject {
   // A short run of a tiny model: curves, snapshots, the timeline, the saved model, and Open in
   // attnviz.
   void trainsRecordsAndOpens() {
-    auto w = openWindow();
+    auto w = openTrainWindow();
     TrainView* tv = trainView(*w);
     QVERIFY(tv);
     QCOMPARE(w->currentView(), static_cast<View*>(tv));
@@ -138,7 +129,7 @@ class TrainViewTest : public QObject {
 
   // Pause holds the steps, Resume continues, Stop ends the run early and still saves.
   void pauseResumeStop() {
-    auto w = openWindow();
+    auto w = openTrainWindow();
     TrainView* tv = trainView(*w);
     QTemporaryDir dir;
     tv->setSaveDirectory(dir.path());
@@ -179,7 +170,7 @@ class TrainViewTest : public QObject {
     QFETCH(int, points);
     QFETCH(bool, paused);
     QTemporaryDir dir;
-    auto w = openWindow();
+    auto w = openTrainWindow();
     TrainView* tv = trainView(*w);
     tv->setSaveDirectory(dir.path());
     choose(tv->taskCombo(), QStringLiteral("reverse"));
@@ -213,7 +204,7 @@ class TrainViewTest : public QObject {
 #endif
     const QString out = QStringLiteral(ATTNVIZ_SCREENSHOT_DIR);
     QVERIFY(QDir().mkpath(out));
-    auto w = openWindow();
+    auto w = openTrainWindow();
     TrainView* tv = trainView(*w);
     QTemporaryDir dir;
     tv->setSaveDirectory(dir.path());
