@@ -167,14 +167,14 @@ class GuiTest : public QObject {
   void exports();
   void settingsPersist();
 
-  // Issue 12: the application as a student and a teacher use it (numbered as in the issue).
-  void explanationsFollowTheMasks();     // 1
-  void keysAreNotTypedIntoTextFields();  // 2
-  void unknownWordsAreNamed();           // 4
-  void probabilityBars();                // 5
-  void roomyAtTheDefaultSize();          // 6
-  void noStaleStateAfterAnotherModel();  // 7
-  void smallThings();                    // 8
+  // The application as a student and a teacher use it.
+  void explanationsFollowTheMasks();
+  void keysAreNotTypedIntoTextFields();
+  void unknownWordsAreNamed();
+  void probabilityBars();
+  void roomyAtTheDefaultSize();
+  void noStaleStateAfterAnotherModel();
+  void smallThings();
   void translationReadsAndHighlights();
   void decodingFramesAndAnimation();
   void presentationMode();
@@ -1205,9 +1205,9 @@ void GuiTest::settingsPersist() {
   QSettings().clear();
 }
 
-// ---- issue 12 ---------------------------------------------------------------------------------
+// ---- as a student and a teacher use it --------------------------------------------------------
 
-// 1. The explanation, the window title and the status bar say which masks are off.
+// The explanation, the window title and the status bar say which masks are off.
 void GuiTest::explanationsFollowTheMasks() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
   MasksView* m = w->masksView();
@@ -1249,7 +1249,7 @@ void GuiTest::explanationsFollowTheMasks() {
   QVERIFY(!w->windowTitle().contains(QStringLiteral("off")));
 }
 
-// 2. After each action the keyboard belongs to the view: 1/2/3, M, [ and ] act, nothing is typed.
+// After each action the keyboard belongs to the view: 1/2/3, M, [ and ] act, nothing is typed.
 void GuiTest::keysAreNotTypedIntoTextFields() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
   activate(*w);
@@ -1313,7 +1313,7 @@ void GuiTest::keysAreNotTypedIntoTextFields() {
   keysAct("click on the heatmap");
 }
 
-// 4. Words a model reads as its unknown token are named.
+// Words a model reads as its unknown token are named.
 void GuiTest::unknownWordsAreNamed() {
   const QString reverse = bundledPath("reverse");
   if (reverse.isEmpty()) QSKIP("the bundled reverse model (which has an <unk> token) is missing");
@@ -1339,7 +1339,7 @@ void GuiTest::unknownWordsAreNamed() {
   QCOMPARE(spy.first().at(1).toStringList(), QStringList{QStringLiteral("qq")});
 }
 
-// 5. The top-k bars: every label drawn (also with the message bar shown), the axis ends at 1,
+// The top-k bars: every label drawn (also with the message bar shown), the axis ends at 1,
 // and a log scale shows the alternatives of a confident model.
 void GuiTest::probabilityBars() {
   auto w = openWindow(screenshotModel(), QString(), QStringLiteral("decoding"));
@@ -1369,7 +1369,7 @@ void GuiTest::probabilityBars() {
   QVERIFY(bars->barRect(0).width() > bars->barRect(bars->count() - 1).width());
 }
 
-// 6. At 1366×768: the Masks view's matrices have room (all labels), the batch box shows five
+// At 1366×768: the Masks view's matrices have room (all labels), the batch box shows five
 // lines, and the Decoding view keeps its table and readable attention rows with a long source.
 void GuiTest::roomyAtTheDefaultSize() {
   auto w =
@@ -1404,7 +1404,7 @@ void GuiTest::roomyAtTheDefaultSize() {
            qPrintable(QString::number(rows->cellRect(0, 0).height())));
 }
 
-// 7. Another model: the batch box, the typed sentence and the chooser follow it.
+// Another model: the batch box, the typed sentence and the chooser follow it.
 void GuiTest::noStaleStateAfterAnotherModel() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
   QTemporaryDir dir;
@@ -1433,7 +1433,7 @@ void GuiTest::noStaleStateAfterAnotherModel() {
   QVERIFY(w->recentModels().contains(kTinyModel));
 }
 
-// 8. The small things.
+// The small things.
 void GuiTest::smallThings() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
   w->resize(1366, 768);

@@ -1,4 +1,4 @@
-// Hostile and broken input (issue 6): one crafted model file, config, vocabulary or sentence per
+// Hostile and broken input: one crafted model file, config, vocabulary or sentence per
 // case, each asserting the exact ErrorKind and a message that names the file and the tensor or
 // field; after each case a valid model still loads and runs. Every file is generated here, in a
 // QTemporaryDir, from tests/data/nlp_tiny.safetensors (re-laid-out, then corrupted byte by byte).
@@ -623,7 +623,7 @@ void TestHostile::addFileRows() {
       "1000|past the end|16-byte file");
   row("file cut inside the header", good.left(100), K::HeaderTooLarge, "past the end|100-byte");
 
-  // Names with control characters (issue 14): refused, and quoted escaped — a NUL no longer cuts
+  // Names with control characters: refused, and quoted escaped — a NUL no longer cuts
   // the message short, an escape sequence never reaches the terminal.
   auto renamed = [](const std::string& to) {
     return modParts([&](Parts& p) { p.tensor("projection.weight").name = to; });
@@ -942,7 +942,7 @@ void TestHostile::addConfigRows() {
       K::BadVocabulary, "src_vocab\"[1]|expected a string");
   row("token 2000 bytes", set("src_vocab", {"P", std::string(2000, 'x'), "a", "b", "c", "d"}),
       K::BadVocabulary, "2000 bytes|at most 1024");
-  // Control characters in tokens and names cannot be meant (issue 14): refused, shown escaped.
+  // Control characters in tokens and names cannot be meant: refused, shown escaped.
   auto token = [&](const std::string& t) {
     return set("src_vocab", {"P", t, "mochte", "ein", "bier", "cola"});
   };
