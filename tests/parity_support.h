@@ -1,5 +1,5 @@
-// Comparing a trace with a PyTorch reference file (tools/make_references.py): the tolerances of
-// issue 2, a block built from the reference's [B, L, H, Tq, Tk] tensors, and a cell-by-cell
+// Comparing a trace with a PyTorch reference file (tools/make_references.py): the parity
+// tolerances, a block built from the reference's [B, L, H, Tq, Tk] tensors, and a cell-by-cell
 // comparison that names the first cell outside the tolerance. Shared by the parity suites.
 #pragma once
 

@@ -58,7 +58,7 @@ class TestBundled : public QObject {
     QTest::addColumn<QString>("name");
     QTest::addColumn<double>("required");
     QTest::addColumn<int>("minimum_pairs");
-    // Issue 5: the toy translation reproduces its pairs exactly; the synthetic tasks are checked
+    // The toy translation reproduces its pairs exactly; the synthetic tasks are checked
     // on at least 100 held-out inputs.
     QTest::newRow("toy-translation") << "toy-translation" << 1.0 << 1;
     QTest::newRow("reverse") << "reverse" << 0.95 << 100;

@@ -49,6 +49,7 @@
 #include "compute/thread_pool.h"
 #include "decoding_view.h"
 #include "figure.h"
+#include "gui_fixture.h"
 #include "heatmap.h"
 #include "io/safetensors.h"
 #include "item_models.h"
@@ -58,10 +59,12 @@
 #include "overview_view.h"
 #include "positional_view.h"
 #include "translation_panel.h"
+#include "view_registry.h"
 #include "widgets.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;
+using namespace gui_fixture;
 
 namespace {
 
@@ -92,30 +95,6 @@ QString screenshotModel() {
   return kTinyModel;
 }
 
-std::unique_ptr<MainWindow> openWindow(const QString& model, const QString& src,
-                                       const QString& view = {}) {
-  MainWindow::Options o;
-  o.model = model;
-  o.src = src;
-  o.view = view;
-  o.use_settings = false;
-  auto w = std::make_unique<MainWindow>(o);
-  w->resize(1400, 900);
-  w->show();
-  QSignalSpy done(w.get(), &MainWindow::firstRunFinished);
-  w->start();
-  if (done.isEmpty()) done.wait(60000);
-  w->engine()->waitUntilIdle();
-  return w;
-}
-
-// A window that has the keyboard, as under a window manager after a click on it.
-void activate(MainWindow& w) {
-  w.activateWindow();
-  QApplication::setActiveWindow(&w);
-  QVERIFY(QTest::qWaitForWindowActive(&w));
-}
-
 // Widgets that take typed characters.
 bool typesText(const QWidget* w) {
   return qobject_cast<const QLineEdit*>(w) || qobject_cast<const QPlainTextEdit*>(w) ||
@@ -126,12 +105,6 @@ QString bundledPath(const char* name) {
   for (const auto& m : listBundledModels())
     if (m.name == name) return QString::fromStdString(m.path);
   return {};
-}
-
-bool idle(MainWindow& w) {
-  const bool ok = w.engine()->waitUntilIdle(60000);
-  QCoreApplication::processEvents();
-  return ok;
 }
 
 // Pixels of the cell's interior (its border may carry a separator line).
@@ -199,14 +172,14 @@ class GuiTest : public QObject {
   void exports();
   void settingsPersist();
 
-  // Issue 12: the application as a student and a teacher use it (numbered as in the issue).
-  void explanationsFollowTheMasks();     // 1
-  void keysAreNotTypedIntoTextFields();  // 2
-  void unknownWordsAreNamed();           // 4
-  void probabilityBars();                // 5
-  void roomyAtTheDefaultSize();          // 6
-  void noStaleStateAfterAnotherModel();  // 7
-  void smallThings();                    // 8
+  // The application as a student and a teacher use it.
+  void explanationsFollowTheMasks();
+  void keysAreNotTypedIntoTextFields();
+  void unknownWordsAreNamed();
+  void probabilityBars();
+  void roomyAtTheDefaultSize();
+  void noStaleStateAfterAnotherModel();
+  void smallThings();
   void translationReadsAndHighlights();
   void decodingFramesAndAnimation();
   void presentationMode();
@@ -930,24 +903,50 @@ void GuiTest::keysMoveAcrossLayersAndHeads() {
   QCOMPARE(w->state()->selection().head, 2);
 }
 
+// Every view of the registry (view_registry.cpp), in its order: Ctrl+1 … Ctrl+9 reach the first
+// nine, the View menu every one; each has its tab, explains itself and folds with F1.
 void GuiTest::switchViews_data() {
-  QTest::addColumn<int>("key");
+  QTest::addColumn<int>("index");
   QTest::addColumn<QString>("view");
-  QTest::newRow("attention") << int(Qt::Key_1) << "attention";
-  QTest::newRow("overview") << int(Qt::Key_2) << "overview";
-  QTest::newRow("masks") << int(Qt::Key_3) << "masks";
-  QTest::newRow("positional") << int(Qt::Key_4) << "positional";
-  QTest::newRow("decoding") << int(Qt::Key_5) << "decoding";
+  for (int i = 0; i < int(viewSpecs().size()); ++i)
+    QTest::newRow(viewSpecs()[size_t(i)].name)
+        << i << QString::fromLatin1(viewSpecs()[size_t(i)].name);
 }
 
 void GuiTest::switchViews() {
-  QFETCH(int, key);
+  QFETCH(int, index);
   QFETCH(QString, view);
   static std::unique_ptr<MainWindow> w;
   if (!w) w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
-  w->tabs()->setFocus();
-  QTest::keyClick(w->tabs(), Qt::Key(key), Qt::ControlModifier);
+  const ViewSpec& spec = viewSpecs()[size_t(index)];
+  QCOMPARE(int(w->views().size()), int(viewSpecs().size()));
+  QCOMPARE(w->views()[size_t(index)]->name(), view);
+  QCOMPARE(w->tabs()->indexOf(w->view(view)), index);
+  QCOMPARE(w->tabs()->tabToolTip(index), spec.helpText());
+  // The View menu lists the views in tab order, the first nine with their Ctrl+N.
+  QMenu* menu = nullptr;
+  for (QMenu* m : w->menuBar()->findChildren<QMenu*>())
+    if (m->title() == QStringLiteral("&View")) menu = m;
+  QVERIFY(menu);
+  QAction* entry = w->action(QStringLiteral("view-") + view);
+  QVERIFY(entry && menu->actions().contains(entry));
+  QCOMPARE(menu->actions().indexOf(entry), index);
+  QCOMPARE(entry->text(), w->view(view)->title());
+  QCOMPARE(entry->statusTip(), spec.helpText());
+  // From another view: by the menu …
+  w->setCurrentView(index == 0 ? viewSpecs()[1].name : viewSpecs()[0].name);
+  entry->trigger();
   QCOMPARE(w->currentView()->name(), view);
+  // … and by Ctrl+N.
+  if (index < 9) {
+    QCOMPARE(entry->shortcut(), QKeySequence(QStringLiteral("Ctrl+%1").arg(index + 1)));
+    w->setCurrentView(index == 0 ? viewSpecs()[1].name : viewSpecs()[0].name);
+    w->tabs()->setFocus();
+    QTest::keyClick(w->tabs(), Qt::Key(Qt::Key_1 + index), Qt::ControlModifier);
+    QCOMPARE(w->currentView()->name(), view);
+  } else {
+    QVERIFY(entry->shortcut().isEmpty());
+  }
   QVERIFY(w->currentView()->isVisible());
   QVERIFY(!w->currentView()->explanation()->html().isEmpty());
   // F1 folds every explanation in and out.
@@ -956,7 +955,7 @@ void GuiTest::switchViews() {
   QVERIFY(!w->currentView()->explanation()->expanded());
   QTest::keyClick(w->tabs(), Qt::Key_F1);
   QVERIFY(w->currentView()->explanation()->expanded());
-  if (view == QStringLiteral("decoding")) w.reset();
+  if (index + 1 == int(viewSpecs().size())) w.reset();
 }
 
 void GuiTest::overviewClickOpensAttention() {
@@ -1243,9 +1242,9 @@ void GuiTest::settingsPersist() {
   QSettings().clear();
 }
 
-// ---- issue 12 ---------------------------------------------------------------------------------
+// ---- as a student and a teacher use it --------------------------------------------------------
 
-// 1. The explanation, the window title and the status bar say which masks are off.
+// The explanation, the window title and the status bar say which masks are off.
 void GuiTest::explanationsFollowTheMasks() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
   MasksView* m = w->masksView();
@@ -1287,7 +1286,7 @@ void GuiTest::explanationsFollowTheMasks() {
   QVERIFY(!w->windowTitle().contains(QStringLiteral("off")));
 }
 
-// 2. After each action the keyboard belongs to the view: 1/2/3, M, [ and ] act, nothing is typed.
+// After each action the keyboard belongs to the view: 1/2/3, M, [ and ] act, nothing is typed.
 void GuiTest::keysAreNotTypedIntoTextFields() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
   activate(*w);
@@ -1351,7 +1350,7 @@ void GuiTest::keysAreNotTypedIntoTextFields() {
   keysAct("click on the heatmap");
 }
 
-// 4. Words a model reads as its unknown token are named.
+// Words a model reads as its unknown token are named.
 void GuiTest::unknownWordsAreNamed() {
   const QString reverse = bundledPath("reverse");
   if (reverse.isEmpty()) QSKIP("the bundled reverse model (which has an <unk> token) is missing");
@@ -1377,7 +1376,7 @@ void GuiTest::unknownWordsAreNamed() {
   QCOMPARE(spy.first().at(1).toStringList(), QStringList{QStringLiteral("qq")});
 }
 
-// 5. The top-k bars: every label drawn (also with the message bar shown), the axis ends at 1,
+// The top-k bars: every label drawn (also with the message bar shown), the axis ends at 1,
 // and a log scale shows the alternatives of a confident model.
 void GuiTest::probabilityBars() {
   auto w = openWindow(screenshotModel(), QString(), QStringLiteral("decoding"));
@@ -1407,7 +1406,7 @@ void GuiTest::probabilityBars() {
   QVERIFY(bars->barRect(0).width() > bars->barRect(bars->count() - 1).width());
 }
 
-// 6. At 1366×768: the Masks view's matrices have room (all labels), the batch box shows five
+// At 1366×768: the Masks view's matrices have room (all labels), the batch box shows five
 // lines, and the Decoding view keeps its table and readable attention rows with a long source.
 void GuiTest::roomyAtTheDefaultSize() {
   auto w =
@@ -1442,7 +1441,7 @@ void GuiTest::roomyAtTheDefaultSize() {
            qPrintable(QString::number(rows->cellRect(0, 0).height())));
 }
 
-// 7. Another model: the batch box, the typed sentence and the chooser follow it.
+// Another model: the batch box, the typed sentence and the chooser follow it.
 void GuiTest::noStaleStateAfterAnotherModel() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
   QTemporaryDir dir;
@@ -1471,7 +1470,7 @@ void GuiTest::noStaleStateAfterAnotherModel() {
   QVERIFY(w->recentModels().contains(kTinyModel));
 }
 
-// 8. The small things.
+// The small things.
 void GuiTest::smallThings() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
   w->resize(1366, 768);

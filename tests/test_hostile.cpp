@@ -1,4 +1,4 @@
-// Hostile and broken input (issue 6): one crafted model file, config, vocabulary or sentence per
+// Hostile and broken input: one crafted model file, config, vocabulary or sentence per
 // case, each asserting the exact ErrorKind and a message that names the file and the tensor or
 // field; after each case a valid model still loads and runs. Every file is generated here, in a
 // QTemporaryDir, from tests/data/nlp_tiny.safetensors (re-laid-out, then corrupted byte by byte).
@@ -632,7 +632,7 @@ void TestHostile::addFileRows() {
   row("text file of one line", QByteArray("{\"a\": 1}\n"), K::HeaderTooLarge,
       "not a safetensors file (it starts with text: \"{\"a\": 1}\")");
 
-  // Names with control characters (issue 14): refused, and quoted escaped — a NUL no longer cuts
+  // Names with control characters: refused, and quoted escaped — a NUL no longer cuts
   // the message short, an escape sequence never reaches the terminal.
   auto renamed = [](const std::string& to) {
     return modParts([&](Parts& p) { p.tensor("projection.weight").name = to; });

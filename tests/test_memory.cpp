@@ -1,4 +1,4 @@
-// Memory estimates against what the OS reports (issue 14): for a few shapes — a trace of many
+// Memory estimates against what the OS reports: for a few shapes — a trace of many
 // heads, a batch with q/k/v kept and a dump, long outputs over a large vocabulary, a large
 // sinusoid table, many weights — the resident set's growth during the step stays within 1.3× of
 // the estimate the core checks before allocating (estimateModelBytes for loading a model and

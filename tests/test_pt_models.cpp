@@ -1,10 +1,10 @@
-// Issue 10's promise: every model the tutorials build, saved the way their training loops save it
-// (torch.save of the state_dict, a checkpoint dict, DataParallel's "module." prefix, the legacy
-// format, a whole pickled model), opens with only what the tensors cannot tell — the number of
-// heads and the special ids — and computes what PyTorch computed (the cases' references in
-// tests/data), also once converted to safetensors and with its answers remembered beside it
-// (instead of given). The checkpoints are written by tools/make_checkpoint_models.py in the test
-// command.
+// The tutorials' models as their users save them: every model the tutorials build, saved the way
+// their training loops save it (torch.save of the state_dict, a checkpoint dict, DataParallel's
+// "module." prefix, the legacy format, a whole pickled model), opens with only what the tensors
+// cannot tell — the number of heads and the special ids — and computes what PyTorch computed (the
+// cases' references in tests/data), also once converted to safetensors and with its answers
+// remembered beside it (instead of given). The checkpoints are written by
+// tools/make_checkpoint_models.py in the test command.
 #include <QtTest>
 #include <cstdlib>
 #include <fstream>

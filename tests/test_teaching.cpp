@@ -29,6 +29,7 @@
 #include "cell_view.h"
 #include "compare_view.h"
 #include "compute/cpu_backend.h"
+#include "gui_fixture.h"
 #include "head_stats_view.h"
 #include "heatmap.h"
 #include "main_window.h"
@@ -41,6 +42,7 @@
 
 using namespace attnviz;
 using namespace attnviz::gui;
+using namespace gui_fixture;
 
 namespace {
 
@@ -54,35 +56,13 @@ QStringList bundledNames() {
   return names;
 }
 
-// A window on `model`, its first run done, showing `view`.
+// A window on `model`, its first run done, showing `view` (and the job that view starts when
+// shown, if any, done too).
 std::unique_ptr<MainWindow> window(const QString& model, const QString& view = {},
                                    const QString& src = {}) {
-  MainWindow::Options o;
-  o.model = model;
-  o.src = src;
-  o.view = view;
-  o.use_settings = false;
-  auto w = std::make_unique<MainWindow>(o);
-  w->resize(1400, 900);
-  w->show();
-  QSignalSpy first(w.get(), &MainWindow::firstRunFinished);
-  w->start();
-  if (first.isEmpty()) first.wait(60000);
-  w->engine()->waitUntilIdle(60000);
-  // A view that starts its own job when shown (compare, search) has queued it: let it run.
-  QTest::qWait(20);
-  w->engine()->waitUntilIdle(60000);
+  auto w = openWindow(model, src, view);
+  settle(*w);
   return w;
-}
-
-bool settle(MainWindow& w) {
-  QTest::qWait(20);  // queued jobs of the views start
-  return w.engine()->waitUntilIdle(60000);
-}
-
-template <class V>
-V* viewOf(MainWindow& w) {
-  return w.findChild<V*>();
 }
 
 const Trace& traceOf(MainWindow& w) {
@@ -164,7 +144,7 @@ class TeachingTest : public QObject {
   // projection shows the logits.
   void architectureShapesAndClicks() {
     auto w = window(QStringLiteral("reorder"), QStringLiteral("architecture"));
-    auto* v = viewOf<ArchitectureView>(*w);
+    auto* v = w->viewOf<ArchitectureView>();
     QVERIFY(v);
     v->refreshNow();
     const Trace& t = traceOf(*w);
@@ -301,7 +281,7 @@ class TeachingTest : public QObject {
     auto w = window(model, QStringLiteral("cell"), src);
     QVERIFY2(w->engine()->snapshot() && w->engine()->snapshot()->trace,
              qPrintable(w->messageBar()->text()));
-    auto* v = viewOf<CellView>(*w);
+    auto* v = w->viewOf<CellView>();
     const Trace& t = traceOf(*w);
     const float fill = w->engine()->model()->config().mask_fill;
     int checked = 0, masked = 0;
@@ -362,7 +342,7 @@ class TeachingTest : public QObject {
   void headStatisticsTable() {
     auto w = window(QStringLiteral("reverse"), QStringLiteral("heads"),
                     QStringLiteral("a 3 b 7 x 5 q 2"));
-    auto* v = viewOf<HeadStatsView>(*w);
+    auto* v = w->viewOf<HeadStatsView>();
     QAbstractItemModelTester tester(v->model(),
                                     QAbstractItemModelTester::FailureReportingMode::QtTest);
     QAbstractItemModelTester proxy_tester(v->proxy(),
@@ -449,7 +429,7 @@ class TeachingTest : public QObject {
   // The look-ahead mask off in B: the leak in one picture; B − A is B's minus A's probabilities.
   void compareMaskLeak() {
     auto w = window(QStringLiteral("reorder"), QStringLiteral("compare"));
-    auto* v = viewOf<CompareView>(*w);
+    auto* v = w->viewOf<CompareView>();
     QVERIFY(settle(*w));
     w->state()->setSelection({AttentionKind::DecoderSelf, 0, 0, 0});
     v->lookAheadMask()->setChecked(false);
@@ -492,7 +472,7 @@ class TeachingTest : public QObject {
   // (which test_teaching_core compares with PyTorch); earlier layers do not move, later ones do.
   void compareSwitchedOffHead() {
     auto w = window(QStringLiteral("reorder"), QStringLiteral("compare"));
-    auto* v = viewOf<CompareView>(*w);
+    auto* v = w->viewOf<CompareView>();
     QVERIFY(settle(*w));
     w->state()->setSelection({AttentionKind::EncoderSelf, 0, 2, 0});
     HeadIntervention off{AttentionKind::EncoderSelf, 0, 2, true, 1.0f};
@@ -538,7 +518,7 @@ class TeachingTest : public QObject {
 
   void searchBeamTreeAndLoad() {
     auto w = window(QStringLiteral("reorder"), QStringLiteral("search"));
-    auto* v = viewOf<SearchView>(*w);
+    auto* v = w->viewOf<SearchView>();
     QVERIFY(settle(*w));
     v->methodCombo()->setCurrentIndex(int(SearchView::Method::Beam));
     v->beamWidth()->setValue(3);
@@ -581,7 +561,7 @@ class TeachingTest : public QObject {
 
   void samplingIsReproducible() {
     auto w = window(QStringLiteral("reorder"), QStringLiteral("search"));
-    auto* v = viewOf<SearchView>(*w);
+    auto* v = w->viewOf<SearchView>();
     QVERIFY(settle(*w));
     v->methodCombo()->setCurrentIndex(int(SearchView::Method::Sampling));
     v->temperature()->setValue(2.5);
@@ -630,9 +610,9 @@ class TeachingTest : public QObject {
     w->setCurrentView(QStringLiteral("architecture"));
     QVERIFY(settle(*w));
     save(QStringLiteral("architecture"));
-    viewOf<ArchitectureView>(*w)->activateBlock(QStringLiteral("enc.embedding"));
+    w->viewOf<ArchitectureView>()->activateBlock(QStringLiteral("enc.embedding"));
     save(QStringLiteral("architecture-activations"));
-    viewOf<ArchitectureView>(*w)->activateBlock(QStringLiteral("enc.ffn"));
+    w->viewOf<ArchitectureView>()->activateBlock(QStringLiteral("enc.ffn"));
     QVERIFY(settle(*w));
     save(QStringLiteral("architecture-ffn"));
     // Inside a cell: a cross-attention cell of the last layer.
@@ -647,7 +627,7 @@ class TeachingTest : public QObject {
     w->state()->setSelection({AttentionKind::DecoderSelf, 0, -1, 0});
     w->setCurrentView(QStringLiteral("compare"));
     QVERIFY(settle(*w));
-    auto* cv = viewOf<CompareView>(*w);
+    auto* cv = w->viewOf<CompareView>();
     cv->lookAheadMask()->setChecked(false);
     QVERIFY(cv->compare());
     QVERIFY(settle(*w));
@@ -663,7 +643,7 @@ class TeachingTest : public QObject {
     // Search: beam search of width 4.
     w->setCurrentView(QStringLiteral("search"));
     QVERIFY(settle(*w));
-    auto* sv = viewOf<SearchView>(*w);
+    auto* sv = w->viewOf<SearchView>();
     sv->methodCombo()->setCurrentIndex(int(SearchView::Method::Beam));
     sv->beamWidth()->setValue(4);
     QVERIFY(sv->search());

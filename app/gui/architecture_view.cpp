@@ -782,7 +782,7 @@ void ArchitectureView::activateBlock(const QString& id) {
     s.kind = b->kind;
     s.layer = b->layer;
     state_->setSelection(s);
-    emit openAttention();
+    emit openView(QStringLiteral("attention"));
     return;
   }
   if (b->type == Type::Tokens || b->type == Type::Output) return;

@@ -129,8 +129,6 @@ class ArchitectureView : public View {
   Q_OBJECT
  public:
   explicit ArchitectureView(AppState* state, QWidget* parent = nullptr);
-  QString name() const override { return QStringLiteral("architecture"); }
-  QString title() const override { return tr("Architecture"); }
   QWidget* exportWidget() override;
   ArchitectureDiagram* diagram() const { return diagram_; }
   HeatmapWidget* inputHeatmap() const { return in_map_; }
@@ -139,9 +137,6 @@ class ArchitectureView : public View {
   // What a click on the block does (tests).
   void activateBlock(const QString& id);
   QString shownBlock() const { return shown_; }
-
- signals:
-  void openAttention();  // an attention block was clicked: the Attention view should show it
 
  protected:
   void refresh() override;

@@ -1,5 +1,5 @@
-// View 1, Attention: the heatmap of one kind/layer/head (or the mean of the heads), queries as rows
-// and keys as columns, with probabilities, raw scores or masked scores, and zoom.
+// The Attention view: the heatmap of one kind/layer/head (or the mean of the heads), queries as
+// rows and keys as columns, with probabilities, raw scores or masked scores, and zoom.
 #pragma once
 
 #include "heatmap.h"
@@ -14,8 +14,6 @@ class AttentionView : public View {
   Q_OBJECT
  public:
   explicit AttentionView(AppState* state, QWidget* parent = nullptr);
-  QString name() const override { return QStringLiteral("attention"); }
-  QString title() const override { return tr("Attention"); }
   QWidget* exportWidget() override { return view_->heatmap(); }
   QStringList figureTitle() const override;
   QSize figureBodySize(QSize available, bool legend) override;

@@ -74,8 +74,6 @@ class CellView : public View {
   Q_OBJECT
  public:
   explicit CellView(AppState* state, QWidget* parent = nullptr);
-  QString name() const override { return QStringLiteral("cell"); }
-  QString title() const override { return tr("Inside a cell"); }
   QWidget* exportWidget() override { return content_; }
   HeatmapWidget* heatmap() const { return map_; }
   CellBreakdownWidget* breakdownWidget() const { return breakdown_; }

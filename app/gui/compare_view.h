@@ -61,8 +61,6 @@ class CompareView : public View {
   Q_OBJECT
  public:
   explicit CompareView(AppState* state, QWidget* parent = nullptr);
-  QString name() const override { return QStringLiteral("compare"); }
-  QString title() const override { return tr("Before / after"); }
   QWidget* exportWidget() override { return results_; }
 
   // B's settings (tests and the controls).

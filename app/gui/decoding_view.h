@@ -1,4 +1,4 @@
-// View 5, Decoding (Outputs for an encoder-only model): the translation as sentences, the steps so
+// The Decoding view (Outputs for an encoder-only model): the translation as sentences, the steps so
 // far, the top-k next tokens of a step as bars and a table (pick one to branch), and that step's
 // new attention row for every layer and head. An encoder-only model shows its masked-LM
 // predictions per position and its class probabilities instead.
@@ -24,7 +24,6 @@ class DecodingView : public View {
   Q_OBJECT
  public:
   explicit DecodingView(AppState* state, QWidget* parent = nullptr);
-  QString name() const override { return QStringLiteral("decoding"); }
   // "Decoding", or "Outputs" for a model without a decoder.
   QString title() const override;
   QWidget* exportWidget() override { return content_; }

@@ -276,7 +276,8 @@ HeadStatsView::HeadStatsView(AppState* state, QWidget* parent)
             state_->setSelection(sel);
             syncing_ = false;
           });
-  connect(table_, &QTableView::doubleClicked, this, [this] { emit openAttention(); });
+  connect(table_, &QTableView::doubleClicked, this,
+          [this] { emit openView(QStringLiteral("attention")); });
   connect(state_, &AppState::selectionChanged, this, [this] {
     if (!syncing_) selectRowOfSelection();
   });

@@ -98,8 +98,6 @@ class HeadStatsView : public View {
   Q_OBJECT
  public:
   explicit HeadStatsView(AppState* state, QWidget* parent = nullptr);
-  QString name() const override { return QStringLiteral("heads"); }
-  QString title() const override { return tr("Head statistics"); }
   QWidget* exportWidget() override { return table_; }
   QTableView* table() const { return table_; }
   HeadStatsModel* model() const { return model_; }
@@ -107,9 +105,6 @@ class HeadStatsView : public View {
   // "Find heads like this one" for the selected head; sorts by likeness.
   void findLikeSelected();
   bool exportCsv(const QString& path, QString* error = nullptr) const;
-
- signals:
-  void openAttention();
 
  protected:
   void refresh() override;

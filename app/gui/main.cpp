@@ -12,6 +12,7 @@
 #include "fonts.h"
 #include "main_window.h"
 #include "view.h"
+#include "view_registry.h"
 
 using attnviz::gui::MainWindow;
 
@@ -39,8 +40,10 @@ int main(int argc, char** argv) {
   QCommandLineOption src({"s", "src"}, "Source sentence for the first run.", "TEXT");
   QCommandLineOption tgt({"t", "tgt"}, "Target prefix for the first run.", "TEXT");
   QCommandLineOption backend("backend", "Compute backend: cpu or cuda.", "NAME");
-  QCommandLineOption view(
-      "view", "View shown first: attention, overview, masks, positional, decoding, ….", "NAME");
+  QCommandLineOption view("view",
+                          QStringLiteral("View shown first: %1.")
+                              .arg(attnviz::gui::viewNames().join(QStringLiteral(", "))),
+                          "NAME");
   QCommandLineOption screenshot(
       "screenshot", "Save the window as PNG after the first run, then exit.", "FILE.png");
   QCommandLineOption size("size", "Window size, e.g. 1400x900.", "WxH");

@@ -53,9 +53,8 @@
 #include "model/trace_dump.h"
 #include "overview_view.h"
 #include "positional_view.h"
-#include "teaching_util.h"
 #include "tour.h"
-#include "train_view.h"
+#include "view_registry.h"
 #include "widgets.h"
 
 namespace attnviz::gui {
@@ -121,20 +120,19 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   rl->addWidget(buildSelectionBar());
   tabs_ = new QTabWidget(right);
   tabs_->setDocumentMode(true);
-  // The views, in tab order: Ctrl+1 … and the View menu follow this list. A new view is one line
-  // here (its own file holds everything else).
-  attention_ = new AttentionView(state_);
-  overview_ = new OverviewView(state_);
-  masks_ = new MasksView(state_);
-  positional_ = new PositionalView(state_);
-  decoding_ = new DecodingView(state_);
-  views_ = {attention_, overview_, masks_, positional_, decoding_};
-  // Issue 13: Architecture, Inside a cell, Head statistics, Before / after, Search.
-  for (View* v : makeTeachingViews(state_)) views_.push_back(v);
-  auto* train = new TrainView(state_);  // train a model, watch its attention form
-  views_.push_back(train);
-  connect(train, &TrainView::modelOpened, this, [this] { tabs_->setCurrentWidget(attention_); });
-  for (View* v : views_) tabs_->addTab(v, v->title());
+  // The views, in the registry's order (view_registry.cpp): the tabs, the View menu and Ctrl+1 …
+  // follow it. A view asks for another with openView(name).
+  views_ = makeViews(state_);
+  for (View* v : views_) {
+    tabs_->setTabToolTip(tabs_->addTab(v, v->title()), v->spec()->helpText());
+    connect(v, &View::openView, this, &MainWindow::setCurrentView);
+  }
+  // The views the window itself works with (zoom, the batch, the structure panel, frames).
+  attention_ = viewOf<AttentionView>();
+  overview_ = viewOf<OverviewView>();
+  masks_ = viewOf<MasksView>();
+  positional_ = viewOf<PositionalView>();
+  decoding_ = viewOf<DecodingView>();
   rl->addWidget(tabs_, 1);
   splitter_->addWidget(right);
   splitter_->setStretchFactor(0, 0);
@@ -148,9 +146,6 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   updateInputBar();
   if (QAction* a = action(QStringLiteral("colormap-viridis"))) a->setChecked(true);
 
-  connect(overview_, &OverviewView::openRequested, this,
-          [this] { tabs_->setCurrentWidget(attention_); });
-  connectTeachingViews(this);
   connect(engine_, &Engine::modelChanged, this, &MainWindow::onModelChanged);
   connect(engine_, &Engine::snapshotChanged, this, &MainWindow::onSnapshotChanged);
   connect(engine_, &Engine::masksChanged, this, &MainWindow::updateMaskIndicators);
@@ -654,11 +649,14 @@ void MainWindow::buildMenus() {
   connect(explain, &QAction::toggled, this, [this](bool on) {
     for (View* v : views_) v->explanation()->setExpanded(on);
   });
-  for (View* v : views_)
+  for (View* v : views_) {
     connect(v->explanation(), &ExplanationPanel::expandedChanged, explain, [explain](bool on) {
       const QSignalBlocker b(explain);
       explain->setChecked(on);
     });
+    if (QAction* a = action(QStringLiteral("view-") + v->name()))
+      a->setStatusTip(v->spec()->helpText());
+  }
 }
 
 QString MainWindow::keysHelpHtml() const {

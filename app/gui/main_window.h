@@ -1,5 +1,6 @@
-// The attnviz main window: model, backend and input controls, the structure panel, the five views,
-// the message bar and the status bar; keyboard shortcuts, exports and persistent settings.
+// The attnviz main window: model, backend and input controls, the structure panel, the views (one
+// tab each, from view_registry.cpp), the message bar and the status bar; keyboard shortcuts,
+// exports and persistent settings.
 #pragma once
 
 #include <QKeySequence>
@@ -99,9 +100,16 @@ class MainWindow : public QMainWindow {
   QPushButton* stepBackButton() const { return back_button_; }
   QPushButton* resetButton() const { return reset_button_; }
   QLabel* statusMasks() const { return status_masks_; }
-  // The views in tab order (the table every view is registered in).
+  // The views in tab order, as view_registry.cpp lists them.
   const std::vector<View*>& views() const { return views_; }
   View* view(const QString& name) const;
+  // The view of class V (nullptr when the registry has none).
+  template <class V>
+  V* viewOf() const {
+    for (View* v : views_)
+      if (auto* found = qobject_cast<V*>(v)) return found;
+    return nullptr;
+  }
   AttentionView* attentionView() const { return attention_; }
   OverviewView* overviewView() const { return overview_; }
   MasksView* masksView() const { return masks_; }

@@ -1,4 +1,4 @@
-// View 3, Masks: padding, subsequent and union masks; scores → masked scores → softmax for one
+// The Masks view: padding, subsequent and union masks; scores → masked scores → softmax for one
 // head; switches that turn masks off and rerun; a batch of sentences padded together.
 #pragma once
 
@@ -16,8 +16,6 @@ class MasksView : public View {
   Q_OBJECT
  public:
   explicit MasksView(AppState* state, QWidget* parent = nullptr);
-  QString name() const override { return QStringLiteral("masks"); }
-  QString title() const override { return tr("Masks"); }
   QWidget* exportWidget() override { return content_; }
 
   QCheckBox* srcPaddingSwitch() const { return src_padding_; }

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "attention_data.h"
+#include "head_stats_view.h"
 
 namespace attnviz::gui {
 
@@ -206,12 +207,13 @@ OverviewView::OverviewView(AppState* state, QWidget* parent)
     : View(state, tr("What am I looking at?"), parent) {
   grid_ = new OverviewGrid(this);
   layout_->addWidget(grid_, 1);
+  new HeadBadgeOverlay(grid_, state_);  // each head's badge from the head statistics
   connect(grid_, &OverviewGrid::thumbnailClicked, this, [this](int layer, int head) {
     AttentionSelection s = state_->selection();
     s.layer = layer;
     s.head = head;
     state_->setSelection(s);
-    emit openRequested();
+    emit openView(QStringLiteral("attention"));
   });
 }
 

@@ -1,4 +1,4 @@
-// View 2, Overview: every layer × head of one kind of attention as labelled thumbnails (plus the
+// The Overview: every layer × head of one kind of attention as labelled thumbnails (plus the
 // mean of the heads); clicking one opens it in the Attention view.
 #pragma once
 
@@ -53,13 +53,8 @@ class OverviewView : public View {
   Q_OBJECT
  public:
   explicit OverviewView(AppState* state, QWidget* parent = nullptr);
-  QString name() const override { return QStringLiteral("overview"); }
-  QString title() const override { return tr("Overview"); }
   QWidget* exportWidget() override { return grid_; }
   OverviewGrid* grid() const { return grid_; }
-
- signals:
-  void openRequested();  // a thumbnail was clicked: show it in the Attention view
 
  protected:
   void refresh() override;

@@ -1,4 +1,4 @@
-// View 4, Positional encoding: PE(pos, dim) curves of chosen dimensions (Qt Charts), the
+// The Positional encoding view: PE(pos, dim) curves of chosen dimensions (Qt Charts), the
 // position × dimension matrix and the position-similarity matrix, sinusoidal or the learned table.
 #pragma once
 
@@ -24,8 +24,6 @@ class PositionalView : public View {
  public:
   explicit PositionalView(AppState* state, QWidget* parent = nullptr);
   ~PositionalView() override;
-  QString name() const override { return QStringLiteral("positional"); }
-  QString title() const override { return tr("Positional encoding"); }
   QWidget* exportWidget() override;
 
   QComboBox* tableCombo() const { return table_; }

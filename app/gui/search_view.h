@@ -58,8 +58,6 @@ class SearchView : public View {
  public:
   enum class Method { Greedy, Sampling, Beam };
   explicit SearchView(AppState* state, QWidget* parent = nullptr);
-  QString name() const override { return QStringLiteral("search"); }
-  QString title() const override { return tr("Search"); }
   QWidget* exportWidget() override;
 
   // The controls (tests).

@@ -1,38 +1,12 @@
 #include "teaching_util.h"
 
-#include <QTabWidget>
+#include <QObject>
 #include <algorithm>
 #include <cmath>
 
-#include "architecture_view.h"
-#include "attention_view.h"
-#include "cell_view.h"
-#include "compare_view.h"
-#include "head_stats_view.h"
-#include "main_window.h"
-#include "overview_view.h"
-#include "search_view.h"
 #include "token_label.h"
 
 namespace attnviz::gui {
-
-std::vector<View*> makeTeachingViews(AppState* state) {
-  return {new ArchitectureView(state), new CellView(state), new HeadStatsView(state),
-          new CompareView(state), new SearchView(state)};
-}
-
-void connectTeachingViews(MainWindow* w) {
-  QTabWidget* tabs = w->tabs();
-  AttentionView* attention = w->attentionView();
-  auto open = [tabs, attention] { tabs->setCurrentWidget(attention); };
-  for (View* v : w->views()) {
-    if (auto* arch = qobject_cast<ArchitectureView*>(v))
-      QObject::connect(arch, &ArchitectureView::openAttention, tabs, open);
-    if (auto* heads = qobject_cast<HeadStatsView*>(v))
-      QObject::connect(heads, &HeadStatsView::openAttention, tabs, open);
-  }
-  new HeadBadgeOverlay(w->overviewView()->grid(), w->state());
-}
 
 HeatmapData signedHeatmap(std::vector<float> values, int rows, int cols, const QString& title,
                           const QString& value_name) {

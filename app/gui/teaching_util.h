@@ -1,6 +1,6 @@
 // What the teaching views (architecture, inside a cell, head statistics, before / after, search)
-// share: signed heatmaps on a diverging scale, summaries of activations, number formatting, the
-// token labels of one sentence, and the registration of the views in the main window.
+// share: signed heatmaps on a diverging scale, summaries of activations, number formatting and the
+// token labels of one sentence.
 #pragma once
 
 #include <QString>
@@ -11,17 +11,6 @@
 #include "model/trace.h"
 
 namespace attnviz::gui {
-
-class AppState;
-class MainWindow;
-class View;
-
-// The teaching views, in tab order: Architecture, Inside a cell, Head statistics, Before / after,
-// Search (the window adds them to its views and tabs) …
-std::vector<View*> makeTeachingViews(AppState* state);
-// … then this connects them to the window (clicking an attention block opens the Attention view)
-// and puts the head-statistics badges on the Overview's thumbnails.
-void connectTeachingViews(MainWindow* window);
 
 // A [rows, cols] matrix of signed values on a scale symmetric around 0 (for the RdBu colormap):
 // vmin = −vmax = −max |value| (1 when all are 0).

@@ -411,14 +411,23 @@ TrainView::TrainView(AppState* state, QWidget* parent)
   connect(state_, &AppState::colormapChanged, this, [this] {
     if (shown_ >= 0) showSnapshot(shown_);
   });
+  // The worker's reports arrive queued, on this thread.
+  worker_ = new TrainWorker(this);
+  connect(worker_, &TrainWorker::prepared, this, &TrainView::onPrepared);
+  connect(worker_, &TrainWorker::pausedChanged, this, &TrainView::onPaused);
+  connect(worker_, &TrainWorker::stepDone, this, &TrainView::onStep);
+  connect(worker_, &TrainWorker::evaluated, this, &TrainView::onEvaluation);
+  connect(worker_, &TrainWorker::snapshotTaken, this, &TrainView::onSnapshot);
+  connect(worker_, &TrainWorker::runFinished, this, &TrainView::onFinished);
+  connect(worker_, &TrainWorker::runFailed, this, &TrainView::onFailed);
   updateExplanation();
   updateControls();
 }
 
 TrainView::~TrainView() {
-  stop_ = true;
-  wake_.notify_all();
-  if (thread_) thread_->wait();
+  // Before any widget goes: no report of the run is emitted afterwards (those already queued are
+  // dropped with this object).
+  worker_->abortAndWait();
 }
 
 void TrainView::buildControls() {
@@ -582,7 +591,7 @@ void TrainView::updateControls() {
   pause_button_->setText(paused_ ? tr("Resume") : tr("Pause"));
   stop_button_->setEnabled(running_);
   open_button_->setEnabled(!running_ && !saved_path_.isEmpty());
-  save_button_->setEnabled(!running_ && trainer_ != nullptr);
+  save_button_->setEnabled(!running_ && trained_ != nullptr);
 }
 
 void TrainView::updateExplanation() {
@@ -605,29 +614,28 @@ void TrainView::updateExplanation() {
           .arg(code(QStringLiteral("&lt;bos&gt;"))));
 }
 
-void TrainView::post(std::function<void()> fn) {
-  QMetaObject::invokeMethod(this, std::move(fn), Qt::QueuedConnection);
-}
-
 void TrainView::startTraining() {
   if (running_) return;
-  TrainConfig tc;
+  TrainRun run;
+  TrainConfig& tc = run.config;
   tc.task = task_combo_->currentData().toString().toStdString();
   tc.task_options.path = parallel_file_.toStdString();
   tc.preset = size_combo_->currentData().toString().toStdString();
   tc.steps = steps_spin_->value();
   tc.seed = (uint64_t)seed_spin_->value();
-  const BackendChoice choice =
-      createBackendOrFallback(state_->engine()->backendName().toStdString());
+  run.backend = createBackendOrFallback(state_->engine()->backendName().toStdString()).backend;
   if (!QDir().mkpath(save_dir_)) {
     status_->setText(tr("Cannot create %1 to save the trained model in").arg(save_dir_));
     return;
   }
-  const QString save_path = QDir(save_dir_).filePath(
+  run.save_path = QDir(save_dir_).filePath(
       QString::fromStdString(tc.task) + QStringLiteral("-") + QString::fromStdString(tc.preset) +
       QStringLiteral("-") +
       QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")) +
       QStringLiteral(".safetensors"));
+  // About 120 snapshots a run, and 10 held-out evaluations.
+  run.snapshot_every = std::max(1, tc.steps / 120);
+  run.eval_every = std::max(25, tc.steps / 10);
   snapshots_.clear();
   shown_ = -1;
   timeline_->setRange(0, 0);
@@ -638,113 +646,41 @@ void TrainView::startTraining() {
   last_ = Trainer::StepStats();
   saved_path_.clear();
   finish_note_.clear();
-  trainer_.reset();
+  trained_.reset();
   planned_steps_ = tc.steps;
   run_description_ = tr("Preparing…");
-  stop_ = false;
-  pause_requested_ = false;
   paused_ = false;
+  if (!worker_->startRun(std::move(run))) return;
   running_ = true;
   updateControls();
   setStatus();
-  // About 120 snapshots a run, and 10 held-out evaluations.
-  const int snapshot_every = std::max(1, tc.steps / 120);
-  const int eval_every = std::max(25, tc.steps / 10);
-  thread_.reset(
-      QThread::create([this, tc, be = choice.backend, save_path, snapshot_every, eval_every] {
-        run(tc, be, save_path, snapshot_every, eval_every);
-      }));
-  thread_->start();
-}
-
-// The worker thread: the training loop. It talks to the view only through post().
-void TrainView::run(TrainConfig tc, std::shared_ptr<Backend> backend, QString save_path,
-                    int snapshot_every, int eval_every) {
-  try {
-    auto trainer = std::make_shared<Trainer>(tc, backend);
-    const QString description = tr("%1 · %2 · %3 parameters · %4")
-                                    .arg(QString::fromStdString(trainer->task().description()))
-                                    .arg(QString::fromStdString(findPreset(tc.preset).description))
-                                    .arg(trainer->model().parameterCount())
-                                    .arg(QString::fromStdString(backend->description()));
-    const Example probe = trainer->task().probe();
-    post([this, trainer, description, probe] {
-      trainer_ = trainer;
-      run_description_ = description;
-      QString src, tgt;
-      for (const auto& w : probe.src) src += QString::fromStdString(w) + QStringLiteral(" ");
-      for (const auto& w : probe.tgt) tgt += QString::fromStdString(w) + QStringLiteral(" ");
-      probe_label_->setText(tr("Probe sentence: <b>%1</b> → <b>%2</b> (teacher-forced; rows are "
-                               "queries, columns keys)")
-                                .arg(src.trimmed().toHtmlEscaped(), tgt.trimmed().toHtmlEscaped()));
-      setStatus();
-    });
-    auto snapshot = [&](int step, double loss) {
-      auto trace = std::make_shared<const Trace>(trainer->probeTrace());
-      post([this, step, loss, trace] { onSnapshot({step, loss, trace}); });
-    };
-    snapshot(0, 0.0);
-    Trainer::StepStats s;
-    for (int k = 0; k < tc.steps; ++k) {
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        if (pause_requested_ && !stop_) {
-          post([this] {
-            paused_ = true;
-            updateControls();
-            setStatus();
-          });
-          wake_.wait(lock, [this] { return !pause_requested_ || stop_; });
-          post([this] {
-            paused_ = false;
-            updateControls();
-            setStatus();
-          });
-        }
-      }
-      if (stop_) break;
-      s = trainer->step();
-      post([this, s] { onStep(s); });
-      if (s.step % snapshot_every == 0 || s.step == tc.steps) snapshot(s.step, s.loss);
-      if (s.step % eval_every == 0 && s.step < tc.steps) {
-        const Trainer::Evaluation ev = trainer->evaluate(100, &stop_);
-        post([this, ev] { onEvaluation(ev); });
-      }
-    }
-    const bool stopped = stop_;
-    if (stopped && s.step % snapshot_every != 0 && s.step > 0) snapshot(s.step, s.loss);
-    Trainer::Evaluation final_eval;
-    if (!stopped || s.step > 0) {
-      std::atomic<bool> never{false};
-      final_eval = trainer->evaluate(stopped ? 100 : 0, &never);
-      post([this, final_eval] { onEvaluation(final_eval); });
-    }
-    saveModel(*trainer->snapshot(), save_path.toStdString());
-    post([this, save_path, final_eval, stopped] { onFinished(save_path, final_eval, stopped); });
-  } catch (const std::exception& e) {
-    const QString message = QString::fromUtf8(e.what());
-    post([this, message] { onFailed(message); });
-  }
 }
 
 void TrainView::togglePause() {
   if (!running_) return;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    pause_requested_ = !pause_requested_;
-  }
-  wake_.notify_all();
-  pause_button_->setText(pause_requested_ ? tr("Resume") : tr("Pause"));
+  worker_->setPaused(!worker_->pauseRequested());
+  pause_button_->setText(worker_->pauseRequested() ? tr("Resume") : tr("Pause"));
 }
 
 void TrainView::stopTraining() {
   if (!running_) return;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
+  worker_->stop();
   stopping_ = true;  // said until the run has ended (setStatus)
+  setStatus();
+}
+
+void TrainView::onPrepared(const QString& description, const QString& probe_src,
+                           const QString& probe_tgt) {
+  run_description_ = description;
+  probe_label_->setText(tr("Probe sentence: <b>%1</b> → <b>%2</b> (teacher-forced; rows are "
+                           "queries, columns keys)")
+                            .arg(probe_src.toHtmlEscaped(), probe_tgt.toHtmlEscaped()));
+  setStatus();
+}
+
+void TrainView::onPaused(bool paused) {
+  paused_ = paused;
+  updateControls();
   setStatus();
 }
 
@@ -761,9 +697,9 @@ void TrainView::onEvaluation(const Trainer::Evaluation& e) {
   if (!repaint_timer_.isActive()) repaint_timer_.start();
 }
 
-void TrainView::onSnapshot(TrainSnapshot snap) {
+void TrainView::onSnapshot(const TrainSnapshot& snap) {
   const bool follow = shown_ < 0 || shown_ == int(snapshots_.size()) - 1;
-  snapshots_.push_back(std::move(snap));
+  snapshots_.push_back(snap);
   const QSignalBlocker block(timeline_);
   timeline_->setRange(0, int(snapshots_.size()) - 1);
   if (follow) {
@@ -774,11 +710,11 @@ void TrainView::onSnapshot(TrainSnapshot snap) {
   }
 }
 
-void TrainView::onFinished(const QString& path, const Trainer::Evaluation& final_eval,
-                           bool stopped) {
+void TrainView::onFinished(const QString& path, const Trainer::Evaluation& final_eval, bool stopped,
+                           std::shared_ptr<const LoadedModel> model) {
   running_ = false;
   paused_ = false;
-  thread_->wait();
+  trained_ = std::move(model);
   saved_path_ = path;
   if (stopped) curves_->setPlannedSteps(last_.step);  // the axis ends where the run did
   finish_note_ =
@@ -798,7 +734,6 @@ void TrainView::onFinished(const QString& path, const Trainer::Evaluation& final
 void TrainView::onFailed(const QString& message) {
   running_ = false;
   paused_ = false;
-  if (thread_) thread_->wait();
   finish_note_ = tr("Training failed: %1").arg(message);
   updateControls();
   setStatus();
@@ -878,16 +813,16 @@ void TrainView::focusHead(int block, int head) {
 
 void TrainView::openInViews() {
   if (running_ || saved_path_.isEmpty()) return;
-  if (state_->engine()->loadModel(saved_path_)) emit modelOpened();
+  if (state_->engine()->loadModel(saved_path_)) emit openView(QStringLiteral("attention"));
 }
 
 void TrainView::saveAs() {
-  if (running_ || !trainer_) return;
+  if (running_ || !trained_) return;
   const QString path = QFileDialog::getSaveFileName(this, tr("Save the trained model"), saved_path_,
                                                     tr("Models (*.safetensors)"));
   if (path.isEmpty()) return;
   try {
-    saveModel(*trainer_->snapshot(), path.toStdString());
+    saveModel(*trained_, path.toStdString());
     saved_path_ = path;
     finish_note_ = tr("Saved to %1").arg(QDir::toNativeSeparators(path));
   } catch (const Error& e) {

@@ -1,21 +1,17 @@
-// View 6, Train: train a Transformer on a task in front of the student — choose the task and the
+// The Train view: train a Transformer on a task in front of the student — choose the task and the
 // model size, start, pause, resume or stop — with live loss and accuracy curves and every head's
 // attention on a fixed probe sentence recorded as training goes, scrubbed with a timeline. The
-// training runs off the GUI thread (core/train/trainer.h); the trained model is saved as
-// safetensors with its config and opens in every other view with one click.
+// training runs on the view's TrainWorker (train_worker.h), off the GUI thread; the trained model
+// is saved as safetensors with its config and opens in every other view with one click.
 #pragma once
 
-#include <QPointer>
-#include <QThread>
 #include <QTimer>
-#include <atomic>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "heatmap.h"
 #include "train/trainer.h"
+#include "train_worker.h"
 #include "view.h"
 
 class QCheckBox;
@@ -26,13 +22,6 @@ class QSlider;
 class QSpinBox;
 
 namespace attnviz::gui {
-
-// One recorded moment of a run: the probe's attention after `step` optimizer steps.
-struct TrainSnapshot {
-  int step = 0;
-  double loss = 0;  // the training loss of that step (0 before the first)
-  std::shared_ptr<const Trace> trace;
-};
 
 // Loss (log scale) and accuracy against steps, painted; a marker at the timeline's step.
 class TrainingCurves : public QWidget {
@@ -103,10 +92,7 @@ class TrainView : public View {
   Q_OBJECT
  public:
   explicit TrainView(AppState* state, QWidget* parent = nullptr);
-  ~TrainView() override;  // stops a running training and waits for it
-
-  QString name() const override { return QStringLiteral("train"); }
-  QString title() const override { return tr("Train"); }
+  ~TrainView() override;  // aborts a running training (nothing saved) and waits for it
 
   // The controls (tests drive them).
   QComboBox* taskCombo() const { return task_combo_; }
@@ -145,7 +131,6 @@ class TrainView : public View {
 
  signals:
   void trainingFinished(bool stopped);
-  void modelOpened();  // the trained model is loading in the engine (the window shows Attention)
 
  protected:
   void refresh() override;
@@ -153,13 +138,14 @@ class TrainView : public View {
  private:
   void buildControls();
   void updateControls();
-  void run(TrainConfig config, std::shared_ptr<Backend> backend, QString save_path,
-           int snapshot_every, int eval_every);  // the worker thread's loop
-  void post(std::function<void()> fn);
+  // What the worker reports, on the GUI thread.
+  void onPrepared(const QString& description, const QString& probe_src, const QString& probe_tgt);
+  void onPaused(bool paused);
   void onStep(const Trainer::StepStats& s);
   void onEvaluation(const Trainer::Evaluation& e);
-  void onSnapshot(TrainSnapshot snap);
-  void onFinished(const QString& path, const Trainer::Evaluation& final_eval, bool stopped);
+  void onSnapshot(const TrainSnapshot& snap);
+  void onFinished(const QString& path, const Trainer::Evaluation& final_eval, bool stopped,
+                  std::shared_ptr<const LoadedModel> model);
   void onFailed(const QString& message);
   void setStatus();
   void updateExplanation();
@@ -192,13 +178,8 @@ class TrainView : public View {
   int planned_steps_ = 0;
   QString run_description_, finish_note_;
 
-  // Shared with the worker thread.
-  std::unique_ptr<QThread> thread_;
-  std::shared_ptr<Trainer> trainer_;  // built on the worker; read here only when not running
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> pause_requested_{false};
+  TrainWorker* worker_;                         // the runs, off the GUI thread
+  std::shared_ptr<const LoadedModel> trained_;  // the last run's model (Save as…)
   bool running_ = false, paused_ = false;
   bool stopping_ = false;  // Stop was pressed and the run has not ended yet
 };

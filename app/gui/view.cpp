@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "token_label.h"
+#include "view_registry.h"
 
 namespace attnviz::gui {
 
@@ -21,6 +22,14 @@ View::View(AppState* state, const QString& explanation_heading, QWidget* parent)
   // selectionChanged for both (a direct connection too would refresh every view twice).
   connect(state_, &AppState::selectionChanged, this, &View::markDirty);
   connect(state_, &AppState::colormapChanged, this, &View::markDirty);
+}
+
+QString View::name() const {
+  return spec_ ? QString::fromLatin1(spec_->name) : QString();
+}
+
+QString View::title() const {
+  return spec_ ? spec_->titleText() : QString();
 }
 
 void View::markDirty() {

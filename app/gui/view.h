@@ -1,9 +1,10 @@
-// The base of the five central views: a collapsible explanation on top, content below, refreshed
-// from the shared AppState when visible (hidden views refresh when they are shown).
+// The base of the window's views (view_registry.cpp lists them): a collapsible explanation on top,
+// content below, refreshed from the shared AppState when visible (hidden views refresh when shown).
 #pragma once
 
 #include <QVBoxLayout>
 #include <QWidget>
+#include <vector>
 
 #include "app_state.h"
 #include "figure.h"
@@ -11,13 +12,17 @@
 
 namespace attnviz::gui {
 
+struct ViewSpec;
+
 class View : public QWidget {
   Q_OBJECT
  public:
   View(AppState* state, const QString& explanation_heading, QWidget* parent = nullptr);
 
-  virtual QString name() const = 0;   // "attention", "overview", …
-  virtual QString title() const = 0;  // tab title
+  // What the registry says of the view (view_registry.cpp; set once makeViews() has made it).
+  const ViewSpec* spec() const { return spec_; }
+  QString name() const;           // "attention", "overview", …
+  virtual QString title() const;  // the tab's title: the registry's unless the view refines it
   // What File › Export view draws by default, and what the figure's size starts from.
   virtual QWidget* exportWidget() { return this; }
   // The figure's title: what is shown (the first line) and on which input (the next ones).
@@ -29,6 +34,10 @@ class View : public QWidget {
   ExplanationPanel* explanation() const { return explanation_; }
   // Brings the view up to date now if it is out of date (tests, screenshots).
   void refreshNow();
+
+ signals:
+  // Asks the window to show another view, by its name ("attention"): a click that opens a head.
+  void openView(const QString& name);
 
  protected:
   // Called when the snapshot, the selection or the colormap changed and the view is visible.
@@ -43,6 +52,8 @@ class View : public QWidget {
   QString sentenceLine() const;
 
  private:
+  friend std::vector<View*> makeViews(AppState* state);
+  const ViewSpec* spec_ = nullptr;
   bool dirty_ = true;
 };
 

@@ -1,9 +1,9 @@
-// Hostile input, round two (issue 14): a careless user and an attacker with crafted files and a
-// full disk. Text from files reaches the terminal escaped; every write is whole or absent
-// (file-size limits in this process and in attnviz-cli, a full tmpfs when one can be mounted); NaN
-// and ±Inf from finite weights are reported with the block where they first appear; the header is
-// read before the data; the command line (CLI11) refuses what it cannot mean; bench and decode
-// survive tiny vocabularies and short max_len.
+// What attnviz prints and writes when a careless user or an attacker brings crafted files and a
+// full disk (test_hostile covers reading crafted files). Text from files reaches the terminal
+// escaped; every write is whole or absent (file-size limits in this process and in attnviz-cli, a
+// full tmpfs when one can be mounted); NaN and ±Inf from finite weights are reported with the block
+// where they first appear; the header is read before the data; the command line (CLI11) refuses
+// what it cannot mean; bench and decode survive tiny vocabularies and short max_len.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -149,7 +149,7 @@ Trace traceOf(int layers, int heads, int n) {
 
 }  // namespace
 
-class TestHostile2 : public QObject {
+class TestHostileOutput : public QObject {
   Q_OBJECT
 
   QTemporaryDir dir_;
@@ -639,5 +639,5 @@ class TestHostile2 : public QObject {
   }
 };
 
-QTEST_GUILESS_MAIN(TestHostile2)
-#include "test_hostile2.moc"
+QTEST_GUILESS_MAIN(TestHostileOutput)
+#include "test_hostile_output.moc"
