@@ -1,13 +1,18 @@
 // Host tests of the CUDA backend's logic, with no GPU: the cuBLAS call plans (gpu/gemm_plan.h)
 // executed by a reference implementation of cuBLAS's column-major GEMM semantics, and the
 // kernels' per-element / per-row math (gpu/kernel_math.h), each compared with the CPU backend —
-// the forward ops and their backward ops alike.
+// the forward ops and their backward ops alike; and, read from the sources, that every op of
+// core/compute/backend.h runs inside guard() in gpu/cuda_backend.cpp.
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <limits>
+#include <optional>
 #include <random>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -151,6 +156,127 @@ std::vector<ViewCase> viewCases() {
   return cases;
 }
 
+// ---- every CUDA entry point inside guard() (read from the sources) ----
+
+std::string readSource(const std::string& relative) {
+  std::ifstream in(std::string(ATTNVIZ_SOURCE_DIR) + "/" + relative);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// C++ source without its comments (string and character literals kept as they are).
+std::string withoutComments(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '"' || s[i] == '\'') {  // a literal, to its closing quote
+      const char quote = s[i];
+      out += s[i];
+      while (++i < s.size() && s[i] != quote) {
+        out += s[i];
+        if (s[i] == '\\' && i + 1 < s.size()) out += s[++i];
+      }
+      if (i < s.size()) out += s[i];
+    } else if (s.compare(i, 2, "//") == 0) {
+      while (i < s.size() && s[i] != '\n') ++i;
+      out += '\n';
+    } else if (s.compare(i, 2, "/*") == 0) {
+      const size_t end = s.find("*/", i + 2);
+      i = end == std::string::npos ? s.size() : end + 1;
+      out += ' ';
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The text with the contents of its string literals taken out ("upload" in a message is no call).
+std::string withoutStrings(const std::string& s) {
+  static const std::regex literal(R"("([^"\\]|\\.)*")");
+  return std::regex_replace(s, literal, "\"\"");
+}
+
+// The index just past the bracket that closes the one at `open` (s[open] is '(' or '{').
+size_t pastClosing(const std::string& s, size_t open) {
+  const char o = s[open], c = o == '(' ? ')' : '}';
+  int depth = 0;
+  for (size_t i = open; i < s.size(); ++i) {
+    if (s[i] == o) ++depth;
+    if (s[i] == c && --depth == 0) return i + 1;
+  }
+  return s.size();
+}
+
+// The ops of the Backend interface: the pure virtual member functions of backend.h's class
+// Backend, less the const ones (name() and description() describe the backend, touch no device).
+std::vector<std::string> backendOps(const std::string& backend_h) {
+  static const std::regex pure(R"(virtual\s[^;{}()]*?\b(\w+)\s*\([^()]*\)\s*(const\s*)?=\s*0\s*;)");
+  std::string text = withoutComments(backend_h);
+  const size_t at = text.find("class Backend {");
+  if (at == std::string::npos) return {};
+  text = text.substr(at, pastClosing(text, text.find('{', at)) - at);
+  std::vector<std::string> ops;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pure); it != std::sregex_iterator();
+       ++it)
+    if (!(*it)[2].matched) ops.push_back((*it)[1].str());
+  return ops;
+}
+
+// The body (between its braces) of `op(...) override { ... }` in the source, if there is one.
+std::optional<std::string> overrideBody(const std::string& source, const std::string& op) {
+  const std::regex head("\\b" + op + "\\s*\\(");
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), head);
+       it != std::sregex_iterator(); ++it) {
+    const size_t open = size_t(it->position()) + size_t(it->length()) - 1;
+    static const std::regex tail(R"(^\s*(const\s*)?override\s*\{)");
+    std::smatch m;
+    const std::string rest = source.substr(pastClosing(source, open), 200);
+    if (!std::regex_search(rest, m, tail)) continue;
+    const size_t brace = pastClosing(source, open) + size_t(m.length()) - 1;
+    return source.substr(brace + 1, pastClosing(source, brace) - brace - 2);
+  }
+  return std::nullopt;
+}
+
+// What is wrong with the CUDA backend's entry points, one line per op: each op of backend.h must
+// be overridden, and its body must run all its device work inside exactly one
+// guard("<its own name>", ...): outside that call only checks of its arguments and early returns,
+// nothing that names CUDA, cuBLAS, the stream, the pool, a plan or another entry point.
+std::vector<std::string> unguardedOps(const std::string& backend_h,
+                                      const std::string& cuda_backend) {
+  static const std::regex device_work(
+      R"(\b(CUDA_CHECK|CUBLAS_CHECK|cuda\w*|cublas\w*|Cuda\w*|run|plan\w*|stream_|pool_|staging_|allocate|upload|download|copy|copy_to_host|synchronize)\b)");
+  static const std::regex guard_call(R"(\bguard\s*\(\s*"([^"]*)\")");
+  const std::string source = withoutComments(cuda_backend);
+  std::vector<std::string> problems;
+  for (const std::string& op : backendOps(backend_h)) {
+    const std::optional<std::string> body = overrideBody(source, op);
+    if (!body) {
+      problems.push_back(op + ": no override in the CUDA backend");
+      continue;
+    }
+    std::vector<std::smatch> guards;
+    for (auto it = std::sregex_iterator(body->begin(), body->end(), guard_call);
+         it != std::sregex_iterator(); ++it)
+      guards.push_back(*it);
+    if (guards.size() != 1) {
+      problems.push_back(op + ": " + std::to_string(guards.size()) + " guard() calls, not one");
+      continue;
+    }
+    if (guards[0][1].str() != op) {
+      problems.push_back(op + ": its guard() names \"" + guards[0][1].str() + "\"");
+      continue;
+    }
+    const size_t start = size_t(guards[0].position());
+    const size_t end = pastClosing(*body, body->find('(', start));
+    const std::string outside = withoutStrings(body->substr(0, start) + " " + body->substr(end));
+    std::smatch m;
+    if (std::regex_search(outside, m, device_work))
+      problems.push_back(op + ": \"" + m[1].str() + "\" outside its guard()");
+  }
+  return problems;
+}
 }  // namespace
 
 class TestGpuHost : public QObject {
@@ -160,6 +286,74 @@ class TestGpuHost : public QObject {
   std::shared_ptr<Backend> cpu_ = makeCpuBackend();
 
  private slots:
+
+  // ---------------------------------------------------------------- guard() around every op
+
+  // Every op of backend.h runs inside guard() named after itself in gpu/cuda_backend.cpp, so that
+  // a CUDA fault in any of them (training's included) sets the device, names the op and records
+  // failure().
+  void everyCudaOpGuarded() {
+    const std::string backend_h = readSource("core/compute/backend.h");
+    const std::string cuda_backend = readSource("gpu/cuda_backend.cpp");
+    QVERIFY2(!backend_h.empty() && !cuda_backend.empty(), "cannot read the sources");
+    const std::vector<std::string> ops = backendOps(backend_h);
+    // A sanity bound, so that a parser broken by a new style does not pass by finding nothing.
+    QVERIFY2(ops.size() >= 30,
+             qPrintable(QString("only %1 ops found in backend.h").arg(ops.size())));
+    QVERIFY(std::find(ops.begin(), ops.end(), "adamw_update") != ops.end());
+    QVERIFY(std::find(ops.begin(), ops.end(), "name") == ops.end());
+    std::string all;
+    for (const std::string& p : unguardedOps(backend_h, cuda_backend)) all += p + "\n";
+    QVERIFY2(all.empty(), all.c_str());
+  }
+
+  // The check itself flags each way of getting it wrong, on made-up sources.
+  void guardCheckFlagsUnguardedOps() {
+    const std::string header = R"(
+      class DeviceBuffer {
+        virtual void* data() = 0;  // another class: not an op
+      };
+      class Backend {
+        virtual std::string name() const = 0;   // const: not an op
+        virtual void a_forward(float* x, int n) = 0;
+        virtual void b_backward(float* x,
+                                int n) = 0;
+        virtual double c_op(const float* x) = 0;
+        virtual void d_op(float* x) = 0;
+        virtual void e_op(float* x) = 0;
+        virtual void f_op(float* x) = 0;
+        virtual void setThreads(int n) { (void)n; }  // not pure: not an op
+      };)";
+    const std::string source = R"(
+      std::string name() const override { return "x"; }
+      void a_forward(float* x, int n) override {
+        if (n <= 0) return;  // guard("a_forward") in a comment does not count
+        guard("a_forward", [&] { CUDA_CHECK(cuda::a(x, n, stream_.get())); });
+      }
+      void b_backward(float* x, int n) override { CUDA_CHECK(cuda::b(x, n, stream_.get())); }
+      double c_op(const float* x) override {
+        double r = 0;
+        guard("a_forward", [&] { r = 1; });
+        return r;
+      }
+      void d_op(float* x) override {
+        guard("d_op", [&] { CUDA_CHECK(cuda::d(x)); });
+        run(planLinear(1, 2, 3), x, x, x);
+      }
+      void e_op(float* x) override {
+        guard("e_op", [&] { work(x); });
+        guard("e_op", [&] { work(x); });
+      })";
+    const std::vector<std::string> got = unguardedOps(header, source);
+    const std::vector<std::string> want{
+        "b_backward: 0 guard() calls, not one", "c_op: its guard() names \"a_forward\"",
+        "d_op: \"run\" outside its guard()", "e_op: 2 guard() calls, not one",
+        "f_op: no override in the CUDA backend"};
+    std::string all;
+    for (const std::string& p : got) all += p + "\n";
+    QVERIFY2(got == want, all.c_str());
+  }
+
   // ---------------------------------------------------------------- the cuBLAS plans
 
   void linearPlan_data() {
