@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <numbers>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -34,8 +36,8 @@ constexpr double kNmseProduct = 1e-9;
 constexpr double kNmseElementwise = 1e-10;
 
 // The kernels' grid-stride loops cover 65535 blocks per sweep (gpu/kernels.cu): 65535 · 256
-// elements for the element-wise kernels, 65535 · 4 rows for the row kernels. Cases named
-// "…_sweep" go past one sweep, so every kernel runs its loop at least twice.
+// elements for the element-wise kernels, 65535 · 4 rows for the row kernels. A case larger than
+// that (the last of most ops in opCases()) makes every kernel run its loop at least twice.
 constexpr int64_t kElementSweep = int64_t{65535} * 256;
 constexpr int64_t kRowSweep = int64_t{65535} * 4;
 
@@ -55,6 +57,34 @@ std::string str(const Parts&... parts) {
   (s << ... << parts);
   return s.str();
 }
+
+// ---- cases named from their parameters ----
+
+std::ostream& operator<<(std::ostream& s, Activation a) {
+  const char* names[] = {"relu", "gelu", "gelu_tanh", "silu", "tanh"};
+  return s << names[int(a)];
+}
+
+// "rows=7 in=13 out=5 bias=1" from each name in `names` ("rows, in, out, bias", as the macro VARS
+// writes them) and its value.
+template <class... Values>
+std::string varsString(const std::string& names, const Values&... values) {
+  std::ostringstream out;
+  size_t at = 0;
+  auto one = [&](const auto& value) {
+    const size_t comma = std::min(names.find(',', at), names.size());
+    const size_t first = names.find_first_not_of(' ', at);
+    if (at > 0) out << ' ';
+    out << names.substr(first, comma - first) << '=' << value;
+    at = comma + 1;
+  };
+  (one(values), ...);
+  return out.str();
+}
+
+// A case struct's vars(): its parameters by name, so that a case's name can never disagree with
+// what it checks (ggml's test-backend-ops names its cases so).
+#define VARS(...) varsString(#__VA_ARGS__, __VA_ARGS__)
 
 // EXPECT(cond, "text " << value << ...): return a failure carrying the streamed message.
 #define EXPECT(cond, why)          \
@@ -148,7 +178,7 @@ class Arena {
 
 // ---- memory: allocate (zero-filled), upload/download at offsets, copy ----
 
-Outcome memoryZeroedOffsetsCopy(Backend& be) {
+Outcome memoryZeroedOffsetsCopy(Backend& be, Backend&) {
   const size_t n = 1027;
   BufferPtr buf = be.allocate(n * sizeof(float));
   EXPECT(buf->bytes() == n * sizeof(float), "allocate(" << n * 4 << ") has " << buf->bytes());
@@ -191,7 +221,7 @@ Outcome memoryZeroedOffsetsCopy(Backend& be) {
 }
 
 // copy() within one buffer, source and destination overlapping either way: memmove semantics.
-Outcome memoryOverlappingCopy(Backend& be) {
+Outcome memoryOverlappingCopy(Backend& be, Backend&) {
   const size_t n = size_t{1} << 22;  // 16 MiB: the copy engines split it into many pieces
   const std::vector<float> src = randomFloats(n, 2);
   for (const int64_t shift : {int64_t{1}, int64_t{1000}, int64_t{-1}, int64_t{-1000}}) {
@@ -212,7 +242,7 @@ Outcome memoryOverlappingCopy(Backend& be) {
 
 // Uploads from host memory that is overwritten and freed as soon as upload() returns, while the
 // device is still busy with earlier work (model.cpp uploads a decode step's token from the stack).
-Outcome memoryTransientUpload(Backend& be) {
+Outcome memoryTransientUpload(Backend& be, Backend&) {
   // 256 MiB of element-wise work queued first, so the copies wait behind it (on the CPU, which
   // runs everything at once, a token amount).
   const size_t busy_n = onCpu(be) ? 1024 : size_t{1} << 26;
@@ -277,7 +307,7 @@ Outcome memorySecondThread(Backend& be, Backend& cpu) {
 }
 
 // copy_to_host() from a pointer inside a buffer, right behind work that writes it.
-Outcome memoryCopyToHost(Backend& be) {
+Outcome memoryCopyToHost(Backend& be, Backend&) {
   const size_t n = 100003;
   const std::vector<float> src = randomFloats(n, 5, -3.0f, 3.0f);
   BufferPtr buf = be.allocate(n * sizeof(float));
@@ -291,35 +321,16 @@ Outcome memoryCopyToHost(Backend& be) {
   return pass();
 }
 
-Outcome memory(Backend& be, Backend& cpu, int which) {
-  switch (which) {
-    case 0:
-      return memoryZeroedOffsetsCopy(be);
-    case 1:
-      return memoryOverlappingCopy(be);
-    case 2:
-      return memoryTransientUpload(be);
-    case 3:
-      return memorySecondThread(be, cpu);
-    default:
-      return memoryCopyToHost(be);
-  }
-}
+// ---- embedding_forward, embedding_backward ----
+struct EmbeddingCase {
+  int B, T, d, vocab, max_len, pos0;  // max_len 0: no positions (nullptr)
+  float scale;
+  std::string vars() const { return VARS(B, T, d, vocab, max_len, pos0, scale); }
+};
 
-// ---- embedding_forward ----
-Outcome embedding(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int B, T, d, vocab, max_len, pos0;
-    float scale;
-  };
-  const Case cases[] = {{3, 7, 37, 23, 16, 0, 1.0f},
-                        {2, 5, 64, 11, 12, 7, 8.0f},
-                        {1, 1, 1, 2, 1, 0, 1.0f},
-                        {2, 3, 16, 5, 0, 0, 2.0f},  // max_len 0: no positions (nullptr)
-                        {2, 4100, 2048, 50, 4103, 3, 1.5f}};
-  const Case c = cases[which];
+Outcome embedding(Backend& be, Backend& cpu, const EmbeddingCase& c) {
   std::vector<int32_t> ids(size_t(c.B) * c.T);  // [B, T]
-  std::mt19937 rng(10 + which);
+  std::mt19937 rng(10);
   for (auto& id : ids) id = int32_t(rng() % c.vocab);
   const auto table = randomFloats(size_t(c.vocab) * c.d, 11);        // [vocab, d]
   const auto positions = randomFloats(size_t(c.max_len) * c.d, 12);  // [max_len, d]
@@ -341,18 +352,10 @@ Outcome embedding(Backend& be, Backend& cpu, int which) {
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
 }
 
-// ---- embedding_backward (training; gradients start non-zero, so "accumulates" is checked too)
-// ----
-Outcome embeddingBackward(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int B, T, d, vocab, max_len, pos0;
-    float scale;
-  };
-  const Case cases[] = {
-      {3, 7, 37, 4, 16, 0, 1.0f}, {2, 5, 16, 11, 12, 3, 4.0f}, {2, 3, 8, 5, 0, 0, 1.0f}};
-  const Case c = cases[which];
-  std::vector<int32_t> ids(size_t(c.B) * c.T);  // [B, T]; vocab 4 repeats ids often
-  std::mt19937 rng(200 + which);
+// Training; gradients start non-zero, so "accumulates" is checked too.
+Outcome embeddingBackward(Backend& be, Backend& cpu, const EmbeddingCase& c) {
+  std::vector<int32_t> ids(size_t(c.B) * c.T);  // [B, T]; a vocabulary of 4 repeats ids often
+  std::mt19937 rng(200);
   for (auto& id : ids) id = int32_t(rng() % c.vocab);
   const auto dout = randomFloats(size_t(c.B) * c.T * c.d, 201);                // [B, T, d]
   const auto dtable0 = randomFloats(size_t(c.vocab) * c.d, 202);               // [vocab, d]
@@ -380,15 +383,15 @@ Outcome embeddingBackward(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
-// ---- gather_add_forward (segment embeddings) ----
-Outcome gatherAdd(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int rows, n, d;
-  };
-  const Case cases[] = {{5, 2, 37}, {64, 3, 512}, {33000, 3, 512}};
-  const Case c = cases[which];
+// ---- gather_add_forward (segment embeddings), gather_add_backward ----
+struct GatherAddCase {
+  int rows, n, d;
+  std::string vars() const { return VARS(rows, n, d); }
+};
+
+Outcome gatherAdd(Backend& be, Backend& cpu, const GatherAddCase& c) {
   std::vector<int32_t> ids(size_t(c.rows));  // [rows]
-  std::mt19937 rng(20 + which);
+  std::mt19937 rng(20);
   for (auto& id : ids) id = int32_t(rng() % c.n);
   const auto table = randomFloats(size_t(c.n) * c.d, 21);    // [n, d]
   const auto out0 = randomFloats(size_t(c.rows) * c.d, 22);  // [rows, d]
@@ -409,12 +412,11 @@ Outcome gatherAdd(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
-// ---- gather_add_backward (training; gradients start non-zero, so "accumulates" is checked too)
-// ----
-Outcome gatherAddBackward(Backend& be, Backend& cpu, int which) {
-  const int rows = which ? 64 : 5, n = which ? 3 : 2, d = which ? 512 : 37;
+// Training; gradients start non-zero, so "accumulates" is checked too.
+Outcome gatherAddBackward(Backend& be, Backend& cpu, const GatherAddCase& c) {
+  const int rows = c.rows, n = c.n, d = c.d;
   std::vector<int32_t> ids(static_cast<size_t>(rows));
-  std::mt19937 rng(210 + which);
+  std::mt19937 rng(210);
   for (auto& id : ids) id = int32_t(rng() % n);
   const auto dout = randomFloats(size_t(rows) * d, 211);
   const auto dtable0 = randomFloats(size_t(n) * d, 212);
@@ -433,15 +435,15 @@ Outcome gatherAddBackward(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
-// ---- mean_pool_forward ----
-Outcome meanPool(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int B, T, d;
-  };
-  const Case cases[] = {{1, 1, 8}, {3, 7, 37}, {2, 300, 512}, {33000, 2, 512}};
-  const Case c = cases[which];
-  const auto x = randomFloats(size_t(c.B) * c.T * c.d, 30 + which);  // [B, T, d]
-  std::vector<double> ref(size_t(c.B) * c.d);                        // [B, d]
+// ---- mean_pool_forward, mean_pool_backward ----
+struct MeanPoolCase {
+  int B, T, d;
+  std::string vars() const { return VARS(B, T, d); }
+};
+
+Outcome meanPool(Backend& be, Backend& cpu, const MeanPoolCase& c) {
+  const auto x = randomFloats(size_t(c.B) * c.T * c.d, 30);  // [B, T, d]
+  std::vector<double> ref(size_t(c.B) * c.d);                // [B, d]
   for (int b = 0; b < c.B; ++b)
     for (int k = 0; k < c.d; ++k) {
       double sum = 0.0;
@@ -457,10 +459,9 @@ Outcome meanPool(Backend& be, Backend& cpu, int which) {
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
 }
 
-// ---- mean_pool_backward (training; gradients start non-zero, so "accumulates" is checked too)
-// ----
-Outcome meanPoolBackward(Backend& be, Backend& cpu, int which) {
-  const int B = which ? 3 : 1, T = which ? 7 : 1, d = which ? 37 : 8;
+// Training; gradients start non-zero, so "accumulates" is checked too.
+Outcome meanPoolBackward(Backend& be, Backend& cpu, const MeanPoolCase& c) {
+  const int B = c.B, T = c.T, d = c.d;
   const auto dy = randomFloats(size_t(B) * d, 220);
   const auto dx0 = randomFloats(size_t(B) * T * d, 221);
   std::vector<double> ref(dx0.begin(), dx0.end());
@@ -481,14 +482,13 @@ Outcome meanPoolBackward(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- linear_forward ----
-Outcome linear(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int rows, in, out;
-    bool bias;
-  };
-  const Case cases[] = {{7, 13, 5, false},   {7, 13, 5, true},      {1, 129, 67, true},
-                        {33, 64, 255, true}, {64, 512, 513, false}, {33000, 8, 512, true}};
-  const Case c = cases[which];
+struct LinearCase {
+  int rows, in, out;
+  bool bias;
+  std::string vars() const { return VARS(rows, in, out, bias); }
+};
+
+Outcome linear(Backend& be, Backend& cpu, const LinearCase& c) {
   const auto x = randomFloats(size_t(c.rows) * c.in, 20);  // [rows, in]
   const auto w = randomFloats(size_t(c.out) * c.in, 21);   // [out, in]
   const auto bias = randomFloats(size_t(c.out), 22);       // [out]
@@ -511,17 +511,13 @@ Outcome linear(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- linear_backward (training; gradients start non-zero, so "accumulates" is checked too) ----
-Outcome linearBackward(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int rows, in, out;
-    bool dx, bias;
-  };
-  const Case cases[] = {{7, 13, 5, true, true},
-                        {7, 13, 5, false, false},
-                        {1, 129, 67, true, true},
-                        {33, 64, 255, true, true},
-                        {768, 64, 192, true, true}};
-  const Case c = cases[which];
+struct LinearBackwardCase {
+  int rows, in, out;
+  bool dx, bias;  // whether dx and dbias are asked for
+  std::string vars() const { return VARS(rows, in, out, dx, bias); }
+};
+
+Outcome linearBackward(Backend& be, Backend& cpu, const LinearBackwardCase& c) {
   const auto x = randomFloats(size_t(c.rows) * c.in, 230);    // [rows, in]
   const auto w = randomFloats(size_t(c.out) * c.in, 231);     // [out, in]
   const auto dy = randomFloats(size_t(c.rows) * c.out, 232);  // [rows, out]
@@ -561,12 +557,13 @@ Outcome linearBackward(Backend& be, Backend& cpu, int which) {
 
 // One attention layout: where Q, K, V sit in their activation buffers (all in floats).
 struct Layout {
-  const char* name;
+  const char* layout;
   int B, H, Tq, Tk, d;
   int64_t q_size, q_offset, q_batch, q_row;  // the q view's buffer and head-0 offset, strides
   int64_t k_size, k_offset, k_batch, k_row;  // likewise k
   int64_t v_offset;                          // v: k's buffer shape, this head-0 offset
   bool fused;                                // Q, K, V in one buffer (q's)
+  std::string vars() const { return VARS(layout, B, H, Tq, Tk, d); }
 };
 
 const std::vector<Layout>& layouts() {
@@ -579,7 +576,7 @@ const std::vector<Layout>& layouts() {
     }
     {  // more batch items than heads
       const int B = 5, H = 2, Tq = 3, Tk = 6, d = 5, w = H * d;
-      ls.push_back({"batch_gt_heads", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
+      ls.push_back({"contiguous", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
                     int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w, 0, false});
     }
     {  // fused QKV projection [B, T, 3·H·d], tutorial-sized heads
@@ -598,27 +595,27 @@ const std::vector<Layout>& layouts() {
       ls.push_back({"cross_fused_kv", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
                     int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w, false});
     }
-    ls.push_back({"single", 1, 1, 3, 1, 1, 3, 0, 3, 1, 1, 0, 1, 1, 0, false});
+    ls.push_back({"contiguous", 1, 1, 3, 1, 1, 3, 0, 3, 1, 1, 0, 1, 1, 0, false});
     {  // the tutorial's size at 200 tokens, fused QKV: the interleaved outputs of a real layer
       const int B = 1, H = 8, T = 200, d = 64, w = H * d;
       const int64_t size = int64_t{B} * T * 3 * w;
-      ls.push_back({"tutorial_fused_200", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size,
-                    w, int64_t{T} * 3 * w, 3 * w, 2 * w, true});
+      ls.push_back({"fused_qkv", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size, w,
+                    int64_t{T} * 3 * w, 3 * w, 2 * w, true});
     }
     {  // long and uneven, few heads: split over query rows across threads; fused QKV strides
       const int B = 1, H = 3, T = 301, d = 64, w = H * d;
       const int64_t size = int64_t{B} * T * 3 * w;
-      ls.push_back({"fused_301x301_3heads", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size,
-                    w, int64_t{T} * 3 * w, 3 * w, 2 * w, true});
+      ls.push_back({"fused_qkv", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size, w,
+                    int64_t{T} * 3 * w, 3 * w, 2 * w, true});
     }
     {  // cross attention, Tq != Tk, both uneven, batch 2
       const int B = 2, H = 5, Tq = 77, S = 259, d = 32, w = H * d;
-      ls.push_back({"cross_77x259_5heads", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w,
-                    w, int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w, false});
+      ls.push_back({"cross_fused_kv", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
+                    int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w, false});
     }
     {  // decode step over a long cache: one query row per head (matrix-vector products)
       const int B = 1, H = 16, Tk = 3001, capacity = 3003, d = 64, w = H * d;
-      ls.push_back({"kv_cache_step_3001", B, H, 1, Tk, d, int64_t{B} * w, 0, w, w,
+      ls.push_back({"kv_cache_step", B, H, 1, Tk, d, int64_t{B} * w, 0, w, w,
                     int64_t{B} * capacity * w, 0, int64_t{capacity} * w, w, 0, false});
     }
     return ls;
@@ -626,17 +623,10 @@ const std::vector<Layout>& layouts() {
   return ls;
 }
 
-std::vector<std::string> layoutNames() {
-  std::vector<std::string> names;
-  for (const Layout& l : layouts()) names.push_back(l.name);
-  return names;
-}
-
 // ---- attention_scores_forward ----
-Outcome scores(Backend& be, Backend& cpu, int which) {
-  const Layout l = layouts()[size_t(which)];
-  const auto qbuf = randomFloats(size_t(l.q_size), 30 + which);
-  const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 40 + which);
+Outcome scores(Backend& be, Backend& cpu, const Layout& l) {
+  const auto qbuf = randomFloats(size_t(l.q_size), 30);
+  const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 40);
   const float scale = 1.0f / std::sqrt(float(l.d));
   const size_t n = size_t(l.B) * l.H * l.Tq * l.Tk;  // scores [B, H, Tq, Tk]
   std::vector<double> ref(n);
@@ -665,14 +655,13 @@ Outcome scores(Backend& be, Backend& cpu, int which) {
 
 // ---- attention_scores_backward: every layout; the gradients use the activations' layout
 // (training; gradients start non-zero, so "accumulates" is checked too) ----
-Outcome scoresBackward(Backend& be, Backend& cpu, int which) {
-  const Layout l = layouts()[size_t(which)];
-  const auto qbuf = randomFloats(size_t(l.q_size), 240 + which);
-  const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 250 + which);
-  const auto dqbuf0 = randomFloats(size_t(l.q_size), 260 + which);
-  const auto dkbuf0 = l.fused ? dqbuf0 : randomFloats(size_t(l.k_size), 270 + which);
+Outcome scoresBackward(Backend& be, Backend& cpu, const Layout& l) {
+  const auto qbuf = randomFloats(size_t(l.q_size), 240);
+  const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 250);
+  const auto dqbuf0 = randomFloats(size_t(l.q_size), 260);
+  const auto dkbuf0 = l.fused ? dqbuf0 : randomFloats(size_t(l.k_size), 270);
   const size_t n = size_t(l.B) * l.H * l.Tq * l.Tk;
-  const auto ds = randomFloats(n, 280 + which);  // [B, H, Tq, Tk]
+  const auto ds = randomFloats(n, 280);  // [B, H, Tq, Tk]
   const float scale = 1.0f / std::sqrt(float(l.d));
   std::vector<double> rdq(dqbuf0.begin(), dqbuf0.end());
   std::vector<double> rdk(dkbuf0.begin(), dkbuf0.end());
@@ -721,23 +710,20 @@ void softmaxRowReference(const float* s, const uint8_t* m, int Tk, float fill, d
 }
 
 // ---- masked_softmax_forward ----
-Outcome softmax(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int B, H, Tq, Tk;
-    float fill;
-    bool causal;
-  };
-  const Case cases[] = {{2, 3, 5, 7, -1e9f, false},    {2, 3, 5, 7, -kInf, false},
-                        {1, 2, 4, 1, -1e9f, false},    {2, 2, 3, 33, -kInf, true},
-                        {1, 4, 9, 129, -1e9f, false},  {2, 8, 17, 300, -kInf, false},
-                        {4, 16, 4100, 5, -1e9f, false}};
-  const Case c = cases[which];
+struct SoftmaxCase {
+  int B, H, Tq, Tk;
+  float fill;
+  bool causal;
+  std::string vars() const { return VARS(B, H, Tq, Tk, fill, causal); }
+};
+
+Outcome softmax(Backend& be, Backend& cpu, const SoftmaxCase& c) {
   const size_t n = size_t(c.B) * c.H * c.Tq * c.Tk;  // scores, probs [B, H, Tq, Tk]
-  const auto scores = randomFloats(n, 50 + which, -20.0f, 20.0f);
+  const auto scores = randomFloats(n, 50, -20.0f, 20.0f);
   // mask [B, Tq, Tk]: random (~35%) or causal plus padding; query 0 of the last batch item
   // fully masked, and (when Tq > 1) query 1 of batch item 0 not masked at all.
   std::vector<uint8_t> mask(size_t(c.B) * c.Tq * c.Tk);
-  std::mt19937 rng(60 + which);
+  std::mt19937 rng(60);
   for (int b = 0; b < c.B; ++b)
     for (int i = 0; i < c.Tq; ++i)
       for (int j = 0; j < c.Tk; ++j)
@@ -795,21 +781,18 @@ Outcome softmax(Backend& be, Backend& cpu, int which) {
 
 // ---- masked_softmax_backward: probs from a real masked softmax (training; gradients start
 // non-zero, so "accumulates" is checked too) ----
-Outcome softmaxBackward(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int B, H, Tq, Tk;
-    float fill;
-    bool causal, in_place;
-  };
-  const Case cases[] = {{2, 3, 5, 7, -1e9f, false, false},
-                        {2, 2, 3, 33, -kInf, true, false},
-                        {1, 4, 9, 129, -1e9f, false, true},
-                        {2, 8, 17, 300, -kInf, false, false}};
-  const Case c = cases[which];
+struct SoftmaxBackwardCase {
+  int B, H, Tq, Tk;
+  float fill;
+  bool causal, in_place;
+  std::string vars() const { return VARS(B, H, Tq, Tk, fill, causal, in_place); }
+};
+
+Outcome softmaxBackward(Backend& be, Backend& cpu, const SoftmaxBackwardCase& c) {
   const size_t n = size_t(c.B) * c.H * c.Tq * c.Tk;
-  const auto scores = randomFloats(n, 290 + which, -5.0f, 5.0f);
+  const auto scores = randomFloats(n, 290, -5.0f, 5.0f);
   std::vector<uint8_t> mask(size_t(c.B) * c.Tq * c.Tk);
-  std::mt19937 rng(300 + which);
+  std::mt19937 rng(300);
   for (int b = 0; b < c.B; ++b)
     for (int i = 0; i < c.Tq; ++i)
       for (int j = 0; j < c.Tk; ++j)
@@ -818,7 +801,7 @@ Outcome softmaxBackward(Backend& be, Backend& cpu, int which) {
   std::vector<float> probs(n);
   cpu.masked_softmax_forward(scores.data(), mask.data(), probs.data(), c.B, c.H, c.Tq, c.Tk,
                              c.fill);
-  const auto dprobs = randomFloats(n, 310 + which);
+  const auto dprobs = randomFloats(n, 310);
   std::vector<double> ref(n);
   for (size_t row = 0; row < n / size_t(c.Tk); ++row) {
     const size_t b = row / (size_t(c.H) * c.Tq), i = row % size_t(c.Tq);
@@ -854,11 +837,10 @@ Outcome softmaxBackward(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- attention_context_forward ----
-Outcome context(Backend& be, Backend& cpu, int which) {
-  const Layout l = layouts()[size_t(which)];
-  const auto vbuf = randomFloats(size_t(l.k_size), 70 + which);  // k's buffer shape
-  const size_t np = size_t(l.B) * l.H * l.Tq * l.Tk;             // probs [B, H, Tq, Tk]
-  const auto probs = randomFloats(np, 80 + which, 0.0f, 1.0f);
+Outcome context(Backend& be, Backend& cpu, const Layout& l) {
+  const auto vbuf = randomFloats(size_t(l.k_size), 70);  // k's buffer shape
+  const size_t np = size_t(l.B) * l.H * l.Tq * l.Tk;     // probs [B, H, Tq, Tk]
+  const auto probs = randomFloats(np, 80, 0.0f, 1.0f);
   const int64_t width = int64_t{l.H} * l.d;
   const size_t n = size_t(l.B) * l.Tq * size_t(width);  // ctx [B, Tq, H·d]
   std::vector<double> ref(n);
@@ -885,14 +867,13 @@ Outcome context(Backend& be, Backend& cpu, int which) {
 
 // ---- attention_context_backward (training; gradients start non-zero, so "accumulates" is checked
 // too) ----
-Outcome contextBackward(Backend& be, Backend& cpu, int which) {
-  const Layout l = layouts()[size_t(which)];
-  const auto vbuf = randomFloats(size_t(l.k_size), 320 + which);
-  const auto dvbuf0 = randomFloats(size_t(l.k_size), 330 + which);
+Outcome contextBackward(Backend& be, Backend& cpu, const Layout& l) {
+  const auto vbuf = randomFloats(size_t(l.k_size), 320);
+  const auto dvbuf0 = randomFloats(size_t(l.k_size), 330);
   const size_t np = size_t(l.B) * l.H * l.Tq * l.Tk;
-  const auto probs = randomFloats(np, 340 + which, 0.0f, 1.0f);
+  const auto probs = randomFloats(np, 340, 0.0f, 1.0f);
   const int64_t width = int64_t{l.H} * l.d;
-  const auto dctx = randomFloats(size_t(l.B) * l.Tq * size_t(width), 350 + which);
+  const auto dctx = randomFloats(size_t(l.B) * l.Tq * size_t(width), 350);
   std::vector<double> rdp(np, 0.0), rdv(dvbuf0.begin(), dvbuf0.end());
   for (int b = 0; b < l.B; ++b)
     for (int h = 0; h < l.H; ++h)
@@ -924,18 +905,16 @@ Outcome contextBackward(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- layernorm_forward ----
-Outcome layernorm(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int rows, d;
-    bool affine, in_place;
-  };
-  const Case cases[] = {{5, 37, true, false},   {5, 37, false, false}, {3, 129, true, true},
-                        {9, 512, false, true},  {4, 1, true, false},   {2, 2048, true, false},
-                        {300000, 3, true, true}};
-  const Case c = cases[which];
+struct LayerNormCase {
+  int rows, d;
+  bool affine, in_place;
+  std::string vars() const { return VARS(rows, d, affine, in_place); }
+};
+
+Outcome layernorm(Backend& be, Backend& cpu, const LayerNormCase& c) {
   const float eps = 1e-5f;
   const size_t n = size_t(c.rows) * c.d;  // x, y [rows, d]
-  const auto x = randomFloats(n, 90 + which, -3.0f, 5.0f);
+  const auto x = randomFloats(n, 90, -3.0f, 5.0f);
   const auto gamma = randomFloats(size_t(c.d), 91, 0.5f, 1.5f);  // [d]
   const auto beta = randomFloats(size_t(c.d), 92);               // [d]
   std::vector<double> ref(n);
@@ -964,14 +943,19 @@ Outcome layernorm(Backend& be, Backend& cpu, int which) {
 
 // ---- layernorm_backward (training; gradients start non-zero, so "accumulates" is checked too)
 // ----
-Outcome layernormBackward(Backend& be, Backend& cpu, int which) {
-  const int rows_of[] = {5, 5, 9, 4}, d_of[] = {37, 37, 512, 1};
-  const bool affine = which != 1;
-  const int rows = rows_of[which], d = d_of[which];
+struct LayerNormBackwardCase {
+  int rows, d;
+  bool affine;
+  std::string vars() const { return VARS(rows, d, affine); }
+};
+
+Outcome layernormBackward(Backend& be, Backend& cpu, const LayerNormBackwardCase& c) {
+  const bool affine = c.affine;
+  const int rows = c.rows, d = c.d;
   const float eps = 1e-5f;
   const size_t n = size_t(rows) * d;
-  const auto x = randomFloats(n, 370 + which, -3.0f, 5.0f);
-  const auto dy = randomFloats(n, 371 + which);
+  const auto x = randomFloats(n, 370, -3.0f, 5.0f);
+  const auto dy = randomFloats(n, 371);
   const auto gamma = randomFloats(size_t(d), 372, 0.5f, 1.5f);
   const auto dx0 = randomFloats(n, 373), dg0 = randomFloats(size_t(d), 374),
              db0 = randomFloats(size_t(d), 375);
@@ -1024,16 +1008,18 @@ Outcome layernormBackward(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- activation_forward ----
-Outcome activation(Backend& be, Backend& cpu, int which) {
-  const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh,
-                             Activation::Silu, Activation::Tanh, Activation::Gelu};
-  const size_t sizes[] = {1003, 1003, 4099, 1003, 1003, size_t(kElementSweep) + 1001};
-  const Activation act = acts[which];
-  const auto x = randomFloats(sizes[which], 100 + which, -6.0f, 6.0f);
+struct ActivationCase {
+  Activation act;
+  int64_t n;
+  std::string vars() const { return VARS(act, n); }
+};
+
+Outcome activation(Backend& be, Backend& cpu, const ActivationCase& c) {
+  const auto x = randomFloats(size_t(c.n), 100, -6.0f, 6.0f);
   std::vector<double> ref(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
     const double v = x[i];
-    switch (act) {
+    switch (c.act) {
       case Activation::Relu:
         ref[i] = v > 0 ? v : 0.0;
         break;
@@ -1055,7 +1041,7 @@ Outcome activation(Backend& be, Backend& cpu, int which) {
   auto run = [&](Backend& on) {
     Arena a(on);
     float* xd = a.put(x);
-    on.activation_forward(xd, int64_t(x.size()), act);
+    on.activation_forward(xd, int64_t(x.size()), c.act);
     return a.get(xd, x.size());
   };
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
@@ -1063,18 +1049,15 @@ Outcome activation(Backend& be, Backend& cpu, int which) {
 
 // ---- activation_backward: against the analytic derivatives, in double (training; gradients start
 // non-zero, so "accumulates" is checked too) ----
-Outcome activationBackward(Backend& be, Backend& cpu, int which) {
-  const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh,
-                             Activation::Silu, Activation::Tanh};
-  const Activation act = acts[which];
-  const auto x = randomFloats(1003, 380 + which, -6.0f, 6.0f);
-  const auto dy = randomFloats(x.size(), 390 + which);
+Outcome activationBackward(Backend& be, Backend& cpu, const ActivationCase& c) {
+  const auto x = randomFloats(size_t(c.n), 380, -6.0f, 6.0f);
+  const auto dy = randomFloats(x.size(), 390);
   std::vector<double> ref(x.size());
   const double k = std::sqrt(2.0 / std::numbers::pi);
   for (size_t i = 0; i < x.size(); ++i) {
     const double v = x[i];
     double g = 0;
-    switch (act) {
+    switch (c.act) {
       case Activation::Relu:
         g = v > 0 ? 1.0 : 0.0;
         break;
@@ -1101,7 +1084,7 @@ Outcome activationBackward(Backend& be, Backend& cpu, int which) {
   auto run = [&](Backend& on) {
     Arena a(on);
     float* d = a.put(dy);  // in place: dx aliases dy
-    on.activation_backward(a.put(x), d, d, int64_t(x.size()), act);
+    on.activation_backward(a.put(x), d, d, int64_t(x.size()), c.act);
     return a.get(d, x.size());
   };
   const auto got = run(be), on_cpu = run(cpu);
@@ -1111,10 +1094,14 @@ Outcome activationBackward(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- residual_forward ----
-Outcome residual(Backend& be, Backend& cpu, int which) {
-  const size_t sizes[] = {1, 1027, 100003, size_t(kElementSweep) + 77};
-  const size_t n = sizes[which];
-  const auto x = randomFloats(n, 110 + which), y0 = randomFloats(n, 120 + which);
+struct ElementsCase {
+  int64_t n;
+  std::string vars() const { return VARS(n); }
+};
+
+Outcome residual(Backend& be, Backend& cpu, const ElementsCase& c) {
+  const size_t n = size_t(c.n);
+  const auto x = randomFloats(n, 110), y0 = randomFloats(n, 120);
   std::vector<double> ref(n);
   for (size_t i = 0; i < n; ++i) ref[i] = double(y0[i]) + x[i];
   auto run = [&](Backend& on) {
@@ -1130,12 +1117,16 @@ Outcome residual(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- scale_forward (a head's temperature, a head switched off) ----
-Outcome scale(Backend& be, Backend& cpu, int which) {
-  const size_t sizes[] = {1, 1027, size_t(kElementSweep) + 5};
-  const float factors[] = {0.0f, 0.37f, -2.5f};
-  const size_t n = sizes[which];
-  const float s = factors[which];
-  const auto x0 = randomFloats(n, 150 + which);
+struct ScaleCase {
+  int64_t n;
+  float s;
+  std::string vars() const { return VARS(n, s); }
+};
+
+Outcome scale(Backend& be, Backend& cpu, const ScaleCase& c) {
+  const size_t n = size_t(c.n);
+  const float s = c.s;
+  const auto x0 = randomFloats(n, 150);
   std::vector<double> ref(n);
   for (size_t i = 0; i < n; ++i) ref[i] = double(x0[i]) * s;
   auto run = [&](Backend& on) {
@@ -1153,8 +1144,8 @@ Outcome scale(Backend& be, Backend& cpu, int which) {
 // ======== training only ========
 
 // ---- residual_backward, scale_backward, zero ----
-Outcome elementwiseBackward(Backend& be, Backend&, int) {
-  const size_t n = 1027;
+Outcome elementwiseBackward(Backend& be, Backend&, const ElementsCase& c) {
+  const size_t n = size_t(c.n);
   const auto dy = randomFloats(n, 400), dx0 = randomFloats(n, 401);
   std::vector<double> ref_res(n), ref_scale(n);
   for (size_t i = 0; i < n; ++i) {
@@ -1179,12 +1170,16 @@ Outcome elementwiseBackward(Backend& be, Backend&, int) {
 }
 
 // ---- dropout: the same mask on every backend, forward and backward ----
-Outcome dropout(Backend& be, Backend& cpu, int which) {
-  const float ps[] = {0.1f, 0.5f, 0.0f};
-  const size_t sizes[] = {100003, 4099, 1027};
-  const float p = ps[which];
-  const size_t n = sizes[which];
-  const auto x = randomFloats(n, 410 + which, 0.5f, 1.5f);  // no zeros: a 0 means dropped
+struct DropoutCase {
+  float p;
+  int64_t n;
+  std::string vars() const { return VARS(p, n); }
+};
+
+Outcome dropout(Backend& be, Backend& cpu, const DropoutCase& c) {
+  const float p = c.p;
+  const size_t n = size_t(c.n);
+  const auto x = randomFloats(n, 410, 0.5f, 1.5f);  // no zeros: a 0 means dropped
   auto run = [&](Backend& on, bool backward) {
     Arena a(on);
     float* d = a.put(x);
@@ -1222,15 +1217,19 @@ Outcome dropout(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- cross_entropy_forward / cross_entropy_backward ----
-Outcome crossEntropy(Backend& be, Backend& cpu, int which) {
-  const int rows_of[] = {7, 33, 5}, v_of[] = {11, 40, 1000};
-  const float eps_of[] = {0.0f, 0.1f, 0.2f};
-  const int rows = rows_of[which], V = v_of[which];
-  const float smoothing = eps_of[which], scale = 1.0f / 3.0f;
-  auto logits = randomFloats(size_t(rows) * V, 420 + which, -8.0f, 8.0f);
+struct CrossEntropyCase {
+  int rows, V;
+  float smoothing;
+  std::string vars() const { return VARS(rows, V, smoothing); }
+};
+
+Outcome crossEntropy(Backend& be, Backend& cpu, const CrossEntropyCase& c) {
+  const int rows = c.rows, V = c.V;
+  const float smoothing = c.smoothing, scale = 1.0f / 3.0f;
+  auto logits = randomFloats(size_t(rows) * V, 420, -8.0f, 8.0f);
   logits[3] = logits[5] = 20.0f;  // a tie for row 0's argmax: the first wins
   std::vector<int32_t> targets(static_cast<size_t>(rows));
-  std::mt19937 rng(430 + which);
+  std::mt19937 rng(430);
   for (auto& t : targets) t = int32_t(rng() % V);
   targets[1] = -1;  // ignored
   std::vector<double> ref_loss(static_cast<size_t>(rows)), ref_grad(logits.size());
@@ -1282,9 +1281,15 @@ Outcome crossEntropy(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- sum_squares and adamw_update (the optimizer's two ops) ----
-Outcome optimizerOps(Backend& be, Backend&, int which) {
-  const bool decoupled = which == 1;
-  const size_t n = decoupled ? 100003 : 1027;
+struct OptimizerCase {
+  bool decoupled;  // AdamW rather than Adam
+  int64_t n;
+  std::string vars() const { return VARS(decoupled, n); }
+};
+
+Outcome optimizerOps(Backend& be, Backend&, const OptimizerCase& c) {
+  const bool decoupled = c.decoupled;
+  const size_t n = size_t(c.n);
   const auto p0 = randomFloats(n, 450), g = randomFloats(n, 451),
              m0 = randomFloats(n, 452, -0.1f, 0.1f);
   const auto v0 = randomFloats(n, 453, 0.0f, 0.01f);
@@ -1329,7 +1334,7 @@ Outcome optimizerOps(Backend& be, Backend&, int which) {
 // many for the probabilities; the last heads start past float index 2³¹, so every index and
 // offset must be 64-bit. Checked on sampled rows (including the one that crosses 2³¹) against a
 // double reference.
-Outcome largeScores(Backend& be, Backend&, int) {
+Outcome largeScores(Backend& be, Backend&) {
   if (onCpu(be)) return skip("GPU only (the CPU would need 19 GB and minutes)");
   const int B = 1, H = 16, T = 12000, d = 64, width = H * d;
   const int64_t per_head = int64_t{T} * T, n = int64_t{H} * per_head;  // [1, H, T, T]
@@ -1402,7 +1407,7 @@ Outcome largeScores(Backend& be, Backend&, int) {
 }
 
 // ---- large: out of device memory in the middle of a sequence of ops, then the same again ----
-Outcome outOfMemory(Backend& be, Backend&, int) {
+Outcome outOfMemory(Backend& be, Backend&) {
   if (onCpu(be)) return skip("GPU only (it would exhaust the host's memory)");
   const int rows = 64, in = 512, out = 513;
   const auto x = randomFloats(size_t(rows) * in, 140), w = randomFloats(size_t(out) * in, 141);
@@ -1447,7 +1452,7 @@ Outcome outOfMemory(Backend& be, Backend&, int) {
 }
 
 // ---- fault: a kernel reads an illegal address ----
-Outcome illegalAddress(Backend& be, Backend&, int) {
+Outcome illegalAddress(Backend& be, Backend&) {
   if (onCpu(be)) return skip("GPU only (on the CPU it would crash the process)");
   BufferPtr y = be.allocate(size_t{1} << 22);
   const auto* bogus = reinterpret_cast<const float*>(uintptr_t{0x10});  // no device memory there
@@ -1478,6 +1483,30 @@ Outcome illegalAddress(Backend& be, Backend&, int) {
   return pass(str("error: ", first, " | failure(): ", be.failure()));
 }
 
+// `op` once for each of `cases`: "op " + the case's vars().
+template <class Case>
+void add(std::vector<OpCase>& list, const char* op,
+         Outcome (*check)(Backend& be, Backend& cpu, const Case& c),
+         const std::vector<Case>& cases) {
+  for (const Case& c : cases)
+    list.push_back({str(op, ' ', c.vars()),
+                    [check, c](Backend& be, Backend& cpu) { return check(be, cpu, c); }});
+}
+
+// A scenario with no parameters beyond its own name: "memory overlapping_copy".
+void add(std::vector<OpCase>& list, const char* op, const char* what,
+         std::function<Outcome(Backend& be, Backend& cpu)> check) {
+  list.push_back({str(op, ' ', what), std::move(check)});
+}
+
+// The list, its names checked to be unique (they name the Qt rows and --filter selects by them).
+std::vector<OpCase> unique(std::vector<OpCase> list) {
+  for (size_t i = 0; i < list.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (list[i].name == list[j].name) throw std::logic_error("two cases named " + list[i].name);
+  return list;
+}
+
 }  // namespace
 
 std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi) {
@@ -1488,84 +1517,118 @@ std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi) {
   return v;
 }
 
-const std::vector<OpCheck>& opChecks() {
-  static const std::vector<OpCheck> checks{
-      {"memory",
-       {"zeroed_offsets_copy", "overlapping_copy", "transient_upload", "second_thread",
-        "copy_to_host"},
-       &memory},
-      {"embedding",
-       {"3x7x37_pos0", "2x5x64_pos7_scaled", "1x1x1", "2x3x16_no_positions", "2x4100x2048_sweep"},
-       &embedding},
-      {"embedding_backward",
-       {"3x7x37_pos0_repeated_ids", "2x5x16_pos3_scaled", "2x3x8_no_positions"},
-       &embeddingBackward},
-      {"gather_add", {"5x2x37", "64x3x512", "33000x3x512_sweep"}, &gatherAdd},
-      {"gather_add_backward", {"5x2x37", "64x3x512"}, &gatherAddBackward},
-      {"mean_pool", {"1x1x8", "3x7x37", "2x300x512", "33000x2x512_sweep"}, &meanPool},
-      {"mean_pool_backward", {"1x1x8", "3x7x37"}, &meanPoolBackward},
-      {"linear",
-       {"7x13->5", "7x13->5_bias", "1x129->67_bias", "33x64->255_bias", "64x512->513",
-        "33000x8->512_bias_sweep"},
-       &linear},
-      {"linear_backward",
-       {"7x13->5", "7x13->5_no_dx_no_bias", "1x129->67", "33x64->255", "768x64->192"},
-       &linearBackward},
-      {"scores", layoutNames(), &scores},
-      {"scores_backward", layoutNames(), &scoresBackward},
-      {"softmax",
-       {"2x3x5x7_-1e9", "2x3x5x7_-inf", "1x2x4x1_-1e9", "2x2x3x33_-inf_causal", "1x4x9x129_-1e9",
-        "2x8x17x300_-inf", "4x16x4100x5_-1e9_sweep"},
-       &softmax},
-      {"softmax_backward",
-       {"2x3x5x7_-1e9", "2x2x3x33_-inf_causal", "1x4x9x129_-1e9_in_place", "2x8x17x300_-inf"},
-       &softmaxBackward},
-      {"context", layoutNames(), &context},
-      {"context_backward", layoutNames(), &contextBackward},
-      {"layernorm",
-       {"5x37_affine", "5x37_identity", "3x129_affine_inplace", "9x512_identity_inplace",
-        "4x1_affine", "2x2048_affine", "300000x3_affine_inplace_sweep"},
-       &layernorm},
-      {"layernorm_backward",
-       {"5x37_affine", "5x37_identity", "9x512_affine", "4x1_affine"},
-       &layernormBackward},
-      {"activation",
-       {"relu_1003", "gelu_1003", "gelu_tanh_4099", "silu_1003", "tanh_1003", "gelu_sweep"},
-       &activation},
-      {"activation_backward",
-       {"relu_1003", "gelu_1003", "gelu_tanh_1003", "silu_1003", "tanh_1003"},
-       &activationBackward},
-      {"residual", {"1", "1027", "100003", "sweep"}, &residual},
-      {"scale", {"1_x0", "1027_x0.37", "sweep_x-2.5"}, &scale},
-      {"elementwise_backward", {"1027"}, &elementwiseBackward},
-      {"dropout", {"p0.1_100003", "p0.5_4099", "p0_1027"}, &dropout},
-      {"cross_entropy",
-       {"7x11_smoothing0", "33x40_smoothing0.1", "5x1000_smoothing0.2"},
-       &crossEntropy},
-      {"optimizer_ops", {"adam_1027", "adamw_100003"}, &optimizerOps},
-  };
+// The one case list: every op of backend.h at odd sizes, one row per op (or per scenario).
+// Adding an op: its case struct (parameters and vars()) and its check above, then one row here.
+const std::vector<OpCase>& opCases() {
+  constexpr float kFiniteFill = -1e9f;
+  static const std::vector<OpCase> cases = unique([] {
+    std::vector<OpCase> l;
+    add(l, "memory", "zeroed_offsets_copy", memoryZeroedOffsetsCopy);
+    add(l, "memory", "overlapping_copy", memoryOverlappingCopy);
+    add(l, "memory", "transient_upload", memoryTransientUpload);
+    add(l, "memory", "second_thread", memorySecondThread);
+    add(l, "memory", "copy_to_host", memoryCopyToHost);
+    add(l, "embedding", embedding,
+        {{3, 7, 37, 23, 16, 0, 1.0f},
+         {2, 5, 64, 11, 12, 7, 8.0f},
+         {1, 1, 1, 2, 1, 0, 1.0f},
+         {2, 3, 16, 5, 0, 0, 2.0f},
+         {2, 4100, 2048, 50, 4103, 3, 1.5f}});
+    add(l, "embedding_backward", embeddingBackward,
+        {{3, 7, 37, 4, 16, 0, 1.0f}, {2, 5, 16, 11, 12, 3, 4.0f}, {2, 3, 8, 5, 0, 0, 1.0f}});
+    add(l, "gather_add", gatherAdd, {{5, 2, 37}, {64, 3, 512}, {33000, 3, 512}});
+    add(l, "gather_add_backward", gatherAddBackward, {{5, 2, 37}, {64, 3, 512}});
+    add(l, "mean_pool", meanPool, {{1, 1, 8}, {3, 7, 37}, {2, 300, 512}, {33000, 2, 512}});
+    add(l, "mean_pool_backward", meanPoolBackward, {{1, 1, 8}, {3, 7, 37}});
+    add(l, "linear", linear,
+        {{7, 13, 5, false},
+         {7, 13, 5, true},
+         {1, 129, 67, true},
+         {33, 64, 255, true},
+         {64, 512, 513, false},
+         {33000, 8, 512, true}});
+    add(l, "linear_backward", linearBackward,
+        {{7, 13, 5, true, true},
+         {7, 13, 5, false, false},
+         {1, 129, 67, true, true},
+         {33, 64, 255, true, true},
+         {768, 64, 192, true, true}});
+    add(l, "attention_scores", scores, layouts());
+    add(l, "attention_scores_backward", scoresBackward, layouts());
+    add(l, "masked_softmax", softmax,
+        {{2, 3, 5, 7, kFiniteFill, false},
+         {2, 3, 5, 7, -kInf, false},
+         {1, 2, 4, 1, kFiniteFill, false},
+         {2, 2, 3, 33, -kInf, true},
+         {1, 4, 9, 129, kFiniteFill, false},
+         {2, 8, 17, 300, -kInf, false},
+         {4, 16, 4100, 5, kFiniteFill, false}});
+    add(l, "masked_softmax_backward", softmaxBackward,
+        {{2, 3, 5, 7, kFiniteFill, false, false},
+         {2, 2, 3, 33, -kInf, true, false},
+         {1, 4, 9, 129, kFiniteFill, false, true},
+         {2, 8, 17, 300, -kInf, false, false}});
+    add(l, "attention_context", context, layouts());
+    add(l, "attention_context_backward", contextBackward, layouts());
+    add(l, "layernorm", layernorm,
+        {{5, 37, true, false},
+         {5, 37, false, false},
+         {3, 129, true, true},
+         {9, 512, false, true},
+         {4, 1, true, false},
+         {2, 2048, true, false},
+         {300000, 3, true, true}});
+    add(l, "layernorm_backward", layernormBackward,
+        {{5, 37, true}, {5, 37, false}, {9, 512, true}, {4, 1, true}});
+    add(l, "activation", activation,
+        {{Activation::Relu, 1003},
+         {Activation::Gelu, 1003},
+         {Activation::GeluTanh, 4099},
+         {Activation::Silu, 1003},
+         {Activation::Tanh, 1003},
+         {Activation::Gelu, kElementSweep + 1001}});
+    add(l, "activation_backward", activationBackward,
+        {{Activation::Relu, 1003},
+         {Activation::Gelu, 1003},
+         {Activation::GeluTanh, 1003},
+         {Activation::Silu, 1003},
+         {Activation::Tanh, 1003}});
+    add(l, "residual", residual, {{1}, {1027}, {100003}, {kElementSweep + 77}});
+    add(l, "scale", scale, {{1, 0.0f}, {1027, 0.37f}, {kElementSweep + 5, -2.5f}});
+    // residual_backward, scale_backward, zero
+    add(l, "elementwise_backward", elementwiseBackward, {{1027}});
+    add(l, "dropout", dropout, {{0.1f, 100003}, {0.5f, 4099}, {0.0f, 1027}});
+    add(l, "cross_entropy", crossEntropy, {{7, 11, 0.0f}, {33, 40, 0.1f}, {5, 1000, 0.2f}});
+    // sum_squares, adamw_update
+    add(l, "optimizer_ops", optimizerOps, {{false, 1027}, {true, 100003}});
+    return l;
+  }());
   static_assert(kRowSweep < int64_t{4} * 16 * 4100 && kRowSweep < 300000);
-  return checks;
+  return cases;
 }
 
-const std::vector<OpCheck>& largeChecks() {
-  static const std::vector<OpCheck> checks{
-      {"large", {"scores_softmax_context_past_2^31"}, &largeScores},
-      {"large", {"out_of_memory_then_recover"}, &outOfMemory},
-  };
-  return checks;
+const std::vector<OpCase>& largeCases() {
+  static const std::vector<OpCase> cases = unique([] {
+    std::vector<OpCase> l;
+    add(l, "large", "scores_softmax_context_past_2^31", largeScores);
+    add(l, "large", "out_of_memory_then_recover", outOfMemory);
+    return l;
+  }());
+  return cases;
 }
 
-const std::vector<OpCheck>& faultChecks() {
-  static const std::vector<OpCheck> checks{
-      {"fault", {"illegal_address"}, &illegalAddress},
-  };
-  return checks;
+const std::vector<OpCase>& faultCases() {
+  static const std::vector<OpCase> cases = unique([] {
+    std::vector<OpCase> l;
+    add(l, "fault", "illegal_address", illegalAddress);
+    return l;
+  }());
+  return cases;
 }
 
-Outcome runCase(const OpCheck& check, Backend& be, Backend& cpu, int which) {
+Outcome runCase(const OpCase& c, Backend& be, Backend& cpu) {
   try {
-    return check.run(be, cpu, which);
+    return c.run(be, cpu);
   } catch (const std::exception& e) {
     return fail(str("threw: ", e.what()));
   }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,34 +22,35 @@ struct Outcome {
   std::string message;  // why it failed or was skipped; for a pass, a note (may be empty)
 };
 
-// One op (or one scenario) and its cases: run(be, cpu, i) checks case i on `be`, with `cpu` the
-// CPU backend as the second reference.
-struct OpCheck {
-  std::string op;                  // "linear"
-  std::vector<std::string> cases;  // "7x13->5", ...
-  Outcome (*run)(Backend& be, Backend& cpu, int which);
+// One case of the checks, named from what it checks: the op, then its parameters by name, as
+// ggml's test-backend-ops names its cases ("linear rows=7 in=13 out=5 bias=1"), or a scenario
+// ("memory overlapping_copy"). run(be, cpu) checks it on `be`, with `cpu` the CPU backend as the
+// second reference.
+struct OpCase {
+  std::string name;
+  std::function<Outcome(Backend& be, Backend& cpu)> run;
 };
 
 // The checks every backend runs: each op at odd sizes, every attention layout (fused QKV, KV
 // cache, interleaved context outputs), memory semantics (zero-filled allocations, offsets,
 // overlapping copies, uploads from host memory freed at once, use from a second thread), and
 // sizes past the first sweep of the kernels' grid-stride loops. A few seconds on the CPU.
-const std::vector<OpCheck>& opChecks();
+const std::vector<OpCase>& opCases();
 
 // GPU-only and heavy (skipped on the CPU): score buffers of more than 2³¹ floats (about 19 GiB of
 // device memory, skipped when it is not free); running out of device memory mid-sequence and
 // then computing the same results again.
-const std::vector<OpCheck>& largeChecks();
+const std::vector<OpCase>& largeCases();
 
 // Breaks the backend on purpose (a kernel reading an illegal address) and checks that it says so:
 // the error names the CUDA error, failure() is set, later calls refuse. The CUDA context of the
 // process is lost afterwards: run it alone, in a process of its own. Skipped on the CPU.
-const std::vector<OpCheck>& faultChecks();
+const std::vector<OpCase>& faultCases();
 
 // n uniform random floats in [lo, hi), the same for the same seed.
 std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 
-// Runs case `which` of `check`; an exception becomes a failure carrying its message.
-Outcome runCase(const OpCheck& check, Backend& be, Backend& cpu, int which);
+// Runs a case; an exception becomes a failure carrying its message.
+Outcome runCase(const OpCase& c, Backend& be, Backend& cpu);
 
 }  // namespace attnviz::checks
