@@ -5,6 +5,22 @@
 // Conventions: every float tensor is row-major float32; pointers passed to ops are device
 // pointers of this backend (host pointers for the CPU backend) obtained from DeviceBuffer::data()
 // plus element offsets. Ops are asynchronous on a GPU; download() synchronises.
+//
+// Adding an op (five files and one test row; the forward and its backward together):
+//   1. its contract below, in class Backend: what it computes, the shape of every tensor, which
+//      outputs are WRITTEN and which ACCUMULATE (+=), what may alias;
+//   2. the CPU body in compute/cpu_backend.cpp, the reference: threaded like its neighbours
+//      (forRows, forElements, forHeadRows), the same result on any number of threads;
+//   3. the CUDA body in gpu/cuda_backend.cpp, all its work inside guard("<op>", ...)
+//      (tests/test_gpu_host.cpp reads the file and fails for an op that is not guarded);
+//   4. and 5. on the GPU either a kernel — gpu/kernels.cu (<op>_kernel1 and its launcher <op>) and
+//      the launcher's declaration in gpu/kernels.h, with per-element math the host tests should
+//      run too in gpu/kernel_math.h (a sixth file, where the op brings new math) — or, when it
+//      multiplies matrices, its cuBLAS plan in gpu/gemm_plan.h and .cpp (host-tested in
+//      tests/test_gpu_host.cpp);
+//   and one row in opCases() of tests/backend_checks.cpp (a case struct named from its
+//   parameters, and a check against a double-precision reference written from the contract,
+//   gradients included): tests/test_backend_ops.cpp and backend_checks take their cases from it.
 #pragma once
 
 #include <cstddef>
