@@ -35,22 +35,6 @@ namespace {
 
 constexpr int kDevice = 0;  // CUDA_VISIBLE_DEVICES chooses the GPU
 
-ActivationKind kernelActivation(Activation act) {
-  switch (act) {
-    case Activation::Relu:
-      return ActivationKind::Relu;
-    case Activation::Gelu:
-      return ActivationKind::Gelu;
-    case Activation::GeluTanh:
-      return ActivationKind::GeluTanh;
-    case Activation::Silu:
-      return ActivationKind::Silu;
-    case Activation::Tanh:
-      return ActivationKind::Tanh;
-  }
-  throw Error(ErrorKind::Backend, "CUDA backend: unknown activation");
-}
-
 bool envFlag(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::strcmp(v, "0") != 0;
@@ -289,16 +273,14 @@ class CudaBackend final : public Backend {
   }
 
   void activation_forward(float* x, int64_t n, Activation act) override {
-    guard("activation_forward", [&] {
-      CUDA_CHECK(cuda::activation_forward(x, n, kernelActivation(act), stream_.get()));
-    });
+    guard("activation_forward",
+          [&] { CUDA_CHECK(cuda::activation_forward(x, n, act, stream_.get())); });
   }
 
   void activation_backward(const float* x, const float* dy, float* dx, int64_t n,
                            Activation act) override {
-    guard("activation_backward", [&] {
-      CUDA_CHECK(cuda::activation_backward(x, dy, dx, n, kernelActivation(act), stream_.get()));
-    });
+    guard("activation_backward",
+          [&] { CUDA_CHECK(cuda::activation_backward(x, dy, dx, n, act, stream_.get())); });
   }
 
   void residual_forward(const float* x, float* y, int64_t n) override {

@@ -7,9 +7,11 @@
 #include <math.h>  // expf, erff, tanhf, sqrtf, fmaxf, INFINITY: host and device alike
 #include <stdint.h>
 
-// Dropout's mask: the very hash the CPU backend uses (a plain header; by its path, so that
-// kernels.cu still sees no other core/ header).
+// Dropout's mask: the very hash the CPU backend uses; the activations, norm kinds and rotary
+// layouts the ops take. Plain headers, by their paths, so that kernels.cu sees no other core/
+// header.
 #include "../core/base/counter_rng.h"
+#include "../core/compute/functions.h"
 
 #if defined(__CUDACC__)
 #define ATTNVIZ_HOST_DEVICE __host__ __device__
@@ -149,10 +151,6 @@ ATTNVIZ_HOST_DEVICE inline void layernorm_backward_row(const float* dy, const fl
 
 // ---- activations (PyTorch's definitions)
 
-// The kernels' own copy of attnviz::Activation (config.h), so kernels.cu needs no core header;
-// cuda_backend.cpp maps one to the other.
-enum class ActivationKind : int { Relu = 0, Gelu = 1, GeluTanh = 2, Silu = 3, Tanh = 4 };
-
 // max(x, 0); NaN stays NaN as in torch.relu.
 ATTNVIZ_HOST_DEVICE inline float relu(float x) {
   return x < 0.0f ? 0.0f : x;
@@ -174,42 +172,42 @@ ATTNVIZ_HOST_DEVICE inline float silu(float x) {
   return x / (1.0f + expf(-x));
 }
 
-ATTNVIZ_HOST_DEVICE inline float activation(float x, ActivationKind kind) {
+ATTNVIZ_HOST_DEVICE inline float activation(float x, Activation kind) {
   switch (kind) {
-    case ActivationKind::Silu:
+    case Activation::Silu:
       return silu(x);
-    case ActivationKind::Tanh:
+    case Activation::Tanh:
       return tanhf(x);
-    case ActivationKind::Gelu:
+    case Activation::Gelu:
       return gelu_erf(x);
-    case ActivationKind::GeluTanh:
+    case Activation::GeluTanh:
       return gelu_tanh(x);
-    case ActivationKind::Relu:
+    case Activation::Relu:
     default:
       return relu(x);
   }
 }
 
 // d act / dx at x (the backward multiplies the incoming gradient by it).
-ATTNVIZ_HOST_DEVICE inline float activation_grad(float x, ActivationKind kind) {
+ATTNVIZ_HOST_DEVICE inline float activation_grad(float x, Activation kind) {
   switch (kind) {
-    case ActivationKind::Silu: {
+    case Activation::Silu: {
       const float s = 1.0f / (1.0f + expf(-x));  // σ(x)·(1 + x·(1 − σ(x)))
       return s * (1.0f + x * (1.0f - s));
     }
-    case ActivationKind::Tanh: {
+    case Activation::Tanh: {
       const float t = tanhf(x);
       return 1.0f - t * t;
     }
-    case ActivationKind::Gelu:  // Φ(x) + x·φ(x)
+    case Activation::Gelu:  // Φ(x) + x·φ(x)
       return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
              x * 0.39894228040143268f * expf(-0.5f * x * x);
-    case ActivationKind::GeluTanh: {  // ½(1 + tanh u) + ½x(1 − tanh²u)·u'
+    case Activation::GeluTanh: {  // ½(1 + tanh u) + ½x(1 − tanh²u)·u'
       const float t = tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x));
       const float du = 0.79788456080286536f * (1.0f + 3.0f * 0.044715f * x * x);
       return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du;
     }
-    case ActivationKind::Relu:
+    case Activation::Relu:
     default:
       return x > 0.0f ? 1.0f : 0.0f;
   }

@@ -168,14 +168,14 @@ __global__ void layernorm_backward_params_kernel1(const float* dy, const float* 
   }
 }
 
-__global__ void activation_forward_kernel1(float* x, int64_t n, ActivationKind kind) {
+__global__ void activation_forward_kernel1(float* x, int64_t n, Activation kind) {
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x)
     x[i] = activation(x[i], kind);
 }
 
 __global__ void activation_backward_kernel1(const float* x, const float* dy, float* dx, int64_t n,
-                                            ActivationKind kind) {
+                                            Activation kind) {
   FOR_EACH_ELEMENT(i, n) dx[i] = dy[i] * activation_grad(x[i], kind);
 }
 
@@ -368,14 +368,14 @@ cudaError_t layernorm_backward(const float* dy, const float* x, const float* gam
   return cudaGetLastError();
 }
 
-cudaError_t activation_forward(float* x, int64_t n, ActivationKind kind, cudaStream_t stream) {
+cudaError_t activation_forward(float* x, int64_t n, Activation kind, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   activation_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, n, kind);
   return cudaGetLastError();
 }
 
 cudaError_t activation_backward(const float* x, const float* dy, float* dx, int64_t n,
-                                ActivationKind kind, cudaStream_t stream) {
+                                Activation kind, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   activation_backward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, dy, dx, n,
                                                                                    kind);

@@ -34,10 +34,10 @@ cudaError_t layernorm_backward(const float* dy, const float* x, const float* gam
                                float eps, cudaStream_t stream);
 
 // x[i] = act(x[i]) for i < n
-cudaError_t activation_forward(float* x, int64_t n, ActivationKind kind, cudaStream_t stream);
+cudaError_t activation_forward(float* x, int64_t n, Activation kind, cudaStream_t stream);
 // dx[i] = dy[i] · act'(x[i]) (written; dx may alias dy)
 cudaError_t activation_backward(const float* x, const float* dy, float* dx, int64_t n,
-                                ActivationKind kind, cudaStream_t stream);
+                                Activation kind, cudaStream_t stream);
 
 // y[i] += x[i] for i < n
 cudaError_t residual_forward(const float* x, float* y, int64_t n, cudaStream_t stream);
