@@ -253,22 +253,22 @@ class CudaBackend final : public Backend {
     });
   }
 
-  void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, int rows,
-                         int d, float eps) override {
-    guard("layernorm_forward", [&] {
-      CUDA_CHECK(cuda::layernorm_forward(x, gamma, beta, y, rows, d, eps, stream_.get()));
+  void norm_forward(NormKind kind, const float* x, const float* gamma, const float* beta, float* y,
+                    int rows, int d, float eps) override {
+    guard("norm_forward", [&] {
+      CUDA_CHECK(cuda::norm_forward(kind, x, gamma, beta, y, rows, d, eps, stream_.get()));
     });
   }
 
-  void layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
-                          float* dgamma, float* dbeta, int rows, int d, float eps) override {
-    guard("layernorm_backward", [&] {
-      // Each row's mean and rstd pass from the row kernel to the parameters' kernel (the scratch
-      // goes back to the pool in stream order).
+  void norm_backward(NormKind kind, const float* dy, const float* x, const float* gamma, float* dx,
+                     float* dgamma, float* dbeta, int rows, int d, float eps) override {
+    guard("norm_backward", [&] {
+      // Each row's center and scale pass from the row kernel to the parameters' kernel (the
+      // scratch goes back to the pool in stream order).
       CudaBuffer stats((size_t)std::max(rows, 1) * 2 * sizeof(float), stream_, pool_, kDevice,
                        /*zero_fill=*/false);
-      CUDA_CHECK(cuda::layernorm_backward(dy, x, gamma, dx, dgamma, dbeta, stats.f32(), rows, d,
-                                          eps, stream_.get()));
+      CUDA_CHECK(cuda::norm_backward(kind, dy, x, gamma, dx, dgamma, dbeta, stats.f32(), rows, d,
+                                     eps, stream_.get()));
     });
   }
 

@@ -1,4 +1,4 @@
-// The per-element and per-row math of the CUDA backend's kernels (masked softmax, LayerNorm,
+// The per-element and per-row math of the CUDA backend's kernels (masked softmax, the norms,
 // activations, embedding, index maps) as __host__ __device__ inline functions.
 // Plain C++ when not compiled by nvcc: the kernels (kernels.cu) call these, and
 // tests/test_gpu_host.cpp calls the same functions on the host against the CPU backend.
@@ -80,73 +80,89 @@ ATTNVIZ_HOST_DEVICE inline void masked_softmax_backward_row(const float* p, cons
   for (int j = 0; j < n; ++j) ds[j] = softmax_backward_element(p[j], dp[j], dot, mask[j]);
 }
 
-// ---- LayerNorm: y = (x - mean) / sqrt(var + eps) · gamma + beta (biased variance, as PyTorch)
+// ---- norms: y = x̂ · gamma + beta, x̂ = (x − center) · scale per row (backend.h's norm_forward)
 
-ATTNVIZ_HOST_DEVICE inline float layernorm_rstd(float variance, float eps) {
-  return 1.0f / sqrtf(variance + eps);
+// How one row is normalised: its center (the mean, or 0 for RmsNorm) and scale, and what divides
+// Σ dx̂ ⊙ x̂ in the input's gradient: d for LayerNorm and RmsNorm, (d − 1)·std·scale for
+// LayerNormStd (0 for a row of equal values, where that term is 0).
+struct NormStats {
+  float center, scale, grad_div;
+};
+
+// Whether `kind` subtracts the row's mean (LayerNorm, LayerNormStd) or not (RmsNorm).
+ATTNVIZ_HOST_DEVICE inline bool norm_centred(NormKind kind) {
+  return kind != NormKind::RmsNorm;
 }
 
-// Element c of a normalised row; gamma / beta: [d] or nullptr (identity).
-ATTNVIZ_HOST_DEVICE inline float layernorm_apply(float x, float mean, float rstd,
-                                                 const float* gamma, const float* beta, int c) {
-  float y = (x - mean) * rstd;
+// A row's statistics from its center and Σ (x − center)² over its d values.
+ATTNVIZ_HOST_DEVICE inline NormStats norm_stats(NormKind kind, float center, float squares, int d,
+                                                float eps) {
+  if (kind == NormKind::LayerNormStd) {
+    const float std_dev = sqrtf(squares / static_cast<float>(d - 1));  // unbiased, as torch.std
+    const float scale = 1.0f / (std_dev + eps);
+    return {center, scale, static_cast<float>(d - 1) * std_dev * scale};
+  }
+  return {center, 1.0f / sqrtf(squares / static_cast<float>(d) + eps), static_cast<float>(d)};
+}
+
+// Element c of a normalised row; gamma / beta: [d] or nullptr.
+ATTNVIZ_HOST_DEVICE inline float norm_apply(float x, NormStats s, const float* gamma,
+                                            const float* beta, int c) {
+  float y = (x - s.center) * s.scale;
   if (gamma) y *= gamma[c];
   if (beta) y += beta[c];
   return y;
 }
 
-// The mean and rstd of a row of d values, sequentially, two-pass (mean, then variance about the
-// mean) as the kernel.
-ATTNVIZ_HOST_DEVICE inline void layernorm_stats(const float* x, int d, float eps, float* mean_out,
-                                                float* rstd_out) {
-  float sum = 0.0f;
-  for (int c = 0; c < d; ++c) sum += x[c];
-  const float mean = sum / static_cast<float>(d);
+// A row of d values, sequentially, two passes (the center, then the squares about it) as the
+// kernel.
+ATTNVIZ_HOST_DEVICE inline NormStats norm_row_stats(NormKind kind, const float* x, int d,
+                                                    float eps) {
+  float center = 0.0f;
+  if (norm_centred(kind)) {
+    for (int c = 0; c < d; ++c) center += x[c];
+    center /= static_cast<float>(d);
+  }
   float squares = 0.0f;
-  for (int c = 0; c < d; ++c) squares += (x[c] - mean) * (x[c] - mean);
-  *mean_out = mean;
-  *rstd_out = layernorm_rstd(squares / static_cast<float>(d), eps);
+  for (int c = 0; c < d; ++c) squares += (x[c] - center) * (x[c] - center);
+  return norm_stats(kind, center, squares, d, eps);
 }
 
 // One row of d values, sequentially, as the kernel.   x, y: [d] (may alias)
-ATTNVIZ_HOST_DEVICE inline void layernorm_row(const float* x, const float* gamma, const float* beta,
-                                              float* y, int d, float eps) {
-  float mean, rstd;
-  layernorm_stats(x, d, eps, &mean, &rstd);
-  for (int c = 0; c < d; ++c) y[c] = layernorm_apply(x[c], mean, rstd, gamma, beta, c);
+ATTNVIZ_HOST_DEVICE inline void norm_row(NormKind kind, const float* x, const float* gamma,
+                                         const float* beta, float* y, int d, float eps) {
+  const NormStats s = norm_row_stats(kind, x, d, eps);
+  for (int c = 0; c < d; ++c) y[c] = norm_apply(x[c], s, gamma, beta, c);
 }
 
-// Backward, element c of a row with mean_dxhat = mean(dy ⊙ γ) and mean_dxhat_xhat =
-// mean(dy ⊙ γ ⊙ x̂): dx = rstd · (dx̂ − mean_dxhat − x̂ · mean_dxhat_xhat).
-ATTNVIZ_HOST_DEVICE inline float layernorm_backward_element(float dxhat, float xhat, float rstd,
-                                                            float mean_dxhat,
-                                                            float mean_dxhat_xhat) {
-  return rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+// Backward, one element: dx = scale · (dx̂ − mean_dxhat − x̂ · Σ(dx̂ ⊙ x̂) / grad_div), with
+// mean_dxhat = mean(dx̂) for the centred kinds and 0 for RmsNorm.
+ATTNVIZ_HOST_DEVICE inline float norm_backward_element(float dxhat, float xhat, NormStats s,
+                                                       float mean_dxhat, float sum_dxhat_xhat) {
+  const float k = s.grad_div > 0.0f ? sum_dxhat_xhat / s.grad_div : 0.0f;
+  return s.scale * (dxhat - mean_dxhat - xhat * k);
 }
 
 // One row, sequentially (the kernel's warp does the same sums): dx += the input's gradient;
-// returns the row's mean and rstd (for γ's and β's gradients, which sum over rows).
+// returns the row's statistics (for γ's and β's gradients, which sum over rows).
 //   dy, x, dx: [d]; gamma: [d] or nullptr
-ATTNVIZ_HOST_DEVICE inline void layernorm_backward_row(const float* dy, const float* x,
-                                                       const float* gamma, float* dx, int d,
-                                                       float eps, float* mean_out,
-                                                       float* rstd_out) {
-  float mean, rstd;
-  layernorm_stats(x, d, eps, &mean, &rstd);
-  float s1 = 0.0f, s2 = 0.0f;
+ATTNVIZ_HOST_DEVICE inline NormStats norm_backward_row(NormKind kind, const float* dy,
+                                                       const float* x, const float* gamma,
+                                                       float* dx, int d, float eps) {
+  const NormStats s = norm_row_stats(kind, x, d, eps);
+  float sum_dxhat = 0.0f, sum_dxhat_xhat = 0.0f;
   for (int c = 0; c < d; ++c) {
     const float dxhat = gamma ? dy[c] * gamma[c] : dy[c];
-    s1 += dxhat;
-    s2 += dxhat * (x[c] - mean) * rstd;
+    sum_dxhat += dxhat;
+    sum_dxhat_xhat += dxhat * (x[c] - s.center) * s.scale;
   }
-  s1 /= static_cast<float>(d);
-  s2 /= static_cast<float>(d);
+  const float mean_dxhat = norm_centred(kind) ? sum_dxhat / static_cast<float>(d) : 0.0f;
   for (int c = 0; c < d; ++c) {
     const float dxhat = gamma ? dy[c] * gamma[c] : dy[c];
-    dx[c] += layernorm_backward_element(dxhat, (x[c] - mean) * rstd, rstd, s1, s2);
+    dx[c] +=
+        norm_backward_element(dxhat, (x[c] - s.center) * s.scale, s, mean_dxhat, sum_dxhat_xhat);
   }
-  *mean_out = mean;
-  *rstd_out = rstd;
+  return s;
 }
 
 // ---- activations (PyTorch's definitions)

@@ -65,6 +65,11 @@ std::ostream& operator<<(std::ostream& s, Activation a) {
   return s << names[int(a)];
 }
 
+std::ostream& operator<<(std::ostream& s, NormKind k) {
+  const char* names[] = {"layernorm", "layernorm_std", "rmsnorm"};
+  return s << names[int(k)];
+}
+
 // "rows=7 in=13 out=5 bias=1" from each name in `names` ("rows, in, out, bias", as the macro VARS
 // writes them) and its value.
 template <class... Values>
@@ -904,55 +909,65 @@ Outcome contextBackward(Backend& be, Backend& cpu, const Layout& l) {
   return pass();
 }
 
-// ---- layernorm_forward ----
-struct LayerNormCase {
+// ---- norm_forward, norm_backward: LayerNorm, LayerNormStd, RmsNorm ----
+
+// x̂ of one row of d values in double, as backend.h defines it: (x − center) · scale.
+void normRowReference(NormKind kind, const double* x, int d, double eps, double* xhat) {
+  double center = 0.0, squares = 0.0;
+  if (kind != NormKind::RmsNorm) {
+    for (int k = 0; k < d; ++k) center += x[k];
+    center /= d;
+  }
+  for (int k = 0; k < d; ++k) squares += (x[k] - center) * (x[k] - center);
+  const double scale = kind == NormKind::LayerNormStd ? 1.0 / (std::sqrt(squares / (d - 1)) + eps)
+                                                      : 1.0 / std::sqrt(squares / d + eps);
+  for (int k = 0; k < d; ++k) xhat[k] = (x[k] - center) * scale;
+}
+
+struct NormCase {
+  NormKind kind;
   int rows, d;
-  bool affine, in_place;
-  std::string vars() const { return VARS(rows, d, affine, in_place); }
+  bool gamma, beta, in_place;  // beta only with gamma
+  float eps;
+  std::string vars() const { return VARS(kind, rows, d, gamma, beta, in_place, eps); }
 };
 
-Outcome layernorm(Backend& be, Backend& cpu, const LayerNormCase& c) {
-  const float eps = 1e-5f;
+Outcome norm(Backend& be, Backend& cpu, const NormCase& c) {
   const size_t n = size_t(c.rows) * c.d;  // x, y [rows, d]
   const auto x = randomFloats(n, 90, -3.0f, 5.0f);
   const auto gamma = randomFloats(size_t(c.d), 91, 0.5f, 1.5f);  // [d]
   const auto beta = randomFloats(size_t(c.d), 92);               // [d]
-  std::vector<double> ref(n);
+  std::vector<double> ref(x.begin(), x.end());
   for (int r = 0; r < c.rows; ++r) {
-    const float* xr = x.data() + size_t(r) * c.d;
-    double mean = 0.0, var = 0.0;
-    for (int k = 0; k < c.d; ++k) mean += xr[k];
-    mean /= c.d;
-    for (int k = 0; k < c.d; ++k) var += (xr[k] - mean) * (xr[k] - mean);
-    var /= c.d;
-    for (int k = 0; k < c.d; ++k) {
-      const double v = (xr[k] - mean) / std::sqrt(var + eps);
-      ref[size_t(r) * c.d + k] = c.affine ? v * gamma[size_t(k)] + beta[size_t(k)] : v;
-    }
+    double* row = ref.data() + size_t(r) * c.d;
+    normRowReference(c.kind, row, c.d, c.eps, row);
+    for (int k = 0; k < c.d; ++k)
+      row[k] = row[k] * (c.gamma ? gamma[size_t(k)] : 1.0) + (c.beta ? beta[size_t(k)] : 0.0);
   }
   auto run = [&](Backend& on) {
     Arena a(on);
     float* xd = a.put(x);
     float* y = c.in_place ? xd : a.zeros(n);
-    on.layernorm_forward(xd, c.affine ? a.put(gamma) : nullptr, c.affine ? a.put(beta) : nullptr, y,
-                         c.rows, c.d, eps);
+    on.norm_forward(c.kind, xd, c.gamma ? a.put(gamma) : nullptr, c.beta ? a.put(beta) : nullptr, y,
+                    c.rows, c.d, c.eps);
     return a.get(y, n);
   };
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
 }
 
-// ---- layernorm_backward (training; gradients start non-zero, so "accumulates" is checked too)
-// ----
-struct LayerNormBackwardCase {
+// Training; gradients start non-zero, so "accumulates" is checked too. The input's gradient is
+// checked against central differences of the double reference above (not against the formula
+// of backend.h): the contract's forward is the only thing both sides share.
+struct NormBackwardCase {
+  NormKind kind;
   int rows, d;
-  bool affine;
-  std::string vars() const { return VARS(rows, d, affine); }
+  bool gamma, beta;  // whether the norm has gamma (and beta): dgamma (and dbeta) asked for
+  float eps;
+  std::string vars() const { return VARS(kind, rows, d, gamma, beta, eps); }
 };
 
-Outcome layernormBackward(Backend& be, Backend& cpu, const LayerNormBackwardCase& c) {
-  const bool affine = c.affine;
+Outcome normBackward(Backend& be, Backend& cpu, const NormBackwardCase& c) {
   const int rows = c.rows, d = c.d;
-  const float eps = 1e-5f;
   const size_t n = size_t(rows) * d;
   const auto x = randomFloats(n, 370, -3.0f, 5.0f);
   const auto dy = randomFloats(n, 371);
@@ -961,27 +976,31 @@ Outcome layernormBackward(Backend& be, Backend& cpu, const LayerNormBackwardCase
              db0 = randomFloats(size_t(d), 375);
   std::vector<double> rdx(dx0.begin(), dx0.end()), rdg(dg0.begin(), dg0.end()),
       rdb(db0.begin(), db0.end());
+  std::vector<double> row(static_cast<size_t>(d)), xhat(static_cast<size_t>(d));
+  // loss(row) = Σ_k dy[r, k] · x̂_k · gamma_k (beta adds a constant)
+  auto loss = [&](int r) {
+    normRowReference(c.kind, row.data(), d, c.eps, xhat.data());
+    double l = 0.0;
+    for (int k = 0; k < d; ++k)
+      l += double(dy[size_t(r) * d + k]) * xhat[size_t(k)] * (c.gamma ? gamma[size_t(k)] : 1.0);
+    return l;
+  };
+  const double h = 1e-4;
   for (int r = 0; r < rows; ++r) {
-    const float* xr = x.data() + size_t(r) * d;
-    const float* g = dy.data() + size_t(r) * d;
-    double mean = 0, var = 0;
-    for (int k = 0; k < d; ++k) mean += xr[k];
-    mean /= d;
-    for (int k = 0; k < d; ++k) var += (xr[k] - mean) * (xr[k] - mean);
-    var /= d;
-    const double rstd = 1.0 / std::sqrt(var + eps);
-    double m1 = 0, m2 = 0;
+    for (int k = 0; k < d; ++k) row[size_t(k)] = x[size_t(r) * d + k];
     for (int k = 0; k < d; ++k) {
-      const double dxhat = affine ? double(g[k]) * gamma[size_t(k)] : g[k];
-      m1 += dxhat / d;
-      m2 += dxhat * (xr[k] - mean) * rstd / d;
+      const double keep = row[size_t(k)];
+      row[size_t(k)] = keep + h;
+      const double up = loss(r);
+      row[size_t(k)] = keep - h;
+      const double down = loss(r);
+      row[size_t(k)] = keep;
+      rdx[size_t(r) * d + k] += (up - down) / (2 * h);
     }
+    loss(r);  // x̂ of the row as it is
     for (int k = 0; k < d; ++k) {
-      const double xhat = (xr[k] - mean) * rstd;
-      const double dxhat = affine ? double(g[k]) * gamma[size_t(k)] : g[k];
-      rdx[size_t(r) * d + k] += rstd * (dxhat - m1 - xhat * m2);
-      rdg[size_t(k)] += g[k] * xhat;
-      rdb[size_t(k)] += g[k];
+      rdg[size_t(k)] += dy[size_t(r) * d + k] * xhat[size_t(k)];
+      rdb[size_t(k)] += dy[size_t(r) * d + k];
     }
   }
   struct Grads {
@@ -990,20 +1009,24 @@ Outcome layernormBackward(Backend& be, Backend& cpu, const LayerNormBackwardCase
   auto run = [&](Backend& on) {
     Arena a(on);
     float *dx = a.put(dx0), *dg = a.put(dg0), *db = a.put(db0);
-    on.layernorm_backward(a.put(dy), a.put(x), affine ? a.put(gamma) : nullptr, dx, dg, db, rows, d,
-                          eps);
+    on.norm_backward(c.kind, a.put(dy), a.put(x), c.gamma ? a.put(gamma) : nullptr, dx, dg,
+                     c.beta ? db : nullptr, rows, d, c.eps);
     return Grads{a.get(dx, n), a.get(dg, dg0.size()), a.get(db, db0.size())};
   };
   const Grads got = run(be), on_cpu = run(cpu);
-  // d = 1: x̂ is 0 and the input's gradient is exactly 0 (+ what dx held); both sides agree.
-  EXPECT_NMSE(nmse(got.dx, rdx), 1e-8, "dx vs reference");
+  // Correct gradients come within ~1e-15 of the differences (1e-10 at d = 1, where a fused
+  // multiply-add leaves dx̂ − mean(dx̂) a rounding error times 1/√eps); a wrong one is far off
+  // (LayerNormStd's (d − 1) taken for d gives 8e-8 at d = 129, 2e-2 at d = 2).
+  EXPECT_NMSE(nmse(got.dx, rdx), 1e-8, "dx vs central differences");
   EXPECT_NMSE(nmse(got.dx, on_cpu.dx), 1e-8, "dx vs cpu");
-  if (affine) {
+  if (c.gamma)
     EXPECT_NMSE(nmse(got.dg, rdg), kNmseProduct, "dgamma vs reference");
+  else
+    EXPECT(got.dg == dg0, "no gamma: dgamma changed");
+  if (c.beta)
     EXPECT_NMSE(nmse(got.db, rdb), kNmseProduct, "dbeta vs reference");
-  } else {  // identity affine: no parameters, their gradients untouched
-    EXPECT(got.dg == dg0 && got.db == db0, "identity affine: dgamma or dbeta changed");
-  }
+  else
+    EXPECT(got.db == db0, "no beta: dbeta changed");
   return pass();
 }
 
@@ -1570,16 +1593,37 @@ const std::vector<OpCase>& opCases() {
          {2, 8, 17, 300, -kInf, false, false}});
     add(l, "attention_context", context, layouts());
     add(l, "attention_context_backward", contextBackward, layouts());
-    add(l, "layernorm", layernorm,
-        {{5, 37, true, false},
-         {5, 37, false, false},
-         {3, 129, true, true},
-         {9, 512, false, true},
-         {4, 1, true, false},
-         {2, 2048, true, false},
-         {300000, 3, true, true}});
-    add(l, "layernorm_backward", layernormBackward,
-        {{5, 37, true}, {5, 37, false}, {9, 512, true}, {4, 1, true}});
+    add(l, "norm", norm,
+        {{NormKind::LayerNorm, 5, 37, true, true, false, 1e-5f},
+         {NormKind::LayerNorm, 5, 37, false, false, false, 1e-5f},
+         {NormKind::LayerNorm, 5, 37, true, false, false, 1e-5f},
+         {NormKind::LayerNorm, 3, 129, true, true, true, 1e-5f},
+         {NormKind::LayerNorm, 9, 512, false, false, true, 1e-5f},
+         {NormKind::LayerNorm, 4, 1, true, true, false, 1e-5f},
+         {NormKind::LayerNorm, 2, 2048, true, true, false, 1e-5f},
+         {NormKind::LayerNorm, 300000, 3, true, true, true, 1e-5f},
+         {NormKind::LayerNormStd, 5, 37, true, true, false, 1e-6f},
+         {NormKind::LayerNormStd, 3, 129, true, true, true, 1e-6f},
+         {NormKind::LayerNormStd, 7, 2, true, true, false, 1e-6f},
+         {NormKind::LayerNormStd, 2, 2048, false, false, false, 1e-6f},
+         {NormKind::RmsNorm, 5, 37, true, false, false, 1e-5f},
+         {NormKind::RmsNorm, 3, 129, true, false, true, 1e-5f},
+         {NormKind::RmsNorm, 9, 512, false, false, true, 1e-5f},
+         {NormKind::RmsNorm, 4, 1, true, false, false, 1e-5f},
+         {NormKind::RmsNorm, 300000, 3, true, false, true, 1e-6f}});
+    add(l, "norm_backward", normBackward,
+        {{NormKind::LayerNorm, 5, 37, true, true, 1e-5f},
+         {NormKind::LayerNorm, 5, 37, false, false, 1e-5f},
+         {NormKind::LayerNorm, 5, 37, true, false, 1e-5f},
+         {NormKind::LayerNorm, 9, 512, true, true, 1e-5f},
+         {NormKind::LayerNorm, 4, 1, true, true, 1e-5f},
+         {NormKind::LayerNormStd, 5, 37, true, true, 1e-6f},
+         {NormKind::LayerNormStd, 6, 2, true, true, 1e-6f},
+         {NormKind::LayerNormStd, 3, 129, false, false, 1e-6f},
+         {NormKind::RmsNorm, 5, 37, true, false, 1e-5f},
+         {NormKind::RmsNorm, 9, 512, true, false, 1e-5f},
+         {NormKind::RmsNorm, 4, 1, true, false, 1e-5f},
+         {NormKind::RmsNorm, 5, 37, false, false, 1e-5f}});
     add(l, "activation", activation,
         {{Activation::Relu, 1003},
          {Activation::Gelu, 1003},
@@ -1603,7 +1647,7 @@ const std::vector<OpCase>& opCases() {
     add(l, "optimizer_ops", optimizerOps, {{false, 1027}, {true, 100003}});
     return l;
   }());
-  static_assert(kRowSweep < int64_t{4} * 16 * 4100 && kRowSweep < 300000);
+  static_assert(kRowSweep < int64_t{4} * 16 * 4100 && kRowSweep < 300000);  // softmax, norm
   return cases;
 }
 

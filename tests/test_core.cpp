@@ -212,13 +212,13 @@ class TestCore : public QObject {
     Host h;
     auto x = h.put({1, 2, 3});
     auto y = h.be->allocate(12);
-    h.be->layernorm_forward(x->f32(), nullptr, nullptr, y->f32(), 1, 3, 1e-5f);
+    h.be->norm_forward(NormKind::LayerNorm, x->f32(), nullptr, nullptr, y->f32(), 1, 3, 1e-5f);
     auto r = h.get(*y, 3);
     QVERIFY(std::abs(r[0] + 1.2247357f) < 1e-5f);
     QVERIFY(std::abs(r[1]) < 1e-6f);
     QVERIFY(std::abs(r[2] - 1.2247357f) < 1e-5f);
     auto g = h.put({2, 2, 2}), b = h.put({1, 1, 1});
-    h.be->layernorm_forward(x->f32(), g->f32(), b->f32(), y->f32(), 1, 3, 1e-5f);
+    h.be->norm_forward(NormKind::LayerNorm, x->f32(), g->f32(), b->f32(), y->f32(), 1, 3, 1e-5f);
     r = h.get(*y, 3);
     QVERIFY(std::abs(r[2] - (2 * 1.2247357f + 1)) < 1e-5f);
   }

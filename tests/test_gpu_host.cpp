@@ -585,40 +585,54 @@ class TestGpuHost : public QObject {
     QCOMPARE(cuda::softmax_max(-kInf, -1e9f), -1e9f);
   }
 
-  void layernorm_data() {
+  void norm_data() {
+    QTest::addColumn<int>("kind");
     QTest::addColumn<int>("d");
-    QTest::addColumn<bool>("affine");
+    QTest::addColumn<bool>("gamma");
+    QTest::addColumn<bool>("beta");
     QTest::addColumn<bool>("inPlace");
-    QTest::newRow("d 37 affine") << 37 << true << false;
-    QTest::newRow("d 37 identity") << 37 << false << false;
-    QTest::newRow("d 129 affine in place") << 129 << true << true;
-    QTest::newRow("d 512 identity in place") << 512 << false << true;
-    QTest::newRow("d 1 affine") << 1 << true << false;
+    const std::pair<NormKind, const char*> kinds[] = {{NormKind::LayerNorm, "layernorm"},
+                                                      {NormKind::LayerNormStd, "layernorm_std"},
+                                                      {NormKind::RmsNorm, "rmsnorm"}};
+    for (const auto& [kind, name] : kinds) {
+      auto row = [&](int d, bool gamma, bool beta, bool in_place) {
+        QTest::addRow("%s d %d%s%s%s", name, d, gamma ? " gamma" : "", beta ? " beta" : "",
+                      in_place ? " in place" : "")
+            << int(kind) << d << gamma << beta << in_place;
+      };
+      row(37, true, kind != NormKind::RmsNorm, false);
+      row(37, false, false, false);
+      row(129, true, false, true);
+      row(512, false, false, true);
+      row(kind == NormKind::LayerNormStd ? 2 : 1, true, kind != NormKind::RmsNorm, false);
+    }
   }
 
-  void layernorm() {
+  void norm() {
+    QFETCH(int, kind);
     QFETCH(int, d);
-    QFETCH(bool, affine);
+    QFETCH(bool, gamma);
+    QFETCH(bool, beta);
     QFETCH(bool, inPlace);
     const int rows = 7;
     const float eps = 1e-5f;
     // x [rows, d] with an offset and spread, as activations after a residual add
     std::vector<float> x = randomFloats(size_t(rows) * d, 70 + d, -3.0f, 5.0f);
-    const std::vector<float> gamma = randomFloats(size_t(d), 71, 0.5f, 1.5f);  // [d]
-    const std::vector<float> beta = randomFloats(size_t(d), 72);               // [d]
-    const float* g = affine ? gamma.data() : nullptr;
-    const float* b = affine ? beta.data() : nullptr;
+    const std::vector<float> gammas = randomFloats(size_t(d), 71, 0.5f, 1.5f);  // [d]
+    const std::vector<float> betas = randomFloats(size_t(d), 72);               // [d]
+    const float* g = gamma ? gammas.data() : nullptr;
+    const float* b = beta ? betas.data() : nullptr;
     std::vector<float> expected(x.size());
-    cpu_->layernorm_forward(x.data(), g, b, expected.data(), rows, d, eps);
+    cpu_->norm_forward(NormKind(kind), x.data(), g, b, expected.data(), rows, d, eps);
 
     std::vector<float> y(x.size());
     for (int r = 0; r < rows; ++r) {
       float* out = inPlace ? x.data() + size_t(r) * d : y.data() + size_t(r) * d;
-      cuda::layernorm_row(x.data() + size_t(r) * d, g, b, out, d, eps);
+      cuda::norm_row(NormKind(kind), x.data() + size_t(r) * d, g, b, out, d, eps);
     }
-    // The same float loops as the CPU backend: equal up to the compiler's rounding choices.
+    // The same float formulas as the CPU backend, summed in another order: a few ulp apart.
     const double err = maxRelError(inPlace ? x : y, expected);
-    QVERIFY2(err <= 1e-6, qPrintable(QString("max rel error %1").arg(err)));
+    QVERIFY2(err <= 1e-5, qPrintable(QString("max rel error %1").arg(err)));
   }
 
   void activations_data() {
@@ -830,35 +844,36 @@ class TestGpuHost : public QObject {
     QVERIFY2(maxRelError(got, expected) <= 1e-6, "softmax backward");
   }
 
-  void layernormBackwardRow_data() { layernorm_data(); }
-  void layernormBackwardRow() {
+  void normBackwardRow_data() { norm_data(); }
+  void normBackwardRow() {
+    QFETCH(int, kind);
     QFETCH(int, d);
-    QFETCH(bool, affine);
+    QFETCH(bool, gamma);
     const int rows = 5;
     const float eps = 1e-5f;
     const std::vector<float> x = randomFloats(size_t(rows) * d, 210 + d, -3.0f, 5.0f);
     const std::vector<float> dy = randomFloats(x.size(), 211);
-    const std::vector<float> gamma = randomFloats(size_t(d), 212, 0.5f, 1.5f);
-    const float* g = affine ? gamma.data() : nullptr;
+    const std::vector<float> gammas = randomFloats(size_t(d), 212, 0.5f, 1.5f);
+    const float* g = gamma ? gammas.data() : nullptr;
     std::vector<float> want_dx(x.size(), 0.5f), want_dg(static_cast<size_t>(d), 0.0f),
         want_db(static_cast<size_t>(d), 0.0f);
-    cpu_->layernorm_backward(dy.data(), x.data(), g, want_dx.data(), want_dg.data(), want_db.data(),
-                             rows, d, eps);
+    cpu_->norm_backward(NormKind(kind), dy.data(), x.data(), g, want_dx.data(), want_dg.data(),
+                        want_db.data(), rows, d, eps);
     std::vector<float> dx(x.size(), 0.5f), dg(static_cast<size_t>(d), 0.0f),
         db(static_cast<size_t>(d), 0.0f);
     for (int r = 0; r < rows; ++r) {
-      float mean = 0, rstd = 0;
       const float* xr = x.data() + size_t(r) * d;
       const float* gr = dy.data() + size_t(r) * d;
-      cuda::layernorm_backward_row(gr, xr, g, dx.data() + size_t(r) * d, d, eps, &mean, &rstd);
+      const cuda::NormStats st =
+          cuda::norm_backward_row(NormKind(kind), gr, xr, g, dx.data() + size_t(r) * d, d, eps);
       // The parameters' kernel: column sums with the row statistics.
       for (int c = 0; c < d; ++c) {
-        dg[size_t(c)] += gr[c] * (xr[c] - mean) * rstd;
+        dg[size_t(c)] += gr[c] * (xr[c] - st.center) * st.scale;
         db[size_t(c)] += gr[c];
       }
     }
     QVERIFY2(maxRelError(dx, want_dx) <= 1e-5, "dx");
-    if (affine) {
+    if (gamma) {
       QVERIFY2(maxRelError(dg, want_dg) <= 1e-5, "dgamma");
       QVERIFY2(maxRelError(db, want_db) <= 1e-5, "dbeta");
     }

@@ -272,8 +272,9 @@ int runBench(const BenchArgs& a) {
     });
     timeOp("attention_context", 2.0 * Hh * n * n * c.d_v,
            [&] { be.attention_context_forward(probs->f32(), v, x->f32(), 1, Hh, n, n, c.d_v); });
-    timeOp("layernorm", 0,
-           [&] { be.layernorm_forward(x->f32(), nullptr, nullptr, y->f32(), n, D, 1e-5f); });
+    timeOp("layernorm", 0, [&] {
+      be.norm_forward(NormKind::LayerNorm, x->f32(), nullptr, nullptr, y->f32(), n, D, 1e-5f);
+    });
     timeOp("activation", 0, [&] { be.activation_forward(y->f32(), (int64_t)n * F, c.activation); });
     timeOp("residual", 0, [&] { be.residual_forward(x->f32(), y->f32(), (int64_t)n * D); });
   }

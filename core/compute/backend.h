@@ -197,17 +197,26 @@ class Backend {
                                           float* dprobs, HeadsGrad dv, int B, int H, int Tq, int Tk,
                                           int d_v) = 0;
 
-  // y[r, :] = (x[r, :] - mean) / sqrt(var + eps) · gamma + beta   (biased variance, as PyTorch)
-  //   x, y: [rows, d] (may alias); gamma, beta: both [d], or both nullptr = identity affine
-  virtual void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y,
-                                 int rows, int d, float eps) = 0;
-  // Backward of layernorm_forward, from its input x (mean and variance are recomputed per row):
-  //   x̂ = (x − mean)·rstd;  dx̂ = dy ⊙ gamma;
-  //   dx[r, :] += rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂))
-  //   dgamma += Σ_r dy ⊙ x̂;  dbeta += Σ_r dy   (gamma == nullptr: identity affine, no dgamma/dbeta)
-  //   dy, x, dx: [rows, d]; gamma, dgamma, dbeta: [d]
-  virtual void layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
-                                  float* dgamma, float* dbeta, int rows, int d, float eps) = 0;
+  // y[r, :] = x̂[r, :] · gamma + beta, each row of d values normalised as `kind` says
+  // (compute/functions.h): x̂ = (x − center) · scale with
+  //   LayerNorm     center = mean, scale = 1 / √(var + eps)   (biased variance, as nn.LayerNorm)
+  //   LayerNormStd  center = mean, scale = 1 / (std + eps)    (unbiased std, eps outside the root:
+  //                 the Annotated Transformer's LayerNorm; d ≥ 2, as torch.std)
+  //   RmsNorm       center = 0,    scale = 1 / √(mean(x²) + eps)
+  //   x, y: [rows, d] (may alias); gamma: [d] or nullptr; beta: [d] or nullptr, only with gamma.
+  //   Both null: x̂ itself; gamma without beta: x̂ · gamma (nanoGPT's bias=False, RMSNorm).
+  virtual void norm_forward(NormKind kind, const float* x, const float* gamma, const float* beta,
+                            float* y, int rows, int d, float eps) = 0;
+  // Backward of norm_forward, from its input x (each row's center and scale recomputed):
+  //   dx̂ = dy ⊙ gamma (dy when gamma is null);  m = mean(dx̂) (0 for RmsNorm);
+  //   LayerNorm, RmsNorm: dx[r, :] += scale · (dx̂ − m − x̂ · mean(dx̂ ⊙ x̂))
+  //   LayerNormStd:       dx[r, :] += scale · (dx̂ − m) − x̂ · Σ(dx̂ ⊙ x̂) / ((d − 1) · std)
+  //                       (the last term 0 for a row of equal values, where std = 0)
+  //   dgamma += Σ_r dy ⊙ x̂;  dbeta += Σ_r dy   (only with gamma; a null pointer is skipped)
+  //   dy, x, dx: [rows, d]; gamma, dgamma, dbeta: [d] or nullptr
+  virtual void norm_backward(NormKind kind, const float* dy, const float* x, const float* gamma,
+                             float* dx, float* dgamma, float* dbeta, int rows, int d,
+                             float eps) = 0;
 
   // x[i] = act(x[i]) for i < n, in place
   virtual void activation_forward(float* x, int64_t n, Activation act) = 0;

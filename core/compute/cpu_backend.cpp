@@ -18,7 +18,7 @@
 #include <cblas.h>
 #endif
 
-// Row kernels (softmax, LayerNorm, element-wise ops) are compiled for several instruction sets
+// Row kernels (softmax, the norms, element-wise ops) are compiled for several instruction sets
 // and the best one for the CPU is picked when the program loads (GCC's function multiversioning),
 // so a portable build still runs them with AVX2/AVX-512 where the CPU has them. A -march=native
 // build (ATTNVIZ_NATIVE) needs no clones.
@@ -174,75 +174,87 @@ __attribute__((always_inline)) inline float rowDot(const float* a, const float* 
   for (; k < n; ++k) sum += a[k] * b[k];
   return sum;
 }
-// The mean and 1/√(variance + eps) of a row of d values (biased variance, two passes, as PyTorch).
-__attribute__((always_inline)) inline void rowMeanRstd(const float* x, int d, float eps,
-                                                       float* mean_out, float* rstd_out) {
-  const float mean = rowSum(x, d, 0.0f) / (float)d;
+// How norm_forward normalises one row: x̂ = (x − center) · scale; and what divides Σ dx̂ ⊙ x̂ in
+// the input's gradient (backend.h): d for LayerNorm and RmsNorm, (d − 1)·std·scale for
+// LayerNormStd (0 for a row of equal values: that term is 0 then).
+struct RowNorm {
+  float center, scale, grad_div;
+};
+
+// The row's RowNorm for `kind`, two passes (the center, then the squares about it) as PyTorch.
+__attribute__((always_inline)) inline RowNorm rowNorm(NormKind kind, const float* x, int d,
+                                                      float eps) {
+  const float center = kind == NormKind::RmsNorm ? 0.0f : rowSum(x, d, 0.0f) / (float)d;
   float lane[kLanes] = {};
   int j = 0;
   for (; j + kLanes <= d; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) lane[l] += (x[j + l] - mean) * (x[j + l] - mean);
-  float var = 0.0f;
-  for (int l = 0; l < kLanes; ++l) var += lane[l];
-  for (; j < d; ++j) var += (x[j] - mean) * (x[j] - mean);
-  var /= (float)d;
-  *mean_out = mean;
-  *rstd_out = 1.0f / std::sqrt(var + eps);
+    for (int l = 0; l < kLanes; ++l) lane[l] += (x[j + l] - center) * (x[j + l] - center);
+  float squares = 0.0f;
+  for (int l = 0; l < kLanes; ++l) squares += lane[l];
+  for (; j < d; ++j) squares += (x[j] - center) * (x[j] - center);
+  if (kind == NormKind::LayerNormStd) {
+    const float std_dev = std::sqrt(squares / (float)(d - 1));
+    const float scale = 1.0f / (std_dev + eps);
+    return {center, scale, (float)(d - 1) * std_dev * scale};
+  }
+  return {center, 1.0f / std::sqrt(squares / (float)d + eps), (float)d};
 }
 
-// y = (x − mean) / sqrt(var + eps) · gamma + beta over rows [r0, r1) of width d (x may alias y).
-ATTNVIZ_CPU_CLONES void layernormRows(const float* x, const float* gamma, const float* beta,
-                                      float* y, int64_t r0, int64_t r1, int d, float eps) {
+// y = x̂ · gamma + beta over rows [r0, r1) of width d (x may alias y; beta only with gamma).
+ATTNVIZ_CPU_CLONES void normRows(NormKind kind, const float* x, const float* gamma,
+                                 const float* beta, float* y, int64_t r0, int64_t r1, int d,
+                                 float eps) {
   for (int64_t r = r0; r < r1; ++r) {
     const float* xr = x + r * d;
     float* yr = y + r * d;
-    float mean, rstd;
-    rowMeanRstd(xr, d, eps, &mean, &rstd);
-    if (gamma)
-      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - mean) * rstd * gamma[j] + beta[j];
+    const RowNorm n = rowNorm(kind, xr, d, eps);
+    if (gamma && beta)
+      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - n.center) * n.scale * gamma[j] + beta[j];
+    else if (gamma)
+      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - n.center) * n.scale * gamma[j];
     else
-      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - mean) * rstd;
+      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - n.center) * n.scale;
   }
 }
 
-// Backward of layernormRows over rows [r0, r1), from the input x: x̂ = (x − mean)·rstd,
-// dx̂ = dy ⊙ gamma, dx += rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)); with gamma, the rows'
-// Σ dy ⊙ x̂ and Σ dy are added to dgamma and dbeta (this range's own sums; may be null).
-ATTNVIZ_CPU_CLONES void layernormBackwardRows(const float* dy, const float* x, const float* gamma,
-                                              float* dx, float* dgamma, float* dbeta, int64_t r0,
-                                              int64_t r1, int d, float eps) {
+// Backward of normRows over rows [r0, r1), from the input x: dx̂ = dy ⊙ gamma,
+// dx += scale · (dx̂ − m − x̂ · Σ(dx̂ ⊙ x̂) / grad_div) with m = mean(dx̂) (0 for RmsNorm); with gamma,
+// the rows' Σ dy ⊙ x̂ and Σ dy are added to dgamma and dbeta (this range's own sums; may be null).
+ATTNVIZ_CPU_CLONES void normBackwardRows(NormKind kind, const float* dy, const float* x,
+                                         const float* gamma, float* dx, float* dgamma, float* dbeta,
+                                         int64_t r0, int64_t r1, int d, float eps) {
   for (int64_t r = r0; r < r1; ++r) {
     const float* xr = x + r * d;
     const float* g = dy + r * d;
-    float mean, rstd;
-    rowMeanRstd(xr, d, eps, &mean, &rstd);
+    const RowNorm n = rowNorm(kind, xr, d, eps);
     float lane_a[kLanes] = {}, lane_b[kLanes] = {};  // Σ dx̂ and Σ dx̂ ⊙ x̂
     int j = 0;
     for (; j + kLanes <= d; j += kLanes)
       for (int l = 0; l < kLanes; ++l) {
-        const float xh = (xr[j + l] - mean) * rstd;
+        const float xh = (xr[j + l] - n.center) * n.scale;
         const float dxh = gamma ? g[j + l] * gamma[j + l] : g[j + l];
         lane_a[l] += dxh;
         lane_b[l] += dxh * xh;
       }
     float sum_a = laneSum(lane_a), sum_b = laneSum(lane_b);
     for (; j < d; ++j) {
-      const float xh = (xr[j] - mean) * rstd;
+      const float xh = (xr[j] - n.center) * n.scale;
       const float dxh = gamma ? g[j] * gamma[j] : g[j];
       sum_a += dxh;
       sum_b += dxh * xh;
     }
-    const float mean_dxhat = sum_a / (float)d, mean_dxhat_xhat = sum_b / (float)d;
+    const float mean_dxhat = kind == NormKind::RmsNorm ? 0.0f : sum_a / (float)d;
+    const float k = n.grad_div > 0.0f ? sum_b / n.grad_div : 0.0f;
     if (dx) {
       float* o = dx + r * d;
       for (j = 0; j < d; ++j) {
-        const float xh = (xr[j] - mean) * rstd;
+        const float xh = (xr[j] - n.center) * n.scale;
         const float dxh = gamma ? g[j] * gamma[j] : g[j];
-        o[j] += rstd * (dxh - mean_dxhat - xh * mean_dxhat_xhat);
+        o[j] += n.scale * (dxh - mean_dxhat - xh * k);
       }
     }
     if (gamma && dgamma)
-      for (j = 0; j < d; ++j) dgamma[j] += g[j] * ((xr[j] - mean) * rstd);
+      for (j = 0; j < d; ++j) dgamma[j] += g[j] * ((xr[j] - n.center) * n.scale);
     if (gamma && dbeta)
       for (j = 0; j < d; ++j) dbeta[j] += g[j];
   }
@@ -727,17 +739,17 @@ class CpuBackend final : public Backend {
     });
   }
 
-  void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, int rows,
-                         int d, float eps) override {
+  void norm_forward(NormKind kind, const float* x, const float* gamma, const float* beta, float* y,
+                    int rows, int d, float eps) override {
     forRows(rows, d,
-            [&](int64_t r0, int64_t r1) { layernormRows(x, gamma, beta, y, r0, r1, d, eps); });
+            [&](int64_t r0, int64_t r1) { normRows(kind, x, gamma, beta, y, r0, r1, d, eps); });
   }
 
   // Row blocks of a fixed size (never the thread count): dx row by row, and the parameters'
   // gradients summed per block, then the blocks added in order, so the result is the same on
   // any number of threads.
-  void layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
-                          float* dgamma, float* dbeta, int rows, int d, float eps) override {
+  void norm_backward(NormKind kind, const float* dy, const float* x, const float* gamma, float* dx,
+                     float* dgamma, float* dbeta, int rows, int d, float eps) override {
     if (rows <= 0 || d <= 0) return;
     const bool params = gamma && (dgamma || dbeta);
     const int64_t per_block = std::max<int64_t>(1, kMinElementsPerTask / d);
@@ -746,8 +758,8 @@ class CpuBackend final : public Backend {
     runTasks(blocks, threads_ > 1, [&](int64_t blk) {
       const int64_t r0 = blk * per_block, r1 = std::min<int64_t>(rows, r0 + per_block);
       float* pg = params ? partial.data() + (size_t)blk * 2 * d : nullptr;
-      layernormBackwardRows(dy, x, gamma, dx, dgamma ? pg : nullptr, dbeta && pg ? pg + d : nullptr,
-                            r0, r1, d, eps);
+      normBackwardRows(kind, dy, x, gamma, dx, dgamma ? pg : nullptr,
+                       dbeta && pg ? pg + d : nullptr, r0, r1, d, eps);
     });
     if (!params) return;
     for (int64_t blk = 0; blk < blocks; ++blk) {

@@ -459,7 +459,7 @@ class Pass : public Widths {
     be.linear_forward(x, l.wp(), l.bp(), out, rows, l.in, l.out);
   }
   void norm(const float* x, const DeviceNorm& n, float* out, int rows, float eps) {
-    be.layernorm_forward(x, n.g(), n.bt(), out, rows, d, eps);
+    be.norm_forward(NormKind::LayerNorm, x, n.g(), n.bt(), out, rows, d, eps);
   }
 
   // Residual wiring around a sublayer f(in, out): post-norm x = LN(x + f(x)); pre-norm
@@ -755,7 +755,8 @@ class Backward : public Widths {
   }
   // Pass::norm: dx += LayerNorm's input gradient, and γ's and β's.
   void norm(const float* dy, const float* x, const DeviceNorm& n, float* dx, int rows, float eps) {
-    be.layernorm_backward(dy, x, n.g(), dx, dw.grad(n.gamma), dw.grad(n.beta), rows, d, eps);
+    be.norm_backward(NormKind::LayerNorm, dy, x, n.g(), dx, dw.grad(n.gamma), dw.grad(n.beta), rows,
+                     d, eps);
   }
 
   // Pass::sublayer. dx [rows, d]: the gradient of the sublayer's output on entry, of its input on
