@@ -198,6 +198,23 @@ class CudaBackend final : public Backend {
     });
   }
 
+  void rope_forward(HeadsGrad x, const float* cos, const float* sin, int B, int T, int heads,
+                    int d_head, int pos0, RopeLayout layout) override {
+    guard("rope_forward", [&] {
+      CUDA_CHECK(cuda::rope(x.data, x.batch_stride, x.row_stride, cos, sin, B, T, heads, d_head,
+                            pos0, layout, 1.0f, stream_.get()));
+    });
+  }
+
+  // dx ← Rᵀ·dx: the rotation by minus the angles
+  void rope_backward(HeadsGrad dx, const float* cos, const float* sin, int B, int T, int heads,
+                     int d_head, int pos0, RopeLayout layout) override {
+    guard("rope_backward", [&] {
+      CUDA_CHECK(cuda::rope(dx.data, dx.batch_stride, dx.row_stride, cos, sin, B, T, heads, d_head,
+                            pos0, layout, -1.0f, stream_.get()));
+    });
+  }
+
   void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int Tq,
                                 int Tk, int d_k, float scale) override {
     guard("attention_scores_forward", [&] {

@@ -165,6 +165,30 @@ ATTNVIZ_HOST_DEVICE inline NormStats norm_backward_row(NormKind kind, const floa
   return s;
 }
 
+// ---- rotary position embeddings (backend.h's rope_forward): each pair of a head rotated in place
+
+// Pair e of a heads view's B·T·heads·(d_head/2) pairs, e = ((b·T + t)·heads + h)·(d_head/2) + i:
+// rotated by the angle of position pos0 + t and pair i (cos, sin: [>= pos0 + T, d_head/2]);
+// sign −1 rotates by minus that angle (rope_backward). data, batch_stride, row_stride: the view.
+ATTNVIZ_HOST_DEVICE inline void rope_element(int64_t e, float* data, int64_t batch_stride,
+                                             int64_t row_stride, const float* cos, const float* sin,
+                                             int T, int heads, int d_head, int pos0,
+                                             RopeLayout layout, float sign) {
+  const int half = d_head / 2;
+  const int i = static_cast<int>(e % half);
+  const int64_t bth = e / half;  // (b·T + t)·heads + h
+  const int h = static_cast<int>(bth % heads);
+  const int64_t row = bth / heads;  // b·T + t
+  const int t = static_cast<int>(row % T);
+  float* head = data + (row / T) * batch_stride + t * row_stride + int64_t{h} * d_head;
+  float* first = head + (layout == RopeLayout::Interleaved ? 2 * i : i);
+  float* second = head + (layout == RopeLayout::Interleaved ? 2 * i + 1 : i + half);
+  const int64_t at = (int64_t{pos0} + t) * half + i;
+  const float c = cos[at], s = sign * sin[at], a = *first, b = *second;
+  *first = a * c - b * s;
+  *second = a * s + b * c;
+}
+
 // ---- activations (PyTorch's definitions)
 
 // max(x, 0); NaN stays NaN as in torch.relu.

@@ -170,6 +170,14 @@ __global__ void norm_backward_params_kernel1(const float* dy, const float* x,
   }
 }
 
+// One thread per pair, as rope_element: every pair is read and written by its thread only.
+__global__ void rope_kernel1(float* data, int64_t batch_stride, int64_t row_stride,
+                             const float* cos, const float* sin, int64_t n, int T, int heads,
+                             int d_head, int pos0, RopeLayout layout, float sign) {
+  FOR_EACH_ELEMENT(e, n)
+  rope_element(e, data, batch_stride, row_stride, cos, sin, T, heads, d_head, pos0, layout, sign);
+}
+
 __global__ void activation_forward_kernel1(float* x, int64_t n, Activation kind) {
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x)
@@ -367,6 +375,16 @@ cudaError_t norm_backward(NormKind kind, const float* dy, const float* x, const 
   if (!gamma || (!dgamma && !dbeta)) return cudaGetLastError();
   norm_backward_params_kernel1<<<blocksFor(d, kElemBlock), kElemBlock, 0, stream>>>(
       dy, x, row_stats, dgamma, dbeta, rows, d);
+  return cudaGetLastError();
+}
+
+cudaError_t rope(float* data, int64_t batch_stride, int64_t row_stride, const float* cos,
+                 const float* sin, int B, int T, int heads, int d_head, int pos0, RopeLayout layout,
+                 float sign, cudaStream_t stream) {
+  const int64_t n = int64_t{B} * T * heads * (d_head / 2);  // pairs
+  if (n <= 0) return cudaSuccess;
+  rope_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(
+      data, batch_stride, row_stride, cos, sin, n, T, heads, d_head, pos0, layout, sign);
   return cudaGetLastError();
 }
 

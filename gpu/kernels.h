@@ -33,6 +33,13 @@ cudaError_t norm_backward(NormKind kind, const float* dy, const float* x, const 
                           float* dx, float* dgamma, float* dbeta, float* row_stats, int rows, int d,
                           float eps, cudaStream_t stream);
 
+// Rotary position embeddings in place on a heads view (data, batch_stride, row_stride) of
+// [B, T, ·]: backend.h's rope_forward with sign 1, rope_backward with sign −1.
+//   cos, sin: [>= pos0 + T, d_head/2]
+cudaError_t rope(float* data, int64_t batch_stride, int64_t row_stride, const float* cos,
+                 const float* sin, int B, int T, int heads, int d_head, int pos0, RopeLayout layout,
+                 float sign, cudaStream_t stream);
+
 // x[i] = act(x[i]) for i < n
 cudaError_t activation_forward(float* x, int64_t n, Activation kind, cudaStream_t stream);
 // dx[i] = dy[i] · act'(x[i]) (written; dx may alias dy)

@@ -70,6 +70,10 @@ std::ostream& operator<<(std::ostream& s, NormKind k) {
   return s << names[int(k)];
 }
 
+std::ostream& operator<<(std::ostream& s, RopeLayout l) {
+  return s << (l == RopeLayout::Interleaved ? "interleaved" : "halves");
+}
+
 // "rows=7 in=13 out=5 bias=1" from each name in `names` ("rows, in, out, bias", as the macro VARS
 // writes them) and its value.
 template <class... Values>
@@ -626,6 +630,122 @@ const std::vector<Layout>& layouts() {
     return ls;
   }();
   return ls;
+}
+
+// ---- rope_forward, rope_backward ----
+
+// The angle tables as PyTorch builds them, in float32: inv_freq_i = 1 / θ^(2i / d_head) with
+// θ = 10000, angle = p · inv_freq_i; cos and sin [positions, d_head/2] (row = position).
+std::pair<std::vector<float>, std::vector<float>> ropeTables(int positions, int d_head) {
+  const int half = d_head / 2;
+  std::vector<float> cos(size_t(positions) * half), sin(cos.size());
+  for (int i = 0; i < half; ++i) {
+    const float inv_freq = 1.0f / std::pow(10000.0f, float(2 * i) / float(d_head));
+    for (int p = 0; p < positions; ++p) {
+      const float angle = float(p) * inv_freq;
+      cos[size_t(p) * half + i] = std::cos(angle);
+      sin[size_t(p) * half + i] = std::sin(angle);
+    }
+  }
+  return {cos, sin};
+}
+
+struct RopeCase {
+  RopeLayout layout;
+  const char* view;  // "contiguous": [B, T, heads·d_head]; "fused_qkv": K of [B, T, 3·heads·d_head]
+  int B, T, heads, d_head, pos0;
+  std::string vars() const { return VARS(layout, view, B, T, heads, d_head, pos0); }
+
+  // The view's buffer, in floats: its size, the offset of head 0, the batch and row strides.
+  int64_t width() const { return int64_t{heads} * d_head; }
+  bool fused() const { return std::strcmp(view, "fused_qkv") == 0; }
+  int64_t row() const { return fused() ? 3 * width() : width(); }
+  int64_t size() const { return int64_t{B} * T * row(); }
+  int64_t offset() const { return fused() ? width() : 0; }
+  // Where element k of head h of row t of batch item b sits in the buffer.
+  int64_t at(int b, int t, int h, int k) const {
+    return offset() + (int64_t{b} * T + t) * row() + int64_t{h} * d_head + k;
+  }
+};
+
+// The buffer with the view rotated, in double, as backend.h defines it (sign 1: rope_forward;
+// −1: rope_backward); elements outside the view as they were.
+std::vector<double> ropeReference(const RopeCase& c, const std::vector<float>& buf,
+                                  const std::vector<float>& cos, const std::vector<float>& sin,
+                                  double sign) {
+  std::vector<double> out(buf.begin(), buf.end());
+  const int half = c.d_head / 2;
+  const bool interleaved = c.layout == RopeLayout::Interleaved;
+  for (int b = 0; b < c.B; ++b)
+    for (int t = 0; t < c.T; ++t)
+      for (int h = 0; h < c.heads; ++h)
+        for (int i = 0; i < half; ++i) {
+          const size_t first = size_t(c.at(b, t, h, interleaved ? 2 * i : i));
+          const size_t second = size_t(c.at(b, t, h, interleaved ? 2 * i + 1 : i + half));
+          const size_t angle = size_t(c.pos0 + t) * half + i;
+          const double co = cos[angle], si = sign * sin[angle], x0 = buf[first], x1 = buf[second];
+          out[first] = x0 * co - x1 * si;
+          out[second] = x0 * si + x1 * co;
+        }
+  return out;
+}
+
+// Whether the elements outside the view are exactly as they were.
+bool outsideUntouched(const RopeCase& c, const std::vector<float>& got,
+                      const std::vector<float>& before) {
+  std::vector<uint8_t> in_view(got.size(), 0);
+  for (int b = 0; b < c.B; ++b)
+    for (int t = 0; t < c.T; ++t) std::fill_n(in_view.begin() + c.at(b, t, 0, 0), c.width(), 1);
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!in_view[i] && got[i] != before[i]) return false;
+  return true;
+}
+
+// rope_forward (backward false) or rope_backward on a copy of `buf`: the whole buffer after.
+std::vector<float> runRope(Backend& on, const RopeCase& c, const std::vector<float>& buf,
+                           const std::vector<float>& cos, const std::vector<float>& sin,
+                           bool backward) {
+  Arena a(on);
+  float* x = a.put(buf);
+  const HeadsGrad view{x + c.offset(), int64_t{c.T} * c.row(), c.row()};
+  if (backward)
+    on.rope_backward(view, a.put(cos), a.put(sin), c.B, c.T, c.heads, c.d_head, c.pos0, c.layout);
+  else
+    on.rope_forward(view, a.put(cos), a.put(sin), c.B, c.T, c.heads, c.d_head, c.pos0, c.layout);
+  return a.get(x, buf.size());
+}
+
+Outcome rope(Backend& be, Backend& cpu, const RopeCase& c) {
+  const auto x = randomFloats(size_t(c.size()), 460);
+  const auto [cos, sin] = ropeTables(c.pos0 + c.T, c.d_head);
+  const auto got = runRope(be, c, x, cos, sin, false), on_cpu = runRope(cpu, c, x, cos, sin, false);
+  EXPECT_NMSE(nmse(got, ropeReference(c, x, cos, sin, 1.0)), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  EXPECT(outsideUntouched(c, got, x), "an element outside the view changed");
+  return pass();
+}
+
+// Training; the gradient is WRITTEN in place. Besides the reference, the backward is checked to be
+// the transpose of the forward as this backend computes both: ⟨R·x, y⟩ = ⟨x, Rᵀ·y⟩, and Rᵀ·R·x = x
+// (a rotation).
+Outcome ropeBackward(Backend& be, Backend& cpu, const RopeCase& c) {
+  const auto dy = randomFloats(size_t(c.size()), 470), x = randomFloats(dy.size(), 471);
+  const auto [cos, sin] = ropeTables(c.pos0 + c.T, c.d_head);
+  const auto got = runRope(be, c, dy, cos, sin, true), on_cpu = runRope(cpu, c, dy, cos, sin, true);
+  EXPECT_NMSE(nmse(got, ropeReference(c, dy, cos, sin, -1.0)), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  EXPECT(outsideUntouched(c, got, dy), "an element outside the view changed");
+  const auto rx = runRope(be, c, x, cos, sin, false);
+  double lhs = 0.0, rhs = 0.0, magnitude = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    lhs += double(rx[i]) * dy[i];
+    rhs += double(x[i]) * got[i];
+    magnitude += std::abs(double(rx[i]) * dy[i]);
+  }
+  EXPECT(std::abs(lhs - rhs) <= 1e-6 * magnitude,
+         "<R·x, y> = " << lhs << " but <x, Rᵀ·y> = " << rhs);
+  EXPECT_NMSE(nmse(runRope(be, c, rx, cos, sin, true), x), kNmseElementwise, "Rᵀ·R·x vs x");
+  return pass();
 }
 
 // ---- attention_scores_forward ----
@@ -1576,6 +1696,19 @@ const std::vector<OpCase>& opCases() {
          {1, 129, 67, true, true},
          {33, 64, 255, true, true},
          {768, 64, 192, true, true}});
+    add(l, "rope", rope,
+        {{RopeLayout::Interleaved, "contiguous", 2, 5, 3, 8, 0},
+         {RopeLayout::Halves, "contiguous", 2, 5, 3, 8, 0},
+         {RopeLayout::Interleaved, "fused_qkv", 2, 7, 4, 16, 3},
+         {RopeLayout::Halves, "fused_qkv", 1, 33, 2, 64, 0},
+         {RopeLayout::Halves, "contiguous", 3, 1, 2, 6, 10},
+         {RopeLayout::Interleaved, "contiguous", 1, 3, 1, 2, 5},
+         {RopeLayout::Halves, "contiguous", 1, 4097, 16, 512, 0}});
+    add(l, "rope_backward", ropeBackward,
+        {{RopeLayout::Interleaved, "contiguous", 2, 5, 3, 8, 0},
+         {RopeLayout::Halves, "contiguous", 2, 5, 3, 8, 0},
+         {RopeLayout::Interleaved, "fused_qkv", 2, 7, 4, 16, 3},
+         {RopeLayout::Halves, "fused_qkv", 1, 33, 2, 64, 7}});
     add(l, "attention_scores", scores, layouts());
     add(l, "attention_scores_backward", scoresBackward, layouts());
     add(l, "masked_softmax", softmax,
@@ -1648,6 +1781,7 @@ const std::vector<OpCase>& opCases() {
     return l;
   }());
   static_assert(kRowSweep < int64_t{4} * 16 * 4100 && kRowSweep < 300000);  // softmax, norm
+  static_assert(kElementSweep < int64_t{4097} * 16 * 256);                  // rope's pairs
   return cases;
 }
 

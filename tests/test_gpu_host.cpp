@@ -635,6 +635,38 @@ class TestGpuHost : public QObject {
     QVERIFY2(err <= 1e-5, qPrintable(QString("max rel error %1").arg(err)));
   }
 
+  void rope_data() {
+    QTest::addColumn<int>("layout");
+    QTest::addColumn<bool>("backward");
+    QTest::newRow("interleaved") << int(RopeLayout::Interleaved) << false;
+    QTest::newRow("halves") << int(RopeLayout::Halves) << false;
+    QTest::newRow("interleaved backward") << int(RopeLayout::Interleaved) << true;
+    QTest::newRow("halves backward") << int(RopeLayout::Halves) << true;
+  }
+
+  // rope_element over every pair of the K part of a fused QKV buffer [B, T, 3·H·d], against the
+  // CPU backend's rope_forward / rope_backward.
+  void rope() {
+    QFETCH(int, layout);
+    QFETCH(bool, backward);
+    const int B = 2, T = 5, H = 3, d = 10, pos0 = 4, half = d / 2, width = H * d;
+    const std::vector<float> buf = randomFloats(size_t(B) * T * 3 * width, 250);
+    const std::vector<float> cos = randomFloats(size_t(pos0 + T) * half, 251);
+    const std::vector<float> sin = randomFloats(cos.size(), 252);
+    std::vector<float> expected = buf, got = buf;
+    const HeadsGrad view{expected.data() + width, int64_t{T} * 3 * width, 3 * width};
+    if (backward)
+      cpu_->rope_backward(view, cos.data(), sin.data(), B, T, H, d, pos0, RopeLayout(layout));
+    else
+      cpu_->rope_forward(view, cos.data(), sin.data(), B, T, H, d, pos0, RopeLayout(layout));
+    for (int64_t e = 0; e < int64_t{B} * T * H * half; ++e)
+      cuda::rope_element(e, got.data() + width, view.batch_stride, view.row_stride, cos.data(),
+                         sin.data(), T, H, d, pos0, RopeLayout(layout), backward ? -1.0f : 1.0f);
+    // Two products and a sum per element, with or without a fused multiply-add: a rounding apart.
+    const double err = maxRelError(got, expected);
+    QVERIFY2(err <= 1e-6, qPrintable(QString("max rel error %1").arg(err)));
+  }
+
   void activations_data() {
     QTest::addColumn<int>("act");
     QTest::newRow("relu") << int(Activation::Relu);

@@ -161,6 +161,20 @@ class Backend {
   virtual void linear_backward(const float* dy, const float* x, const float* weight, float* dx,
                                float* dweight, float* dbias, int rows, int in, int out) = 0;
 
+  // Rotary position embeddings, in place on `heads` heads of a heads view: for batch item b, row t
+  // (position p = pos0 + t), head h and pair i < d_head/2 of that head's d_head values
+  //   (a, b) ← (a·cos[p, i] − b·sin[p, i], a·sin[p, i] + b·cos[p, i])
+  // where (a, b) = (x[2i], x[2i + 1]) for RopeLayout::Interleaved, (x[i], x[i + d_head/2]) for
+  // Halves (compute/functions.h).
+  //   x: heads view of [B, T, ·] (head h of row t at data + b·batch_stride + t·row_stride +
+  //   h·d_head); cos, sin: [>= pos0 + T, d_head/2] (row = position); d_head even
+  virtual void rope_forward(HeadsGrad x, const float* cos, const float* sin, int B, int T,
+                            int heads, int d_head, int pos0, RopeLayout layout) = 0;
+  // Backward of rope_forward: dx ← Rᵀ·dx in place, WRITTEN — the rotation by −angle,
+  //   (a, b) ← (a·cos + b·sin, −a·sin + b·cos)
+  virtual void rope_backward(HeadsGrad dx, const float* cos, const float* sin, int B, int T,
+                             int heads, int d_head, int pos0, RopeLayout layout) = 0;
+
   // scores[b, h, i, j] = scale · Σ_c q[b, i, h·d_k + c] · k[b, j, h·d_k + c]
   //   q: heads view of [B, Tq, ·], k: heads view of [B, Tk, ·], scores: [B, H, Tq, Tk]
   virtual void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H,

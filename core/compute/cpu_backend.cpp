@@ -260,6 +260,30 @@ ATTNVIZ_CPU_CLONES void normBackwardRows(NormKind kind, const float* dy, const f
   }
 }
 
+// Rotates the pairs of `heads` heads of d_head values (head h at x + h·d_head) by the angles whose
+// cosines and sines are c, s [d_head/2] (sign −1: by minus those angles, rope_backward).
+ATTNVIZ_CPU_CLONES void ropeRow(float* x, const float* c, const float* s, int heads, int d_head,
+                                RopeLayout layout, float sign) {
+  const int half = d_head / 2;
+  for (int h = 0; h < heads; ++h) {
+    float* head = x + (int64_t)h * d_head;
+    if (layout == RopeLayout::Halves) {
+      float* second = head + half;
+      for (int i = 0; i < half; ++i) {
+        const float a = head[i], b = second[i], si = sign * s[i];
+        head[i] = a * c[i] - b * si;
+        second[i] = a * si + b * c[i];
+      }
+    } else {
+      for (int i = 0; i < half; ++i) {
+        const float a = head[2 * i], b = head[2 * i + 1], si = sign * s[i];
+        head[2 * i] = a * c[i] - b * si;
+        head[2 * i + 1] = a * si + b * c[i];
+      }
+    }
+  }
+}
+
 ATTNVIZ_CPU_CLONES void addInPlace(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
@@ -688,6 +712,17 @@ class CpuBackend final : public Backend {
     });
   }
 
+  void rope_forward(HeadsGrad x, const float* cos, const float* sin, int B, int T, int heads,
+                    int d_head, int pos0, RopeLayout layout) override {
+    rope(x, cos, sin, B, T, heads, d_head, pos0, layout, 1.0f);
+  }
+
+  // dx ← Rᵀ·dx: the rotation by minus the angles (written, in place)
+  void rope_backward(HeadsGrad dx, const float* cos, const float* sin, int B, int T, int heads,
+                     int d_head, int pos0, RopeLayout layout) override {
+    rope(dx, cos, sin, B, T, heads, d_head, pos0, layout, -1.0f);
+  }
+
   void masked_softmax_forward(const float* scores, const uint8_t* mask, float* probs, int B, int H,
                               int Tq, int Tk, float fill) override {
     forRows((int64_t)B * H * Tq, Tk, [&](int64_t r0, int64_t r1) {
@@ -895,6 +930,19 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // rope_forward (sign 1) and rope_backward (sign −1): every (batch item, row) in tasks of rows.
+  void rope(HeadsGrad x, const float* cos, const float* sin, int B, int T, int heads, int d_head,
+            int pos0, RopeLayout layout, float sign) {
+    const int half = d_head / 2;
+    forRows((int64_t)B * T, (int64_t)heads * d_head, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t b = r / T, t = r % T, p = pos0 + t;
+        ropeRow(x.data + b * x.batch_stride + t * x.row_stride, cos + p * half, sin + p * half,
+                heads, d_head, layout, sign);
+      }
+    });
+  }
+
   // Rows [0, rows) of `width` floats each, in tasks of whole rows.
   template <class F>
   void forRows(int64_t rows, int64_t width, F&& f) {
