@@ -215,24 +215,24 @@ class CudaBackend final : public Backend {
     });
   }
 
-  void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int Tq,
-                                int Tk, int d_k, float scale) override {
+  void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int kv_heads,
+                                int Tq, int Tk, int d_k, float scale) override {
     guard("attention_scores_forward", [&] {
-      run(planScores(q.batch_stride, q.row_stride, k.batch_stride, k.row_stride, B, H, Tq, Tk, d_k,
-                     scale),
+      run(planScores(q.batch_stride, q.row_stride, k.batch_stride, k.row_stride, B, H, kv_heads, Tq,
+                     Tk, d_k, scale),
           k.data, q.data, scores);
     });
   }
 
   void attention_scores_backward(const float* dscores, HeadsView q, HeadsView k, HeadsGrad dq,
-                                 HeadsGrad dk, int B, int H, int Tq, int Tk, int d_k,
+                                 HeadsGrad dk, int B, int H, int kv_heads, int Tq, int Tk, int d_k,
                                  float scale) override {
     guard("attention_scores_backward", [&] {
       run(planScoresBackwardQuery(k.batch_stride, k.row_stride, dq.batch_stride, dq.row_stride, B,
-                                  H, Tq, Tk, d_k, scale),
+                                  H, kv_heads, Tq, Tk, d_k, scale),
           k.data, dscores, dq.data);
       run(planScoresBackwardKey(q.batch_stride, q.row_stride, dk.batch_stride, dk.row_stride, B, H,
-                                Tq, Tk, d_k, scale),
+                                kv_heads, Tq, Tk, d_k, scale),
           q.data, dscores, dk.data);
     });
   }
@@ -253,20 +253,22 @@ class CudaBackend final : public Backend {
     });
   }
 
-  void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H, int Tq,
-                                 int Tk, int d_v) override {
+  void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H,
+                                 int kv_heads, int Tq, int Tk, int d_v) override {
     guard("attention_context_forward", [&] {
-      run(planContext(v.batch_stride, v.row_stride, B, H, Tq, Tk, d_v), v.data, probs, ctx);
+      run(planContext(v.batch_stride, v.row_stride, B, H, kv_heads, Tq, Tk, d_v), v.data, probs,
+          ctx);
     });
   }
 
   void attention_context_backward(const float* dctx, const float* probs, HeadsView v, float* dprobs,
-                                  HeadsGrad dv, int B, int H, int Tq, int Tk, int d_v) override {
+                                  HeadsGrad dv, int B, int H, int kv_heads, int Tq, int Tk,
+                                  int d_v) override {
     guard("attention_context_backward", [&] {
-      run(planContextBackwardProbs(v.batch_stride, v.row_stride, B, H, Tq, Tk, d_v), v.data, dctx,
-          dprobs);
-      run(planContextBackwardValues(dv.batch_stride, dv.row_stride, B, H, Tq, Tk, d_v), dctx, probs,
-          dv.data);
+      run(planContextBackwardProbs(v.batch_stride, v.row_stride, B, H, kv_heads, Tq, Tk, d_v),
+          v.data, dctx, dprobs);
+      run(planContextBackwardValues(dv.batch_stride, dv.row_stride, B, H, kv_heads, Tq, Tk, d_v),
+          dctx, probs, dv.data);
     });
   }
 

@@ -43,6 +43,16 @@ struct Strides {
   int64_t at(int b, int h) const { return b * per_batch + (h / group) * per_head; }
 };
 
+// How many query heads share a key/value head: H / kv_heads; Error(Backend) unless kv_heads
+// divides H.
+int groupSize(int H, int kv_heads) {
+  if (kv_heads < 1 || H % kv_heads != 0)
+    throw Error(ErrorKind::Backend, "cuBLAS plan: " + std::to_string(kv_heads) +
+                                        " key/value heads do not divide " + std::to_string(H) +
+                                        " query heads");
+  return H / kv_heads;
+}
+
 // One strided-batched call over the products (b0 + p·db, h0 + p·dh) for p < count; each
 // operand's offset must grow linearly along them (the planners below only step that way).
 GemmCall batched(const GemmCall& base, Strides a, Strides b, Strides c, int b0, int h0, int db,
@@ -96,7 +106,9 @@ GemmPlan planLinear(int rows, int in, int out) {
 }
 
 GemmPlan planScores(int64_t q_batch_stride, int64_t q_row_stride, int64_t k_batch_stride,
-                    int64_t k_row_stride, int B, int H, int Tq, int Tk, int d_k, float scale) {
+                    int64_t k_row_stride, int B, int H, int kv_heads, int Tq, int Tk, int d_k,
+                    float scale) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tq <= 0 || Tk <= 0) return {};
   const int64_t score_matrix = int64_t{Tq} * Tk;  // one head's [Tq, Tk] block of scores
   GemmCall base;
@@ -109,12 +121,13 @@ GemmPlan planScores(int64_t q_batch_stride, int64_t q_row_stride, int64_t k_batc
   base.ldb = leadingDim(q_row_stride, "q row stride (ldb)");
   base.ldc = leadingDim(Tk, "Tk (ldc)");
   base.alpha = scale;
-  return perHead(base, B, H, {k_batch_stride, d_k}, {q_batch_stride, d_k},
+  return perHead(base, B, H, {k_batch_stride, d_k, group}, {q_batch_stride, d_k},
                  {H * score_matrix, score_matrix});
 }
 
-GemmPlan planContext(int64_t v_batch_stride, int64_t v_row_stride, int B, int H, int Tq, int Tk,
-                     int d_v) {
+GemmPlan planContext(int64_t v_batch_stride, int64_t v_row_stride, int B, int H, int kv_heads,
+                     int Tq, int Tk, int d_v) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tq <= 0 || d_v <= 0) return {};
   const int64_t score_matrix = int64_t{Tq} * Tk;  // one head's [Tq, Tk] block of probs
   const int64_t ctx_width = int64_t{H} * d_v;     // row stride of ctx [B, Tq, H·d_v]
@@ -127,7 +140,7 @@ GemmPlan planContext(int64_t v_batch_stride, int64_t v_row_stride, int B, int H,
   base.lda = leadingDim(v_row_stride, "v row stride (lda)");
   base.ldb = leadingDim(Tk, "Tk (ldb)");
   base.ldc = leadingDim(ctx_width, "H·d_v (ldc)");
-  return perHead(base, B, H, {v_batch_stride, d_v}, {H * score_matrix, score_matrix},
+  return perHead(base, B, H, {v_batch_stride, d_v, group}, {H * score_matrix, score_matrix},
                  {Tq * ctx_width, d_v});
 }
 
@@ -160,7 +173,8 @@ GemmPlan planLinearBackwardWeight(int rows, int in, int out) {
 
 GemmPlan planScoresBackwardQuery(int64_t k_batch_stride, int64_t k_row_stride,
                                  int64_t dq_batch_stride, int64_t dq_row_stride, int B, int H,
-                                 int Tq, int Tk, int d_k, float scale) {
+                                 int kv_heads, int Tq, int Tk, int d_k, float scale) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tq <= 0 || d_k <= 0) return {};
   GemmCall base;  // column-major: dQᵀ[d_k×Tq] += K-as-stored[d_k×Tk] · dS-as-stored[Tk×Tq]
   base.m = d_k;
@@ -172,13 +186,14 @@ GemmPlan planScoresBackwardQuery(int64_t k_batch_stride, int64_t k_row_stride,
   base.alpha = scale;
   base.beta = 1.0f;
   const int64_t score_matrix = int64_t{Tq} * Tk;
-  return perHead(base, B, H, {k_batch_stride, d_k}, {H * score_matrix, score_matrix},
+  return perHead(base, B, H, {k_batch_stride, d_k, group}, {H * score_matrix, score_matrix},
                  {dq_batch_stride, d_k});
 }
 
 GemmPlan planScoresBackwardKey(int64_t q_batch_stride, int64_t q_row_stride,
-                               int64_t dk_batch_stride, int64_t dk_row_stride, int B, int H, int Tq,
-                               int Tk, int d_k, float scale) {
+                               int64_t dk_batch_stride, int64_t dk_row_stride, int B, int H,
+                               int kv_heads, int Tq, int Tk, int d_k, float scale) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tk <= 0 || d_k <= 0) return {};
   GemmCall base;  // column-major: dKᵀ[d_k×Tk] += Q-as-stored[d_k×Tq] · op(dS-as-stored[Tk×Tq], T)
   base.transb = true;
@@ -192,11 +207,12 @@ GemmPlan planScoresBackwardKey(int64_t q_batch_stride, int64_t q_row_stride,
   base.beta = 1.0f;
   const int64_t score_matrix = int64_t{Tq} * Tk;
   return perHead(base, B, H, {q_batch_stride, d_k}, {H * score_matrix, score_matrix},
-                 {dk_batch_stride, d_k});
+                 {dk_batch_stride, d_k, group});
 }
 
 GemmPlan planContextBackwardProbs(int64_t v_batch_stride, int64_t v_row_stride, int B, int H,
-                                  int Tq, int Tk, int d_v) {
+                                  int kv_heads, int Tq, int Tk, int d_v) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tq <= 0 || Tk <= 0) return {};
   GemmCall base;  // column-major: dPᵀ[Tk×Tq] = op(V-as-stored[d_v×Tk], T) · dC-as-stored[d_v×Tq]
   base.transa = true;
@@ -207,12 +223,13 @@ GemmPlan planContextBackwardProbs(int64_t v_batch_stride, int64_t v_row_stride, 
   base.ldb = leadingDim(int64_t{H} * d_v, "H·d_v (ldb)");
   base.ldc = leadingDim(Tk, "Tk (ldc)");
   const int64_t score_matrix = int64_t{Tq} * Tk;
-  return perHead(base, B, H, {v_batch_stride, d_v}, {int64_t{Tq} * H * d_v, d_v},
+  return perHead(base, B, H, {v_batch_stride, d_v, group}, {int64_t{Tq} * H * d_v, d_v},
                  {H * score_matrix, score_matrix});
 }
 
 GemmPlan planContextBackwardValues(int64_t dv_batch_stride, int64_t dv_row_stride, int B, int H,
-                                   int Tq, int Tk, int d_v) {
+                                   int kv_heads, int Tq, int Tk, int d_v) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tk <= 0 || d_v <= 0) return {};
   GemmCall base;  // column-major: dVᵀ[d_v×Tk] += dC-as-stored[d_v×Tq] · op(P-as-stored[Tk×Tq], T)
   base.transb = true;
@@ -225,7 +242,7 @@ GemmPlan planContextBackwardValues(int64_t dv_batch_stride, int64_t dv_row_strid
   base.beta = 1.0f;
   const int64_t score_matrix = int64_t{Tq} * Tk;
   return perHead(base, B, H, {int64_t{Tq} * H * d_v, d_v}, {H * score_matrix, score_matrix},
-                 {dv_batch_stride, d_v});
+                 {dv_batch_stride, d_v, group});
 }
 
 std::string checkGemmCall(const GemmCall& c) {

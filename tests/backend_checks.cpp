@@ -564,72 +564,43 @@ Outcome linearBackward(Backend& be, Backend& cpu, const LinearBackwardCase& c) {
   return pass();
 }
 
-// One attention layout: where Q, K, V sit in their activation buffers (all in floats).
-struct Layout {
-  const char* layout;
-  int B, H, Tq, Tk, d;
-  int64_t q_size, q_offset, q_batch, q_row;  // the q view's buffer and head-0 offset, strides
-  int64_t k_size, k_offset, k_batch, k_row;  // likewise k
-  int64_t v_offset;                          // v: k's buffer shape, this head-0 offset
-  bool fused;                                // Q, K, V in one buffer (q's)
-  std::string vars() const { return VARS(layout, B, H, Tq, Tk, d); }
-};
+// A layout whose query rows lie q_row floats apart ([B, Tq, ·]) and whose key/value buffer holds
+// k_rows rows of k_row floats per batch item, K's head 0 at k_offset and V's at v_offset in a
+// row; fused: one buffer for Q, K and V (q's).
+AttentionLayout views(const char* name, int B, int H, int kv, int Tq, int Tk, int d, int64_t q_row,
+                      int64_t k_row, int64_t k_rows, int64_t k_offset, int64_t v_offset,
+                      bool fused) {
+  AttentionLayout l;
+  l.layout = name;
+  l.B = B, l.H = H, l.kv_heads = kv, l.Tq = Tq, l.Tk = Tk, l.d = d;
+  l.q_row = q_row, l.q_batch = Tq * q_row, l.q_size = B * l.q_batch;
+  l.k_row = k_row, l.k_batch = k_rows * k_row, l.k_size = B * l.k_batch;
+  l.k_offset = k_offset, l.v_offset = v_offset, l.fused = fused;
+  return l;
+}
 
-const std::vector<Layout>& layouts() {
-  static const std::vector<Layout> ls = [] {
-    std::vector<Layout> ls;
-    {  // separate contiguous projections [B, T, H·d]
-      const int B = 2, H = 3, Tq = 5, Tk = 7, d = 4, w = H * d;
-      ls.push_back({"contiguous", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                    int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w, 0, false});
-    }
-    {  // more batch items than heads
-      const int B = 5, H = 2, Tq = 3, Tk = 6, d = 5, w = H * d;
-      ls.push_back({"contiguous", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                    int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w, 0, false});
-    }
-    {  // fused QKV projection [B, T, 3·H·d], tutorial-sized heads
-      const int B = 2, H = 8, T = 33, d = 64, w = H * d;
-      const int64_t size = int64_t{B} * T * 3 * w;
-      ls.push_back({"fused_qkv", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size, w,
-                    int64_t{T} * 3 * w, 3 * w, 2 * w, true});
-    }
-    {  // decode step: one query [B, 1, H·d] against a KV cache [B, capacity, H·d]
-      const int B = 3, H = 4, Tk = 6, capacity = 11, d = 3, w = H * d;
-      ls.push_back({"kv_cache_step", B, H, 1, Tk, d, int64_t{B} * w, 0, w, w,
-                    int64_t{B} * capacity * w, 0, int64_t{capacity} * w, w, 0, false});
-    }
-    {  // cross attention: decoder queries [B, Tq, H·d] against fused encoder K/V [B, S, 2·H·d]
-      const int B = 2, H = 2, Tq = 4, S = 9, d = 7, w = H * d;
-      ls.push_back({"cross_fused_kv", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                    int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w, false});
-    }
-    ls.push_back({"contiguous", 1, 1, 3, 1, 1, 3, 0, 3, 1, 1, 0, 1, 1, 0, false});
-    {  // the tutorial's size at 200 tokens, fused QKV: the interleaved outputs of a real layer
-      const int B = 1, H = 8, T = 200, d = 64, w = H * d;
-      const int64_t size = int64_t{B} * T * 3 * w;
-      ls.push_back({"fused_qkv", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size, w,
-                    int64_t{T} * 3 * w, 3 * w, 2 * w, true});
-    }
-    {  // long and uneven, few heads: split over query rows across threads; fused QKV strides
-      const int B = 1, H = 3, T = 301, d = 64, w = H * d;
-      const int64_t size = int64_t{B} * T * 3 * w;
-      ls.push_back({"fused_qkv", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size, w,
-                    int64_t{T} * 3 * w, 3 * w, 2 * w, true});
-    }
-    {  // cross attention, Tq != Tk, both uneven, batch 2
-      const int B = 2, H = 5, Tq = 77, S = 259, d = 32, w = H * d;
-      ls.push_back({"cross_fused_kv", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                    int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w, false});
-    }
-    {  // decode step over a long cache: one query row per head (matrix-vector products)
-      const int B = 1, H = 16, Tk = 3001, capacity = 3003, d = 64, w = H * d;
-      ls.push_back({"kv_cache_step", B, H, 1, Tk, d, int64_t{B} * w, 0, w, w,
-                    int64_t{B} * capacity * w, 0, int64_t{capacity} * w, w, 0, false});
-    }
-    return ls;
-  }();
-  return ls;
+// Separate projections: queries [B, Tq, H·d], keys [B, Tk, kv·d] (the values read the keys).
+AttentionLayout contiguous(int B, int H, int kv, int Tq, int Tk, int d) {
+  return views("contiguous", B, H, kv, Tq, Tk, d, int64_t{H} * d, int64_t{kv} * d, Tk, 0, 0, false);
+}
+
+// One fused projection [B, T, (H + 2·kv)·d]: Q, then K, then V (GPT-2's c_attn when kv = H).
+AttentionLayout fusedQkv(int B, int H, int kv, int T, int d) {
+  const int64_t row = int64_t{H + 2 * kv} * d;
+  return views("fused_qkv", B, H, kv, T, T, d, row, row, T, int64_t{H} * d, int64_t{H + kv} * d,
+               true);
+}
+
+// A decode step: one query [B, 1, H·d] against a key/value cache [B, capacity, kv·d], Tk used.
+AttentionLayout kvCacheStep(int B, int H, int kv, int Tk, int capacity, int d) {
+  return views("kv_cache_step", B, H, kv, 1, Tk, d, int64_t{H} * d, int64_t{kv} * d, capacity, 0, 0,
+               false);
+}
+
+// Cross attention: decoder queries [B, Tq, H·d] against fused encoder K/V [B, S, 2·kv·d].
+AttentionLayout crossFusedKv(int B, int H, int kv, int Tq, int S, int d) {
+  return views("cross_fused_kv", B, H, kv, Tq, S, d, int64_t{H} * d, 2 * int64_t{kv} * d, S, 0,
+               int64_t{kv} * d, false);
 }
 
 // ---- rope_forward, rope_backward ----
@@ -749,7 +720,7 @@ Outcome ropeBackward(Backend& be, Backend& cpu, const RopeCase& c) {
 }
 
 // ---- attention_scores_forward ----
-Outcome scores(Backend& be, Backend& cpu, const Layout& l) {
+Outcome scores(Backend& be, Backend& cpu, const AttentionLayout& l) {
   const auto qbuf = randomFloats(size_t(l.q_size), 30);
   const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 40);
   const float scale = 1.0f / std::sqrt(float(l.d));
@@ -762,7 +733,7 @@ Outcome scores(Backend& be, Backend& cpu, const Layout& l) {
           double acc = 0.0;
           for (int c = 0; c < l.d; ++c)
             acc += double(qbuf[size_t(l.q_offset + b * l.q_batch + i * l.q_row + h * l.d + c)]) *
-                   kbuf[size_t(l.k_offset + b * l.k_batch + j * l.k_row + h * l.d + c)];
+                   kbuf[size_t(l.k_offset + b * l.k_batch + j * l.k_row + l.kvHead(h) * l.d + c)];
           ref[((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j] = scale * acc;
         }
   auto run = [&](Backend& on) {
@@ -771,8 +742,8 @@ Outcome scores(Backend& be, Backend& cpu, const Layout& l) {
     const float* k = l.fused ? q : a.put(kbuf);
     float* s = a.zeros(n);
     on.attention_scores_forward({q + l.q_offset, l.q_batch, l.q_row},
-                                {k + l.k_offset, l.k_batch, l.k_row}, s, l.B, l.H, l.Tq, l.Tk, l.d,
-                                scale);
+                                {k + l.k_offset, l.k_batch, l.k_row}, s, l.B, l.H, l.kv_heads, l.Tq,
+                                l.Tk, l.d, scale);
     return a.get(s, n);
   };
   return againstBoth(run, be, cpu, ref, kNmseProduct);
@@ -780,7 +751,7 @@ Outcome scores(Backend& be, Backend& cpu, const Layout& l) {
 
 // ---- attention_scores_backward: every layout; the gradients use the activations' layout
 // (training; gradients start non-zero, so "accumulates" is checked too) ----
-Outcome scoresBackward(Backend& be, Backend& cpu, const Layout& l) {
+Outcome scoresBackward(Backend& be, Backend& cpu, const AttentionLayout& l) {
   const auto qbuf = randomFloats(size_t(l.q_size), 240);
   const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 250);
   const auto dqbuf0 = randomFloats(size_t(l.q_size), 260);
@@ -798,7 +769,8 @@ Outcome scoresBackward(Backend& be, Backend& cpu, const Layout& l) {
           const double g = scale * double(ds[((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j]);
           for (int c = 0; c < l.d; ++c) {
             const size_t qi = size_t(l.q_offset + b * l.q_batch + i * l.q_row + h * l.d + c);
-            const size_t ki = size_t(l.k_offset + b * l.k_batch + j * l.k_row + h * l.d + c);
+            const size_t ki =
+                size_t(l.k_offset + b * l.k_batch + j * l.k_row + l.kvHead(h) * l.d + c);
             rdq[qi] += g * kbuf[ki];
             rk[ki] += g * qbuf[qi];
           }
@@ -812,7 +784,7 @@ Outcome scoresBackward(Backend& be, Backend& cpu, const Layout& l) {
     on.attention_scores_backward(
         a.put(ds), {q + l.q_offset, l.q_batch, l.q_row}, {k + l.k_offset, l.k_batch, l.k_row},
         {dq + l.q_offset, l.q_batch, l.q_row}, {dk + l.k_offset, l.k_batch, l.k_row}, l.B, l.H,
-        l.Tq, l.Tk, l.d, scale);
+        l.kv_heads, l.Tq, l.Tk, l.d, scale);
     return std::make_pair(a.get(dq, dqbuf0.size()), a.get(dk, dkbuf0.size()));
   };
   const auto got = run(be), on_cpu = run(cpu);
@@ -962,7 +934,7 @@ Outcome softmaxBackward(Backend& be, Backend& cpu, const SoftmaxBackwardCase& c)
 }
 
 // ---- attention_context_forward ----
-Outcome context(Backend& be, Backend& cpu, const Layout& l) {
+Outcome context(Backend& be, Backend& cpu, const AttentionLayout& l) {
   const auto vbuf = randomFloats(size_t(l.k_size), 70);  // k's buffer shape
   const size_t np = size_t(l.B) * l.H * l.Tq * l.Tk;     // probs [B, H, Tq, Tk]
   const auto probs = randomFloats(np, 80, 0.0f, 1.0f);
@@ -976,7 +948,7 @@ Outcome context(Backend& be, Backend& cpu, const Layout& l) {
           double acc = 0.0;
           for (int j = 0; j < l.Tk; ++j)
             acc += double(probs[((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j]) *
-                   vbuf[size_t(l.v_offset + b * l.k_batch + j * l.k_row + h * l.d + c)];
+                   vbuf[size_t(l.v_offset + b * l.k_batch + j * l.k_row + l.kvHead(h) * l.d + c)];
           ref[(size_t(b) * l.Tq + i) * size_t(width) + size_t(h) * l.d + c] = acc;
         }
   auto run = [&](Backend& on) {
@@ -984,7 +956,7 @@ Outcome context(Backend& be, Backend& cpu, const Layout& l) {
     const float* v = a.put(vbuf);
     float* ctx = a.zeros(n);
     on.attention_context_forward(a.put(probs), {v + l.v_offset, l.k_batch, l.k_row}, ctx, l.B, l.H,
-                                 l.Tq, l.Tk, l.d);
+                                 l.kv_heads, l.Tq, l.Tk, l.d);
     return a.get(ctx, n);
   };
   return againstBoth(run, be, cpu, ref, kNmseProduct);
@@ -992,7 +964,7 @@ Outcome context(Backend& be, Backend& cpu, const Layout& l) {
 
 // ---- attention_context_backward (training; gradients start non-zero, so "accumulates" is checked
 // too) ----
-Outcome contextBackward(Backend& be, Backend& cpu, const Layout& l) {
+Outcome contextBackward(Backend& be, Backend& cpu, const AttentionLayout& l) {
   const auto vbuf = randomFloats(size_t(l.k_size), 320);
   const auto dvbuf0 = randomFloats(size_t(l.k_size), 330);
   const size_t np = size_t(l.B) * l.H * l.Tq * l.Tk;
@@ -1006,7 +978,8 @@ Outcome contextBackward(Backend& be, Backend& cpu, const Layout& l) {
         for (int j = 0; j < l.Tk; ++j) {
           const size_t pi = ((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j;
           for (int c = 0; c < l.d; ++c) {
-            const size_t vi = size_t(l.v_offset + b * l.k_batch + j * l.k_row + h * l.d + c);
+            const size_t vi =
+                size_t(l.v_offset + b * l.k_batch + j * l.k_row + l.kvHead(h) * l.d + c);
             const double g = dctx[(size_t(b) * l.Tq + i) * size_t(width) + size_t(h) * l.d + c];
             rdp[pi] += g * vbuf[vi];
             rdv[vi] += double(probs[pi]) * g;
@@ -1018,8 +991,8 @@ Outcome contextBackward(Backend& be, Backend& cpu, const Layout& l) {
     float* dv = a.put(dvbuf0);
     float* dp = a.put(randomFloats(np, 360));  // overwritten
     on.attention_context_backward(a.put(dctx), a.put(probs), {v + l.v_offset, l.k_batch, l.k_row},
-                                  dp, {dv + l.v_offset, l.k_batch, l.k_row}, l.B, l.H, l.Tq, l.Tk,
-                                  l.d);
+                                  dp, {dv + l.v_offset, l.k_batch, l.k_row}, l.B, l.H, l.kv_heads,
+                                  l.Tq, l.Tk, l.d);
     return std::make_pair(a.get(dp, np), a.get(dv, dvbuf0.size()));
   };
   const auto got = run(be), on_cpu = run(cpu);
@@ -1502,9 +1475,10 @@ Outcome largeScores(Backend& be, Backend&) {
   const uint8_t* md = a.put(mask);
   float* ctx = a.zeros(size_t(T) * width);
   be.attention_scores_forward({qd, int64_t{T} * width, width}, {kd, int64_t{T} * width, width},
-                              s_buf->f32(), B, H, T, T, d, scale);
+                              s_buf->f32(), B, H, H, T, T, d, scale);
   be.masked_softmax_forward(s_buf->f32(), md, p_buf->f32(), B, H, T, T, fill);
-  be.attention_context_forward(p_buf->f32(), {vd, int64_t{T} * width, width}, ctx, B, H, T, T, d);
+  be.attention_context_forward(p_buf->f32(), {vd, int64_t{T} * width, width}, ctx, B, H, H, T, T,
+                               d);
   const auto got_ctx = a.get(ctx, size_t(T) * width);
 
   const int64_t crossing = int64_t{1} << 31;  // the first flat index past 32-bit signed offsets
@@ -1652,6 +1626,36 @@ std::vector<OpCase> unique(std::vector<OpCase> list) {
 
 }  // namespace
 
+std::string AttentionLayout::vars() const {
+  return VARS(layout, B, H, kv_heads, Tq, Tk, d);
+}
+
+const std::vector<AttentionLayout>& attentionLayouts() {
+  static const std::vector<AttentionLayout> ls{
+      contiguous(2, 3, 3, 5, 7, 4),
+      contiguous(5, 2, 2, 3, 6, 5),  // more batch items than heads
+      fusedQkv(2, 8, 8, 33, 64),     // tutorial-sized heads
+      kvCacheStep(3, 4, 4, 6, 11, 3),
+      crossFusedKv(2, 2, 2, 4, 9, 7),
+      contiguous(1, 1, 1, 3, 1, 1),
+      fusedQkv(1, 8, 8, 200, 64),  // the tutorial's size at 200 tokens: a real layer's outputs
+      fusedQkv(1, 3, 3, 301, 64),  // long and uneven, few heads: split over rows across threads
+      crossFusedKv(2, 5, 5, 77, 259, 32),      // Tq != Tk, both uneven
+      kvCacheStep(1, 16, 16, 3001, 3003, 64),  // matrix-vector products over a long cache
+      // Grouped-query attention: 3 query heads per key/value head; more batch items than groups
+      // of heads (the plans batch over the batch then); multi-query (one key/value head) fused as
+      // llama2.c's separate wq, wk, wv would be concatenated; a Llama-sized group of 3 at 65
+      // tokens.
+      contiguous(2, 6, 2, 5, 7, 4),
+      contiguous(5, 4, 2, 3, 6, 5),
+      fusedQkv(2, 4, 1, 9, 8),
+      fusedQkv(1, 12, 4, 65, 64),
+      kvCacheStep(3, 8, 2, 6, 11, 3),
+      crossFusedKv(2, 6, 3, 4, 9, 7),
+  };
+  return ls;
+}
+
 std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
@@ -1709,8 +1713,8 @@ const std::vector<OpCase>& opCases() {
          {RopeLayout::Halves, "contiguous", 2, 5, 3, 8, 0},
          {RopeLayout::Interleaved, "fused_qkv", 2, 7, 4, 16, 3},
          {RopeLayout::Halves, "fused_qkv", 1, 33, 2, 64, 7}});
-    add(l, "attention_scores", scores, layouts());
-    add(l, "attention_scores_backward", scoresBackward, layouts());
+    add(l, "attention_scores", scores, attentionLayouts());
+    add(l, "attention_scores_backward", scoresBackward, attentionLayouts());
     add(l, "masked_softmax", softmax,
         {{2, 3, 5, 7, kFiniteFill, false},
          {2, 3, 5, 7, -kInf, false},
@@ -1724,8 +1728,8 @@ const std::vector<OpCase>& opCases() {
          {2, 2, 3, 33, -kInf, true, false},
          {1, 4, 9, 129, kFiniteFill, false, true},
          {2, 8, 17, 300, -kInf, false, false}});
-    add(l, "attention_context", context, layouts());
-    add(l, "attention_context_backward", contextBackward, layouts());
+    add(l, "attention_context", context, attentionLayouts());
+    add(l, "attention_context_backward", contextBackward, attentionLayouts());
     add(l, "norm", norm,
         {{NormKind::LayerNorm, 5, 37, true, true, false, 1e-5f},
          {NormKind::LayerNorm, 5, 37, false, false, false, 1e-5f},

@@ -47,6 +47,26 @@ const std::vector<OpCase>& largeCases();
 // process is lost afterwards: run it alone, in a process of its own. Skipped on the CPU.
 const std::vector<OpCase>& faultCases();
 
+// One attention layout of the checks: where Q, K and V sit in their activation buffers (all in
+// floats), with H query heads and kv_heads key/value heads (grouped-query attention when fewer).
+// Shared with tests/test_gpu_host.cpp, which runs the cuBLAS plans on them.
+struct AttentionLayout {
+  const char* layout = "";  // "contiguous", "fused_qkv", "kv_cache_step", "cross_fused_kv"
+  int B = 0, H = 0, kv_heads = 0, Tq = 0, Tk = 0, d = 0;
+  // the q view's buffer size, head-0 offset and strides; likewise k (in floats)
+  int64_t q_size = 0, q_offset = 0, q_batch = 0, q_row = 0;
+  int64_t k_size = 0, k_offset = 0, k_batch = 0, k_row = 0;
+  int64_t v_offset = 0;      // v: in k's buffer, its head-0 offset
+  bool fused = false;        // Q, K, V in one buffer (q's)
+  std::string vars() const;  // "layout=fused_qkv B=2 H=8 kv_heads=8 Tq=33 Tk=33 d=64"
+  // The key/value head query head h reads.
+  int kvHead(int h) const { return h / (H / kv_heads); }
+};
+
+// Every layout the attention ops are checked on: separate, fused QKV, a decode step over a
+// key/value cache, cross attention over fused K/V; multi-head and grouped-query.
+const std::vector<AttentionLayout>& attentionLayouts();
+
 // n uniform random floats in [lo, hi), the same for the same seed.
 std::vector<float> randomFloats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 

@@ -101,6 +101,22 @@ double maxRelError(const std::vector<float>& x, const std::vector<float>& y) {
   return worst;
 }
 
+// Whether some call of the plan has two of its products write one element of C (cuBLAS runs the
+// products of one call concurrently: a gradient that accumulates over a group of query heads must
+// take them in successive calls).
+bool writesTwiceInOneCall(const GemmPlan& plan) {
+  for (const GemmCall& g : plan) {
+    std::vector<int64_t> cells;
+    for (int p = 0; p < g.batch_count; ++p)
+      for (int j = 0; j < g.n; ++j)
+        for (int i = 0; i < g.m; ++i)
+          cells.push_back(g.c_offset + p * g.stride_c + i + int64_t{j} * g.ldc);
+    std::sort(cells.begin(), cells.end());
+    if (std::adjacent_find(cells.begin(), cells.end()) != cells.end()) return true;
+  }
+  return false;
+}
+
 // Every element written exactly once; returns the first offending index or -1.
 int64_t badCoverage(const std::vector<int>& writes, int64_t expected_size) {
   for (size_t i = 0; i < writes.size(); ++i)
@@ -108,53 +124,17 @@ int64_t badCoverage(const std::vector<int>& writes, int64_t expected_size) {
   return -1;
 }
 
-// Float32 products of ≤ 130 terms, summed in different orders (Eigen's blocked loops vs double
-// in the reference): a relative difference of a few 1e-7; 2e-5 leaves margin and still catches
-// any wrong element (those differ by O(1)).
-constexpr double kGemmTol = 2e-5;
-
-// One attention layout: how Q, K (and V) sit in their activation buffers.
-struct ViewCase {
-  const char* name;
-  int B, H, Tq, Tk, d;
-  // q view: buffer size, offset of head 0, batch and row strides (floats); likewise k (and v).
-  int64_t q_size, q_offset, q_batch, q_row;
-  int64_t k_size, k_offset, k_batch, k_row;
-};
-
-std::vector<ViewCase> viewCases() {
-  std::vector<ViewCase> cases;
-  {  // separate contiguous projections [B, T, H·d]; B ≤ H: batched over heads
-    const int B = 2, H = 3, Tq = 5, Tk = 7, d = 4, w = H * d;
-    cases.push_back({"contiguous", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                     int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w});
-  }
-  {  // B > H: batched over the batch
-    const int B = 5, H = 2, Tq = 3, Tk = 6, d = 5, w = H * d;
-    cases.push_back({"batch_gt_heads", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                     int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w});
-  }
-  {  // fused QKV projection [B, T, 3·H·d]: Q at 0, K at H·d (V at 2·H·d), row stride 3·H·d
-    const int B = 2, H = 3, T = 6, d = 5, w = H * d;
-    const int64_t size = int64_t{B} * T * 3 * w;
-    cases.push_back({"fused_qkv", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size, w,
-                     int64_t{T} * 3 * w, 3 * w});
-  }
-  {  // a decode step: one query row [B, 1, H·d] against a KV cache [B, capacity, H·d], Tk used
-    const int B = 3, H = 4, Tk = 6, capacity = 11, d = 3, w = H * d;
-    cases.push_back({"kv_cache_step", B, H, 1, Tk, d, int64_t{B} * w, 0, w, w,
-                     int64_t{B} * capacity * w, 0, int64_t{capacity} * w, w});
-  }
-  {  // cross attention: decoder queries [B, Tq, H·d] against fused encoder K/V [B, S, 2·H·d]
-    const int B = 2, H = 2, Tq = 4, S = 9, d = 7, w = H * d;
-    cases.push_back({"cross_fused_kv", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                     int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w});
-  }
-  {  // degenerate sizes: one batch item, one head, d = 1, one key
-    cases.push_back({"single", 1, 1, 3, 1, 1, 3, 0, 3, 1, 1, 0, 1, 1});
-  }
-  return cases;
+// How many calls an attention plan makes: one per batch item and member of a group of query
+// heads, or one per query head, whichever is fewer (gemm_plan.cpp's perHead).
+int fewerCalls(const checks::AttentionLayout& l) {
+  return std::min(l.B * (l.H / l.kv_heads), l.H);
 }
+
+// Float32 sums of up to 3001 products (the decode step over a long cache), in different orders
+// (the CPU backend's blocked loops vs double in the reference): up to ~2e-5 relative to
+// max(1, |y|) for the longest; 1e-4 leaves margin and still catches any wrong element (those
+// differ by O(1)).
+constexpr double kGemmTol = 1e-4;
 
 // ---- every CUDA entry point inside guard() (read from the sources) ----
 
@@ -399,27 +379,27 @@ class TestGpuHost : public QObject {
 
   void scoresPlan_data() {
     QTest::addColumn<int>("which");
-    const std::vector<ViewCase> cases = viewCases();
-    for (size_t i = 0; i < cases.size(); ++i) QTest::newRow(cases[i].name) << int(i);
+    const std::vector<checks::AttentionLayout>& cases = checks::attentionLayouts();
+    for (size_t i = 0; i < cases.size(); ++i) QTest::newRow(cases[i].vars().c_str()) << int(i);
   }
 
   void scoresPlan() {
     QFETCH(int, which);
-    const ViewCase vc = viewCases()[size_t(which)];
+    const checks::AttentionLayout& vc = checks::attentionLayouts()[size_t(which)];
     const std::vector<float> qbuf = randomFloats(size_t(vc.q_size), 10 + which);
     // In the fused cases Q and K share one buffer; a separate buffer otherwise.
-    const bool shared = std::string(vc.name) == "fused_qkv";
-    const std::vector<float> kbuf = shared ? qbuf : randomFloats(size_t(vc.k_size), 20 + which);
+    const std::vector<float> kbuf = vc.fused ? qbuf : randomFloats(size_t(vc.k_size), 20 + which);
     const float scale = 1.0f / std::sqrt(float(vc.d));
     HeadsView q{qbuf.data() + vc.q_offset, vc.q_batch, vc.q_row};
     HeadsView k{kbuf.data() + vc.k_offset, vc.k_batch, vc.k_row};
     const int64_t n_scores = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
     std::vector<float> expected(static_cast<size_t>(n_scores));  // [B, H, Tq, Tk]
-    cpu_->attention_scores_forward(q, k, expected.data(), vc.B, vc.H, vc.Tq, vc.Tk, vc.d, scale);
+    cpu_->attention_scores_forward(q, k, expected.data(), vc.B, vc.H, vc.kv_heads, vc.Tq, vc.Tk,
+                                   vc.d, scale);
 
     const GemmPlan plan = cuda::planScores(vc.q_batch, vc.q_row, vc.k_batch, vc.k_row, vc.B, vc.H,
-                                           vc.Tq, vc.Tk, vc.d, scale);
-    QCOMPARE(int(plan.size()), std::min(vc.B, vc.H));  // the fewer calls of the two batchings
+                                           vc.kv_heads, vc.Tq, vc.Tk, vc.d, scale);
+    QCOMPARE(int(plan.size()), fewerCalls(vc));
     for (const GemmCall& g : plan)
       QVERIFY2(cuda::checkGemmCall(g).empty(), cuda::describeGemmCall(g).c_str());
     // The backend's operand order: cuBLAS A = k view, B = q view, C = scores. The operands are
@@ -441,13 +421,10 @@ class TestGpuHost : public QObject {
 
   void contextPlan() {
     QFETCH(int, which);
-    const ViewCase vc = viewCases()[size_t(which)];
-    // V uses K's layout: the third slot of a fused QKV buffer, the second of a fused KV buffer.
-    const std::string name = vc.name;
-    const int64_t width = int64_t{vc.H} * vc.d;
-    const int64_t v_offset = name == "fused_qkv"        ? 2 * width
-                             : name == "cross_fused_kv" ? width
-                                                        : vc.k_offset;
+    const checks::AttentionLayout& vc = checks::attentionLayouts()[size_t(which)];
+    // V lies in K's buffer, at its own offset (after K in a fused buffer).
+    const int64_t width = int64_t{vc.H} * vc.d;  // of ctx [B, Tq, H·d]
+    const int64_t v_offset = vc.v_offset;
     const std::vector<float> vbuf = randomFloats(size_t(vc.k_size), 30 + which);
     // probs [B, H, Tq, Tk]: any values exercise the plan; use non-negative ones like softmax.
     const int64_t n_probs = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
@@ -455,11 +432,12 @@ class TestGpuHost : public QObject {
     HeadsView v{vbuf.data() + v_offset, vc.k_batch, vc.k_row};
     const int64_t n_ctx = int64_t{vc.B} * vc.Tq * vc.H * vc.d;
     std::vector<float> expected(static_cast<size_t>(n_ctx));  // [B, Tq, H·d_v]
-    cpu_->attention_context_forward(probs.data(), v, expected.data(), vc.B, vc.H, vc.Tq, vc.Tk,
-                                    vc.d);
+    cpu_->attention_context_forward(probs.data(), v, expected.data(), vc.B, vc.H, vc.kv_heads,
+                                    vc.Tq, vc.Tk, vc.d);
 
-    const GemmPlan plan = cuda::planContext(vc.k_batch, vc.k_row, vc.B, vc.H, vc.Tq, vc.Tk, vc.d);
-    QCOMPARE(int(plan.size()), std::min(vc.B, vc.H));
+    const GemmPlan plan =
+        cuda::planContext(vc.k_batch, vc.k_row, vc.B, vc.H, vc.kv_heads, vc.Tq, vc.Tk, vc.d);
+    QCOMPARE(int(plan.size()), fewerCalls(vc));
     for (const GemmCall& g : plan)
       QVERIFY2(cuda::checkGemmCall(g).empty(), cuda::describeGemmCall(g).c_str());
     // The backend's operand order: cuBLAS A = v view, B = probs, C = ctx.
@@ -480,12 +458,21 @@ class TestGpuHost : public QObject {
     // Nothing to compute: no calls (cuBLAS is never asked for a zero-sized product).
     QVERIFY(cuda::planLinear(0, 8, 4).empty());
     QVERIFY(cuda::planLinear(3, 8, 0).empty());
-    QVERIFY(cuda::planScores(8, 8, 8, 8, 0, 2, 1, 1, 4, 1.0f).empty());
-    QVERIFY(cuda::planScores(8, 8, 8, 8, 1, 2, 0, 1, 4, 1.0f).empty());
-    QVERIFY(cuda::planContext(8, 8, 1, 2, 1, 1, 0).empty());
+    QVERIFY(cuda::planScores(8, 8, 8, 8, 0, 2, 2, 1, 1, 4, 1.0f).empty());
+    QVERIFY(cuda::planScores(8, 8, 8, 8, 1, 2, 2, 0, 1, 4, 1.0f).empty());
+    QVERIFY(cuda::planContext(8, 8, 1, 2, 2, 1, 1, 0).empty());
+    // Key/value heads that do not divide the query heads are refused with Error(Backend).
+    for (int kv : {0, 4, 7}) {
+      try {
+        cuda::planScores(8, 8, 8, 8, 1, 6, kv, 1, 1, 4, 1.0f);
+        QFAIL(qPrintable(QString("no error for 6 query heads over %1 key/value heads").arg(kv)));
+      } catch (const Error& e) {
+        QCOMPARE(e.kind(), ErrorKind::Backend);
+      }
+    }
     // Leading dimensions beyond cuBLAS's int are refused with Error(Backend), not truncated.
     try {
-      cuda::planScores(1, int64_t{1} << 33, 1, 8, 1, 1, 1, 1, 4, 1.0f);
+      cuda::planScores(1, int64_t{1} << 33, 1, 8, 1, 1, 1, 1, 1, 4, 1.0f);
       QFAIL("no error for a row stride beyond int");
     } catch (const Error& e) {
       QCOMPARE(e.kind(), ErrorKind::Backend);
@@ -762,10 +749,9 @@ class TestGpuHost : public QObject {
   void scoresBackwardPlans_data() { scoresPlan_data(); }
   void scoresBackwardPlans() {
     QFETCH(int, which);
-    const ViewCase vc = viewCases()[size_t(which)];
-    const bool shared = std::string(vc.name) == "fused_qkv";
+    const checks::AttentionLayout& vc = checks::attentionLayouts()[size_t(which)];
     const std::vector<float> qbuf = randomFloats(size_t(vc.q_size), 110 + which);
-    const std::vector<float> kbuf = shared ? qbuf : randomFloats(size_t(vc.k_size), 120 + which);
+    const std::vector<float> kbuf = vc.fused ? qbuf : randomFloats(size_t(vc.k_size), 120 + which);
     const int64_t n_scores = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
     const std::vector<float> ds = randomFloats(size_t(n_scores), 130 + which);
     // Separate gradient buffers for dq and dk here (the fused layout's views are still strided).
@@ -777,22 +763,24 @@ class TestGpuHost : public QObject {
                                     {kbuf.data() + vc.k_offset, vc.k_batch, vc.k_row},
                                     {want_dq.data() + vc.q_offset, vc.q_batch, vc.q_row},
                                     {want_dk.data() + vc.k_offset, vc.k_batch, vc.k_row}, vc.B,
-                                    vc.H, vc.Tq, vc.Tk, vc.d, scale);
+                                    vc.H, vc.kv_heads, vc.Tq, vc.Tk, vc.d, scale);
     std::vector<int> writes;
     std::vector<float> dq, dk;
     try {
       // dq: cuBLAS A = k view, B = dscores, C = dq view (from its head-0 pointer on)
       std::vector<float> c(dq0.begin() + vc.q_offset, dq0.end());
-      dq = executePlanOn(cuda::planScoresBackwardQuery(vc.k_batch, vc.k_row, vc.q_batch, vc.q_row,
-                                                       vc.B, vc.H, vc.Tq, vc.Tk, vc.d, scale),
-                         {kbuf.data() + vc.k_offset, vc.k_size - vc.k_offset},
-                         {ds.data(), n_scores}, c, writes);
+      dq = executePlanOn(
+          cuda::planScoresBackwardQuery(vc.k_batch, vc.k_row, vc.q_batch, vc.q_row, vc.B, vc.H,
+                                        vc.kv_heads, vc.Tq, vc.Tk, vc.d, scale),
+          {kbuf.data() + vc.k_offset, vc.k_size - vc.k_offset}, {ds.data(), n_scores}, c, writes);
       dq.insert(dq.begin(), dq0.begin(), dq0.begin() + vc.q_offset);
-      // dk: cuBLAS A = q view, B = dscores, C = dk view
+      // dk: cuBLAS A = q view, B = dscores, C = dk view; a key head's query heads in turn
       std::vector<float> ck(dk0.begin() + vc.k_offset, dk0.end());
-      dk = executePlanOn(cuda::planScoresBackwardKey(vc.q_batch, vc.q_row, vc.k_batch, vc.k_row,
-                                                     vc.B, vc.H, vc.Tq, vc.Tk, vc.d, scale),
-                         {qbuf.data() + vc.q_offset, vc.q_size - vc.q_offset},
+      const GemmPlan dk_plan =
+          cuda::planScoresBackwardKey(vc.q_batch, vc.q_row, vc.k_batch, vc.k_row, vc.B, vc.H,
+                                      vc.kv_heads, vc.Tq, vc.Tk, vc.d, scale);
+      QVERIFY(!writesTwiceInOneCall(dk_plan));
+      dk = executePlanOn(dk_plan, {qbuf.data() + vc.q_offset, vc.q_size - vc.q_offset},
                          {ds.data(), n_scores}, ck, writes);
       dk.insert(dk.begin(), dk0.begin(), dk0.begin() + vc.k_offset);
     } catch (const std::out_of_range& e) {
@@ -805,12 +793,9 @@ class TestGpuHost : public QObject {
   void contextBackwardPlans_data() { scoresPlan_data(); }
   void contextBackwardPlans() {
     QFETCH(int, which);
-    const ViewCase vc = viewCases()[size_t(which)];
-    const std::string name = vc.name;
-    const int64_t width = int64_t{vc.H} * vc.d;
-    const int64_t v_offset = name == "fused_qkv"        ? 2 * width
-                             : name == "cross_fused_kv" ? width
-                                                        : vc.k_offset;
+    const checks::AttentionLayout& vc = checks::attentionLayouts()[size_t(which)];
+    const int64_t width = int64_t{vc.H} * vc.d;  // of ctx [B, Tq, H·d]
+    const int64_t v_offset = vc.v_offset;
     const std::vector<float> vbuf = randomFloats(size_t(vc.k_size), 160 + which);
     const std::vector<float> dv0 = randomFloats(size_t(vc.k_size), 170 + which);
     const int64_t n_probs = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
@@ -818,22 +803,25 @@ class TestGpuHost : public QObject {
     const int64_t n_ctx = int64_t{vc.B} * vc.Tq * width;
     const std::vector<float> dctx = randomFloats(size_t(n_ctx), 190 + which);
     std::vector<float> want_dp(static_cast<size_t>(n_probs)), want_dv = dv0;
-    cpu_->attention_context_backward(
-        dctx.data(), probs.data(), {vbuf.data() + v_offset, vc.k_batch, vc.k_row}, want_dp.data(),
-        {want_dv.data() + v_offset, vc.k_batch, vc.k_row}, vc.B, vc.H, vc.Tq, vc.Tk, vc.d);
+    cpu_->attention_context_backward(dctx.data(), probs.data(),
+                                     {vbuf.data() + v_offset, vc.k_batch, vc.k_row}, want_dp.data(),
+                                     {want_dv.data() + v_offset, vc.k_batch, vc.k_row}, vc.B, vc.H,
+                                     vc.kv_heads, vc.Tq, vc.Tk, vc.d);
     std::vector<int> writes;
     std::vector<float> dp, dv;
     try {
       // dprobs: cuBLAS A = v view, B = dctx, C = dprobs (written: C starts as NaN)
-      dp = executePlan(
-          cuda::planContextBackwardProbs(vc.k_batch, vc.k_row, vc.B, vc.H, vc.Tq, vc.Tk, vc.d),
-          {vbuf.data() + v_offset, vc.k_size - v_offset}, {dctx.data(), n_ctx}, n_probs, writes);
+      dp = executePlan(cuda::planContextBackwardProbs(vc.k_batch, vc.k_row, vc.B, vc.H, vc.kv_heads,
+                                                      vc.Tq, vc.Tk, vc.d),
+                       {vbuf.data() + v_offset, vc.k_size - v_offset}, {dctx.data(), n_ctx},
+                       n_probs, writes);
       QCOMPARE(badCoverage(writes, n_probs), int64_t(-1));
-      // dv: cuBLAS A = dctx, B = probs, C = dv view
+      // dv: cuBLAS A = dctx, B = probs, C = dv view; a value head's query heads in turn
       std::vector<float> c(dv0.begin() + v_offset, dv0.end());
-      dv = executePlanOn(
-          cuda::planContextBackwardValues(vc.k_batch, vc.k_row, vc.B, vc.H, vc.Tq, vc.Tk, vc.d),
-          {dctx.data(), n_ctx}, {probs.data(), n_probs}, c, writes);
+      const GemmPlan dv_plan = cuda::planContextBackwardValues(vc.k_batch, vc.k_row, vc.B, vc.H,
+                                                               vc.kv_heads, vc.Tq, vc.Tk, vc.d);
+      QVERIFY(!writesTwiceInOneCall(dv_plan));
+      dv = executePlanOn(dv_plan, {dctx.data(), n_ctx}, {probs.data(), n_probs}, c, writes);
       dv.insert(dv.begin(), dv0.begin(), dv0.begin() + v_offset);
     } catch (const std::out_of_range& e) {
       QFAIL(e.what());
@@ -845,13 +833,13 @@ class TestGpuHost : public QObject {
   void backwardPlanEdgeCases() {
     QVERIFY(cuda::planLinearBackwardInput(0, 8, 4).empty());
     QVERIFY(cuda::planLinearBackwardWeight(5, 8, 0).empty());
-    QVERIFY(cuda::planScoresBackwardQuery(8, 8, 8, 8, 1, 2, 0, 1, 4, 1.0f).empty());
-    QVERIFY(cuda::planScoresBackwardKey(8, 8, 8, 8, 1, 2, 1, 0, 4, 1.0f).empty());
-    QVERIFY(cuda::planContextBackwardProbs(8, 8, 0, 2, 1, 1, 4).empty());
-    QVERIFY(cuda::planContextBackwardValues(8, 8, 1, 2, 1, 1, 0).empty());
+    QVERIFY(cuda::planScoresBackwardQuery(8, 8, 8, 8, 1, 2, 2, 0, 1, 4, 1.0f).empty());
+    QVERIFY(cuda::planScoresBackwardKey(8, 8, 8, 8, 1, 2, 2, 1, 0, 4, 1.0f).empty());
+    QVERIFY(cuda::planContextBackwardProbs(8, 8, 0, 2, 2, 1, 1, 4).empty());
+    QVERIFY(cuda::planContextBackwardValues(8, 8, 1, 2, 2, 1, 1, 0).empty());
     // The accumulating plans add to C (beta 1); the probabilities' gradient is written (beta 0).
     QCOMPARE(cuda::planLinearBackwardWeight(3, 4, 5)[0].beta, 1.0f);
-    QCOMPARE(cuda::planContextBackwardProbs(8, 8, 1, 2, 1, 1, 4)[0].beta, 0.0f);
+    QCOMPARE(cuda::planContextBackwardProbs(8, 8, 1, 2, 2, 1, 1, 4)[0].beta, 0.0f);
   }
 
   // ---------------------------------------------------------------- the backward kernels' math

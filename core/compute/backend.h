@@ -175,16 +175,22 @@ class Backend {
   virtual void rope_backward(HeadsGrad dx, const float* cos, const float* sin, int B, int T,
                              int heads, int d_head, int pos0, RopeLayout layout) = 0;
 
-  // scores[b, h, i, j] = scale · Σ_c q[b, i, h·d_k + c] · k[b, j, h·d_k + c]
-  //   q: heads view of [B, Tq, ·], k: heads view of [B, Tk, ·], scores: [B, H, Tq, Tk]
+  // The attention ops take H query heads and kv_heads key/value heads (grouped-query attention;
+  // kv_heads divides H): query head h reads key/value head g(h) = h / (H / kv_heads) of the k and
+  // v views. kv_heads == H is multi-head attention, kv_heads == 1 multi-query attention.
+  //
+  // scores[b, h, i, j] = scale · Σ_c q[b, i, h·d_k + c] · k[b, j, g(h)·d_k + c]
+  //   q: heads view of [B, Tq, ·] (H heads), k: heads view of [B, Tk, ·] (kv_heads heads),
+  //   scores: [B, H, Tq, Tk]
   virtual void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H,
-                                        int Tq, int Tk, int d_k, float scale) = 0;
-  // Backward of attention_scores_forward (S = scale · Q·Kᵀ per batch item and head):
-  //   dq_h[b] += scale · dS[b, h] · K_h[b];  dk_h[b] += scale · dS[b, h]ᵀ · Q_h[b]
-  //   dscores: [B, H, Tq, Tk]; q, dq: heads views of [B, Tq, ·]; k, dk: of [B, Tk, ·]
+                                        int kv_heads, int Tq, int Tk, int d_k, float scale) = 0;
+  // Backward of attention_scores_forward (S_h = scale · Q_h·K_g(h)ᵀ per batch item and head):
+  //   dq_h[b] += scale · dS[b, h] · K_g(h)[b];  dk_g[b] += scale · Σ_{h: g(h) = g} dS[b, h]ᵀ ·
+  //   Q_h[b] (a key head ACCUMULATES the contributions of every query head of its group) dscores:
+  //   [B, H, Tq, Tk]; q, dq: heads views of [B, Tq, ·]; k, dk: of [B, Tk, ·]
   virtual void attention_scores_backward(const float* dscores, HeadsView q, HeadsView k,
-                                         HeadsGrad dq, HeadsGrad dk, int B, int H, int Tq, int Tk,
-                                         int d_k, float scale) = 0;
+                                         HeadsGrad dq, HeadsGrad dk, int B, int H, int kv_heads,
+                                         int Tq, int Tk, int d_k, float scale) = 0;
 
   // probs[b, h, i, :] = softmax(where(mask[b, i, :], fill, scores[b, h, i, :]))
   //   scores, probs: [B, H, Tq, Tk], not overlapping; mask: [B, Tq, Tk] uint8 (1 = masked),
@@ -200,16 +206,18 @@ class Backend {
   virtual void masked_softmax_backward(const float* probs, const float* dprobs, const uint8_t* mask,
                                        float* dscores, int B, int H, int Tq, int Tk) = 0;
 
-  // ctx[b, i, h·d_v + c] = Σ_j probs[b, h, i, j] · v[b, j, h·d_v + c]
-  //   probs: [B, H, Tq, Tk], v: heads view of [B, Tk, ·], ctx: [B, Tq, H·d_v] (contiguous)
+  // ctx[b, i, h·d_v + c] = Σ_j probs[b, h, i, j] · v[b, j, g(h)·d_v + c]
+  //   probs: [B, H, Tq, Tk], v: heads view of [B, Tk, ·] (kv_heads heads),
+  //   ctx: [B, Tq, H·d_v] (contiguous)
   virtual void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H,
-                                         int Tq, int Tk, int d_v) = 0;
-  // Backward of attention_context_forward (C_h = P_h · V_h):
-  //   dprobs[b, h] = dC_h[b] · V_h[b]ᵀ (WRITTEN);  dv_h[b] += P[b, h]ᵀ · dC_h[b]
+                                         int kv_heads, int Tq, int Tk, int d_v) = 0;
+  // Backward of attention_context_forward (C_h = P_h · V_g(h)):
+  //   dprobs[b, h] = dC_h[b] · V_g(h)[b]ᵀ (WRITTEN);
+  //   dv_g[b] += Σ_{h: g(h) = g} P[b, h]ᵀ · dC_h[b]   (ACCUMULATES over the group, as dk)
   //   dctx: [B, Tq, H·d_v], probs, dprobs: [B, H, Tq, Tk]; v, dv: heads views of [B, Tk, ·]
   virtual void attention_context_backward(const float* dctx, const float* probs, HeadsView v,
-                                          float* dprobs, HeadsGrad dv, int B, int H, int Tq, int Tk,
-                                          int d_v) = 0;
+                                          float* dprobs, HeadsGrad dv, int B, int H, int kv_heads,
+                                          int Tq, int Tk, int d_v) = 0;
 
   // y[r, :] = x̂[r, :] · gamma + beta, each row of d values normalised as `kind` says
   // (compute/functions.h): x̂ = (x − center) · scale with

@@ -684,31 +684,35 @@ class CpuBackend final : public Backend {
   }
 
   // scores[b, h, i, j] = scale · q_h[b, i, :] · k_h[b, j, :]: one product per (b, h, query rows).
-  void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int Tq,
-                                int Tk, int d_k, float scale) override {
+  // scores_h = scale · Q_h · K_g(h)ᵀ: one product per (b, h, query rows).
+  void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int kv_heads,
+                                int Tq, int Tk, int d_k, float scale) override {
+    const int group = H / kv_heads;
     const bool share = shared(2.0 * B * H * Tq * Tk * d_k, 4.0 * B * H * ((double)Tq + Tk) * d_k);
     forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
       gemm(true, i1 - i0, Tk, d_k, scale, q.data + b * q.batch_stride + i0 * q.row_stride + h * d_k,
-           q.row_stride, k.data + b * k.batch_stride + h * d_k, k.row_stride,
+           q.row_stride, k.data + b * k.batch_stride + h / group * d_k, k.row_stride,
            scores + (bh * Tq + i0) * Tk, Tk);
     });
   }
 
-  // dq_h += scale · dS · K_h (per (b, h, query rows));  dk_h += scale · dSᵀ · Q_h (per (b, h,
-  // key rows)).
+  // dq_h += scale · dS_h · K_g(h) (per (b, h, query rows));  dk_g += scale · dS_hᵀ · Q_h for the
+  // query heads h of group g in turn (per (b, g, key rows): no two tasks write one dk row).
   void attention_scores_backward(const float* dscores, HeadsView q, HeadsView k, HeadsGrad dq,
-                                 HeadsGrad dk, int B, int H, int Tq, int Tk, int d_k,
+                                 HeadsGrad dk, int B, int H, int kv_heads, int Tq, int Tk, int d_k,
                                  float scale) override {
+    const int group = H / kv_heads;
     const bool share = shared(4.0 * B * H * Tq * Tk * d_k, 4.0 * B * H * ((double)Tq + Tk) * d_k);
     forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
       gemmAccumulate(false, false, i1 - i0, d_k, Tk, scale, dscores + (bh * Tq + i0) * Tk, Tk,
-                     k.data + b * k.batch_stride + h * d_k, k.row_stride,
+                     k.data + b * k.batch_stride + h / group * d_k, k.row_stride,
                      dq.data + b * dq.batch_stride + i0 * dq.row_stride + h * d_k, dq.row_stride);
     });
-    forHeadRows(B, H, Tk, share, [&](int64_t b, int64_t h, int64_t bh, int j0, int j1) {
-      gemmAccumulate(true, false, j1 - j0, d_k, Tq, scale, dscores + bh * Tq * Tk + j0, Tk,
-                     q.data + b * q.batch_stride + h * d_k, q.row_stride,
-                     dk.data + b * dk.batch_stride + j0 * dk.row_stride + h * d_k, dk.row_stride);
+    forHeadRows(B, kv_heads, Tk, share, [&](int64_t b, int64_t g, int64_t, int j0, int j1) {
+      for (int64_t h = g * group; h < (g + 1) * group; ++h)
+        gemmAccumulate(true, false, j1 - j0, d_k, Tq, scale, dscores + (b * H + h) * Tq * Tk + j0,
+                       Tk, q.data + b * q.batch_stride + h * d_k, q.row_stride,
+                       dk.data + b * dk.batch_stride + j0 * dk.row_stride + g * d_k, dk.row_stride);
     });
   }
 
@@ -745,32 +749,37 @@ class CpuBackend final : public Backend {
     });
   }
 
-  // ctx[b, i, h·d_v + c] = Σ_j probs[b, h, i, j] · v_h[b, j, c]: one product per (b, h, rows).
-  void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H, int Tq,
-                                 int Tk, int d_v) override {
+  // ctx[b, i, h·d_v + c] = Σ_j probs[b, h, i, j] · v_g(h)[b, j, c]: one product per (b, h, rows).
+  void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H,
+                                 int kv_heads, int Tq, int Tk, int d_v) override {
+    const int group = H / kv_heads;
     const bool share = shared(2.0 * B * H * Tq * Tk * d_v, 4.0 * B * H * ((double)Tq + d_v) * Tk);
     const int64_t width = (int64_t)H * d_v;
     forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
       gemm(false, i1 - i0, d_v, Tk, 1.0f, probs + (bh * Tq + i0) * Tk, Tk,
-           v.data + b * v.batch_stride + h * d_v, v.row_stride,
+           v.data + b * v.batch_stride + h / group * d_v, v.row_stride,
            ctx + (b * Tq + i0) * width + h * d_v, width);
     });
   }
 
-  // dprobs[b, h] = dC_h · V_hᵀ (written, per (b, h, query rows));  dv_h += P[b, h]ᵀ · dC_h (per
-  // (b, h, key rows)).
+  // dprobs[b, h] = dC_h · V_g(h)ᵀ (written, per (b, h, query rows));  dv_g += P[b, h]ᵀ · dC_h for
+  // the query heads h of group g in turn (per (b, g, key rows)).
   void attention_context_backward(const float* dctx, const float* probs, HeadsView v, float* dprobs,
-                                  HeadsGrad dv, int B, int H, int Tq, int Tk, int d_v) override {
+                                  HeadsGrad dv, int B, int H, int kv_heads, int Tq, int Tk,
+                                  int d_v) override {
+    const int group = H / kv_heads;
     const bool share = shared(4.0 * B * H * Tq * Tk * d_v, 4.0 * B * H * ((double)Tq + d_v) * Tk);
     const int64_t width = (int64_t)H * d_v;
     forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
       gemm(true, i1 - i0, Tk, d_v, 1.0f, dctx + (b * Tq + i0) * width + h * d_v, width,
-           v.data + b * v.batch_stride + h * d_v, v.row_stride, dprobs + (bh * Tq + i0) * Tk, Tk);
+           v.data + b * v.batch_stride + h / group * d_v, v.row_stride,
+           dprobs + (bh * Tq + i0) * Tk, Tk);
     });
-    forHeadRows(B, H, Tk, share, [&](int64_t b, int64_t h, int64_t bh, int j0, int j1) {
-      gemmAccumulate(true, false, j1 - j0, d_v, Tq, 1.0f, probs + bh * Tq * Tk + j0, Tk,
-                     dctx + b * Tq * width + h * d_v, width,
-                     dv.data + b * dv.batch_stride + j0 * dv.row_stride + h * d_v, dv.row_stride);
+    forHeadRows(B, kv_heads, Tk, share, [&](int64_t b, int64_t g, int64_t, int j0, int j1) {
+      for (int64_t h = g * group; h < (g + 1) * group; ++h)
+        gemmAccumulate(true, false, j1 - j0, d_v, Tq, 1.0f, probs + (b * H + h) * Tq * Tk + j0, Tk,
+                       dctx + b * Tq * width + h * d_v, width,
+                       dv.data + b * dv.batch_stride + j0 * dv.row_stride + g * d_v, dv.row_stride);
     });
   }
 

@@ -555,7 +555,7 @@ class Pass : public Widths {
     float* pr = direct ? block->probs.data() : probs;
     const int dk = c.d_k;
     const HeadsView vv{kv.data + A, kv.batch_stride, kv.row_stride};
-    be.attention_scores_forward(qv, kv, sc, B, H, n, Tk, dk, 1.0f / std::sqrt((float)dk));
+    be.attention_scores_forward(qv, kv, sc, B, H, H, n, Tk, dk, 1.0f / std::sqrt((float)dk));
     // Interventions on this block's heads: a temperature divides a head's scores (on a copy, so
     // the trace keeps the raw ones); a head switched off attends as usual but adds nothing.
     std::vector<const HeadIntervention*> mine;
@@ -599,7 +599,7 @@ class Pass : public Widths {
             be.scale_forward(extra + ((int64_t)b * H + iv->head) * head_cells, head_cells, 0.0f);
       context_probs = extra;
     }
-    be.attention_context_forward(context_probs, vv, ctx, B, H, n, Tk, c.d_v);
+    be.attention_context_forward(context_probs, vv, ctx, B, H, H, n, Tk, c.d_v);
   }
 
   // Points the attention scratch at a tape's slots (training), or back at the pass's own.
@@ -651,7 +651,7 @@ class Pass : public Widths {
               float* dst = host ? f.data() : scores;
               be.attention_scores_forward({store, (int64_t)r.cap * A, A},
                                           {kvs + (int64_t)r.past * KV, (int64_t)r.cap * KV, KV},
-                                          dst, r.B, H, r.past, r.n, c.d_k,
+                                          dst, r.B, H, H, r.past, r.n, c.d_k,
                                           1.0f / std::sqrt((float)c.d_k));
               if (!host) a.get(scores, f.data(), f.size() * sizeof(float));
             } else if (r.future) {
@@ -786,10 +786,10 @@ class Backward : public Widths {
   void attend(HeadsView qv, HeadsView kv, const float* probs, const uint8_t* mask, int B, int n,
               int Tk, HeadsGrad dk, HeadsGrad dv) {
     const HeadsView vv{kv.data + A, kv.batch_stride, kv.row_stride};
-    be.attention_context_backward(g.dctx, probs, vv, g.dprobs, dv, B, H, n, Tk, c.d_v);
+    be.attention_context_backward(g.dctx, probs, vv, g.dprobs, dv, B, H, H, n, Tk, c.d_v);
     be.masked_softmax_backward(probs, g.dprobs, mask, g.dprobs, B, H, n, Tk);
     be.zero(g.dq, (int64_t)B * n * A);
-    be.attention_scores_backward(g.dprobs, qv, kv, {g.dq, (int64_t)n * A, A}, dk, B, H, n, Tk,
+    be.attention_scores_backward(g.dprobs, qv, kv, {g.dq, (int64_t)n * A, A}, dk, B, H, H, n, Tk,
                                  c.d_k, 1.0f / std::sqrt((float)c.d_k));
   }
 
