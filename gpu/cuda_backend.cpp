@@ -302,6 +302,19 @@ class CudaBackend final : public Backend {
           [&] { CUDA_CHECK(cuda::activation_backward(x, dy, dx, n, act, stream_.get())); });
   }
 
+  void gated_activation_forward(const float* x, float* y, int rows, int f,
+                                Activation act) override {
+    guard("gated_activation_forward",
+          [&] { CUDA_CHECK(cuda::gated_activation_forward(x, y, rows, f, act, stream_.get())); });
+  }
+
+  void gated_activation_backward(const float* x, const float* dy, float* dx, int rows, int f,
+                                 Activation act) override {
+    guard("gated_activation_backward", [&] {
+      CUDA_CHECK(cuda::gated_activation_backward(x, dy, dx, rows, f, act, stream_.get()));
+    });
+  }
+
   void residual_forward(const float* x, float* y, int64_t n) override {
     guard("residual_forward", [&] { CUDA_CHECK(cuda::residual_forward(x, y, n, stream_.get())); });
   }

@@ -189,6 +189,26 @@ __global__ void activation_backward_kernel1(const float* x, const float* dy, flo
   FOR_EACH_ELEMENT(i, n) dx[i] = dy[i] * activation_grad(x[i], kind);
 }
 
+// One thread per output element e = r·f + c, reading the gate x[r, c] and up x[r, f + c].
+__global__ void gated_activation_forward_kernel1(const float* x, float* y, int64_t n, int f,
+                                                 Activation kind) {
+  FOR_EACH_ELEMENT(e, n) {
+    const int64_t at = (e / f) * 2 * f + e % f;  // the gate's index in x
+    y[e] = activation(x[at], kind) * x[at + f];
+  }
+}
+
+// One thread per element of dy, writing the gate's and up's gradients.
+__global__ void gated_activation_backward_kernel1(const float* x, const float* dy, float* dx,
+                                                  int64_t n, int f, Activation kind) {
+  FOR_EACH_ELEMENT(e, n) {
+    const int64_t at = (e / f) * 2 * f + e % f;
+    const float gate = x[at];
+    dx[at] = dy[e] * x[at + f] * activation_grad(gate, kind);
+    dx[at + f] = dy[e] * activation(gate, kind);
+  }
+}
+
 __global__ void residual_forward_kernel1(const float* x, float* y, int64_t n) {
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x)
@@ -399,6 +419,24 @@ cudaError_t activation_backward(const float* x, const float* dy, float* dx, int6
   if (n <= 0) return cudaSuccess;
   activation_backward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, dy, dx, n,
                                                                                    kind);
+  return cudaGetLastError();
+}
+
+cudaError_t gated_activation_forward(const float* x, float* y, int rows, int f, Activation kind,
+                                     cudaStream_t stream) {
+  const int64_t n = int64_t{rows} * f;
+  if (n <= 0) return cudaSuccess;
+  gated_activation_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, y, n, f,
+                                                                                        kind);
+  return cudaGetLastError();
+}
+
+cudaError_t gated_activation_backward(const float* x, const float* dy, float* dx, int rows, int f,
+                                      Activation kind, cudaStream_t stream) {
+  const int64_t n = int64_t{rows} * f;
+  if (n <= 0) return cudaSuccess;
+  gated_activation_backward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(
+      x, dy, dx, n, f, kind);
   return cudaGetLastError();
 }
 

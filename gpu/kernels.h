@@ -46,6 +46,14 @@ cudaError_t activation_forward(float* x, int64_t n, Activation kind, cudaStream_
 cudaError_t activation_backward(const float* x, const float* dy, float* dx, int64_t n,
                                 Activation kind, cudaStream_t stream);
 
+// y[r, c] = act(x[r, c]) · x[r, f + c]: x [rows, 2f] holds [gate | up] per row, y: [rows, f]
+cudaError_t gated_activation_forward(const float* x, float* y, int rows, int f, Activation kind,
+                                     cudaStream_t stream);
+// Backward (written): dx[r, c] = dy[r, c] · up · act'(gate), dx[r, f + c] = dy[r, c] · act(gate)
+//   x, dx: [rows, 2f]; dy: [rows, f]
+cudaError_t gated_activation_backward(const float* x, const float* dy, float* dx, int rows, int f,
+                                      Activation kind, cudaStream_t stream);
+
 // y[i] += x[i] for i < n
 cudaError_t residual_forward(const float* x, float* y, int64_t n, cudaStream_t stream);
 

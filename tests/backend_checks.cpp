@@ -1123,7 +1123,49 @@ Outcome normBackward(Backend& be, Backend& cpu, const NormBackwardCase& c) {
   return pass();
 }
 
-// ---- activation_forward ----
+// ---- activation_forward, activation_backward, gated_activation_forward/backward ----
+
+// act(v) in double, PyTorch's definitions.
+double activationReference(Activation act, double v) {
+  switch (act) {
+    case Activation::Relu:
+      return v > 0 ? v : 0.0;
+    case Activation::Gelu:
+      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    case Activation::GeluTanh:
+      return 0.5 * v *
+             (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
+    case Activation::Silu:
+      return v / (1.0 + std::exp(-v));
+    case Activation::Tanh:
+      return std::tanh(v);
+  }
+  return 0.0;
+}
+
+// act'(v) in double: the analytic derivatives.
+double activationGradReference(Activation act, double v) {
+  switch (act) {
+    case Activation::Relu:
+      return v > 0 ? 1.0 : 0.0;
+    case Activation::Gelu:
+      return 0.5 * (1 + std::erf(v / std::sqrt(2.0))) +
+             v * std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);
+    case Activation::GeluTanh: {
+      const double k = std::sqrt(2.0 / std::numbers::pi);
+      const double t = std::tanh(k * (v + 0.044715 * v * v * v));
+      return 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * k * (1 + 3 * 0.044715 * v * v);
+    }
+    case Activation::Silu: {
+      const double sg = 1 / (1 + std::exp(-v));
+      return sg * (1 + v * (1 - sg));
+    }
+    case Activation::Tanh:
+      return 1 - std::tanh(v) * std::tanh(v);
+  }
+  return 0.0;
+}
+
 struct ActivationCase {
   Activation act;
   int64_t n;
@@ -1133,27 +1175,7 @@ struct ActivationCase {
 Outcome activation(Backend& be, Backend& cpu, const ActivationCase& c) {
   const auto x = randomFloats(size_t(c.n), 100, -6.0f, 6.0f);
   std::vector<double> ref(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double v = x[i];
-    switch (c.act) {
-      case Activation::Relu:
-        ref[i] = v > 0 ? v : 0.0;
-        break;
-      case Activation::Gelu:
-        ref[i] = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-        break;
-      case Activation::GeluTanh:
-        ref[i] = 0.5 * v *
-                 (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
-        break;
-      case Activation::Silu:
-        ref[i] = v / (1.0 + std::exp(-v));
-        break;
-      case Activation::Tanh:
-        ref[i] = std::tanh(v);
-        break;
-    }
-  }
+  for (size_t i = 0; i < x.size(); ++i) ref[i] = activationReference(c.act, x[i]);
   auto run = [&](Backend& on) {
     Arena a(on);
     float* xd = a.put(x);
@@ -1163,45 +1185,66 @@ Outcome activation(Backend& be, Backend& cpu, const ActivationCase& c) {
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
 }
 
-// ---- activation_backward: against the analytic derivatives, in double (training; gradients start
-// non-zero, so "accumulates" is checked too) ----
+// Against the analytic derivatives, in double; written in place (dx aliases dy).
 Outcome activationBackward(Backend& be, Backend& cpu, const ActivationCase& c) {
   const auto x = randomFloats(size_t(c.n), 380, -6.0f, 6.0f);
   const auto dy = randomFloats(x.size(), 390);
   std::vector<double> ref(x.size());
-  const double k = std::sqrt(2.0 / std::numbers::pi);
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double v = x[i];
-    double g = 0;
-    switch (c.act) {
-      case Activation::Relu:
-        g = v > 0 ? 1.0 : 0.0;
-        break;
-      case Activation::Gelu:
-        g = 0.5 * (1 + std::erf(v / std::sqrt(2.0))) +
-            v * std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);
-        break;
-      case Activation::GeluTanh: {
-        const double t = std::tanh(k * (v + 0.044715 * v * v * v));
-        g = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * k * (1 + 3 * 0.044715 * v * v);
-        break;
-      }
-      case Activation::Silu: {
-        const double s = 1 / (1 + std::exp(-v));
-        g = s * (1 + v * (1 - s));
-        break;
-      }
-      case Activation::Tanh:
-        g = 1 - std::tanh(v) * std::tanh(v);
-        break;
-    }
-    ref[i] = dy[i] * g;
-  }
+  for (size_t i = 0; i < x.size(); ++i) ref[i] = dy[i] * activationGradReference(c.act, x[i]);
   auto run = [&](Backend& on) {
     Arena a(on);
     float* d = a.put(dy);  // in place: dx aliases dy
     on.activation_backward(a.put(x), d, d, int64_t(x.size()), c.act);
     return a.get(d, x.size());
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  return pass();
+}
+
+// Gated: x [rows, 2f] = [gate | up] per row.
+struct GatedCase {
+  Activation act;
+  int rows, f;
+  std::string vars() const { return VARS(act, rows, f); }
+};
+
+Outcome gatedActivation(Backend& be, Backend& cpu, const GatedCase& c) {
+  const auto x = randomFloats(size_t(c.rows) * 2 * c.f, 480, -6.0f, 6.0f);
+  std::vector<double> ref(size_t(c.rows) * c.f);  // y [rows, f]
+  for (int r = 0; r < c.rows; ++r)
+    for (int k = 0; k < c.f; ++k) {
+      const float* row = x.data() + size_t(r) * 2 * c.f;
+      ref[size_t(r) * c.f + k] = activationReference(c.act, row[k]) * row[c.f + k];
+    }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* y = a.put(randomFloats(ref.size(), 481));  // overwritten
+    on.gated_activation_forward(a.put(x), y, c.rows, c.f, c.act);
+    return a.get(y, ref.size());
+  };
+  return againstBoth(run, be, cpu, ref, kNmseElementwise);
+}
+
+// Training; WRITTEN: dx starts as other values, which must all be replaced. Against the
+// contract's formula with the analytic derivatives in double, as activation_backward.
+Outcome gatedActivationBackward(Backend& be, Backend& cpu, const GatedCase& c) {
+  const size_t n = size_t(c.rows) * 2 * c.f;  // x, dx [rows, 2f]
+  const auto x = randomFloats(n, 490, -6.0f, 6.0f), dy = randomFloats(n / 2, 491);
+  std::vector<double> ref(n);
+  for (int r = 0; r < c.rows; ++r)
+    for (int k = 0; k < c.f; ++k) {
+      const size_t gate = size_t(r) * 2 * c.f + k, up = gate + c.f;
+      const double g = dy[size_t(r) * c.f + k];
+      ref[gate] = g * x[up] * activationGradReference(c.act, x[gate]);
+      ref[up] = g * activationReference(c.act, x[gate]);
+    }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* dx = a.put(randomFloats(n, 492));
+    on.gated_activation_backward(a.put(x), a.put(dy), dx, c.rows, c.f, c.act);
+    return a.get(dx, n);
   };
   const auto got = run(be), on_cpu = run(cpu);
   EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
@@ -1774,6 +1817,12 @@ const std::vector<OpCase>& opCases() {
          {Activation::GeluTanh, 1003},
          {Activation::Silu, 1003},
          {Activation::Tanh, 1003}});
+    const std::vector<GatedCase> gated{{Activation::Silu, 7, 37},      {Activation::Gelu, 5, 64},
+                                       {Activation::GeluTanh, 3, 129}, {Activation::Relu, 9, 11},
+                                       {Activation::Tanh, 2, 5},       {Activation::Silu, 1, 1}};
+    add(l, "gated_activation", gatedActivation, gated);
+    add(l, "gated_activation", gatedActivation, {{Activation::Silu, 4099, 4097}});
+    add(l, "gated_activation_backward", gatedActivationBackward, gated);
     add(l, "residual", residual, {{1}, {1027}, {100003}, {kElementSweep + 77}});
     add(l, "scale", scale, {{1, 0.0f}, {1027, 0.37f}, {kElementSweep + 5, -2.5f}});
     // residual_backward, scale_backward, zero
@@ -1786,6 +1835,7 @@ const std::vector<OpCase>& opCases() {
   }());
   static_assert(kRowSweep < int64_t{4} * 16 * 4100 && kRowSweep < 300000);  // softmax, norm
   static_assert(kElementSweep < int64_t{4097} * 16 * 256);                  // rope's pairs
+  static_assert(kElementSweep < int64_t{4099} * 4097);                      // gated outputs
   return cases;
 }
 

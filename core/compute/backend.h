@@ -247,6 +247,18 @@ class Backend {
   virtual void activation_backward(const float* x, const float* dy, float* dx, int64_t n,
                                    Activation act) = 0;
 
+  // Gated feed-forward (SwiGLU with Silu, GeGLU with Gelu): each row of x holds [gate | up],
+  //   y[r, c] = act(x[r, c]) · x[r, f + c]   for c < f
+  //   x: [rows, 2f], y: [rows, f] (not overlapping)
+  virtual void gated_activation_forward(const float* x, float* y, int rows, int f,
+                                        Activation act) = 0;
+  // Backward of gated_activation_forward, WRITTEN (not accumulated):
+  //   dx[r, c] = dy[r, c] · x[r, f + c] · act'(x[r, c])  (the gate's);
+  //   dx[r, f + c] = dy[r, c] · act(x[r, c])              (up's)
+  //   x, dx: [rows, 2f]; dy: [rows, f]; dx overlaps neither x nor dy
+  virtual void gated_activation_backward(const float* x, const float* dy, float* dx, int rows,
+                                         int f, Activation act) = 0;
+
   // y[i] += x[i] for i < n (the residual add)
   virtual void residual_forward(const float* x, float* y, int64_t n) = 0;
   // Backward of residual_forward (y += x): dx[i] += dy[i] (dy itself flows on unchanged)

@@ -362,6 +362,25 @@ ATTNVIZ_CPU_CLONES void activationBackwardSpan(const float* x, const float* dy, 
   }
 }
 
+// y = act(gate) ⊙ up for one row x = [gate | up] of 2f values.
+ATTNVIZ_CPU_CLONES void gatedRow(const float* x, float* y, int f, Activation act) {
+  std::memcpy(y, x, (size_t)f * sizeof(float));
+  activationSpan(y, f, act);
+  for (int c = 0; c < f; ++c) y[c] *= x[f + c];
+}
+
+// Its backward for one row (written): d gate = dy ⊙ up ⊙ act'(gate), d up = dy ⊙ act(gate).
+ATTNVIZ_CPU_CLONES void gatedBackwardRow(const float* x, const float* dy, float* dx, int f,
+                                         Activation act) {
+  float* dgate = dx;
+  float* dup = dx + f;
+  activationBackwardSpan(x, dy, dgate, f, act);
+  for (int c = 0; c < f; ++c) dgate[c] *= x[f + c];
+  std::memcpy(dup, x, (size_t)f * sizeof(float));
+  activationSpan(dup, f, act);
+  for (int c = 0; c < f; ++c) dup[c] *= dy[c];
+}
+
 // Backward of softmaxRow over one row of n keys: o = p ⊙ (g − Σ p·g), 0 where masked (o may
 // alias g).
 ATTNVIZ_CPU_CLONES void softmaxBackwardRow(const float* p, const float* g, const uint8_t* m,
@@ -822,6 +841,22 @@ class CpuBackend final : public Backend {
                            Activation act) override {
     forElements(n, [&](int64_t i0, int64_t i1) {
       activationBackwardSpan(x + i0, dy + i0, dx + i0, i1 - i0, act);
+    });
+  }
+
+  void gated_activation_forward(const float* x, float* y, int rows, int f,
+                                Activation act) override {
+    forRows(rows, 2 * (int64_t)f, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) gatedRow(x + r * 2 * f, y + r * f, f, act);
+    });
+  }
+
+  // dx = [dy ⊙ up ⊙ act'(gate) | dy ⊙ act(gate)] per row (written)
+  void gated_activation_backward(const float* x, const float* dy, float* dx, int rows, int f,
+                                 Activation act) override {
+    forRows(rows, 2 * (int64_t)f, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        gatedBackwardRow(x + r * 2 * f, dy + r * f, dx + r * 2 * f, f, act);
     });
   }
 
