@@ -6,7 +6,8 @@
 //   --backend  the backend under test (default all); the CPU backend is always the reference
 //   --large    also the heavy GPU-only checks (score buffers past 2³¹ floats, out of memory)
 //   --fault    only the check that breaks the CUDA context on purpose (run it in its own process)
-//   --filter   only the cases whose name ("linear rows=7 in=13 out=5 bias=1") contains TEXT
+//   --filter   only the cases whose name ("linear rows=7 in=13 out=5 bias=1") contains TEXT;
+//              given more than once, the cases whose name contains any of them
 // exit: 0 none failed; 1 some failed; 2 usage; 77 --backend cuda and CUDA is unavailable here.
 #include <chrono>
 #include <cstdio>
@@ -48,14 +49,15 @@ const char* statusName(checks::Status s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string which = "all", filter;
+  std::string which = "all";
+  std::vector<std::string> filters;
   bool large = false, fault = false, list = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--backend" && i + 1 < argc)
       which = argv[++i];
     else if (a == "--filter" && i + 1 < argc)
-      filter = argv[++i];
+      filters.push_back(argv[++i]);
     else if (a == "--large")
       large = true;
     else if (a == "--fault")
@@ -68,12 +70,18 @@ int main(int argc, char** argv) {
   if (which != "cpu" && which != "cuda" && which != "all")
     return usage("--backend: cpu, cuda or all");
 
+  auto wanted = [&](const checks::OpCase& c) {
+    if (filters.empty()) return true;
+    for (const std::string& f : filters)
+      if (c.name.find(f) != std::string::npos) return true;
+    return false;
+  };
   std::vector<checks::OpCase> selected;
   for (const checks::OpCase& c : fault ? checks::faultCases() : checks::opCases())
-    if (filter.empty() || c.name.find(filter) != std::string::npos) selected.push_back(c);
+    if (wanted(c)) selected.push_back(c);
   if (large && !fault)
     for (const checks::OpCase& c : checks::largeCases())
-      if (filter.empty() || c.name.find(filter) != std::string::npos) selected.push_back(c);
+      if (wanted(c)) selected.push_back(c);
   if (list) {
     for (const checks::OpCase& c : selected) std::printf("%s\n", c.name.c_str());
     return 0;
