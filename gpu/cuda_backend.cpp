@@ -2,7 +2,8 @@
 // HostStaging, GEMMs through cuBLAS executing the plans of gemm_plan.h, everything else through
 // the kernels of kernels.cu. All work is queued on one stream; download() and synchronize() wait
 // for it. Every entry point runs inside guard(): it sets the device on the calling thread, refuses
-// work once the context is lost, and turns CUDA errors into messages that name the op.
+// work once the context is lost, and turns CUDA errors into messages that name the op
+// (tests/test_gpu_host.cpp reads this file and fails for an op of backend.h that is not guarded).
 #include "cuda_backend.h"
 
 #include <cublas_v2.h>
@@ -33,22 +34,6 @@ namespace attnviz::cuda {
 namespace {
 
 constexpr int kDevice = 0;  // CUDA_VISIBLE_DEVICES chooses the GPU
-
-ActivationKind kernelActivation(Activation act) {
-  switch (act) {
-    case Activation::Relu:
-      return ActivationKind::Relu;
-    case Activation::Gelu:
-      return ActivationKind::Gelu;
-    case Activation::GeluTanh:
-      return ActivationKind::GeluTanh;
-    case Activation::Silu:
-      return ActivationKind::Silu;
-    case Activation::Tanh:
-      return ActivationKind::Tanh;
-  }
-  throw Error(ErrorKind::Backend, "CUDA backend: unknown activation");
-}
 
 bool envFlag(const char* name) {
   const char* v = std::getenv(name);
@@ -167,8 +152,10 @@ class CudaBackend final : public Backend {
 
   void embedding_backward(const int32_t* ids, const float* dout, float* dtable, float* dpositions,
                           int B, int T, int d, int pos0, float scale) override {
-    CUDA_CHECK(cuda::embedding_backward(ids, dout, dtable, dpositions, B, T, d, pos0, scale,
-                                        stream_.get()));
+    guard("embedding_backward", [&] {
+      CUDA_CHECK(cuda::embedding_backward(ids, dout, dtable, dpositions, B, T, d, pos0, scale,
+                                          stream_.get()));
+    });
   }
 
   void gather_add_forward(const int32_t* ids, const float* table, float* out, int rows,
@@ -179,7 +166,9 @@ class CudaBackend final : public Backend {
 
   void gather_add_backward(const int32_t* ids, const float* dout, float* dtable, int rows,
                            int d) override {
-    CUDA_CHECK(cuda::gather_add_backward(ids, dout, dtable, rows, d, stream_.get()));
+    guard("gather_add_backward", [&] {
+      CUDA_CHECK(cuda::gather_add_backward(ids, dout, dtable, rows, d, stream_.get()));
+    });
   }
 
   void mean_pool_forward(const float* x, float* y, int B, int T, int d) override {
@@ -188,7 +177,8 @@ class CudaBackend final : public Backend {
   }
 
   void mean_pool_backward(const float* dy, float* dx, int B, int T, int d) override {
-    CUDA_CHECK(cuda::mean_pool_backward(dy, dx, B, T, d, stream_.get()));
+    guard("mean_pool_backward",
+          [&] { CUDA_CHECK(cuda::mean_pool_backward(dy, dx, B, T, d, stream_.get())); });
   }
 
   void linear_forward(const float* x, const float* weight, const float* bias, float* y, int rows,
@@ -201,29 +191,50 @@ class CudaBackend final : public Backend {
 
   void linear_backward(const float* dy, const float* x, const float* weight, float* dx,
                        float* dweight, float* dbias, int rows, int in, int out) override {
-    if (dx) run(planLinearBackwardInput(rows, in, out), weight, dy, dx);
-    if (dweight) run(planLinearBackwardWeight(rows, in, out), x, dy, dweight);
-    if (dbias) CUDA_CHECK(bias_add_backward(dy, dbias, rows, out, stream_.get()));
+    guard("linear_backward", [&] {
+      if (dx) run(planLinearBackwardInput(rows, in, out), weight, dy, dx);
+      if (dweight) run(planLinearBackwardWeight(rows, in, out), x, dy, dweight);
+      if (dbias) CUDA_CHECK(bias_add_backward(dy, dbias, rows, out, stream_.get()));
+    });
   }
 
-  void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int Tq,
-                                int Tk, int d_k, float scale) override {
+  void rope_forward(HeadsGrad x, const float* cos, const float* sin, int B, int T, int heads,
+                    int d_head, int pos0, RopeLayout layout) override {
+    guard("rope_forward", [&] {
+      CUDA_CHECK(cuda::rope(x.data, x.batch_stride, x.row_stride, cos, sin, B, T, heads, d_head,
+                            pos0, layout, 1.0f, stream_.get()));
+    });
+  }
+
+  // dx ← Rᵀ·dx: the rotation by minus the angles
+  void rope_backward(HeadsGrad dx, const float* cos, const float* sin, int B, int T, int heads,
+                     int d_head, int pos0, RopeLayout layout) override {
+    guard("rope_backward", [&] {
+      CUDA_CHECK(cuda::rope(dx.data, dx.batch_stride, dx.row_stride, cos, sin, B, T, heads, d_head,
+                            pos0, layout, -1.0f, stream_.get()));
+    });
+  }
+
+  void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int kv_heads,
+                                int Tq, int Tk, int d_k, float scale) override {
     guard("attention_scores_forward", [&] {
-      run(planScores(q.batch_stride, q.row_stride, k.batch_stride, k.row_stride, B, H, Tq, Tk, d_k,
-                     scale),
+      run(planScores(q.batch_stride, q.row_stride, k.batch_stride, k.row_stride, B, H, kv_heads, Tq,
+                     Tk, d_k, scale),
           k.data, q.data, scores);
     });
   }
 
   void attention_scores_backward(const float* dscores, HeadsView q, HeadsView k, HeadsGrad dq,
-                                 HeadsGrad dk, int B, int H, int Tq, int Tk, int d_k,
+                                 HeadsGrad dk, int B, int H, int kv_heads, int Tq, int Tk, int d_k,
                                  float scale) override {
-    run(planScoresBackwardQuery(k.batch_stride, k.row_stride, dq.batch_stride, dq.row_stride, B, H,
-                                Tq, Tk, d_k, scale),
-        k.data, dscores, dq.data);
-    run(planScoresBackwardKey(q.batch_stride, q.row_stride, dk.batch_stride, dk.row_stride, B, H,
-                              Tq, Tk, d_k, scale),
-        q.data, dscores, dk.data);
+    guard("attention_scores_backward", [&] {
+      run(planScoresBackwardQuery(k.batch_stride, k.row_stride, dq.batch_stride, dq.row_stride, B,
+                                  H, kv_heads, Tq, Tk, d_k, scale),
+          k.data, dscores, dq.data);
+      run(planScoresBackwardKey(q.batch_stride, q.row_stride, dk.batch_stride, dk.row_stride, B, H,
+                                kv_heads, Tq, Tk, d_k, scale),
+          q.data, dscores, dk.data);
+    });
   }
 
   void masked_softmax_forward(const float* scores, const uint8_t* mask, float* probs, int B, int H,
@@ -236,49 +247,72 @@ class CudaBackend final : public Backend {
 
   void masked_softmax_backward(const float* probs, const float* dprobs, const uint8_t* mask,
                                float* dscores, int B, int H, int Tq, int Tk) override {
-    CUDA_CHECK(
-        cuda::masked_softmax_backward(probs, dprobs, mask, dscores, B, H, Tq, Tk, stream_.get()));
+    guard("masked_softmax_backward", [&] {
+      CUDA_CHECK(
+          cuda::masked_softmax_backward(probs, dprobs, mask, dscores, B, H, Tq, Tk, stream_.get()));
+    });
   }
 
-  void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H, int Tq,
-                                 int Tk, int d_v) override {
+  void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H,
+                                 int kv_heads, int Tq, int Tk, int d_v) override {
     guard("attention_context_forward", [&] {
-      run(planContext(v.batch_stride, v.row_stride, B, H, Tq, Tk, d_v), v.data, probs, ctx);
+      run(planContext(v.batch_stride, v.row_stride, B, H, kv_heads, Tq, Tk, d_v), v.data, probs,
+          ctx);
     });
   }
 
   void attention_context_backward(const float* dctx, const float* probs, HeadsView v, float* dprobs,
-                                  HeadsGrad dv, int B, int H, int Tq, int Tk, int d_v) override {
-    run(planContextBackwardProbs(v.batch_stride, v.row_stride, B, H, Tq, Tk, d_v), v.data, dctx,
-        dprobs);
-    run(planContextBackwardValues(dv.batch_stride, dv.row_stride, B, H, Tq, Tk, d_v), dctx, probs,
-        dv.data);
-  }
-
-  void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, int rows,
-                         int d, float eps) override {
-    guard("layernorm_forward", [&] {
-      CUDA_CHECK(cuda::layernorm_forward(x, gamma, beta, y, rows, d, eps, stream_.get()));
+                                  HeadsGrad dv, int B, int H, int kv_heads, int Tq, int Tk,
+                                  int d_v) override {
+    guard("attention_context_backward", [&] {
+      run(planContextBackwardProbs(v.batch_stride, v.row_stride, B, H, kv_heads, Tq, Tk, d_v),
+          v.data, dctx, dprobs);
+      run(planContextBackwardValues(dv.batch_stride, dv.row_stride, B, H, kv_heads, Tq, Tk, d_v),
+          dctx, probs, dv.data);
     });
   }
 
-  void layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
-                          float* dgamma, float* dbeta, int rows, int d, float eps) override {
-    // Each row's mean and rstd pass from the row kernel to the parameters' kernel.
-    BufferPtr stats = allocate((size_t)std::max(rows, 1) * 2 * sizeof(float));
-    CUDA_CHECK(cuda::layernorm_backward(dy, x, gamma, dx, dgamma, dbeta, stats->f32(), rows, d, eps,
-                                        stream_.get()));
+  void norm_forward(NormKind kind, const float* x, const float* gamma, const float* beta, float* y,
+                    int rows, int d, float eps) override {
+    guard("norm_forward", [&] {
+      CUDA_CHECK(cuda::norm_forward(kind, x, gamma, beta, y, rows, d, eps, stream_.get()));
+    });
+  }
+
+  void norm_backward(NormKind kind, const float* dy, const float* x, const float* gamma, float* dx,
+                     float* dgamma, float* dbeta, int rows, int d, float eps) override {
+    guard("norm_backward", [&] {
+      // Each row's center and scale pass from the row kernel to the parameters' kernel (the
+      // scratch goes back to the pool in stream order).
+      CudaBuffer stats((size_t)std::max(rows, 1) * 2 * sizeof(float), stream_, pool_, kDevice,
+                       /*zero_fill=*/false);
+      CUDA_CHECK(cuda::norm_backward(kind, dy, x, gamma, dx, dgamma, dbeta, stats.f32(), rows, d,
+                                     eps, stream_.get()));
+    });
   }
 
   void activation_forward(float* x, int64_t n, Activation act) override {
-    guard("activation_forward", [&] {
-      CUDA_CHECK(cuda::activation_forward(x, n, kernelActivation(act), stream_.get()));
-    });
+    guard("activation_forward",
+          [&] { CUDA_CHECK(cuda::activation_forward(x, n, act, stream_.get())); });
   }
 
   void activation_backward(const float* x, const float* dy, float* dx, int64_t n,
                            Activation act) override {
-    CUDA_CHECK(cuda::activation_backward(x, dy, dx, n, kernelActivation(act), stream_.get()));
+    guard("activation_backward",
+          [&] { CUDA_CHECK(cuda::activation_backward(x, dy, dx, n, act, stream_.get())); });
+  }
+
+  void gated_activation_forward(const float* x, float* y, int rows, int f,
+                                Activation act) override {
+    guard("gated_activation_forward",
+          [&] { CUDA_CHECK(cuda::gated_activation_forward(x, y, rows, f, act, stream_.get())); });
+  }
+
+  void gated_activation_backward(const float* x, const float* dy, float* dx, int rows, int f,
+                                 Activation act) override {
+    guard("gated_activation_backward", [&] {
+      CUDA_CHECK(cuda::gated_activation_backward(x, dy, dx, rows, f, act, stream_.get()));
+    });
   }
 
   void residual_forward(const float* x, float* y, int64_t n) override {
@@ -287,7 +321,8 @@ class CudaBackend final : public Backend {
 
   // dx += dy: the residual add itself
   void residual_backward(const float* dy, float* dx, int64_t n) override {
-    CUDA_CHECK(cuda::residual_forward(dy, dx, n, stream_.get()));
+    guard("residual_backward",
+          [&] { CUDA_CHECK(cuda::residual_forward(dy, dx, n, stream_.get())); });
   }
 
   void scale_forward(float* x, int64_t n, float s) override {
@@ -295,51 +330,66 @@ class CudaBackend final : public Backend {
   }
 
   void scale_backward(float* dx, int64_t n, float s) override {
-    CUDA_CHECK(cuda::scale_forward(dx, n, s, stream_.get()));
+    guard("scale_backward", [&] { CUDA_CHECK(cuda::scale_forward(dx, n, s, stream_.get())); });
   }
 
   // ---- training only ----
   void zero(float* x, int64_t n) override {
-    if (n > 0)
+    if (n <= 0) return;
+    guard("zero", [&] {
       CUDA_CHECK(cudaMemsetAsync(x, 0, static_cast<size_t>(n) * sizeof(float), stream_.get()));
+    });
   }
 
   void dropout_forward(float* x, int64_t n, float p, uint64_t seed) override {
-    CUDA_CHECK(cuda::dropout_forward(x, n, p, seed, stream_.get()));
+    guard("dropout_forward",
+          [&] { CUDA_CHECK(cuda::dropout_forward(x, n, p, seed, stream_.get())); });
   }
   void dropout_backward(float* dx, int64_t n, float p, uint64_t seed) override {
-    CUDA_CHECK(cuda::dropout_forward(dx, n, p, seed, stream_.get()));  // the same mask
+    guard("dropout_backward",  // the same mask
+          [&] { CUDA_CHECK(cuda::dropout_forward(dx, n, p, seed, stream_.get())); });
   }
 
   void cross_entropy_forward(const float* logits, const int32_t* targets, float* losses,
                              int32_t* predictions, int rows, int V, int ignore_index,
                              float smoothing) override {
-    CUDA_CHECK(cuda::cross_entropy_forward(logits, targets, losses, predictions, rows, V,
-                                           ignore_index, smoothing, stream_.get()));
+    guard("cross_entropy_forward", [&] {
+      CUDA_CHECK(cuda::cross_entropy_forward(logits, targets, losses, predictions, rows, V,
+                                             ignore_index, smoothing, stream_.get()));
+    });
   }
   void cross_entropy_backward(const float* logits, const int32_t* targets, float* dlogits, int rows,
                               int V, int ignore_index, float smoothing, float scale) override {
-    CUDA_CHECK(cuda::cross_entropy_backward(logits, targets, dlogits, rows, V, ignore_index,
-                                            smoothing, scale, stream_.get()));
+    guard("cross_entropy_backward", [&] {
+      CUDA_CHECK(cuda::cross_entropy_backward(logits, targets, dlogits, rows, V, ignore_index,
+                                              smoothing, scale, stream_.get()));
+    });
   }
 
   double sum_squares(const float* x, int64_t n) override {
     if (n <= 0) return 0.0;
-    const int blocks = cuda::sum_squares_blocks(n);
-    BufferPtr partial = allocate((size_t)blocks * sizeof(double));
-    CUDA_CHECK(cuda::sum_squares(x, n, static_cast<double*>(partial->data()), stream_.get()));
-    std::vector<double> host((size_t)blocks);
-    download(*partial, host.data(), host.size() * sizeof(double), 0);
     double sum = 0.0;
-    for (double v : host) sum += v;
+    guard("sum_squares", [&] {
+      const int blocks = cuda::sum_squares_blocks(n);
+      CudaBuffer partial((size_t)blocks * sizeof(double), stream_, pool_, kDevice,
+                         /*zero_fill=*/false);
+      CUDA_CHECK(cuda::sum_squares(x, n, static_cast<double*>(partial.data()), stream_.get()));
+      std::vector<double> host((size_t)blocks);
+      CUDA_CHECK(cudaMemcpyAsync(host.data(), partial.data(), host.size() * sizeof(double),
+                                 cudaMemcpyDeviceToHost, stream_.get()));
+      CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+      for (double v : host) sum += v;
+    });
     return sum;
   }
 
   void adamw_update(float* params, const float* grads, float* m, float* v, int64_t n,
                     const AdamStep& a) override {
-    CUDA_CHECK(cuda::adamw_update(params, grads, m, v, n, a.lr, a.beta1, a.beta2, a.eps,
-                                  a.weight_decay, a.decoupled, a.bias_correction1,
-                                  a.bias_correction2, a.grad_scale, stream_.get()));
+    guard("adamw_update", [&] {
+      CUDA_CHECK(cuda::adamw_update(params, grads, m, v, n, a.lr, a.beta1, a.beta2, a.eps,
+                                    a.weight_decay, a.decoupled, a.bias_correction1,
+                                    a.bias_correction2, a.grad_scale, stream_.get()));
+    });
   }
 
  private:

@@ -34,6 +34,61 @@ GemmPlan checked(GemmPlan plan) {
   return plan;
 }
 
+// Where an operand's matrix for (batch item b, head h) starts: b·per_batch + (h / group)·per_head
+// floats. group > 1: a key/value operand of grouped-query attention, whose head serves `group`
+// consecutive query heads.
+struct Strides {
+  int64_t per_batch, per_head;
+  int group = 1;
+  int64_t at(int b, int h) const { return b * per_batch + (h / group) * per_head; }
+};
+
+// How many query heads share a key/value head: H / kv_heads; Error(Backend) unless kv_heads
+// divides H.
+int groupSize(int H, int kv_heads) {
+  if (kv_heads < 1 || H % kv_heads != 0)
+    throw Error(ErrorKind::Backend, "cuBLAS plan: " + std::to_string(kv_heads) +
+                                        " key/value heads do not divide " + std::to_string(H) +
+                                        " query heads");
+  return H / kv_heads;
+}
+
+// One strided-batched call over the products (b0 + p·db, h0 + p·dh) for p < count; each
+// operand's offset must grow linearly along them (the planners below only step that way).
+GemmCall batched(const GemmCall& base, Strides a, Strides b, Strides c, int b0, int h0, int db,
+                 int dh, int count) {
+  GemmCall g = base;
+  g.a_offset = a.at(b0, h0);
+  g.b_offset = b.at(b0, h0);
+  g.c_offset = c.at(b0, h0);
+  if (count > 1) {
+    g.stride_a = a.at(b0 + db, h0 + dh) - g.a_offset;
+    g.stride_b = b.at(b0 + db, h0 + dh) - g.b_offset;
+    g.stride_c = c.at(b0 + db, h0 + dh) - g.c_offset;
+  }
+  g.batch_count = count;
+  return g;
+}
+
+// One product per (batch item, query head), whichever of two batchings needs fewer calls:
+//   over the heads: a call per batch item and member i of a group (for a grouped operand, head
+//     h = g·group + i reads its head g: the call steps g), each over H / group heads;
+//   over the batch: a call per head, each over the B batch items.
+// No call has two products writing the same C: where C is grouped (dK, dV), the members of a
+// group write their key/value head in successive calls, so their contributions add up in order.
+GemmPlan perHead(const GemmCall& base, int B, int H, Strides a, Strides b, Strides c) {
+  const int group = std::max({a.group, b.group, c.group});
+  GemmPlan plan;
+  if (int64_t{B} * group <= H) {
+    for (int bi = 0; bi < B; ++bi)
+      for (int i = 0; i < group; ++i)
+        plan.push_back(batched(base, a, b, c, bi, i, 0, group, H / group));
+  } else {
+    for (int h = 0; h < H; ++h) plan.push_back(batched(base, a, b, c, 0, h, 1, 0, B));
+  }
+  return checked(std::move(plan));
+}
+
 }  // namespace
 
 GemmPlan planLinear(int rows, int in, int out) {
@@ -51,7 +106,9 @@ GemmPlan planLinear(int rows, int in, int out) {
 }
 
 GemmPlan planScores(int64_t q_batch_stride, int64_t q_row_stride, int64_t k_batch_stride,
-                    int64_t k_row_stride, int B, int H, int Tq, int Tk, int d_k, float scale) {
+                    int64_t k_row_stride, int B, int H, int kv_heads, int Tq, int Tk, int d_k,
+                    float scale) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tq <= 0 || Tk <= 0) return {};
   const int64_t score_matrix = int64_t{Tq} * Tk;  // one head's [Tq, Tk] block of scores
   GemmCall base;
@@ -64,39 +121,13 @@ GemmPlan planScores(int64_t q_batch_stride, int64_t q_row_stride, int64_t k_batc
   base.ldb = leadingDim(q_row_stride, "q row stride (ldb)");
   base.ldc = leadingDim(Tk, "Tk (ldc)");
   base.alpha = scale;
-  GemmPlan plan;
-  if (B <= H) {
-    // One call per batch item; the heads are the cuBLAS batch, d_k floats apart in Q and K.
-    for (int b = 0; b < B; ++b) {
-      GemmCall c = base;
-      c.a_offset = b * k_batch_stride;
-      c.b_offset = b * q_batch_stride;
-      c.c_offset = int64_t{b} * H * score_matrix;
-      c.stride_a = d_k;
-      c.stride_b = d_k;
-      c.stride_c = score_matrix;
-      c.batch_count = H;
-      plan.push_back(c);
-    }
-  } else {
-    // One call per head; the batch items are the cuBLAS batch, batch_stride floats apart.
-    for (int h = 0; h < H; ++h) {
-      GemmCall c = base;
-      c.a_offset = int64_t{h} * d_k;
-      c.b_offset = int64_t{h} * d_k;
-      c.c_offset = h * score_matrix;
-      c.stride_a = k_batch_stride;
-      c.stride_b = q_batch_stride;
-      c.stride_c = H * score_matrix;
-      c.batch_count = B;
-      plan.push_back(c);
-    }
-  }
-  return checked(std::move(plan));
+  return perHead(base, B, H, {k_batch_stride, d_k, group}, {q_batch_stride, d_k},
+                 {H * score_matrix, score_matrix});
 }
 
-GemmPlan planContext(int64_t v_batch_stride, int64_t v_row_stride, int B, int H, int Tq, int Tk,
-                     int d_v) {
+GemmPlan planContext(int64_t v_batch_stride, int64_t v_row_stride, int B, int H, int kv_heads,
+                     int Tq, int Tk, int d_v) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tq <= 0 || d_v <= 0) return {};
   const int64_t score_matrix = int64_t{Tq} * Tk;  // one head's [Tq, Tk] block of probs
   const int64_t ctx_width = int64_t{H} * d_v;     // row stride of ctx [B, Tq, H·d_v]
@@ -109,75 +140,9 @@ GemmPlan planContext(int64_t v_batch_stride, int64_t v_row_stride, int B, int H,
   base.lda = leadingDim(v_row_stride, "v row stride (lda)");
   base.ldb = leadingDim(Tk, "Tk (ldb)");
   base.ldc = leadingDim(ctx_width, "H·d_v (ldc)");
-  GemmPlan plan;
-  if (B <= H) {
-    for (int b = 0; b < B; ++b) {
-      GemmCall c = base;
-      c.a_offset = b * v_batch_stride;
-      c.b_offset = int64_t{b} * H * score_matrix;
-      c.c_offset = int64_t{b} * Tq * ctx_width;
-      c.stride_a = d_v;
-      c.stride_b = score_matrix;
-      c.stride_c = d_v;
-      c.batch_count = H;
-      plan.push_back(c);
-    }
-  } else {
-    for (int h = 0; h < H; ++h) {
-      GemmCall c = base;
-      c.a_offset = int64_t{h} * d_v;
-      c.b_offset = h * score_matrix;
-      c.c_offset = int64_t{h} * d_v;
-      c.stride_a = v_batch_stride;
-      c.stride_b = H * score_matrix;
-      c.stride_c = Tq * ctx_width;
-      c.batch_count = B;
-      plan.push_back(c);
-    }
-  }
-  return checked(std::move(plan));
+  return perHead(base, B, H, {v_batch_stride, d_v, group}, {H * score_matrix, score_matrix},
+                 {Tq * ctx_width, d_v});
 }
-
-namespace {
-
-// Where one (batch item, head) matrix of an operand starts: b·per_batch + h·per_head floats.
-struct Strides {
-  int64_t per_batch, per_head;
-};
-
-// One product per (batch item, head): a strided-batched call per batch item over the heads, or
-// per head over the batch items, whichever needs fewer calls (as planScores and planContext).
-GemmPlan perHead(const GemmCall& base, int B, int H, Strides a, Strides b, Strides c) {
-  GemmPlan plan;
-  if (B <= H) {
-    for (int i = 0; i < B; ++i) {
-      GemmCall g = base;
-      g.a_offset = i * a.per_batch;
-      g.b_offset = i * b.per_batch;
-      g.c_offset = i * c.per_batch;
-      g.stride_a = a.per_head;
-      g.stride_b = b.per_head;
-      g.stride_c = c.per_head;
-      g.batch_count = H;
-      plan.push_back(g);
-    }
-  } else {
-    for (int h = 0; h < H; ++h) {
-      GemmCall g = base;
-      g.a_offset = h * a.per_head;
-      g.b_offset = h * b.per_head;
-      g.c_offset = h * c.per_head;
-      g.stride_a = a.per_batch;
-      g.stride_b = b.per_batch;
-      g.stride_c = c.per_batch;
-      g.batch_count = B;
-      plan.push_back(g);
-    }
-  }
-  return checked(std::move(plan));
-}
-
-}  // namespace
 
 GemmPlan planLinearBackwardInput(int rows, int in, int out) {
   if (rows <= 0 || in <= 0) return {};
@@ -208,7 +173,8 @@ GemmPlan planLinearBackwardWeight(int rows, int in, int out) {
 
 GemmPlan planScoresBackwardQuery(int64_t k_batch_stride, int64_t k_row_stride,
                                  int64_t dq_batch_stride, int64_t dq_row_stride, int B, int H,
-                                 int Tq, int Tk, int d_k, float scale) {
+                                 int kv_heads, int Tq, int Tk, int d_k, float scale) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tq <= 0 || d_k <= 0) return {};
   GemmCall base;  // column-major: dQᵀ[d_k×Tq] += K-as-stored[d_k×Tk] · dS-as-stored[Tk×Tq]
   base.m = d_k;
@@ -220,13 +186,14 @@ GemmPlan planScoresBackwardQuery(int64_t k_batch_stride, int64_t k_row_stride,
   base.alpha = scale;
   base.beta = 1.0f;
   const int64_t score_matrix = int64_t{Tq} * Tk;
-  return perHead(base, B, H, {k_batch_stride, d_k}, {H * score_matrix, score_matrix},
+  return perHead(base, B, H, {k_batch_stride, d_k, group}, {H * score_matrix, score_matrix},
                  {dq_batch_stride, d_k});
 }
 
 GemmPlan planScoresBackwardKey(int64_t q_batch_stride, int64_t q_row_stride,
-                               int64_t dk_batch_stride, int64_t dk_row_stride, int B, int H, int Tq,
-                               int Tk, int d_k, float scale) {
+                               int64_t dk_batch_stride, int64_t dk_row_stride, int B, int H,
+                               int kv_heads, int Tq, int Tk, int d_k, float scale) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tk <= 0 || d_k <= 0) return {};
   GemmCall base;  // column-major: dKᵀ[d_k×Tk] += Q-as-stored[d_k×Tq] · op(dS-as-stored[Tk×Tq], T)
   base.transb = true;
@@ -240,11 +207,12 @@ GemmPlan planScoresBackwardKey(int64_t q_batch_stride, int64_t q_row_stride,
   base.beta = 1.0f;
   const int64_t score_matrix = int64_t{Tq} * Tk;
   return perHead(base, B, H, {q_batch_stride, d_k}, {H * score_matrix, score_matrix},
-                 {dk_batch_stride, d_k});
+                 {dk_batch_stride, d_k, group});
 }
 
 GemmPlan planContextBackwardProbs(int64_t v_batch_stride, int64_t v_row_stride, int B, int H,
-                                  int Tq, int Tk, int d_v) {
+                                  int kv_heads, int Tq, int Tk, int d_v) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tq <= 0 || Tk <= 0) return {};
   GemmCall base;  // column-major: dPᵀ[Tk×Tq] = op(V-as-stored[d_v×Tk], T) · dC-as-stored[d_v×Tq]
   base.transa = true;
@@ -255,12 +223,13 @@ GemmPlan planContextBackwardProbs(int64_t v_batch_stride, int64_t v_row_stride, 
   base.ldb = leadingDim(int64_t{H} * d_v, "H·d_v (ldb)");
   base.ldc = leadingDim(Tk, "Tk (ldc)");
   const int64_t score_matrix = int64_t{Tq} * Tk;
-  return perHead(base, B, H, {v_batch_stride, d_v}, {int64_t{Tq} * H * d_v, d_v},
+  return perHead(base, B, H, {v_batch_stride, d_v, group}, {int64_t{Tq} * H * d_v, d_v},
                  {H * score_matrix, score_matrix});
 }
 
 GemmPlan planContextBackwardValues(int64_t dv_batch_stride, int64_t dv_row_stride, int B, int H,
-                                   int Tq, int Tk, int d_v) {
+                                   int kv_heads, int Tq, int Tk, int d_v) {
+  const int group = groupSize(H, kv_heads);
   if (B <= 0 || H <= 0 || Tk <= 0 || d_v <= 0) return {};
   GemmCall base;  // column-major: dVᵀ[d_v×Tk] += dC-as-stored[d_v×Tq] · op(P-as-stored[Tk×Tq], T)
   base.transb = true;
@@ -273,7 +242,7 @@ GemmPlan planContextBackwardValues(int64_t dv_batch_stride, int64_t dv_row_strid
   base.beta = 1.0f;
   const int64_t score_matrix = int64_t{Tq} * Tk;
   return perHead(base, B, H, {int64_t{Tq} * H * d_v, d_v}, {H * score_matrix, score_matrix},
-                 {dv_batch_stride, d_v});
+                 {dv_batch_stride, d_v, group});
 }
 
 std::string checkGemmCall(const GemmCall& c) {

@@ -41,6 +41,11 @@ using GemmPlan = std::vector<GemmCall>;
 //   second, with m = columns of C, n = rows of C, and ldc = the row stride of C. An operand that
 //   the row-major formula uses transposed (Wᵀ, Kᵀ) is then passed with CUBLAS_OP_T.
 // Every plan below is this rule applied to the formula in core/compute/backend.h.
+//
+// The attention plans take H query heads and kv_heads key/value heads (grouped-query attention,
+// as backend.h): query head h reads key/value head h / (H / kv_heads); Error(Backend) unless
+// kv_heads divides H. Where a gradient of the key/value heads accumulates (dK, dV), the query
+// heads of one group add to it in successive calls, never two in one call.
 
 // y[rows, out] = x[rows, in] · W[out, in]ᵀ          (cuBLAS A = W, B = x, C = y; no bias:
 // the backend adds the bias afterwards with a kernel)
@@ -51,16 +56,18 @@ GemmPlan planLinear(int rows, int in, int out);
 // B = q view, C = scores). The head view strides (in floats) are those of core/compute/backend.h's
 // HeadsView: element (b, r, h, c) at b·batch_stride + r·row_stride + h·head_dim + c.
 //   column-major per (b, h): S_bhᵀ[Tk×Tq] = op(K_bh-as-stored[d_k×Tk], T) · Q_bh-as-stored[d_k×Tq]
-// Batches over heads (stride d_k) with one call per batch item, or over the batch (stride
-// batch_stride) with one call per head, whichever needs fewer calls.
+// Batches over heads (stride d_k) with one call per batch item (and member of a group of query
+// heads), or over the batch (stride batch_stride) with one call per head, whichever needs fewer
+// calls.
 GemmPlan planScores(int64_t q_batch_stride, int64_t q_row_stride, int64_t k_batch_stride,
-                    int64_t k_row_stride, int B, int H, int Tq, int Tk, int d_k, float scale);
+                    int64_t k_row_stride, int B, int H, int kv_heads, int Tq, int Tk, int d_k,
+                    float scale);
 
 // ctx[b, i, h·d_v + c] = Σ_j probs[b, h, i, j] · v[b, j, h·d_v + c]   (cuBLAS A = v view,
 // B = probs, C = ctx)
 //   column-major per (b, h): C_bhᵀ[d_v×Tq] = V_bh-as-stored[d_v×Tk] · P_bh-as-stored[Tk×Tq]
-GemmPlan planContext(int64_t v_batch_stride, int64_t v_row_stride, int B, int H, int Tq, int Tk,
-                     int d_v);
+GemmPlan planContext(int64_t v_batch_stride, int64_t v_row_stride, int B, int H, int kv_heads,
+                     int Tq, int Tk, int d_v);
 
 // ---- the backward ops' products (core/compute/backend.h); beta = 1 where the op accumulates ----
 
@@ -76,23 +83,23 @@ GemmPlan planLinearBackwardWeight(int rows, int in, int out);
 //   (cuBLAS A = k view, B = dscores, C = dq view)
 GemmPlan planScoresBackwardQuery(int64_t k_batch_stride, int64_t k_row_stride,
                                  int64_t dq_batch_stride, int64_t dq_row_stride, int B, int H,
-                                 int Tq, int Tk, int d_k, float scale);
+                                 int kv_heads, int Tq, int Tk, int d_k, float scale);
 
-// attention_scores_backward, keys: dk_h[b] += scale · dS[b, h]ᵀ · Q_h[b]
+// attention_scores_backward, keys: dk_g[b] += scale · dS[b, h]ᵀ · Q_h[b] for each h of group g
 //   (cuBLAS A = q view, B = dscores, C = dk view)
 GemmPlan planScoresBackwardKey(int64_t q_batch_stride, int64_t q_row_stride,
-                               int64_t dk_batch_stride, int64_t dk_row_stride, int B, int H, int Tq,
-                               int Tk, int d_k, float scale);
+                               int64_t dk_batch_stride, int64_t dk_row_stride, int B, int H,
+                               int kv_heads, int Tq, int Tk, int d_k, float scale);
 
 // attention_context_backward, probabilities: dP[b, h] = dC_h[b] · V_h[b]ᵀ (written)
 //   (cuBLAS A = v view, B = dctx, C = dprobs)
 GemmPlan planContextBackwardProbs(int64_t v_batch_stride, int64_t v_row_stride, int B, int H,
-                                  int Tq, int Tk, int d_v);
+                                  int kv_heads, int Tq, int Tk, int d_v);
 
-// attention_context_backward, values: dv_h[b] += P[b, h]ᵀ · dC_h[b]
+// attention_context_backward, values: dv_g[b] += P[b, h]ᵀ · dC_h[b] for each h of group g
 //   (cuBLAS A = dctx, B = probs, C = dv view)
 GemmPlan planContextBackwardValues(int64_t dv_batch_stride, int64_t dv_row_stride, int B, int H,
-                                   int Tq, int Tk, int d_v);
+                                   int kv_heads, int Tq, int Tk, int d_v);
 
 // Empty when the call satisfies cuBLAS's argument rules (m, n, k, batch_count ≥ 0;
 // lda ≥ max(1, transa ? k : m); ldb ≥ max(1, transb ? n : k); ldc ≥ max(1, m); offsets ≥ 0);

@@ -1,4 +1,4 @@
-// The per-element and per-row math of the CUDA backend's kernels (masked softmax, LayerNorm,
+// The per-element and per-row math of the CUDA backend's kernels (masked softmax, the norms,
 // activations, embedding, index maps) as __host__ __device__ inline functions.
 // Plain C++ when not compiled by nvcc: the kernels (kernels.cu) call these, and
 // tests/test_gpu_host.cpp calls the same functions on the host against the CPU backend.
@@ -7,9 +7,11 @@
 #include <math.h>  // expf, erff, tanhf, sqrtf, fmaxf, INFINITY: host and device alike
 #include <stdint.h>
 
-// Dropout's mask: the very hash the CPU backend uses (a plain header; by its path, so that
-// kernels.cu still sees no other core/ header).
+// Dropout's mask: the very hash the CPU backend uses; the activations, norm kinds and rotary
+// layouts the ops take. Plain headers, by their paths, so that kernels.cu sees no other core/
+// header.
 #include "../core/base/counter_rng.h"
+#include "../core/compute/functions.h"
 
 #if defined(__CUDACC__)
 #define ATTNVIZ_HOST_DEVICE __host__ __device__
@@ -78,80 +80,116 @@ ATTNVIZ_HOST_DEVICE inline void masked_softmax_backward_row(const float* p, cons
   for (int j = 0; j < n; ++j) ds[j] = softmax_backward_element(p[j], dp[j], dot, mask[j]);
 }
 
-// ---- LayerNorm: y = (x - mean) / sqrt(var + eps) · gamma + beta (biased variance, as PyTorch)
+// ---- norms: y = x̂ · gamma + beta, x̂ = (x − center) · scale per row (backend.h's norm_forward)
 
-ATTNVIZ_HOST_DEVICE inline float layernorm_rstd(float variance, float eps) {
-  return 1.0f / sqrtf(variance + eps);
+// How one row is normalised: its center (the mean, or 0 for RmsNorm) and scale, and what divides
+// Σ dx̂ ⊙ x̂ in the input's gradient: d for LayerNorm and RmsNorm, (d − 1)·std·scale for
+// LayerNormStd (0 for a row of equal values, where that term is 0).
+struct NormStats {
+  float center, scale, grad_div;
+};
+
+// Whether `kind` subtracts the row's mean (LayerNorm, LayerNormStd) or not (RmsNorm).
+ATTNVIZ_HOST_DEVICE inline bool norm_centred(NormKind kind) {
+  return kind != NormKind::RmsNorm;
 }
 
-// Element c of a normalised row; gamma / beta: [d] or nullptr (identity).
-ATTNVIZ_HOST_DEVICE inline float layernorm_apply(float x, float mean, float rstd,
-                                                 const float* gamma, const float* beta, int c) {
-  float y = (x - mean) * rstd;
+// A row's statistics from its center and Σ (x − center)² over its d values.
+ATTNVIZ_HOST_DEVICE inline NormStats norm_stats(NormKind kind, float center, float squares, int d,
+                                                float eps) {
+  if (kind == NormKind::LayerNormStd) {
+    const float std_dev = sqrtf(squares / static_cast<float>(d - 1));  // unbiased, as torch.std
+    const float scale = 1.0f / (std_dev + eps);
+    return {center, scale, static_cast<float>(d - 1) * std_dev * scale};
+  }
+  return {center, 1.0f / sqrtf(squares / static_cast<float>(d) + eps), static_cast<float>(d)};
+}
+
+// Element c of a normalised row; gamma / beta: [d] or nullptr.
+ATTNVIZ_HOST_DEVICE inline float norm_apply(float x, NormStats s, const float* gamma,
+                                            const float* beta, int c) {
+  float y = (x - s.center) * s.scale;
   if (gamma) y *= gamma[c];
   if (beta) y += beta[c];
   return y;
 }
 
-// The mean and rstd of a row of d values, sequentially, two-pass (mean, then variance about the
-// mean) as the kernel.
-ATTNVIZ_HOST_DEVICE inline void layernorm_stats(const float* x, int d, float eps, float* mean_out,
-                                                float* rstd_out) {
-  float sum = 0.0f;
-  for (int c = 0; c < d; ++c) sum += x[c];
-  const float mean = sum / static_cast<float>(d);
+// A row of d values, sequentially, two passes (the center, then the squares about it) as the
+// kernel.
+ATTNVIZ_HOST_DEVICE inline NormStats norm_row_stats(NormKind kind, const float* x, int d,
+                                                    float eps) {
+  float center = 0.0f;
+  if (norm_centred(kind)) {
+    for (int c = 0; c < d; ++c) center += x[c];
+    center /= static_cast<float>(d);
+  }
   float squares = 0.0f;
-  for (int c = 0; c < d; ++c) squares += (x[c] - mean) * (x[c] - mean);
-  *mean_out = mean;
-  *rstd_out = layernorm_rstd(squares / static_cast<float>(d), eps);
+  for (int c = 0; c < d; ++c) squares += (x[c] - center) * (x[c] - center);
+  return norm_stats(kind, center, squares, d, eps);
 }
 
 // One row of d values, sequentially, as the kernel.   x, y: [d] (may alias)
-ATTNVIZ_HOST_DEVICE inline void layernorm_row(const float* x, const float* gamma, const float* beta,
-                                              float* y, int d, float eps) {
-  float mean, rstd;
-  layernorm_stats(x, d, eps, &mean, &rstd);
-  for (int c = 0; c < d; ++c) y[c] = layernorm_apply(x[c], mean, rstd, gamma, beta, c);
+ATTNVIZ_HOST_DEVICE inline void norm_row(NormKind kind, const float* x, const float* gamma,
+                                         const float* beta, float* y, int d, float eps) {
+  const NormStats s = norm_row_stats(kind, x, d, eps);
+  for (int c = 0; c < d; ++c) y[c] = norm_apply(x[c], s, gamma, beta, c);
 }
 
-// Backward, element c of a row with mean_dxhat = mean(dy ⊙ γ) and mean_dxhat_xhat =
-// mean(dy ⊙ γ ⊙ x̂): dx = rstd · (dx̂ − mean_dxhat − x̂ · mean_dxhat_xhat).
-ATTNVIZ_HOST_DEVICE inline float layernorm_backward_element(float dxhat, float xhat, float rstd,
-                                                            float mean_dxhat,
-                                                            float mean_dxhat_xhat) {
-  return rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+// Backward, one element: dx = scale · (dx̂ − mean_dxhat − x̂ · Σ(dx̂ ⊙ x̂) / grad_div), with
+// mean_dxhat = mean(dx̂) for the centred kinds and 0 for RmsNorm.
+ATTNVIZ_HOST_DEVICE inline float norm_backward_element(float dxhat, float xhat, NormStats s,
+                                                       float mean_dxhat, float sum_dxhat_xhat) {
+  const float k = s.grad_div > 0.0f ? sum_dxhat_xhat / s.grad_div : 0.0f;
+  return s.scale * (dxhat - mean_dxhat - xhat * k);
 }
 
 // One row, sequentially (the kernel's warp does the same sums): dx += the input's gradient;
-// returns the row's mean and rstd (for γ's and β's gradients, which sum over rows).
+// returns the row's statistics (for γ's and β's gradients, which sum over rows).
 //   dy, x, dx: [d]; gamma: [d] or nullptr
-ATTNVIZ_HOST_DEVICE inline void layernorm_backward_row(const float* dy, const float* x,
-                                                       const float* gamma, float* dx, int d,
-                                                       float eps, float* mean_out,
-                                                       float* rstd_out) {
-  float mean, rstd;
-  layernorm_stats(x, d, eps, &mean, &rstd);
-  float s1 = 0.0f, s2 = 0.0f;
+ATTNVIZ_HOST_DEVICE inline NormStats norm_backward_row(NormKind kind, const float* dy,
+                                                       const float* x, const float* gamma,
+                                                       float* dx, int d, float eps) {
+  const NormStats s = norm_row_stats(kind, x, d, eps);
+  float sum_dxhat = 0.0f, sum_dxhat_xhat = 0.0f;
   for (int c = 0; c < d; ++c) {
     const float dxhat = gamma ? dy[c] * gamma[c] : dy[c];
-    s1 += dxhat;
-    s2 += dxhat * (x[c] - mean) * rstd;
+    sum_dxhat += dxhat;
+    sum_dxhat_xhat += dxhat * (x[c] - s.center) * s.scale;
   }
-  s1 /= static_cast<float>(d);
-  s2 /= static_cast<float>(d);
+  const float mean_dxhat = norm_centred(kind) ? sum_dxhat / static_cast<float>(d) : 0.0f;
   for (int c = 0; c < d; ++c) {
     const float dxhat = gamma ? dy[c] * gamma[c] : dy[c];
-    dx[c] += layernorm_backward_element(dxhat, (x[c] - mean) * rstd, rstd, s1, s2);
+    dx[c] +=
+        norm_backward_element(dxhat, (x[c] - s.center) * s.scale, s, mean_dxhat, sum_dxhat_xhat);
   }
-  *mean_out = mean;
-  *rstd_out = rstd;
+  return s;
+}
+
+// ---- rotary position embeddings (backend.h's rope_forward): each pair of a head rotated in place
+
+// Pair e of a heads view's B·T·heads·(d_head/2) pairs, e = ((b·T + t)·heads + h)·(d_head/2) + i:
+// rotated by the angle of position pos0 + t and pair i (cos, sin: [>= pos0 + T, d_head/2]);
+// sign −1 rotates by minus that angle (rope_backward). data, batch_stride, row_stride: the view.
+ATTNVIZ_HOST_DEVICE inline void rope_element(int64_t e, float* data, int64_t batch_stride,
+                                             int64_t row_stride, const float* cos, const float* sin,
+                                             int T, int heads, int d_head, int pos0,
+                                             RopeLayout layout, float sign) {
+  const int half = d_head / 2;
+  const int i = static_cast<int>(e % half);
+  const int64_t bth = e / half;  // (b·T + t)·heads + h
+  const int h = static_cast<int>(bth % heads);
+  const int64_t row = bth / heads;  // b·T + t
+  const int t = static_cast<int>(row % T);
+  float* head = data + (row / T) * batch_stride + t * row_stride + int64_t{h} * d_head;
+  float* first = head + (layout == RopeLayout::Interleaved ? 2 * i : i);
+  float* second = head + (layout == RopeLayout::Interleaved ? 2 * i + 1 : i + half);
+  const int64_t at = (int64_t{pos0} + t) * half + i;
+  const float c = cos[at], s = sign * sin[at], a = *first, b = *second;
+  *first = a * c - b * s;
+  *second = a * s + b * c;
 }
 
 // ---- activations (PyTorch's definitions)
-
-// The kernels' own copy of attnviz::Activation (config.h), so kernels.cu needs no core header;
-// cuda_backend.cpp maps one to the other.
-enum class ActivationKind : int { Relu = 0, Gelu = 1, GeluTanh = 2, Silu = 3, Tanh = 4 };
 
 // max(x, 0); NaN stays NaN as in torch.relu.
 ATTNVIZ_HOST_DEVICE inline float relu(float x) {
@@ -174,42 +212,42 @@ ATTNVIZ_HOST_DEVICE inline float silu(float x) {
   return x / (1.0f + expf(-x));
 }
 
-ATTNVIZ_HOST_DEVICE inline float activation(float x, ActivationKind kind) {
+ATTNVIZ_HOST_DEVICE inline float activation(float x, Activation kind) {
   switch (kind) {
-    case ActivationKind::Silu:
+    case Activation::Silu:
       return silu(x);
-    case ActivationKind::Tanh:
+    case Activation::Tanh:
       return tanhf(x);
-    case ActivationKind::Gelu:
+    case Activation::Gelu:
       return gelu_erf(x);
-    case ActivationKind::GeluTanh:
+    case Activation::GeluTanh:
       return gelu_tanh(x);
-    case ActivationKind::Relu:
+    case Activation::Relu:
     default:
       return relu(x);
   }
 }
 
 // d act / dx at x (the backward multiplies the incoming gradient by it).
-ATTNVIZ_HOST_DEVICE inline float activation_grad(float x, ActivationKind kind) {
+ATTNVIZ_HOST_DEVICE inline float activation_grad(float x, Activation kind) {
   switch (kind) {
-    case ActivationKind::Silu: {
+    case Activation::Silu: {
       const float s = 1.0f / (1.0f + expf(-x));  // σ(x)·(1 + x·(1 − σ(x)))
       return s * (1.0f + x * (1.0f - s));
     }
-    case ActivationKind::Tanh: {
+    case Activation::Tanh: {
       const float t = tanhf(x);
       return 1.0f - t * t;
     }
-    case ActivationKind::Gelu:  // Φ(x) + x·φ(x)
+    case Activation::Gelu:  // Φ(x) + x·φ(x)
       return 0.5f * (1.0f + erff(x * 0.70710678118654752f)) +
              x * 0.39894228040143268f * expf(-0.5f * x * x);
-    case ActivationKind::GeluTanh: {  // ½(1 + tanh u) + ½x(1 − tanh²u)·u'
+    case Activation::GeluTanh: {  // ½(1 + tanh u) + ½x(1 − tanh²u)·u'
       const float t = tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x));
       const float du = 0.79788456080286536f * (1.0f + 3.0f * 0.044715f * x * x);
       return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du;
     }
-    case ActivationKind::Relu:
+    case Activation::Relu:
     default:
       return x > 0.0f ? 1.0f : 0.0f;
   }

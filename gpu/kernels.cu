@@ -96,66 +96,68 @@ __global__ void masked_softmax_backward_kernel1(const float* probs, const float*
   }
 }
 
-// One warp per row of x [rows, d]; two-pass statistics as layernorm_row. Every lane has read its
-// elements before the reductions complete, and writes only what it read, so y may alias x.
-__global__ void layernorm_forward_kernel1(const float* x, const float* gamma, const float* beta,
-                                          float* y, int rows, int d, float eps) {
-  const int lane = threadIdx.x % kWarp;
-  const int64_t warps = int64_t{gridDim.x} * (blockDim.x / kWarp);
-  for (int64_t row = int64_t{blockIdx.x} * (blockDim.x / kWarp) + threadIdx.x / kWarp; row < rows;
-       row += warps) {
-    const float* xr = x + row * d;
-    float* yr = y + row * d;
+// The statistics of row `row` of x [rows, d] for `kind`, across a warp: two passes as
+// norm_row_stats (the center, then the squares about it).
+__device__ inline NormStats norm_warp_stats(NormKind kind, const float* xr, int d, float eps,
+                                            int lane) {
+  float center = 0.0f;
+  if (norm_centred(kind)) {
     float sum = 0.0f;
     for (int c = lane; c < d; c += kWarp) sum += xr[c];
-    const float mean = warp_sum(sum) / static_cast<float>(d);
-    float squares = 0.0f;
-    for (int c = lane; c < d; c += kWarp) squares += (xr[c] - mean) * (xr[c] - mean);
-    const float rstd = layernorm_rstd(warp_sum(squares) / static_cast<float>(d), eps);
-    for (int c = lane; c < d; c += kWarp)
-      yr[c] = layernorm_apply(xr[c], mean, rstd, gamma, beta, c);
+    center = warp_sum(sum) / static_cast<float>(d);
+  }
+  float squares = 0.0f;
+  for (int c = lane; c < d; c += kWarp) squares += (xr[c] - center) * (xr[c] - center);
+  return norm_stats(kind, center, warp_sum(squares), d, eps);
+}
+
+// One warp per row of x [rows, d], as norm_row. Every lane has read its elements before the
+// reductions complete, and writes only what it read, so y may alias x.
+__global__ void norm_forward_kernel1(NormKind kind, const float* x, const float* gamma,
+                                     const float* beta, float* y, int rows, int d, float eps) {
+  FOR_EACH_ROW_BY_WARP(row, rows) {
+    const float* xr = x + row * d;
+    const NormStats s = norm_warp_stats(kind, xr, d, eps, lane);
+    for (int c = lane; c < d; c += kWarp) y[row * d + c] = norm_apply(xr[c], s, gamma, beta, c);
   }
 }
 
-// One warp per row: dx += the input's gradient (layernorm_backward_row), and the row's mean and
-// rstd into row_stats [rows, 2] for the parameters' kernel.
-__global__ void layernorm_backward_kernel1(const float* dy, const float* x, const float* gamma,
-                                           float* dx, float* row_stats, int rows, int d,
-                                           float eps) {
+// One warp per row: dx += the input's gradient (norm_backward_row), and the row's center and
+// scale into row_stats [rows, 2] for the parameters' kernel.
+__global__ void norm_backward_kernel1(NormKind kind, const float* dy, const float* x,
+                                      const float* gamma, float* dx, float* row_stats, int rows,
+                                      int d, float eps) {
   FOR_EACH_ROW_BY_WARP(row, rows) {
     const float* xr = x + row * d;
     const float* g = dy + row * d;
-    float sum = 0.0f;
-    for (int c = lane; c < d; c += kWarp) sum += xr[c];
-    const float mean = warp_sum(sum) / static_cast<float>(d);
-    float squares = 0.0f;
-    for (int c = lane; c < d; c += kWarp) squares += (xr[c] - mean) * (xr[c] - mean);
-    const float rstd = layernorm_rstd(warp_sum(squares) / static_cast<float>(d), eps);
-    float s1 = 0.0f, s2 = 0.0f;
+    const NormStats s = norm_warp_stats(kind, xr, d, eps, lane);
+    float sum_dxhat = 0.0f, sum_dxhat_xhat = 0.0f;
     for (int c = lane; c < d; c += kWarp) {
       const float dxhat = gamma ? g[c] * gamma[c] : g[c];
-      s1 += dxhat;
-      s2 += dxhat * (xr[c] - mean) * rstd;
+      sum_dxhat += dxhat;
+      sum_dxhat_xhat += dxhat * (xr[c] - s.center) * s.scale;
     }
-    s1 = warp_sum(s1) / static_cast<float>(d);
-    s2 = warp_sum(s2) / static_cast<float>(d);
+    sum_dxhat_xhat = warp_sum(sum_dxhat_xhat);
+    const float mean_dxhat =
+        norm_centred(kind) ? warp_sum(sum_dxhat) / static_cast<float>(d) : 0.0f;
     if (dx)
       for (int c = lane; c < d; c += kWarp) {
         const float dxhat = gamma ? g[c] * gamma[c] : g[c];
-        dx[row * d + c] += layernorm_backward_element(dxhat, (xr[c] - mean) * rstd, rstd, s1, s2);
+        dx[row * d + c] += norm_backward_element(dxhat, (xr[c] - s.center) * s.scale, s, mean_dxhat,
+                                                 sum_dxhat_xhat);
       }
     if (lane == 0) {
-      row_stats[2 * row] = mean;
-      row_stats[2 * row + 1] = rstd;
+      row_stats[2 * row] = s.center;
+      row_stats[2 * row + 1] = s.scale;
     }
   }
 }
 
 // One thread per column: dgamma[c] += Σ_r dy[r, c]·x̂[r, c], dbeta[c] += Σ_r dy[r, c], in row
 // order (deterministic, no atomics).
-__global__ void layernorm_backward_params_kernel1(const float* dy, const float* x,
-                                                  const float* row_stats, float* dgamma,
-                                                  float* dbeta, int rows, int d) {
+__global__ void norm_backward_params_kernel1(const float* dy, const float* x,
+                                             const float* row_stats, float* dgamma, float* dbeta,
+                                             int rows, int d) {
   FOR_EACH_ELEMENT(c, d) {
     float sg = 0.0f, sb = 0.0f;
     for (int64_t r = 0; r < rows; ++r) {
@@ -168,15 +170,43 @@ __global__ void layernorm_backward_params_kernel1(const float* dy, const float* 
   }
 }
 
-__global__ void activation_forward_kernel1(float* x, int64_t n, ActivationKind kind) {
+// One thread per pair, as rope_element: every pair is read and written by its thread only.
+__global__ void rope_kernel1(float* data, int64_t batch_stride, int64_t row_stride,
+                             const float* cos, const float* sin, int64_t n, int T, int heads,
+                             int d_head, int pos0, RopeLayout layout, float sign) {
+  FOR_EACH_ELEMENT(e, n)
+  rope_element(e, data, batch_stride, row_stride, cos, sin, T, heads, d_head, pos0, layout, sign);
+}
+
+__global__ void activation_forward_kernel1(float* x, int64_t n, Activation kind) {
   for (int64_t i = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x)
     x[i] = activation(x[i], kind);
 }
 
 __global__ void activation_backward_kernel1(const float* x, const float* dy, float* dx, int64_t n,
-                                            ActivationKind kind) {
+                                            Activation kind) {
   FOR_EACH_ELEMENT(i, n) dx[i] = dy[i] * activation_grad(x[i], kind);
+}
+
+// One thread per output element e = r·f + c, reading the gate x[r, c] and up x[r, f + c].
+__global__ void gated_activation_forward_kernel1(const float* x, float* y, int64_t n, int f,
+                                                 Activation kind) {
+  FOR_EACH_ELEMENT(e, n) {
+    const int64_t at = (e / f) * 2 * f + e % f;  // the gate's index in x
+    y[e] = activation(x[at], kind) * x[at + f];
+  }
+}
+
+// One thread per element of dy, writing the gate's and up's gradients.
+__global__ void gated_activation_backward_kernel1(const float* x, const float* dy, float* dx,
+                                                  int64_t n, int f, Activation kind) {
+  FOR_EACH_ELEMENT(e, n) {
+    const int64_t at = (e / f) * 2 * f + e % f;
+    const float gate = x[at];
+    dx[at] = dy[e] * x[at + f] * activation_grad(gate, kind);
+    dx[at + f] = dy[e] * activation(gate, kind);
+  }
 }
 
 __global__ void residual_forward_kernel1(const float* x, float* y, int64_t n) {
@@ -348,37 +378,65 @@ cudaError_t masked_softmax_backward(const float* probs, const float* dprobs, con
   return cudaGetLastError();
 }
 
-cudaError_t layernorm_forward(const float* x, const float* gamma, const float* beta, float* y,
-                              int rows, int d, float eps, cudaStream_t stream) {
+cudaError_t norm_forward(NormKind kind, const float* x, const float* gamma, const float* beta,
+                         float* y, int rows, int d, float eps, cudaStream_t stream) {
   if (rows <= 0 || d <= 0) return cudaSuccess;
-  layernorm_forward_kernel1<<<blocksFor(rows, kRowBlock / kWarp), kRowBlock, 0, stream>>>(
-      x, gamma, beta, y, rows, d, eps);
+  norm_forward_kernel1<<<blocksFor(rows, kRowBlock / kWarp), kRowBlock, 0, stream>>>(
+      kind, x, gamma, beta, y, rows, d, eps);
   return cudaGetLastError();
 }
 
-cudaError_t layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
-                               float* dgamma, float* dbeta, float* row_stats, int rows, int d,
-                               float eps, cudaStream_t stream) {
+cudaError_t norm_backward(NormKind kind, const float* dy, const float* x, const float* gamma,
+                          float* dx, float* dgamma, float* dbeta, float* row_stats, int rows, int d,
+                          float eps, cudaStream_t stream) {
   if (rows <= 0 || d <= 0) return cudaSuccess;
-  layernorm_backward_kernel1<<<blocksFor(rows, kRowBlock / kWarp), kRowBlock, 0, stream>>>(
-      dy, x, gamma, dx, row_stats, rows, d, eps);
+  norm_backward_kernel1<<<blocksFor(rows, kRowBlock / kWarp), kRowBlock, 0, stream>>>(
+      kind, dy, x, gamma, dx, row_stats, rows, d, eps);
   if (!gamma || (!dgamma && !dbeta)) return cudaGetLastError();
-  layernorm_backward_params_kernel1<<<blocksFor(d, kElemBlock), kElemBlock, 0, stream>>>(
+  norm_backward_params_kernel1<<<blocksFor(d, kElemBlock), kElemBlock, 0, stream>>>(
       dy, x, row_stats, dgamma, dbeta, rows, d);
   return cudaGetLastError();
 }
 
-cudaError_t activation_forward(float* x, int64_t n, ActivationKind kind, cudaStream_t stream) {
+cudaError_t rope(float* data, int64_t batch_stride, int64_t row_stride, const float* cos,
+                 const float* sin, int B, int T, int heads, int d_head, int pos0, RopeLayout layout,
+                 float sign, cudaStream_t stream) {
+  const int64_t n = int64_t{B} * T * heads * (d_head / 2);  // pairs
+  if (n <= 0) return cudaSuccess;
+  rope_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(
+      data, batch_stride, row_stride, cos, sin, n, T, heads, d_head, pos0, layout, sign);
+  return cudaGetLastError();
+}
+
+cudaError_t activation_forward(float* x, int64_t n, Activation kind, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   activation_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, n, kind);
   return cudaGetLastError();
 }
 
 cudaError_t activation_backward(const float* x, const float* dy, float* dx, int64_t n,
-                                ActivationKind kind, cudaStream_t stream) {
+                                Activation kind, cudaStream_t stream) {
   if (n <= 0) return cudaSuccess;
   activation_backward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, dy, dx, n,
                                                                                    kind);
+  return cudaGetLastError();
+}
+
+cudaError_t gated_activation_forward(const float* x, float* y, int rows, int f, Activation kind,
+                                     cudaStream_t stream) {
+  const int64_t n = int64_t{rows} * f;
+  if (n <= 0) return cudaSuccess;
+  gated_activation_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(x, y, n, f,
+                                                                                        kind);
+  return cudaGetLastError();
+}
+
+cudaError_t gated_activation_backward(const float* x, const float* dy, float* dx, int rows, int f,
+                                      Activation kind, cudaStream_t stream) {
+  const int64_t n = int64_t{rows} * f;
+  if (n <= 0) return cudaSuccess;
+  gated_activation_backward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(
+      x, dy, dx, n, f, kind);
   return cudaGetLastError();
 }
 

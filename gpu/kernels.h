@@ -1,4 +1,4 @@
-// Launchers of the CUDA backend's kernels (kernels.cu): masked softmax, LayerNorm, activations,
+// Launchers of the CUDA backend's kernels (kernels.cu): masked softmax, the norms, activations,
 // residual and bias adds, embedding, each with its backward beside it; dropout, cross-entropy,
 // the gradients' norm and Adam for training. Each queues its kernel on `stream` and returns the
 // launch's cudaGetLastError(); cuda_backend.cpp checks it with CUDA_CHECK.
@@ -22,22 +22,37 @@ cudaError_t masked_softmax_backward(const float* probs, const float* dprobs, con
                                     float* dscores, int B, int H, int Tq, int Tk,
                                     cudaStream_t stream);
 
-// y[r, :] = (x[r, :] - mean) / sqrt(var + eps) · gamma + beta
+// y[r, :] = x̂[r, :] · gamma + beta, x̂ as `kind` normalises (backend.h's norm_forward)
 //   x, y: [rows, d] (may alias); gamma, beta: [d] or nullptr
-cudaError_t layernorm_forward(const float* x, const float* gamma, const float* beta, float* y,
-                              int rows, int d, float eps, cudaStream_t stream);
+cudaError_t norm_forward(NormKind kind, const float* x, const float* gamma, const float* beta,
+                         float* y, int rows, int d, float eps, cudaStream_t stream);
 // Backward from the input x: dx += the input's gradient; dgamma, dbeta += Σ over rows (when
-// gamma is not null). row_stats: scratch [rows, 2] (mean, rstd) between the two kernels.
+// gamma is not null). row_stats: scratch [rows, 2] (center, scale) between the two kernels.
 //   dy, x, dx: [rows, d]; gamma, dgamma, dbeta: [d]
-cudaError_t layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
-                               float* dgamma, float* dbeta, float* row_stats, int rows, int d,
-                               float eps, cudaStream_t stream);
+cudaError_t norm_backward(NormKind kind, const float* dy, const float* x, const float* gamma,
+                          float* dx, float* dgamma, float* dbeta, float* row_stats, int rows, int d,
+                          float eps, cudaStream_t stream);
+
+// Rotary position embeddings in place on a heads view (data, batch_stride, row_stride) of
+// [B, T, ·]: backend.h's rope_forward with sign 1, rope_backward with sign −1.
+//   cos, sin: [>= pos0 + T, d_head/2]
+cudaError_t rope(float* data, int64_t batch_stride, int64_t row_stride, const float* cos,
+                 const float* sin, int B, int T, int heads, int d_head, int pos0, RopeLayout layout,
+                 float sign, cudaStream_t stream);
 
 // x[i] = act(x[i]) for i < n
-cudaError_t activation_forward(float* x, int64_t n, ActivationKind kind, cudaStream_t stream);
+cudaError_t activation_forward(float* x, int64_t n, Activation kind, cudaStream_t stream);
 // dx[i] = dy[i] · act'(x[i]) (written; dx may alias dy)
 cudaError_t activation_backward(const float* x, const float* dy, float* dx, int64_t n,
-                                ActivationKind kind, cudaStream_t stream);
+                                Activation kind, cudaStream_t stream);
+
+// y[r, c] = act(x[r, c]) · x[r, f + c]: x [rows, 2f] holds [gate | up] per row, y: [rows, f]
+cudaError_t gated_activation_forward(const float* x, float* y, int rows, int f, Activation kind,
+                                     cudaStream_t stream);
+// Backward (written): dx[r, c] = dy[r, c] · up · act'(gate), dx[r, f + c] = dy[r, c] · act(gate)
+//   x, dx: [rows, 2f]; dy: [rows, f]
+cudaError_t gated_activation_backward(const float* x, const float* dy, float* dx, int rows, int f,
+                                      Activation kind, cudaStream_t stream);
 
 // y[i] += x[i] for i < n
 cudaError_t residual_forward(const float* x, float* y, int64_t n, cudaStream_t stream);

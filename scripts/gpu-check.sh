@@ -5,7 +5,10 @@
 #              Eigen and nlohmann-json headers carried in .deps/ (scripts/fetch-gpu-deps.sh)
 #   ops        every backend op on CUDA against the CPU backend and a double reference
 #              (backend_checks --large: also score buffers past 2³¹ floats, out of memory mid-way
-#              then the same results again); and on the CPU, as the control
+#              then the same results again); and on the CPU, as the control. The summary counts
+#              the cases of the modern parts (the norms, rotary embeddings, grouped-query
+#              attention, gated feed-forward) that passed on CUDA, per op
+#   memcheck-modern  those cases under compute-sanitizer memcheck, early (they are few and small)
 #   fault      a kernel fault on purpose: the backend reports itself unusable, with and without
 #              ATTNVIZ_CUDA_SYNC=1 (which must name the op)
 #   parity     every case of tests/data through `attnviz-cli run --dump` and `decode`, compared
@@ -212,6 +215,26 @@ needs_python() {
 # ---- correctness ----
 needs_build ops-cpu && run_check ops-cpu 180 0 "$checks" --backend cpu
 needs_build ops-cuda && run_check ops-cuda 300 1 "$checks" --backend cuda --large
+# The modern parts' cases: every norm, rope and gated case, and the attention cases whose names
+# say 1 to 4 key/value heads (every grouped one, and a few multi-head ones with as few heads).
+modern_filters=(--filter "norm" --filter "rope" --filter "gated_activation")
+for kv in 1 2 3 4; do modern_filters+=(--filter "kv_heads=$kv "); done
+# memcheck_ops NAME LIMIT ARGS...: backend_checks --backend cuda ARGS under memcheck, where there
+# is a GPU and a compute-sanitizer.
+memcheck_ops() {
+  local name=$1 limit=$2
+  shift 2
+  needs_build "$name" || return
+  if ((!have_gpu)); then
+    skip_check "$name" "no GPU: $no_gpu_reason"
+  elif [[ -z $sanitizer ]]; then
+    skip_check "$name" "compute-sanitizer not found"
+  else
+    run_check "$name" "$limit" 1 "$sanitizer" --tool memcheck --error-exitcode 86 "$checks" \
+      --backend cuda "$@"
+  fi
+}
+memcheck_ops memcheck-modern 150 "${modern_filters[@]}"
 if needs_build fault; then
   fault() {
     "$checks" --backend cuda --fault || return $?
@@ -311,17 +334,30 @@ if needs_python torch; then
 fi
 
 # ---- the op checks under memcheck, with what time is left ----
-if needs_build memcheck-ops; then
-  if ((!have_gpu)); then
-    skip_check memcheck-ops "no GPU: $no_gpu_reason"
-  elif [[ -z $sanitizer ]]; then
-    skip_check memcheck-ops "compute-sanitizer not found"
-  else
-    run_check memcheck-ops 240 1 "$sanitizer" --tool memcheck --error-exitcode 86 "$checks" --backend cuda
-  fi
-fi
+memcheck_ops memcheck-ops 240
 
 # ---- summary ----
+# modern_parts: per op of the modern parts, how many of its cases passed on CUDA (ops-cuda.log);
+# the attention ops count their grouped-query cases only (fewer key/value heads than heads).
+modern_parts() {
+  local log=$logs/ops-cuda.log
+  [[ -f $log ]] && grep -q '^[A-Z]* cuda/[a-z]' "$log" || {
+    echo "  none ran on CUDA (see ops-cuda)"
+    return
+  }
+  awk '$2 ~ /^cuda\// {
+      op = substr($2, 6)
+      if (op ~ /^attention_/ && match($0, / H=[0-9]+ kv_heads=[0-9]+ /)) {
+        split(substr($0, RSTART + 1, RLENGTH - 2), f, /[ =]/)
+        if (f[2] == f[4]) next
+        op = op " (grouped-query)"
+      } else if (op !~ /^(norm|rope|gated_activation)/) next
+      total[op]++
+      if ($1 == "PASS") passed[op]++
+    }
+    END { for (op in total) printf "  %-44s %d of %d cases passed\n", op, passed[op], total[op] }' "$log" |
+    sort
+}
 # bench_figure N LABEL: the first number after LABEL in the block "n = N tokens" of the bench logs.
 bench_figure() {
   cat "$logs"/bench-*.log 2>/dev/null |
@@ -359,6 +395,9 @@ done
       "$(sed -nE 's/.*forward only ([0-9.]+).*/\1/p' <<<"$t")"
   done
   echo "(decode step: attnviz's per-step time with the key/value cache; the tutorial's PyTorch model has none)"
+  echo
+  echo "the modern parts on CUDA (backend_checks --backend cuda):"
+  modern_parts
   echo
   echo "logs: gpu-check-logs.tar.gz (one log per check; machine.log has nvidia-smi)"
   echo "$passed passed, $failed failed, $skipped skipped"

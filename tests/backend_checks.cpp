@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <numbers>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -34,8 +36,8 @@ constexpr double kNmseProduct = 1e-9;
 constexpr double kNmseElementwise = 1e-10;
 
 // The kernels' grid-stride loops cover 65535 blocks per sweep (gpu/kernels.cu): 65535 · 256
-// elements for the element-wise kernels, 65535 · 4 rows for the row kernels. Cases named
-// "…_sweep" go past one sweep, so every kernel runs its loop at least twice.
+// elements for the element-wise kernels, 65535 · 4 rows for the row kernels. A case larger than
+// that (the last of most ops in opCases()) makes every kernel run its loop at least twice.
 constexpr int64_t kElementSweep = int64_t{65535} * 256;
 constexpr int64_t kRowSweep = int64_t{65535} * 4;
 
@@ -55,6 +57,43 @@ std::string str(const Parts&... parts) {
   (s << ... << parts);
   return s.str();
 }
+
+// ---- cases named from their parameters ----
+
+std::ostream& operator<<(std::ostream& s, Activation a) {
+  const char* names[] = {"relu", "gelu", "gelu_tanh", "silu", "tanh"};
+  return s << names[int(a)];
+}
+
+std::ostream& operator<<(std::ostream& s, NormKind k) {
+  const char* names[] = {"layernorm", "layernorm_std", "rmsnorm"};
+  return s << names[int(k)];
+}
+
+std::ostream& operator<<(std::ostream& s, RopeLayout l) {
+  return s << (l == RopeLayout::Interleaved ? "interleaved" : "halves");
+}
+
+// "rows=7 in=13 out=5 bias=1" from each name in `names` ("rows, in, out, bias", as the macro VARS
+// writes them) and its value.
+template <class... Values>
+std::string varsString(const std::string& names, const Values&... values) {
+  std::ostringstream out;
+  size_t at = 0;
+  auto one = [&](const auto& value) {
+    const size_t comma = std::min(names.find(',', at), names.size());
+    const size_t first = names.find_first_not_of(' ', at);
+    if (at > 0) out << ' ';
+    out << names.substr(first, comma - first) << '=' << value;
+    at = comma + 1;
+  };
+  (one(values), ...);
+  return out.str();
+}
+
+// A case struct's vars(): its parameters by name, so that a case's name can never disagree with
+// what it checks (ggml's test-backend-ops names its cases so).
+#define VARS(...) varsString(#__VA_ARGS__, __VA_ARGS__)
 
 // EXPECT(cond, "text " << value << ...): return a failure carrying the streamed message.
 #define EXPECT(cond, why)          \
@@ -148,7 +187,7 @@ class Arena {
 
 // ---- memory: allocate (zero-filled), upload/download at offsets, copy ----
 
-Outcome memoryZeroedOffsetsCopy(Backend& be) {
+Outcome memoryZeroedOffsetsCopy(Backend& be, Backend&) {
   const size_t n = 1027;
   BufferPtr buf = be.allocate(n * sizeof(float));
   EXPECT(buf->bytes() == n * sizeof(float), "allocate(" << n * 4 << ") has " << buf->bytes());
@@ -191,7 +230,7 @@ Outcome memoryZeroedOffsetsCopy(Backend& be) {
 }
 
 // copy() within one buffer, source and destination overlapping either way: memmove semantics.
-Outcome memoryOverlappingCopy(Backend& be) {
+Outcome memoryOverlappingCopy(Backend& be, Backend&) {
   const size_t n = size_t{1} << 22;  // 16 MiB: the copy engines split it into many pieces
   const std::vector<float> src = randomFloats(n, 2);
   for (const int64_t shift : {int64_t{1}, int64_t{1000}, int64_t{-1}, int64_t{-1000}}) {
@@ -212,7 +251,7 @@ Outcome memoryOverlappingCopy(Backend& be) {
 
 // Uploads from host memory that is overwritten and freed as soon as upload() returns, while the
 // device is still busy with earlier work (model.cpp uploads a decode step's token from the stack).
-Outcome memoryTransientUpload(Backend& be) {
+Outcome memoryTransientUpload(Backend& be, Backend&) {
   // 256 MiB of element-wise work queued first, so the copies wait behind it (on the CPU, which
   // runs everything at once, a token amount).
   const size_t busy_n = onCpu(be) ? 1024 : size_t{1} << 26;
@@ -277,7 +316,7 @@ Outcome memorySecondThread(Backend& be, Backend& cpu) {
 }
 
 // copy_to_host() from a pointer inside a buffer, right behind work that writes it.
-Outcome memoryCopyToHost(Backend& be) {
+Outcome memoryCopyToHost(Backend& be, Backend&) {
   const size_t n = 100003;
   const std::vector<float> src = randomFloats(n, 5, -3.0f, 3.0f);
   BufferPtr buf = be.allocate(n * sizeof(float));
@@ -291,35 +330,16 @@ Outcome memoryCopyToHost(Backend& be) {
   return pass();
 }
 
-Outcome memory(Backend& be, Backend& cpu, int which) {
-  switch (which) {
-    case 0:
-      return memoryZeroedOffsetsCopy(be);
-    case 1:
-      return memoryOverlappingCopy(be);
-    case 2:
-      return memoryTransientUpload(be);
-    case 3:
-      return memorySecondThread(be, cpu);
-    default:
-      return memoryCopyToHost(be);
-  }
-}
+// ---- embedding_forward, embedding_backward ----
+struct EmbeddingCase {
+  int B, T, d, vocab, max_len, pos0;  // max_len 0: no positions (nullptr)
+  float scale;
+  std::string vars() const { return VARS(B, T, d, vocab, max_len, pos0, scale); }
+};
 
-// ---- embedding_forward ----
-Outcome embedding(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int B, T, d, vocab, max_len, pos0;
-    float scale;
-  };
-  const Case cases[] = {{3, 7, 37, 23, 16, 0, 1.0f},
-                        {2, 5, 64, 11, 12, 7, 8.0f},
-                        {1, 1, 1, 2, 1, 0, 1.0f},
-                        {2, 3, 16, 5, 0, 0, 2.0f},  // max_len 0: no positions (nullptr)
-                        {2, 4100, 2048, 50, 4103, 3, 1.5f}};
-  const Case c = cases[which];
+Outcome embedding(Backend& be, Backend& cpu, const EmbeddingCase& c) {
   std::vector<int32_t> ids(size_t(c.B) * c.T);  // [B, T]
-  std::mt19937 rng(10 + which);
+  std::mt19937 rng(10);
   for (auto& id : ids) id = int32_t(rng() % c.vocab);
   const auto table = randomFloats(size_t(c.vocab) * c.d, 11);        // [vocab, d]
   const auto positions = randomFloats(size_t(c.max_len) * c.d, 12);  // [max_len, d]
@@ -341,18 +361,10 @@ Outcome embedding(Backend& be, Backend& cpu, int which) {
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
 }
 
-// ---- embedding_backward (training; gradients start non-zero, so "accumulates" is checked too)
-// ----
-Outcome embeddingBackward(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int B, T, d, vocab, max_len, pos0;
-    float scale;
-  };
-  const Case cases[] = {
-      {3, 7, 37, 4, 16, 0, 1.0f}, {2, 5, 16, 11, 12, 3, 4.0f}, {2, 3, 8, 5, 0, 0, 1.0f}};
-  const Case c = cases[which];
-  std::vector<int32_t> ids(size_t(c.B) * c.T);  // [B, T]; vocab 4 repeats ids often
-  std::mt19937 rng(200 + which);
+// Training; gradients start non-zero, so "accumulates" is checked too.
+Outcome embeddingBackward(Backend& be, Backend& cpu, const EmbeddingCase& c) {
+  std::vector<int32_t> ids(size_t(c.B) * c.T);  // [B, T]; a vocabulary of 4 repeats ids often
+  std::mt19937 rng(200);
   for (auto& id : ids) id = int32_t(rng() % c.vocab);
   const auto dout = randomFloats(size_t(c.B) * c.T * c.d, 201);                // [B, T, d]
   const auto dtable0 = randomFloats(size_t(c.vocab) * c.d, 202);               // [vocab, d]
@@ -380,15 +392,15 @@ Outcome embeddingBackward(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
-// ---- gather_add_forward (segment embeddings) ----
-Outcome gatherAdd(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int rows, n, d;
-  };
-  const Case cases[] = {{5, 2, 37}, {64, 3, 512}, {33000, 3, 512}};
-  const Case c = cases[which];
+// ---- gather_add_forward (segment embeddings), gather_add_backward ----
+struct GatherAddCase {
+  int rows, n, d;
+  std::string vars() const { return VARS(rows, n, d); }
+};
+
+Outcome gatherAdd(Backend& be, Backend& cpu, const GatherAddCase& c) {
   std::vector<int32_t> ids(size_t(c.rows));  // [rows]
-  std::mt19937 rng(20 + which);
+  std::mt19937 rng(20);
   for (auto& id : ids) id = int32_t(rng() % c.n);
   const auto table = randomFloats(size_t(c.n) * c.d, 21);    // [n, d]
   const auto out0 = randomFloats(size_t(c.rows) * c.d, 22);  // [rows, d]
@@ -409,12 +421,11 @@ Outcome gatherAdd(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
-// ---- gather_add_backward (training; gradients start non-zero, so "accumulates" is checked too)
-// ----
-Outcome gatherAddBackward(Backend& be, Backend& cpu, int which) {
-  const int rows = which ? 64 : 5, n = which ? 3 : 2, d = which ? 512 : 37;
+// Training; gradients start non-zero, so "accumulates" is checked too.
+Outcome gatherAddBackward(Backend& be, Backend& cpu, const GatherAddCase& c) {
+  const int rows = c.rows, n = c.n, d = c.d;
   std::vector<int32_t> ids(static_cast<size_t>(rows));
-  std::mt19937 rng(210 + which);
+  std::mt19937 rng(210);
   for (auto& id : ids) id = int32_t(rng() % n);
   const auto dout = randomFloats(size_t(rows) * d, 211);
   const auto dtable0 = randomFloats(size_t(n) * d, 212);
@@ -433,15 +444,15 @@ Outcome gatherAddBackward(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
-// ---- mean_pool_forward ----
-Outcome meanPool(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int B, T, d;
-  };
-  const Case cases[] = {{1, 1, 8}, {3, 7, 37}, {2, 300, 512}, {33000, 2, 512}};
-  const Case c = cases[which];
-  const auto x = randomFloats(size_t(c.B) * c.T * c.d, 30 + which);  // [B, T, d]
-  std::vector<double> ref(size_t(c.B) * c.d);                        // [B, d]
+// ---- mean_pool_forward, mean_pool_backward ----
+struct MeanPoolCase {
+  int B, T, d;
+  std::string vars() const { return VARS(B, T, d); }
+};
+
+Outcome meanPool(Backend& be, Backend& cpu, const MeanPoolCase& c) {
+  const auto x = randomFloats(size_t(c.B) * c.T * c.d, 30);  // [B, T, d]
+  std::vector<double> ref(size_t(c.B) * c.d);                // [B, d]
   for (int b = 0; b < c.B; ++b)
     for (int k = 0; k < c.d; ++k) {
       double sum = 0.0;
@@ -457,10 +468,9 @@ Outcome meanPool(Backend& be, Backend& cpu, int which) {
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
 }
 
-// ---- mean_pool_backward (training; gradients start non-zero, so "accumulates" is checked too)
-// ----
-Outcome meanPoolBackward(Backend& be, Backend& cpu, int which) {
-  const int B = which ? 3 : 1, T = which ? 7 : 1, d = which ? 37 : 8;
+// Training; gradients start non-zero, so "accumulates" is checked too.
+Outcome meanPoolBackward(Backend& be, Backend& cpu, const MeanPoolCase& c) {
+  const int B = c.B, T = c.T, d = c.d;
   const auto dy = randomFloats(size_t(B) * d, 220);
   const auto dx0 = randomFloats(size_t(B) * T * d, 221);
   std::vector<double> ref(dx0.begin(), dx0.end());
@@ -481,14 +491,13 @@ Outcome meanPoolBackward(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- linear_forward ----
-Outcome linear(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int rows, in, out;
-    bool bias;
-  };
-  const Case cases[] = {{7, 13, 5, false},   {7, 13, 5, true},      {1, 129, 67, true},
-                        {33, 64, 255, true}, {64, 512, 513, false}, {33000, 8, 512, true}};
-  const Case c = cases[which];
+struct LinearCase {
+  int rows, in, out;
+  bool bias;
+  std::string vars() const { return VARS(rows, in, out, bias); }
+};
+
+Outcome linear(Backend& be, Backend& cpu, const LinearCase& c) {
   const auto x = randomFloats(size_t(c.rows) * c.in, 20);  // [rows, in]
   const auto w = randomFloats(size_t(c.out) * c.in, 21);   // [out, in]
   const auto bias = randomFloats(size_t(c.out), 22);       // [out]
@@ -511,17 +520,13 @@ Outcome linear(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- linear_backward (training; gradients start non-zero, so "accumulates" is checked too) ----
-Outcome linearBackward(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int rows, in, out;
-    bool dx, bias;
-  };
-  const Case cases[] = {{7, 13, 5, true, true},
-                        {7, 13, 5, false, false},
-                        {1, 129, 67, true, true},
-                        {33, 64, 255, true, true},
-                        {768, 64, 192, true, true}};
-  const Case c = cases[which];
+struct LinearBackwardCase {
+  int rows, in, out;
+  bool dx, bias;  // whether dx and dbias are asked for
+  std::string vars() const { return VARS(rows, in, out, dx, bias); }
+};
+
+Outcome linearBackward(Backend& be, Backend& cpu, const LinearBackwardCase& c) {
   const auto x = randomFloats(size_t(c.rows) * c.in, 230);    // [rows, in]
   const auto w = randomFloats(size_t(c.out) * c.in, 231);     // [out, in]
   const auto dy = randomFloats(size_t(c.rows) * c.out, 232);  // [rows, out]
@@ -559,84 +564,165 @@ Outcome linearBackward(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
-// One attention layout: where Q, K, V sit in their activation buffers (all in floats).
-struct Layout {
-  const char* name;
-  int B, H, Tq, Tk, d;
-  int64_t q_size, q_offset, q_batch, q_row;  // the q view's buffer and head-0 offset, strides
-  int64_t k_size, k_offset, k_batch, k_row;  // likewise k
-  int64_t v_offset;                          // v: k's buffer shape, this head-0 offset
-  bool fused;                                // Q, K, V in one buffer (q's)
-};
-
-const std::vector<Layout>& layouts() {
-  static const std::vector<Layout> ls = [] {
-    std::vector<Layout> ls;
-    {  // separate contiguous projections [B, T, H·d]
-      const int B = 2, H = 3, Tq = 5, Tk = 7, d = 4, w = H * d;
-      ls.push_back({"contiguous", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                    int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w, 0, false});
-    }
-    {  // more batch items than heads
-      const int B = 5, H = 2, Tq = 3, Tk = 6, d = 5, w = H * d;
-      ls.push_back({"batch_gt_heads", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                    int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w, 0, false});
-    }
-    {  // fused QKV projection [B, T, 3·H·d], tutorial-sized heads
-      const int B = 2, H = 8, T = 33, d = 64, w = H * d;
-      const int64_t size = int64_t{B} * T * 3 * w;
-      ls.push_back({"fused_qkv", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size, w,
-                    int64_t{T} * 3 * w, 3 * w, 2 * w, true});
-    }
-    {  // decode step: one query [B, 1, H·d] against a KV cache [B, capacity, H·d]
-      const int B = 3, H = 4, Tk = 6, capacity = 11, d = 3, w = H * d;
-      ls.push_back({"kv_cache_step", B, H, 1, Tk, d, int64_t{B} * w, 0, w, w,
-                    int64_t{B} * capacity * w, 0, int64_t{capacity} * w, w, 0, false});
-    }
-    {  // cross attention: decoder queries [B, Tq, H·d] against fused encoder K/V [B, S, 2·H·d]
-      const int B = 2, H = 2, Tq = 4, S = 9, d = 7, w = H * d;
-      ls.push_back({"cross_fused_kv", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                    int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w, false});
-    }
-    ls.push_back({"single", 1, 1, 3, 1, 1, 3, 0, 3, 1, 1, 0, 1, 1, 0, false});
-    {  // the tutorial's size at 200 tokens, fused QKV: the interleaved outputs of a real layer
-      const int B = 1, H = 8, T = 200, d = 64, w = H * d;
-      const int64_t size = int64_t{B} * T * 3 * w;
-      ls.push_back({"tutorial_fused_200", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size,
-                    w, int64_t{T} * 3 * w, 3 * w, 2 * w, true});
-    }
-    {  // long and uneven, few heads: split over query rows across threads; fused QKV strides
-      const int B = 1, H = 3, T = 301, d = 64, w = H * d;
-      const int64_t size = int64_t{B} * T * 3 * w;
-      ls.push_back({"fused_301x301_3heads", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size,
-                    w, int64_t{T} * 3 * w, 3 * w, 2 * w, true});
-    }
-    {  // cross attention, Tq != Tk, both uneven, batch 2
-      const int B = 2, H = 5, Tq = 77, S = 259, d = 32, w = H * d;
-      ls.push_back({"cross_77x259_5heads", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w,
-                    w, int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w, w, false});
-    }
-    {  // decode step over a long cache: one query row per head (matrix-vector products)
-      const int B = 1, H = 16, Tk = 3001, capacity = 3003, d = 64, w = H * d;
-      ls.push_back({"kv_cache_step_3001", B, H, 1, Tk, d, int64_t{B} * w, 0, w, w,
-                    int64_t{B} * capacity * w, 0, int64_t{capacity} * w, w, 0, false});
-    }
-    return ls;
-  }();
-  return ls;
+// A layout whose query rows lie q_row floats apart ([B, Tq, ·]) and whose key/value buffer holds
+// k_rows rows of k_row floats per batch item, K's head 0 at k_offset and V's at v_offset in a
+// row; fused: one buffer for Q, K and V (q's).
+AttentionLayout views(const char* name, int B, int H, int kv, int Tq, int Tk, int d, int64_t q_row,
+                      int64_t k_row, int64_t k_rows, int64_t k_offset, int64_t v_offset,
+                      bool fused) {
+  AttentionLayout l;
+  l.layout = name;
+  l.B = B, l.H = H, l.kv_heads = kv, l.Tq = Tq, l.Tk = Tk, l.d = d;
+  l.q_row = q_row, l.q_batch = Tq * q_row, l.q_size = B * l.q_batch;
+  l.k_row = k_row, l.k_batch = k_rows * k_row, l.k_size = B * l.k_batch;
+  l.k_offset = k_offset, l.v_offset = v_offset, l.fused = fused;
+  return l;
 }
 
-std::vector<std::string> layoutNames() {
-  std::vector<std::string> names;
-  for (const Layout& l : layouts()) names.push_back(l.name);
-  return names;
+// Separate projections: queries [B, Tq, H·d], keys [B, Tk, kv·d] (the values read the keys).
+AttentionLayout contiguous(int B, int H, int kv, int Tq, int Tk, int d) {
+  return views("contiguous", B, H, kv, Tq, Tk, d, int64_t{H} * d, int64_t{kv} * d, Tk, 0, 0, false);
+}
+
+// One fused projection [B, T, (H + 2·kv)·d]: Q, then K, then V (GPT-2's c_attn when kv = H).
+AttentionLayout fusedQkv(int B, int H, int kv, int T, int d) {
+  const int64_t row = int64_t{H + 2 * kv} * d;
+  return views("fused_qkv", B, H, kv, T, T, d, row, row, T, int64_t{H} * d, int64_t{H + kv} * d,
+               true);
+}
+
+// A decode step: one query [B, 1, H·d] against a key/value cache [B, capacity, kv·d], Tk used.
+AttentionLayout kvCacheStep(int B, int H, int kv, int Tk, int capacity, int d) {
+  return views("kv_cache_step", B, H, kv, 1, Tk, d, int64_t{H} * d, int64_t{kv} * d, capacity, 0, 0,
+               false);
+}
+
+// Cross attention: decoder queries [B, Tq, H·d] against fused encoder K/V [B, S, 2·kv·d].
+AttentionLayout crossFusedKv(int B, int H, int kv, int Tq, int S, int d) {
+  return views("cross_fused_kv", B, H, kv, Tq, S, d, int64_t{H} * d, 2 * int64_t{kv} * d, S, 0,
+               int64_t{kv} * d, false);
+}
+
+// ---- rope_forward, rope_backward ----
+
+// The angle tables as PyTorch builds them, in float32: inv_freq_i = 1 / θ^(2i / d_head) with
+// θ = 10000, angle = p · inv_freq_i; cos and sin [positions, d_head/2] (row = position).
+std::pair<std::vector<float>, std::vector<float>> ropeTables(int positions, int d_head) {
+  const int half = d_head / 2;
+  std::vector<float> cos(size_t(positions) * half), sin(cos.size());
+  for (int i = 0; i < half; ++i) {
+    const float inv_freq = 1.0f / std::pow(10000.0f, float(2 * i) / float(d_head));
+    for (int p = 0; p < positions; ++p) {
+      const float angle = float(p) * inv_freq;
+      cos[size_t(p) * half + i] = std::cos(angle);
+      sin[size_t(p) * half + i] = std::sin(angle);
+    }
+  }
+  return {cos, sin};
+}
+
+struct RopeCase {
+  RopeLayout layout;
+  const char* view;  // "contiguous": [B, T, heads·d_head]; "fused_qkv": K of [B, T, 3·heads·d_head]
+  int B, T, heads, d_head, pos0;
+  std::string vars() const { return VARS(layout, view, B, T, heads, d_head, pos0); }
+
+  // The view's buffer, in floats: its size, the offset of head 0, the batch and row strides.
+  int64_t width() const { return int64_t{heads} * d_head; }
+  bool fused() const { return std::strcmp(view, "fused_qkv") == 0; }
+  int64_t row() const { return fused() ? 3 * width() : width(); }
+  int64_t size() const { return int64_t{B} * T * row(); }
+  int64_t offset() const { return fused() ? width() : 0; }
+  // Where element k of head h of row t of batch item b sits in the buffer.
+  int64_t at(int b, int t, int h, int k) const {
+    return offset() + (int64_t{b} * T + t) * row() + int64_t{h} * d_head + k;
+  }
+};
+
+// The buffer with the view rotated, in double, as backend.h defines it (sign 1: rope_forward;
+// −1: rope_backward); elements outside the view as they were.
+std::vector<double> ropeReference(const RopeCase& c, const std::vector<float>& buf,
+                                  const std::vector<float>& cos, const std::vector<float>& sin,
+                                  double sign) {
+  std::vector<double> out(buf.begin(), buf.end());
+  const int half = c.d_head / 2;
+  const bool interleaved = c.layout == RopeLayout::Interleaved;
+  for (int b = 0; b < c.B; ++b)
+    for (int t = 0; t < c.T; ++t)
+      for (int h = 0; h < c.heads; ++h)
+        for (int i = 0; i < half; ++i) {
+          const size_t first = size_t(c.at(b, t, h, interleaved ? 2 * i : i));
+          const size_t second = size_t(c.at(b, t, h, interleaved ? 2 * i + 1 : i + half));
+          const size_t angle = size_t(c.pos0 + t) * half + i;
+          const double co = cos[angle], si = sign * sin[angle], x0 = buf[first], x1 = buf[second];
+          out[first] = x0 * co - x1 * si;
+          out[second] = x0 * si + x1 * co;
+        }
+  return out;
+}
+
+// Whether the elements outside the view are exactly as they were.
+bool outsideUntouched(const RopeCase& c, const std::vector<float>& got,
+                      const std::vector<float>& before) {
+  std::vector<uint8_t> in_view(got.size(), 0);
+  for (int b = 0; b < c.B; ++b)
+    for (int t = 0; t < c.T; ++t) std::fill_n(in_view.begin() + c.at(b, t, 0, 0), c.width(), 1);
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!in_view[i] && got[i] != before[i]) return false;
+  return true;
+}
+
+// rope_forward (backward false) or rope_backward on a copy of `buf`: the whole buffer after.
+std::vector<float> runRope(Backend& on, const RopeCase& c, const std::vector<float>& buf,
+                           const std::vector<float>& cos, const std::vector<float>& sin,
+                           bool backward) {
+  Arena a(on);
+  float* x = a.put(buf);
+  const HeadsGrad view{x + c.offset(), int64_t{c.T} * c.row(), c.row()};
+  if (backward)
+    on.rope_backward(view, a.put(cos), a.put(sin), c.B, c.T, c.heads, c.d_head, c.pos0, c.layout);
+  else
+    on.rope_forward(view, a.put(cos), a.put(sin), c.B, c.T, c.heads, c.d_head, c.pos0, c.layout);
+  return a.get(x, buf.size());
+}
+
+Outcome rope(Backend& be, Backend& cpu, const RopeCase& c) {
+  const auto x = randomFloats(size_t(c.size()), 460);
+  const auto [cos, sin] = ropeTables(c.pos0 + c.T, c.d_head);
+  const auto got = runRope(be, c, x, cos, sin, false), on_cpu = runRope(cpu, c, x, cos, sin, false);
+  EXPECT_NMSE(nmse(got, ropeReference(c, x, cos, sin, 1.0)), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  EXPECT(outsideUntouched(c, got, x), "an element outside the view changed");
+  return pass();
+}
+
+// Training; the gradient is WRITTEN in place. Besides the reference, the backward is checked to be
+// the transpose of the forward as this backend computes both: ⟨R·x, y⟩ = ⟨x, Rᵀ·y⟩, and Rᵀ·R·x = x
+// (a rotation).
+Outcome ropeBackward(Backend& be, Backend& cpu, const RopeCase& c) {
+  const auto dy = randomFloats(size_t(c.size()), 470), x = randomFloats(dy.size(), 471);
+  const auto [cos, sin] = ropeTables(c.pos0 + c.T, c.d_head);
+  const auto got = runRope(be, c, dy, cos, sin, true), on_cpu = runRope(cpu, c, dy, cos, sin, true);
+  EXPECT_NMSE(nmse(got, ropeReference(c, dy, cos, sin, -1.0)), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  EXPECT(outsideUntouched(c, got, dy), "an element outside the view changed");
+  const auto rx = runRope(be, c, x, cos, sin, false);
+  double lhs = 0.0, rhs = 0.0, magnitude = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    lhs += double(rx[i]) * dy[i];
+    rhs += double(x[i]) * got[i];
+    magnitude += std::abs(double(rx[i]) * dy[i]);
+  }
+  EXPECT(std::abs(lhs - rhs) <= 1e-6 * magnitude,
+         "<R·x, y> = " << lhs << " but <x, Rᵀ·y> = " << rhs);
+  EXPECT_NMSE(nmse(runRope(be, c, rx, cos, sin, true), x), kNmseElementwise, "Rᵀ·R·x vs x");
+  return pass();
 }
 
 // ---- attention_scores_forward ----
-Outcome scores(Backend& be, Backend& cpu, int which) {
-  const Layout l = layouts()[size_t(which)];
-  const auto qbuf = randomFloats(size_t(l.q_size), 30 + which);
-  const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 40 + which);
+Outcome scores(Backend& be, Backend& cpu, const AttentionLayout& l) {
+  const auto qbuf = randomFloats(size_t(l.q_size), 30);
+  const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 40);
   const float scale = 1.0f / std::sqrt(float(l.d));
   const size_t n = size_t(l.B) * l.H * l.Tq * l.Tk;  // scores [B, H, Tq, Tk]
   std::vector<double> ref(n);
@@ -647,7 +733,7 @@ Outcome scores(Backend& be, Backend& cpu, int which) {
           double acc = 0.0;
           for (int c = 0; c < l.d; ++c)
             acc += double(qbuf[size_t(l.q_offset + b * l.q_batch + i * l.q_row + h * l.d + c)]) *
-                   kbuf[size_t(l.k_offset + b * l.k_batch + j * l.k_row + h * l.d + c)];
+                   kbuf[size_t(l.k_offset + b * l.k_batch + j * l.k_row + l.kvHead(h) * l.d + c)];
           ref[((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j] = scale * acc;
         }
   auto run = [&](Backend& on) {
@@ -656,8 +742,8 @@ Outcome scores(Backend& be, Backend& cpu, int which) {
     const float* k = l.fused ? q : a.put(kbuf);
     float* s = a.zeros(n);
     on.attention_scores_forward({q + l.q_offset, l.q_batch, l.q_row},
-                                {k + l.k_offset, l.k_batch, l.k_row}, s, l.B, l.H, l.Tq, l.Tk, l.d,
-                                scale);
+                                {k + l.k_offset, l.k_batch, l.k_row}, s, l.B, l.H, l.kv_heads, l.Tq,
+                                l.Tk, l.d, scale);
     return a.get(s, n);
   };
   return againstBoth(run, be, cpu, ref, kNmseProduct);
@@ -665,14 +751,13 @@ Outcome scores(Backend& be, Backend& cpu, int which) {
 
 // ---- attention_scores_backward: every layout; the gradients use the activations' layout
 // (training; gradients start non-zero, so "accumulates" is checked too) ----
-Outcome scoresBackward(Backend& be, Backend& cpu, int which) {
-  const Layout l = layouts()[size_t(which)];
-  const auto qbuf = randomFloats(size_t(l.q_size), 240 + which);
-  const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 250 + which);
-  const auto dqbuf0 = randomFloats(size_t(l.q_size), 260 + which);
-  const auto dkbuf0 = l.fused ? dqbuf0 : randomFloats(size_t(l.k_size), 270 + which);
+Outcome scoresBackward(Backend& be, Backend& cpu, const AttentionLayout& l) {
+  const auto qbuf = randomFloats(size_t(l.q_size), 240);
+  const auto kbuf = l.fused ? qbuf : randomFloats(size_t(l.k_size), 250);
+  const auto dqbuf0 = randomFloats(size_t(l.q_size), 260);
+  const auto dkbuf0 = l.fused ? dqbuf0 : randomFloats(size_t(l.k_size), 270);
   const size_t n = size_t(l.B) * l.H * l.Tq * l.Tk;
-  const auto ds = randomFloats(n, 280 + which);  // [B, H, Tq, Tk]
+  const auto ds = randomFloats(n, 280);  // [B, H, Tq, Tk]
   const float scale = 1.0f / std::sqrt(float(l.d));
   std::vector<double> rdq(dqbuf0.begin(), dqbuf0.end());
   std::vector<double> rdk(dkbuf0.begin(), dkbuf0.end());
@@ -684,7 +769,8 @@ Outcome scoresBackward(Backend& be, Backend& cpu, int which) {
           const double g = scale * double(ds[((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j]);
           for (int c = 0; c < l.d; ++c) {
             const size_t qi = size_t(l.q_offset + b * l.q_batch + i * l.q_row + h * l.d + c);
-            const size_t ki = size_t(l.k_offset + b * l.k_batch + j * l.k_row + h * l.d + c);
+            const size_t ki =
+                size_t(l.k_offset + b * l.k_batch + j * l.k_row + l.kvHead(h) * l.d + c);
             rdq[qi] += g * kbuf[ki];
             rk[ki] += g * qbuf[qi];
           }
@@ -698,7 +784,7 @@ Outcome scoresBackward(Backend& be, Backend& cpu, int which) {
     on.attention_scores_backward(
         a.put(ds), {q + l.q_offset, l.q_batch, l.q_row}, {k + l.k_offset, l.k_batch, l.k_row},
         {dq + l.q_offset, l.q_batch, l.q_row}, {dk + l.k_offset, l.k_batch, l.k_row}, l.B, l.H,
-        l.Tq, l.Tk, l.d, scale);
+        l.kv_heads, l.Tq, l.Tk, l.d, scale);
     return std::make_pair(a.get(dq, dqbuf0.size()), a.get(dk, dkbuf0.size()));
   };
   const auto got = run(be), on_cpu = run(cpu);
@@ -721,23 +807,20 @@ void softmaxRowReference(const float* s, const uint8_t* m, int Tk, float fill, d
 }
 
 // ---- masked_softmax_forward ----
-Outcome softmax(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int B, H, Tq, Tk;
-    float fill;
-    bool causal;
-  };
-  const Case cases[] = {{2, 3, 5, 7, -1e9f, false},    {2, 3, 5, 7, -kInf, false},
-                        {1, 2, 4, 1, -1e9f, false},    {2, 2, 3, 33, -kInf, true},
-                        {1, 4, 9, 129, -1e9f, false},  {2, 8, 17, 300, -kInf, false},
-                        {4, 16, 4100, 5, -1e9f, false}};
-  const Case c = cases[which];
+struct SoftmaxCase {
+  int B, H, Tq, Tk;
+  float fill;
+  bool causal;
+  std::string vars() const { return VARS(B, H, Tq, Tk, fill, causal); }
+};
+
+Outcome softmax(Backend& be, Backend& cpu, const SoftmaxCase& c) {
   const size_t n = size_t(c.B) * c.H * c.Tq * c.Tk;  // scores, probs [B, H, Tq, Tk]
-  const auto scores = randomFloats(n, 50 + which, -20.0f, 20.0f);
+  const auto scores = randomFloats(n, 50, -20.0f, 20.0f);
   // mask [B, Tq, Tk]: random (~35%) or causal plus padding; query 0 of the last batch item
   // fully masked, and (when Tq > 1) query 1 of batch item 0 not masked at all.
   std::vector<uint8_t> mask(size_t(c.B) * c.Tq * c.Tk);
-  std::mt19937 rng(60 + which);
+  std::mt19937 rng(60);
   for (int b = 0; b < c.B; ++b)
     for (int i = 0; i < c.Tq; ++i)
       for (int j = 0; j < c.Tk; ++j)
@@ -795,21 +878,18 @@ Outcome softmax(Backend& be, Backend& cpu, int which) {
 
 // ---- masked_softmax_backward: probs from a real masked softmax (training; gradients start
 // non-zero, so "accumulates" is checked too) ----
-Outcome softmaxBackward(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int B, H, Tq, Tk;
-    float fill;
-    bool causal, in_place;
-  };
-  const Case cases[] = {{2, 3, 5, 7, -1e9f, false, false},
-                        {2, 2, 3, 33, -kInf, true, false},
-                        {1, 4, 9, 129, -1e9f, false, true},
-                        {2, 8, 17, 300, -kInf, false, false}};
-  const Case c = cases[which];
+struct SoftmaxBackwardCase {
+  int B, H, Tq, Tk;
+  float fill;
+  bool causal, in_place;
+  std::string vars() const { return VARS(B, H, Tq, Tk, fill, causal, in_place); }
+};
+
+Outcome softmaxBackward(Backend& be, Backend& cpu, const SoftmaxBackwardCase& c) {
   const size_t n = size_t(c.B) * c.H * c.Tq * c.Tk;
-  const auto scores = randomFloats(n, 290 + which, -5.0f, 5.0f);
+  const auto scores = randomFloats(n, 290, -5.0f, 5.0f);
   std::vector<uint8_t> mask(size_t(c.B) * c.Tq * c.Tk);
-  std::mt19937 rng(300 + which);
+  std::mt19937 rng(300);
   for (int b = 0; b < c.B; ++b)
     for (int i = 0; i < c.Tq; ++i)
       for (int j = 0; j < c.Tk; ++j)
@@ -818,7 +898,7 @@ Outcome softmaxBackward(Backend& be, Backend& cpu, int which) {
   std::vector<float> probs(n);
   cpu.masked_softmax_forward(scores.data(), mask.data(), probs.data(), c.B, c.H, c.Tq, c.Tk,
                              c.fill);
-  const auto dprobs = randomFloats(n, 310 + which);
+  const auto dprobs = randomFloats(n, 310);
   std::vector<double> ref(n);
   for (size_t row = 0; row < n / size_t(c.Tk); ++row) {
     const size_t b = row / (size_t(c.H) * c.Tq), i = row % size_t(c.Tq);
@@ -854,11 +934,10 @@ Outcome softmaxBackward(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- attention_context_forward ----
-Outcome context(Backend& be, Backend& cpu, int which) {
-  const Layout l = layouts()[size_t(which)];
-  const auto vbuf = randomFloats(size_t(l.k_size), 70 + which);  // k's buffer shape
-  const size_t np = size_t(l.B) * l.H * l.Tq * l.Tk;             // probs [B, H, Tq, Tk]
-  const auto probs = randomFloats(np, 80 + which, 0.0f, 1.0f);
+Outcome context(Backend& be, Backend& cpu, const AttentionLayout& l) {
+  const auto vbuf = randomFloats(size_t(l.k_size), 70);  // k's buffer shape
+  const size_t np = size_t(l.B) * l.H * l.Tq * l.Tk;     // probs [B, H, Tq, Tk]
+  const auto probs = randomFloats(np, 80, 0.0f, 1.0f);
   const int64_t width = int64_t{l.H} * l.d;
   const size_t n = size_t(l.B) * l.Tq * size_t(width);  // ctx [B, Tq, H·d]
   std::vector<double> ref(n);
@@ -869,7 +948,7 @@ Outcome context(Backend& be, Backend& cpu, int which) {
           double acc = 0.0;
           for (int j = 0; j < l.Tk; ++j)
             acc += double(probs[((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j]) *
-                   vbuf[size_t(l.v_offset + b * l.k_batch + j * l.k_row + h * l.d + c)];
+                   vbuf[size_t(l.v_offset + b * l.k_batch + j * l.k_row + l.kvHead(h) * l.d + c)];
           ref[(size_t(b) * l.Tq + i) * size_t(width) + size_t(h) * l.d + c] = acc;
         }
   auto run = [&](Backend& on) {
@@ -877,7 +956,7 @@ Outcome context(Backend& be, Backend& cpu, int which) {
     const float* v = a.put(vbuf);
     float* ctx = a.zeros(n);
     on.attention_context_forward(a.put(probs), {v + l.v_offset, l.k_batch, l.k_row}, ctx, l.B, l.H,
-                                 l.Tq, l.Tk, l.d);
+                                 l.kv_heads, l.Tq, l.Tk, l.d);
     return a.get(ctx, n);
   };
   return againstBoth(run, be, cpu, ref, kNmseProduct);
@@ -885,14 +964,13 @@ Outcome context(Backend& be, Backend& cpu, int which) {
 
 // ---- attention_context_backward (training; gradients start non-zero, so "accumulates" is checked
 // too) ----
-Outcome contextBackward(Backend& be, Backend& cpu, int which) {
-  const Layout l = layouts()[size_t(which)];
-  const auto vbuf = randomFloats(size_t(l.k_size), 320 + which);
-  const auto dvbuf0 = randomFloats(size_t(l.k_size), 330 + which);
+Outcome contextBackward(Backend& be, Backend& cpu, const AttentionLayout& l) {
+  const auto vbuf = randomFloats(size_t(l.k_size), 320);
+  const auto dvbuf0 = randomFloats(size_t(l.k_size), 330);
   const size_t np = size_t(l.B) * l.H * l.Tq * l.Tk;
-  const auto probs = randomFloats(np, 340 + which, 0.0f, 1.0f);
+  const auto probs = randomFloats(np, 340, 0.0f, 1.0f);
   const int64_t width = int64_t{l.H} * l.d;
-  const auto dctx = randomFloats(size_t(l.B) * l.Tq * size_t(width), 350 + which);
+  const auto dctx = randomFloats(size_t(l.B) * l.Tq * size_t(width), 350);
   std::vector<double> rdp(np, 0.0), rdv(dvbuf0.begin(), dvbuf0.end());
   for (int b = 0; b < l.B; ++b)
     for (int h = 0; h < l.H; ++h)
@@ -900,7 +978,8 @@ Outcome contextBackward(Backend& be, Backend& cpu, int which) {
         for (int j = 0; j < l.Tk; ++j) {
           const size_t pi = ((size_t(b) * l.H + h) * l.Tq + i) * l.Tk + j;
           for (int c = 0; c < l.d; ++c) {
-            const size_t vi = size_t(l.v_offset + b * l.k_batch + j * l.k_row + h * l.d + c);
+            const size_t vi =
+                size_t(l.v_offset + b * l.k_batch + j * l.k_row + l.kvHead(h) * l.d + c);
             const double g = dctx[(size_t(b) * l.Tq + i) * size_t(width) + size_t(h) * l.d + c];
             rdp[pi] += g * vbuf[vi];
             rdv[vi] += double(probs[pi]) * g;
@@ -912,8 +991,8 @@ Outcome contextBackward(Backend& be, Backend& cpu, int which) {
     float* dv = a.put(dvbuf0);
     float* dp = a.put(randomFloats(np, 360));  // overwritten
     on.attention_context_backward(a.put(dctx), a.put(probs), {v + l.v_offset, l.k_batch, l.k_row},
-                                  dp, {dv + l.v_offset, l.k_batch, l.k_row}, l.B, l.H, l.Tq, l.Tk,
-                                  l.d);
+                                  dp, {dv + l.v_offset, l.k_batch, l.k_row}, l.B, l.H, l.kv_heads,
+                                  l.Tq, l.Tk, l.d);
     return std::make_pair(a.get(dp, np), a.get(dv, dvbuf0.size()));
   };
   const auto got = run(be), on_cpu = run(cpu);
@@ -923,81 +1002,98 @@ Outcome contextBackward(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
-// ---- layernorm_forward ----
-Outcome layernorm(Backend& be, Backend& cpu, int which) {
-  struct Case {
-    int rows, d;
-    bool affine, in_place;
-  };
-  const Case cases[] = {{5, 37, true, false},   {5, 37, false, false}, {3, 129, true, true},
-                        {9, 512, false, true},  {4, 1, true, false},   {2, 2048, true, false},
-                        {300000, 3, true, true}};
-  const Case c = cases[which];
-  const float eps = 1e-5f;
+// ---- norm_forward, norm_backward: LayerNorm, LayerNormStd, RmsNorm ----
+
+// x̂ of one row of d values in double, as backend.h defines it: (x − center) · scale.
+void normRowReference(NormKind kind, const double* x, int d, double eps, double* xhat) {
+  double center = 0.0, squares = 0.0;
+  if (kind != NormKind::RmsNorm) {
+    for (int k = 0; k < d; ++k) center += x[k];
+    center /= d;
+  }
+  for (int k = 0; k < d; ++k) squares += (x[k] - center) * (x[k] - center);
+  const double scale = kind == NormKind::LayerNormStd ? 1.0 / (std::sqrt(squares / (d - 1)) + eps)
+                                                      : 1.0 / std::sqrt(squares / d + eps);
+  for (int k = 0; k < d; ++k) xhat[k] = (x[k] - center) * scale;
+}
+
+struct NormCase {
+  NormKind kind;
+  int rows, d;
+  bool gamma, beta, in_place;  // beta only with gamma
+  float eps;
+  std::string vars() const { return VARS(kind, rows, d, gamma, beta, in_place, eps); }
+};
+
+Outcome norm(Backend& be, Backend& cpu, const NormCase& c) {
   const size_t n = size_t(c.rows) * c.d;  // x, y [rows, d]
-  const auto x = randomFloats(n, 90 + which, -3.0f, 5.0f);
+  const auto x = randomFloats(n, 90, -3.0f, 5.0f);
   const auto gamma = randomFloats(size_t(c.d), 91, 0.5f, 1.5f);  // [d]
   const auto beta = randomFloats(size_t(c.d), 92);               // [d]
-  std::vector<double> ref(n);
+  std::vector<double> ref(x.begin(), x.end());
   for (int r = 0; r < c.rows; ++r) {
-    const float* xr = x.data() + size_t(r) * c.d;
-    double mean = 0.0, var = 0.0;
-    for (int k = 0; k < c.d; ++k) mean += xr[k];
-    mean /= c.d;
-    for (int k = 0; k < c.d; ++k) var += (xr[k] - mean) * (xr[k] - mean);
-    var /= c.d;
-    for (int k = 0; k < c.d; ++k) {
-      const double v = (xr[k] - mean) / std::sqrt(var + eps);
-      ref[size_t(r) * c.d + k] = c.affine ? v * gamma[size_t(k)] + beta[size_t(k)] : v;
-    }
+    double* row = ref.data() + size_t(r) * c.d;
+    normRowReference(c.kind, row, c.d, c.eps, row);
+    for (int k = 0; k < c.d; ++k)
+      row[k] = row[k] * (c.gamma ? gamma[size_t(k)] : 1.0) + (c.beta ? beta[size_t(k)] : 0.0);
   }
   auto run = [&](Backend& on) {
     Arena a(on);
     float* xd = a.put(x);
     float* y = c.in_place ? xd : a.zeros(n);
-    on.layernorm_forward(xd, c.affine ? a.put(gamma) : nullptr, c.affine ? a.put(beta) : nullptr, y,
-                         c.rows, c.d, eps);
+    on.norm_forward(c.kind, xd, c.gamma ? a.put(gamma) : nullptr, c.beta ? a.put(beta) : nullptr, y,
+                    c.rows, c.d, c.eps);
     return a.get(y, n);
   };
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
 }
 
-// ---- layernorm_backward (training; gradients start non-zero, so "accumulates" is checked too)
-// ----
-Outcome layernormBackward(Backend& be, Backend& cpu, int which) {
-  const int rows_of[] = {5, 5, 9, 4}, d_of[] = {37, 37, 512, 1};
-  const bool affine = which != 1;
-  const int rows = rows_of[which], d = d_of[which];
-  const float eps = 1e-5f;
+// Training; gradients start non-zero, so "accumulates" is checked too. The input's gradient is
+// checked against central differences of the double reference above (not against the formula
+// of backend.h): the contract's forward is the only thing both sides share.
+struct NormBackwardCase {
+  NormKind kind;
+  int rows, d;
+  bool gamma, beta;  // whether the norm has gamma (and beta): dgamma (and dbeta) asked for
+  float eps;
+  std::string vars() const { return VARS(kind, rows, d, gamma, beta, eps); }
+};
+
+Outcome normBackward(Backend& be, Backend& cpu, const NormBackwardCase& c) {
+  const int rows = c.rows, d = c.d;
   const size_t n = size_t(rows) * d;
-  const auto x = randomFloats(n, 370 + which, -3.0f, 5.0f);
-  const auto dy = randomFloats(n, 371 + which);
+  const auto x = randomFloats(n, 370, -3.0f, 5.0f);
+  const auto dy = randomFloats(n, 371);
   const auto gamma = randomFloats(size_t(d), 372, 0.5f, 1.5f);
   const auto dx0 = randomFloats(n, 373), dg0 = randomFloats(size_t(d), 374),
              db0 = randomFloats(size_t(d), 375);
   std::vector<double> rdx(dx0.begin(), dx0.end()), rdg(dg0.begin(), dg0.end()),
       rdb(db0.begin(), db0.end());
+  std::vector<double> row(static_cast<size_t>(d)), xhat(static_cast<size_t>(d));
+  // loss(row) = Σ_k dy[r, k] · x̂_k · gamma_k (beta adds a constant)
+  auto loss = [&](int r) {
+    normRowReference(c.kind, row.data(), d, c.eps, xhat.data());
+    double l = 0.0;
+    for (int k = 0; k < d; ++k)
+      l += double(dy[size_t(r) * d + k]) * xhat[size_t(k)] * (c.gamma ? gamma[size_t(k)] : 1.0);
+    return l;
+  };
+  const double h = 1e-4;
   for (int r = 0; r < rows; ++r) {
-    const float* xr = x.data() + size_t(r) * d;
-    const float* g = dy.data() + size_t(r) * d;
-    double mean = 0, var = 0;
-    for (int k = 0; k < d; ++k) mean += xr[k];
-    mean /= d;
-    for (int k = 0; k < d; ++k) var += (xr[k] - mean) * (xr[k] - mean);
-    var /= d;
-    const double rstd = 1.0 / std::sqrt(var + eps);
-    double m1 = 0, m2 = 0;
+    for (int k = 0; k < d; ++k) row[size_t(k)] = x[size_t(r) * d + k];
     for (int k = 0; k < d; ++k) {
-      const double dxhat = affine ? double(g[k]) * gamma[size_t(k)] : g[k];
-      m1 += dxhat / d;
-      m2 += dxhat * (xr[k] - mean) * rstd / d;
+      const double keep = row[size_t(k)];
+      row[size_t(k)] = keep + h;
+      const double up = loss(r);
+      row[size_t(k)] = keep - h;
+      const double down = loss(r);
+      row[size_t(k)] = keep;
+      rdx[size_t(r) * d + k] += (up - down) / (2 * h);
     }
+    loss(r);  // x̂ of the row as it is
     for (int k = 0; k < d; ++k) {
-      const double xhat = (xr[k] - mean) * rstd;
-      const double dxhat = affine ? double(g[k]) * gamma[size_t(k)] : g[k];
-      rdx[size_t(r) * d + k] += rstd * (dxhat - m1 - xhat * m2);
-      rdg[size_t(k)] += g[k] * xhat;
-      rdb[size_t(k)] += g[k];
+      rdg[size_t(k)] += dy[size_t(r) * d + k] * xhat[size_t(k)];
+      rdb[size_t(k)] += dy[size_t(r) * d + k];
     }
   }
   struct Grads {
@@ -1006,102 +1102,99 @@ Outcome layernormBackward(Backend& be, Backend& cpu, int which) {
   auto run = [&](Backend& on) {
     Arena a(on);
     float *dx = a.put(dx0), *dg = a.put(dg0), *db = a.put(db0);
-    on.layernorm_backward(a.put(dy), a.put(x), affine ? a.put(gamma) : nullptr, dx, dg, db, rows, d,
-                          eps);
+    on.norm_backward(c.kind, a.put(dy), a.put(x), c.gamma ? a.put(gamma) : nullptr, dx, dg,
+                     c.beta ? db : nullptr, rows, d, c.eps);
     return Grads{a.get(dx, n), a.get(dg, dg0.size()), a.get(db, db0.size())};
   };
   const Grads got = run(be), on_cpu = run(cpu);
-  // d = 1: x̂ is 0 and the input's gradient is exactly 0 (+ what dx held); both sides agree.
-  EXPECT_NMSE(nmse(got.dx, rdx), 1e-8, "dx vs reference");
+  // Correct gradients come within ~1e-15 of the differences (1e-10 at d = 1, where a fused
+  // multiply-add leaves dx̂ − mean(dx̂) a rounding error times 1/√eps); a wrong one is far off
+  // (LayerNormStd's (d − 1) taken for d gives 8e-8 at d = 129, 2e-2 at d = 2).
+  EXPECT_NMSE(nmse(got.dx, rdx), 1e-8, "dx vs central differences");
   EXPECT_NMSE(nmse(got.dx, on_cpu.dx), 1e-8, "dx vs cpu");
-  if (affine) {
+  if (c.gamma)
     EXPECT_NMSE(nmse(got.dg, rdg), kNmseProduct, "dgamma vs reference");
+  else
+    EXPECT(got.dg == dg0, "no gamma: dgamma changed");
+  if (c.beta)
     EXPECT_NMSE(nmse(got.db, rdb), kNmseProduct, "dbeta vs reference");
-  } else {  // identity affine: no parameters, their gradients untouched
-    EXPECT(got.dg == dg0 && got.db == db0, "identity affine: dgamma or dbeta changed");
-  }
+  else
+    EXPECT(got.db == db0, "no beta: dbeta changed");
   return pass();
 }
 
-// ---- activation_forward ----
-Outcome activation(Backend& be, Backend& cpu, int which) {
-  const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh,
-                             Activation::Silu, Activation::Tanh, Activation::Gelu};
-  const size_t sizes[] = {1003, 1003, 4099, 1003, 1003, size_t(kElementSweep) + 1001};
-  const Activation act = acts[which];
-  const auto x = randomFloats(sizes[which], 100 + which, -6.0f, 6.0f);
-  std::vector<double> ref(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double v = x[i];
-    switch (act) {
-      case Activation::Relu:
-        ref[i] = v > 0 ? v : 0.0;
-        break;
-      case Activation::Gelu:
-        ref[i] = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-        break;
-      case Activation::GeluTanh:
-        ref[i] = 0.5 * v *
-                 (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
-        break;
-      case Activation::Silu:
-        ref[i] = v / (1.0 + std::exp(-v));
-        break;
-      case Activation::Tanh:
-        ref[i] = std::tanh(v);
-        break;
-    }
+// ---- activation_forward, activation_backward, gated_activation_forward/backward ----
+
+// act(v) in double, PyTorch's definitions.
+double activationReference(Activation act, double v) {
+  switch (act) {
+    case Activation::Relu:
+      return v > 0 ? v : 0.0;
+    case Activation::Gelu:
+      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    case Activation::GeluTanh:
+      return 0.5 * v *
+             (1.0 + std::tanh(std::sqrt(2.0 / std::numbers::pi) * (v + 0.044715 * v * v * v)));
+    case Activation::Silu:
+      return v / (1.0 + std::exp(-v));
+    case Activation::Tanh:
+      return std::tanh(v);
   }
+  return 0.0;
+}
+
+// act'(v) in double: the analytic derivatives.
+double activationGradReference(Activation act, double v) {
+  switch (act) {
+    case Activation::Relu:
+      return v > 0 ? 1.0 : 0.0;
+    case Activation::Gelu:
+      return 0.5 * (1 + std::erf(v / std::sqrt(2.0))) +
+             v * std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);
+    case Activation::GeluTanh: {
+      const double k = std::sqrt(2.0 / std::numbers::pi);
+      const double t = std::tanh(k * (v + 0.044715 * v * v * v));
+      return 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * k * (1 + 3 * 0.044715 * v * v);
+    }
+    case Activation::Silu: {
+      const double sg = 1 / (1 + std::exp(-v));
+      return sg * (1 + v * (1 - sg));
+    }
+    case Activation::Tanh:
+      return 1 - std::tanh(v) * std::tanh(v);
+  }
+  return 0.0;
+}
+
+struct ActivationCase {
+  Activation act;
+  int64_t n;
+  std::string vars() const { return VARS(act, n); }
+};
+
+Outcome activation(Backend& be, Backend& cpu, const ActivationCase& c) {
+  const auto x = randomFloats(size_t(c.n), 100, -6.0f, 6.0f);
+  std::vector<double> ref(x.size());
+  for (size_t i = 0; i < x.size(); ++i) ref[i] = activationReference(c.act, x[i]);
   auto run = [&](Backend& on) {
     Arena a(on);
     float* xd = a.put(x);
-    on.activation_forward(xd, int64_t(x.size()), act);
+    on.activation_forward(xd, int64_t(x.size()), c.act);
     return a.get(xd, x.size());
   };
   return againstBoth(run, be, cpu, ref, kNmseElementwise);
 }
 
-// ---- activation_backward: against the analytic derivatives, in double (training; gradients start
-// non-zero, so "accumulates" is checked too) ----
-Outcome activationBackward(Backend& be, Backend& cpu, int which) {
-  const Activation acts[] = {Activation::Relu, Activation::Gelu, Activation::GeluTanh,
-                             Activation::Silu, Activation::Tanh};
-  const Activation act = acts[which];
-  const auto x = randomFloats(1003, 380 + which, -6.0f, 6.0f);
-  const auto dy = randomFloats(x.size(), 390 + which);
+// Against the analytic derivatives, in double; written in place (dx aliases dy).
+Outcome activationBackward(Backend& be, Backend& cpu, const ActivationCase& c) {
+  const auto x = randomFloats(size_t(c.n), 380, -6.0f, 6.0f);
+  const auto dy = randomFloats(x.size(), 390);
   std::vector<double> ref(x.size());
-  const double k = std::sqrt(2.0 / std::numbers::pi);
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double v = x[i];
-    double g = 0;
-    switch (act) {
-      case Activation::Relu:
-        g = v > 0 ? 1.0 : 0.0;
-        break;
-      case Activation::Gelu:
-        g = 0.5 * (1 + std::erf(v / std::sqrt(2.0))) +
-            v * std::exp(-0.5 * v * v) / std::sqrt(2 * std::numbers::pi);
-        break;
-      case Activation::GeluTanh: {
-        const double t = std::tanh(k * (v + 0.044715 * v * v * v));
-        g = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * k * (1 + 3 * 0.044715 * v * v);
-        break;
-      }
-      case Activation::Silu: {
-        const double s = 1 / (1 + std::exp(-v));
-        g = s * (1 + v * (1 - s));
-        break;
-      }
-      case Activation::Tanh:
-        g = 1 - std::tanh(v) * std::tanh(v);
-        break;
-    }
-    ref[i] = dy[i] * g;
-  }
+  for (size_t i = 0; i < x.size(); ++i) ref[i] = dy[i] * activationGradReference(c.act, x[i]);
   auto run = [&](Backend& on) {
     Arena a(on);
     float* d = a.put(dy);  // in place: dx aliases dy
-    on.activation_backward(a.put(x), d, d, int64_t(x.size()), act);
+    on.activation_backward(a.put(x), d, d, int64_t(x.size()), c.act);
     return a.get(d, x.size());
   };
   const auto got = run(be), on_cpu = run(cpu);
@@ -1110,11 +1203,64 @@ Outcome activationBackward(Backend& be, Backend& cpu, int which) {
   return pass();
 }
 
+// Gated: x [rows, 2f] = [gate | up] per row.
+struct GatedCase {
+  Activation act;
+  int rows, f;
+  std::string vars() const { return VARS(act, rows, f); }
+};
+
+Outcome gatedActivation(Backend& be, Backend& cpu, const GatedCase& c) {
+  const auto x = randomFloats(size_t(c.rows) * 2 * c.f, 480, -6.0f, 6.0f);
+  std::vector<double> ref(size_t(c.rows) * c.f);  // y [rows, f]
+  for (int r = 0; r < c.rows; ++r)
+    for (int k = 0; k < c.f; ++k) {
+      const float* row = x.data() + size_t(r) * 2 * c.f;
+      ref[size_t(r) * c.f + k] = activationReference(c.act, row[k]) * row[c.f + k];
+    }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* y = a.put(randomFloats(ref.size(), 481));  // overwritten
+    on.gated_activation_forward(a.put(x), y, c.rows, c.f, c.act);
+    return a.get(y, ref.size());
+  };
+  return againstBoth(run, be, cpu, ref, kNmseElementwise);
+}
+
+// Training; WRITTEN: dx starts as other values, which must all be replaced. Against the
+// contract's formula with the analytic derivatives in double, as activation_backward.
+Outcome gatedActivationBackward(Backend& be, Backend& cpu, const GatedCase& c) {
+  const size_t n = size_t(c.rows) * 2 * c.f;  // x, dx [rows, 2f]
+  const auto x = randomFloats(n, 490, -6.0f, 6.0f), dy = randomFloats(n / 2, 491);
+  std::vector<double> ref(n);
+  for (int r = 0; r < c.rows; ++r)
+    for (int k = 0; k < c.f; ++k) {
+      const size_t gate = size_t(r) * 2 * c.f + k, up = gate + c.f;
+      const double g = dy[size_t(r) * c.f + k];
+      ref[gate] = g * x[up] * activationGradReference(c.act, x[gate]);
+      ref[up] = g * activationReference(c.act, x[gate]);
+    }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* dx = a.put(randomFloats(n, 492));
+    on.gated_activation_backward(a.put(x), a.put(dy), dx, c.rows, c.f, c.act);
+    return a.get(dx, n);
+  };
+  const auto got = run(be), on_cpu = run(cpu);
+  EXPECT_NMSE(nmse(got, ref), kNmseElementwise, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseElementwise, "vs cpu");
+  return pass();
+}
+
 // ---- residual_forward ----
-Outcome residual(Backend& be, Backend& cpu, int which) {
-  const size_t sizes[] = {1, 1027, 100003, size_t(kElementSweep) + 77};
-  const size_t n = sizes[which];
-  const auto x = randomFloats(n, 110 + which), y0 = randomFloats(n, 120 + which);
+struct ElementsCase {
+  int64_t n;
+  std::string vars() const { return VARS(n); }
+};
+
+Outcome residual(Backend& be, Backend& cpu, const ElementsCase& c) {
+  const size_t n = size_t(c.n);
+  const auto x = randomFloats(n, 110), y0 = randomFloats(n, 120);
   std::vector<double> ref(n);
   for (size_t i = 0; i < n; ++i) ref[i] = double(y0[i]) + x[i];
   auto run = [&](Backend& on) {
@@ -1130,12 +1276,16 @@ Outcome residual(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- scale_forward (a head's temperature, a head switched off) ----
-Outcome scale(Backend& be, Backend& cpu, int which) {
-  const size_t sizes[] = {1, 1027, size_t(kElementSweep) + 5};
-  const float factors[] = {0.0f, 0.37f, -2.5f};
-  const size_t n = sizes[which];
-  const float s = factors[which];
-  const auto x0 = randomFloats(n, 150 + which);
+struct ScaleCase {
+  int64_t n;
+  float s;
+  std::string vars() const { return VARS(n, s); }
+};
+
+Outcome scale(Backend& be, Backend& cpu, const ScaleCase& c) {
+  const size_t n = size_t(c.n);
+  const float s = c.s;
+  const auto x0 = randomFloats(n, 150);
   std::vector<double> ref(n);
   for (size_t i = 0; i < n; ++i) ref[i] = double(x0[i]) * s;
   auto run = [&](Backend& on) {
@@ -1153,8 +1303,8 @@ Outcome scale(Backend& be, Backend& cpu, int which) {
 // ======== training only ========
 
 // ---- residual_backward, scale_backward, zero ----
-Outcome elementwiseBackward(Backend& be, Backend&, int) {
-  const size_t n = 1027;
+Outcome elementwiseBackward(Backend& be, Backend&, const ElementsCase& c) {
+  const size_t n = size_t(c.n);
   const auto dy = randomFloats(n, 400), dx0 = randomFloats(n, 401);
   std::vector<double> ref_res(n), ref_scale(n);
   for (size_t i = 0; i < n; ++i) {
@@ -1179,12 +1329,16 @@ Outcome elementwiseBackward(Backend& be, Backend&, int) {
 }
 
 // ---- dropout: the same mask on every backend, forward and backward ----
-Outcome dropout(Backend& be, Backend& cpu, int which) {
-  const float ps[] = {0.1f, 0.5f, 0.0f};
-  const size_t sizes[] = {100003, 4099, 1027};
-  const float p = ps[which];
-  const size_t n = sizes[which];
-  const auto x = randomFloats(n, 410 + which, 0.5f, 1.5f);  // no zeros: a 0 means dropped
+struct DropoutCase {
+  float p;
+  int64_t n;
+  std::string vars() const { return VARS(p, n); }
+};
+
+Outcome dropout(Backend& be, Backend& cpu, const DropoutCase& c) {
+  const float p = c.p;
+  const size_t n = size_t(c.n);
+  const auto x = randomFloats(n, 410, 0.5f, 1.5f);  // no zeros: a 0 means dropped
   auto run = [&](Backend& on, bool backward) {
     Arena a(on);
     float* d = a.put(x);
@@ -1222,15 +1376,19 @@ Outcome dropout(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- cross_entropy_forward / cross_entropy_backward ----
-Outcome crossEntropy(Backend& be, Backend& cpu, int which) {
-  const int rows_of[] = {7, 33, 5}, v_of[] = {11, 40, 1000};
-  const float eps_of[] = {0.0f, 0.1f, 0.2f};
-  const int rows = rows_of[which], V = v_of[which];
-  const float smoothing = eps_of[which], scale = 1.0f / 3.0f;
-  auto logits = randomFloats(size_t(rows) * V, 420 + which, -8.0f, 8.0f);
+struct CrossEntropyCase {
+  int rows, V;
+  float smoothing;
+  std::string vars() const { return VARS(rows, V, smoothing); }
+};
+
+Outcome crossEntropy(Backend& be, Backend& cpu, const CrossEntropyCase& c) {
+  const int rows = c.rows, V = c.V;
+  const float smoothing = c.smoothing, scale = 1.0f / 3.0f;
+  auto logits = randomFloats(size_t(rows) * V, 420, -8.0f, 8.0f);
   logits[3] = logits[5] = 20.0f;  // a tie for row 0's argmax: the first wins
   std::vector<int32_t> targets(static_cast<size_t>(rows));
-  std::mt19937 rng(430 + which);
+  std::mt19937 rng(430);
   for (auto& t : targets) t = int32_t(rng() % V);
   targets[1] = -1;  // ignored
   std::vector<double> ref_loss(static_cast<size_t>(rows)), ref_grad(logits.size());
@@ -1282,9 +1440,15 @@ Outcome crossEntropy(Backend& be, Backend& cpu, int which) {
 }
 
 // ---- sum_squares and adamw_update (the optimizer's two ops) ----
-Outcome optimizerOps(Backend& be, Backend&, int which) {
-  const bool decoupled = which == 1;
-  const size_t n = decoupled ? 100003 : 1027;
+struct OptimizerCase {
+  bool decoupled;  // AdamW rather than Adam
+  int64_t n;
+  std::string vars() const { return VARS(decoupled, n); }
+};
+
+Outcome optimizerOps(Backend& be, Backend&, const OptimizerCase& c) {
+  const bool decoupled = c.decoupled;
+  const size_t n = size_t(c.n);
   const auto p0 = randomFloats(n, 450), g = randomFloats(n, 451),
              m0 = randomFloats(n, 452, -0.1f, 0.1f);
   const auto v0 = randomFloats(n, 453, 0.0f, 0.01f);
@@ -1329,7 +1493,7 @@ Outcome optimizerOps(Backend& be, Backend&, int which) {
 // many for the probabilities; the last heads start past float index 2³¹, so every index and
 // offset must be 64-bit. Checked on sampled rows (including the one that crosses 2³¹) against a
 // double reference.
-Outcome largeScores(Backend& be, Backend&, int) {
+Outcome largeScores(Backend& be, Backend&) {
   if (onCpu(be)) return skip("GPU only (the CPU would need 19 GB and minutes)");
   const int B = 1, H = 16, T = 12000, d = 64, width = H * d;
   const int64_t per_head = int64_t{T} * T, n = int64_t{H} * per_head;  // [1, H, T, T]
@@ -1354,9 +1518,10 @@ Outcome largeScores(Backend& be, Backend&, int) {
   const uint8_t* md = a.put(mask);
   float* ctx = a.zeros(size_t(T) * width);
   be.attention_scores_forward({qd, int64_t{T} * width, width}, {kd, int64_t{T} * width, width},
-                              s_buf->f32(), B, H, T, T, d, scale);
+                              s_buf->f32(), B, H, H, T, T, d, scale);
   be.masked_softmax_forward(s_buf->f32(), md, p_buf->f32(), B, H, T, T, fill);
-  be.attention_context_forward(p_buf->f32(), {vd, int64_t{T} * width, width}, ctx, B, H, T, T, d);
+  be.attention_context_forward(p_buf->f32(), {vd, int64_t{T} * width, width}, ctx, B, H, H, T, T,
+                               d);
   const auto got_ctx = a.get(ctx, size_t(T) * width);
 
   const int64_t crossing = int64_t{1} << 31;  // the first flat index past 32-bit signed offsets
@@ -1402,7 +1567,7 @@ Outcome largeScores(Backend& be, Backend&, int) {
 }
 
 // ---- large: out of device memory in the middle of a sequence of ops, then the same again ----
-Outcome outOfMemory(Backend& be, Backend&, int) {
+Outcome outOfMemory(Backend& be, Backend&) {
   if (onCpu(be)) return skip("GPU only (it would exhaust the host's memory)");
   const int rows = 64, in = 512, out = 513;
   const auto x = randomFloats(size_t(rows) * in, 140), w = randomFloats(size_t(out) * in, 141);
@@ -1447,7 +1612,7 @@ Outcome outOfMemory(Backend& be, Backend&, int) {
 }
 
 // ---- fault: a kernel reads an illegal address ----
-Outcome illegalAddress(Backend& be, Backend&, int) {
+Outcome illegalAddress(Backend& be, Backend&) {
   if (onCpu(be)) return skip("GPU only (on the CPU it would crash the process)");
   BufferPtr y = be.allocate(size_t{1} << 22);
   const auto* bogus = reinterpret_cast<const float*>(uintptr_t{0x10});  // no device memory there
@@ -1478,7 +1643,61 @@ Outcome illegalAddress(Backend& be, Backend&, int) {
   return pass(str("error: ", first, " | failure(): ", be.failure()));
 }
 
+// `op` once for each of `cases`: "op " + the case's vars().
+template <class Case>
+void add(std::vector<OpCase>& list, const char* op,
+         Outcome (*check)(Backend& be, Backend& cpu, const Case& c),
+         const std::vector<Case>& cases) {
+  for (const Case& c : cases)
+    list.push_back({str(op, ' ', c.vars()),
+                    [check, c](Backend& be, Backend& cpu) { return check(be, cpu, c); }});
+}
+
+// A scenario with no parameters beyond its own name: "memory overlapping_copy".
+void add(std::vector<OpCase>& list, const char* op, const char* what,
+         std::function<Outcome(Backend& be, Backend& cpu)> check) {
+  list.push_back({str(op, ' ', what), std::move(check)});
+}
+
+// The list, its names checked to be unique (they name the Qt rows and --filter selects by them).
+std::vector<OpCase> unique(std::vector<OpCase> list) {
+  for (size_t i = 0; i < list.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (list[i].name == list[j].name) throw std::logic_error("two cases named " + list[i].name);
+  return list;
+}
+
 }  // namespace
+
+std::string AttentionLayout::vars() const {
+  return VARS(layout, B, H, kv_heads, Tq, Tk, d);
+}
+
+const std::vector<AttentionLayout>& attentionLayouts() {
+  static const std::vector<AttentionLayout> ls{
+      contiguous(2, 3, 3, 5, 7, 4),
+      contiguous(5, 2, 2, 3, 6, 5),  // more batch items than heads
+      fusedQkv(2, 8, 8, 33, 64),     // tutorial-sized heads
+      kvCacheStep(3, 4, 4, 6, 11, 3),
+      crossFusedKv(2, 2, 2, 4, 9, 7),
+      contiguous(1, 1, 1, 3, 1, 1),
+      fusedQkv(1, 8, 8, 200, 64),  // the tutorial's size at 200 tokens: a real layer's outputs
+      fusedQkv(1, 3, 3, 301, 64),  // long and uneven, few heads: split over rows across threads
+      crossFusedKv(2, 5, 5, 77, 259, 32),      // Tq != Tk, both uneven
+      kvCacheStep(1, 16, 16, 3001, 3003, 64),  // matrix-vector products over a long cache
+      // Grouped-query attention: 3 query heads per key/value head; more batch items than groups
+      // of heads (the plans batch over the batch then); multi-query (one key/value head) fused as
+      // llama2.c's separate wq, wk, wv would be concatenated; a Llama-sized group of 3 at 65
+      // tokens.
+      contiguous(2, 6, 2, 5, 7, 4),
+      contiguous(5, 4, 2, 3, 6, 5),
+      fusedQkv(2, 4, 1, 9, 8),
+      fusedQkv(1, 12, 4, 65, 64),
+      kvCacheStep(3, 8, 2, 6, 11, 3),
+      crossFusedKv(2, 6, 3, 4, 9, 7),
+  };
+  return ls;
+}
 
 std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi) {
   std::mt19937 rng(seed);
@@ -1488,84 +1707,160 @@ std::vector<float> randomFloats(size_t n, uint32_t seed, float lo, float hi) {
   return v;
 }
 
-const std::vector<OpCheck>& opChecks() {
-  static const std::vector<OpCheck> checks{
-      {"memory",
-       {"zeroed_offsets_copy", "overlapping_copy", "transient_upload", "second_thread",
-        "copy_to_host"},
-       &memory},
-      {"embedding",
-       {"3x7x37_pos0", "2x5x64_pos7_scaled", "1x1x1", "2x3x16_no_positions", "2x4100x2048_sweep"},
-       &embedding},
-      {"embedding_backward",
-       {"3x7x37_pos0_repeated_ids", "2x5x16_pos3_scaled", "2x3x8_no_positions"},
-       &embeddingBackward},
-      {"gather_add", {"5x2x37", "64x3x512", "33000x3x512_sweep"}, &gatherAdd},
-      {"gather_add_backward", {"5x2x37", "64x3x512"}, &gatherAddBackward},
-      {"mean_pool", {"1x1x8", "3x7x37", "2x300x512", "33000x2x512_sweep"}, &meanPool},
-      {"mean_pool_backward", {"1x1x8", "3x7x37"}, &meanPoolBackward},
-      {"linear",
-       {"7x13->5", "7x13->5_bias", "1x129->67_bias", "33x64->255_bias", "64x512->513",
-        "33000x8->512_bias_sweep"},
-       &linear},
-      {"linear_backward",
-       {"7x13->5", "7x13->5_no_dx_no_bias", "1x129->67", "33x64->255", "768x64->192"},
-       &linearBackward},
-      {"scores", layoutNames(), &scores},
-      {"scores_backward", layoutNames(), &scoresBackward},
-      {"softmax",
-       {"2x3x5x7_-1e9", "2x3x5x7_-inf", "1x2x4x1_-1e9", "2x2x3x33_-inf_causal", "1x4x9x129_-1e9",
-        "2x8x17x300_-inf", "4x16x4100x5_-1e9_sweep"},
-       &softmax},
-      {"softmax_backward",
-       {"2x3x5x7_-1e9", "2x2x3x33_-inf_causal", "1x4x9x129_-1e9_in_place", "2x8x17x300_-inf"},
-       &softmaxBackward},
-      {"context", layoutNames(), &context},
-      {"context_backward", layoutNames(), &contextBackward},
-      {"layernorm",
-       {"5x37_affine", "5x37_identity", "3x129_affine_inplace", "9x512_identity_inplace",
-        "4x1_affine", "2x2048_affine", "300000x3_affine_inplace_sweep"},
-       &layernorm},
-      {"layernorm_backward",
-       {"5x37_affine", "5x37_identity", "9x512_affine", "4x1_affine"},
-       &layernormBackward},
-      {"activation",
-       {"relu_1003", "gelu_1003", "gelu_tanh_4099", "silu_1003", "tanh_1003", "gelu_sweep"},
-       &activation},
-      {"activation_backward",
-       {"relu_1003", "gelu_1003", "gelu_tanh_1003", "silu_1003", "tanh_1003"},
-       &activationBackward},
-      {"residual", {"1", "1027", "100003", "sweep"}, &residual},
-      {"scale", {"1_x0", "1027_x0.37", "sweep_x-2.5"}, &scale},
-      {"elementwise_backward", {"1027"}, &elementwiseBackward},
-      {"dropout", {"p0.1_100003", "p0.5_4099", "p0_1027"}, &dropout},
-      {"cross_entropy",
-       {"7x11_smoothing0", "33x40_smoothing0.1", "5x1000_smoothing0.2"},
-       &crossEntropy},
-      {"optimizer_ops", {"adam_1027", "adamw_100003"}, &optimizerOps},
-  };
-  static_assert(kRowSweep < int64_t{4} * 16 * 4100 && kRowSweep < 300000);
-  return checks;
+// The one case list: every op of backend.h at odd sizes, one row per op (or per scenario).
+// Adding an op: its case struct (parameters and vars()) and its check above, then one row here.
+const std::vector<OpCase>& opCases() {
+  constexpr float kFiniteFill = -1e9f;
+  static const std::vector<OpCase> cases = unique([] {
+    std::vector<OpCase> l;
+    add(l, "memory", "zeroed_offsets_copy", memoryZeroedOffsetsCopy);
+    add(l, "memory", "overlapping_copy", memoryOverlappingCopy);
+    add(l, "memory", "transient_upload", memoryTransientUpload);
+    add(l, "memory", "second_thread", memorySecondThread);
+    add(l, "memory", "copy_to_host", memoryCopyToHost);
+    add(l, "embedding", embedding,
+        {{3, 7, 37, 23, 16, 0, 1.0f},
+         {2, 5, 64, 11, 12, 7, 8.0f},
+         {1, 1, 1, 2, 1, 0, 1.0f},
+         {2, 3, 16, 5, 0, 0, 2.0f},
+         {2, 4100, 2048, 50, 4103, 3, 1.5f}});
+    add(l, "embedding_backward", embeddingBackward,
+        {{3, 7, 37, 4, 16, 0, 1.0f}, {2, 5, 16, 11, 12, 3, 4.0f}, {2, 3, 8, 5, 0, 0, 1.0f}});
+    add(l, "gather_add", gatherAdd, {{5, 2, 37}, {64, 3, 512}, {33000, 3, 512}});
+    add(l, "gather_add_backward", gatherAddBackward, {{5, 2, 37}, {64, 3, 512}});
+    add(l, "mean_pool", meanPool, {{1, 1, 8}, {3, 7, 37}, {2, 300, 512}, {33000, 2, 512}});
+    add(l, "mean_pool_backward", meanPoolBackward, {{1, 1, 8}, {3, 7, 37}});
+    add(l, "linear", linear,
+        {{7, 13, 5, false},
+         {7, 13, 5, true},
+         {1, 129, 67, true},
+         {33, 64, 255, true},
+         {64, 512, 513, false},
+         {33000, 8, 512, true}});
+    add(l, "linear_backward", linearBackward,
+        {{7, 13, 5, true, true},
+         {7, 13, 5, false, false},
+         {1, 129, 67, true, true},
+         {33, 64, 255, true, true},
+         {768, 64, 192, true, true}});
+    add(l, "rope", rope,
+        {{RopeLayout::Interleaved, "contiguous", 2, 5, 3, 8, 0},
+         {RopeLayout::Halves, "contiguous", 2, 5, 3, 8, 0},
+         {RopeLayout::Interleaved, "fused_qkv", 2, 7, 4, 16, 3},
+         {RopeLayout::Halves, "fused_qkv", 1, 33, 2, 64, 0},
+         {RopeLayout::Halves, "contiguous", 3, 1, 2, 6, 10},
+         {RopeLayout::Interleaved, "contiguous", 1, 3, 1, 2, 5},
+         {RopeLayout::Halves, "contiguous", 1, 4097, 16, 512, 0}});
+    add(l, "rope_backward", ropeBackward,
+        {{RopeLayout::Interleaved, "contiguous", 2, 5, 3, 8, 0},
+         {RopeLayout::Halves, "contiguous", 2, 5, 3, 8, 0},
+         {RopeLayout::Interleaved, "fused_qkv", 2, 7, 4, 16, 3},
+         {RopeLayout::Halves, "fused_qkv", 1, 33, 2, 64, 7}});
+    add(l, "attention_scores", scores, attentionLayouts());
+    add(l, "attention_scores_backward", scoresBackward, attentionLayouts());
+    add(l, "masked_softmax", softmax,
+        {{2, 3, 5, 7, kFiniteFill, false},
+         {2, 3, 5, 7, -kInf, false},
+         {1, 2, 4, 1, kFiniteFill, false},
+         {2, 2, 3, 33, -kInf, true},
+         {1, 4, 9, 129, kFiniteFill, false},
+         {2, 8, 17, 300, -kInf, false},
+         {4, 16, 4100, 5, kFiniteFill, false}});
+    add(l, "masked_softmax_backward", softmaxBackward,
+        {{2, 3, 5, 7, kFiniteFill, false, false},
+         {2, 2, 3, 33, -kInf, true, false},
+         {1, 4, 9, 129, kFiniteFill, false, true},
+         {2, 8, 17, 300, -kInf, false, false}});
+    add(l, "attention_context", context, attentionLayouts());
+    add(l, "attention_context_backward", contextBackward, attentionLayouts());
+    add(l, "norm", norm,
+        {{NormKind::LayerNorm, 5, 37, true, true, false, 1e-5f},
+         {NormKind::LayerNorm, 5, 37, false, false, false, 1e-5f},
+         {NormKind::LayerNorm, 5, 37, true, false, false, 1e-5f},
+         {NormKind::LayerNorm, 3, 129, true, true, true, 1e-5f},
+         {NormKind::LayerNorm, 9, 512, false, false, true, 1e-5f},
+         {NormKind::LayerNorm, 4, 1, true, true, false, 1e-5f},
+         {NormKind::LayerNorm, 2, 2048, true, true, false, 1e-5f},
+         {NormKind::LayerNorm, 300000, 3, true, true, true, 1e-5f},
+         {NormKind::LayerNormStd, 5, 37, true, true, false, 1e-6f},
+         {NormKind::LayerNormStd, 3, 129, true, true, true, 1e-6f},
+         {NormKind::LayerNormStd, 7, 2, true, true, false, 1e-6f},
+         {NormKind::LayerNormStd, 2, 2048, false, false, false, 1e-6f},
+         {NormKind::RmsNorm, 5, 37, true, false, false, 1e-5f},
+         {NormKind::RmsNorm, 3, 129, true, false, true, 1e-5f},
+         {NormKind::RmsNorm, 9, 512, false, false, true, 1e-5f},
+         {NormKind::RmsNorm, 4, 1, true, false, false, 1e-5f},
+         {NormKind::RmsNorm, 300000, 3, true, false, true, 1e-6f}});
+    add(l, "norm_backward", normBackward,
+        {{NormKind::LayerNorm, 5, 37, true, true, 1e-5f},
+         {NormKind::LayerNorm, 5, 37, false, false, 1e-5f},
+         {NormKind::LayerNorm, 5, 37, true, false, 1e-5f},
+         {NormKind::LayerNorm, 9, 512, true, true, 1e-5f},
+         {NormKind::LayerNorm, 4, 1, true, true, 1e-5f},
+         {NormKind::LayerNormStd, 5, 37, true, true, 1e-6f},
+         {NormKind::LayerNormStd, 6, 2, true, true, 1e-6f},
+         {NormKind::LayerNormStd, 3, 129, false, false, 1e-6f},
+         {NormKind::RmsNorm, 5, 37, true, false, 1e-5f},
+         {NormKind::RmsNorm, 9, 512, true, false, 1e-5f},
+         {NormKind::RmsNorm, 4, 1, true, false, 1e-5f},
+         {NormKind::RmsNorm, 5, 37, false, false, 1e-5f}});
+    add(l, "activation", activation,
+        {{Activation::Relu, 1003},
+         {Activation::Gelu, 1003},
+         {Activation::GeluTanh, 4099},
+         {Activation::Silu, 1003},
+         {Activation::Tanh, 1003},
+         {Activation::Gelu, kElementSweep + 1001}});
+    add(l, "activation_backward", activationBackward,
+        {{Activation::Relu, 1003},
+         {Activation::Gelu, 1003},
+         {Activation::GeluTanh, 1003},
+         {Activation::Silu, 1003},
+         {Activation::Tanh, 1003}});
+    const std::vector<GatedCase> gated{{Activation::Silu, 7, 37},      {Activation::Gelu, 5, 64},
+                                       {Activation::GeluTanh, 3, 129}, {Activation::Relu, 9, 11},
+                                       {Activation::Tanh, 2, 5},       {Activation::Silu, 1, 1}};
+    add(l, "gated_activation", gatedActivation, gated);
+    add(l, "gated_activation", gatedActivation, {{Activation::Silu, 4099, 4097}});
+    add(l, "gated_activation_backward", gatedActivationBackward, gated);
+    add(l, "residual", residual, {{1}, {1027}, {100003}, {kElementSweep + 77}});
+    add(l, "scale", scale, {{1, 0.0f}, {1027, 0.37f}, {kElementSweep + 5, -2.5f}});
+    // residual_backward, scale_backward, zero
+    add(l, "elementwise_backward", elementwiseBackward, {{1027}});
+    add(l, "dropout", dropout, {{0.1f, 100003}, {0.5f, 4099}, {0.0f, 1027}});
+    add(l, "cross_entropy", crossEntropy, {{7, 11, 0.0f}, {33, 40, 0.1f}, {5, 1000, 0.2f}});
+    // sum_squares, adamw_update
+    add(l, "optimizer_ops", optimizerOps, {{false, 1027}, {true, 100003}});
+    return l;
+  }());
+  static_assert(kRowSweep < int64_t{4} * 16 * 4100 && kRowSweep < 300000);  // softmax, norm
+  static_assert(kElementSweep < int64_t{4097} * 16 * 256);                  // rope's pairs
+  static_assert(kElementSweep < int64_t{4099} * 4097);                      // gated outputs
+  return cases;
 }
 
-const std::vector<OpCheck>& largeChecks() {
-  static const std::vector<OpCheck> checks{
-      {"large", {"scores_softmax_context_past_2^31"}, &largeScores},
-      {"large", {"out_of_memory_then_recover"}, &outOfMemory},
-  };
-  return checks;
+const std::vector<OpCase>& largeCases() {
+  static const std::vector<OpCase> cases = unique([] {
+    std::vector<OpCase> l;
+    add(l, "large", "scores_softmax_context_past_2^31", largeScores);
+    add(l, "large", "out_of_memory_then_recover", outOfMemory);
+    return l;
+  }());
+  return cases;
 }
 
-const std::vector<OpCheck>& faultChecks() {
-  static const std::vector<OpCheck> checks{
-      {"fault", {"illegal_address"}, &illegalAddress},
-  };
-  return checks;
+const std::vector<OpCase>& faultCases() {
+  static const std::vector<OpCase> cases = unique([] {
+    std::vector<OpCase> l;
+    add(l, "fault", "illegal_address", illegalAddress);
+    return l;
+  }());
+  return cases;
 }
 
-Outcome runCase(const OpCheck& check, Backend& be, Backend& cpu, int which) {
+Outcome runCase(const OpCase& c, Backend& be, Backend& cpu) {
   try {
-    return check.run(be, cpu, which);
+    return c.run(be, cpu);
   } catch (const std::exception& e) {
     return fail(str("threw: ", e.what()));
   }

@@ -6,7 +6,8 @@
 //   --backend  the backend under test (default all); the CPU backend is always the reference
 //   --large    also the heavy GPU-only checks (score buffers past 2³¹ floats, out of memory)
 //   --fault    only the check that breaks the CUDA context on purpose (run it in its own process)
-//   --filter   only the cases whose "op/case" name contains TEXT
+//   --filter   only the cases whose name ("linear rows=7 in=13 out=5 bias=1") contains TEXT;
+//              given more than once, the cases whose name contains any of them
 // exit: 0 none failed; 1 some failed; 2 usage; 77 --backend cuda and CUDA is unavailable here.
 #include <chrono>
 #include <cstdio>
@@ -48,14 +49,15 @@ const char* statusName(checks::Status s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string which = "all", filter;
+  std::string which = "all";
+  std::vector<std::string> filters;
   bool large = false, fault = false, list = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--backend" && i + 1 < argc)
       which = argv[++i];
     else if (a == "--filter" && i + 1 < argc)
-      filter = argv[++i];
+      filters.push_back(argv[++i]);
     else if (a == "--large")
       large = true;
     else if (a == "--fault")
@@ -68,17 +70,20 @@ int main(int argc, char** argv) {
   if (which != "cpu" && which != "cuda" && which != "all")
     return usage("--backend: cpu, cuda or all");
 
-  std::vector<checks::OpCheck> selected;
-  if (fault) {
-    selected = checks::faultChecks();
-  } else {
-    selected = checks::opChecks();
-    if (large)
-      for (const checks::OpCheck& c : checks::largeChecks()) selected.push_back(c);
-  }
+  auto wanted = [&](const checks::OpCase& c) {
+    if (filters.empty()) return true;
+    for (const std::string& f : filters)
+      if (c.name.find(f) != std::string::npos) return true;
+    return false;
+  };
+  std::vector<checks::OpCase> selected;
+  for (const checks::OpCase& c : fault ? checks::faultCases() : checks::opCases())
+    if (wanted(c)) selected.push_back(c);
+  if (large && !fault)
+    for (const checks::OpCase& c : checks::largeCases())
+      if (wanted(c)) selected.push_back(c);
   if (list) {
-    for (const checks::OpCheck& c : selected)
-      for (const std::string& name : c.cases) std::printf("%s/%s\n", c.op.c_str(), name.c_str());
+    for (const checks::OpCase& c : selected) std::printf("%s\n", c.name.c_str());
     return 0;
   }
 
@@ -113,31 +118,23 @@ int main(int argc, char** argv) {
   int passed = 0, failed = 0, skipped = 0;
   for (const Under& u : under) {
     if (!u.backend) {  // one line for all its cases
-      int cases = 0;
-      for (const checks::OpCheck& c : selected)
-        for (const std::string& name : c.cases)
-          cases += filter.empty() || (c.op + "/" + name).find(filter) != std::string::npos;
+      const int cases = int(selected.size());
       std::printf("SKIP %s/* (%d cases): backend unavailable: %s\n", u.name.c_str(), cases,
                   u.why.c_str());
       skipped += cases;
       continue;
     }
-    for (const checks::OpCheck& c : selected) {
-      for (size_t i = 0; i < c.cases.size(); ++i) {
-        const std::string name = c.op + "/" + c.cases[i];
-        if (!filter.empty() && name.find(filter) == std::string::npos) continue;
-        const auto t0 = std::chrono::steady_clock::now();
-        const checks::Outcome o = checks::runCase(c, *u.backend, *cpu, int(i));
-        const double ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count();
-        std::printf("%s %s/%s (%.0f ms)%s%s\n", statusName(o.status), u.name.c_str(), name.c_str(),
-                    ms, o.message.empty() ? "" : ": ", o.message.c_str());
-        std::fflush(stdout);
-        (o.status == checks::Status::Pass   ? passed
-         : o.status == checks::Status::Fail ? failed
-                                            : skipped)++;
-      }
+    for (const checks::OpCase& c : selected) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const checks::Outcome o = checks::runCase(c, *u.backend, *cpu);
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("%s %s/%s (%.0f ms)%s%s\n", statusName(o.status), u.name.c_str(), c.name.c_str(),
+                  ms, o.message.empty() ? "" : ": ", o.message.c_str());
+      std::fflush(stdout);
+      (o.status == checks::Status::Pass   ? passed
+       : o.status == checks::Status::Fail ? failed
+                                          : skipped)++;
     }
   }
   std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);

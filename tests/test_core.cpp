@@ -212,13 +212,13 @@ class TestCore : public QObject {
     Host h;
     auto x = h.put({1, 2, 3});
     auto y = h.be->allocate(12);
-    h.be->layernorm_forward(x->f32(), nullptr, nullptr, y->f32(), 1, 3, 1e-5f);
+    h.be->norm_forward(NormKind::LayerNorm, x->f32(), nullptr, nullptr, y->f32(), 1, 3, 1e-5f);
     auto r = h.get(*y, 3);
     QVERIFY(std::abs(r[0] + 1.2247357f) < 1e-5f);
     QVERIFY(std::abs(r[1]) < 1e-6f);
     QVERIFY(std::abs(r[2] - 1.2247357f) < 1e-5f);
     auto g = h.put({2, 2, 2}), b = h.put({1, 1, 1});
-    h.be->layernorm_forward(x->f32(), g->f32(), b->f32(), y->f32(), 1, 3, 1e-5f);
+    h.be->norm_forward(NormKind::LayerNorm, x->f32(), g->f32(), b->f32(), y->f32(), 1, 3, 1e-5f);
     r = h.get(*y, 3);
     QVERIFY(std::abs(r[2] - (2 * 1.2247357f + 1)) < 1e-5f);
   }
@@ -253,7 +253,7 @@ class TestCore : public QObject {
     auto qk = h.put({1, 2, 3, 4, 5, 6, 7, 8});
     auto s = h.be->allocate(2 * 2 * 2 * 4);
     HeadsView q{qk->f32(), 8, 4}, k{qk->f32() + 2, 8, 4};
-    h.be->attention_scores_forward(q, k, s->f32(), 1, 2, 2, 2, 1, 0.5f);
+    h.be->attention_scores_forward(q, k, s->f32(), 1, 2, 2, 2, 2, 1, 0.5f);
     // head 0: q = [1, 5], k = [3, 7] → 0.5·[[3, 7], [15, 35]]; head 1: q = [2, 6], k = [4, 8]
     QCOMPARE(h.get(*s, 8), (std::vector<float>{1.5f, 3.5f, 7.5f, 17.5f, 4, 8, 12, 24}));
   }

@@ -1,13 +1,18 @@
 // Host tests of the CUDA backend's logic, with no GPU: the cuBLAS call plans (gpu/gemm_plan.h)
 // executed by a reference implementation of cuBLAS's column-major GEMM semantics, and the
 // kernels' per-element / per-row math (gpu/kernel_math.h), each compared with the CPU backend —
-// the forward ops and their backward ops alike.
+// the forward ops and their backward ops alike; and, read from the sources, that every op of
+// core/compute/backend.h runs inside guard() in gpu/cuda_backend.cpp.
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <limits>
+#include <optional>
 #include <random>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -96,6 +101,22 @@ double maxRelError(const std::vector<float>& x, const std::vector<float>& y) {
   return worst;
 }
 
+// Whether some call of the plan has two of its products write one element of C (cuBLAS runs the
+// products of one call concurrently: a gradient that accumulates over a group of query heads must
+// take them in successive calls).
+bool writesTwiceInOneCall(const GemmPlan& plan) {
+  for (const GemmCall& g : plan) {
+    std::vector<int64_t> cells;
+    for (int p = 0; p < g.batch_count; ++p)
+      for (int j = 0; j < g.n; ++j)
+        for (int i = 0; i < g.m; ++i)
+          cells.push_back(g.c_offset + p * g.stride_c + i + int64_t{j} * g.ldc);
+    std::sort(cells.begin(), cells.end());
+    if (std::adjacent_find(cells.begin(), cells.end()) != cells.end()) return true;
+  }
+  return false;
+}
+
 // Every element written exactly once; returns the first offending index or -1.
 int64_t badCoverage(const std::vector<int>& writes, int64_t expected_size) {
   for (size_t i = 0; i < writes.size(); ++i)
@@ -103,54 +124,139 @@ int64_t badCoverage(const std::vector<int>& writes, int64_t expected_size) {
   return -1;
 }
 
-// Float32 products of ≤ 130 terms, summed in different orders (Eigen's blocked loops vs double
-// in the reference): a relative difference of a few 1e-7; 2e-5 leaves margin and still catches
-// any wrong element (those differ by O(1)).
-constexpr double kGemmTol = 2e-5;
-
-// One attention layout: how Q, K (and V) sit in their activation buffers.
-struct ViewCase {
-  const char* name;
-  int B, H, Tq, Tk, d;
-  // q view: buffer size, offset of head 0, batch and row strides (floats); likewise k (and v).
-  int64_t q_size, q_offset, q_batch, q_row;
-  int64_t k_size, k_offset, k_batch, k_row;
-};
-
-std::vector<ViewCase> viewCases() {
-  std::vector<ViewCase> cases;
-  {  // separate contiguous projections [B, T, H·d]; B ≤ H: batched over heads
-    const int B = 2, H = 3, Tq = 5, Tk = 7, d = 4, w = H * d;
-    cases.push_back({"contiguous", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                     int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w});
-  }
-  {  // B > H: batched over the batch
-    const int B = 5, H = 2, Tq = 3, Tk = 6, d = 5, w = H * d;
-    cases.push_back({"batch_gt_heads", B, H, Tq, Tk, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                     int64_t{B} * Tk * w, 0, int64_t{Tk} * w, w});
-  }
-  {  // fused QKV projection [B, T, 3·H·d]: Q at 0, K at H·d (V at 2·H·d), row stride 3·H·d
-    const int B = 2, H = 3, T = 6, d = 5, w = H * d;
-    const int64_t size = int64_t{B} * T * 3 * w;
-    cases.push_back({"fused_qkv", B, H, T, T, d, size, 0, int64_t{T} * 3 * w, 3 * w, size, w,
-                     int64_t{T} * 3 * w, 3 * w});
-  }
-  {  // a decode step: one query row [B, 1, H·d] against a KV cache [B, capacity, H·d], Tk used
-    const int B = 3, H = 4, Tk = 6, capacity = 11, d = 3, w = H * d;
-    cases.push_back({"kv_cache_step", B, H, 1, Tk, d, int64_t{B} * w, 0, w, w,
-                     int64_t{B} * capacity * w, 0, int64_t{capacity} * w, w});
-  }
-  {  // cross attention: decoder queries [B, Tq, H·d] against fused encoder K/V [B, S, 2·H·d]
-    const int B = 2, H = 2, Tq = 4, S = 9, d = 7, w = H * d;
-    cases.push_back({"cross_fused_kv", B, H, Tq, S, d, int64_t{B} * Tq * w, 0, int64_t{Tq} * w, w,
-                     int64_t{B} * S * 2 * w, 0, int64_t{S} * 2 * w, 2 * w});
-  }
-  {  // degenerate sizes: one batch item, one head, d = 1, one key
-    cases.push_back({"single", 1, 1, 3, 1, 1, 3, 0, 3, 1, 1, 0, 1, 1});
-  }
-  return cases;
+// How many calls an attention plan makes: one per batch item and member of a group of query
+// heads, or one per query head, whichever is fewer (gemm_plan.cpp's perHead).
+int fewerCalls(const checks::AttentionLayout& l) {
+  return std::min(l.B * (l.H / l.kv_heads), l.H);
 }
 
+// Float32 sums of up to 3001 products (the decode step over a long cache), in different orders
+// (the CPU backend's blocked loops vs double in the reference): up to ~2e-5 relative to
+// max(1, |y|) for the longest; 1e-4 leaves margin and still catches any wrong element (those
+// differ by O(1)).
+constexpr double kGemmTol = 1e-4;
+
+// ---- every CUDA entry point inside guard() (read from the sources) ----
+
+std::string readSource(const std::string& relative) {
+  std::ifstream in(std::string(ATTNVIZ_SOURCE_DIR) + "/" + relative);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// C++ source without its comments (string and character literals kept as they are).
+std::string withoutComments(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '"' || s[i] == '\'') {  // a literal, to its closing quote
+      const char quote = s[i];
+      out += s[i];
+      while (++i < s.size() && s[i] != quote) {
+        out += s[i];
+        if (s[i] == '\\' && i + 1 < s.size()) out += s[++i];
+      }
+      if (i < s.size()) out += s[i];
+    } else if (s.compare(i, 2, "//") == 0) {
+      while (i < s.size() && s[i] != '\n') ++i;
+      out += '\n';
+    } else if (s.compare(i, 2, "/*") == 0) {
+      const size_t end = s.find("*/", i + 2);
+      i = end == std::string::npos ? s.size() : end + 1;
+      out += ' ';
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The text with the contents of its string literals taken out ("upload" in a message is no call).
+std::string withoutStrings(const std::string& s) {
+  static const std::regex literal(R"("([^"\\]|\\.)*")");
+  return std::regex_replace(s, literal, "\"\"");
+}
+
+// The index just past the bracket that closes the one at `open` (s[open] is '(' or '{').
+size_t pastClosing(const std::string& s, size_t open) {
+  const char o = s[open], c = o == '(' ? ')' : '}';
+  int depth = 0;
+  for (size_t i = open; i < s.size(); ++i) {
+    if (s[i] == o) ++depth;
+    if (s[i] == c && --depth == 0) return i + 1;
+  }
+  return s.size();
+}
+
+// The ops of the Backend interface: the pure virtual member functions of backend.h's class
+// Backend, less the const ones (name() and description() describe the backend, touch no device).
+std::vector<std::string> backendOps(const std::string& backend_h) {
+  static const std::regex pure(R"(virtual\s[^;{}()]*?\b(\w+)\s*\([^()]*\)\s*(const\s*)?=\s*0\s*;)");
+  std::string text = withoutComments(backend_h);
+  const size_t at = text.find("class Backend {");
+  if (at == std::string::npos) return {};
+  text = text.substr(at, pastClosing(text, text.find('{', at)) - at);
+  std::vector<std::string> ops;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pure); it != std::sregex_iterator();
+       ++it)
+    if (!(*it)[2].matched) ops.push_back((*it)[1].str());
+  return ops;
+}
+
+// The body (between its braces) of `op(...) override { ... }` in the source, if there is one.
+std::optional<std::string> overrideBody(const std::string& source, const std::string& op) {
+  const std::regex head("\\b" + op + "\\s*\\(");
+  for (auto it = std::sregex_iterator(source.begin(), source.end(), head);
+       it != std::sregex_iterator(); ++it) {
+    const size_t open = size_t(it->position()) + size_t(it->length()) - 1;
+    static const std::regex tail(R"(^\s*(const\s*)?override\s*\{)");
+    std::smatch m;
+    const std::string rest = source.substr(pastClosing(source, open), 200);
+    if (!std::regex_search(rest, m, tail)) continue;
+    const size_t brace = pastClosing(source, open) + size_t(m.length()) - 1;
+    return source.substr(brace + 1, pastClosing(source, brace) - brace - 2);
+  }
+  return std::nullopt;
+}
+
+// What is wrong with the CUDA backend's entry points, one line per op: each op of backend.h must
+// be overridden, and its body must run all its device work inside exactly one
+// guard("<its own name>", ...): outside that call only checks of its arguments and early returns,
+// nothing that names CUDA, cuBLAS, the stream, the pool, a plan or another entry point.
+std::vector<std::string> unguardedOps(const std::string& backend_h,
+                                      const std::string& cuda_backend) {
+  static const std::regex device_work(
+      R"(\b(CUDA_CHECK|CUBLAS_CHECK|cuda\w*|cublas\w*|Cuda\w*|run|plan\w*|stream_|pool_|staging_|allocate|upload|download|copy|copy_to_host|synchronize)\b)");
+  static const std::regex guard_call(R"(\bguard\s*\(\s*"([^"]*)\")");
+  const std::string source = withoutComments(cuda_backend);
+  std::vector<std::string> problems;
+  for (const std::string& op : backendOps(backend_h)) {
+    const std::optional<std::string> body = overrideBody(source, op);
+    if (!body) {
+      problems.push_back(op + ": no override in the CUDA backend");
+      continue;
+    }
+    std::vector<std::smatch> guards;
+    for (auto it = std::sregex_iterator(body->begin(), body->end(), guard_call);
+         it != std::sregex_iterator(); ++it)
+      guards.push_back(*it);
+    if (guards.size() != 1) {
+      problems.push_back(op + ": " + std::to_string(guards.size()) + " guard() calls, not one");
+      continue;
+    }
+    if (guards[0][1].str() != op) {
+      problems.push_back(op + ": its guard() names \"" + guards[0][1].str() + "\"");
+      continue;
+    }
+    const size_t start = size_t(guards[0].position());
+    const size_t end = pastClosing(*body, body->find('(', start));
+    const std::string outside = withoutStrings(body->substr(0, start) + " " + body->substr(end));
+    std::smatch m;
+    if (std::regex_search(outside, m, device_work))
+      problems.push_back(op + ": \"" + m[1].str() + "\" outside its guard()");
+  }
+  return problems;
+}
 }  // namespace
 
 class TestGpuHost : public QObject {
@@ -160,6 +266,74 @@ class TestGpuHost : public QObject {
   std::shared_ptr<Backend> cpu_ = makeCpuBackend();
 
  private slots:
+
+  // ---------------------------------------------------------------- guard() around every op
+
+  // Every op of backend.h runs inside guard() named after itself in gpu/cuda_backend.cpp, so that
+  // a CUDA fault in any of them (training's included) sets the device, names the op and records
+  // failure().
+  void everyCudaOpGuarded() {
+    const std::string backend_h = readSource("core/compute/backend.h");
+    const std::string cuda_backend = readSource("gpu/cuda_backend.cpp");
+    QVERIFY2(!backend_h.empty() && !cuda_backend.empty(), "cannot read the sources");
+    const std::vector<std::string> ops = backendOps(backend_h);
+    // A sanity bound, so that a parser broken by a new style does not pass by finding nothing.
+    QVERIFY2(ops.size() >= 30,
+             qPrintable(QString("only %1 ops found in backend.h").arg(ops.size())));
+    QVERIFY(std::find(ops.begin(), ops.end(), "adamw_update") != ops.end());
+    QVERIFY(std::find(ops.begin(), ops.end(), "name") == ops.end());
+    std::string all;
+    for (const std::string& p : unguardedOps(backend_h, cuda_backend)) all += p + "\n";
+    QVERIFY2(all.empty(), all.c_str());
+  }
+
+  // The check itself flags each way of getting it wrong, on made-up sources.
+  void guardCheckFlagsUnguardedOps() {
+    const std::string header = R"(
+      class DeviceBuffer {
+        virtual void* data() = 0;  // another class: not an op
+      };
+      class Backend {
+        virtual std::string name() const = 0;   // const: not an op
+        virtual void a_forward(float* x, int n) = 0;
+        virtual void b_backward(float* x,
+                                int n) = 0;
+        virtual double c_op(const float* x) = 0;
+        virtual void d_op(float* x) = 0;
+        virtual void e_op(float* x) = 0;
+        virtual void f_op(float* x) = 0;
+        virtual void setThreads(int n) { (void)n; }  // not pure: not an op
+      };)";
+    const std::string source = R"(
+      std::string name() const override { return "x"; }
+      void a_forward(float* x, int n) override {
+        if (n <= 0) return;  // guard("a_forward") in a comment does not count
+        guard("a_forward", [&] { CUDA_CHECK(cuda::a(x, n, stream_.get())); });
+      }
+      void b_backward(float* x, int n) override { CUDA_CHECK(cuda::b(x, n, stream_.get())); }
+      double c_op(const float* x) override {
+        double r = 0;
+        guard("a_forward", [&] { r = 1; });
+        return r;
+      }
+      void d_op(float* x) override {
+        guard("d_op", [&] { CUDA_CHECK(cuda::d(x)); });
+        run(planLinear(1, 2, 3), x, x, x);
+      }
+      void e_op(float* x) override {
+        guard("e_op", [&] { work(x); });
+        guard("e_op", [&] { work(x); });
+      })";
+    const std::vector<std::string> got = unguardedOps(header, source);
+    const std::vector<std::string> want{
+        "b_backward: 0 guard() calls, not one", "c_op: its guard() names \"a_forward\"",
+        "d_op: \"run\" outside its guard()", "e_op: 2 guard() calls, not one",
+        "f_op: no override in the CUDA backend"};
+    std::string all;
+    for (const std::string& p : got) all += p + "\n";
+    QVERIFY2(got == want, all.c_str());
+  }
+
   // ---------------------------------------------------------------- the cuBLAS plans
 
   void linearPlan_data() {
@@ -205,27 +379,27 @@ class TestGpuHost : public QObject {
 
   void scoresPlan_data() {
     QTest::addColumn<int>("which");
-    const std::vector<ViewCase> cases = viewCases();
-    for (size_t i = 0; i < cases.size(); ++i) QTest::newRow(cases[i].name) << int(i);
+    const std::vector<checks::AttentionLayout>& cases = checks::attentionLayouts();
+    for (size_t i = 0; i < cases.size(); ++i) QTest::newRow(cases[i].vars().c_str()) << int(i);
   }
 
   void scoresPlan() {
     QFETCH(int, which);
-    const ViewCase vc = viewCases()[size_t(which)];
+    const checks::AttentionLayout& vc = checks::attentionLayouts()[size_t(which)];
     const std::vector<float> qbuf = randomFloats(size_t(vc.q_size), 10 + which);
     // In the fused cases Q and K share one buffer; a separate buffer otherwise.
-    const bool shared = std::string(vc.name) == "fused_qkv";
-    const std::vector<float> kbuf = shared ? qbuf : randomFloats(size_t(vc.k_size), 20 + which);
+    const std::vector<float> kbuf = vc.fused ? qbuf : randomFloats(size_t(vc.k_size), 20 + which);
     const float scale = 1.0f / std::sqrt(float(vc.d));
     HeadsView q{qbuf.data() + vc.q_offset, vc.q_batch, vc.q_row};
     HeadsView k{kbuf.data() + vc.k_offset, vc.k_batch, vc.k_row};
     const int64_t n_scores = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
     std::vector<float> expected(static_cast<size_t>(n_scores));  // [B, H, Tq, Tk]
-    cpu_->attention_scores_forward(q, k, expected.data(), vc.B, vc.H, vc.Tq, vc.Tk, vc.d, scale);
+    cpu_->attention_scores_forward(q, k, expected.data(), vc.B, vc.H, vc.kv_heads, vc.Tq, vc.Tk,
+                                   vc.d, scale);
 
     const GemmPlan plan = cuda::planScores(vc.q_batch, vc.q_row, vc.k_batch, vc.k_row, vc.B, vc.H,
-                                           vc.Tq, vc.Tk, vc.d, scale);
-    QCOMPARE(int(plan.size()), std::min(vc.B, vc.H));  // the fewer calls of the two batchings
+                                           vc.kv_heads, vc.Tq, vc.Tk, vc.d, scale);
+    QCOMPARE(int(plan.size()), fewerCalls(vc));
     for (const GemmCall& g : plan)
       QVERIFY2(cuda::checkGemmCall(g).empty(), cuda::describeGemmCall(g).c_str());
     // The backend's operand order: cuBLAS A = k view, B = q view, C = scores. The operands are
@@ -247,13 +421,10 @@ class TestGpuHost : public QObject {
 
   void contextPlan() {
     QFETCH(int, which);
-    const ViewCase vc = viewCases()[size_t(which)];
-    // V uses K's layout: the third slot of a fused QKV buffer, the second of a fused KV buffer.
-    const std::string name = vc.name;
-    const int64_t width = int64_t{vc.H} * vc.d;
-    const int64_t v_offset = name == "fused_qkv"        ? 2 * width
-                             : name == "cross_fused_kv" ? width
-                                                        : vc.k_offset;
+    const checks::AttentionLayout& vc = checks::attentionLayouts()[size_t(which)];
+    // V lies in K's buffer, at its own offset (after K in a fused buffer).
+    const int64_t width = int64_t{vc.H} * vc.d;  // of ctx [B, Tq, H·d]
+    const int64_t v_offset = vc.v_offset;
     const std::vector<float> vbuf = randomFloats(size_t(vc.k_size), 30 + which);
     // probs [B, H, Tq, Tk]: any values exercise the plan; use non-negative ones like softmax.
     const int64_t n_probs = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
@@ -261,11 +432,12 @@ class TestGpuHost : public QObject {
     HeadsView v{vbuf.data() + v_offset, vc.k_batch, vc.k_row};
     const int64_t n_ctx = int64_t{vc.B} * vc.Tq * vc.H * vc.d;
     std::vector<float> expected(static_cast<size_t>(n_ctx));  // [B, Tq, H·d_v]
-    cpu_->attention_context_forward(probs.data(), v, expected.data(), vc.B, vc.H, vc.Tq, vc.Tk,
-                                    vc.d);
+    cpu_->attention_context_forward(probs.data(), v, expected.data(), vc.B, vc.H, vc.kv_heads,
+                                    vc.Tq, vc.Tk, vc.d);
 
-    const GemmPlan plan = cuda::planContext(vc.k_batch, vc.k_row, vc.B, vc.H, vc.Tq, vc.Tk, vc.d);
-    QCOMPARE(int(plan.size()), std::min(vc.B, vc.H));
+    const GemmPlan plan =
+        cuda::planContext(vc.k_batch, vc.k_row, vc.B, vc.H, vc.kv_heads, vc.Tq, vc.Tk, vc.d);
+    QCOMPARE(int(plan.size()), fewerCalls(vc));
     for (const GemmCall& g : plan)
       QVERIFY2(cuda::checkGemmCall(g).empty(), cuda::describeGemmCall(g).c_str());
     // The backend's operand order: cuBLAS A = v view, B = probs, C = ctx.
@@ -286,12 +458,21 @@ class TestGpuHost : public QObject {
     // Nothing to compute: no calls (cuBLAS is never asked for a zero-sized product).
     QVERIFY(cuda::planLinear(0, 8, 4).empty());
     QVERIFY(cuda::planLinear(3, 8, 0).empty());
-    QVERIFY(cuda::planScores(8, 8, 8, 8, 0, 2, 1, 1, 4, 1.0f).empty());
-    QVERIFY(cuda::planScores(8, 8, 8, 8, 1, 2, 0, 1, 4, 1.0f).empty());
-    QVERIFY(cuda::planContext(8, 8, 1, 2, 1, 1, 0).empty());
+    QVERIFY(cuda::planScores(8, 8, 8, 8, 0, 2, 2, 1, 1, 4, 1.0f).empty());
+    QVERIFY(cuda::planScores(8, 8, 8, 8, 1, 2, 2, 0, 1, 4, 1.0f).empty());
+    QVERIFY(cuda::planContext(8, 8, 1, 2, 2, 1, 1, 0).empty());
+    // Key/value heads that do not divide the query heads are refused with Error(Backend).
+    for (int kv : {0, 4, 7}) {
+      try {
+        cuda::planScores(8, 8, 8, 8, 1, 6, kv, 1, 1, 4, 1.0f);
+        QFAIL(qPrintable(QString("no error for 6 query heads over %1 key/value heads").arg(kv)));
+      } catch (const Error& e) {
+        QCOMPARE(e.kind(), ErrorKind::Backend);
+      }
+    }
     // Leading dimensions beyond cuBLAS's int are refused with Error(Backend), not truncated.
     try {
-      cuda::planScores(1, int64_t{1} << 33, 1, 8, 1, 1, 1, 1, 4, 1.0f);
+      cuda::planScores(1, int64_t{1} << 33, 1, 8, 1, 1, 1, 1, 1, 4, 1.0f);
       QFAIL("no error for a row stride beyond int");
     } catch (const Error& e) {
       QCOMPARE(e.kind(), ErrorKind::Backend);
@@ -391,39 +572,85 @@ class TestGpuHost : public QObject {
     QCOMPARE(cuda::softmax_max(-kInf, -1e9f), -1e9f);
   }
 
-  void layernorm_data() {
+  void norm_data() {
+    QTest::addColumn<int>("kind");
     QTest::addColumn<int>("d");
-    QTest::addColumn<bool>("affine");
+    QTest::addColumn<bool>("gamma");
+    QTest::addColumn<bool>("beta");
     QTest::addColumn<bool>("inPlace");
-    QTest::newRow("d 37 affine") << 37 << true << false;
-    QTest::newRow("d 37 identity") << 37 << false << false;
-    QTest::newRow("d 129 affine in place") << 129 << true << true;
-    QTest::newRow("d 512 identity in place") << 512 << false << true;
-    QTest::newRow("d 1 affine") << 1 << true << false;
+    const std::pair<NormKind, const char*> kinds[] = {{NormKind::LayerNorm, "layernorm"},
+                                                      {NormKind::LayerNormStd, "layernorm_std"},
+                                                      {NormKind::RmsNorm, "rmsnorm"}};
+    for (const auto& [kind, name] : kinds) {
+      auto row = [&](int d, bool gamma, bool beta, bool in_place) {
+        QTest::addRow("%s d %d%s%s%s", name, d, gamma ? " gamma" : "", beta ? " beta" : "",
+                      in_place ? " in place" : "")
+            << int(kind) << d << gamma << beta << in_place;
+      };
+      row(37, true, kind != NormKind::RmsNorm, false);
+      row(37, false, false, false);
+      row(129, true, false, true);
+      row(512, false, false, true);
+      row(kind == NormKind::LayerNormStd ? 2 : 1, true, kind != NormKind::RmsNorm, false);
+    }
   }
 
-  void layernorm() {
+  void norm() {
+    QFETCH(int, kind);
     QFETCH(int, d);
-    QFETCH(bool, affine);
+    QFETCH(bool, gamma);
+    QFETCH(bool, beta);
     QFETCH(bool, inPlace);
     const int rows = 7;
     const float eps = 1e-5f;
     // x [rows, d] with an offset and spread, as activations after a residual add
     std::vector<float> x = randomFloats(size_t(rows) * d, 70 + d, -3.0f, 5.0f);
-    const std::vector<float> gamma = randomFloats(size_t(d), 71, 0.5f, 1.5f);  // [d]
-    const std::vector<float> beta = randomFloats(size_t(d), 72);               // [d]
-    const float* g = affine ? gamma.data() : nullptr;
-    const float* b = affine ? beta.data() : nullptr;
+    const std::vector<float> gammas = randomFloats(size_t(d), 71, 0.5f, 1.5f);  // [d]
+    const std::vector<float> betas = randomFloats(size_t(d), 72);               // [d]
+    const float* g = gamma ? gammas.data() : nullptr;
+    const float* b = beta ? betas.data() : nullptr;
     std::vector<float> expected(x.size());
-    cpu_->layernorm_forward(x.data(), g, b, expected.data(), rows, d, eps);
+    cpu_->norm_forward(NormKind(kind), x.data(), g, b, expected.data(), rows, d, eps);
 
     std::vector<float> y(x.size());
     for (int r = 0; r < rows; ++r) {
       float* out = inPlace ? x.data() + size_t(r) * d : y.data() + size_t(r) * d;
-      cuda::layernorm_row(x.data() + size_t(r) * d, g, b, out, d, eps);
+      cuda::norm_row(NormKind(kind), x.data() + size_t(r) * d, g, b, out, d, eps);
     }
-    // The same float loops as the CPU backend: equal up to the compiler's rounding choices.
+    // The same float formulas as the CPU backend, summed in another order: a few ulp apart.
     const double err = maxRelError(inPlace ? x : y, expected);
+    QVERIFY2(err <= 1e-5, qPrintable(QString("max rel error %1").arg(err)));
+  }
+
+  void rope_data() {
+    QTest::addColumn<int>("layout");
+    QTest::addColumn<bool>("backward");
+    QTest::newRow("interleaved") << int(RopeLayout::Interleaved) << false;
+    QTest::newRow("halves") << int(RopeLayout::Halves) << false;
+    QTest::newRow("interleaved backward") << int(RopeLayout::Interleaved) << true;
+    QTest::newRow("halves backward") << int(RopeLayout::Halves) << true;
+  }
+
+  // rope_element over every pair of the K part of a fused QKV buffer [B, T, 3·H·d], against the
+  // CPU backend's rope_forward / rope_backward.
+  void rope() {
+    QFETCH(int, layout);
+    QFETCH(bool, backward);
+    const int B = 2, T = 5, H = 3, d = 10, pos0 = 4, half = d / 2, width = H * d;
+    const std::vector<float> buf = randomFloats(size_t(B) * T * 3 * width, 250);
+    const std::vector<float> cos = randomFloats(size_t(pos0 + T) * half, 251);
+    const std::vector<float> sin = randomFloats(cos.size(), 252);
+    std::vector<float> expected = buf, got = buf;
+    const HeadsGrad view{expected.data() + width, int64_t{T} * 3 * width, 3 * width};
+    if (backward)
+      cpu_->rope_backward(view, cos.data(), sin.data(), B, T, H, d, pos0, RopeLayout(layout));
+    else
+      cpu_->rope_forward(view, cos.data(), sin.data(), B, T, H, d, pos0, RopeLayout(layout));
+    for (int64_t e = 0; e < int64_t{B} * T * H * half; ++e)
+      cuda::rope_element(e, got.data() + width, view.batch_stride, view.row_stride, cos.data(),
+                         sin.data(), T, H, d, pos0, RopeLayout(layout), backward ? -1.0f : 1.0f);
+    // Two products and a sum per element, with or without a fused multiply-add: a rounding apart.
+    const double err = maxRelError(got, expected);
     QVERIFY2(err <= 1e-6, qPrintable(QString("max rel error %1").arg(err)));
   }
 
@@ -439,17 +666,12 @@ class TestGpuHost : public QObject {
   void activations() {
     QFETCH(int, act);
     const auto activation = static_cast<Activation>(act);
-    const auto kind = activation == Activation::Relu       ? cuda::ActivationKind::Relu
-                      : activation == Activation::Gelu     ? cuda::ActivationKind::Gelu
-                      : activation == Activation::GeluTanh ? cuda::ActivationKind::GeluTanh
-                      : activation == Activation::Silu     ? cuda::ActivationKind::Silu
-                                                           : cuda::ActivationKind::Tanh;
     std::vector<float> x = randomFloats(1003, 80, -8.0f, 8.0f);
     for (float v : {0.0f, -0.0f, 1e-7f, -1e-7f, 20.0f, -20.0f, 3.0f, -3.0f}) x.push_back(v);
     std::vector<float> expected = x;
     cpu_->activation_forward(expected.data(), int64_t(expected.size()), activation);
     std::vector<float> y(x.size());
-    for (size_t i = 0; i < x.size(); ++i) y[i] = cuda::activation(x[i], kind);
+    for (size_t i = 0; i < x.size(); ++i) y[i] = cuda::activation(x[i], activation);
     // Same formulas; erff/tanhf agree to a few ulp wherever they are evaluated.
     const double err = maxRelError(y, expected);
     QVERIFY2(err <= 1e-6, qPrintable(QString("max rel error %1").arg(err)));
@@ -527,10 +749,9 @@ class TestGpuHost : public QObject {
   void scoresBackwardPlans_data() { scoresPlan_data(); }
   void scoresBackwardPlans() {
     QFETCH(int, which);
-    const ViewCase vc = viewCases()[size_t(which)];
-    const bool shared = std::string(vc.name) == "fused_qkv";
+    const checks::AttentionLayout& vc = checks::attentionLayouts()[size_t(which)];
     const std::vector<float> qbuf = randomFloats(size_t(vc.q_size), 110 + which);
-    const std::vector<float> kbuf = shared ? qbuf : randomFloats(size_t(vc.k_size), 120 + which);
+    const std::vector<float> kbuf = vc.fused ? qbuf : randomFloats(size_t(vc.k_size), 120 + which);
     const int64_t n_scores = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
     const std::vector<float> ds = randomFloats(size_t(n_scores), 130 + which);
     // Separate gradient buffers for dq and dk here (the fused layout's views are still strided).
@@ -542,22 +763,24 @@ class TestGpuHost : public QObject {
                                     {kbuf.data() + vc.k_offset, vc.k_batch, vc.k_row},
                                     {want_dq.data() + vc.q_offset, vc.q_batch, vc.q_row},
                                     {want_dk.data() + vc.k_offset, vc.k_batch, vc.k_row}, vc.B,
-                                    vc.H, vc.Tq, vc.Tk, vc.d, scale);
+                                    vc.H, vc.kv_heads, vc.Tq, vc.Tk, vc.d, scale);
     std::vector<int> writes;
     std::vector<float> dq, dk;
     try {
       // dq: cuBLAS A = k view, B = dscores, C = dq view (from its head-0 pointer on)
       std::vector<float> c(dq0.begin() + vc.q_offset, dq0.end());
-      dq = executePlanOn(cuda::planScoresBackwardQuery(vc.k_batch, vc.k_row, vc.q_batch, vc.q_row,
-                                                       vc.B, vc.H, vc.Tq, vc.Tk, vc.d, scale),
-                         {kbuf.data() + vc.k_offset, vc.k_size - vc.k_offset},
-                         {ds.data(), n_scores}, c, writes);
+      dq = executePlanOn(
+          cuda::planScoresBackwardQuery(vc.k_batch, vc.k_row, vc.q_batch, vc.q_row, vc.B, vc.H,
+                                        vc.kv_heads, vc.Tq, vc.Tk, vc.d, scale),
+          {kbuf.data() + vc.k_offset, vc.k_size - vc.k_offset}, {ds.data(), n_scores}, c, writes);
       dq.insert(dq.begin(), dq0.begin(), dq0.begin() + vc.q_offset);
-      // dk: cuBLAS A = q view, B = dscores, C = dk view
+      // dk: cuBLAS A = q view, B = dscores, C = dk view; a key head's query heads in turn
       std::vector<float> ck(dk0.begin() + vc.k_offset, dk0.end());
-      dk = executePlanOn(cuda::planScoresBackwardKey(vc.q_batch, vc.q_row, vc.k_batch, vc.k_row,
-                                                     vc.B, vc.H, vc.Tq, vc.Tk, vc.d, scale),
-                         {qbuf.data() + vc.q_offset, vc.q_size - vc.q_offset},
+      const GemmPlan dk_plan =
+          cuda::planScoresBackwardKey(vc.q_batch, vc.q_row, vc.k_batch, vc.k_row, vc.B, vc.H,
+                                      vc.kv_heads, vc.Tq, vc.Tk, vc.d, scale);
+      QVERIFY(!writesTwiceInOneCall(dk_plan));
+      dk = executePlanOn(dk_plan, {qbuf.data() + vc.q_offset, vc.q_size - vc.q_offset},
                          {ds.data(), n_scores}, ck, writes);
       dk.insert(dk.begin(), dk0.begin(), dk0.begin() + vc.k_offset);
     } catch (const std::out_of_range& e) {
@@ -570,12 +793,9 @@ class TestGpuHost : public QObject {
   void contextBackwardPlans_data() { scoresPlan_data(); }
   void contextBackwardPlans() {
     QFETCH(int, which);
-    const ViewCase vc = viewCases()[size_t(which)];
-    const std::string name = vc.name;
-    const int64_t width = int64_t{vc.H} * vc.d;
-    const int64_t v_offset = name == "fused_qkv"        ? 2 * width
-                             : name == "cross_fused_kv" ? width
-                                                        : vc.k_offset;
+    const checks::AttentionLayout& vc = checks::attentionLayouts()[size_t(which)];
+    const int64_t width = int64_t{vc.H} * vc.d;  // of ctx [B, Tq, H·d]
+    const int64_t v_offset = vc.v_offset;
     const std::vector<float> vbuf = randomFloats(size_t(vc.k_size), 160 + which);
     const std::vector<float> dv0 = randomFloats(size_t(vc.k_size), 170 + which);
     const int64_t n_probs = int64_t{vc.B} * vc.H * vc.Tq * vc.Tk;
@@ -583,22 +803,25 @@ class TestGpuHost : public QObject {
     const int64_t n_ctx = int64_t{vc.B} * vc.Tq * width;
     const std::vector<float> dctx = randomFloats(size_t(n_ctx), 190 + which);
     std::vector<float> want_dp(static_cast<size_t>(n_probs)), want_dv = dv0;
-    cpu_->attention_context_backward(
-        dctx.data(), probs.data(), {vbuf.data() + v_offset, vc.k_batch, vc.k_row}, want_dp.data(),
-        {want_dv.data() + v_offset, vc.k_batch, vc.k_row}, vc.B, vc.H, vc.Tq, vc.Tk, vc.d);
+    cpu_->attention_context_backward(dctx.data(), probs.data(),
+                                     {vbuf.data() + v_offset, vc.k_batch, vc.k_row}, want_dp.data(),
+                                     {want_dv.data() + v_offset, vc.k_batch, vc.k_row}, vc.B, vc.H,
+                                     vc.kv_heads, vc.Tq, vc.Tk, vc.d);
     std::vector<int> writes;
     std::vector<float> dp, dv;
     try {
       // dprobs: cuBLAS A = v view, B = dctx, C = dprobs (written: C starts as NaN)
-      dp = executePlan(
-          cuda::planContextBackwardProbs(vc.k_batch, vc.k_row, vc.B, vc.H, vc.Tq, vc.Tk, vc.d),
-          {vbuf.data() + v_offset, vc.k_size - v_offset}, {dctx.data(), n_ctx}, n_probs, writes);
+      dp = executePlan(cuda::planContextBackwardProbs(vc.k_batch, vc.k_row, vc.B, vc.H, vc.kv_heads,
+                                                      vc.Tq, vc.Tk, vc.d),
+                       {vbuf.data() + v_offset, vc.k_size - v_offset}, {dctx.data(), n_ctx},
+                       n_probs, writes);
       QCOMPARE(badCoverage(writes, n_probs), int64_t(-1));
-      // dv: cuBLAS A = dctx, B = probs, C = dv view
+      // dv: cuBLAS A = dctx, B = probs, C = dv view; a value head's query heads in turn
       std::vector<float> c(dv0.begin() + v_offset, dv0.end());
-      dv = executePlanOn(
-          cuda::planContextBackwardValues(vc.k_batch, vc.k_row, vc.B, vc.H, vc.Tq, vc.Tk, vc.d),
-          {dctx.data(), n_ctx}, {probs.data(), n_probs}, c, writes);
+      const GemmPlan dv_plan = cuda::planContextBackwardValues(vc.k_batch, vc.k_row, vc.B, vc.H,
+                                                               vc.kv_heads, vc.Tq, vc.Tk, vc.d);
+      QVERIFY(!writesTwiceInOneCall(dv_plan));
+      dv = executePlanOn(dv_plan, {dctx.data(), n_ctx}, {probs.data(), n_probs}, c, writes);
       dv.insert(dv.begin(), dv0.begin(), dv0.begin() + v_offset);
     } catch (const std::out_of_range& e) {
       QFAIL(e.what());
@@ -610,13 +833,13 @@ class TestGpuHost : public QObject {
   void backwardPlanEdgeCases() {
     QVERIFY(cuda::planLinearBackwardInput(0, 8, 4).empty());
     QVERIFY(cuda::planLinearBackwardWeight(5, 8, 0).empty());
-    QVERIFY(cuda::planScoresBackwardQuery(8, 8, 8, 8, 1, 2, 0, 1, 4, 1.0f).empty());
-    QVERIFY(cuda::planScoresBackwardKey(8, 8, 8, 8, 1, 2, 1, 0, 4, 1.0f).empty());
-    QVERIFY(cuda::planContextBackwardProbs(8, 8, 0, 2, 1, 1, 4).empty());
-    QVERIFY(cuda::planContextBackwardValues(8, 8, 1, 2, 1, 1, 0).empty());
+    QVERIFY(cuda::planScoresBackwardQuery(8, 8, 8, 8, 1, 2, 2, 0, 1, 4, 1.0f).empty());
+    QVERIFY(cuda::planScoresBackwardKey(8, 8, 8, 8, 1, 2, 2, 1, 0, 4, 1.0f).empty());
+    QVERIFY(cuda::planContextBackwardProbs(8, 8, 0, 2, 2, 1, 1, 4).empty());
+    QVERIFY(cuda::planContextBackwardValues(8, 8, 1, 2, 2, 1, 1, 0).empty());
     // The accumulating plans add to C (beta 1); the probabilities' gradient is written (beta 0).
     QCOMPARE(cuda::planLinearBackwardWeight(3, 4, 5)[0].beta, 1.0f);
-    QCOMPARE(cuda::planContextBackwardProbs(8, 8, 1, 2, 1, 1, 4)[0].beta, 0.0f);
+    QCOMPARE(cuda::planContextBackwardProbs(8, 8, 1, 2, 2, 1, 1, 4)[0].beta, 0.0f);
   }
 
   // ---------------------------------------------------------------- the backward kernels' math
@@ -641,35 +864,36 @@ class TestGpuHost : public QObject {
     QVERIFY2(maxRelError(got, expected) <= 1e-6, "softmax backward");
   }
 
-  void layernormBackwardRow_data() { layernorm_data(); }
-  void layernormBackwardRow() {
+  void normBackwardRow_data() { norm_data(); }
+  void normBackwardRow() {
+    QFETCH(int, kind);
     QFETCH(int, d);
-    QFETCH(bool, affine);
+    QFETCH(bool, gamma);
     const int rows = 5;
     const float eps = 1e-5f;
     const std::vector<float> x = randomFloats(size_t(rows) * d, 210 + d, -3.0f, 5.0f);
     const std::vector<float> dy = randomFloats(x.size(), 211);
-    const std::vector<float> gamma = randomFloats(size_t(d), 212, 0.5f, 1.5f);
-    const float* g = affine ? gamma.data() : nullptr;
+    const std::vector<float> gammas = randomFloats(size_t(d), 212, 0.5f, 1.5f);
+    const float* g = gamma ? gammas.data() : nullptr;
     std::vector<float> want_dx(x.size(), 0.5f), want_dg(static_cast<size_t>(d), 0.0f),
         want_db(static_cast<size_t>(d), 0.0f);
-    cpu_->layernorm_backward(dy.data(), x.data(), g, want_dx.data(), want_dg.data(), want_db.data(),
-                             rows, d, eps);
+    cpu_->norm_backward(NormKind(kind), dy.data(), x.data(), g, want_dx.data(), want_dg.data(),
+                        want_db.data(), rows, d, eps);
     std::vector<float> dx(x.size(), 0.5f), dg(static_cast<size_t>(d), 0.0f),
         db(static_cast<size_t>(d), 0.0f);
     for (int r = 0; r < rows; ++r) {
-      float mean = 0, rstd = 0;
       const float* xr = x.data() + size_t(r) * d;
       const float* gr = dy.data() + size_t(r) * d;
-      cuda::layernorm_backward_row(gr, xr, g, dx.data() + size_t(r) * d, d, eps, &mean, &rstd);
+      const cuda::NormStats st =
+          cuda::norm_backward_row(NormKind(kind), gr, xr, g, dx.data() + size_t(r) * d, d, eps);
       // The parameters' kernel: column sums with the row statistics.
       for (int c = 0; c < d; ++c) {
-        dg[size_t(c)] += gr[c] * (xr[c] - mean) * rstd;
+        dg[size_t(c)] += gr[c] * (xr[c] - st.center) * st.scale;
         db[size_t(c)] += gr[c];
       }
     }
     QVERIFY2(maxRelError(dx, want_dx) <= 1e-5, "dx");
-    if (affine) {
+    if (gamma) {
       QVERIFY2(maxRelError(dg, want_dg) <= 1e-5, "dgamma");
       QVERIFY2(maxRelError(db, want_db) <= 1e-5, "dbeta");
     }
@@ -679,26 +903,24 @@ class TestGpuHost : public QObject {
   void activationGrads() {
     QFETCH(int, act);
     const auto activation = static_cast<Activation>(act);
-    const cuda::ActivationKind kinds[] = {cuda::ActivationKind::Relu, cuda::ActivationKind::Gelu,
-                                          cuda::ActivationKind::GeluTanh,
-                                          cuda::ActivationKind::Silu, cuda::ActivationKind::Tanh};
-    const cuda::ActivationKind kind = kinds[act];
     std::vector<float> x = randomFloats(1003, 220, -8.0f, 8.0f);
     for (float v : {0.5f, -0.5f, 20.0f, -20.0f, 3.0f, -3.0f}) x.push_back(v);
     const std::vector<float> dy = randomFloats(x.size(), 221);
     std::vector<float> expected(x.size()), got(x.size());
     cpu_->activation_backward(x.data(), dy.data(), expected.data(), int64_t(x.size()), activation);
-    for (size_t i = 0; i < x.size(); ++i) got[i] = dy[i] * cuda::activation_grad(x[i], kind);
+    for (size_t i = 0; i < x.size(); ++i) got[i] = dy[i] * cuda::activation_grad(x[i], activation);
     QVERIFY2(maxRelError(got, expected) <= 1e-6, "activation gradient");
     // Each derivative against a central difference of the forward function, in double steps.
     for (float v : {-2.5f, -0.7f, 0.3f, 1.9f}) {
       const float h = 1e-3f;
       const double numeric =
-          (double(cuda::activation(v + h, kind)) - cuda::activation(v - h, kind)) / (2.0 * h);
-      QVERIFY2(
-          std::abs(numeric - cuda::activation_grad(v, kind)) <= 2e-3,
-          qPrintable(
-              QString("at %1: %2 vs %3").arg(v).arg(numeric).arg(cuda::activation_grad(v, kind))));
+          (double(cuda::activation(v + h, activation)) - cuda::activation(v - h, activation)) /
+          (2.0 * h);
+      QVERIFY2(std::abs(numeric - cuda::activation_grad(v, activation)) <= 2e-3,
+               qPrintable(QString("at %1: %2 vs %3")
+                              .arg(v)
+                              .arg(numeric)
+                              .arg(cuda::activation_grad(v, activation))));
     }
   }
 

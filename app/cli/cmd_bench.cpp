@@ -265,15 +265,18 @@ int runBench(const BenchArgs& a) {
            [&] { be.linear_forward(x->f32(), w->f32(), nullptr, y->f32(), n, F, D); });
     HeadsView q{y->f32(), (int64_t)n * W, W}, k{y->f32() + Ac, (int64_t)n * W, W},
         v{y->f32() + 2 * Ac, (int64_t)n * W, W};
-    timeOp("attention_scores", 2.0 * Hh * n * n * c.d_k,
-           [&] { be.attention_scores_forward(q, k, scores->f32(), 1, Hh, n, n, c.d_k, 0.125f); });
+    timeOp("attention_scores", 2.0 * Hh * n * n * c.d_k, [&] {
+      be.attention_scores_forward(q, k, scores->f32(), 1, Hh, Hh, n, n, c.d_k, 0.125f);
+    });
     timeOp("masked_softmax", 0, [&] {
       be.masked_softmax_forward(scores->f32(), mask->u8(), probs->f32(), 1, Hh, n, n, -1e9f);
     });
-    timeOp("attention_context", 2.0 * Hh * n * n * c.d_v,
-           [&] { be.attention_context_forward(probs->f32(), v, x->f32(), 1, Hh, n, n, c.d_v); });
-    timeOp("layernorm", 0,
-           [&] { be.layernorm_forward(x->f32(), nullptr, nullptr, y->f32(), n, D, 1e-5f); });
+    timeOp("attention_context", 2.0 * Hh * n * n * c.d_v, [&] {
+      be.attention_context_forward(probs->f32(), v, x->f32(), 1, Hh, Hh, n, n, c.d_v);
+    });
+    timeOp("layernorm", 0, [&] {
+      be.norm_forward(NormKind::LayerNorm, x->f32(), nullptr, nullptr, y->f32(), n, D, 1e-5f);
+    });
     timeOp("activation", 0, [&] { be.activation_forward(y->f32(), (int64_t)n * F, c.activation); });
     timeOp("residual", 0, [&] { be.residual_forward(x->f32(), y->f32(), (int64_t)n * D); });
   }

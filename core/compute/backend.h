@@ -5,6 +5,22 @@
 // Conventions: every float tensor is row-major float32; pointers passed to ops are device
 // pointers of this backend (host pointers for the CPU backend) obtained from DeviceBuffer::data()
 // plus element offsets. Ops are asynchronous on a GPU; download() synchronises.
+//
+// Adding an op (five files and one test row; the forward and its backward together):
+//   1. its contract below, in class Backend: what it computes, the shape of every tensor, which
+//      outputs are WRITTEN and which ACCUMULATE (+=), what may alias;
+//   2. the CPU body in compute/cpu_backend.cpp, the reference: threaded like its neighbours
+//      (forRows, forElements, forHeadRows), the same result on any number of threads;
+//   3. the CUDA body in gpu/cuda_backend.cpp, all its work inside guard("<op>", ...)
+//      (tests/test_gpu_host.cpp reads the file and fails for an op that is not guarded);
+//   4. and 5. on the GPU either a kernel — gpu/kernels.cu (<op>_kernel1 and its launcher <op>) and
+//      the launcher's declaration in gpu/kernels.h, with per-element math the host tests should
+//      run too in gpu/kernel_math.h (a sixth file, where the op brings new math) — or, when it
+//      multiplies matrices, its cuBLAS plan in gpu/gemm_plan.h and .cpp (host-tested in
+//      tests/test_gpu_host.cpp);
+//   and one row in opCases() of tests/backend_checks.cpp (a case struct named from its
+//   parameters, and a check against a double-precision reference written from the contract,
+//   gradients included): tests/test_backend_ops.cpp and backend_checks take their cases from it.
 #pragma once
 
 #include <cstddef>
@@ -145,16 +161,36 @@ class Backend {
   virtual void linear_backward(const float* dy, const float* x, const float* weight, float* dx,
                                float* dweight, float* dbias, int rows, int in, int out) = 0;
 
-  // scores[b, h, i, j] = scale · Σ_c q[b, i, h·d_k + c] · k[b, j, h·d_k + c]
-  //   q: heads view of [B, Tq, ·], k: heads view of [B, Tk, ·], scores: [B, H, Tq, Tk]
+  // Rotary position embeddings, in place on `heads` heads of a heads view: for batch item b, row t
+  // (position p = pos0 + t), head h and pair i < d_head/2 of that head's d_head values
+  //   (a, b) ← (a·cos[p, i] − b·sin[p, i], a·sin[p, i] + b·cos[p, i])
+  // where (a, b) = (x[2i], x[2i + 1]) for RopeLayout::Interleaved, (x[i], x[i + d_head/2]) for
+  // Halves (compute/functions.h).
+  //   x: heads view of [B, T, ·] (head h of row t at data + b·batch_stride + t·row_stride +
+  //   h·d_head); cos, sin: [>= pos0 + T, d_head/2] (row = position); d_head even
+  virtual void rope_forward(HeadsGrad x, const float* cos, const float* sin, int B, int T,
+                            int heads, int d_head, int pos0, RopeLayout layout) = 0;
+  // Backward of rope_forward: dx ← Rᵀ·dx in place, WRITTEN — the rotation by −angle,
+  //   (a, b) ← (a·cos + b·sin, −a·sin + b·cos)
+  virtual void rope_backward(HeadsGrad dx, const float* cos, const float* sin, int B, int T,
+                             int heads, int d_head, int pos0, RopeLayout layout) = 0;
+
+  // The attention ops take H query heads and kv_heads key/value heads (grouped-query attention;
+  // kv_heads divides H): query head h reads key/value head g(h) = h / (H / kv_heads) of the k and
+  // v views. kv_heads == H is multi-head attention, kv_heads == 1 multi-query attention.
+  //
+  // scores[b, h, i, j] = scale · Σ_c q[b, i, h·d_k + c] · k[b, j, g(h)·d_k + c]
+  //   q: heads view of [B, Tq, ·] (H heads), k: heads view of [B, Tk, ·] (kv_heads heads),
+  //   scores: [B, H, Tq, Tk]
   virtual void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H,
-                                        int Tq, int Tk, int d_k, float scale) = 0;
-  // Backward of attention_scores_forward (S = scale · Q·Kᵀ per batch item and head):
-  //   dq_h[b] += scale · dS[b, h] · K_h[b];  dk_h[b] += scale · dS[b, h]ᵀ · Q_h[b]
-  //   dscores: [B, H, Tq, Tk]; q, dq: heads views of [B, Tq, ·]; k, dk: of [B, Tk, ·]
+                                        int kv_heads, int Tq, int Tk, int d_k, float scale) = 0;
+  // Backward of attention_scores_forward (S_h = scale · Q_h·K_g(h)ᵀ per batch item and head):
+  //   dq_h[b] += scale · dS[b, h] · K_g(h)[b];  dk_g[b] += scale · Σ_{h: g(h) = g} dS[b, h]ᵀ ·
+  //   Q_h[b] (a key head ACCUMULATES the contributions of every query head of its group) dscores:
+  //   [B, H, Tq, Tk]; q, dq: heads views of [B, Tq, ·]; k, dk: of [B, Tk, ·]
   virtual void attention_scores_backward(const float* dscores, HeadsView q, HeadsView k,
-                                         HeadsGrad dq, HeadsGrad dk, int B, int H, int Tq, int Tk,
-                                         int d_k, float scale) = 0;
+                                         HeadsGrad dq, HeadsGrad dk, int B, int H, int kv_heads,
+                                         int Tq, int Tk, int d_k, float scale) = 0;
 
   // probs[b, h, i, :] = softmax(where(mask[b, i, :], fill, scores[b, h, i, :]))
   //   scores, probs: [B, H, Tq, Tk], not overlapping; mask: [B, Tq, Tk] uint8 (1 = masked),
@@ -170,28 +206,39 @@ class Backend {
   virtual void masked_softmax_backward(const float* probs, const float* dprobs, const uint8_t* mask,
                                        float* dscores, int B, int H, int Tq, int Tk) = 0;
 
-  // ctx[b, i, h·d_v + c] = Σ_j probs[b, h, i, j] · v[b, j, h·d_v + c]
-  //   probs: [B, H, Tq, Tk], v: heads view of [B, Tk, ·], ctx: [B, Tq, H·d_v] (contiguous)
+  // ctx[b, i, h·d_v + c] = Σ_j probs[b, h, i, j] · v[b, j, g(h)·d_v + c]
+  //   probs: [B, H, Tq, Tk], v: heads view of [B, Tk, ·] (kv_heads heads),
+  //   ctx: [B, Tq, H·d_v] (contiguous)
   virtual void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H,
-                                         int Tq, int Tk, int d_v) = 0;
-  // Backward of attention_context_forward (C_h = P_h · V_h):
-  //   dprobs[b, h] = dC_h[b] · V_h[b]ᵀ (WRITTEN);  dv_h[b] += P[b, h]ᵀ · dC_h[b]
+                                         int kv_heads, int Tq, int Tk, int d_v) = 0;
+  // Backward of attention_context_forward (C_h = P_h · V_g(h)):
+  //   dprobs[b, h] = dC_h[b] · V_g(h)[b]ᵀ (WRITTEN);
+  //   dv_g[b] += Σ_{h: g(h) = g} P[b, h]ᵀ · dC_h[b]   (ACCUMULATES over the group, as dk)
   //   dctx: [B, Tq, H·d_v], probs, dprobs: [B, H, Tq, Tk]; v, dv: heads views of [B, Tk, ·]
   virtual void attention_context_backward(const float* dctx, const float* probs, HeadsView v,
-                                          float* dprobs, HeadsGrad dv, int B, int H, int Tq, int Tk,
-                                          int d_v) = 0;
+                                          float* dprobs, HeadsGrad dv, int B, int H, int kv_heads,
+                                          int Tq, int Tk, int d_v) = 0;
 
-  // y[r, :] = (x[r, :] - mean) / sqrt(var + eps) · gamma + beta   (biased variance, as PyTorch)
-  //   x, y: [rows, d] (may alias); gamma, beta: both [d], or both nullptr = identity affine
-  virtual void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y,
-                                 int rows, int d, float eps) = 0;
-  // Backward of layernorm_forward, from its input x (mean and variance are recomputed per row):
-  //   x̂ = (x − mean)·rstd;  dx̂ = dy ⊙ gamma;
-  //   dx[r, :] += rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂))
-  //   dgamma += Σ_r dy ⊙ x̂;  dbeta += Σ_r dy   (gamma == nullptr: identity affine, no dgamma/dbeta)
-  //   dy, x, dx: [rows, d]; gamma, dgamma, dbeta: [d]
-  virtual void layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
-                                  float* dgamma, float* dbeta, int rows, int d, float eps) = 0;
+  // y[r, :] = x̂[r, :] · gamma + beta, each row of d values normalised as `kind` says
+  // (compute/functions.h): x̂ = (x − center) · scale with
+  //   LayerNorm     center = mean, scale = 1 / √(var + eps)   (biased variance, as nn.LayerNorm)
+  //   LayerNormStd  center = mean, scale = 1 / (std + eps)    (unbiased std, eps outside the root:
+  //                 the Annotated Transformer's LayerNorm; d ≥ 2, as torch.std)
+  //   RmsNorm       center = 0,    scale = 1 / √(mean(x²) + eps)
+  //   x, y: [rows, d] (may alias); gamma: [d] or nullptr; beta: [d] or nullptr, only with gamma.
+  //   Both null: x̂ itself; gamma without beta: x̂ · gamma (nanoGPT's bias=False, RMSNorm).
+  virtual void norm_forward(NormKind kind, const float* x, const float* gamma, const float* beta,
+                            float* y, int rows, int d, float eps) = 0;
+  // Backward of norm_forward, from its input x (each row's center and scale recomputed):
+  //   dx̂ = dy ⊙ gamma (dy when gamma is null);  m = mean(dx̂) (0 for RmsNorm);
+  //   LayerNorm, RmsNorm: dx[r, :] += scale · (dx̂ − m − x̂ · mean(dx̂ ⊙ x̂))
+  //   LayerNormStd:       dx[r, :] += scale · (dx̂ − m) − x̂ · Σ(dx̂ ⊙ x̂) / ((d − 1) · std)
+  //                       (the last term 0 for a row of equal values, where std = 0)
+  //   dgamma += Σ_r dy ⊙ x̂;  dbeta += Σ_r dy   (only with gamma; a null pointer is skipped)
+  //   dy, x, dx: [rows, d]; gamma, dgamma, dbeta: [d] or nullptr
+  virtual void norm_backward(NormKind kind, const float* dy, const float* x, const float* gamma,
+                             float* dx, float* dgamma, float* dbeta, int rows, int d,
+                             float eps) = 0;
 
   // x[i] = act(x[i]) for i < n, in place
   virtual void activation_forward(float* x, int64_t n, Activation act) = 0;
@@ -199,6 +246,18 @@ class Backend {
   // alias dy)
   virtual void activation_backward(const float* x, const float* dy, float* dx, int64_t n,
                                    Activation act) = 0;
+
+  // Gated feed-forward (SwiGLU with Silu, GeGLU with Gelu): each row of x holds [gate | up],
+  //   y[r, c] = act(x[r, c]) · x[r, f + c]   for c < f
+  //   x: [rows, 2f], y: [rows, f] (not overlapping)
+  virtual void gated_activation_forward(const float* x, float* y, int rows, int f,
+                                        Activation act) = 0;
+  // Backward of gated_activation_forward, WRITTEN (not accumulated):
+  //   dx[r, c] = dy[r, c] · x[r, f + c] · act'(x[r, c])  (the gate's);
+  //   dx[r, f + c] = dy[r, c] · act(x[r, c])              (up's)
+  //   x, dx: [rows, 2f]; dy: [rows, f]; dx overlaps neither x nor dy
+  virtual void gated_activation_backward(const float* x, const float* dy, float* dx, int rows,
+                                         int f, Activation act) = 0;
 
   // y[i] += x[i] for i < n (the residual add)
   virtual void residual_forward(const float* x, float* y, int64_t n) = 0;

@@ -18,7 +18,7 @@
 #include <cblas.h>
 #endif
 
-// Row kernels (softmax, LayerNorm, element-wise ops) are compiled for several instruction sets
+// Row kernels (softmax, the norms, element-wise ops) are compiled for several instruction sets
 // and the best one for the CPU is picked when the program loads (GCC's function multiversioning),
 // so a portable build still runs them with AVX2/AVX-512 where the CPU has them. A -march=native
 // build (ATTNVIZ_NATIVE) needs no clones.
@@ -174,77 +174,113 @@ __attribute__((always_inline)) inline float rowDot(const float* a, const float* 
   for (; k < n; ++k) sum += a[k] * b[k];
   return sum;
 }
-// The mean and 1/√(variance + eps) of a row of d values (biased variance, two passes, as PyTorch).
-__attribute__((always_inline)) inline void rowMeanRstd(const float* x, int d, float eps,
-                                                       float* mean_out, float* rstd_out) {
-  const float mean = rowSum(x, d, 0.0f) / (float)d;
+// How norm_forward normalises one row: x̂ = (x − center) · scale; and what divides Σ dx̂ ⊙ x̂ in
+// the input's gradient (backend.h): d for LayerNorm and RmsNorm, (d − 1)·std·scale for
+// LayerNormStd (0 for a row of equal values: that term is 0 then).
+struct RowNorm {
+  float center, scale, grad_div;
+};
+
+// The row's RowNorm for `kind`, two passes (the center, then the squares about it) as PyTorch.
+__attribute__((always_inline)) inline RowNorm rowNorm(NormKind kind, const float* x, int d,
+                                                      float eps) {
+  const float center = kind == NormKind::RmsNorm ? 0.0f : rowSum(x, d, 0.0f) / (float)d;
   float lane[kLanes] = {};
   int j = 0;
   for (; j + kLanes <= d; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) lane[l] += (x[j + l] - mean) * (x[j + l] - mean);
-  float var = 0.0f;
-  for (int l = 0; l < kLanes; ++l) var += lane[l];
-  for (; j < d; ++j) var += (x[j] - mean) * (x[j] - mean);
-  var /= (float)d;
-  *mean_out = mean;
-  *rstd_out = 1.0f / std::sqrt(var + eps);
+    for (int l = 0; l < kLanes; ++l) lane[l] += (x[j + l] - center) * (x[j + l] - center);
+  float squares = 0.0f;
+  for (int l = 0; l < kLanes; ++l) squares += lane[l];
+  for (; j < d; ++j) squares += (x[j] - center) * (x[j] - center);
+  if (kind == NormKind::LayerNormStd) {
+    const float std_dev = std::sqrt(squares / (float)(d - 1));
+    const float scale = 1.0f / (std_dev + eps);
+    return {center, scale, (float)(d - 1) * std_dev * scale};
+  }
+  return {center, 1.0f / std::sqrt(squares / (float)d + eps), (float)d};
 }
 
-// y = (x − mean) / sqrt(var + eps) · gamma + beta over rows [r0, r1) of width d (x may alias y).
-ATTNVIZ_CPU_CLONES void layernormRows(const float* x, const float* gamma, const float* beta,
-                                      float* y, int64_t r0, int64_t r1, int d, float eps) {
+// y = x̂ · gamma + beta over rows [r0, r1) of width d (x may alias y; beta only with gamma).
+ATTNVIZ_CPU_CLONES void normRows(NormKind kind, const float* x, const float* gamma,
+                                 const float* beta, float* y, int64_t r0, int64_t r1, int d,
+                                 float eps) {
   for (int64_t r = r0; r < r1; ++r) {
     const float* xr = x + r * d;
     float* yr = y + r * d;
-    float mean, rstd;
-    rowMeanRstd(xr, d, eps, &mean, &rstd);
-    if (gamma)
-      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - mean) * rstd * gamma[j] + beta[j];
+    const RowNorm n = rowNorm(kind, xr, d, eps);
+    if (gamma && beta)
+      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - n.center) * n.scale * gamma[j] + beta[j];
+    else if (gamma)
+      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - n.center) * n.scale * gamma[j];
     else
-      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - mean) * rstd;
+      for (int j = 0; j < d; ++j) yr[j] = (xr[j] - n.center) * n.scale;
   }
 }
 
-// Backward of layernormRows over rows [r0, r1), from the input x: x̂ = (x − mean)·rstd,
-// dx̂ = dy ⊙ gamma, dx += rstd · (dx̂ − mean(dx̂) − x̂ · mean(dx̂ ⊙ x̂)); with gamma, the rows'
-// Σ dy ⊙ x̂ and Σ dy are added to dgamma and dbeta (this range's own sums; may be null).
-ATTNVIZ_CPU_CLONES void layernormBackwardRows(const float* dy, const float* x, const float* gamma,
-                                              float* dx, float* dgamma, float* dbeta, int64_t r0,
-                                              int64_t r1, int d, float eps) {
+// Backward of normRows over rows [r0, r1), from the input x: dx̂ = dy ⊙ gamma,
+// dx += scale · (dx̂ − m − x̂ · Σ(dx̂ ⊙ x̂) / grad_div) with m = mean(dx̂) (0 for RmsNorm); with gamma,
+// the rows' Σ dy ⊙ x̂ and Σ dy are added to dgamma and dbeta (this range's own sums; may be null).
+ATTNVIZ_CPU_CLONES void normBackwardRows(NormKind kind, const float* dy, const float* x,
+                                         const float* gamma, float* dx, float* dgamma, float* dbeta,
+                                         int64_t r0, int64_t r1, int d, float eps) {
   for (int64_t r = r0; r < r1; ++r) {
     const float* xr = x + r * d;
     const float* g = dy + r * d;
-    float mean, rstd;
-    rowMeanRstd(xr, d, eps, &mean, &rstd);
+    const RowNorm n = rowNorm(kind, xr, d, eps);
     float lane_a[kLanes] = {}, lane_b[kLanes] = {};  // Σ dx̂ and Σ dx̂ ⊙ x̂
     int j = 0;
     for (; j + kLanes <= d; j += kLanes)
       for (int l = 0; l < kLanes; ++l) {
-        const float xh = (xr[j + l] - mean) * rstd;
+        const float xh = (xr[j + l] - n.center) * n.scale;
         const float dxh = gamma ? g[j + l] * gamma[j + l] : g[j + l];
         lane_a[l] += dxh;
         lane_b[l] += dxh * xh;
       }
     float sum_a = laneSum(lane_a), sum_b = laneSum(lane_b);
     for (; j < d; ++j) {
-      const float xh = (xr[j] - mean) * rstd;
+      const float xh = (xr[j] - n.center) * n.scale;
       const float dxh = gamma ? g[j] * gamma[j] : g[j];
       sum_a += dxh;
       sum_b += dxh * xh;
     }
-    const float mean_dxhat = sum_a / (float)d, mean_dxhat_xhat = sum_b / (float)d;
+    const float mean_dxhat = kind == NormKind::RmsNorm ? 0.0f : sum_a / (float)d;
+    const float k = n.grad_div > 0.0f ? sum_b / n.grad_div : 0.0f;
     if (dx) {
       float* o = dx + r * d;
       for (j = 0; j < d; ++j) {
-        const float xh = (xr[j] - mean) * rstd;
+        const float xh = (xr[j] - n.center) * n.scale;
         const float dxh = gamma ? g[j] * gamma[j] : g[j];
-        o[j] += rstd * (dxh - mean_dxhat - xh * mean_dxhat_xhat);
+        o[j] += n.scale * (dxh - mean_dxhat - xh * k);
       }
     }
     if (gamma && dgamma)
-      for (j = 0; j < d; ++j) dgamma[j] += g[j] * ((xr[j] - mean) * rstd);
+      for (j = 0; j < d; ++j) dgamma[j] += g[j] * ((xr[j] - n.center) * n.scale);
     if (gamma && dbeta)
       for (j = 0; j < d; ++j) dbeta[j] += g[j];
+  }
+}
+
+// Rotates the pairs of `heads` heads of d_head values (head h at x + h·d_head) by the angles whose
+// cosines and sines are c, s [d_head/2] (sign −1: by minus those angles, rope_backward).
+ATTNVIZ_CPU_CLONES void ropeRow(float* x, const float* c, const float* s, int heads, int d_head,
+                                RopeLayout layout, float sign) {
+  const int half = d_head / 2;
+  for (int h = 0; h < heads; ++h) {
+    float* head = x + (int64_t)h * d_head;
+    if (layout == RopeLayout::Halves) {
+      float* second = head + half;
+      for (int i = 0; i < half; ++i) {
+        const float a = head[i], b = second[i], si = sign * s[i];
+        head[i] = a * c[i] - b * si;
+        second[i] = a * si + b * c[i];
+      }
+    } else {
+      for (int i = 0; i < half; ++i) {
+        const float a = head[2 * i], b = head[2 * i + 1], si = sign * s[i];
+        head[2 * i] = a * c[i] - b * si;
+        head[2 * i + 1] = a * si + b * c[i];
+      }
+    }
   }
 }
 
@@ -324,6 +360,25 @@ ATTNVIZ_CPU_CLONES void activationBackwardSpan(const float* x, const float* dy, 
       }
       break;
   }
+}
+
+// y = act(gate) ⊙ up for one row x = [gate | up] of 2f values.
+ATTNVIZ_CPU_CLONES void gatedRow(const float* x, float* y, int f, Activation act) {
+  std::memcpy(y, x, (size_t)f * sizeof(float));
+  activationSpan(y, f, act);
+  for (int c = 0; c < f; ++c) y[c] *= x[f + c];
+}
+
+// Its backward for one row (written): d gate = dy ⊙ up ⊙ act'(gate), d up = dy ⊙ act(gate).
+ATTNVIZ_CPU_CLONES void gatedBackwardRow(const float* x, const float* dy, float* dx, int f,
+                                         Activation act) {
+  float* dgate = dx;
+  float* dup = dx + f;
+  activationBackwardSpan(x, dy, dgate, f, act);
+  for (int c = 0; c < f; ++c) dgate[c] *= x[f + c];
+  std::memcpy(dup, x, (size_t)f * sizeof(float));
+  activationSpan(dup, f, act);
+  for (int c = 0; c < f; ++c) dup[c] *= dy[c];
 }
 
 // Backward of softmaxRow over one row of n keys: o = p ⊙ (g − Σ p·g), 0 where masked (o may
@@ -648,32 +703,47 @@ class CpuBackend final : public Backend {
   }
 
   // scores[b, h, i, j] = scale · q_h[b, i, :] · k_h[b, j, :]: one product per (b, h, query rows).
-  void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int Tq,
-                                int Tk, int d_k, float scale) override {
+  // scores_h = scale · Q_h · K_g(h)ᵀ: one product per (b, h, query rows).
+  void attention_scores_forward(HeadsView q, HeadsView k, float* scores, int B, int H, int kv_heads,
+                                int Tq, int Tk, int d_k, float scale) override {
+    const int group = H / kv_heads;
     const bool share = shared(2.0 * B * H * Tq * Tk * d_k, 4.0 * B * H * ((double)Tq + Tk) * d_k);
     forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
       gemm(true, i1 - i0, Tk, d_k, scale, q.data + b * q.batch_stride + i0 * q.row_stride + h * d_k,
-           q.row_stride, k.data + b * k.batch_stride + h * d_k, k.row_stride,
+           q.row_stride, k.data + b * k.batch_stride + h / group * d_k, k.row_stride,
            scores + (bh * Tq + i0) * Tk, Tk);
     });
   }
 
-  // dq_h += scale · dS · K_h (per (b, h, query rows));  dk_h += scale · dSᵀ · Q_h (per (b, h,
-  // key rows)).
+  // dq_h += scale · dS_h · K_g(h) (per (b, h, query rows));  dk_g += scale · dS_hᵀ · Q_h for the
+  // query heads h of group g in turn (per (b, g, key rows): no two tasks write one dk row).
   void attention_scores_backward(const float* dscores, HeadsView q, HeadsView k, HeadsGrad dq,
-                                 HeadsGrad dk, int B, int H, int Tq, int Tk, int d_k,
+                                 HeadsGrad dk, int B, int H, int kv_heads, int Tq, int Tk, int d_k,
                                  float scale) override {
+    const int group = H / kv_heads;
     const bool share = shared(4.0 * B * H * Tq * Tk * d_k, 4.0 * B * H * ((double)Tq + Tk) * d_k);
     forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
       gemmAccumulate(false, false, i1 - i0, d_k, Tk, scale, dscores + (bh * Tq + i0) * Tk, Tk,
-                     k.data + b * k.batch_stride + h * d_k, k.row_stride,
+                     k.data + b * k.batch_stride + h / group * d_k, k.row_stride,
                      dq.data + b * dq.batch_stride + i0 * dq.row_stride + h * d_k, dq.row_stride);
     });
-    forHeadRows(B, H, Tk, share, [&](int64_t b, int64_t h, int64_t bh, int j0, int j1) {
-      gemmAccumulate(true, false, j1 - j0, d_k, Tq, scale, dscores + bh * Tq * Tk + j0, Tk,
-                     q.data + b * q.batch_stride + h * d_k, q.row_stride,
-                     dk.data + b * dk.batch_stride + j0 * dk.row_stride + h * d_k, dk.row_stride);
+    forHeadRows(B, kv_heads, Tk, share, [&](int64_t b, int64_t g, int64_t, int j0, int j1) {
+      for (int64_t h = g * group; h < (g + 1) * group; ++h)
+        gemmAccumulate(true, false, j1 - j0, d_k, Tq, scale, dscores + (b * H + h) * Tq * Tk + j0,
+                       Tk, q.data + b * q.batch_stride + h * d_k, q.row_stride,
+                       dk.data + b * dk.batch_stride + j0 * dk.row_stride + g * d_k, dk.row_stride);
     });
+  }
+
+  void rope_forward(HeadsGrad x, const float* cos, const float* sin, int B, int T, int heads,
+                    int d_head, int pos0, RopeLayout layout) override {
+    rope(x, cos, sin, B, T, heads, d_head, pos0, layout, 1.0f);
+  }
+
+  // dx ← Rᵀ·dx: the rotation by minus the angles (written, in place)
+  void rope_backward(HeadsGrad dx, const float* cos, const float* sin, int B, int T, int heads,
+                     int d_head, int pos0, RopeLayout layout) override {
+    rope(dx, cos, sin, B, T, heads, d_head, pos0, layout, -1.0f);
   }
 
   void masked_softmax_forward(const float* scores, const uint8_t* mask, float* probs, int B, int H,
@@ -698,46 +768,51 @@ class CpuBackend final : public Backend {
     });
   }
 
-  // ctx[b, i, h·d_v + c] = Σ_j probs[b, h, i, j] · v_h[b, j, c]: one product per (b, h, rows).
-  void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H, int Tq,
-                                 int Tk, int d_v) override {
+  // ctx[b, i, h·d_v + c] = Σ_j probs[b, h, i, j] · v_g(h)[b, j, c]: one product per (b, h, rows).
+  void attention_context_forward(const float* probs, HeadsView v, float* ctx, int B, int H,
+                                 int kv_heads, int Tq, int Tk, int d_v) override {
+    const int group = H / kv_heads;
     const bool share = shared(2.0 * B * H * Tq * Tk * d_v, 4.0 * B * H * ((double)Tq + d_v) * Tk);
     const int64_t width = (int64_t)H * d_v;
     forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
       gemm(false, i1 - i0, d_v, Tk, 1.0f, probs + (bh * Tq + i0) * Tk, Tk,
-           v.data + b * v.batch_stride + h * d_v, v.row_stride,
+           v.data + b * v.batch_stride + h / group * d_v, v.row_stride,
            ctx + (b * Tq + i0) * width + h * d_v, width);
     });
   }
 
-  // dprobs[b, h] = dC_h · V_hᵀ (written, per (b, h, query rows));  dv_h += P[b, h]ᵀ · dC_h (per
-  // (b, h, key rows)).
+  // dprobs[b, h] = dC_h · V_g(h)ᵀ (written, per (b, h, query rows));  dv_g += P[b, h]ᵀ · dC_h for
+  // the query heads h of group g in turn (per (b, g, key rows)).
   void attention_context_backward(const float* dctx, const float* probs, HeadsView v, float* dprobs,
-                                  HeadsGrad dv, int B, int H, int Tq, int Tk, int d_v) override {
+                                  HeadsGrad dv, int B, int H, int kv_heads, int Tq, int Tk,
+                                  int d_v) override {
+    const int group = H / kv_heads;
     const bool share = shared(4.0 * B * H * Tq * Tk * d_v, 4.0 * B * H * ((double)Tq + d_v) * Tk);
     const int64_t width = (int64_t)H * d_v;
     forHeadRows(B, H, Tq, share, [&](int64_t b, int64_t h, int64_t bh, int i0, int i1) {
       gemm(true, i1 - i0, Tk, d_v, 1.0f, dctx + (b * Tq + i0) * width + h * d_v, width,
-           v.data + b * v.batch_stride + h * d_v, v.row_stride, dprobs + (bh * Tq + i0) * Tk, Tk);
+           v.data + b * v.batch_stride + h / group * d_v, v.row_stride,
+           dprobs + (bh * Tq + i0) * Tk, Tk);
     });
-    forHeadRows(B, H, Tk, share, [&](int64_t b, int64_t h, int64_t bh, int j0, int j1) {
-      gemmAccumulate(true, false, j1 - j0, d_v, Tq, 1.0f, probs + bh * Tq * Tk + j0, Tk,
-                     dctx + b * Tq * width + h * d_v, width,
-                     dv.data + b * dv.batch_stride + j0 * dv.row_stride + h * d_v, dv.row_stride);
+    forHeadRows(B, kv_heads, Tk, share, [&](int64_t b, int64_t g, int64_t, int j0, int j1) {
+      for (int64_t h = g * group; h < (g + 1) * group; ++h)
+        gemmAccumulate(true, false, j1 - j0, d_v, Tq, 1.0f, probs + (b * H + h) * Tq * Tk + j0, Tk,
+                       dctx + b * Tq * width + h * d_v, width,
+                       dv.data + b * dv.batch_stride + j0 * dv.row_stride + g * d_v, dv.row_stride);
     });
   }
 
-  void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, int rows,
-                         int d, float eps) override {
+  void norm_forward(NormKind kind, const float* x, const float* gamma, const float* beta, float* y,
+                    int rows, int d, float eps) override {
     forRows(rows, d,
-            [&](int64_t r0, int64_t r1) { layernormRows(x, gamma, beta, y, r0, r1, d, eps); });
+            [&](int64_t r0, int64_t r1) { normRows(kind, x, gamma, beta, y, r0, r1, d, eps); });
   }
 
   // Row blocks of a fixed size (never the thread count): dx row by row, and the parameters'
   // gradients summed per block, then the blocks added in order, so the result is the same on
   // any number of threads.
-  void layernorm_backward(const float* dy, const float* x, const float* gamma, float* dx,
-                          float* dgamma, float* dbeta, int rows, int d, float eps) override {
+  void norm_backward(NormKind kind, const float* dy, const float* x, const float* gamma, float* dx,
+                     float* dgamma, float* dbeta, int rows, int d, float eps) override {
     if (rows <= 0 || d <= 0) return;
     const bool params = gamma && (dgamma || dbeta);
     const int64_t per_block = std::max<int64_t>(1, kMinElementsPerTask / d);
@@ -746,8 +821,8 @@ class CpuBackend final : public Backend {
     runTasks(blocks, threads_ > 1, [&](int64_t blk) {
       const int64_t r0 = blk * per_block, r1 = std::min<int64_t>(rows, r0 + per_block);
       float* pg = params ? partial.data() + (size_t)blk * 2 * d : nullptr;
-      layernormBackwardRows(dy, x, gamma, dx, dgamma ? pg : nullptr, dbeta && pg ? pg + d : nullptr,
-                            r0, r1, d, eps);
+      normBackwardRows(kind, dy, x, gamma, dx, dgamma ? pg : nullptr,
+                       dbeta && pg ? pg + d : nullptr, r0, r1, d, eps);
     });
     if (!params) return;
     for (int64_t blk = 0; blk < blocks; ++blk) {
@@ -766,6 +841,22 @@ class CpuBackend final : public Backend {
                            Activation act) override {
     forElements(n, [&](int64_t i0, int64_t i1) {
       activationBackwardSpan(x + i0, dy + i0, dx + i0, i1 - i0, act);
+    });
+  }
+
+  void gated_activation_forward(const float* x, float* y, int rows, int f,
+                                Activation act) override {
+    forRows(rows, 2 * (int64_t)f, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) gatedRow(x + r * 2 * f, y + r * f, f, act);
+    });
+  }
+
+  // dx = [dy ⊙ up ⊙ act'(gate) | dy ⊙ act(gate)] per row (written)
+  void gated_activation_backward(const float* x, const float* dy, float* dx, int rows, int f,
+                                 Activation act) override {
+    forRows(rows, 2 * (int64_t)f, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        gatedBackwardRow(x + r * 2 * f, dy + r * f, dx + r * 2 * f, f, act);
     });
   }
 
@@ -883,6 +974,19 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // rope_forward (sign 1) and rope_backward (sign −1): every (batch item, row) in tasks of rows.
+  void rope(HeadsGrad x, const float* cos, const float* sin, int B, int T, int heads, int d_head,
+            int pos0, RopeLayout layout, float sign) {
+    const int half = d_head / 2;
+    forRows((int64_t)B * T, (int64_t)heads * d_head, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t b = r / T, t = r % T, p = pos0 + t;
+        ropeRow(x.data + b * x.batch_stride + t * x.row_stride, cos + p * half, sin + p * half,
+                heads, d_head, layout, sign);
+      }
+    });
+  }
+
   // Rows [0, rows) of `width` floats each, in tasks of whole rows.
   template <class F>
   void forRows(int64_t rows, int64_t width, F&& f) {

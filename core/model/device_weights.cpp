@@ -169,8 +169,10 @@ DeviceWeights uploadWeights(Backend& be, const ModelConfig& c, const ModelWeight
                                   ? sinusoidalHalvesTable(rows, c.d_model)
                                   : sinusoidalTable(rows, c.d_model),
                               &dw.bytes);
-  if (c.positional == Positional::Rotary)
+  if (c.positional == Positional::Rotary) {
     dw.rotary = uploadTable(be, rotaryTable(rows, c.d_k, c.rope_theta), &dw.bytes);
+    dw.rotary_rows = rows;
+  }
   dw.tied = tiedOutput(c, w);
   ParamPacker packer(be, dw);
   packWeights(packer, c, w, dw);  // counts

@@ -65,7 +65,8 @@ struct DeviceWeights {
   DeviceHead head;
   BufferPtr sinusoid;  // [rows, d] shared by both stacks (no parameter)
   BufferPtr rotary;    // [rows, d_k / 2] cos, then [rows, d_k / 2] sin (no parameter)
-  BufferPtr params;    // [n_params] every parameter
+  int rotary_rows = 0;
+  BufferPtr params;  // [n_params] every parameter
   int64_t n_params = 0;
   // Where each host tensor's values sit in `params` (for reading the weights back), and the slots
   // that stand for no host tensor (the zero bias of a fused part that has none: kept at zero).
@@ -74,9 +75,10 @@ struct DeviceWeights {
   uint64_t bytes = 0;
   bool tied = false;  // the output projection reads the token table (one parameter, one gradient)
 
+  // The rotary angles' tables [rotary_rows, d_k / 2] (rope_forward's cos and sin), or null.
   const float* rotaryCos() const { return rotary ? rotary->f32() : nullptr; }
-  const float* rotarySin(int rows, int d_k) const {
-    return rotary ? rotary->f32() + (int64_t)rows * (d_k / 2) : nullptr;
+  const float* rotarySin(int d_k) const {
+    return rotary ? rotary->f32() + (int64_t)rotary_rows * (d_k / 2) : nullptr;
   }
 };
 

@@ -38,7 +38,7 @@ void Pass::linear(const float* x, const DeviceLinear& l, float* out, int rows) {
 }
 
 void Pass::norm(const float* x, const DeviceNorm& n, float* out, int rows, float eps) {
-  be.layernorm_forward(x, n.gamma, n.beta, out, rows, d, eps);
+  be.norm_forward(c.norm_kind, x, n.gamma, n.beta, out, rows, d, eps);
 }
 
 void Pass::embed(const DeviceStack& st, const int32_t* ids, const int32_t* segs, float* x, int B,
@@ -133,6 +133,13 @@ void Pass::selfAttention(const float* in, float* out, const StackRun& r, int l,
   float* kvs = s.kvAt(l);
   project(in, W.q, qs, r.B, r.n, qpast, qcap);      // q [B, n, A]
   project(in, W.kv, kvs, r.B, r.n, s.past, s.cap);  // k|v rows [past, past + n) [B, ·, KV]
+  if (c.positional == Positional::Rotary) {         // q and the new k turned by their positions
+    const float *cos = dw.rotaryCos(), *sin = dw.rotarySin(c.d_k);
+    be.rope_forward({qs + (int64_t)qpast * A, (int64_t)qcap * A, A}, cos, sin, r.B, r.n, H, c.d_k,
+                    s.past, c.rope_layout);
+    be.rope_forward({kvs + (int64_t)s.past * KV, (int64_t)s.cap * KV, KV}, cos, sin, r.B, r.n, Hkv,
+                    c.d_k, s.past, c.rope_layout);
+  }
   const HeadsView qv{qs + (int64_t)qpast * A, (int64_t)qcap * A, A};
   const HeadsView kv{kvs, (int64_t)s.cap * KV, KV};
   attend(r.self_kind, l, qv, kv, r.B, r.n, K, s.past, r.self_mask, *r.self_mask_host, t);
@@ -157,6 +164,15 @@ void Pass::crossAttention(const float* in, float* out, const StackRun& r, int l,
 void Pass::feedForward(const float* in, float* out, int rows, const DeviceLayer& L, LayerTape* t,
                        float p) {
   const int64_t cells = (int64_t)rows * c.d_ff;
+  if (c.gated_ffn) {  // out = fc2(act(gate(x)) ⊙ up(x)), gate | up one projection [rows, 2·d_ff]
+    float* pre = t ? t->ffn_pre : ffn;
+    float* hidden = t ? t->ffn_act : ffn_act;
+    linear(in, L.fc1, pre, rows);
+    be.gated_activation_forward(pre, hidden, rows, c.d_ff, c.activation);  // [rows, d_ff]
+    if (t) be.dropout_forward(hidden, cells, p, t->ffn_seed);
+    linear(hidden, L.fc2, out, rows);
+    return;
+  }
   float* hidden = ffn;
   if (t) {
     linear(in, L.fc1, t->ffn_pre, rows);  // [rows, d_ff]
@@ -178,12 +194,12 @@ void Pass::attend(AttentionKind kind, int layer, HeadsView qv, HeadsView kv, int
   float* pr = t ? t->probs : rec ? rec->probsTarget(block, probs) : probs;
   const float scale = 1.0f / std::sqrt((float)c.d_k);
   const HeadsView vv{kv.data + Ak, kv.batch_stride, kv.row_stride};
-  be.attention_scores_forward(qv, kv, sc, B, H, n, Tk, c.d_k, scale);  // [B, H, n, Tk]
+  be.attention_scores_forward(qv, kv, sc, B, H, Hkv, n, Tk, c.d_k, scale);  // [B, H, n, Tk]
   be.masked_softmax_forward(tempered(kind, layer, sc, B, n, Tk), mask, pr, B, H, n, Tk,
                             c.mask_fill);
   if (rec) rec->attention(block, sc, pr, qv, kv, Ak, kv0);
   be.attention_context_forward(switchedOff(kind, layer, pr, B, n, Tk), vv, t ? t->ctx : ctx, B, H,
-                               n, Tk, c.d_v);  // ctx [B, n, C]
+                               Hkv, n, Tk, c.d_v);  // ctx [B, n, C]
 }
 
 const float* Pass::tempered(AttentionKind kind, int layer, const float* sc, int B, int n, int Tk) {

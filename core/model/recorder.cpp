@@ -98,7 +98,7 @@ void Recorder::futureScores(const float* q_store, const float* kv_store, int cap
   float* dst = host_ ? f.data() : scratch;
   be_.attention_scores_forward({q_store, (int64_t)cap * A, A},
                                {kv_store + (int64_t)past_ * KV, (int64_t)cap * KV, KV}, dst, B_, H,
-                               past_, n_, c_.d_k, 1.0f / std::sqrt((float)c_.d_k));
+                               c_.kvHeads(), past_, n_, c_.d_k, 1.0f / std::sqrt((float)c_.d_k));
   if (!host_) a_.get(scratch, f.data(), f.size() * sizeof(float));
 }
 

@@ -12,7 +12,8 @@ void Backward::linear(const float* dy, const float* x, const DeviceLinear& l, fl
 void Backward::norm(const float* dy, const float* x, const DeviceNorm& n, float* dx, int rows,
                     float eps) {
   // dx += the norm's input gradient, and γ's and β's
-  be.layernorm_backward(dy, x, n.gamma, dx, grads.of(n.gamma), grads.of(n.beta), rows, d, eps);
+  be.norm_backward(c.norm_kind, dy, x, n.gamma, dx, grads.of(n.gamma), grads.of(n.beta), rows, d,
+                   eps);
 }
 
 template <class F>
@@ -38,11 +39,11 @@ void Backward::residual(float* dx, int rows, const DeviceNorm& n, const Sublayer
 void Backward::attend(HeadsView qv, HeadsView kv, const float* probs, const uint8_t* mask, int B,
                       int n, int Tk, HeadsGrad dk, HeadsGrad dv) {
   const HeadsView vv{kv.data + Ak, kv.batch_stride, kv.row_stride};
-  be.attention_context_backward(g.dctx, probs, vv, g.dprobs, dv, B, H, n, Tk, c.d_v);
+  be.attention_context_backward(g.dctx, probs, vv, g.dprobs, dv, B, H, Hkv, n, Tk, c.d_v);
   be.masked_softmax_backward(probs, g.dprobs, mask, g.dprobs, B, H, n, Tk);
   be.zero(g.dq, (int64_t)B * n * A);
-  be.attention_scores_backward(g.dprobs, qv, kv, {g.dq, (int64_t)n * A, A}, dk, B, H, n, Tk, c.d_k,
-                               1.0f / std::sqrt((float)c.d_k));
+  be.attention_scores_backward(g.dprobs, qv, kv, {g.dq, (int64_t)n * A, A}, dk, B, H, Hkv, n, Tk,
+                               c.d_k, 1.0f / std::sqrt((float)c.d_k));
 }
 
 void Backward::selfAttention(const DeviceAttention& W, const AttentionTape& t, const uint8_t* mask,
@@ -54,6 +55,11 @@ void Backward::selfAttention(const DeviceAttention& W, const AttentionTape& t, c
   const int64_t kv_batch = (int64_t)n * KV;
   attend({t.q, (int64_t)n * A, A}, {t.kv, kv_batch, KV}, t.probs, mask, B, n, n,
          {g.dkv, kv_batch, KV}, {g.dkv + Ak, kv_batch, KV});
+  if (c.positional == Positional::Rotary) {  // back through the rotation of q and k
+    const float *cos = dw.rotaryCos(), *sin = dw.rotarySin(c.d_k);
+    be.rope_backward({g.dq, (int64_t)n * A, A}, cos, sin, B, n, H, c.d_k, 0, c.rope_layout);
+    be.rope_backward({g.dkv, kv_batch, KV}, cos, sin, B, n, Hkv, c.d_k, 0, c.rope_layout);
+  }
   linear(g.dq, in, W.q, din, rows);
   linear(g.dkv, in, W.kv, din, rows);
 }
@@ -76,6 +82,15 @@ void Backward::crossAttention(const DeviceAttention& W, const AttentionTape& t, 
 void Backward::feedForward(const DeviceLayer& L, const LayerTape& t, const float* in,
                            const float* dout, float* din, int rows, float p) {
   const int64_t cells = (int64_t)rows * c.d_ff;
+  if (c.gated_ffn) {  // g.dffn: [rows, d_ff] the activation's gradient, then [rows, 2·d_ff] fc1's
+    float* dpre = g.dffn + cells;
+    be.zero(g.dffn, cells);
+    linear(dout, t.ffn_act, L.fc2, g.dffn, rows);
+    be.dropout_backward(g.dffn, cells, p, t.ffn_seed);
+    be.gated_activation_backward(t.ffn_pre, g.dffn, dpre, rows, c.d_ff, c.activation);
+    linear(dpre, in, L.fc1, din, rows);
+    return;
+  }
   be.zero(g.dffn, cells);
   linear(dout, t.ffn_act, L.fc2, g.dffn, rows);
   be.dropout_backward(g.dffn, cells, p, t.ffn_seed);

@@ -30,7 +30,7 @@ struct GradScratch {
   float* dkv = nullptr;     // [B, max(S, T), KV]
   float* dprobs = nullptr;  // [B, H, n, keys] (then, in place, the scores' gradient)
   float* dctx = nullptr;    // [rows, C]
-  float* dffn = nullptr;    // [rows, d_ff]
+  float* dffn = nullptr;    // [rows, d_ff] (gated: [rows, 3·d_ff])
 };
 
 class Backward : public Widths {

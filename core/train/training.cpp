@@ -95,7 +95,7 @@ void carveStep(Arena& a, const ModelConfig& c, const DeviceWeights& dw, int B, i
   g.dkv = a.floats(max_rows * KV);
   g.dprobs = a.floats(max_rows * c.n_heads * keys);
   g.dctx = a.floats(max_rows * c.valueWidth());
-  g.dffn = a.floats(max_rows * c.d_ff * (c.gated_ffn ? 2 : 1));
+  g.dffn = a.floats(max_rows * c.d_ff * (c.gated_ffn ? 3 : 1));
   l.targets = a.ints(rows);
   l.losses = a.floats(rows);
   l.predictions = a.ints(rows);
