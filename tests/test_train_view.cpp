@@ -172,7 +172,7 @@ class TrainViewTest : public QObject {
   // Issue 29: before a run the axis reads the steps asked for, in distinct round numbers whose
   // labels stay inside the chart; the Size box shows its entry whole.
   void axesAndControlsBeforeARun() {
-    auto w = openWindow();
+    auto w = openTrainWindow();
     TrainView* tv = trainView(*w);
     QCoreApplication::processEvents();
     for (int steps : {1500, 150, 3000, 900, 30000}) {
