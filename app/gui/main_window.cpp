@@ -1117,7 +1117,11 @@ void MainWindow::setPresentationMode(bool on) {
   tree_->setVisible(!on);
   if (give_back)  // once the layouts have taken the smaller fonts in (they may grow the window)
     QTimer::singleShot(0, this, [this, size = size_before_presentation_] {
-      if (!presentation_) resize(size);
+      // Nested layouts settle over a few rounds, each of which may grow the window again.
+      for (int round = 0; round < 4 && !presentation_; ++round) {
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+        resize(size);
+      }
     });
   if (QAction* a = action(QStringLiteral("presentation"))) {
     const QSignalBlocker b(a);
