@@ -49,6 +49,7 @@
 #include "compute/thread_pool.h"
 #include "decoding_view.h"
 #include "figure.h"
+#include "fonts.h"
 #include "gui_fixture.h"
 #include "heatmap.h"
 #include "io/safetensors.h"
@@ -209,6 +210,8 @@ void GuiTest::initTestCase() {
   QCoreApplication::setApplicationName(QStringLiteral("test_gui"));
   QSettings().clear();
   QVERIFY2(QFile::exists(kTinyModel), qPrintable(kTinyModel));
+  // What fits where depends on the fonts: the ones attnviz ships, whatever this machine has.
+  QVERIFY(usePinnedFonts());
 }
 
 // ---- colormaps and models ---------------------------------------------------------------------

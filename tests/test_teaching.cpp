@@ -29,6 +29,7 @@
 #include "cell_view.h"
 #include "compare_view.h"
 #include "compute/cpu_backend.h"
+#include "fonts.h"
 #include "gui_fixture.h"
 #include "head_stats_view.h"
 #include "heatmap.h"
@@ -82,6 +83,8 @@ class TeachingTest : public QObject {
   void initTestCase() {
     QCoreApplication::setOrganizationName(QStringLiteral("attnviz-tests"));
     QCoreApplication::setApplicationName(QStringLiteral("test_teaching"));
+    // What fits where depends on the fonts: the ones attnviz ships, whatever this machine has.
+    QVERIFY(usePinnedFonts());
     if (bundledNames().isEmpty()) QSKIP("no bundled model found (resources/models)");
   }
 

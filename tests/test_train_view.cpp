@@ -19,6 +19,7 @@
 
 #include "arch/weights.h"
 #include "engine.h"
+#include "fonts.h"
 #include "gui_fixture.h"
 #include "main_window.h"
 #include "train_view.h"
@@ -68,7 +69,11 @@ class TrainViewTest : public QObject {
   Q_OBJECT
 
  private slots:
-  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    // What fits where depends on the fonts: the ones attnviz ships, whatever this machine has.
+    QVERIFY(usePinnedFonts());
+  }
 
   // A short run of a tiny model: curves, snapshots, the timeline, the saved model, and Open in
   // attnviz.

@@ -1,6 +1,7 @@
 // The fonts attnviz ships (resources/fonts: DejaVu Sans and DejaVu Sans Mono, unchanged) and the
 // switch that makes every window draw with them: pictures compared pixel by pixel (the user's
-// guide's, test_tour) then look the same on every machine, whatever fonts it has installed.
+// guide's, test_tour) and what the GUI tests measure then come out the same on every machine,
+// whatever fonts it has installed.
 #pragma once
 
 namespace attnviz::gui {
