@@ -564,16 +564,20 @@ void TourTest::guideImagesAreCurrent() {
   QSignalSpy finished(tour, &Tour::finished);
   tour->stop();
   QVERIFY(finished.wait(60000) || !finished.isEmpty());
+  QVERIFY(w->engine()->waitUntilIdle(60000));
   // The positional encodings of the reordering model.
   w->setCurrentView(QStringLiteral("positional"));
   images.emplace_back(QStringLiteral("positional"), guideShot(*w));
-  // Padding: a batch of sentences of different lengths, the shortest one shown.
+  // Padding: a batch of sentences of different lengths, the shortest one shown. (Not before the
+  // engine is idle: a job still running refuses the batch, and the picture would show no batch.)
+  QVERIFY(w->engine()->waitUntilIdle(60000));
   w->setCurrentView(QStringLiteral("masks"));
   w->masksView()->batchEdit()->setPlainText(
       QStringLiteral("the big dog sees a small cat\nyour girl sees our letter\n"
                      "my fast calm cat counts this door with a young lamp"));
   w->masksView()->batchButton()->click();
   QVERIFY(w->engine()->waitUntilIdle(60000));
+  QVERIFY(w->engine()->snapshot() && w->engine()->snapshot()->batch);
   w->state()->setKind(AttentionKind::EncoderSelf);
   w->state()->setBatchIndex(1);
   images.emplace_back(QStringLiteral("padding"), guideShot(*w));
