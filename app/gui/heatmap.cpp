@@ -311,9 +311,10 @@ QRectF HeatmapWidget::rowTitleRect(QString* text) const {
   const QFontMetricsF fm(hfont());
   const double lh = fm.height();
   const Layout l = computeLayout(size());
-  // Beside the rows, from their top down; moved up where it would run off the widget, and cut
-  // short (with "…") only where the widget is shorter than the title.
-  const double room = std::max(0.0, height() - 2 * kPad);
+  // Beside the rows, from their top down; moved up where it would run off the widget (never into
+  // the title above), and cut short (with "…") only where there is not room for it there.
+  const double top = kPad + titleHeight();
+  const double room = std::max(0.0, height() - kPad - top);
   QString t = d.row_title;
   double tw = fm.horizontalAdvance(t) + 4;
   if (tw > room) {
@@ -321,7 +322,7 @@ QRectF HeatmapWidget::rowTitleRect(QString* text) const {
     tw = fm.horizontalAdvance(t) + 4;
   }
   double y = std::max(l.grid.center().y(), l.grid.top() + tw / 2);
-  y = std::max(kPad + tw / 2, std::min(y, height() - kPad - tw / 2));
+  y = std::max(top + tw / 2, std::min(y, height() - kPad - tw / 2));
   if (text) *text = t;
   return QRectF(kPad, y - tw / 2, lh, tw);
 }
