@@ -1658,6 +1658,9 @@ void GuiTest::keysHelpFromTheActionTable() {
     QVERIFY(help.contains(v->title()));
     QVERIFY(w->action(QStringLiteral("view-") + v->name()));
   }
+  // The keys' column holds keys only: a view without one says where to find it beside its name.
+  QVERIFY2(!help.contains(QStringLiteral("<td>&nbsp;&nbsp;its tab")), qPrintable(help));
+  QVERIFY(help.contains(QStringLiteral("no key: its tab or the View menu")));
   QVERIFY(w->action(QStringLiteral("exportPdf")));
   QVERIFY(w->action(QStringLiteral("exportFrames")));
 }

@@ -674,10 +674,13 @@ QString MainWindow::keysHelpHtml() const {
     QStringList keys;
     for (const QKeySequence& k : spec.keys) keys << k.toString(QKeySequence::NativeText);
     keys.removeDuplicates();
-    if (keys.isEmpty()) keys << tr("its tab or the View menu");
+    // A view without a key: no key in the keys' column, where to find it beside its name.
+    QString text = QString(spec.text).remove('&');
+    if (keys.isEmpty()) text += tr(" (no key: its tab or the View menu)");
     html += QStringLiteral("<tr><td>&nbsp;&nbsp;%1</td><td>%2</td></tr>")
-                .arg(keys.join(QStringLiteral(", ")).toHtmlEscaped(),
-                     QString(spec.text).remove('&').toHtmlEscaped());
+                .arg(keys.isEmpty() ? QStringLiteral("—")
+                                    : keys.join(QStringLiteral(", ")).toHtmlEscaped(),
+                     text.toHtmlEscaped());
   }
   html += QStringLiteral("</table>");
   html +=
