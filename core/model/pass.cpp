@@ -202,34 +202,31 @@ void Pass::attend(AttentionKind kind, int layer, HeadsView qv, HeadsView kv, int
                                Hkv, n, Tk, c.d_v);  // ctx [B, n, C]
 }
 
-const float* Pass::tempered(AttentionKind kind, int layer, const float* sc, int B, int n, int Tk) {
+template <class Factor>
+const float* Pass::scaledHeads(AttentionKind kind, int layer, const float* x, int B, int n, int Tk,
+                               Factor&& factor) {
   const int64_t head_cells = (int64_t)n * Tk;
   bool copied = false;
   for (const auto& iv : o.interventions) {
-    if (iv.kind != kind || iv.layer != layer || iv.head < 0 || iv.head >= H ||
-        iv.temperature == 1.0f)
-      continue;
-    if (!copied) be.copy(sc, extra, (int64_t)B * H * head_cells);
+    const float f = factor(iv);
+    if (iv.kind != kind || iv.layer != layer || iv.head < 0 || iv.head >= H || f == 1.0f) continue;
+    if (!copied) be.copy(x, extra, (int64_t)B * H * head_cells);
     copied = true;
     for (int b = 0; b < B; ++b)
-      be.scale_forward(extra + ((int64_t)b * H + iv.head) * head_cells, head_cells,
-                       1.0f / iv.temperature);
+      be.scale_forward(extra + ((int64_t)b * H + iv.head) * head_cells, head_cells, f);
   }
-  return copied ? extra : sc;
+  return copied ? extra : x;
+}
+
+const float* Pass::tempered(AttentionKind kind, int layer, const float* sc, int B, int n, int Tk) {
+  return scaledHeads(kind, layer, sc, B, n, Tk,
+                     [](const HeadIntervention& iv) { return 1.0f / iv.temperature; });
 }
 
 const float* Pass::switchedOff(AttentionKind kind, int layer, const float* pr, int B, int n,
                                int Tk) {
-  const int64_t head_cells = (int64_t)n * Tk;
-  bool copied = false;
-  for (const auto& iv : o.interventions) {
-    if (iv.kind != kind || iv.layer != layer || iv.head < 0 || iv.head >= H || !iv.off) continue;
-    if (!copied) be.copy(pr, extra, (int64_t)B * H * head_cells);
-    copied = true;
-    for (int b = 0; b < B; ++b)
-      be.scale_forward(extra + ((int64_t)b * H + iv.head) * head_cells, head_cells, 0.0f);
-  }
-  return copied ? extra : pr;
+  return scaledHeads(kind, layer, pr, B, n, Tk,
+                     [](const HeadIntervention& iv) { return iv.off ? 0.0f : 1.0f; });
 }
 
 void Pass::project(const float* x, const DeviceLinear& l, float* store, int B, int n, int past,

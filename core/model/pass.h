@@ -113,6 +113,11 @@ class Pass : public Widths {
   // trace keeps the raw scores), and the probabilities with heads switched off (a copy).
   const float* tempered(AttentionKind kind, int layer, const float* scores, int B, int n, int Tk);
   const float* switchedOff(AttentionKind kind, int layer, const float* probs, int B, int n, int Tk);
+  // A copy of x [B, H, n, Tk] in the scratch `extra` with each head of the block's interventions
+  // scaled by factor(iv) (1 = untouched); x itself when no head changes.
+  template <class Factor>
+  const float* scaledHeads(AttentionKind kind, int layer, const float* x, int B, int n, int Tk,
+                           Factor&& factor);
   // rows [past, past + n) of each batch's region of a [B, cap, width] store ← x·Wᵀ
   void project(const float* x, const DeviceLinear& l, float* store, int B, int n, int past,
                int cap);
