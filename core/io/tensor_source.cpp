@@ -124,4 +124,9 @@ const std::map<std::string, std::string>& TensorSource::metadata() const {
   return kNoMetadata;
 }
 
+const nlohmann::json& TensorSource::arguments() const {
+  static const nlohmann::json none = nlohmann::json::object();
+  return none;
+}
+
 }  // namespace attnviz

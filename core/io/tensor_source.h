@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,11 @@ class TensorSource {
 
   // Strings stored beside the tensors (safetensors' __metadata__); empty where a format has none.
   virtual const std::map<std::string, std::string>& metadata() const;
+  // What a checkpoint dict holds beside the tensors ({"model_args": {"n_head": 6, …}, "iter_num":
+  // 5000, …}) as JSON: None → null, bools, ints, floats (NaN kept), strings; dicts with string keys
+  // one level down; anything else → {"python": "a tensor"} (what it is, for messages). An empty
+  // object where a format has none.
+  virtual const nlohmann::json& arguments() const;
 };
 
 }  // namespace attnviz

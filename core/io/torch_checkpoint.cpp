@@ -361,6 +361,10 @@ class StorageTable {
 
 // ---- choosing the tensors, checking them, reading their storages ----
 
+// What arguments() keeps: entries per dict, bytes per string.
+constexpr size_t kMaxArguments = 4096;
+constexpr size_t kMaxArgumentBytes = 4096;
+
 class CheckpointBuilder {
  public:
   // Reads the bytes of a storage record (nbytes = numel × element size).
@@ -400,6 +404,7 @@ class CheckpointBuilder {
 
   const std::string& file() const { return ck_.path_; }
   void add(std::string name, Ref tensor);
+  nlohmann::json argument(const Value& v, int depth) const;
   bool isModule(const Value& v) const;
   const Object* state(const Object& inst) const;
   const Module& module(Ref inst, const std::string& name);
@@ -469,6 +474,35 @@ void CheckpointBuilder::refuseUnknownGlobals(const std::string& shape) const {
                   "lists and dicts loads (save model.state_dict() alone if in doubt)");
 }
 
+// A checkpoint's value as JSON for arguments(): scalars as themselves, a dict with string keys one
+// level down, anything else as what it is ({"python": "a tensor"}).
+nlohmann::json CheckpointBuilder::argument(const Value& v, int depth) const {
+  auto opaque = [&](const std::string& what) { return nlohmann::json{{"python", what}}; };
+  switch (v.kind) {
+    case Value::Kind::None:
+      return nullptr;
+    case Value::Kind::Bool:
+      return v.b;
+    case Value::Kind::Int:
+      return v.i;
+    case Value::Kind::Float:
+      return v.f;
+    case Value::Kind::Ref:
+      break;
+  }
+  const Object& o = g_.at(v.ref);
+  if (o.type == Type::Str)
+    return o.text.size() <= kMaxArgumentBytes ? nlohmann::json(o.text) : opaque(g_.describe(v));
+  if (o.type == Type::Dict && depth == 0) {
+    nlohmann::json out = nlohmann::json::object();
+    for (size_t i = 0; i + 1 < o.items.size() && i < 2 * kMaxArguments; i += 2)
+      if (const std::string* key = g_.str(o.items[i]); key && key->size() <= kMaxArgumentBytes)
+        out[*key] = argument(o.items[i + 1], depth + 1);
+    return out;
+  }
+  return opaque(g_.describe(v));
+}
+
 void CheckpointBuilder::pick(const Value& root) {
   struct Candidate {
     Ref dict;
@@ -534,9 +568,16 @@ void CheckpointBuilder::pick(const Value& root) {
         for (const auto& k : skipped) s += (s.empty() ? "" : ", ") + k;
         return s;
       }());
-    if (!best->path.empty())
+    if (!best->path.empty()) {
       ck_.notes_.push_back("other entries of the checkpoint, not read: " +
                            keyList(g_.at(root.ref), best->path.front()));
+      // The other entries' values (model_args, iter_num, …) for what they state.
+      const Object& top = g_.at(root.ref);
+      for (size_t i = 0; i + 1 < top.items.size() && i < 2 * kMaxArguments; i += 2) {
+        const std::string* key = g_.str(top.items[i]);
+        if (key && *key != best->path.front()) ck_.arguments_[*key] = argument(top.items[i + 1], 0);
+      }
+    }
     return;
   }
   if (!models.empty()) {

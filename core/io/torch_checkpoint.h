@@ -110,6 +110,8 @@ class TorchCheckpoint : public TensorSource {
   // Entries not read (optimizer state, epoch, non-tensor values), Python classes a whole model
   // refers to: for the user's information, never errors.
   const std::vector<std::string>& notes() const { return notes_; }
+  // A checkpoint dict's other entries ({"model_args": {…}, "iter_num": 5000, …}; TensorSource).
+  const nlohmann::json& arguments() const override { return arguments_; }
   int pickleProtocol() const { return protocol_; }
   // The zip archive's folder ("archive", or the file's stem for older PyTorch); empty for legacy.
   const std::string& archiveName() const { return archive_; }
@@ -134,6 +136,7 @@ class TorchCheckpoint : public TensorSource {
   std::vector<std::string> key_path_;
   std::string model_class_;
   std::vector<std::string> notes_;
+  nlohmann::json arguments_ = nlohmann::json::object();
   int protocol_ = 0;
   std::string archive_;
 };
