@@ -4,7 +4,9 @@
 // Also vocabulary files in their three formats, and the diagnosis when names and config disagree.
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "arch/infer.h"
@@ -257,6 +259,112 @@ class TestInfer : public QObject {
     QVERIFY2(m.find("problems") != std::string::npos &&
                  m.find("look like wq-tutorial Translation") != std::string::npos,
              m.c_str());
+  }
+
+  // A model of the user's own names opens with a map of them (docs/formats.md "Your own names"),
+  // computes what the same weights under a tutorial's names compute, is remembered, converts and
+  // reopens with no map given.
+  void ownNamesOpen() {
+    const std::string original = dataPath("gpt003");
+    auto want = loadModel(original);
+    const SafetensorsFile f = SafetensorsFile::open(original);
+    std::vector<NamedTensor> renamed;
+    const std::pair<const char*, const char*> names[] = {{".dec_self_attn.WQ.", ".q."},
+                                                         {".dec_self_attn.WK.", ".k."},
+                                                         {".dec_self_attn.WV.", ".v."},
+                                                         {".dec_self_attn.linear.", ".o."},
+                                                         {".dec_self_attn.layer_norm.", ".ln1."},
+                                                         {".pos_ffn.l1.", ".up."},
+                                                         {".pos_ffn.l2.", ".down."},
+                                                         {".pos_ffn.layer_norm.", ".ln2."}};
+    for (NamedTensor t : floatTensors(f)) {
+      std::string n = t.name;
+      if (n.rfind("decoder.layers.", 0) == 0) n = "blk." + n.substr(15);
+      for (const auto& [from, to] : names)
+        if (size_t at = n.find(from); at != std::string::npos) n.replace(at, strlen(from), to);
+      if (n == "decoder.tgt_emb.weight") n = "tok.weight";
+      if (n == "projection.weight") n = "head.weight";
+      if (n == "decoder.pos_emb.pe") n = "sinusoid";
+      t.name = n;
+      renamed.push_back(std::move(t));
+    }
+    const std::string path = tmp("own_names.safetensors");
+    writeSafetensors(path, renamed, {});
+    const nlohmann::json map = nlohmann::json::parse(R"({
+      "architecture": "decoder-only", "norm": "post", "activation": "gelu_tanh",
+      "positional": "sinusoidal",
+      "names": {"token_embd": "tok.weight", "attn_q": "blk.{N}.q", "attn_k": "blk.{N}.k",
+                "attn_v": "blk.{N}.v", "attn_output": "blk.{N}.o", "attn_norm": "blk.{N}.ln1",
+                "ffn_up": "blk.{N}.up", "ffn_down": "blk.{N}.down", "ffn_norm": "blk.{N}.ln2",
+                "output": "head"},
+      "ignore": ["sinusoid"]})");
+    // Without the map: refused, naming the closest architecture and what it lacks.
+    const auto refused = caught([&] { loadModel(path); });
+    QVERIFY(refused);
+    QVERIFY2(std::string(refused->what()).find("--names FILE.json") != std::string::npos,
+             refused->what());
+    LoadOptions o;
+    o.supplied.names_map = map;
+    o.supplied.n_heads = 4;
+    o.supplied.tgt_vocab = want->config.tgt_vocab;
+    std::shared_ptr<const LoadedModel> got;
+    const auto err = caught([&] { got = loadModel(path, o); });
+    QVERIFY2(!err, err ? err->what() : "");
+    QCOMPARE(got->config.family, std::string("custom"));
+    const Inputs in{{}, {}, {{1, 4, 5, 7, 3, 6}}};
+    Model a(want, makeCpuBackend()), b(got, makeCpuBackend());
+    QCOMPARE(b.forward(in).logits.data, a.forward(in).logits.data);
+    // Remembered beside the file: it opens with nothing given.
+    rememberAnswers(path, o.supplied);
+    auto again = loadModel(path);
+    QCOMPARE(again->config.family, std::string("custom"));
+    // Converted: the map travels in the config.
+    const std::string converted = tmp("own_names.converted.safetensors");
+    convertToSafetensors(path, converted, o);
+    auto reopened = loadModel(converted);
+    Model c(reopened, makeCpuBackend());
+    QCOMPARE(c.forward(in).logits.data, a.forward(in).logits.data);
+    // A map with a role that does not exist is refused naming it and the roles.
+    o.supplied.names_map["names"]["attn_query"] = "blk.{N}.q";
+    const auto bad = caught([&] { loadModel(path, o); });
+    QVERIFY(bad);
+    QVERIFY2(
+        std::string(bad->what()).find("\"attn_query\", which is not a role") != std::string::npos,
+        bad->what());
+  }
+
+  // A file close to an architecture but not one: the closest is named with the roles it lacks.
+  void closestArchitectureIsNamed() {
+    const SafetensorsFile f = SafetensorsFile::open(dataPath("gpt003"));
+    std::vector<NamedTensor> renamed;
+    for (NamedTensor t : floatTensors(f)) {
+      if (size_t at = t.name.find(".WQ."); at != std::string::npos) t.name.replace(at, 4, ".Wq.");
+      renamed.push_back(std::move(t));
+    }
+    const std::string path = tmp("almost_gpt003.safetensors");
+    writeSafetensors(path, renamed, {});
+    const auto err = caught([&] { loadModel(path); });
+    QVERIFY(err);
+    QCOMPARE(err->kind(), ErrorKind::BadConfig);
+    const std::string m = err->what();
+    QVERIFY2(m.find("Closest: wq-tutorial GPTModel") != std::string::npos &&
+                 m.find("attn_q (decoder.layers.0.dec_self_attn.WQ.weight)") != std::string::npos,
+             m.c_str());
+  }
+
+  // docs/formats.md holds the tables generated from the table of architectures, unchanged.
+  void docsMatchTheTable() {
+    std::ifstream in(std::string(ATTNVIZ_SOURCE_DIR) + "/docs/formats.md", std::ios::binary);
+    QVERIFY(in);
+    const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string begin = "<!-- BEGIN attnviz-cli architectures --markdown -->\n";
+    const std::string end = "<!-- END attnviz-cli architectures --markdown -->";
+    const size_t a = doc.find(begin), b = doc.find(end);
+    QVERIFY2(a != std::string::npos && b != std::string::npos, "the markers are missing");
+    const std::string section = doc.substr(a + begin.size(), b - a - begin.size());
+    QVERIFY2(section == architecturesMarkdown(),
+             "docs/formats.md's tables differ from the table of architectures: regenerate them "
+             "with attnviz-cli architectures --markdown");
   }
 
   void vocabularyFiles() {

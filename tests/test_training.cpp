@@ -381,8 +381,8 @@ class TestTraining : public QObject {
     const std::string path = QDir::tempPath().toStdString() + "/attnviz_trained_test.safetensors";
     saveModel(*t.snapshot(), path);
     auto loaded = loadModel(path);
-    QCOMPARE(loaded->config.family, Family::PytorchNnTransformer);
-    QCOMPARE(loaded->config.model, ModelClass::Seq2SeqTransformer);
+    QCOMPARE(loaded->config.family, std::string("pytorch-nn-transformer"));
+    QCOMPARE(loaded->config.model, std::string("Seq2SeqTransformer"));
     QVERIFY(loaded->config.src_vocab == t.task().srcVocab());
     // Every weight exactly as trained.
     const auto bad = compareLayouts(loaded->weights, t.model().currentWeights(), 0.0, 1.0);
@@ -399,8 +399,8 @@ class TestTraining : public QObject {
     std::remove(path.c_str());
     // Other families are refused with a message.
     ModelConfig other = loaded->config;
-    other.family = Family::NlpTutorial;
-    other.model = ModelClass::Transformer;
+    other.family = "nlp-tutorial";
+    other.model = "Transformer";
     QVERIFY(!canSaveModel(other));
   }
 

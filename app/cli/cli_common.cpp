@@ -32,14 +32,19 @@ void addModelArgs(CLI::App* cmd, ModelArgs& a, bool required, bool backend) {
       ->type_name("FILE.json");
   // What a file without a config cannot tell by its tensors (docs/formats.md, "Inferred configs").
   const std::string g = "Without a config";
-  cmd->add_option("--family", a.family,
-                  "the tutorial the model follows, when its tensor names do not tell "
-                  "(nlp-tutorial, wq-tutorial, pytorch-nn-transformer, my-transformer, "
-                  "step-by-step-encoder)")
+  std::string classes;
+  for (const auto& arch : architectures()) classes += (classes.empty() ? "" : ", ") + arch.model;
+  cmd->add_option(
+         "--family", a.family,
+         "the tutorial the model follows, when its tensor names do not tell (" + familyList() + ")")
       ->group(g);
   cmd->add_option("--model-class", a.model_class,
-                  "the model's class in its tutorial (Transformer, Translation, BertModel, "
-                  "GPTModel, Classifier, Seq2SeqTransformer, TranslationModel, TransformerEncoder)")
+                  "the model's class in its tutorial (" + classes + ")")
+      ->group(g);
+  cmd->add_option("--names", a.names,
+                  "a model of your own names: a JSON map of your tensor names to their roles "
+                  "(docs/formats.md \"Your own names\")")
+      ->type_name("FILE.json")
       ->group(g);
   cmd->add_option("--n-heads", a.n_heads, "the number of attention heads")
       ->check(CLI::Range(1, 4096))
@@ -91,6 +96,7 @@ static UserSupplied suppliedAnswers(const ModelArgs& a) {
   if (a.eos_id) j["eos_id"] = *a.eos_id;
   if (a.norm) j["norm"] = *a.norm;
   if (a.activation) j["activation"] = *a.activation;
+  if (a.names) j["names_map"] = readJsonFile(*a.names);
   UserSupplied u = UserSupplied::fromJson(j, "the command line");
   if (a.vocab && (a.src_vocab || a.tgt_vocab))
     throw Error(ErrorKind::Usage,

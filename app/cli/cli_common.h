@@ -25,7 +25,8 @@ struct ModelArgs {
   std::string model;
   std::string config;
   std::string backend = "cpu";
-  std::optional<std::string> family, model_class, vocab, src_vocab, tgt_vocab, norm, activation;
+  std::optional<std::string> family, model_class, vocab, src_vocab, tgt_vocab, norm, activation,
+      names;
   std::optional<int> n_heads, pad_id, bos_id, eos_id;
   std::optional<int> threads;  // --threads: the CPU backend's threads (0 = one per core)
   bool remember = false;

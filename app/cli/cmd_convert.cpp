@@ -23,8 +23,8 @@ int runConvert(const ConvertArgs& a) {
   rememberIfAsked(a.model, lm->path, lo);
   for (const auto& n : lm->notes) std::cerr << "attnviz-cli: " << safe(n) << "\n";
   for (const auto& w : lm->warnings) std::cerr << "attnviz-cli: warning: " << safe(w) << "\n";
-  std::cout << "wrote " << safe(a.out) << " (" << familyName(lm->config.family) << ", "
-            << modelClassName(lm->config.model) << ", config in its metadata)\n";
+  std::cout << "wrote " << safe(a.out) << " (" << lm->config.family << ", " << lm->config.model
+            << ", config in its metadata)\n";
   return 0;
 }
 

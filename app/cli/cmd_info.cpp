@@ -27,21 +27,33 @@ int runInfo(const ModelArgs& args) {
   std::cout << "model:        " << safe(lm->path) << "\n";
   if (!c.name.empty()) std::cout << "name:         " << safe(c.name) << "\n";
   if (!c.description.empty()) std::cout << "description:  " << safe(c.description) << "\n";
-  std::cout << "family:       " << familyName(c.family) << " (" << familyTitle(c.family) << ")\n"
-            << "class:        " << modelClassName(c.model) << ", "
-            << architectureName(c.architecture()) << "\n"
+  std::cout << "family:       " << c.family << " (" << familyTitle(c.family) << ")\n"
+            << "class:        " << c.model << ", " << architectureName(c.architecture()) << "\n"
             << "layers:       ";
   if (c.hasEncoder()) std::cout << c.n_encoder_layers << " encoder";
   if (c.hasCross()) std::cout << " + ";
   if (c.hasDecoder()) std::cout << c.n_decoder_layers << " decoder";
   std::cout << "\n"
             << "d_model:      " << c.d_model << "\n"
-            << "heads:        " << c.n_heads << " (d_k " << c.d_k << ", d_v " << c.d_v << ")\n"
-            << "d_ff:         " << c.d_ff << " (" << activationName(c.activation) << ")\n"
-            << "norm:         " << (c.norm == NormPlacement::Post ? "post" : "pre") << "-LayerNorm"
+            << "heads:        " << c.n_heads << " (d_k " << c.d_k << ", d_v " << c.d_v
+            << (c.kvHeads() != c.n_heads
+                    ? "; " + std::to_string(c.kvHeads()) + " key/value heads, grouped-query"
+                    : std::string())
+            << ")\n"
+            << "d_ff:         " << c.d_ff << " (" << activationName(c.activation)
+            << (c.gated_ffn ? ", gated" : "") << ")\n"
+            << "norm:         " << (c.norm == NormPlacement::Post ? "post" : "pre") << "-"
+            << (c.norm_kind == NormKind::RmsNorm        ? "RMSNorm"
+                : c.norm_kind == NormKind::LayerNormStd ? "LayerNorm (unbiased std + eps)"
+                                                        : "LayerNorm")
             << (c.final_norm ? " + final norms" : "") << (c.embed_norm ? " + embedding norm" : "")
             << "\n"
-            << "positions:    " << positionalName(c.positional) << ", max_len " << c.max_len << "\n"
+            << "positions:    " << positionalName(c.positional) << ", max_len " << c.max_len
+            << (c.positional == Positional::Rotary
+                    ? std::string(", theta ") + std::to_string(c.rope_theta) + ", " +
+                          ropeLayoutName(c.rope_layout) + " pairs"
+                    : std::string())
+            << "\n"
             << "embeddings:   " << (c.embed_scale ? "scaled by sqrt(d_model)" : "unscaled")
             << (c.n_segments ? ", " + std::to_string(c.n_segments) + " segments" : "") << "\n"
             << "mask fill:    " << c.mask_fill << "\n"
@@ -65,6 +77,14 @@ int runInfo(const ModelArgs& args) {
     for (int k = 0; k < c.n_classes && k < (int)kShownTokens; ++k)
       std::cout << " " << safe(c.classLabel(k));
     std::cout << (c.n_classes > (int)kShownTokens ? " …" : "") << "\n";
+  }
+  if (c.hasCross()) {
+    const DecodeRule& rule = c.spec().decode;
+    std::cout << "decode:       greedy, at most the source's length + " << rule.extra_over_source
+              << " tokens"
+              << (rule.text.empty() ? std::string(" (attnviz's rule; the tutorial defines none)")
+                                    : " (" + rule.text + ")")
+              << "\n";
   }
   for (size_t i = 0; i < c.examples.size() && i < kShownItems; ++i)
     std::cout << "example:      " << safe(c.examples[i].src) << "\n";

@@ -13,7 +13,7 @@ namespace {
 using AddCommand = Command (*)(CLI::App&);
 constexpr AddCommand kCommands[] = {
     addInfoCommand,  addRunCommand,   addDecodeCommand, addConvertCommand,
-    addBenchCommand, addTrainCommand, addModelsCommand,
+    addBenchCommand, addTrainCommand, addModelsCommand, addArchitecturesCommand,
 };
 
 }  // namespace

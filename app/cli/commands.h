@@ -24,6 +24,7 @@ Command addBenchCommand(CLI::App& cli);
 Command addTrainCommand(CLI::App& cli);
 Command addModelsCommand(CLI::App& cli);
 Command addConvertCommand(CLI::App& cli);
+Command addArchitecturesCommand(CLI::App& cli);
 
 // Parses `args` (without the program name) and runs the command: 0 on success, 2 for wrong
 // usage (printed here), else the command's code. Throws attnviz::Error from the commands.

@@ -82,32 +82,41 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
     form->addRow(questionLabel(q.key), w);
     fields_[key] = w;
   }
-  if (inference.layout_assumed) {
-    // Not questions: the tutorial's choices are preselected, and the other is one click away.
-    norm_ = new QComboBox(this);
-    norm_->setObjectName(QStringLiteral("norm"));
-    norm_->addItem(tr("after each sublayer (post-norm: norm_first=False, the default)"),
-                   QStringLiteral("post"));
-    norm_->addItem(tr("before each sublayer (pre-norm: norm_first=True)"), QStringLiteral("pre"));
-    // As inferred: the answers given now and those remembered beside the file.
-    norm_->setCurrentIndex(inference.config.value("norm", std::string("post")) == "pre" ? 1 : 0);
-    norm_->setToolTip(
-        tr("Where nn.TransformerEncoderLayer / DecoderLayer put their LayerNorms: "
-           "the weights are named the same either way. Look for norm_first in "
-           "your training script."));
-    form->addRow(tr("LayerNorm:"), norm_);
-    activation_ = new QComboBox(this);
-    activation_->setObjectName(QStringLiteral("activation"));
-    for (const char* a : {"relu", "gelu", "gelu_tanh", "silu"})
-      activation_->addItem(
-          QString::fromLatin1(a) + (std::string(a) == "relu" ? tr(" (the default)") : QString()),
-          QString::fromLatin1(a));
-    activation_->setCurrentIndex(std::max(0, activation_->findData(QString::fromStdString(
-                                                 inference.config.value("activation", "relu")))));
-    activation_->setToolTip(
-        tr("The feed-forward's activation (nn.Transformer's activation=…): "
-           "the weights do not show it"));
-    form->addRow(tr("Activation:"), activation_);
+  // Switches the names cannot tell (the descriptor's assumptions): not questions — the
+  // tutorial's choice is preselected (or the answer given before), the other one click away.
+  const ArchDefaults& tutorial =
+      inference.guess.spec ? inference.guess.spec->defaults : ArchDefaults{};
+  for (const Assumption& assumed : inference.assumptions) {
+    const QString hint = QString::fromStdString(assumed.hint);
+    if (assumed.key == "norm") {
+      const bool pre_default = tutorial.norm == NormPlacement::Pre;
+      norm_ = new QComboBox(this);
+      norm_->setObjectName(QStringLiteral("norm"));
+      norm_->addItem(tr("after each sublayer (post-norm: norm_first=False)") +
+                         (pre_default ? QString() : tr(", the default")),
+                     QStringLiteral("post"));
+      norm_->addItem(tr("before each sublayer (pre-norm: norm_first=True)") +
+                         (pre_default ? tr(", the default") : QString()),
+                     QStringLiteral("pre"));
+      // As inferred: the answers given now and those remembered beside the file.
+      const std::string given = inference.config.value("norm", pre_default ? "pre" : "post");
+      norm_->setCurrentIndex(given == "pre" ? 1 : 0);
+      norm_->setToolTip(hint);
+      form->addRow(tr("LayerNorm:"), norm_);
+    } else if (assumed.key == "activation") {
+      activation_ = new QComboBox(this);
+      activation_->setObjectName(QStringLiteral("activation"));
+      const std::string fallback = activationName(tutorial.activation);
+      for (const char* a : {"relu", "gelu", "gelu_tanh", "silu"})
+        activation_->addItem(
+            QString::fromLatin1(a) + (fallback == a ? tr(" (the default)") : QString()),
+            QString::fromLatin1(a));
+      activation_->setCurrentIndex(
+          std::max(0, activation_->findData(
+                          QString::fromStdString(inference.config.value("activation", fallback)))));
+      activation_->setToolTip(hint);
+      form->addRow(tr("Activation:"), activation_);
+    }
   }
   auto vocabRow = [&](QLineEdit*& edit, const QString& label, const QString& tip) {
     edit = new QLineEdit(this);

@@ -1,8 +1,9 @@
 // File › Open for a model file without a config whose tensors do not tell everything (a
 // state_dict saved by a tutorial's training loop): shows what was read from the tensors and asks
 // for the rest — the number of heads, the start and end tokens' ids — with optional vocabulary
-// files, the LayerNorm's place and the activation where the names cannot tell them (preselected
-// as the tutorials have them), and "Remember for this file" (kept beside it as MODEL.attnviz.json).
+// files, the switches the names cannot tell (the descriptor's assumptions: the LayerNorm's place,
+// the activation; preselected as the tutorial has them), and "Remember for this file" (kept
+// beside it as MODEL.attnviz.json).
 #pragma once
 
 #include <QDialog>
@@ -34,7 +35,8 @@ class AnswersDialog : public QDialog {
   // The field of a question ("n_heads": a QComboBox; the ids: a QSpinBox), or null (tests).
   QWidget* field(const QString& key) const;
   QLineEdit* vocabularyField(bool target) const { return target ? tgt_vocab_ : src_vocab_; }
-  // The LayerNorm placement and activation choices (null unless the family leaves them open).
+  // The LayerNorm placement and activation choices (null unless the architecture's descriptor
+  // leaves them open: Inference::assumptions).
   QComboBox* normField() const { return norm_; }
   QComboBox* activationField() const { return activation_; }
 

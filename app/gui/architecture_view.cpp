@@ -928,13 +928,11 @@ void ArchitectureView::refresh() {
          "numbers (B sentences, S source and T target positions). Hover a block for what it "
          "does; click an attention block to open it, any other block to see its input and "
          "output as position × dimension heatmaps. ◀ ▶ choose the layer a stack shows.</p>")
-          .arg(
-              QString::fromStdString(c.name.empty() ? std::string(modelClassName(c.model)) : c.name)
-                  .toHtmlEscaped())
-          .arg(QString::fromLatin1(familyTitle(c.family))
+          .arg(QString::fromStdString(c.name.empty() ? c.model : c.name).toHtmlEscaped())
+          .arg(QString::fromStdString(familyTitle(c.family))
                    .section(QStringLiteral(" ("), 0, 0)
                    .toHtmlEscaped())
-          .arg(QString::fromLatin1(modelClassName(c.model)))
+          .arg(QString::fromStdString(c.model))
           .arg(arch)
           .arg(c.d_model)
           .arg(c.n_heads)

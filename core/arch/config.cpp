@@ -13,84 +13,23 @@
 
 namespace attnviz {
 
-namespace {
-
-// One row per (family, class): names, architecture and heads (docs/formats.md "Families").
-struct ClassSpec {
-  Family family;
-  ModelClass model;
-  const char* name;
-  Architecture arch;
-  TokenHead token_head;
-  ClassHead class_head;
-};
-constexpr ClassSpec kClasses[] = {
-    {Family::NlpTutorial, ModelClass::Transformer, "Transformer", Architecture::EncoderDecoder,
-     TokenHead::Linear, ClassHead::None},
-    {Family::WqTutorial, ModelClass::Translation, "Translation", Architecture::EncoderDecoder,
-     TokenHead::Linear, ClassHead::None},
-    {Family::WqTutorial, ModelClass::BertModel, "BertModel", Architecture::EncoderOnly,
-     TokenHead::BertMlm, ClassHead::Pooler},
-    {Family::WqTutorial, ModelClass::Classifier, "Classifier", Architecture::EncoderOnly,
-     TokenHead::None, ClassHead::MeanPool},
-    {Family::WqTutorial, ModelClass::GPTModel, "GPTModel", Architecture::DecoderOnly,
-     TokenHead::Linear, ClassHead::None},
-    {Family::PytorchNnTransformer, ModelClass::Seq2SeqTransformer, "Seq2SeqTransformer",
-     Architecture::EncoderDecoder, TokenHead::Linear, ClassHead::None},
-    {Family::MyTransformer, ModelClass::TranslationModel, "TranslationModel",
-     Architecture::EncoderDecoder, TokenHead::Linear, ClassHead::None},
-    {Family::StepByStepEncoder, ModelClass::TransformerEncoder, "TransformerEncoder",
-     Architecture::EncoderOnly, TokenHead::None, ClassHead::None},
-    {Family::HfMarian, ModelClass::MarianMTModel, "MarianMTModel", Architecture::EncoderDecoder,
-     TokenHead::Linear, ClassHead::None},
-    {Family::HfBart, ModelClass::BartForConditionalGeneration, "BartForConditionalGeneration",
-     Architecture::EncoderDecoder, TokenHead::Linear, ClassHead::None},
-};
-
-const ClassSpec& classSpec(ModelClass m) {
-  for (const auto& c : kClasses)
-    if (c.model == m) return c;
-  return kClasses[0];
+const std::string& familyName(const std::string& family) {
+  return family;
 }
 
-struct FamilySpec {
-  Family family;
-  const char* name;
-  const char* alias;  // an older name that still loads, or nullptr
-  const char* title;
-};
-constexpr FamilySpec kFamilies[] = {
-    {Family::NlpTutorial, "nlp-tutorial", nullptr, "nlp-tutorial's 5-1.Transformer"},
-    {Family::WqTutorial, "wq-tutorial", "seed003",
-     "the WQ/WK/WV tutorial (Translation, BertModel, GPTModel, Classifier)"},
-    {Family::PytorchNnTransformer, "pytorch-nn-transformer", "torch-seq2seq",
-     "PyTorch's nn.Transformer translation tutorial (Seq2SeqTransformer)"},
-    {Family::MyTransformer, "my-transformer", nullptr,
-     "MyTransformer of the TransformerTranslation project (MyMultiheadAttention)"},
-    {Family::StepByStepEncoder, "step-by-step-encoder", nullptr,
-     "the Transformer encoder built step by step on BERT's configuration"},
-    {Family::HfMarian, "hf-marian", nullptr, "Hugging Face MarianMTModel (Marian/OPUS-MT)"},
-    {Family::HfBart, "hf-bart", nullptr, "Hugging Face BartForConditionalGeneration (BART)"},
-};
-
-const FamilySpec& familySpec(Family f) {
-  for (const auto& s : kFamilies)
-    if (s.family == f) return s;
-  return kFamilies[0];
+const std::string& modelClassName(const std::string& model) {
+  return model;
 }
 
-}  // namespace
-
-const char* familyName(Family f) {
-  return familySpec(f).name;
+std::string familyTitle(const std::string& family) {
+  if (const ArchSpec* a = findArchitecture(family)) return a->title;
+  return family == "custom" ? std::string("a model of your own names") : family;
 }
 
-const char* familyTitle(Family f) {
-  return familySpec(f).title;
-}
-
-const char* modelClassName(ModelClass m) {
-  return classSpec(m).name;
+const ArchSpec& ModelConfig::spec() const {
+  if (custom) return *custom;
+  if (const ArchSpec* a = findArchitecture(family, model)) return *a;
+  return architectures().front();
 }
 
 const char* positionalName(Positional p) {
@@ -105,6 +44,22 @@ const char* positionalName(Positional p) {
       return "rotary";
   }
   return "?";
+}
+
+const char* normKindName(NormKind k) {
+  switch (k) {
+    case NormKind::LayerNorm:
+      return "layernorm";
+    case NormKind::LayerNormStd:
+      return "layernorm-std";
+    case NormKind::RmsNorm:
+      return "rmsnorm";
+  }
+  return "?";
+}
+
+const char* ropeLayoutName(RopeLayout l) {
+  return l == RopeLayout::Interleaved ? "interleaved" : "halves";
 }
 
 const char* architectureName(Architecture a) {
@@ -136,15 +91,15 @@ const char* activationName(Activation a) {
 }
 
 Architecture ModelConfig::architecture() const {
-  return classSpec(model).arch;
+  return spec().arch;
 }
 
 TokenHead ModelConfig::tokenHead() const {
-  return classSpec(model).token_head;
+  return spec().token_head;
 }
 
 ClassHead ModelConfig::classHead() const {
-  return classSpec(model).class_head;
+  return spec().class_head;
 }
 
 const std::vector<std::string>& ModelConfig::outputVocab() const {
@@ -285,9 +240,9 @@ int64_t ModelConfig::parameterCount() const {
   auto lin = [](int64_t in, int64_t out, bool bias) { return in * out + (bias ? out : 0); };
   const int64_t d = d_model;
   const bool ab = q_bias.value_or(true), fb = ffn_bias.value_or(true);
-  const int64_t attn = lin(d, attnWidth(), ab) * 2 + lin(d, valueWidth(), ab) +
-                       lin(valueWidth(), d, out_bias.value_or(true));
-  const int64_t ffn = lin(d, d_ff, fb) + lin(d_ff, d, fb);
+  const int64_t attn = lin(d, attnWidth(), ab) + lin(d, keyWidth(), ab) +
+                       lin(d, kvValueWidth(), ab) + lin(valueWidth(), d, out_bias.value_or(true));
+  const int64_t ffn = lin(d, d_ff, fb) * (gated_ffn ? 2 : 1) + lin(d_ff, d, fb);
   const int64_t ln = 2 * d;
   const int64_t pos =
       positional == Positional::Learned ? ((int64_t)max_len + position_offset) * d : 0;
@@ -321,63 +276,42 @@ int64_t ModelConfig::parameterCount() const {
 
 namespace {
 
-// Family defaults (docs/formats.md "Config keys").
-void applyFamilyDefaults(ModelConfig& c) {
-  switch (c.family) {
-    case Family::NlpTutorial:
-      c.activation = Activation::Relu;
-      c.mask_fill = -1e9f;
-      break;
-    case Family::WqTutorial:
-      c.activation = Activation::GeluTanh;
-      c.mask_fill = -1e9f;
-      if (c.model == ModelClass::BertModel) c.n_segments = 2;
-      break;
-    case Family::PytorchNnTransformer:
-      c.activation = Activation::Relu;
-      c.final_norm = c.embed_scale = true;
-      c.mask_fill = -std::numeric_limits<float>::infinity();
-      c.src_bos_eos = true;
-      break;
-    case Family::MyTransformer:
-      c.activation = Activation::Relu;
-      c.final_norm = c.embed_scale = true;
-      c.mask_fill = -std::numeric_limits<float>::infinity();
-      break;
-    case Family::StepByStepEncoder:
-      c.activation = Activation::Gelu;
-      c.norm = NormPlacement::Pre;
-      c.positional = Positional::Learned;
-      c.embed_norm = true;
-      c.embed_norm_eps = 1e-12f;
-      c.mask_fill = -std::numeric_limits<float>::infinity();
-      break;
-    case Family::HfMarian:
-      // modeling_marian.py: post-norm layers, swish (= SiLU), token embeddings × √d_model, the
-      // sinusoid laid out [sin | cos]; the decoder starts with the pad token.
-      c.activation = Activation::Silu;
-      c.embed_scale = true;
-      c.positional = Positional::SinusoidalHalves;
-      c.max_len = 512;
-      break;
-    case Family::HfBart:
-      // modeling_bart.py: post-norm, GELU (erf), learned positions whose first 2 rows are unused,
-      // layernorm_embedding after token + position embeddings, no embedding scale by default.
-      c.activation = Activation::Gelu;
-      c.positional = Positional::Learned;
-      c.position_offset = 2;
-      c.embed_norm = true;
-      c.max_len = 1024;
-      c.src_bos_eos = true;
-      break;
-  }
+// The descriptor's defaults (docs/formats.md "Config keys").
+void applyDefaults(ModelConfig& c) {
+  const ArchDefaults& d = c.spec().defaults;
+  c.activation = d.activation;
+  c.norm = d.norm;
+  c.norm_kind = d.norm_kind;
+  c.layer_norm_eps = d.layer_norm_eps;
+  c.embed_norm_eps = d.embed_norm_eps > 0 ? d.embed_norm_eps : d.layer_norm_eps;
+  c.positional = d.positional;
+  c.rope_theta = d.rope_theta;
+  c.rope_layout = d.rope_layout;
+  c.gated_ffn = d.gated_ffn;
+  c.final_norm = d.final_norm;
+  c.embed_scale = d.embed_scale;
+  c.embed_norm = d.embed_norm;
+  c.mask_fill = d.mask_fill;
+  c.max_len = d.max_len;
+  c.position_offset = d.position_offset;
+  c.src_bos_eos = d.src_bos_eos;
+  c.n_segments = d.n_segments;
+  c.src_padding_mask = c.tgt_padding_mask = d.padding_mask;
 }
 
-// nn.MultiheadAttention, the per-head modules of the step-by-step encoder and Hugging Face's
-// BartAttention (head_dim = embed_dim / num_heads) tie the head width to d_model.
-bool headsSplitDModel(Family f) {
-  return f == Family::PytorchNnTransformer || f == Family::MyTransformer ||
-         f == Family::StepByStepEncoder || f == Family::HfMarian || f == Family::HfBart;
+// One of a few names (a key whose value is an enum); `fallback` when absent.
+template <class E, size_t N>
+E getChoice(const json& j, const char* key, const std::string& src, E fallback,
+            const std::pair<const char*, E> (&choices)[N]) {
+  if (!j.contains(key)) return fallback;
+  const std::string v = getString(j, key, src, "");
+  std::string names;
+  for (const auto& [name, value] : choices) {
+    if (v == name) return value;
+    names += std::string(names.empty() ? "" : ", ") + name;
+  }
+  bad(src, "\"" + std::string(key) + "\" is \"" + clipForMessage(v, 40) + "\", expected one of " +
+               names);
 }
 
 std::optional<bool> getOptionalBool(const json& j, const char* key, const std::string& src,
@@ -403,34 +337,36 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   if (!j.is_object()) bad(src, "config is " + jsonTypeName(j) + ", expected an object");
   ModelConfig c;
   const std::string fam = getString(j, "family", src, "", true);
-  const FamilySpec* family = nullptr;
-  for (const auto& f : kFamilies)
-    if (fam == f.name || (f.alias && fam == f.alias)) family = &f;
-  if (!family) {
-    std::string names;
-    for (const auto& f : kFamilies) names += std::string(names.empty() ? "" : ", ") + f.name;
-    bad(src, "\"family\" is \"" + clipForMessage(fam, 40) + "\", expected one of " + names);
-  }
-  c.family = family->family;
-  // The class: the family's first unless named.
-  const ClassSpec* cls = nullptr;
-  std::string classes;
-  for (const auto& k : kClasses)
-    if (k.family == c.family) {
-      classes += std::string(classes.empty() ? "" : ", ") + k.name;
-      if (!cls) cls = &k;
+  if (fam == "custom") {
+    // A model of the user's own names: the map is kept in the config.
+    if (!j.contains("names_map"))
+      bad(src, "family \"custom\" needs \"names_map\" (docs/formats.md \"Your own names\")");
+    c.custom = customArchitecture(j["names_map"], src + " names_map");
+    c.family = "custom";
+    c.model = c.custom->model;
+  } else {
+    const ArchSpec* family = findArchitecture(fam);
+    if (!family)
+      bad(src, "\"family\" is \"" + clipForMessage(fam, 40) + "\", expected one of " +
+                   familyList() + " or custom");
+    // The class: the family's first unless named.
+    const ArchSpec* cls = family;
+    if (j.contains("model")) {
+      const std::string m = getString(j, "model", src, "");
+      cls = findArchitecture(family->family, m);
+      if (!cls) {
+        std::string classes;
+        for (const auto& a : architectures())
+          if (a.family == family->family) classes += (classes.empty() ? "" : ", ") + a.model;
+        bad(src, "\"model\" is \"" + clipForMessage(m, 40) + "\"; the " + family->family +
+                     " family has " + classes);
+      }
     }
-  if (j.contains("model")) {
-    const std::string m = getString(j, "model", src, "");
-    cls = nullptr;
-    for (const auto& k : kClasses)
-      if (k.family == c.family && m == k.name) cls = &k;
-    if (!cls)
-      bad(src, "\"model\" is \"" + clipForMessage(m, 40) + "\"; the " + family->name +
-                   " family has " + classes);
+    c.family = cls->family;
+    c.model = cls->model;
   }
-  c.model = cls->model;
-  applyFamilyDefaults(c);
+  const ArchSpec& spec = c.spec();
+  applyDefaults(c);
 
   // Every missing required key is named at once.
   const bool enc = c.hasEncoder(), dec = c.hasDecoder();
@@ -456,7 +392,7 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
     bad(src, std::string(required.size() > 1 && missing.find(',') != std::string::npos
                              ? "missing keys "
                              : "missing key ") +
-                 missing + " (needed by " + familyName(c.family) + " " + cls->name + ")");
+                 missing + " (needed by " + spec.summary() + ")");
 
   const int W = ConfigLimits::kMaxWidth;
   c.d_model = getInt(j, "d_model", src, 1, W);
@@ -471,10 +407,19 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   if ((int64_t)c.d_k * c.n_heads > W || (int64_t)c.d_v * c.n_heads > W)
     bad(src, "n_heads × d_k = " + std::to_string((int64_t)c.d_k * c.n_heads) +
                  " is larger than the limit " + std::to_string(W));
-  if (headsSplitDModel(c.family) && (c.d_k * c.n_heads != c.d_model || c.d_v != c.d_k))
-    bad(src, std::string(familyName(c.family)) +
-                 " needs d_k = d_v = d_model / n_heads, found d_k " + std::to_string(c.d_k) +
+  if (spec.heads_split_d_model && (c.d_k * c.n_heads != c.d_model || c.d_v != c.d_k))
+    bad(src, c.family + " needs d_k = d_v = d_model / n_heads, found d_k " + std::to_string(c.d_k) +
                  ", d_v " + std::to_string(c.d_v));
+  if (j.contains("n_kv_heads")) {
+    // Grouped-query attention: each key/value head serves n_heads / n_kv_heads query heads.
+    const int all = c.n_heads;
+    c.n_kv_heads = getInt(j, "n_kv_heads", src, 1, ConfigLimits::kMaxHeads, &all);
+    if (c.n_heads % c.n_kv_heads != 0)
+      bad(src, "n_kv_heads " + std::to_string(c.n_kv_heads) + " does not divide n_heads " +
+                   std::to_string(c.n_heads) +
+                   " (each key/value head serves the same number of query heads)");
+    if (c.n_kv_heads == c.n_heads) c.n_kv_heads = 0;
+  }
   const int zero_layers = 0;
   const int n_layers = j.contains("n_layers")
                            ? getInt(j, "n_layers", src, 1, ConfigLimits::kMaxLayers)
@@ -483,7 +428,7 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
     if (!has) {
       if (j.contains(key) && !(j[key].is_number_integer() && j[key].get<int64_t>() == 0))
         bad(src, std::string("\"") + key + "\" is " + j[key].dump().substr(0, 20) + ", but " +
-                     cls->name + " has no " + what);
+                     c.model + " has no " + what);
       return 0;
     }
     return getInt(j, key, src, 1, ConfigLimits::kMaxLayers, n_layers ? &n_layers : nullptr);
@@ -542,16 +487,33 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   c.final_norm = getBool(j, "final_norm", src, c.final_norm);
   c.embed_scale = getBool(j, "embed_scale", src, c.embed_scale);
   c.embed_norm = getBool(j, "embed_norm", src, c.embed_norm);
-  const std::string pos = getString(j, "positional", src, positionalName(c.positional));
-  if (pos == "sinusoidal")
-    c.positional = Positional::Sinusoidal;
-  else if (pos == "sinusoidal-halves")
-    c.positional = Positional::SinusoidalHalves;
-  else if (pos == "learned")
-    c.positional = Positional::Learned;
-  else
-    bad(src, "\"positional\" is \"" + clipForMessage(pos, 40) +
-                 "\", expected sinusoidal, sinusoidal-halves or learned");
+  static constexpr std::pair<const char*, Positional> kPositions[] = {
+      {"sinusoidal", Positional::Sinusoidal},
+      {"sinusoidal-halves", Positional::SinusoidalHalves},
+      {"learned", Positional::Learned},
+      {"rotary", Positional::Rotary}};
+  c.positional = getChoice(j, "positional", src, c.positional, kPositions);
+  static constexpr std::pair<const char*, NormKind> kNormKinds[] = {
+      {"layernorm", NormKind::LayerNorm},
+      {"layernorm-std", NormKind::LayerNormStd},
+      {"rmsnorm", NormKind::RmsNorm}};
+  c.norm_kind = getChoice(j, "norm_kind", src, c.norm_kind, kNormKinds);
+  static constexpr std::pair<const char*, RopeLayout> kRopeLayouts[] = {
+      {"interleaved", RopeLayout::Interleaved}, {"halves", RopeLayout::Halves}};
+  c.rope_layout = getChoice(j, "rope_layout", src, c.rope_layout, kRopeLayouts);
+  if (j.contains("rope_theta")) {
+    const json& t = j["rope_theta"];
+    // Checked as the float the model uses: a base of 0, NaN or infinity has no frequencies.
+    const float f = t.is_number() ? static_cast<float>(t.get<double>()) : 0.0f;
+    if (!t.is_number() || !std::isfinite(f) || !(f > 1.0f))
+      bad(src, "\"rope_theta\" is " + t.dump().substr(0, 40) +
+                   ", expected a finite number above 1 (the rotary base, 10000 in most models)");
+    c.rope_theta = f;
+  }
+  if (c.positional == Positional::Rotary && c.d_k % 2 != 0)
+    bad(src, "rotary positions rotate pairs of a head's dimensions: d_k " + std::to_string(c.d_k) +
+                 " is odd");
+  c.gated_ffn = getBool(j, "gated_ffn", src, c.gated_ffn);
   const int family_offset = c.position_offset;
   c.position_offset = getInt(j, "position_offset", src, 0, 1024, &family_offset);
   if (c.position_offset && c.positional != Positional::Learned)
@@ -572,9 +534,8 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
     }
   }
   c.layer_norm_eps = getEps(j, "layer_norm_eps", src, c.layer_norm_eps);
-  c.embed_norm_eps =
-      getEps(j, "embed_norm_eps", src,
-             c.family == Family::StepByStepEncoder ? c.embed_norm_eps : c.layer_norm_eps);
+  c.embed_norm_eps = getEps(j, "embed_norm_eps", src,
+                            spec.defaults.embed_norm_eps > 0 ? c.embed_norm_eps : c.layer_norm_eps);
 
   if (c.hasCross()) {
     // The source markers default to the target's ids (PyTorch's tutorial shares its specials).
@@ -649,6 +610,8 @@ json ModelConfig::toJson() const {
   j["n_heads"] = n_heads;
   j["d_k"] = d_k;
   j["d_v"] = d_v;
+  if (n_kv_heads && n_kv_heads != n_heads) j["n_kv_heads"] = n_kv_heads;
+  if (custom) j["names_map"] = customArchitectureJson(*custom);
   if (hasEncoder()) {
     j["n_encoder_layers"] = n_encoder_layers;
     j["src_vocab"] = src_vocab;
@@ -679,6 +642,12 @@ json ModelConfig::toJson() const {
   j["embed_norm"] = embed_norm;
   j["embed_norm_eps"] = embed_norm_eps;
   j["positional"] = positionalName(positional);
+  if (norm_kind != NormKind::LayerNorm) j["norm_kind"] = normKindName(norm_kind);
+  if (positional == Positional::Rotary) {
+    j["rope_theta"] = rope_theta;
+    j["rope_layout"] = ropeLayoutName(rope_layout);
+  }
+  if (gated_ffn) j["gated_ffn"] = true;
   if (position_offset) j["position_offset"] = position_offset;
   j["max_len"] = max_len;
   if (std::isinf(mask_fill))

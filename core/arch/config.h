@@ -4,56 +4,29 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "arch/architectures.h"
 #include "compute/functions.h"
 #include "text/vocab.h"
 
 namespace attnviz {
 
-// The tensor naming style (docs/formats.md "Families").
-enum class Family {
-  NlpTutorial,
-  WqTutorial,
-  PytorchNnTransformer,
-  MyTransformer,
-  StepByStepEncoder,
-  HfMarian,  // Hugging Face MarianMTModel (a folder with config.json, docs/formats.md)
-  HfBart,    // Hugging Face BartForConditionalGeneration
-};
-// The class inside a family's tutorial.
-enum class ModelClass {
-  Transformer,                   // nlp-tutorial
-  Translation,                   // wq-tutorial
-  BertModel,                     // wq-tutorial
-  Classifier,                    // wq-tutorial
-  GPTModel,                      // wq-tutorial
-  Seq2SeqTransformer,            // pytorch-nn-transformer
-  TranslationModel,              // my-transformer
-  TransformerEncoder,            // step-by-step-encoder
-  MarianMTModel,                 // hf-marian
-  BartForConditionalGeneration,  // hf-bart
-};
-enum class Architecture { EncoderDecoder, EncoderOnly, DecoderOnly };
-enum class NormPlacement { Post, Pre };
-// Sinusoidal: PE(pos, 2i) = sin, PE(pos, 2i+1) = cos (the paper, the tutorials);
-// SinusoidalHalves: the same frequencies laid out [sin … | cos …] (Marian); Learned: a table.
-// Rotary: no table added to the embeddings; each head's queries and keys are rotated by their
-// position (rope_theta, rope_layout).
-enum class Positional { Sinusoidal, SinusoidalHalves, Learned, Rotary };
-// What the model outputs per position (token logits) and per sequence (class logits).
-enum class TokenHead { None, Linear, BertMlm };
-enum class ClassHead { None, MeanPool, Pooler };
-
-const char* familyName(Family f);              // "nlp-tutorial", "wq-tutorial", ...
-const char* familyTitle(Family f);             // what a user recognises: the tutorial, in words
-const char* modelClassName(ModelClass m);      // "Translation", "BertModel", ...
+// The family (the tensor naming style of a tutorial) and the class inside it name one descriptor of
+// the table of architectures (arch/architectures.h); the descriptor decides the architecture, the
+// output heads and the defaults.
+const std::string& familyName(const std::string& family);  // the name itself (older callers)
+const std::string& modelClassName(const std::string& model);
+std::string familyTitle(const std::string& family);  // what a user recognises: the tutorial
 const char* architectureName(Architecture a);  // "encoder-decoder", "encoder-only", "decoder-only"
 const char* activationName(Activation a);
-const char* positionalName(Positional p);  // "sinusoidal", "sinusoidal-halves", "learned"
+const char* positionalName(Positional p);  // "sinusoidal", "sinusoidal-halves", "learned", "rotary"
+const char* normKindName(NormKind k);      // "layernorm", "layernorm-std", "rmsnorm"
+const char* ropeLayoutName(RopeLayout l);  // "interleaved", "halves"
 
 struct ExampleInput {
   std::string src;
@@ -61,8 +34,11 @@ struct ExampleInput {
 };
 
 struct ModelConfig {
-  Family family = Family::NlpTutorial;
-  ModelClass model = ModelClass::Transformer;
+  std::string family = "nlp-tutorial";  // a descriptor's family (architectures.h)
+  std::string model = "Transformer";    // the class inside it
+  // A descriptor of the user's own names ("Your own names" in docs/formats.md) when family is
+  // "custom"; null otherwise.
+  std::shared_ptr<const ArchSpec> custom;
   int d_model = 0;
   int d_ff = 0;
   int n_heads = 0;
@@ -114,6 +90,9 @@ struct ModelConfig {
   std::string description;
   std::vector<ExampleInput> examples;
 
+  // The descriptor of family and model (or the custom one). A config made by fromJson always has
+  // one; a hand-made config with an unknown family gets nlp-tutorial's.
+  const ArchSpec& spec() const;
   Architecture architecture() const;
   bool hasEncoder() const { return architecture() != Architecture::DecoderOnly; }
   bool hasDecoder() const { return architecture() != Architecture::EncoderOnly; }

@@ -17,18 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-// The Hugging Face classes attnviz runs, per model_type, and the family they load as.
-struct HfType {
-  const char* model_type;
-  Family family;
-  const char* head_class;  // the class with the language-model head
-  const char* base_class;  // the same without it (loaded with the head tied to the embeddings)
-};
-constexpr HfType kHfTypes[] = {
-    {"marian", Family::HfMarian, "MarianMTModel", "MarianModel"},
-    {"bart", Family::HfBart, "BartForConditionalGeneration", "BartModel"},
-};
-
 [[noreturn]] void refuse(const std::string& where, const std::string& what) {
   throw Error(ErrorKind::BadConfig, where + ": " + what);
 }
@@ -94,32 +82,59 @@ bool isHfConfig(const json& j) {
   return j.is_object() && j.contains("model_type") && !j.contains("family");
 }
 
-ModelConfig configFromHf(const json& hf, const std::string& folder,
-                         std::vector<std::string>* notes) {
+const ArchSpec& hfArchitecture(const json& hf, const std::string& folder,
+                               std::vector<std::string>* notes) {
   const std::string where = (fs::path(folder) / "config.json").string();
   if (!hf.is_object()) refuse(where, "expected a JSON object");
   const std::string type = hf["model_type"].is_string() ? hf["model_type"].get<std::string>() : "";
-  const HfType* t = nullptr;
-  for (const auto& k : kHfTypes)
-    if (type == k.model_type) t = &k;
-  if (!t)
+  const ArchSpec* t = findHfArchitecture(type);
+  if (!t) {
+    std::string known;
+    for (const auto& a : architectures())
+      if (!a.hf_model_type.empty())
+        known += (known.empty() ? "" : ", ") + a.hf_model_type + " (" + a.hf_classes.front() + ")";
     refuse(where, "model_type \"" + clipForMessage(type, 40) +
-                      "\" is not one attnviz runs; it reproduces Hugging Face's marian "
-                      "(MarianMTModel) and bart (BartForConditionalGeneration)");
+                      "\" is not one attnviz runs; it reproduces Hugging Face's " + known);
+  }
+  const std::string& head_class = t->hf_classes.front();
+  const std::string& base_class = t->hf_classes.back();
   if (hf.contains("architectures") && hf["architectures"].is_array() &&
       !hf["architectures"].empty() && hf["architectures"][0].is_string()) {
     const std::string arch = hf["architectures"][0].get<std::string>();
-    if (arch != t->head_class && arch != t->base_class)
+    if (std::find(t->hf_classes.begin(), t->hf_classes.end(), arch) == t->hf_classes.end())
       refuse(where, "\"architectures\" is " + clipForMessage(arch, 60) +
-                        ", whose head attnviz does not reproduce; it runs " + t->head_class +
-                        " (and " + t->base_class + ", its output tied to the embeddings)");
-    if (arch == t->base_class)
+                        ", whose head attnviz does not reproduce; it runs " + head_class +
+                        " (and " + base_class + ", its output tied to the embeddings)");
+    if (arch == base_class && arch != head_class)
       notes->push_back(arch +
                        ": no language-model head of its own; the logits come from the "
                        "token embeddings, as " +
-                       t->head_class + " ties them");
+                       head_class + " ties them");
   }
-  const bool marian = t->family == Family::HfMarian;
+  return *t;
+}
+
+std::vector<std::string> hfVocabulary(const std::string& folder, const ArchSpec& spec, int V,
+                                      std::vector<std::string>* notes) {
+  const fs::path dir(folder);
+  // GPT-2's vocab.json (token → id), BERT's vocab.txt (a token a line).
+  for (const char* name : {"vocab.json", "vocab.txt"})
+    if (fs::exists(dir / name)) return fittedVocab((dir / name).string(), V, notes);
+  notes->push_back("no vocab.json or vocab.txt in " + folder + ": " + spec.summary() +
+                   "'s tokens are shown as their ids");
+  return {};
+}
+
+ModelConfig configFromHf(const json& hf, const std::string& folder,
+                         std::vector<std::string>* notes) {
+  const std::string where = (fs::path(folder) / "config.json").string();
+  const ArchSpec* t = &hfArchitecture(hf, folder, notes);
+  const std::string& head_class = t->hf_classes.front();
+  if (!t->hasCross())
+    refuse(where, t->summary() +
+                      " is read by its descriptor's config keys, not as an "
+                      "encoder-decoder");
+  const bool marian = t->hf_tokenizer == HfTokenizer::Marian;
   const int d = integer(hf, "d_model", where, nullptr);
   const int heads = integer(hf, "encoder_attention_heads", where, nullptr);
   const int dec_heads = integer(hf, "decoder_attention_heads", where, &heads);
@@ -143,8 +158,8 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
                         std::to_string(ConfigLimits::kMaxVocab) + " are read)");
 
   json c;
-  c["family"] = familyName(t->family);
-  c["model"] = t->head_class;
+  c["family"] = t->family;
+  c["model"] = t->model;
   c["d_model"] = d;
   c["n_heads"] = heads;
   c["d_ff"] = ffn;
@@ -211,7 +226,7 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
     c["src_eos_id"] = eos;
   }
   c["name"] = fs::path(folder).filename().string();
-  c["description"] = std::string("Hugging Face ") + t->head_class + " from " + folder;
+  c["description"] = "Hugging Face " + head_class + " from " + folder;
 
   // What config.json says that attnviz's greedy decoder or the model's code leaves alone.
   for (const char* key : {"forced_bos_token_id", "forced_eos_token_id", "bad_words_ids"})
@@ -224,10 +239,10 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
                           "static_position_embeddings"})
     if (hf.contains(key)) legacy += (legacy.empty() ? "" : ", ") + std::string(key);
   if (!legacy.empty())
-    notes->push_back("config.json's " + legacy + ": keys of older versions that " + t->head_class +
+    notes->push_back("config.json's " + legacy + ": keys of older versions that " + head_class +
                      " no longer reads; ignored");
-  notes->push_back(std::string("Hugging Face ") + t->head_class + ": " + std::to_string(d) +
-                   " wide, " + std::to_string(c["n_encoder_layers"].get<int>()) + "+" +
+  notes->push_back("Hugging Face " + head_class + ": " + std::to_string(d) + " wide, " +
+                   std::to_string(c["n_encoder_layers"].get<int>()) + "+" +
                    std::to_string(c["n_decoder_layers"].get<int>()) + " layers, " +
                    std::to_string(heads) + " heads, " + act);
   return ModelConfig::fromJson(c, where + " (Hugging Face config mapped to attnviz's)");
@@ -263,7 +278,7 @@ std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, cons
                                                  std::vector<std::string>* notes) {
   const fs::path dir(folder);
   std::shared_ptr<const Tokenizer> t;
-  if (c.family == Family::HfMarian) {
+  if (c.spec().hf_tokenizer == HfTokenizer::Marian) {
     const bool files = fs::exists(dir / "source.spm") && fs::exists(dir / "target.spm") &&
                        fs::exists(dir / "vocab.json");
     if (!files) {
@@ -288,7 +303,7 @@ std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, cons
     f.eos_id = c.eos_id;
     f.pad_id = c.tgt_pad_id;
     t = openMarianTokenizer(f);
-  } else if (c.family == Family::HfBart) {
+  } else if (c.spec().hf_tokenizer == HfTokenizer::ByteLevelBpe) {
     if (!fs::exists(dir / "merges.txt") || !fs::exists(dir / "vocab.json")) {
       notes->push_back(
           "no vocab.json and merges.txt: words are looked up in the vocabulary "
@@ -297,12 +312,24 @@ std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, cons
     }
     BpeTokenizerFiles f;
     f.merges = (dir / "merges.txt").string();
-    f.vocab = c.src_vocab;
-    f.bos_id = c.src_bos_id;
-    f.eos_id = c.src_eos_id;
-    f.pad_id = c.src_pad_id;
-    f.unk_id = c.src_unk_id;
+    if (c.hasEncoder()) {  // BART: the source wrapped in <s> … </s>
+      f.vocab = c.src_vocab;
+      f.bos_id = c.src_bos_id;
+      f.eos_id = c.src_eos_id;
+      f.pad_id = c.src_pad_id;
+      f.unk_id = c.src_unk_id;
+    } else {  // GPT-2: the text as it is, no markers
+      f.vocab = c.tgt_vocab;
+      f.bos_id = f.eos_id = f.pad_id = f.unk_id = -1;
+    }
     t = openByteLevelBpe(f);
+  } else if (c.spec().hf_tokenizer != HfTokenizer::None) {
+    notes->push_back(std::string(c.spec().hf_tokenizer == HfTokenizer::WordPiece
+                                     ? "WordPiece (vocab.txt)"
+                                     : "SentencePiece or tokenizer.json") +
+                     " tokenizing is not in this build: words are looked up in the vocabulary as "
+                     "typed");
+    return nullptr;
   }
   if (t) notes->push_back("tokenizer: " + t->describe());
   return t;

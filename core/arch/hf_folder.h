@@ -14,15 +14,26 @@
 
 namespace attnviz {
 
+// The architecture a Hugging Face config.json names: its model_type (a descriptor's
+// hf_model_type) and, when given, architectures[0] among the descriptor's classes. Throws
+// Error(BadConfig) naming what attnviz runs.
+const ArchSpec& hfArchitecture(const nlohmann::json& hf, const std::string& folder,
+                               std::vector<std::string>* notes);
+// A folder's vocabulary for a decoder-only or encoder-only model (vocab.json, vocab.txt) fitted to
+// the model's V rows; empty (tokens shown as ids, with a note) when there is none.
+std::vector<std::string> hfVocabulary(const std::string& folder, const ArchSpec& spec, int V,
+                                      std::vector<std::string>* notes);
+
 // Whether a config.json is Hugging Face's (it names a "model_type") rather than attnviz's.
 bool isHfConfig(const nlohmann::json& j);
 
-// attnviz's config for a Hugging Face config.json found in `folder` (vocabularies from the folder's
-// vocab.json, and target_vocab.json when Marian's vocabularies are separate; tokens shown as ids
-// when there is none). What the model's own code does regardless of config.json is the family's
-// (docs/formats.md). Throws Error(BadConfig) naming what attnviz cannot reproduce (another
-// model_type or class, different encoder and decoder heads or widths, an unknown activation).
-// `notes` receives what was read and what was ignored.
+// attnviz's config for a Hugging Face encoder-decoder's config.json found in `folder` (Marian,
+// BART; the others are read through their descriptor's config keys by inferConfig) (vocabularies
+// from the folder's vocab.json, and target_vocab.json when Marian's vocabularies are separate;
+// tokens shown as ids when there is none). What the model's own code does regardless of config.json
+// is the family's (docs/formats.md). Throws Error(BadConfig) naming what attnviz cannot reproduce
+// (another model_type or class, different encoder and decoder heads or widths, an unknown
+// activation). `notes` receives what was read and what was ignored.
 ModelConfig configFromHf(const nlohmann::json& hf, const std::string& folder,
                          std::vector<std::string>* notes);
 

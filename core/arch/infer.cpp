@@ -1,101 +1,146 @@
 #include "arch/infer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <set>
 
 #include "base/error.h"
 #include "base/json_safe.h"
+#include "base/safe_text.h"
 
 namespace attnviz {
 
 namespace {
 
-// The tensors that identify a family's class, and those it must not have.
-struct Signature {
-  Family family;
-  ModelClass model;
-  std::vector<const char*> required;
-  std::vector<const char*> absent;
+// The tensors of `file` as seen with `prefix` taken off (PrefixedSource's view, without copying):
+// a name under the prefix is found without it, a name outside it as it is.
+const TensorInfo* lookup(const TensorSource& file, const std::string& prefix,
+                         const std::string& name) {
+  if (prefix.empty()) return file.find(name);
+  if (const TensorInfo* t = file.find(prefix + name)) return t;
+  return name.rfind(prefix, 0) == 0 ? nullptr : file.find(name);
+}
+
+// A fused Q/K/V weight has 3 (or more) times as many outputs as inputs: [3C, C], or [C, 3C]
+// stored transposed. Tells nanoGPT's c_attn from Hugging Face GPT-2's, which share the name.
+bool plausible(const TensorName& t, const TensorInfo& info) {
+  if (t.role != Role::AttnQkv && t.role != Role::CrossQkv) return true;
+  if (info.shape.size() != 2) return false;
+  const int64_t out = info.shape[(t.flags & kTransposed) ? 1 : 0];
+  const int64_t in = info.shape[(t.flags & kTransposed) ? 0 : 1];
+  return out > in;
+}
+
+const TensorName* present(const TensorSource& file, const std::string& prefix, const ArchSpec& spec,
+                          Part part, Role role, int layer) {
+  for (const TensorName* t : spec.spellings(part, role)) {
+    const TensorInfo* info = lookup(file, prefix, expandName(t->weight, layer, 0));
+    if (info && plausible(*t, *info)) return t;
+  }
+  return nullptr;
+}
+
+std::vector<Part> partsOf(const ArchSpec& spec) {
+  std::vector<Part> p;
+  if (spec.hasEncoder()) p.push_back(Part::Encoder);
+  if (spec.hasDecoder()) p.push_back(Part::Decoder);
+  return p;
+}
+
+// The roles that identify an architecture: each stack's token table and first attention block
+// (the cross-attention too), a required embedding norm, the class head. Each group is satisfied by
+// any of its roles.
+struct RoleGroup {
+  Part part;
+  std::vector<Role> roles;
 };
-
-const std::vector<Signature>& signatures() {
-  static const std::vector<Signature> s = {
-      {Family::NlpTutorial,
-       ModelClass::Transformer,
-       {"encoder.src_emb.weight", "decoder.tgt_emb.weight",
-        "encoder.layers.0.enc_self_attn.W_Q.weight"},
-       {}},
-      {Family::WqTutorial,
-       ModelClass::Translation,
-       {"encoder.src_emb.weight", "decoder.tgt_emb.weight",
-        "encoder.layers.0.enc_self_attn.WQ.weight", "decoder.layers.0.dec_enc_attn.WQ.weight"},
-       {}},
-      {Family::WqTutorial,
-       ModelClass::Classifier,
-       {"encoder.src_emb.weight", "encoder.layers.0.enc_self_attn.WQ.weight", "projection.weight"},
-       {"decoder.tgt_emb.weight"}},
-      {Family::WqTutorial,
-       ModelClass::GPTModel,
-       {"decoder.tgt_emb.weight", "decoder.layers.0.dec_self_attn.WQ.weight"},
-       {"encoder.src_emb.weight", "decoder.layers.0.dec_enc_attn.WQ.weight"}},
-      {Family::WqTutorial,
-       ModelClass::BertModel,
-       {"tok_embed.weight", "layers.0.enc_self_attn.WQ.weight"},
-       {}},
-      {Family::PytorchNnTransformer,
-       ModelClass::Seq2SeqTransformer,
-       {"src_tok_emb.embedding.weight", "tgt_tok_emb.embedding.weight",
-        "transformer.encoder.layers.0.self_attn.out_proj.weight"},
-       {}},
-      {Family::MyTransformer,
-       ModelClass::TranslationModel,
-       {"src_token_embedding.embedding.weight", "tgt_token_embedding.embedding.weight",
-        "my_transformer.encoder.layers.0.self_attn.out_proj.weight"},
-       {}},
-      {Family::StepByStepEncoder,
-       ModelClass::TransformerEncoder,
-       {"embeddings.token_embeddings.weight", "layers.0.attention.heads.0.q.weight"},
-       {}},
-      // Hugging Face: names under "model." (…ForConditionalGeneration, MarianMTModel; lm_head and
-      // final_logits_bias outside it), or unprefixed (a bare BartModel/MarianModel).
-      {Family::HfBart,
-       ModelClass::BartForConditionalGeneration,
-       {"encoder.layers.0.self_attn.q_proj.weight", "decoder.layers.0.encoder_attn.q_proj.weight",
-        "encoder.layernorm_embedding.weight"},
-       {}},
-      {Family::HfMarian,
-       ModelClass::MarianMTModel,
-       {"encoder.layers.0.self_attn.q_proj.weight", "decoder.layers.0.encoder_attn.q_proj.weight"},
-       {"encoder.layernorm_embedding.weight"}},
-  };
-  return s;
+std::vector<RoleGroup> requiredRoles(const ArchSpec& spec) {
+  std::vector<RoleGroup> g;
+  for (Part p : partsOf(spec)) {
+    g.push_back({p, {Role::TokenEmbd}});
+    g.push_back({p, {Role::AttnQ, Role::AttnQkv}});
+    if (p == Part::Decoder && spec.hasCross()) g.push_back({p, {Role::CrossQ, Role::CrossQkv}});
+    const auto norms = spec.spellings(p, Role::EmbdNorm);
+    if (spec.defaults.embed_norm && !norms.empty() && !(norms.front()->flags & kOptional))
+      g.push_back({p, {Role::EmbdNorm}});
+  }
+  if (spec.class_head != ClassHead::None) g.push_back({Part::Head, {Role::Classifier}});
+  return g;
 }
 
-bool endsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+// The required roles the file lacks under `prefix`, each with its expected name.
+std::vector<std::string> missingRoles(const TensorSource& file, const std::string& prefix,
+                                      const ArchSpec& spec) {
+  std::vector<std::string> out;
+  for (const RoleGroup& g : requiredRoles(spec)) {
+    bool found = false;
+    for (Role r : g.roles) found = found || present(file, prefix, spec, g.part, r, 0);
+    if (found) continue;
+    const auto names = spec.spellings(g.part, g.roles.front());
+    std::string role = roleName(g.roles.front());
+    if (g.part != Part::Head && spec.hasCross()) role = std::string(partName(g.part)) + " " + role;
+    out.push_back(
+        role + (names.empty() ? std::string() : " (" + expandName(names.front()->weight, 0) + ")"));
+  }
+  return out;
 }
 
-// Prefixes under which the file holds every required tensor of `sig` and none of its absent ones.
-std::vector<std::string> prefixesFor(const TensorSource& file, const Signature& sig) {
-  std::set<std::string> out;
-  const std::string first = sig.required.front();
+// How many of the file's tensors the descriptor's names (and ignored buffers) explain.
+int explained(const TensorSource& file, const std::string& prefix, const ArchSpec& spec,
+              size_t max_tensors = 1u << 20) {
+  std::vector<const std::string*> patterns;
+  for (const auto& t : spec.names) {
+    patterns.push_back(&t.weight);
+    if (!t.bias.empty()) patterns.push_back(&t.bias);
+  }
+  for (const auto& i : spec.ignored) patterns.push_back(&i);
+  int n = 0;
+  size_t seen = 0;
   for (const auto& t : file.tensors()) {
-    if (!endsWith(t.name, first)) continue;
-    const std::string p = t.name.substr(0, t.name.size() - first.size());
-    if (!p.empty() && p.back() != '.') continue;  // "xencoder.src_emb.weight" is not a prefix
-    bool ok = true;
-    for (const char* r : sig.required) ok = ok && file.contains(p + r);
-    for (const char* a : sig.absent) ok = ok && !file.contains(p + a);
-    if (ok) out.insert(p);
+    if (++seen > max_tensors) break;
+    const std::string name =
+        !prefix.empty() && t.name.rfind(prefix, 0) == 0 ? t.name.substr(prefix.size()) : t.name;
+    for (const std::string* p : patterns)
+      if (matchesName(*p, name)) {
+        ++n;
+        break;
+      }
+  }
+  return n;
+}
+
+std::string describeArg(const nlohmann::json& v);
+
+// Prefixes under which the file holds the descriptor's token table: "" or ending with '.'.
+std::vector<std::string> anchorPrefixes(const TensorSource& file, const ArchSpec& spec) {
+  std::set<std::string> out;
+  const std::vector<Part> parts = partsOf(spec);
+  if (parts.empty()) return {};
+  for (const TensorName* anchor : spec.spellings(parts.front(), Role::TokenEmbd)) {
+    const std::string& a = anchor->weight;
+    for (const auto& t : file.tensors()) {
+      if (t.name.size() < a.size() || t.name.compare(t.name.size() - a.size(), a.size(), a) != 0)
+        continue;
+      const std::string p = t.name.substr(0, t.name.size() - a.size());
+      if (p.empty() || p.back() == '.') out.insert(p);
+    }
   }
   return {out.begin(), out.end()};
 }
 
-int countUnder(const TensorSource& file, const std::string& prefix) {
-  int n = 0;
-  for (const auto& t : file.tensors()) n += t.name.rfind(prefix, 0) == 0;
-  return n;
+// Whether the checkpoint holds the args dict the descriptor reads; one of another type is refused.
+bool hasArgs(const TensorSource& file, const ArchSpec& spec) {
+  if (spec.args_key.empty()) return false;
+  const nlohmann::json& a = file.arguments();
+  if (!a.is_object() || !a.contains(spec.args_key)) return false;
+  const nlohmann::json& v = a[spec.args_key];
+  if (!v.is_object() || v.contains("python"))
+    throw Error(ErrorKind::BadConfig, file.path() + ": the checkpoint's \"" + spec.args_key +
+                                          "\" is " + describeArg(v) + ", expected a dict of " +
+                                          spec.summary() + "'s settings (" + spec.args.front().key +
+                                          ", …)");
+  return true;
 }
 
 std::vector<int> divisors(int n) {
@@ -114,120 +159,195 @@ int findToken(const std::vector<std::string>& vocab, std::initializer_list<const
   return -1;
 }
 
-// The tensor names one family uses for what inference reads.
-struct Names {
-  std::string src_emb, tgt_emb;        // token tables
-  std::string src_pos, tgt_pos;        // learned position tables
-  std::string src_pe, tgt_pe;          // stored sinusoid buffers (only their size is read)
-  std::string enc_layers, dec_layers;  // "encoder.layers." (layer N: + "N.")
-  std::string q_weight, v_weight;      // relative to a layer: the Q and V projections
-  std::string fc1;                     // relative to a layer: the first feed-forward linear
-  std::string final_norm_enc;
-  std::string segments, classifier;
-};
-
-Names namesFor(Family f, ModelClass m) {
-  Names n;
-  switch (f) {
-    case Family::NlpTutorial:
-    case Family::WqTutorial: {
-      const bool nlp = f == Family::NlpTutorial, bert = m == ModelClass::BertModel;
-      n.src_emb = bert ? "tok_embed.weight" : "encoder.src_emb.weight";
-      n.tgt_emb = "decoder.tgt_emb.weight";
-      n.src_pos = bert ? "pos_embed.weight" : "encoder.pos_emb.weight";
-      n.tgt_pos = "decoder.pos_emb.weight";
-      n.src_pe = bert ? "pos_embed.pe" : "encoder.pos_emb.pe";
-      n.tgt_pe = "decoder.pos_emb.pe";
-      n.enc_layers = bert ? "layers." : "encoder.layers.";
-      n.dec_layers = "decoder.layers.";
-      const std::string attn = m == ModelClass::GPTModel ? "dec_self_attn." : "enc_self_attn.";
-      n.q_weight = attn + (nlp ? "W_Q.weight" : "WQ.weight");
-      n.v_weight = attn + (nlp ? "W_V.weight" : "WV.weight");
-      n.fc1 = nlp ? "pos_ffn.fc.0.weight" : "pos_ffn.l1.weight";
-      n.final_norm_enc = "encoder.layer_norm.weight";
-      n.segments = "seg_embed.weight";
-      n.classifier = bert ? "classifier.weight" : "projection.weight";
-      break;
-    }
-    case Family::PytorchNnTransformer:
-    case Family::MyTransformer: {
-      const bool my = f == Family::MyTransformer;
-      n.src_emb = my ? "src_token_embedding.embedding.weight" : "src_tok_emb.embedding.weight";
-      n.tgt_emb = my ? "tgt_token_embedding.embedding.weight" : "tgt_tok_emb.embedding.weight";
-      n.src_pos = my ? "src_pos_embedding.weight" : "src_pos_emb.weight";
-      n.tgt_pos = my ? "tgt_pos_embedding.weight" : "tgt_pos_emb.weight";
-      n.src_pe = n.tgt_pe = my ? "pos_embedding.pe" : "positional_encoding.pos_embedding";
-      const std::string root = my ? "my_transformer." : "transformer.";
-      n.enc_layers = root + "encoder.layers.";
-      n.dec_layers = root + "decoder.layers.";
-      n.q_weight = "self_attn.out_proj.weight";  // [d, d]: the heads' total width
-      n.v_weight = n.q_weight;
-      n.fc1 = "linear1.weight";
-      n.final_norm_enc = root + "encoder.norm.weight";
-      break;
-    }
-    case Family::HfMarian:
-    case Family::HfBart:
-      n.src_emb = n.tgt_emb = "shared.weight";  // or encoder./decoder.embed_tokens (inferConfig)
-      n.src_pos = "encoder.embed_positions.weight";
-      n.tgt_pos = "decoder.embed_positions.weight";
-      n.enc_layers = "encoder.layers.";
-      n.dec_layers = "decoder.layers.";
-      n.q_weight = "self_attn.q_proj.weight";
-      n.v_weight = "self_attn.v_proj.weight";
-      n.fc1 = "fc1.weight";
-      break;
-    case Family::StepByStepEncoder:
-      n.src_emb = "embeddings.token_embeddings.weight";
-      n.src_pos = "embeddings.position_embeddings.weight";
-      n.enc_layers = "layers.";
-      n.q_weight = "attention.output_linear.weight";
-      n.v_weight = n.q_weight;
-      n.fc1 = "feed_forward.linear_1.weight";
-      break;
-  }
-  return n;
-}
-
 std::string shapeText(const TensorInfo* t) {
   return t ? shapeToString(t->shape) : std::string("?");
 }
 
+// A value of the args for messages: what it is and, for a short one, its text.
+std::string describeArg(const nlohmann::json& v) {
+  if (v.is_object() && v.contains("python") && v["python"].is_string())
+    return v["python"].get<std::string>();
+  if (v.is_number_float() && !std::isfinite(v.get<double>()))
+    return std::isnan(v.get<double>()) ? "nan" : (v.get<double>() > 0 ? "inf" : "-inf");
+  const char* type = v.is_string()           ? "a string "
+                     : v.is_boolean()        ? "a bool "
+                     : v.is_number_integer() ? "an integer "
+                     : v.is_number_float()   ? "a float "
+                     : v.is_null()           ? ""
+                                             : "";
+  return type + clipForMessage(v.dump(), 40);
+}
+
+// An activation's name in Hugging Face's spelling (or attnviz's), as attnviz's.
+const char* activationFromHf(const std::string& name) {
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"swish", "silu"},         {"silu", "silu"},          {"gelu", "gelu"},
+      {"relu", "relu"},          {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"},
+      {"gelu_tanh", "gelu_tanh"}};
+  for (const auto& [hf, ours] : kNames)
+    if (name == hf) return ours;
+  return nullptr;
+}
+
+// What the args state, as attnviz's config keys (type-checked; wrong types refused).
+nlohmann::json readArgs(const ArchSpec& spec, const nlohmann::json& args, const std::string& where,
+                        const std::string& file, std::vector<std::string>& facts) {
+  nlohmann::json out = nlohmann::json::object();
+  auto refuse = [&](const ArgKey& k, const std::string& expected) {
+    throw Error(ErrorKind::BadConfig, file + ": " + where + "[\"" + k.key + "\"] is " +
+                                          describeArg(args[k.key]) + ", expected " + expected +
+                                          " (" + spec.summary() + ")");
+  };
+  for (const ArgKey& k : spec.args) {
+    if (!args.contains(k.key)) continue;
+    const nlohmann::json& v = args[k.key];
+    switch (k.kind) {
+      case ArgKind::Int: {
+        if (v.is_null()) continue;
+        // A list of ids (Llama 3's eos_token_id): the first.
+        const nlohmann::json& n = v.is_array() && !v.empty() && v[0].is_number_integer() ? v[0] : v;
+        if (!n.is_number_integer()) refuse(k, "an integer");
+        if (n.get<int64_t>() < -1 || n.get<int64_t>() > (1 << 30))
+          refuse(k, "an integer from -1 to 2^30");
+        if (!k.config.empty()) {
+          out[k.config] = n;
+          facts.push_back(k.config + " " + n.dump() + " (" + where + "[\"" + k.key + "\"])");
+        }
+        continue;
+      }
+      case ArgKind::Number:
+        if (v.is_null()) continue;
+        if (!v.is_number()) refuse(k, "a number");
+        if (!std::isfinite(v.get<double>())) refuse(k, "a finite number");
+        break;
+      case ArgKind::Bool:
+        if (v.is_null()) continue;
+        if (!v.is_boolean()) refuse(k, "true or false");
+        break;
+      case ArgKind::Activation: {
+        if (v.is_null()) continue;
+        if (!v.is_string()) refuse(k, "an activation's name");
+        const char* ours = activationFromHf(v.get<std::string>());
+        if (!ours)
+          refuse(k, "one attnviz computes (silu/swish, gelu, gelu_new, gelu_pytorch_tanh, relu)");
+        if (!k.config.empty()) out[k.config] = ours;
+        facts.push_back(std::string("activation ") + ours + " (" + where + "[\"" + k.key + "\"])");
+        continue;
+      }
+      case ArgKind::Refused: {
+        if (v.is_null()) continue;
+        if (!k.value.empty() && v == nlohmann::json::parse(k.value)) continue;
+        throw Error(ErrorKind::BadConfig,
+                    file + ": " + where + "[\"" + k.key + "\"] is " + describeArg(v) +
+                        ": attnviz reproduces " +
+                        (k.value.empty() ? std::string("only its absence") : "only " + k.value) +
+                        " (" + spec.summary() + ")");
+      }
+      case ArgKind::Ignored:
+        continue;
+    }
+    if (!k.config.empty()) {
+      out[k.config] = v;
+      facts.push_back(k.config + " " + clipForMessage(v.dump(), 40) + " (" + where + "[\"" + k.key +
+                      "\"])");
+    }
+  }
+  return out;
+}
+
+int shapeDim(const TensorInfo* t, int i) {
+  return t && (int)t->shape.size() > i ? (int)std::min<int64_t>(t->shape[i], 1 << 30) : 0;
+}
+
 }  // namespace
 
+const TensorName* presentSpelling(const TensorSource& file, const ArchSpec& spec, Part part,
+                                  Role role, int layer) {
+  return present(file, "", spec, part, role, layer);
+}
+
+int countLayers(const TensorSource& file, const ArchSpec& spec, Part part) {
+  int count = 0;
+  for (; count < (1 << 20); ++count) {
+    bool any = false;
+    for (const auto& t : spec.names)
+      if (t.part == part && isLayerRole(t.role) && file.contains(expandName(t.weight, count, 0))) {
+        any = true;
+        break;
+      }
+    if (!any) break;
+  }
+  return count;
+}
+
 std::string FamilyGuess::summary() const {
-  std::string s = std::string(familyName(family)) + " " + modelClassName(model);
+  std::string s = spec ? spec->summary() : std::string("?");
   if (!prefix.empty()) s += " (prefix \"" + clipForMessage(prefix, 60) + "\" stripped)";
   return s;
 }
 
 std::vector<FamilyGuess> guessFamilies(const TensorSource& file) {
   std::vector<FamilyGuess> out;
-  for (const auto& sig : signatures())
-    for (const auto& p : prefixesFor(file, sig)) {
+  for (const ArchSpec& spec : architectures()) {
+    const bool args = hasArgs(file, spec);
+    if (!spec.args_key.empty() && !args) continue;  // its tensors alone cannot tell it
+    for (const auto& p : anchorPrefixes(file, spec)) {
+      if (!missingRoles(file, p, spec).empty()) continue;
       FamilyGuess g;
-      g.family = sig.family;
-      g.model = sig.model;
+      g.spec = &spec;
       g.prefix = p;
-      g.named = countUnder(file, p);
+      g.named = explained(file, p, spec);
       g.total = (int)file.tensors().size();
+      g.args = args;
       out.push_back(g);
     }
+  }
   std::stable_sort(out.begin(), out.end(), [](const FamilyGuess& a, const FamilyGuess& b) {
+    if (a.args != b.args) return a.args;
     return a.named != b.named ? a.named > b.named : a.prefix.size() < b.prefix.size();
   });
   return out;
 }
 
-std::string familyPrefix(const TensorSource& file, Family family, ModelClass model) {
-  for (const auto& sig : signatures())
-    if (sig.family == family && sig.model == model) {
-      const auto p = prefixesFor(file, sig);
-      if (!p.empty())
-        return *std::min_element(p.begin(), p.end(),
-                                 [](auto& a, auto& b) { return a.size() < b.size(); });
+std::string familyPrefix(const TensorSource& file, const ArchSpec& spec) {
+  std::string best;
+  bool found = false;
+  for (const auto& p : anchorPrefixes(file, spec))
+    if (missingRoles(file, p, spec).empty() && (!found || p.size() < best.size())) {
+      best = p;
+      found = true;
     }
-  return "";
+  return best;
+}
+
+ClosestArchitecture closestArchitecture(const TensorSource& file) {
+  // Prefixes worth trying: none, and the first one or two components of the names.
+  std::set<std::string> prefixes = {""};
+  size_t seen = 0;
+  for (const auto& t : file.tensors()) {
+    if (++seen > 4096 || prefixes.size() > 16) break;
+    const size_t a = t.name.find('.');
+    if (a == std::string::npos) continue;
+    prefixes.insert(t.name.substr(0, a + 1));
+    const size_t b = t.name.find('.', a + 1);
+    if (b != std::string::npos && b + 1 < t.name.size()) prefixes.insert(t.name.substr(0, b + 1));
+  }
+  ClosestArchitecture best;
+  int best_missing = 1 << 30;
+  for (const ArchSpec& spec : architectures())
+    for (const auto& p : prefixes) {
+      const int n = explained(file, p, spec, 4096);
+      std::vector<std::string> missing = missingRoles(file, p, spec);
+      const int m = (int)missing.size();
+      if (n > best.named || (n == best.named && n > 0 && m < best_missing)) {
+        best.spec = &spec;
+        best.prefix = p;
+        best.named = n;
+        best.missing_roles = std::move(missing);
+        best_missing = m;
+      }
+    }
+  return best;
 }
 
 PrefixedSource::PrefixedSource(const TensorSource& base, std::string prefix)
@@ -255,8 +375,9 @@ Tensor PrefixedSource::toFloat(const TensorInfo& info) const {
 
 nlohmann::json UserSupplied::toJson() const {
   nlohmann::json j = nlohmann::json::object();
-  if (family) j["family"] = familyName(*family);
-  if (model) j["model"] = modelClassName(*model);
+  if (family) j["family"] = *family;
+  if (model) j["model"] = *model;
+  if (!names_map.is_null()) j["names_map"] = names_map;
   if (n_heads) j["n_heads"] = *n_heads;
   if (pad_id) j["pad_id"] = *pad_id;
   if (bos_id) j["bos_id"] = *bos_id;
@@ -305,17 +426,29 @@ UserSupplied UserSupplied::fromJson(const nlohmann::json& j, const std::string& 
       v.push_back(t.get<std::string>());
     }
   }
-  if (j.contains("family") || j.contains("model")) {
-    // Reuse the config's own parsing of names: a minimal config carrying only them.
-    nlohmann::json probe = {{"family", j.value("family", "")}};
-    if (j.contains("model")) probe["model"] = j["model"];
-    for (const auto& f :
-         {Family::NlpTutorial, Family::WqTutorial, Family::PytorchNnTransformer,
-          Family::MyTransformer, Family::StepByStepEncoder, Family::HfMarian, Family::HfBart})
-      if (probe["family"] == familyName(f)) u.family = f;
-    if (j.contains("model") && j["model"].is_string())
-      for (const auto& sig : signatures())
-        if (j["model"] == modelClassName(sig.model)) u.model = sig.model;
+  if (j.contains("family")) {
+    const ArchSpec* a =
+        j["family"].is_string() ? findArchitecture(j["family"].get<std::string>()) : nullptr;
+    if (!a)
+      throw Error(ErrorKind::BadConfig, what + ": \"family\" is not one of " + familyList() +
+                                            " (got " + clipForMessage(j["family"].dump(), 40) +
+                                            ")");
+    u.family = a->family;
+  }
+  if (j.contains("model")) {
+    std::string classes;
+    for (const auto& a : architectures())
+      if (!u.family || a.family == *u.family) {
+        if (j["model"].is_string() && a.model == j["model"].get<std::string>()) u.model = a.model;
+        classes += (classes.empty() ? "" : ", ") + a.model;
+      }
+    if (!u.model)
+      throw Error(ErrorKind::BadConfig, what + ": \"model\" is not one of " + classes + " (got " +
+                                            clipForMessage(j["model"].dump(), 40) + ")");
+  }
+  if (j.contains("names_map")) {
+    customArchitecture(j["names_map"], what + " names_map");  // checked now, kept as written
+    u.names_map = j["names_map"];
   }
   return u;
 }
@@ -338,73 +471,130 @@ std::string Inference::explain() const {
   return s;
 }
 
-Inference inferConfig(const TensorSource& file, const UserSupplied& supplied) {
+namespace {
+
+// The refusal of a file whose names follow no architecture: the closest and what it lacks.
+[[noreturn]] void refuseUnknown(const TensorSource& file) {
+  std::string known;
+  for (const ArchSpec& a : architectures()) {
+    const auto anchor =
+        a.spellings(a.hasEncoder() ? Part::Encoder : Part::Decoder, Role::TokenEmbd);
+    known += std::string(known.empty() ? "" : ", ") + a.summary() + " (" +
+             (anchor.empty() ? std::string("?") : anchor.front()->weight) + ")";
+  }
+  std::string sample;
+  for (size_t i = 0; i < file.tensors().size() && i < 4; ++i)
+    sample += std::string(i ? ", " : "") + "\"" + clipForMessage(file.tensors()[i].name, 60) + "\"";
+  std::string closest;
+  const ClosestArchitecture c = closestArchitecture(file);
+  if (c.spec && c.named > 0) {
+    std::string roles;
+    for (size_t i = 0; i < c.missing_roles.size() && i < 6; ++i)
+      roles += (i ? ", " : "") + c.missing_roles[i];
+    closest =
+        ". Closest: " + c.spec->summary() +
+        (c.prefix.empty() ? std::string() : " under \"" + clipForMessage(c.prefix, 40) + "\"") +
+        ", whose names match " + std::to_string(c.named) + " of its tensors" +
+        (roles.empty() ? std::string() : " but not " + roles);
+  }
+  throw Error(ErrorKind::BadConfig,
+              file.path() + ": the tensor names (" + sample +
+                  (file.tensors().size() > 4 ? ", …" : "") +
+                  ") follow none of the tutorials attnviz knows: " + known + closest +
+                  ". Name the roles of your own tensors with --names FILE.json (docs/formats.md "
+                  "\"Your own names\"), or give a config with --config FILE.json");
+}
+
+}  // namespace
+
+Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
+                      const nlohmann::json* hf_config) {
   Inference inf;
-  std::vector<FamilyGuess> guesses = guessFamilies(file);
-  if (supplied.family) {
-    // The user named the family (and maybe the class): take the best guess of it, or its
-    // naming without a prefix.
-    auto it = std::find_if(guesses.begin(), guesses.end(), [&](const FamilyGuess& g) {
-      return g.family == *supplied.family && (!supplied.model || g.model == *supplied.model);
-    });
-    if (it != guesses.end()) {
-      inf.guess = *it;
-    } else {
-      inf.guess.family = *supplied.family;
-      for (const auto& sig : signatures())
-        if (sig.family == *supplied.family && (!supplied.model || sig.model == *supplied.model)) {
-          inf.guess.model = sig.model;
-          break;
-        }
+  std::shared_ptr<const ArchSpec> custom;
+  if (!supplied.names_map.is_null()) {
+    custom = customArchitecture(supplied.names_map, "the names map");
+    inf.guess.spec = custom.get();
+    inf.guess.prefix = familyPrefix(file, *custom);
+    inf.guess.total = (int)file.tensors().size();
+  } else if (supplied.family) {
+    // The user named the family (and maybe the class): take the best guess of it, or its naming
+    // without a prefix.
+    const ArchSpec* spec = findArchitecture(*supplied.family, supplied.model.value_or(""));
+    if (!spec) spec = findArchitecture(*supplied.family);
+    if (!spec)
+      throw Error(ErrorKind::BadConfig, "\"" + clipForMessage(*supplied.family, 40) +
+                                            "\" is not a family attnviz knows: " + familyList());
+    inf.guess.spec = spec;
+    bool found = false;
+    for (const FamilyGuess& g : guessFamilies(file))
+      if (g.spec->family == spec->family && (!supplied.model || g.spec == spec)) {
+        inf.guess = g;
+        found = true;
+        break;
+      }
+    if (!found) {
+      inf.guess.prefix = familyPrefix(file, *spec);
       inf.guess.total = (int)file.tensors().size();
     }
-  } else if (!guesses.empty()) {
-    inf.guess = guesses.front();
   } else {
-    std::string known;
-    for (const auto& sig : signatures())
-      known += std::string(known.empty() ? "" : ", ") + familyName(sig.family) + " " +
-               modelClassName(sig.model) + " (" + sig.required.front() + ")";
-    std::string sample;
-    for (size_t i = 0; i < file.tensors().size() && i < 4; ++i)
-      sample +=
-          std::string(i ? ", " : "") + "\"" + clipForMessage(file.tensors()[i].name, 60) + "\"";
-    throw Error(ErrorKind::BadConfig,
-                file.path() + ": the tensor names (" + sample +
-                    (file.tensors().size() > 4 ? ", …" : "") +
-                    ") follow none of the tutorials attnviz knows: " + known +
-                    ". Give a config with --config FILE.json (docs/formats.md)");
+    const std::vector<FamilyGuess> guesses = guessFamilies(file);
+    if (guesses.empty()) refuseUnknown(file);
+    inf.guess = guesses.front();
   }
   const FamilyGuess& g = inf.guess;
-  const ModelClass m = g.model;
-  Names n = namesFor(g.family, m);
-  auto info = [&](const std::string& name) { return file.find(g.prefix + name); };
-  const bool hf = g.family == Family::HfMarian || g.family == Family::HfBart;
-  if (hf && !info(n.src_emb)) {  // embeddings not shared (or saved under each stack's name)
-    n.src_emb = "encoder.embed_tokens.weight";
-    n.tgt_emb = "decoder.embed_tokens.weight";
-  }
-  auto dim = [&](const std::string& name, int i) -> int {
-    const TensorInfo* t = info(name);
-    return t && (int)t->shape.size() > i ? (int)t->shape[i] : 0;
-  };
-  nlohmann::json& c = inf.config;
-  c["family"] = familyName(g.family);
-  c["model"] = modelClassName(m);
-  ModelConfig probe;
-  probe.family = g.family;
-  probe.model = m;
-  const bool enc = probe.hasEncoder(), dec = probe.hasDecoder();
+  const ArchSpec& spec = *g.spec;
+  const PrefixedSource view(file, g.prefix);
+  auto info = [&](const std::string& name) { return view.find(name); };
   auto fact = [&](const std::string& s) { inf.facts.push_back(s); };
+  // The spelling of a role the file holds (at layer 0), else its first: what to read sizes from.
+  auto spelling = [&](Part p, Role r, int layer = 0) -> const TensorName* {
+    if (const TensorName* t = present(view, "", spec, p, r, layer)) return t;
+    const auto all = spec.spellings(p, r);
+    return all.empty() ? nullptr : all.front();
+  };
+  auto tensor = [&](Part p, Role r, int layer = 0) -> const TensorInfo* {
+    const TensorName* t = present(view, "", spec, p, r, layer);
+    return t ? info(expandName(t->weight, layer, 0)) : nullptr;
+  };
+  auto nameOf = [&](Part p, Role r, int layer = 0) {
+    const TensorName* t = spelling(p, r, layer);
+    return t ? g.prefix + expandName(t->weight, layer, 0) : std::string("?");
+  };
+
+  nlohmann::json& c = inf.config;
+  if (custom) {
+    c["family"] = "custom";
+    c["names_map"] = supplied.names_map;
+  } else {
+    c["family"] = spec.family;
+    c["model"] = spec.model;
+  }
+  const bool enc = spec.hasEncoder(), dec = spec.hasDecoder();
+  const Part first = enc ? Part::Encoder : Part::Decoder;
+
+  // What the file states beside its tensors.
+  nlohmann::json args = nlohmann::json::object();
+  if (hf_config) {
+    inf.args_source = "config.json";
+    args = readArgs(spec, *hf_config, "config.json", file.path(), inf.facts);
+  } else if (hasArgs(file, spec)) {
+    inf.args_source = spec.args_key;
+    args = readArgs(spec, file.arguments()[spec.args_key], spec.args_key, file.path(), inf.facts);
+  }
+  auto stated = [&](const char* key) -> std::optional<int64_t> {
+    if (args.contains(key) && args[key].is_number_integer()) return args[key].get<int64_t>();
+    return std::nullopt;
+  };
 
   // Width and vocabularies from the token tables.
-  const std::string emb = enc ? n.src_emb : n.tgt_emb;
-  const int d = dim(emb, 1);
+  const TensorInfo* emb = tensor(first, Role::TokenEmbd);
+  const int d = shapeDim(emb, 1);
   c["d_model"] = d;
-  fact("d_model " + std::to_string(d) + " (" + g.prefix + emb + " " + shapeText(info(emb)) + ")");
-  auto vocab = [&](const char* key, const std::string& table,
-                   const std::vector<std::string>& given) {
-    const int V = dim(table, 0);
+  fact("d_model " + std::to_string(d) + " (" + nameOf(first, Role::TokenEmbd) + " " +
+       shapeText(emb) + ")");
+  auto vocab = [&](const char* key, Part p, const std::vector<std::string>& given) {
+    const int V = shapeDim(tensor(p, Role::TokenEmbd), 0);
+    const std::string table = nameOf(p, Role::TokenEmbd);
     if (!given.empty()) {
       c[key] = given;
       if ((int)given.size() != V)
@@ -418,142 +608,186 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied) {
            " tokens, shown as their ids (no vocabulary given)");
     }
   };
-  if (enc) vocab("src_vocab", n.src_emb, supplied.src_vocab);
+  if (enc) vocab("src_vocab", Part::Encoder, supplied.src_vocab);
   if (dec)
-    vocab("tgt_vocab", n.tgt_emb,
+    vocab("tgt_vocab", Part::Decoder,
           supplied.tgt_vocab.empty() && !enc ? supplied.src_vocab : supplied.tgt_vocab);
 
   // Layer counts from the highest layer index present.
-  auto layers = [&](const std::string& stack) {
-    int count = 0;
-    while (countUnder(file, g.prefix + stack + std::to_string(count) + ".") > 0) ++count;
-    return count;
-  };
   if (enc) {
-    c["n_encoder_layers"] = layers(n.enc_layers);
+    c["n_encoder_layers"] = countLayers(view, spec, Part::Encoder);
     fact(std::to_string(c["n_encoder_layers"].get<int>()) + " encoder layers");
   }
   if (dec) {
-    c["n_decoder_layers"] = layers(n.dec_layers);
+    c["n_decoder_layers"] = countLayers(view, spec, Part::Decoder);
     fact(std::to_string(c["n_decoder_layers"].get<int>()) + " decoder layers");
   }
-  const std::string first_layer = (enc ? n.enc_layers : n.dec_layers) + "0.";
-  const int d_ff = dim(first_layer + n.fc1, 0);
+  auto rows = [&](Part p, Role r, int layer = 0, int head = 0) {
+    const TensorName* t = present(view, "", spec, p, r, layer);
+    if (!t) return 0;
+    const TensorInfo* i = info(expandName(t->weight, layer, head));
+    return shapeDim(i, (t->flags & kTransposed) ? 1 : 0);
+  };
+  const int d_ff = rows(first, Role::FfnUp);
   c["d_ff"] = d_ff;
-  fact("d_ff " + std::to_string(d_ff) + " (" + first_layer + n.fc1 + ")");
+  fact("d_ff " + std::to_string(d_ff) + " (" + nameOf(first, Role::FfnUp) + ")");
 
-  // Heads: the projections give the total width; the number of heads only per-head modules tell.
-  const int A = g.family == Family::PytorchNnTransformer || g.family == Family::MyTransformer ||
-                        g.family == Family::StepByStepEncoder || hf
-                    ? d
-                    : dim(first_layer + n.q_weight, 0);
-  const int Av = g.family == Family::NlpTutorial || g.family == Family::WqTutorial
-                     ? dim(first_layer + n.v_weight, 0)
-                     : A;
-  int heads = 0;
-  if (g.family == Family::StepByStepEncoder) {
-    while (countUnder(
-               file, g.prefix + first_layer + "attention.heads." + std::to_string(heads) + ".") > 0)
-      ++heads;
-    fact(std::to_string(heads) + " heads (one AttentionHead module each)");
+  // Heads: the projections give the total widths; the number of heads only one module per head,
+  // or the file's args, tell.
+  int A = 0, Akv = 0, Av = 0, heads = 0;
+  if (present(view, "", spec, first, Role::AttnQkv, 0)) {
+    const int all = rows(first, Role::AttnQkv);
+    A = Akv = Av = all / 3;
+  } else if (spec.perHead(first, Role::AttnQ)) {
+    const TensorName* q = spelling(first, Role::AttnQ);
+    while (heads < ConfigLimits::kMaxHeads + 1 && info(expandName(q->weight, 0, heads))) ++heads;
+    const TensorName* k = spelling(first, Role::AttnK);
+    int kv = 0;
+    while (k && kv < ConfigLimits::kMaxHeads + 1 && info(expandName(k->weight, 0, kv))) ++kv;
+    A = heads * rows(first, Role::AttnQ);
+    Akv = kv * rows(first, Role::AttnK);
+    Av = kv * rows(first, Role::AttnV);
+    fact(std::to_string(heads) + " heads (one module each: " + g.prefix +
+         expandName(q->weight, 0, 0) + " …)");
+  } else {
+    A = rows(first, Role::AttnQ);
+    Akv = rows(first, Role::AttnK);
+    Av = rows(first, Role::AttnV);
   }
+  if (Akv == 0) Akv = A;
+  if (Av == 0) Av = Akv;
+  if (auto h = stated("n_heads")) heads = (int)*h;
   if (supplied.n_heads) heads = *supplied.n_heads;
-  const int width_gcd = std::gcd(std::max(A, 1), std::max(Av, 1));
-  if (heads > 0) {
+  // Head counts h that fit: d_k = A / h; the key/value heads Akv / d_k divide h and Av.
+  auto fits = [&](int h) {
+    if (h <= 0 || A % h != 0) return false;
+    const int dk = A / h;
+    if (Akv % dk != 0) return false;
+    const int kv = Akv / dk;
+    return kv >= 1 && h % kv == 0 && Av % kv == 0;
+  };
+  std::vector<int> choices;
+  for (int h : divisors(std::max(A, 1)))
+    if (fits(h)) choices.push_back(h);
+  const std::string widths =
+      std::to_string(A) + (Akv != A || Av != A ? " (keys " + std::to_string(Akv) + ", values " +
+                                                     std::to_string(Av) + ")"
+                                               : std::string());
+  if (heads > 0 && fits(heads)) {
     c["n_heads"] = heads;
-    if (A % heads == 0 && Av % heads == 0) {
-      c["d_k"] = A / heads;
-      c["d_v"] = Av / heads;
-    } else {
-      inf.missing.push_back({"n_heads",
-                             std::to_string(heads) +
-                                 " heads do not divide the projections' width " +
-                                 std::to_string(A) + (Av != A ? "/" + std::to_string(Av) : ""),
-                             divisors(width_gcd)});
+    const int dk = A / heads, kv = Akv / dk;
+    c["d_k"] = dk;
+    c["d_v"] = Av / kv;
+    if (kv != heads) {
+      c["n_kv_heads"] = kv;
+      fact(std::to_string(kv) + " key/value heads (grouped-query attention: keys " +
+           std::to_string(Akv) + " wide)");
     }
+  } else if (heads > 0) {
+    inf.missing.push_back(
+        {"n_heads", std::to_string(heads) + " heads do not divide the projections' width " + widths,
+         choices});
   } else {
     inf.missing.push_back({"n_heads",
-                           "how many heads share the projections of width " + std::to_string(A) +
-                               (Av != A ? " (values " + std::to_string(Av) + ")" : "") +
+                           "how many heads share the projections of width " + widths +
                                "; the tensors hold all heads' weights side by side",
-                           divisors(width_gcd)});
+                           choices});
   }
+  if (auto kv = stated("n_kv_heads"); kv && c.contains("n_heads")) c["n_kv_heads"] = *kv;
 
-  // Positions: a learned table, or the sinusoid buffer's length.
-  const std::string pos = enc ? n.src_pos : n.tgt_pos;
-  const std::string pe = enc ? n.src_pe : n.tgt_pe;
-  if (g.family == Family::HfMarian) {
-    // Marian's table is a fixed [sin | cos] sinusoid (saved or not): only its length is read.
-    c["positional"] = "sinusoidal-halves";
-    if (info(pos) && dim(pos, 0) >= 2) c["max_len"] = dim(pos, 0);
-    fact("Marian's sinusoidal positions ([sin | cos] halves), max_len " +
-         (c.contains("max_len") ? std::to_string(c["max_len"].get<int>()) + " (" + pos + ")"
-                                : std::string("512 (MarianConfig's default)")));
-  } else if (g.family == Family::HfBart && info(pos)) {
-    // BART's learned table has 2 rows before position 0.
+  // Positions: a learned table, a stored fixed table's length, the args' context, or the default.
+  const Positional pos_default = spec.defaults.positional;
+  const TensorInfo* learned = tensor(first, Role::PosEmbd);
+  const TensorInfo* table = tensor(first, Role::PosTable);
+  const int offset = spec.defaults.position_offset;
+  if (learned) {
+    const int n = shapeDim(learned, 0);
     c["positional"] = "learned";
-    c["position_offset"] = 2;
-    c["max_len"] = std::max(dim(pos, 0) - 2, 2);
-    fact("learned positions, max_len " + std::to_string(dim(pos, 0) - 2) + " (" + pos + " " +
-         shapeText(info(pos)) + ", its first 2 rows unused)");
-  } else if (!pos.empty() && info(pos)) {
-    c["positional"] = "learned";
-    c["max_len"] = dim(pos, 0);
-    fact("learned positions, max_len " + std::to_string(dim(pos, 0)) + " (" + pos + ")");
+    c["max_len"] = std::max(n - offset, 2);
+    if (offset) c["position_offset"] = offset;
+    fact("learned positions, max_len " + std::to_string(n - offset) + " (" +
+         nameOf(first, Role::PosEmbd) + " " + shapeText(learned) +
+         (offset ? ", its first " + std::to_string(offset) + " rows unused)" : std::string(")")));
   } else {
-    c["positional"] = "sinusoidal";
-    if (const TensorInfo* t = pe.empty() ? nullptr : info(pe)) {
-      // [max_len, 1, d] (sequence-first) or [1, max_len, d]
-      const int rows =
-          t->shape.size() >= 2 ? (int)(t->shape[0] == 1 ? t->shape[1] : t->shape[0]) : 0;
-      if (rows >= 2) {
-        c["max_len"] = rows;
-        fact("sinusoidal positions, max_len " + std::to_string(rows) + " (buffer " + pe + " " +
-             shapeToString(t->shape) + ")");
+    const Positional p = pos_default == Positional::Learned ? Positional::Sinusoidal : pos_default;
+    c["positional"] = positionalName(p);
+    const std::string kind = p == Positional::SinusoidalHalves
+                                 ? "sinusoidal positions ([sin | cos] halves)"
+                             : p == Positional::Rotary ? "rotary positions"
+                                                       : "sinusoidal positions";
+    if (table) {
+      // [max_len, d], [max_len, 1, d] (sequence-first) or [1, max_len, d]
+      const int n = table->shape.size() >= 2
+                        ? (int)std::min<int64_t>(table->shape[0] == 1 && table->shape.size() == 3
+                                                     ? table->shape[1]
+                                                     : table->shape[0],
+                                                 ConfigLimits::kMaxLen)
+                        : 0;
+      if (n >= 2) {
+        c["max_len"] = n;
+        fact(kind + ", max_len " + std::to_string(n) + " (buffer " + nameOf(first, Role::PosTable) +
+             " " + shapeToString(table->shape) + ")");
       }
+    } else if (auto n = stated("max_len")) {
+      c["max_len"] = *n;
     } else {
-      fact("sinusoidal positions (not stored): max_len 5000 assumed");
+      fact(kind + " (not stored): max_len " + std::to_string(spec.defaults.max_len) + " assumed");
     }
   }
-  if (!n.final_norm_enc.empty() && (g.family == Family::PytorchNnTransformer ||
-                                    g.family == Family::MyTransformer || info(n.final_norm_enc))) {
-    c["final_norm"] = info(n.final_norm_enc) != nullptr;
+  // Switches the presence of a tensor tells: the final norms, the embedding norm, segments.
+  if (spec.has(first, Role::FinalNorm)) c["final_norm"] = tensor(first, Role::FinalNorm) != nullptr;
+  const auto embed_norms = spec.spellings(first, Role::EmbdNorm);
+  if (!embed_norms.empty() && (embed_norms.front()->flags & kOptional))
+    c["embed_norm"] = tensor(first, Role::EmbdNorm) != nullptr;
+  if (const TensorInfo* seg = enc ? tensor(Part::Encoder, Role::SegmentEmbd) : nullptr) {
+    c["n_segments"] = shapeDim(seg, 0);
+    fact(std::to_string(shapeDim(seg, 0)) + " segments (" +
+         nameOf(Part::Encoder, Role::SegmentEmbd) + ")");
   }
-  if (g.family == Family::StepByStepEncoder)
-    c["embed_norm"] = info("embeddings.layer_norm.weight") != nullptr;
-  if (m == ModelClass::BertModel && info(n.segments)) {
-    c["n_segments"] = dim(n.segments, 0);
-    fact(std::to_string(dim(n.segments, 0)) + " segments (" + n.segments + ")");
+  if (spec.class_head != ClassHead::None) {
+    const int n = rows(Part::Head, Role::Classifier);
+    c["n_classes"] = n;
+    fact(std::to_string(n) + " classes (" + nameOf(Part::Head, Role::Classifier) + ")");
   }
-  if (m == ModelClass::BertModel || m == ModelClass::Classifier) {
-    c["n_classes"] = dim(n.classifier, 0);
-    fact(std::to_string(dim(n.classifier, 0)) + " classes (" + n.classifier + ")");
-  }
-  inf.layout_assumed =
-      g.family == Family::PytorchNnTransformer || g.family == Family::MyTransformer;
+  // What the args state over what the tensors assumed: epsilons, rotary base, activation, …
+  for (const char* key : {"layer_norm_eps", "rope_theta", "activation", "n_segments"})
+    if (args.contains(key)) c[key] = args[key];
+  for (const char* key : {"d_model", "d_ff", "n_layers", "vocab_size", "max_len", "d_k"})
+    if (auto v = stated(key);
+        v &&
+        c.contains(key == std::string("n_layers") ? (dec ? "n_decoder_layers" : "n_encoder_layers")
+                   : key == std::string("vocab_size") ? (dec ? "tgt_vocab" : "src_vocab")
+                                                      : key)) {
+      const std::string k = key;
+      const int has = k == "n_layers" ? c[dec ? "n_decoder_layers" : "n_encoder_layers"].get<int>()
+                      : k == "vocab_size" ? (int)c[dec ? "tgt_vocab" : "src_vocab"].size()
+                                          : c[key].get<int>();
+      if (*v != has)
+        fact(std::string(key) + ": " + inf.args_source + " says " + std::to_string(*v) +
+             ", the tensors " + std::to_string(has) + " (the tensors are read)");
+    }
+
+  // Switches the names cannot tell: assumed as the tutorial has them unless given.
   if (supplied.norm) c["norm"] = *supplied.norm;
   if (supplied.activation) c["activation"] = *supplied.activation;
-  if (inf.layout_assumed) {
-    fact(supplied.norm ? *supplied.norm + "-LayerNorm (given)"
-                       : "post-LayerNorm assumed (norm_first=False; the names cannot tell: give "
-                         "--norm pre for norm_first=True)");
-    fact(supplied.activation ? *supplied.activation + " activation (given)"
-                             : "ReLU assumed (the names cannot tell: give --activation gelu for "
-                               "activation=\"gelu\")");
-  } else {
+  inf.assumptions = spec.assumptions;
+  for (const Assumption& a : spec.assumptions) {
+    const std::optional<std::string>& given = a.key == "norm" ? supplied.norm : supplied.activation;
+    if (given)
+      fact(a.key == "norm" ? *given + "-LayerNorm (given)" : *given + " activation (given)");
+    else
+      fact(a.fact);
+  }
+  if (spec.assumptions.empty()) {
     if (supplied.norm) fact(*supplied.norm + "-LayerNorm (given)");
     if (supplied.activation) fact(*supplied.activation + " activation (given)");
   }
-  if (hf) {
-    fact(g.family == Family::HfMarian
-             ? "swish activation and embeddings × √d_model assumed (MarianConfig as the converted "
-               "OPUS models have it; config.json beside the model tells)"
-             : "GELU and no embedding scale assumed (BartConfig's defaults; config.json beside "
-               "the model tells)");
-    if (!info("lm_head.weight")) fact("lm_head tied to the token embeddings");
-  }
+  if (!spec.notes.empty() && !hf_config) fact(spec.notes);
+  if (spec.tied_output && spec.token_head == TokenHead::Linear && !tensor(Part::Head, Role::Output))
+    fact("the output projection tied to the token embeddings");
 
-  // Special ids: supplied, else read off the vocabulary's spelling, else the tutorial's.
+  // Special ids: supplied, else stated, else read off the vocabulary's spelling, else the
+  // tutorial's.
   const std::vector<std::string> special =
       c[dec ? "tgt_vocab" : "src_vocab"].get<std::vector<std::string>>();
   const bool real_vocab = dec ? !(supplied.tgt_vocab.empty() && (enc || supplied.src_vocab.empty()))
@@ -563,6 +797,10 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied) {
                 const std::string& what, bool needed) {
     if (given) {
       c[key] = *given;
+      return;
+    }
+    if (auto v = stated(key); v && *v >= 0) {
+      c[key] = *v;
       return;
     }
     if (real_vocab) {
@@ -584,36 +822,33 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied) {
     }
     if (needed) inf.missing.push_back({key, what, {}});
   };
-  const bool torch_specials =
-      g.family == Family::PytorchNnTransformer || g.family == Family::MyTransformer;
-  // Marian's converter puts <pad> last; BART keeps fairseq's <s>=0, <pad>=1, </s>=2.
-  const int V = dim(dec ? n.tgt_emb : n.src_emb, 0);
-  const int pad_default = torch_specials || g.family == Family::HfBart ? 1
-                          : g.family == Family::HfMarian               ? V - 1
-                                                                       : 0;
-  id("pad_id", supplied.pad_id, {"<pad>", "[PAD]", "P", "<blank>"}, pad_default,
+  const int V = (int)special.size();
+  const SpecialIds& ids = spec.ids;
+  id("pad_id", supplied.pad_id, {"<pad>", "[PAD]", "P", "<blank>"}, ids.pad == -2 ? V - 1 : ids.pad,
      "the padding token's id", false);
-  if (hf) {
-    id("eos_id", supplied.eos_id, {"</s>"}, g.family == Family::HfMarian ? 0 : 2,
-       "the end token that stops decoding", true);
-    // The decoder starts with Marian's pad token, with BART's end token (decoder_start_token_id).
-    const char* start = g.family == Family::HfMarian ? "pad_id" : "eos_id";
+  if (ids.eos >= 0) {
+    id("eos_id", supplied.eos_id, {"</s>"}, ids.eos, "the end token that stops decoding", true);
+  } else {
+    id("eos_id", supplied.eos_id, {"<eos>", "</s>", "E", "[SEP]", "<end>"}, -1,
+       "the end token that stops decoding", spec.hasCross() && ids.ask_ids);
+  }
+  if (ids.bos == -3 || ids.bos == -4) {
+    // The decoder starts with the pad token (Marian) or the end token (BART).
+    const char* start = ids.bos == -3 ? "pad_id" : "eos_id";
     c["bos_id"] = supplied.bos_id ? *supplied.bos_id : c[start].get<int>();
     if (!supplied.bos_id)
       fact("bos_id " + std::to_string(c["bos_id"].get<int>()) + " (the decoder starts with " +
-           (g.family == Family::HfMarian ? "the pad token" : "the end token") + ")");
-    if (g.family == Family::HfBart) {
-      const int s = real_vocab ? findToken(special, {"<s>"}) : -1;
-      c["src_bos_id"] = s >= 0 ? s : 0;
-      c["src_eos_id"] = c["eos_id"];
-    }
+           (ids.bos == -3 ? "the pad token" : "the end token") + ")");
   } else {
-    id("bos_id", supplied.bos_id, {"<bos>", "<s>", "S", "[CLS]", "<sos>", "<start>"}, -1,
-       "the start token the decoder begins with", probe.hasCross());
-    id("eos_id", supplied.eos_id, {"<eos>", "</s>", "E", "[SEP]", "<end>"}, -1,
-       "the end token that stops decoding", probe.hasCross());
+    id("bos_id", supplied.bos_id, {"<bos>", "<s>", "S", "[CLS]", "<sos>", "<start>"}, ids.bos,
+       "the start token the decoder begins with", spec.hasCross() && ids.ask_ids);
   }
-  if (!probe.hasCross()) {  // optional for encoder-only and decoder-only models
+  if (ids.src_bos >= 0) {
+    const int s = real_vocab ? findToken(special, {"<s>"}) : -1;
+    c["src_bos_id"] = s >= 0 ? s : ids.src_bos;
+    c["src_eos_id"] = c["eos_id"];
+  }
+  if (!spec.hasCross()) {  // optional for encoder-only and decoder-only models
     if (!c.contains("bos_id")) c["bos_id"] = -1;
     if (!c.contains("eos_id")) c["eos_id"] = -1;
   }

@@ -1,7 +1,8 @@
-// Reading a model's configuration from its tensors: which tutorial's naming the names follow (and
-// under which prefix, e.g. "module." from DataParallel), and the sizes their shapes tell. What the
-// tensors cannot tell (the number of heads, the special ids, the vocabularies) is supplied by the
-// user; inferConfig says exactly what is still missing.
+// Reading a model's configuration from its tensors: which architecture of the table the names
+// follow (and under which prefix, e.g. "module." from DataParallel, "_orig_mod." from
+// torch.compile), the sizes their shapes tell and what a checkpoint's args state. What the file
+// cannot tell (the number of heads, the special ids, the vocabularies) is supplied by the user;
+// inferConfig says exactly what is still missing.
 #pragma once
 
 #include <map>
@@ -16,23 +17,42 @@
 
 namespace attnviz {
 
-// A family and class whose tensor names the file follows.
+// An architecture of the table whose tensor names the file follows.
 struct FamilyGuess {
-  Family family = Family::NlpTutorial;
-  ModelClass model = ModelClass::Transformer;
-  std::string prefix;  // stripped from every name ("module.", "model."); "" when none
-  int named = 0;       // tensors under the prefix
-  int total = 0;       // tensors in the file
+  const ArchSpec* spec = nullptr;  // a table entry (or the user's own names)
+  std::string prefix;              // stripped from every name ("module.", "_orig_mod."); "" = none
+  int named = 0;                   // the file's tensors the descriptor explains
+  int total = 0;                   // tensors in the file
+  bool args = false;               // the checkpoint holds the args the descriptor reads
+  std::string family() const { return spec ? spec->family : std::string(); }
+  std::string model() const { return spec ? spec->model : std::string(); }
   // "wq-tutorial Translation" (+ ", prefix "module." stripped")
   std::string summary() const;
 };
 
-// Every family/class whose characteristic tensors are all present, best first (the most tensors
-// under its prefix, then the shortest prefix). Empty when none matches.
+// Every architecture whose characteristic tensors (token table and first attention block of each
+// stack, the class head, a required embedding norm) are all present, best first: those whose
+// checkpoint args are present, then the most tensors explained, then the shortest prefix. Empty
+// when none matches.
 std::vector<FamilyGuess> guessFamilies(const TensorSource& file);
-// The prefix under which the file holds this family's characteristic tensors ("" when they are
-// unprefixed, or when they are not there at all).
-std::string familyPrefix(const TensorSource& file, Family family, ModelClass model);
+// The prefix under which the file holds this architecture's characteristic tensors ("" when they
+// are unprefixed, or when they are not there at all).
+std::string familyPrefix(const TensorSource& file, const ArchSpec& spec);
+// The architecture the file comes closest to when none matches, and the roles it lacks
+// ("attn_q (transformer.h.0.attn.c_attn.weight)"): for the message refusing the file.
+struct ClosestArchitecture {
+  const ArchSpec* spec = nullptr;
+  std::string prefix;
+  int named = 0;
+  std::vector<std::string> missing_roles;
+};
+ClosestArchitecture closestArchitecture(const TensorSource& file);
+
+// The first spelling of a role whose weight the file holds at `layer` (head 0), or null.
+const TensorName* presentSpelling(const TensorSource& file, const ArchSpec& spec, Part part,
+                                  Role role, int layer = 0);
+// How many layers of `part` the file holds (the first index with none of its tensors).
+int countLayers(const TensorSource& file, const ArchSpec& spec, Part part);
 
 // A view of a TensorSource with a prefix taken off every name that has it.
 class PrefixedSource : public TensorSource {
@@ -45,6 +65,7 @@ class PrefixedSource : public TensorSource {
   Tensor toFloat(const TensorInfo& info) const override;
   using TensorSource::toFloat;
   const std::map<std::string, std::string>& metadata() const override { return base_.metadata(); }
+  const nlohmann::json& arguments() const override { return base_.arguments(); }
 
  private:
   const TensorSource& base_;
@@ -56,8 +77,10 @@ class PrefixedSource : public TensorSource {
 // What the user supplies for what the tensors cannot tell (CLI options, the GUI's dialog, answers
 // remembered beside the file).
 struct UserSupplied {
-  std::optional<Family> family;
-  std::optional<ModelClass> model;
+  std::optional<std::string> family;  // a family of the table (architectures.h)
+  std::optional<std::string> model;
+  // The user's own names (docs/formats.md "Your own names"): a map read with --names FILE.json.
+  nlohmann::json names_map;
   std::optional<int> n_heads;
   std::optional<int> pad_id, bos_id, eos_id;
   // The LayerNorm's place ("pre": before each sublayer, nn.Transformer's norm_first=True; "post")
@@ -80,16 +103,20 @@ struct Inference {
   nlohmann::json config;           // a config for ModelConfig::fromJson once nothing is missing
   std::vector<std::string> facts;  // "d_model 512 (from src_tok_emb.embedding.weight [11, 512])"
   std::vector<Question> missing;   // what must still be supplied
-  // The norm placement and activation are assumptions (post, ReLU) unless supplied: the family's
-  // names are the same either way (pytorch-nn-transformer, my-transformer).
-  bool layout_assumed = false;
+  // Switches the names cannot tell (nn.Transformer's norm placement and activation, minGPT's
+  // GELU): assumed as the tutorial has them unless supplied, offered in the GUI's dialog.
+  std::vector<Assumption> assumptions;
+  std::string args_source;  // where stated sizes came from ("model_args", "config.json"); "" = none
   bool complete() const { return missing.empty(); }
   // What was detected and inferred, and what is missing, in a few lines.
   std::string explain() const;
 };
 
-// Reads the family and sizes from the tensors and fills in what was supplied. Throws
-// Error(BadConfig) when no family's naming matches (listing the families it knows).
-Inference inferConfig(const TensorSource& file, const UserSupplied& supplied);
+// Reads the family and sizes from the tensors (and what the file's args state: a checkpoint's
+// model_args, or `hf_config`, a Hugging Face config.json, when given) and fills in what was
+// supplied. Throws Error(BadConfig) when no architecture's naming matches (naming the closest and
+// what it lacks), or when the args hold a value of the wrong type.
+Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
+                      const nlohmann::json* hf_config = nullptr);
 
 }  // namespace attnviz

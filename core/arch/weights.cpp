@@ -31,6 +31,7 @@ class TensorReader {
       : file_(file), warnings_(warnings) {}
 
   bool has(const std::string& name) const { return file_.contains(name); }
+  const TensorSource& file() const { return file_; }
 
   // The tensor, or an empty one after recording why not.
   Tensor get(const std::string& name, const Shape& expected) {
@@ -110,384 +111,260 @@ class TensorReader {
   std::vector<Problem> problems_;
 };
 
-// Reads weights into the one layout, deciding unset bias switches from the file's first layer.
-class Loader {
+Tensor transposed(const Tensor& t) {
+  if (t.shape.size() != 2) return t;
+  const int64_t r = t.shape[0], c = t.shape[1];
+  Tensor out({c, r});
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j) out.data[j * r + i] = t.data[i * c + j];
+  return out;
+}
+
+// Rows [from, from + n) of a [R, C] tensor (or of a vector).
+Tensor rowsOf(const Tensor& t, int64_t from, int64_t n) {
+  const int64_t C = t.shape.size() == 2 ? t.shape[1] : 1;
+  Shape shape = t.shape;
+  shape[0] = n;
+  return Tensor(shape,
+                std::vector<float>(t.data.begin() + from * C, t.data.begin() + (from + n) * C));
+}
+
+// Reads weights into the one layout by the names of one architecture's descriptor, deciding unset
+// bias switches from the file's first layer.
+class SpecLoader {
  public:
-  Loader(TensorReader& r, ModelConfig& c) : r_(r), c_(c) {}
+  SpecLoader(TensorReader& r, ModelConfig& c, const ArchSpec& spec) : r_(r), c_(c), spec_(spec) {}
 
-  // "…weight" [out, in] and "…bias" [out]; an unset `bias` switch becomes whether the file has
-  // the first bias asked for.
-  LinearWeights linear(const std::string& prefix, int64_t in, int64_t out,
-                       std::optional<bool>& bias, const std::string& bias_name = "") {
+  ModelWeights read() {
+    ModelWeights w;
+    if (c_.hasEncoder()) stack(Part::Encoder, c_.n_encoder_layers, w.encoder);
+    if (c_.hasDecoder()) stack(Part::Decoder, c_.n_decoder_layers, w.decoder);
+    head(w);
+    // Buffers the model does not read: causal masks, rotary caches, stored sinusoids.
+    for (const auto& t : r_.file().tensors())
+      for (const auto& pattern : spec_.ignored)
+        if (matchesName(pattern, t.name)) r_.ignore(t.name);
+    return w;
+  }
+
+ private:
+  TensorReader& r_;
+  ModelConfig& c_;
+  const ArchSpec& spec_;
+
+  // The spelling of a role to read at a layer (and head): the first the file holds, else the
+  // first (whose absence is then recorded); null when the descriptor has none.
+  const TensorName* pick(Part p, Role role, int layer, int head = 0) {
+    const auto all = spec_.spellings(p, role);
+    for (const TensorName* t : all)
+      if (r_.has(expandName(t->weight, layer, head))) {
+        // Other names of the same table (kTiedCopy) are copies, not unused tensors.
+        for (const TensorName* other : all)
+          if (other != t && (other->flags & kTiedCopy) &&
+              r_.has(expandName(other->weight, layer, head)))
+            r_.ignore(expandName(other->weight, layer, head));
+        return t;
+      }
+    return all.empty() ? nullptr : all.front();
+  }
+  bool present(Part p, Role role, int layer = 0) {
+    for (const TensorName* t : spec_.spellings(p, role))
+      if (r_.has(expandName(t->weight, layer, 0))) return true;
+    return false;
+  }
+
+  // A weight [out, in] (stored [in, out] when transposed) and its bias [out] ([1, out] when
+  // kBiasRow); an unset `bias` switch becomes whether the file has the first bias asked for.
+  LinearWeights linear(const TensorName* t, int layer, int head, int64_t in, int64_t out,
+                       std::optional<bool>& bias) {
     LinearWeights l;
-    l.weight = r_.get(prefix + ".weight", {out, in});
-    const std::string b = bias_name.empty() ? prefix + ".bias" : bias_name;
-    if (!bias) bias = r_.has(b);
-    if (*bias) l.bias = r_.get(b, {out});
-    return l;
-  }
-  // A linear that always has a bias (the tutorials' heads).
-  LinearWeights linearWithBias(const std::string& prefix, int64_t in, int64_t out) {
-    std::optional<bool> yes = true;
-    return linear(prefix, in, out, yes);
-  }
-
-  // A LayerNorm stored under one of several names; absent = identity unless required.
-  LayerNormWeights norm(const std::vector<std::string>& prefixes, bool required) {
-    const int64_t d = c_.d_model;
-    LayerNormWeights n;
-    for (const auto& p : prefixes) {
-      if (r_.has(p + ".weight")) {
-        n.gamma = r_.get(p + ".weight", {d});
-        n.beta = r_.get(p + ".bias", {d});
-        return n;
+    if (!t) return l;
+    const std::string w = expandName(t->weight, layer, head);
+    if (t->flags & kTransposed) {
+      Tensor stored = r_.get(w, {in, out});
+      if (!stored.empty()) l.weight = transposed(stored);
+    } else {
+      l.weight = r_.get(w, {out, in});
+    }
+    const std::string b = t->bias.empty() ? std::string() : expandName(t->bias, layer, head);
+    if (!bias) bias = !b.empty() && r_.has(b);
+    if (*bias) {
+      if (b.empty()) {
+        r_.get(w + " (its bias)", {out});  // records that the spelling has none
+      } else if (t->flags & kBiasRow) {
+        Tensor row = r_.get(b, {1, out});
+        if (!row.empty()) l.bias = Tensor({out}, std::move(row.data));
+      } else {
+        l.bias = r_.get(b, {out});
       }
     }
-    if (required) {
-      n.gamma = r_.get(prefixes.front() + ".weight", {d});  // records the missing tensor
-      n.beta = r_.get(prefixes.front() + ".bias", {d});
+    return l;
+  }
+  LinearWeights linear(Part p, Role role, int layer, int64_t in, int64_t out,
+                       std::optional<bool>& bias) {
+    return linear(pick(p, role, layer), layer, 0, in, out, bias);
+  }
+  LinearWeights linearWithBias(Part p, Role role, int64_t in, int64_t out) {
+    std::optional<bool> yes = true;
+    return linear(p, role, 0, in, out, yes);
+  }
+
+  // A norm: γ [d] and β [d] (none where the spelling has no bias, or kBiasOptional and absent).
+  // Absent with kOptional: the identity — unless `on` (a switch of the config says the norm is
+  // there, kOptional only turned it off when absent). No spelling at all: the identity.
+  LayerNormWeights norm(Part p, Role role, int layer, bool on = false) {
+    const int64_t d = c_.d_model;
+    LayerNormWeights n;
+    const TensorName* t = pick(p, role, layer);
+    if (!t) return n;
+    const std::string w = expandName(t->weight, layer, 0);
+    if (!on && (t->flags & kOptional) && !r_.has(w)) return n;
+    n.gamma = r_.get(w, {d});
+    if (!t->bias.empty()) {
+      const std::string b = expandName(t->bias, layer, 0);
+      if (!(t->flags & kBiasOptional) || r_.has(b)) n.beta = r_.get(b, {d});
     }
     return n;
   }
 
-  // Q, K, V, out as separate linears (nlp-tutorial, wq-tutorial, MyMultiheadAttention's Linears).
-  AttentionWeights separate(const std::string& p, const char* q, const char* k, const char* v,
-                            const char* out) {
-    const int64_t d = c_.d_model, A = c_.attnWidth(), Av = c_.valueWidth();
+  AttentionWeights attention(Part p, bool cross, int l) {
+    const Role q = cross ? Role::CrossQ : Role::AttnQ;
+    const Role qkv = cross ? Role::CrossQkv : Role::AttnQkv;
+    const Role out = cross ? Role::CrossOut : Role::AttnOut;
+    const int64_t d = c_.d_model, A = c_.attnWidth(), Ak = c_.keyWidth(), Av = c_.kvValueWidth();
     AttentionWeights a;
-    a.q = linear(p + "." + q, d, A, c_.q_bias);
-    a.k = linear(p + "." + k, d, A, c_.k_bias);
-    a.v = linear(p + "." + v, d, Av, c_.v_bias);
-    a.out = linear(p + "." + out, Av, d, c_.out_bias);
-    return a;
-  }
-
-  // nn.MultiheadAttention (in_proj_weight [3d, d] = [W_q; W_k; W_v]) or MyMultiheadAttention in
-  // either of its spellings (q_proj_weight Parameters without biases, or q_proj Linears).
-  AttentionWeights torchStyle(const std::string& p) {
-    const int64_t d = c_.d_model;
-    AttentionWeights a;
-    if (r_.has(p + ".in_proj_weight")) {
-      Tensor w = r_.get(p + ".in_proj_weight", {3 * d, d});
-      if (!c_.q_bias) c_.q_bias = c_.k_bias = c_.v_bias = r_.has(p + ".in_proj_bias");
-      Tensor b = *c_.q_bias ? r_.get(p + ".in_proj_bias", {3 * d}) : Tensor();
-      LinearWeights* parts[3] = {&a.q, &a.k, &a.v};
-      for (int i = 0; i < 3 && !w.empty(); ++i) {
-        parts[i]->weight = Tensor({d, d}, std::vector<float>(w.data.begin() + i * d * d,
-                                                             w.data.begin() + (i + 1) * d * d));
-        if (!b.empty())
-          parts[i]->bias =
-              Tensor({d}, std::vector<float>(b.data.begin() + i * d, b.data.begin() + (i + 1) * d));
+    if (present(p, qkv, l)) {
+      // Fused: Q rows, then K, then V (nn.MultiheadAttention's in_proj, GPT's c_attn).
+      std::optional<bool> bias = c_.q_bias;
+      LinearWeights all = linear(p, qkv, l, d, A + Ak + Av, bias);
+      c_.q_bias = c_.k_bias = c_.v_bias = bias;
+      if (!all.weight.empty()) {
+        a.q.weight = rowsOf(all.weight, 0, A);
+        a.k.weight = rowsOf(all.weight, A, Ak);
+        a.v.weight = rowsOf(all.weight, A + Ak, Av);
       }
-    } else if (r_.has(p + ".q_proj_weight")) {
-      std::optional<bool> no = false;
-      if (c_.q_bias && *c_.q_bias) no = true;  // records the bias tensors as missing
-      a.q.weight = r_.get(p + ".q_proj_weight", {d, d});
-      a.k.weight = r_.get(p + ".k_proj_weight", {d, d});
-      a.v.weight = r_.get(p + ".v_proj_weight", {d, d});
-      if (!c_.q_bias) c_.q_bias = c_.k_bias = c_.v_bias = false;
-      if (*c_.q_bias) {
-        a.q.bias = r_.get(p + ".q_proj_bias", {d});
-        a.k.bias = r_.get(p + ".k_proj_bias", {d});
-        a.v.bias = r_.get(p + ".v_proj_bias", {d});
+      if (!all.bias.empty()) {
+        a.q.bias = rowsOf(all.bias, 0, A);
+        a.k.bias = rowsOf(all.bias, A, Ak);
+        a.v.bias = rowsOf(all.bias, A + Ak, Av);
+      }
+    } else if (spec_.perHead(p, q)) {
+      // One module per head: [d_k, d] each, stacked into [H·d_k, d].
+      LinearWeights* parts[3] = {&a.q, &a.k, &a.v};
+      std::optional<bool>* biases[3] = {&c_.q_bias, &c_.k_bias, &c_.v_bias};
+      for (int i = 0; i < 3; ++i) {
+        const int heads = i == 0 ? c_.n_heads : c_.kvHeads();
+        const int64_t width = i == 2 ? c_.d_v : c_.d_k;
+        std::vector<float> w, b;
+        for (int h = 0; h < heads; ++h) {
+          LinearWeights one = linear(pick(p, Role((int)q + i), l, h), l, h, d, width, *biases[i]);
+          w.insert(w.end(), one.weight.data.begin(), one.weight.data.end());
+          b.insert(b.end(), one.bias.data.begin(), one.bias.data.end());
+        }
+        if ((int64_t)w.size() == heads * width * d)
+          parts[i]->weight = Tensor({heads * width, d}, w);
+        if ((int64_t)b.size() == heads * width) parts[i]->bias = Tensor({heads * width}, b);
       }
     } else {
-      a.q = linear(p + ".q_proj", d, d, c_.q_bias);
-      a.k = linear(p + ".k_proj", d, d, c_.k_bias);
-      a.v = linear(p + ".v_proj", d, d, c_.v_bias);
+      a.q = linear(p, q, l, d, A, c_.q_bias);
+      a.k = linear(p, Role((int)q + 1), l, d, Ak, c_.k_bias);
+      a.v = linear(p, Role((int)q + 2), l, d, Av, c_.v_bias);
     }
-    a.out = linear(p + ".out_proj", d, d, c_.out_bias);
+    a.out = linear(p, out, l, c_.valueWidth(), d, c_.out_bias);
     return a;
   }
 
-  // The step-by-step encoder's MultiHeadAttention: one AttentionHead (q, k, v Linears of
-  // [head_dim, d]) per head, stacked here into [H·head_dim, d], then output_linear.
-  AttentionWeights perHead(const std::string& p) {
-    const int64_t d = c_.d_model, dk = c_.d_k;
-    AttentionWeights a;
-    LinearWeights* parts[3] = {&a.q, &a.k, &a.v};
-    std::optional<bool>* biases[3] = {&c_.q_bias, &c_.k_bias, &c_.v_bias};
-    const char* names[3] = {"q", "k", "v"};
-    for (int i = 0; i < 3; ++i) {
-      std::vector<float> w, b;
-      for (int h = 0; h < c_.n_heads; ++h) {
-        LinearWeights one =
-            linear(p + ".heads." + std::to_string(h) + "." + names[i], d, dk, *biases[i]);
-        w.insert(w.end(), one.weight.data.begin(), one.weight.data.end());
-        b.insert(b.end(), one.bias.data.begin(), one.bias.data.end());
-      }
-      if ((int64_t)w.size() == c_.n_heads * dk * d)
-        parts[i]->weight = Tensor({c_.n_heads * dk, d}, w);
-      if ((int64_t)b.size() == c_.n_heads * dk) parts[i]->bias = Tensor({c_.n_heads * dk}, b);
-    }
-    a.out = linear(p + ".output_linear", c_.valueWidth(), d, c_.out_bias);
-    return a;
-  }
-
-  FeedForwardWeights ffn(const std::string& fc1, const std::string& fc2) {
-    return {linear(fc1, c_.d_model, c_.d_ff, c_.ffn_bias),
-            linear(fc2, c_.d_ff, c_.d_model, c_.ffn_bias)};
-  }
-
-  // Token table [vocab, d], learned positions [max_len, d] when the config says so.
-  EmbeddingWeights embedding(const std::string& tokens, int64_t vocab,
-                             const std::string& positions) {
-    EmbeddingWeights e;
-    e.tokens = r_.get(tokens, {vocab, c_.d_model});
+  void stack(Part p, int layers, StackWeights& s) {
+    const int64_t d = c_.d_model;
+    const int64_t V = (int64_t)(p == Part::Encoder ? c_.src_vocab.size() : c_.tgt_vocab.size());
+    if (const TensorName* t = pick(p, Role::TokenEmbd, 0))
+      s.embed.tokens = r_.get(t->weight, {V, d});
     if (c_.positional == Positional::Learned)
-      e.positions = r_.get(positions, {(int64_t)c_.max_len + c_.position_offset, c_.d_model});
-    return e;
+      if (const TensorName* t = pick(p, Role::PosEmbd, 0))
+        s.embed.positions = r_.get(t->weight, {(int64_t)c_.max_len + c_.position_offset, d});
+    for (const TensorName* t : spec_.spellings(p, Role::PosTable))
+      if (r_.has(t->weight)) r_.ignore(t->weight);  // the model computes the table
+    if (c_.n_segments && p == Part::Encoder)
+      if (const TensorName* t = pick(p, Role::SegmentEmbd, 0))
+        s.embed.segments = r_.get(t->weight, {c_.n_segments, d});
+    if (c_.embed_norm) s.embed.norm = norm(p, Role::EmbdNorm, 0, true);
+    const bool cross = p == Part::Decoder && c_.hasCross();
+    for (int l = 0; l < layers; ++l) {
+      LayerWeights e;
+      e.self_attn = attention(p, false, l);
+      e.norm_self = norm(p, Role::AttnNorm, l);
+      if (cross) {
+        e.cross_attn = attention(p, true, l);
+        e.norm_cross = norm(p, Role::CrossNorm, l);
+      }
+      e.ffn.fc1 = linear(p, Role::FfnUp, l, d, c_.d_ff, c_.ffn_bias);
+      if (c_.gated_ffn) e.ffn.gate = linear(p, Role::FfnGate, l, d, c_.d_ff, c_.ffn_bias);
+      e.ffn.fc2 = linear(p, Role::FfnDown, l, c_.d_ff, d, c_.ffn_bias);
+      e.norm_ffn = norm(p, Role::FfnNorm, l);
+      s.layers.push_back(std::move(e));
+    }
+    if (c_.final_norm) s.final_norm = norm(p, Role::FinalNorm, 0, true);
   }
 
-  // The token output projection [V, d] (+ bias, as the file has it).
-  LinearWeights projection(const std::string& prefix) {
-    return linear(prefix, c_.d_model, (int64_t)c_.outputVocab().size(), c_.proj_bias);
+  void head(ModelWeights& w) {
+    const int64_t d = c_.d_model;
+    HeadWeights& h = w.head;
+    const int64_t V = (int64_t)c_.outputVocab().size();
+    switch (c_.tokenHead()) {
+      case TokenHead::Linear: {
+        const TensorName* t = pick(Part::Head, Role::Output, 0);
+        if (t && !r_.has(t->weight) && spec_.tied_output) {
+          // Tied (tie_word_embeddings): the token table is the projection; a bias may be saved.
+          const StackWeights& s = c_.hasDecoder() ? w.decoder : w.encoder;
+          h.projection.weight = s.embed.tokens;
+          const std::string b = t->bias;
+          if (!c_.proj_bias) c_.proj_bias = !b.empty() && r_.has(b);
+          if (*c_.proj_bias && !b.empty()) {
+            Tensor bias = (t->flags & kBiasRow) ? r_.get(b, {1, V}) : r_.get(b, {V});
+            if (!bias.empty()) h.projection.bias = Tensor({V}, std::move(bias.data));
+          }
+        } else {
+          h.projection = linear(t, 0, 0, d, V, c_.proj_bias);
+        }
+        break;
+      }
+      case TokenHead::BertMlm:
+        h.mlm_transform = linearWithBias(Part::Head, Role::MlmTransform, d, d);
+        h.mlm_norm = norm(Part::Head, Role::MlmNorm, 0, true);
+        h.projection = linear(Part::Head, Role::Output, 0, d, V, c_.proj_bias);
+        break;
+      case TokenHead::None:
+        break;
+    }
+    switch (c_.classHead()) {
+      case ClassHead::Pooler:
+        h.pooler = linearWithBias(Part::Head, Role::Pooler, d, d);
+        h.classifier = classifier();
+        break;
+      case ClassHead::MeanPool:
+        h.classifier = classifier();
+        break;
+      case ClassHead::None:
+        break;
+    }
   }
 
   // Class logits [n_classes, d]; the class count comes from the tensor when the config lacks it.
-  LinearWeights classifier(const std::string& prefix) {
+  LinearWeights classifier() {
+    const TensorName* t = pick(Part::Head, Role::Classifier, 0);
+    if (!t) return {};
     if (c_.n_classes == 0) {
-      const TensorInfo* info = nullptr;
-      if (r_.has(prefix + ".weight")) info = fileInfo(prefix + ".weight");
+      const TensorInfo* info = r_.file().find(t->weight);
       if (info && info->shape.size() == 2 && info->shape[0] >= 1 &&
           info->shape[0] <= ConfigLimits::kMaxClasses)
         c_.n_classes = (int)info->shape[0];
       else
         c_.n_classes = 2;  // what the tutorial's BertModel has; the shape check reports the rest
     }
-    return linearWithBias(prefix, c_.d_model, c_.n_classes);
+    std::optional<bool> yes = true;
+    return linear(t, 0, 0, c_.d_model, c_.n_classes, yes);
   }
-
-  void setFile(const TensorSource* f) { file_ = f; }
-  const TensorInfo* fileInfo(const std::string& name) const {
-    return file_ ? file_->find(name) : nullptr;
-  }
-
-  TensorReader& r_;
-  ModelConfig& c_;
-  const TensorSource* file_ = nullptr;
 };
-
-std::string layerPrefix(const std::string& stack, int l) {
-  return stack + "layers." + std::to_string(l);
-}
-
-// nlp-tutorial (W_Q/W_K/W_V/fc, pos_ffn.fc.0/2, optional LayerNorms) and wq-tutorial
-// (WQ/WK/WV/linear, pos_ffn.l1/l2, LayerNorms inside each sublayer).
-void readTutorialFamily(Loader& L, ModelWeights& w) {
-  ModelConfig& c = L.c_;
-  TensorReader& r = L.r_;
-  const bool nlp = c.family == Family::NlpTutorial;
-  const bool bert = c.model == ModelClass::BertModel;
-  // nlp-tutorial builds nn.LayerNorm inside forward(): absent tensors mean identity. People who
-  // fix that store them as .layer_norm. or .ln.; wq-tutorial always has .layer_norm.
-  auto norm = [&](const std::string& p) { return L.norm({p + ".layer_norm", p + ".ln"}, !nlp); };
-  auto attention = [&](const std::string& p) {
-    return nlp ? L.separate(p, "W_Q", "W_K", "W_V", "fc")
-               : L.separate(p, "WQ", "WK", "WV", "linear");
-  };
-  auto ffn = [&](const std::string& p) {
-    return nlp ? L.ffn(p + ".fc.0", p + ".fc.2") : L.ffn(p + ".l1", p + ".l2");
-  };
-  if (c.hasEncoder()) {
-    // BertModel keeps its embeddings and layers at the top level.
-    const std::string s = bert ? "" : "encoder.";
-    const int64_t V = (int64_t)c.src_vocab.size();
-    w.encoder.embed = bert ? L.embedding("tok_embed.weight", V, "pos_embed.weight")
-                           : L.embedding("encoder.src_emb.weight", V, "encoder.pos_emb.weight");
-    r.ignore(bert ? "pos_embed.pe" : "encoder.pos_emb.pe");
-    if (c.n_segments)
-      w.encoder.embed.segments = r.get("seg_embed.weight", {c.n_segments, c.d_model});
-    for (int l = 0; l < c.n_encoder_layers; ++l) {
-      const std::string p = layerPrefix(s, l);
-      LayerWeights e;
-      e.self_attn = attention(p + ".enc_self_attn");
-      e.norm_self = norm(p + ".enc_self_attn");
-      e.ffn = ffn(p + ".pos_ffn");
-      e.norm_ffn = norm(p + ".pos_ffn");
-      w.encoder.layers.push_back(std::move(e));
-    }
-    if (c.final_norm) w.encoder.final_norm = L.norm({"encoder.layer_norm", "encoder.norm"}, true);
-  }
-  if (c.hasDecoder()) {
-    w.decoder.embed = L.embedding("decoder.tgt_emb.weight", (int64_t)c.tgt_vocab.size(),
-                                  "decoder.pos_emb.weight");
-    r.ignore("decoder.pos_emb.pe");
-    for (int l = 0; l < c.n_decoder_layers; ++l) {
-      const std::string p = layerPrefix("decoder.", l);
-      LayerWeights e;
-      e.self_attn = attention(p + ".dec_self_attn");
-      e.norm_self = norm(p + ".dec_self_attn");
-      if (c.hasCross()) {
-        e.cross_attn = attention(p + ".dec_enc_attn");
-        e.norm_cross = norm(p + ".dec_enc_attn");
-      }
-      e.ffn = ffn(p + ".pos_ffn");
-      e.norm_ffn = norm(p + ".pos_ffn");
-      w.decoder.layers.push_back(std::move(e));
-    }
-    if (c.final_norm) w.decoder.final_norm = L.norm({"decoder.layer_norm", "decoder.norm"}, true);
-  }
-  HeadWeights& h = w.head;
-  switch (c.tokenHead()) {
-    case TokenHead::Linear:
-      h.projection = L.projection("projection");
-      break;
-    case TokenHead::BertMlm: {
-      // logits = norm(act(linear(x))) · decoderᵀ + decoder_bias; decoder.weight is tied to
-      // tok_embed.weight in the tutorial (the state_dict holds both).
-      h.mlm_transform = L.linearWithBias("linear", c.d_model, c.d_model);
-      h.mlm_norm = L.norm({"norm"}, true);
-      std::optional<bool> yes = true;
-      h.projection =
-          L.linear("decoder", c.d_model, (int64_t)c.src_vocab.size(), yes, "decoder_bias");
-      break;
-    }
-    case TokenHead::None:
-      break;
-  }
-  switch (c.classHead()) {
-    case ClassHead::Pooler:
-      h.pooler = L.linearWithBias("fc", c.d_model, c.d_model);
-      h.classifier = L.classifier("classifier");
-      break;
-    case ClassHead::MeanPool:
-      h.classifier = L.classifier("projection");
-      break;
-    case ClassHead::None:
-      break;
-  }
-}
-
-// Layers named like nn.TransformerEncoderLayer / nn.TransformerDecoderLayer under `root`
-// ("transformer." for PyTorch's tutorial, "my_transformer." for the TransformerTranslation
-// project): self_attn, multihead_attn, linear1/2, norm1..3, and the stacks' final norms.
-void readTorchLayers(Loader& L, ModelWeights& w, const std::string& root) {
-  ModelConfig& c = L.c_;
-  auto layers = [&](const std::string& stack, int n, bool decoder, StackWeights& out) {
-    for (int l = 0; l < n; ++l) {
-      const std::string p = layerPrefix(root + stack + ".", l);
-      LayerWeights e;
-      e.self_attn = L.torchStyle(p + ".self_attn");
-      e.norm_self = L.norm({p + ".norm1"}, true);
-      if (decoder) {
-        e.cross_attn = L.torchStyle(p + ".multihead_attn");
-        e.norm_cross = L.norm({p + ".norm2"}, true);
-      }
-      e.ffn = L.ffn(p + ".linear1", p + ".linear2");
-      e.norm_ffn = L.norm({p + (decoder ? ".norm3" : ".norm2")}, true);
-      out.layers.push_back(std::move(e));
-    }
-    if (c.final_norm) out.final_norm = L.norm({root + stack + ".norm"}, true);
-  };
-  layers("encoder", c.n_encoder_layers, false, w.encoder);
-  layers("decoder", c.n_decoder_layers, true, w.decoder);
-}
-
-// The wrappers around nn.Transformer-style layers: PyTorch's tutorial Seq2SeqTransformer and the
-// TransformerTranslation project's TranslationModel.
-struct TorchWrapperNames {
-  const char* src_tokens;
-  const char* tgt_tokens;
-  const char* src_positions;  // learned positions (a variant); sinusoidal ones are a buffer
-  const char* tgt_positions;
-  const char* position_buffer;
-  const char* root;
-  const char* projection;
-};
-constexpr TorchWrapperNames kSeq2SeqTransformer = {"src_tok_emb.embedding.weight",
-                                                   "tgt_tok_emb.embedding.weight",
-                                                   "src_pos_emb.weight",
-                                                   "tgt_pos_emb.weight",
-                                                   "positional_encoding.pos_embedding",
-                                                   "transformer.",
-                                                   "generator"};
-constexpr TorchWrapperNames kTranslationModel = {"src_token_embedding.embedding.weight",
-                                                 "tgt_token_embedding.embedding.weight",
-                                                 "src_pos_embedding.weight",
-                                                 "tgt_pos_embedding.weight",
-                                                 "pos_embedding.pe",
-                                                 "my_transformer.",
-                                                 "classification"};
-
-void readTorchWrapper(Loader& L, ModelWeights& w, const TorchWrapperNames& n) {
-  ModelConfig& c = L.c_;
-  w.encoder.embed = L.embedding(n.src_tokens, (int64_t)c.src_vocab.size(), n.src_positions);
-  w.decoder.embed = L.embedding(n.tgt_tokens, (int64_t)c.tgt_vocab.size(), n.tgt_positions);
-  L.r_.ignore(n.position_buffer);
-  readTorchLayers(L, w, n.root);
-  w.head.projection = L.projection(n.projection);
-}
-
-void readStepByStepFamily(Loader& L, ModelWeights& w) {
-  ModelConfig& c = L.c_;
-  w.encoder.embed = L.embedding("embeddings.token_embeddings.weight", (int64_t)c.src_vocab.size(),
-                                "embeddings.position_embeddings.weight");
-  if (c.embed_norm) w.encoder.embed.norm = L.norm({"embeddings.layer_norm"}, true);
-  for (int l = 0; l < c.n_encoder_layers; ++l) {
-    const std::string p = layerPrefix("", l);
-    LayerWeights e;
-    e.norm_self = L.norm({p + ".layer_norm_1"}, true);
-    e.self_attn = L.perHead(p + ".attention");
-    e.norm_ffn = L.norm({p + ".layer_norm_2"}, true);
-    e.ffn = L.ffn(p + ".feed_forward.linear_1", p + ".feed_forward.linear_2");
-    w.encoder.layers.push_back(std::move(e));
-  }
-}
-
-// Hugging Face's MarianMTModel and BartForConditionalGeneration (modeling_marian.py,
-// modeling_bart.py), read through a view without the "model." prefix: shared token embeddings
-// (each stack's embed_tokens is the same table; the saved file may keep any of the names), BART's
-// learned positions and layernorm_embedding, layers of self_attn / encoder_attn (q_proj, k_proj,
-// v_proj, out_proj) each followed by its LayerNorm, fc1/fc2 and final_layer_norm; lm_head (tied to
-// the embeddings when absent) with final_logits_bias [1, V] as its bias.
-void readHfFamily(Loader& L, ModelWeights& w) {
-  ModelConfig& c = L.c_;
-  TensorReader& r = L.r_;
-  auto tokens = [&](const char* stack, int64_t vocab) {
-    const std::string own = std::string(stack) + ".embed_tokens.weight";
-    return L.embedding(r.has(own) || !r.has("shared.weight") ? own : "shared.weight", vocab,
-                       std::string(stack) + ".embed_positions.weight");
-  };
-  auto stack = [&](const char* name, int layers, bool decoder, int64_t vocab, StackWeights& out) {
-    out.embed = tokens(name, vocab);
-    const std::string s = name;
-    // Marian's [sin | cos] table may be saved (a fixed Parameter); the model computes it.
-    if (c.positional != Positional::Learned) r.ignore(s + ".embed_positions.weight");
-    if (c.embed_norm) out.embed.norm = L.norm({s + ".layernorm_embedding"}, true);
-    for (int l = 0; l < layers; ++l) {
-      const std::string p = layerPrefix(s + ".", l);
-      LayerWeights e;
-      e.self_attn = L.separate(p + ".self_attn", "q_proj", "k_proj", "v_proj", "out_proj");
-      e.norm_self = L.norm({p + ".self_attn_layer_norm"}, true);
-      if (decoder) {
-        e.cross_attn = L.separate(p + ".encoder_attn", "q_proj", "k_proj", "v_proj", "out_proj");
-        e.norm_cross = L.norm({p + ".encoder_attn_layer_norm"}, true);
-      }
-      e.ffn = L.ffn(p + ".fc1", p + ".fc2");
-      e.norm_ffn = L.norm({p + ".final_layer_norm"}, true);
-      out.layers.push_back(std::move(e));
-    }
-    if (c.final_norm) out.final_norm = L.norm({s + ".layer_norm"}, true);
-  };
-  const int64_t Vs = (int64_t)c.src_vocab.size(), Vt = (int64_t)c.tgt_vocab.size();
-  stack("encoder", c.n_encoder_layers, false, Vs, w.encoder);
-  stack("decoder", c.n_decoder_layers, true, Vt, w.decoder);
-  // Tied copies of the one table the stacks read.
-  for (const char* tied :
-       {"shared.weight", "encoder.embed_tokens.weight", "decoder.embed_tokens.weight"})
-    if (r.has(tied)) r.ignore(tied);
-  LinearWeights& proj = w.head.projection;
-  if (r.has("lm_head.weight"))
-    proj.weight = r.get("lm_head.weight", {Vt, c.d_model});
-  else
-    proj.weight = w.decoder.embed.tokens;  // tie_word_embeddings
-  if (!c.proj_bias) c.proj_bias = r.has("final_logits_bias");
-  if (*c.proj_bias) {
-    Tensor b = r.get("final_logits_bias", {1, Vt});
-    if (!b.empty()) proj.bias = Tensor({Vt}, std::move(b.data));
-  }
-}
 
 std::string readTextFile(const std::string& path, uint64_t max_bytes) {
   std::error_code ec;
@@ -531,9 +408,7 @@ std::string answersPath(const std::string& model_path) {
   return model_path + ".attnviz.json";
 }
 
-namespace {
-
-// A JSON file, bounded in size, as an object; `what` names it in messages.
+// A JSON file, bounded in size (64 MiB), valid UTF-8, strictly parsed.
 nlohmann::json readJsonFile(const std::string& path) {
   const std::string text = readTextFile(path, 64ull << 20);
   if (size_t bad = 0; !isValidUtf8(text, &bad))
@@ -542,8 +417,11 @@ nlohmann::json readJsonFile(const std::string& path) {
   return parseJsonStrict(text, path);
 }
 
+namespace {
+
 void overlay(UserSupplied& base, const UserSupplied& top) {
   if (top.family) base.family = top.family;
+  if (!top.names_map.is_null()) base.names_map = top.names_map;
   if (top.model) base.model = top.model;
   if (top.n_heads) base.n_heads = top.n_heads;
   if (top.pad_id) base.pad_id = top.pad_id;
@@ -599,8 +477,32 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
       return f;
     }
     if (isHfConfig(j)) {
-      f.config = configFromHf(j, model.parent_path().string(), &f.notes);
+      const std::string folder = model.parent_path().string();
+      const ArchSpec& spec = hfArchitecture(j, folder, &f.notes);
       f.source = folder_config.string() + " (Hugging Face's)";
+      if (spec.hasCross()) {
+        f.config = configFromHf(j, folder, &f.notes);
+        return f;
+      }
+      // The descriptor's config keys over what the tensors tell; the folder's vocabulary.
+      UserSupplied given = options.supplied;
+      given.family = spec.family;
+      given.model = spec.model;
+      if (given.src_vocab.empty() && given.tgt_vocab.empty() && j.contains("vocab_size") &&
+          j["vocab_size"].is_number_integer() && j["vocab_size"].get<int64_t>() >= 1 &&
+          j["vocab_size"].get<int64_t>() <= ConfigLimits::kMaxVocab)
+        given.src_vocab = given.tgt_vocab =
+            hfVocabulary(folder, spec, (int)j["vocab_size"].get<int64_t>(), &f.notes);
+      const Inference inf = inferConfig(file, given, &j);
+      if (!inf.complete())
+        throw MissingInfoError(folder_config.string() + ": " + inf.explain(), inf);
+      nlohmann::json c = inf.config;
+      c["name"] = model.parent_path().filename().string();
+      c["description"] = "Hugging Face " + spec.hf_classes.front() + " from " + folder;
+      f.config = ModelConfig::fromJson(c, folder_config.string() +
+                                              " (Hugging Face config mapped "
+                                              "to attnviz's)");
+      for (const auto& fact : inf.facts) f.notes.push_back(fact);
       return f;
     }
   }
@@ -634,29 +536,9 @@ std::shared_ptr<const LoadedModel> loadModel(const TensorSource& file, const Mod
   m->path = file.path();
   m->config = config;
   TensorReader r(file, m->warnings);
-  Loader L(r, m->config);
-  L.setFile(&file);
-  switch (config.family) {
-    case Family::NlpTutorial:
-    case Family::WqTutorial:
-      readTutorialFamily(L, m->weights);
-      break;
-    case Family::PytorchNnTransformer:
-      readTorchWrapper(L, m->weights, kSeq2SeqTransformer);
-      break;
-    case Family::MyTransformer:
-      readTorchWrapper(L, m->weights, kTranslationModel);
-      break;
-    case Family::StepByStepEncoder:
-      readStepByStepFamily(L, m->weights);
-      break;
-    case Family::HfMarian:
-    case Family::HfBart:
-      readHfFamily(L, m->weights);
-      break;
-  }
-  r.finish(std::string(familyName(config.family)) + " " + modelClassName(config.model),
-           options.allow_partial);
+  const ArchSpec& spec = config.spec();
+  m->weights = SpecLoader(r, m->config, spec).read();
+  r.finish(spec.summary(), options.allow_partial);
   return m;
 }
 
@@ -760,7 +642,7 @@ std::shared_ptr<const LoadedModel> loadOpened(const TensorSource& file, uint64_t
                     "tables, vocabularies); the limit is " +
                     formatBytes(options.max_model_bytes));
   // Names under a prefix ("module." from DataParallel, "model." from a wrapper) are read without.
-  const std::string prefix = familyPrefix(file, config.family, config.model);
+  const std::string prefix = familyPrefix(file, config.spec());
   PrefixedSource view(file, prefix);
   std::shared_ptr<const LoadedModel> loaded;
   try {
@@ -768,12 +650,11 @@ std::shared_ptr<const LoadedModel> loadOpened(const TensorSource& file, uint64_t
   } catch (const Error& e) {
     // Name the family the tensor names look like when it is not the config's.
     const std::vector<FamilyGuess> guesses = guessFamilies(file);
-    const bool other = !guesses.empty() && (guesses.front().family != config.family ||
-                                            guesses.front().model != config.model);
+    const bool other = !guesses.empty() && guesses.front().spec != &config.spec();
     if ((e.kind() == ErrorKind::MissingTensor || e.kind() == ErrorKind::UnusedTensor) && other)
       throw Error(e.kind(), std::string(e.what()) + " The tensor names look like " +
-                                guesses.front().summary() + ", not " + familyName(config.family) +
-                                " " + modelClassName(config.model) + ".");
+                                guesses.front().summary() + ", not " + config.spec().summary() +
+                                ".");
     throw;
   }
   // The model is this call's alone: annotated in place, not copied (a copy of the weights would
@@ -785,7 +666,7 @@ std::shared_ptr<const LoadedModel> loadOpened(const TensorSource& file, uint64_t
   if (const auto* ckpt = dynamic_cast<const TorchCheckpoint*>(&file))
     m->notes.insert(m->notes.begin(), file.formatName() + ": " + ckpt->describeLayout());
   if (!prefix.empty()) m->notes.push_back("tensor name prefix \"" + prefix + "\" stripped");
-  if (config.family == Family::HfMarian || config.family == Family::HfBart)
+  if (config.spec().hf_tokenizer != HfTokenizer::None)
     m->tokenizer =
         openHfTokenizer(std::filesystem::path(path).parent_path().string(), config, &m->notes);
   return m;
@@ -853,8 +734,8 @@ LinearWeights randomLinear(int in, int out, bool bias, std::mt19937& rng) {
 AttentionWeights randomAttention(const ModelConfig& c, std::mt19937& rng) {
   AttentionWeights a;
   a.q = randomLinear(c.d_model, c.attnWidth(), c.q_bias.value_or(false), rng);
-  a.k = randomLinear(c.d_model, c.attnWidth(), c.k_bias.value_or(false), rng);
-  a.v = randomLinear(c.d_model, c.valueWidth(), c.v_bias.value_or(false), rng);
+  a.k = randomLinear(c.d_model, c.keyWidth(), c.k_bias.value_or(false), rng);
+  a.v = randomLinear(c.d_model, c.kvValueWidth(), c.v_bias.value_or(false), rng);
   a.out = randomLinear(c.valueWidth(), c.d_model, c.out_bias.value_or(false), rng);
   return a;
 }
@@ -870,7 +751,9 @@ StackWeights randomStack(const ModelConfig& c, int layers, int vocab, bool cross
     LayerWeights e;
     e.self_attn = randomAttention(c, rng);
     if (cross) e.cross_attn = randomAttention(c, rng);
-    e.ffn = {randomLinear(c.d_model, c.d_ff, fb, rng), randomLinear(c.d_ff, c.d_model, fb, rng)};
+    e.ffn.fc1 = randomLinear(c.d_model, c.d_ff, fb, rng);
+    if (c.gated_ffn) e.ffn.gate = randomLinear(c.d_model, c.d_ff, fb, rng);
+    e.ffn.fc2 = randomLinear(c.d_ff, c.d_model, fb, rng);
     s.layers.push_back(std::move(e));
   }
   return s;
@@ -928,6 +811,7 @@ void visitTensors(W& w, F&& f) {
       attention(p + ".cross_attn", l.cross_attn);
       norm(p + ".norm_cross", l.norm_cross);
       linear(p + ".ffn.fc1", l.ffn.fc1);
+      linear(p + ".ffn.gate", l.ffn.gate);
       linear(p + ".ffn.fc2", l.ffn.fc2);
       norm(p + ".norm_ffn", l.norm_ffn);
     }
@@ -954,8 +838,8 @@ void forEachTensor(const ModelWeights& weights,
 
 ModelConfig tutorialSizeConfig(int vocab) {
   ModelConfig c;
-  c.family = Family::NlpTutorial;
-  c.model = ModelClass::Transformer;
+  c.family = "nlp-tutorial";
+  c.model = "Transformer";
   c.d_model = 512;
   c.d_ff = 2048;
   c.n_heads = 8;

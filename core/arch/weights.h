@@ -146,6 +146,8 @@ std::unique_ptr<TensorSource> openTensorFile(const std::string& path);
 // Every float tensor of `file` as F32, named prefix + its name (integer buffers left out): what
 // convertToSafetensors writes.
 std::vector<NamedTensor> floatTensors(const TensorSource& file, const std::string& prefix = "");
+// A JSON file, bounded in size (64 MiB), valid UTF-8, strictly parsed (duplicate keys refused).
+nlohmann::json readJsonFile(const std::string& path);
 // Where the answers a user supplied for a file are remembered: "PATH.attnviz.json".
 std::string answersPath(const std::string& model_path);
 // What the tensors of `file` tell with the answers remembered beside it and `supplied` over them

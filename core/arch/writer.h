@@ -1,8 +1,9 @@
-// Writing a model as a safetensors file under its family's tensor names, with its config in
+// Writing a model as a safetensors file under its architecture's tensor names (the first spelling
+// of each role in its descriptor, architectures.h), with its config in
 // __metadata__["attnviz_config"]: what the Train view and `attnviz-cli train` save, readable by
-// loadModel and by the tutorial's own PyTorch class (load_state_dict). The one layout of
-// weights.h mapped back onto a family's names; today the family the Train view creates,
-// pytorch-nn-transformer (PyTorch's translation tutorial, the nn.Transformer students meet first).
+// loadModel and by the tutorial's own PyTorch class (load_state_dict). The descriptors marked
+// writable are saved; today the one the Train view creates, pytorch-nn-transformer (PyTorch's
+// translation tutorial, the nn.Transformer students meet first).
 #pragma once
 
 #include <string>

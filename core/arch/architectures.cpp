@@ -1,0 +1,1100 @@
+#include "arch/architectures.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/json_safe.h"
+#include "base/safe_text.h"
+
+namespace attnviz {
+
+const char* roleName(Role r) {
+  static const char* const kNames[kRoleCount] = {"token_embd",  "position_embd",   "position_table",
+                                                 "token_types", "token_embd_norm", "attn_norm",
+                                                 "attn_q",      "attn_k",          "attn_v",
+                                                 "attn_qkv",    "attn_output",     "cross_norm",
+                                                 "cross_q",     "cross_k",         "cross_v",
+                                                 "cross_qkv",   "cross_output",    "ffn_norm",
+                                                 "ffn_up",      "ffn_gate",        "ffn_down",
+                                                 "output_norm", "output",          "mlm_dense",
+                                                 "mlm_norm",    "pooler",          "cls"};
+  return kNames[(int)r];
+}
+
+bool isNormRole(Role r) {
+  return r == Role::EmbdNorm || r == Role::AttnNorm || r == Role::CrossNorm || r == Role::FfnNorm ||
+         r == Role::FinalNorm || r == Role::MlmNorm;
+}
+
+bool isLayerRole(Role r) {
+  return r >= Role::AttnNorm && r <= Role::FfnDown;
+}
+
+const char* partName(Part p) {
+  switch (p) {
+    case Part::Encoder:
+      return "encoder";
+    case Part::Decoder:
+      return "decoder";
+    case Part::Head:
+      return "head";
+  }
+  return "?";
+}
+
+std::string expandName(const std::string& pattern, int layer, int head) {
+  std::string out;
+  out.reserve(pattern.size() + 4);
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '{' && i + 2 < pattern.size() && pattern[i + 2] == '}' &&
+        (pattern[i + 1] == 'N' || pattern[i + 1] == 'M')) {
+      out += std::to_string(pattern[i + 1] == 'N' ? layer : head);
+      i += 2;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
+bool matchesName(const std::string& pattern, const std::string& name) {
+  size_t p = 0, n = 0;
+  while (p < pattern.size()) {
+    if (pattern[p] == '{' && p + 2 < pattern.size() && pattern[p + 2] == '}' &&
+        (pattern[p + 1] == 'N' || pattern[p + 1] == 'M')) {
+      const size_t start = n;
+      while (n < name.size() && std::isdigit((unsigned char)name[n])) ++n;
+      if (n == start || n - start > 6) return false;
+      p += 3;
+    } else {
+      if (n >= name.size() || name[n] != pattern[p]) return false;
+      ++p;
+      ++n;
+    }
+  }
+  return n == name.size();
+}
+
+std::vector<const TensorName*> ArchSpec::spellings(Part part, Role role) const {
+  std::vector<const TensorName*> out;
+  for (const auto& t : names)
+    if (t.part == part && t.role == role) out.push_back(&t);
+  return out;
+}
+
+bool ArchSpec::perHead(Part part, Role role) const {
+  for (const auto& t : names)
+    if (t.part == part && t.role == role) return t.weight.find("{M}") != std::string::npos;
+  return false;
+}
+
+std::string ArchSpec::summary() const {
+  return family + " " + model;
+}
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr Part kEnc = Part::Encoder, kDec = Part::Decoder, kHead = Part::Head;
+
+// A module with .weight and .bias (an nn.Linear, an nn.LayerNorm).
+TensorName mod(Part p, Role r, const std::string& base, unsigned flags = 0) {
+  return {p, r, base + ".weight", base + ".bias", flags};
+}
+// A lone tensor (an embedding table, a buffer, a Parameter without bias).
+TensorName one(Part p, Role r, const std::string& name, unsigned flags = 0) {
+  return {p, r, name, "", flags};
+}
+
+using Names = std::vector<TensorName>;
+
+void add(Names& to, const Names& more) {
+  to.insert(to.end(), more.begin(), more.end());
+}
+
+// Q, K, V, output of one attention block as separate linears named base + q…out.
+Names separate(Part p, bool cross, const std::string& base, const char* q, const char* k,
+               const char* v, const char* out) {
+  const Role first = cross ? Role::CrossQ : Role::AttnQ;
+  const Role outr = cross ? Role::CrossOut : Role::AttnOut;
+  return {mod(p, first, base + q), mod(p, Role((int)first + 1), base + k),
+          mod(p, Role((int)first + 2), base + v), mod(p, outr, base + out)};
+}
+
+// nn.MultiheadAttention (in_proj_weight [3d, d]) or MyMultiheadAttention's spellings
+// (q_proj_weight Parameters, or q_proj Linears), then out_proj.
+Names torchAttention(Part p, bool cross, const std::string& base) {
+  const Role q = cross ? Role::CrossQ : Role::AttnQ;
+  Names n = {
+      {p, cross ? Role::CrossQkv : Role::AttnQkv, base + "in_proj_weight", base + "in_proj_bias"}};
+  const char* parts[3] = {"q", "k", "v"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string s = base + parts[i];
+    n.push_back({p, Role((int)q + i), s + "_proj_weight", s + "_proj_bias"});
+    n.push_back(mod(p, Role((int)q + i), s + "_proj"));
+  }
+  n.push_back(mod(p, cross ? Role::CrossOut : Role::AttnOut, base + "out_proj"));
+  return n;
+}
+
+// A descriptor's identity: family, class, what a user recognises, where the public code is.
+ArchSpec describe(const char* family, const char* model, const char* title, const char* source) {
+  ArchSpec a;
+  a.family = family;
+  a.model = model;
+  a.title = title;
+  a.source = source;
+  return a;
+}
+
+// A Hugging Face model_type's descriptor: its config.json type, classes (the first has the token
+// head) and tokenizer.
+void huggingFace(ArchSpec& a, const char* model_type, std::vector<std::string> classes,
+                 HfTokenizer tokenizer) {
+  a.hf_model_type = model_type;
+  a.hf_classes = std::move(classes);
+  a.hf_tokenizer = tokenizer;
+}
+
+// ---- the tutorials attnviz was built from ----
+
+// nlp-tutorial (W_Q/W_K/W_V/fc, pos_ffn.fc.0/2, LayerNorms built inside forward()) and the WQ
+// tutorial (WQ/WK/WV/linear, pos_ffn.l1/l2, a LayerNorm inside each sublayer).
+Names tutorialStack(Part p, const std::string& emb, const std::string& pos,
+                    const std::string& layers, bool nlp, bool cross) {
+  Names n = {one(p, Role::TokenEmbd, emb + ".weight"), one(p, Role::PosEmbd, pos + ".weight"),
+             one(p, Role::PosTable, pos + ".pe", kSeqFirst)};
+  // nlp-tutorial builds nn.LayerNorm inside forward(): absent tensors mean identity. People who
+  // fix that store them as .layer_norm. or .ln.
+  auto norm = [&](Role r, const std::string& b) {
+    Names v = {mod(p, r, b + ".layer_norm", nlp ? kOptional : 0)};
+    if (nlp) v.push_back(mod(p, r, b + ".ln", kOptional));
+    return v;
+  };
+  auto block = [&](const std::string& b, bool is_cross) {
+    add(n, nlp ? separate(p, is_cross, b + ".", "W_Q", "W_K", "W_V", "fc")
+               : separate(p, is_cross, b + ".", "WQ", "WK", "WV", "linear"));
+    add(n, norm(is_cross ? Role::CrossNorm : Role::AttnNorm, b));
+  };
+  const std::string l = layers + "{N}";
+  block(l + (p == kDec ? ".dec_self_attn" : ".enc_self_attn"), false);
+  if (cross) block(l + ".dec_enc_attn", true);
+  add(n, {mod(p, Role::FfnUp, l + (nlp ? ".pos_ffn.fc.0" : ".pos_ffn.l1")),
+          mod(p, Role::FfnDown, l + (nlp ? ".pos_ffn.fc.2" : ".pos_ffn.l2"))});
+  add(n, norm(Role::FfnNorm, l + ".pos_ffn"));
+  const std::string stack = p == kDec ? "decoder" : "encoder";
+  add(n, {mod(p, Role::FinalNorm, stack + ".layer_norm", kOptional),
+          mod(p, Role::FinalNorm, stack + ".norm", kOptional)});
+  return n;
+}
+
+Names tutorialTranslation(bool nlp) {
+  Names n =
+      tutorialStack(kEnc, "encoder.src_emb", "encoder.pos_emb", "encoder.layers.", nlp, false);
+  add(n, tutorialStack(kDec, "decoder.tgt_emb", "decoder.pos_emb", "decoder.layers.", nlp, true));
+  n.push_back(mod(kHead, Role::Output, "projection"));
+  return n;
+}
+
+// nn.TransformerEncoderLayer / DecoderLayer under `root` (self_attn, multihead_attn, linear1/2,
+// norm1..3) and the stacks' final norms.
+Names torchLayers(const std::string& root) {
+  Names n;
+  for (Part p : {kEnc, kDec}) {
+    const bool dec = p == kDec;
+    const std::string stack = root + (dec ? "decoder" : "encoder");
+    const std::string l = stack + ".layers.{N}.";
+    add(n, torchAttention(p, false, l + "self_attn."));
+    n.push_back(mod(p, Role::AttnNorm, l + "norm1"));
+    if (dec) {
+      add(n, torchAttention(p, true, l + "multihead_attn."));
+      n.push_back(mod(p, Role::CrossNorm, l + "norm2"));
+    }
+    add(n, {mod(p, Role::FfnUp, l + "linear1"), mod(p, Role::FfnDown, l + "linear2"),
+            mod(p, Role::FfnNorm, l + (dec ? "norm3" : "norm2")),
+            mod(p, Role::FinalNorm, stack + ".norm", kOptional)});
+  }
+  return n;
+}
+
+// Hugging Face's BART and Marian (modeling_bart.py, modeling_marian.py), read without "model.".
+Names hfSeq2Seq(bool bart) {
+  Names n;
+  for (Part p : {kEnc, kDec}) {
+    const bool dec = p == kDec;
+    const std::string s = dec ? "decoder" : "encoder";
+    // One shared table; the file may keep any of its names: a stack's own is read first.
+    add(n, {one(p, Role::TokenEmbd, s + ".embed_tokens.weight", kTiedCopy),
+            one(p, Role::TokenEmbd, "shared.weight", kTiedCopy)});
+    if (bart) {
+      add(n, {one(p, Role::PosEmbd, s + ".embed_positions.weight"),
+              mod(p, Role::EmbdNorm, s + ".layernorm_embedding")});
+    } else {
+      // Marian's [sin | cos] table may be saved (a fixed Parameter); the model computes it.
+      n.push_back(one(p, Role::PosTable, s + ".embed_positions.weight"));
+    }
+    const std::string l = s + ".layers.{N}.";
+    add(n, separate(p, false, l + "self_attn.", "q_proj", "k_proj", "v_proj", "out_proj"));
+    n.push_back(mod(p, Role::AttnNorm, l + "self_attn_layer_norm"));
+    if (dec) {
+      add(n, separate(p, true, l + "encoder_attn.", "q_proj", "k_proj", "v_proj", "out_proj"));
+      n.push_back(mod(p, Role::CrossNorm, l + "encoder_attn_layer_norm"));
+    }
+    add(n, {mod(p, Role::FfnUp, l + "fc1"), mod(p, Role::FfnDown, l + "fc2"),
+            mod(p, Role::FfnNorm, l + "final_layer_norm"),
+            mod(p, Role::FinalNorm, s + ".layer_norm", kOptional)});
+  }
+  n.push_back({kHead, Role::Output, "lm_head.weight", "final_logits_bias", kBiasRow});
+  return n;
+}
+
+const Assumption kTorchNorm = {
+    "norm",
+    "post-LayerNorm assumed (norm_first=False; the names cannot tell: give --norm pre for "
+    "norm_first=True)",
+    "Where nn.TransformerEncoderLayer / DecoderLayer put their LayerNorms: the weights are named "
+    "the same either way. Look for norm_first in your training script."};
+const Assumption kTorchActivation = {
+    "activation",
+    "ReLU assumed (the names cannot tell: give --activation gelu for activation=\"gelu\")",
+    "The feed-forward's activation (nn.Transformer's activation=…): the weights do not show it"};
+
+// ---- the tutorials people train today ----
+
+// GPT blocks as nanoGPT and minGPT name them (transformer.h.N: ln_1, attn.c_attn [3C, C] fused,
+// attn.c_proj, ln_2, mlp.c_fc, mlp.c_proj; transformer.ln_f, lm_head). nanoGPT's LayerNorms lose
+// their bias with bias=False.
+Names gptNames(unsigned norm_flags) {
+  const std::string l = "transformer.h.{N}.";
+  return {one(kDec, Role::TokenEmbd, "transformer.wte.weight"),
+          one(kDec, Role::PosEmbd, "transformer.wpe.weight"),
+          mod(kDec, Role::AttnNorm, l + "ln_1", norm_flags),
+          mod(kDec, Role::AttnQkv, l + "attn.c_attn"),
+          mod(kDec, Role::AttnOut, l + "attn.c_proj"),
+          mod(kDec, Role::FfnNorm, l + "ln_2", norm_flags),
+          mod(kDec, Role::FfnUp, l + "mlp.c_fc"),
+          mod(kDec, Role::FfnDown, l + "mlp.c_proj"),
+          mod(kDec, Role::FinalNorm, "transformer.ln_f", norm_flags | kOptional),
+          one(kHead, Role::Output, "lm_head.weight")};
+}
+
+ArchDefaults gptDefaults(Activation act) {
+  ArchDefaults d;
+  d.activation = act;
+  d.norm = NormPlacement::Pre;
+  d.positional = Positional::Learned;
+  d.final_norm = true;
+  d.mask_fill = kNegInf;
+  d.max_len = 1024;
+  d.padding_mask = false;
+  return d;
+}
+
+// Llama's blocks (llama2.c, Hugging Face): pre-norm RMSNorm, rotary positions, SwiGLU, no padding.
+ArchDefaults llamaDefaults(RopeLayout layout, float eps) {
+  ArchDefaults d;
+  d.activation = Activation::Silu;
+  d.gated_ffn = true;
+  d.norm = NormPlacement::Pre;
+  d.norm_kind = NormKind::RmsNorm;
+  d.layer_norm_eps = eps;
+  d.positional = Positional::Rotary;
+  d.rope_layout = layout;
+  d.final_norm = true;
+  d.mask_fill = kNegInf;
+  d.max_len = 2048;
+  d.padding_mask = false;
+  return d;
+}
+
+void addTutorials(std::vector<ArchSpec>& t) {
+  {
+    // nanoGPT's model.py and train.py: out/ckpt.pt = {"model", "optimizer", "model_args",
+    // "iter_num", "best_val_loss", "config"}; "_orig_mod." under torch.compile; the causal
+    // attn.bias buffer where PyTorch has no scaled_dot_product_attention (1.x); wte tied to
+    // lm_head (both saved).
+    ArchSpec a = describe("nanogpt", "GPT", "Karpathy's nanoGPT (model.py, train.py's out/ckpt.pt)",
+                          "karpathy/nanoGPT, model.py and train.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults = gptDefaults(Activation::Gelu);
+    a.heads_split_d_model = true;
+    a.names = gptNames(kBiasOptional);
+    a.ignored = {"transformer.h.{N}.attn.bias"};
+    a.args_key = "model_args";
+    a.args = {
+        {"n_layer", "n_layers"},          {"n_head", "n_heads"},        {"n_embd", "d_model"},
+        {"block_size", "max_len"},        {"vocab_size", "vocab_size"}, {"bias", "", ArgKind::Bool},
+        {"dropout", "", ArgKind::Ignored}};
+    a.assumptions = {
+        {"activation",
+         "exact GELU assumed (nn.GELU, nanoGPT since May 2023; its earlier new_gelu was the tanh "
+         "approximation: give --activation gelu_tanh)",
+         "nanoGPT's MLP uses nn.GELU() (exact) since May 2023; checkpoints of older code used "
+         "new_gelu, the tanh approximation (gelu_tanh)"}};
+    a.decode = {5, ""};
+    t.push_back(a);
+  }
+  {
+    // minGPT's mingpt/model.py: the same names, always with biases, NewGELU (tanh), lm_head not
+    // tied, the attn.bias buffer always saved; projects/chargpt saves the bare state_dict.
+    ArchSpec a = describe("mingpt", "GPT", "Karpathy's minGPT (mingpt/model.py)",
+                          "karpathy/minGPT, mingpt/model.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults = gptDefaults(Activation::GeluTanh);
+    a.heads_split_d_model = true;
+    a.names = gptNames(0);
+    a.ignored = {"transformer.h.{N}.attn.bias"};
+    a.assumptions = {
+        {"activation",
+         "the tanh approximation of GELU assumed (minGPT's NewGELU; the names cannot tell: a "
+         "nanoGPT state_dict saved bare has nn.GELU: give --activation gelu)",
+         "minGPT's NewGELU is the tanh approximation (gelu_tanh); nanoGPT since May 2023 uses "
+         "the exact nn.GELU (gelu). The weights are named the same."}};
+    t.push_back(a);
+  }
+  {
+    // "Let's build GPT" (ng-video-lecture gpt.py): one Head module per head
+    // (blocks.N.sa.heads.M.{key,query,value}, no bias) with a tril buffer each; scale
+    // head_size^-0.5; ReLU feed-forward (net.0, net.2); ln1/ln2 pre-norm, ln_f, lm_head with bias.
+    ArchSpec a = describe("ng-video-lecture", "GPTLanguageModel",
+                          "Karpathy's \"Let's build GPT\" (ng-video-lecture's gpt.py)",
+                          "karpathy/ng-video-lecture, gpt.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults = gptDefaults(Activation::Relu);
+    a.defaults.max_len = 256;
+    a.heads_split_d_model = true;
+    const std::string l = "blocks.{N}.";
+    a.names = {one(kDec, Role::TokenEmbd, "token_embedding_table.weight"),
+               one(kDec, Role::PosEmbd, "position_embedding_table.weight"),
+               mod(kDec, Role::AttnNorm, l + "ln1"),
+               mod(kDec, Role::AttnQ, l + "sa.heads.{M}.query"),
+               mod(kDec, Role::AttnK, l + "sa.heads.{M}.key"),
+               mod(kDec, Role::AttnV, l + "sa.heads.{M}.value"),
+               mod(kDec, Role::AttnOut, l + "sa.proj"),
+               mod(kDec, Role::FfnNorm, l + "ln2"),
+               mod(kDec, Role::FfnUp, l + "ffwd.net.0"),
+               mod(kDec, Role::FfnDown, l + "ffwd.net.2"),
+               mod(kDec, Role::FinalNorm, "ln_f", kOptional),
+               mod(kHead, Role::Output, "lm_head")};
+    a.ignored = {"blocks.{N}.sa.heads.{M}.tril"};
+    a.notes =
+        "scores scaled by head_size^-0.5 as the repository's gpt.py does (the video's first "
+        "version scaled by n_embd^-0.5)";
+    t.push_back(a);
+  }
+  {
+    // The Annotated Transformer (harvardnlp): make_model's EncoderDecoder; its own LayerNorm
+    // a_2·(x − mean)/(std + eps) + b_2 with the unbiased std and eps 1e-6; pre-norm
+    // SublayerConnection plus a final norm per stack; linears.0–3 = Q, K, V, output; embeddings
+    // × √d_model; a pe buffer [1, 5000, d] per side; the Generator's log-softmax (attnviz shows
+    // the logits before it: the same argmax and probabilities).
+    ArchSpec a = describe("annotated-transformer", "EncoderDecoder",
+                          "Harvard NLP's The Annotated Transformer (make_model)",
+                          "harvardnlp/annotated-transformer, the_annotated_transformer.py");
+    a.defaults.norm = NormPlacement::Pre;
+    a.defaults.norm_kind = NormKind::LayerNormStd;
+    a.defaults.layer_norm_eps = 1e-6f;
+    a.defaults.final_norm = true;
+    a.defaults.embed_scale = true;
+    a.defaults.src_bos_eos = true;
+    a.heads_split_d_model = true;
+    auto norm = [](Part p, Role r, const std::string& base, unsigned flags = 0) {
+      return TensorName{p, r, base + ".a_2", base + ".b_2", flags};
+    };
+    for (Part p : {kEnc, kDec}) {
+      const bool dec = p == kDec;
+      const std::string side = dec ? "tgt_embed" : "src_embed";
+      const std::string s = dec ? "decoder" : "encoder";
+      const std::string l = s + ".layers.{N}.";
+      add(a.names, {one(p, Role::TokenEmbd, side + ".0.lut.weight"),
+                    one(p, Role::PosTable, side + ".1.pe", kBatchFirst)});
+      add(a.names, separate(p, false, l + "self_attn.linears.", "0", "1", "2", "3"));
+      a.names.push_back(norm(p, Role::AttnNorm, l + "sublayer.0.norm"));
+      if (dec) {
+        add(a.names, separate(p, true, l + "src_attn.linears.", "0", "1", "2", "3"));
+        a.names.push_back(norm(p, Role::CrossNorm, l + "sublayer.1.norm"));
+      }
+      add(a.names, {mod(p, Role::FfnUp, l + "feed_forward.w_1"),
+                    mod(p, Role::FfnDown, l + "feed_forward.w_2"),
+                    norm(p, Role::FfnNorm, l + (dec ? "sublayer.2.norm" : "sublayer.1.norm")),
+                    norm(p, Role::FinalNorm, s + ".norm", kOptional)});
+    }
+    a.names.push_back(mod(kHead, Role::Output, "generator.proj"));
+    // Multi30k's vocabularies: specials <s>, </s>, <blank>, <unk> first.
+    a.ids.pad = 2;
+    a.ids.bos = 0;
+    a.ids.eos = 1;
+    a.decode = {5,
+                "the tutorial's greedy_decode(model, src, src_mask, max_len, start_symbol) makes "
+                "max_len − 1 tokens (71 in its Multi30k example) and cuts at </s> afterwards; "
+                "attnviz stops at the end token"};
+    a.notes =
+        "the Generator's log_softmax is not part of the logits attnviz shows (the same argmax "
+        "and softmax)";
+    t.push_back(a);
+  }
+  {
+    // Raschka, Build a Large Language Model (From Scratch), ch. 4–5: GPTModel (tok_emb, pos_emb,
+    // trf_blocks.N.{att.W_query/W_key/W_value/out_proj, ff.layers.0/2, norm1/norm2 .scale/.shift},
+    // final_norm, out_head); its own LayerNorm (biased variance, eps 1e-5) and tanh GELU; a
+    // causal mask buffer (1 = masked). model.pth is the state_dict; model_and_optimizer.pth holds
+    // it under "model_state_dict".
+    ArchSpec a = describe(
+        "llms-from-scratch", "GPTModel",
+        "Raschka's Build a Large Language Model (From Scratch), ch. 4–5 (GPTModel)",
+        "rasbt/LLMs-from-scratch, ch04 gpt.py and ch05 (model.pth, model_and_optimizer.pth)");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults = gptDefaults(Activation::GeluTanh);
+    a.heads_split_d_model = true;
+    auto norm = [](const std::string& base, unsigned flags = 0) {
+      return TensorName{kDec, Role::AttnNorm, base + ".scale", base + ".shift", flags};
+    };
+    const std::string l = "trf_blocks.{N}.";
+    a.names = {one(kDec, Role::TokenEmbd, "tok_emb.weight"),
+               one(kDec, Role::PosEmbd, "pos_emb.weight"), norm(l + "norm1")};
+    add(a.names, separate(kDec, false, l + "att.", "W_query", "W_key", "W_value", "out_proj"));
+    TensorName ffn_norm = norm(l + "norm2"), final_norm = norm("final_norm", kOptional);
+    ffn_norm.role = Role::FfnNorm;
+    final_norm.role = Role::FinalNorm;
+    add(a.names, {ffn_norm, mod(kDec, Role::FfnUp, l + "ff.layers.0"),
+                  mod(kDec, Role::FfnDown, l + "ff.layers.2"), final_norm,
+                  one(kHead, Role::Output, "out_head.weight")});
+    a.ignored = {"trf_blocks.{N}.att.mask"};
+    t.push_back(a);
+  }
+  {
+    // Karpathy's llama2.c (model.py, train.py's out/ckpt.pt with model_args): RMSNorm (eps
+    // 1e-5), rotary positions on interleaved pairs (x[2i], x[2i+1]), grouped-query attention
+    // (n_kv_heads), SwiGLU w2(silu(w1 x) ⊙ w3 x), output tied to tok_embeddings (both saved).
+    ArchSpec a =
+        describe("llama2c", "Transformer", "Karpathy's llama2.c (model.py, train.py's out/ckpt.pt)",
+                 "karpathy/llama2.c, model.py and train.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults = llamaDefaults(RopeLayout::Interleaved, 1e-5f);
+    a.tied_output = true;
+    const std::string l = "layers.{N}.";
+    a.names = {one(kDec, Role::TokenEmbd, "tok_embeddings.weight"),
+               one(kDec, Role::AttnNorm, l + "attention_norm.weight"),
+               one(kDec, Role::AttnQ, l + "attention.wq.weight"),
+               one(kDec, Role::AttnK, l + "attention.wk.weight"),
+               one(kDec, Role::AttnV, l + "attention.wv.weight"),
+               one(kDec, Role::AttnOut, l + "attention.wo.weight"),
+               one(kDec, Role::FfnNorm, l + "ffn_norm.weight"),
+               one(kDec, Role::FfnGate, l + "feed_forward.w1.weight"),
+               one(kDec, Role::FfnUp, l + "feed_forward.w3.weight"),
+               one(kDec, Role::FfnDown, l + "feed_forward.w2.weight"),
+               one(kDec, Role::FinalNorm, "norm.weight", kOptional),
+               one(kHead, Role::Output, "output.weight")};
+    a.ignored = {"layers.{N}.attention.mask", "freqs_cos", "freqs_sin", "freqs_cis"};
+    a.args_key = "model_args";
+    a.args = {{"dim", "d_model"},
+              {"n_layers", "n_layers"},
+              {"n_heads", "n_heads"},
+              {"n_kv_heads", "n_kv_heads"},
+              {"vocab_size", "vocab_size"},
+              {"hidden_dim", "d_ff"},
+              {"multiple_of", "", ArgKind::Int},
+              {"max_seq_len", "max_len"},
+              {"norm_eps", "layer_norm_eps", ArgKind::Number},
+              {"dropout", "", ArgKind::Ignored}};
+    t.push_back(a);
+  }
+}
+
+// ---- Hugging Face folders beyond Marian and BART (config.json states the sizes) ----
+
+void addHuggingFace(std::vector<ArchSpec>& t) {
+  {
+    // modeling_gpt2.py (GPT2LMHeadModel): names under "transformer." (a bare GPT2Model has none),
+    // Conv1D weights stored [in, out], attn.bias / attn.masked_bias buffers in older files,
+    // lm_head tied to wte (often absent), gelu_new.
+    ArchSpec a = describe("hf-gpt2", "GPT2LMHeadModel", "Hugging Face GPT2LMHeadModel (GPT-2)",
+                          "Hugging Face transformers' modeling_gpt2.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults = gptDefaults(Activation::GeluTanh);
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    const std::string l = "h.{N}.";
+    a.names = {one(kDec, Role::TokenEmbd, "wte.weight"),
+               one(kDec, Role::PosEmbd, "wpe.weight"),
+               mod(kDec, Role::AttnNorm, l + "ln_1"),
+               mod(kDec, Role::AttnQkv, l + "attn.c_attn", kTransposed),
+               mod(kDec, Role::AttnOut, l + "attn.c_proj", kTransposed),
+               mod(kDec, Role::FfnNorm, l + "ln_2"),
+               mod(kDec, Role::FfnUp, l + "mlp.c_fc", kTransposed),
+               mod(kDec, Role::FfnDown, l + "mlp.c_proj", kTransposed),
+               mod(kDec, Role::FinalNorm, "ln_f", kOptional),
+               one(kHead, Role::Output, "lm_head.weight")};
+    a.ignored = {"h.{N}.attn.bias", "h.{N}.attn.masked_bias"};
+    a.args = {{"n_embd", "d_model"},
+              {"n_head", "n_heads"},
+              {"n_layer", "n_layers"},
+              {"n_positions", "max_len"},
+              {"n_inner", "d_ff"},
+              {"activation_function", "activation", ArgKind::Activation},
+              {"layer_norm_epsilon", "layer_norm_eps", ArgKind::Number},
+              {"vocab_size", "vocab_size"},
+              {"eos_token_id", "eos_id"},
+              {"scale_attn_weights", "", ArgKind::Refused, "true"},
+              {"scale_attn_by_inverse_layer_idx", "", ArgKind::Refused, "false"},
+              {"add_cross_attention", "", ArgKind::Refused, "false"}};
+    huggingFace(a, "gpt2", {"GPT2LMHeadModel", "GPT2Model"}, HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
+  {
+    // modeling_bert.py (BertForMaskedLM): names under "bert.", the MLM head under "cls.";
+    // post-norm, exact GELU, LayerNorm eps 1e-12, word + position + token-type embeddings then a
+    // LayerNorm; the decoder tied to the word embeddings (and its bias the same tensor as
+    // cls.predictions.bias). A BertForPreTraining file's pooler and next-sentence head are not
+    // read.
+    ArchSpec a = describe("hf-bert", "BertForMaskedLM", "Hugging Face BertForMaskedLM (BERT)",
+                          "Hugging Face transformers' modeling_bert.py");
+    a.arch = Architecture::EncoderOnly;
+    a.token_head = TokenHead::BertMlm;
+    a.defaults.activation = Activation::Gelu;
+    a.defaults.positional = Positional::Learned;
+    a.defaults.embed_norm = true;
+    a.defaults.layer_norm_eps = 1e-12f;
+    a.defaults.n_segments = 2;
+    a.defaults.max_len = 512;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    const std::string l = "encoder.layer.{N}.";
+    // Old files spell the LayerNorms gamma/beta.
+    auto norm = [](Role r, const std::string& base) {
+      Part p = r == Role::MlmNorm ? kHead : kEnc;
+      return Names{mod(p, r, base), {p, r, base + ".gamma", base + ".beta"}};
+    };
+    a.names = {one(kEnc, Role::TokenEmbd, "embeddings.word_embeddings.weight"),
+               one(kEnc, Role::PosEmbd, "embeddings.position_embeddings.weight"),
+               one(kEnc, Role::SegmentEmbd, "embeddings.token_type_embeddings.weight")};
+    add(a.names, norm(Role::EmbdNorm, "embeddings.LayerNorm"));
+    add(a.names, separate(kEnc, false, l + "attention.", "self.query", "self.key", "self.value",
+                          "output.dense"));
+    add(a.names, norm(Role::AttnNorm, l + "attention.output.LayerNorm"));
+    add(a.names, {mod(kEnc, Role::FfnUp, l + "intermediate.dense"),
+                  mod(kEnc, Role::FfnDown, l + "output.dense")});
+    add(a.names, norm(Role::FfnNorm, l + "output.LayerNorm"));
+    a.names.push_back(mod(kHead, Role::MlmTransform, "cls.predictions.transform.dense"));
+    add(a.names, norm(Role::MlmNorm, "cls.predictions.transform.LayerNorm"));
+    a.names.push_back(
+        {kHead, Role::Output, "cls.predictions.decoder.weight", "cls.predictions.bias"});
+    a.ignored = {"embeddings.position_ids",     "cls.predictions.decoder.bias",
+                 "pooler.dense.weight",         "pooler.dense.bias",
+                 "cls.seq_relationship.weight", "cls.seq_relationship.bias"};
+    a.args = {{"hidden_size", "d_model"},
+              {"num_attention_heads", "n_heads"},
+              {"num_hidden_layers", "n_layers"},
+              {"intermediate_size", "d_ff"},
+              {"hidden_act", "activation", ArgKind::Activation},
+              {"max_position_embeddings", "max_len"},
+              {"type_vocab_size", "n_segments"},
+              {"layer_norm_eps", "layer_norm_eps", ArgKind::Number},
+              {"vocab_size", "vocab_size"},
+              {"pad_token_id", "pad_id"},
+              {"position_embedding_type", "", ArgKind::Refused, "\"absolute\""},
+              {"is_decoder", "", ArgKind::Refused, "false"},
+              {"add_cross_attention", "", ArgKind::Refused, "false"}};
+    huggingFace(a, "bert", {"BertForMaskedLM", "BertForPreTraining", "BertModel"},
+                HfTokenizer::WordPiece);
+    t.push_back(a);
+  }
+  {
+    // modeling_llama.py (LlamaForCausalLM: SmolLM, TinyLlama, …): names under "model.",
+    // lm_head outside (absent with tie_word_embeddings); RMSNorm, rotary positions on halves
+    // (rotate_half) with config.json's rope_theta, grouped-query attention, SwiGLU
+    // down(silu(gate x) ⊙ up x); old files' rotary_emb.inv_freq buffers ignored.
+    ArchSpec a = describe("hf-llama", "LlamaForCausalLM",
+                          "Hugging Face LlamaForCausalLM (Llama, SmolLM, TinyLlama)",
+                          "Hugging Face transformers' modeling_llama.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults = llamaDefaults(RopeLayout::Halves, 1e-6f);
+    a.tied_output = true;
+    const std::string l = "layers.{N}.";
+    a.names = {one(kDec, Role::TokenEmbd, "embed_tokens.weight"),
+               one(kDec, Role::AttnNorm, l + "input_layernorm.weight")};
+    add(a.names, separate(kDec, false, l + "self_attn.", "q_proj", "k_proj", "v_proj", "o_proj"));
+    add(a.names,
+        {one(kDec, Role::FfnNorm, l + "post_attention_layernorm.weight"),
+         mod(kDec, Role::FfnGate, l + "mlp.gate_proj"), mod(kDec, Role::FfnUp, l + "mlp.up_proj"),
+         mod(kDec, Role::FfnDown, l + "mlp.down_proj"),
+         one(kDec, Role::FinalNorm, "norm.weight", kOptional),
+         one(kHead, Role::Output, "lm_head.weight")});
+    a.ignored = {"layers.{N}.self_attn.rotary_emb.inv_freq", "rotary_emb.inv_freq"};
+    a.args = {{"hidden_size", "d_model"},
+              {"num_attention_heads", "n_heads"},
+              {"num_key_value_heads", "n_kv_heads"},
+              {"num_hidden_layers", "n_layers"},
+              {"intermediate_size", "d_ff"},
+              {"hidden_act", "activation", ArgKind::Activation},
+              {"max_position_embeddings", "max_len"},
+              {"rms_norm_eps", "layer_norm_eps", ArgKind::Number},
+              {"rope_theta", "rope_theta", ArgKind::Number},
+              {"head_dim", "d_k"},
+              {"vocab_size", "vocab_size"},
+              {"bos_token_id", "bos_id"},
+              {"eos_token_id", "eos_id"},
+              {"rope_scaling", "", ArgKind::Refused},
+              {"attention_bias", "", ArgKind::Bool},
+              {"mlp_bias", "", ArgKind::Bool},
+              {"tie_word_embeddings", "", ArgKind::Bool}};
+    huggingFace(a, "llama", {"LlamaForCausalLM", "LlamaModel"}, HfTokenizer::SentencePieceOrJson);
+    t.push_back(a);
+  }
+}
+
+std::vector<ArchSpec> makeTable() {
+  std::vector<ArchSpec> t;
+
+  {
+    ArchSpec a = describe("nlp-tutorial", "Transformer", "nlp-tutorial's 5-1.Transformer",
+                          "graykode's nlp-tutorial, 5-1.Transformer/Transformer.py");
+    a.names = tutorialTranslation(true);
+    t.push_back(a);
+  }
+  ArchSpec wq;
+  wq.family = "wq-tutorial";
+  wq.alias = "seed003";
+  wq.title = "the WQ/WK/WV tutorial (Translation, BertModel, GPTModel, Classifier)";
+  wq.source =
+      "a Chinese blog article on the Transformer's principle and source code (Encoder, Decoder, "
+      "BertModel, GPTModel, Classifier, Translation; WQ/WK/WV/linear, pos_ffn.l1/l2, tanh-GELU)";
+  wq.defaults.activation = Activation::GeluTanh;
+  {
+    ArchSpec a = wq;
+    a.model = "Translation";
+    a.names = tutorialTranslation(false);
+    t.push_back(a);
+  }
+  {
+    ArchSpec a = wq;
+    a.model = "BertModel";
+    a.arch = Architecture::EncoderOnly;
+    a.token_head = TokenHead::BertMlm;
+    a.class_head = ClassHead::Pooler;
+    a.defaults.n_segments = 2;
+    a.names = tutorialStack(kEnc, "tok_embed", "pos_embed", "layers.", false, false);
+    add(a.names, {one(kEnc, Role::SegmentEmbd, "seg_embed.weight"),
+                  // logits = norm(act(linear(x))) · decoderᵀ + decoder_bias; decoder.weight is
+                  // tied to tok_embed.weight in the tutorial (the state_dict holds both).
+                  mod(kHead, Role::MlmTransform, "linear"),
+                  mod(kHead, Role::MlmNorm, "norm"),
+                  {kHead, Role::Output, "decoder.weight", "decoder_bias"},
+                  mod(kHead, Role::Pooler, "fc"),
+                  mod(kHead, Role::Classifier, "classifier")});
+    t.push_back(a);
+  }
+  {
+    ArchSpec a = wq;
+    a.model = "Classifier";
+    a.arch = Architecture::EncoderOnly;
+    a.token_head = TokenHead::None;
+    a.class_head = ClassHead::MeanPool;
+    a.names =
+        tutorialStack(kEnc, "encoder.src_emb", "encoder.pos_emb", "encoder.layers.", false, false);
+    a.names.push_back(mod(kHead, Role::Classifier, "projection"));
+    t.push_back(a);
+  }
+  {
+    ArchSpec a = wq;
+    a.model = "GPTModel";
+    a.arch = Architecture::DecoderOnly;
+    a.names =
+        tutorialStack(kDec, "decoder.tgt_emb", "decoder.pos_emb", "decoder.layers.", false, false);
+    a.names.push_back(mod(kHead, Role::Output, "projection"));
+    t.push_back(a);
+  }
+  {
+    ArchSpec a;
+    a.family = "pytorch-nn-transformer";
+    a.model = "Seq2SeqTransformer";
+    a.alias = "torch-seq2seq";
+    a.title = "PyTorch's nn.Transformer translation tutorial (Seq2SeqTransformer)";
+    a.source = "PyTorch's tutorial \"Language Translation with nn.Transformer and torchtext\"";
+    a.defaults.final_norm = a.defaults.embed_scale = true;
+    a.defaults.mask_fill = kNegInf;
+    a.defaults.src_bos_eos = true;
+    a.heads_split_d_model = true;
+    a.names = {one(kEnc, Role::TokenEmbd, "src_tok_emb.embedding.weight"),
+               one(kEnc, Role::PosEmbd, "src_pos_emb.weight"),
+               one(kEnc, Role::PosTable, "positional_encoding.pos_embedding", kSeqFirst),
+               one(kDec, Role::TokenEmbd, "tgt_tok_emb.embedding.weight"),
+               one(kDec, Role::PosEmbd, "tgt_pos_emb.weight")};
+    add(a.names, torchLayers("transformer."));
+    a.names.push_back(mod(kHead, Role::Output, "generator"));
+    a.assumptions = {kTorchNorm, kTorchActivation};
+    a.ids.pad = 1;
+    a.decode = {4,
+                "the tutorial's greedy_decode(…, max_len=num_tokens + 5) loops max_len − 1 times: "
+                "at most the source's length + 4 tokens, stopping after the end token"};
+    a.writable = true;
+    t.push_back(a);
+  }
+  {
+    ArchSpec a;
+    a.family = "my-transformer";
+    a.model = "TranslationModel";
+    a.title = "MyTransformer of the TransformerTranslation project (MyMultiheadAttention)";
+    a.source =
+        "the article \"4万字50余图3个实战示例一网打尽Transformer\" and moon-hotel's "
+        "TransformerTranslation repository (MyTransformer, MyMultiheadAttention)";
+    a.defaults.final_norm = a.defaults.embed_scale = true;
+    a.defaults.mask_fill = kNegInf;
+    a.heads_split_d_model = true;
+    a.names = {one(kEnc, Role::TokenEmbd, "src_token_embedding.embedding.weight"),
+               one(kEnc, Role::PosEmbd, "src_pos_embedding.weight"),
+               one(kEnc, Role::PosTable, "pos_embedding.pe", kSeqFirst),
+               one(kDec, Role::TokenEmbd, "tgt_token_embedding.embedding.weight"),
+               one(kDec, Role::PosEmbd, "tgt_pos_embedding.weight")};
+    add(a.names, torchLayers("my_transformer."));
+    a.names.push_back(mod(kHead, Role::Output, "classification"));
+    a.assumptions = {kTorchNorm, kTorchActivation};
+    a.ids.pad = 1;
+    t.push_back(a);
+  }
+  {
+    ArchSpec a;
+    a.family = "step-by-step-encoder";
+    a.model = "TransformerEncoder";
+    a.title = "the Transformer encoder built step by step on BERT's configuration";
+    a.source = "the article \"使用 Pytorch 一步一步实现 Transformer Encoder\" (jsksxs360's gist)";
+    a.arch = Architecture::EncoderOnly;
+    a.token_head = TokenHead::None;
+    a.defaults.activation = Activation::Gelu;
+    a.defaults.norm = NormPlacement::Pre;
+    a.defaults.positional = Positional::Learned;
+    a.defaults.embed_norm = true;
+    a.defaults.embed_norm_eps = 1e-12f;
+    a.defaults.mask_fill = kNegInf;
+    a.heads_split_d_model = true;
+    const std::string l = "layers.{N}.";
+    a.names = {one(kEnc, Role::TokenEmbd, "embeddings.token_embeddings.weight"),
+               one(kEnc, Role::PosEmbd, "embeddings.position_embeddings.weight"),
+               mod(kEnc, Role::EmbdNorm, "embeddings.layer_norm", kOptional),
+               mod(kEnc, Role::AttnNorm, l + "layer_norm_1"),
+               // One AttentionHead (q, k, v Linears of [head_dim, d]) per head.
+               mod(kEnc, Role::AttnQ, l + "attention.heads.{M}.q"),
+               mod(kEnc, Role::AttnK, l + "attention.heads.{M}.k"),
+               mod(kEnc, Role::AttnV, l + "attention.heads.{M}.v"),
+               mod(kEnc, Role::AttnOut, l + "attention.output_linear"),
+               mod(kEnc, Role::FfnNorm, l + "layer_norm_2"),
+               mod(kEnc, Role::FfnUp, l + "feed_forward.linear_1"),
+               mod(kEnc, Role::FfnDown, l + "feed_forward.linear_2")};
+    t.push_back(a);
+  }
+  {
+    // modeling_marian.py: post-norm layers, swish (= SiLU), token embeddings × √d_model, the
+    // sinusoid laid out [sin | cos]; the decoder starts with the pad token.
+    ArchSpec a =
+        describe("hf-marian", "MarianMTModel", "Hugging Face MarianMTModel (Marian/OPUS-MT)",
+                 "Hugging Face transformers' modeling_marian.py");
+    a.defaults.activation = Activation::Silu;
+    a.defaults.embed_scale = true;
+    a.defaults.positional = Positional::SinusoidalHalves;
+    a.defaults.max_len = 512;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    a.names = hfSeq2Seq(false);
+    a.ids.pad = -2;
+    a.ids.eos = 0;
+    a.ids.bos = -3;
+    a.notes =
+        "swish activation and embeddings × √d_model assumed (MarianConfig as the converted OPUS "
+        "models have it; config.json beside the model tells)";
+    huggingFace(a, "marian", {"MarianMTModel", "MarianModel"}, HfTokenizer::Marian);
+    t.push_back(a);
+  }
+  {
+    // modeling_bart.py: post-norm, GELU (erf), learned positions whose first 2 rows are unused,
+    // layernorm_embedding after token + position embeddings, no embedding scale by default.
+    ArchSpec a = describe("hf-bart", "BartForConditionalGeneration",
+                          "Hugging Face BartForConditionalGeneration (BART)",
+                          "Hugging Face transformers' modeling_bart.py");
+    a.defaults.activation = Activation::Gelu;
+    a.defaults.positional = Positional::Learned;
+    a.defaults.position_offset = 2;
+    a.defaults.embed_norm = true;
+    a.defaults.max_len = 1024;
+    a.defaults.src_bos_eos = true;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    a.names = hfSeq2Seq(true);
+    a.ids.pad = 1;
+    a.ids.eos = 2;
+    a.ids.bos = -4;
+    a.ids.src_bos = 0;
+    a.notes =
+        "GELU and no embedding scale assumed (BartConfig's defaults; config.json beside the "
+        "model tells)";
+    huggingFace(a, "bart", {"BartForConditionalGeneration", "BartModel"},
+                HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
+  addTutorials(t);
+  addHuggingFace(t);
+  return t;
+}
+
+}  // namespace
+
+const std::vector<ArchSpec>& architectures() {
+  static const std::vector<ArchSpec> table = makeTable();
+  return table;
+}
+
+const ArchSpec* findArchitecture(const std::string& family, const std::string& model) {
+  for (const auto& a : architectures())
+    if ((a.family == family || (!a.alias.empty() && a.alias == family)) &&
+        (model.empty() || a.model == model))
+      return &a;
+  return nullptr;
+}
+
+const ArchSpec* findHfArchitecture(const std::string& model_type) {
+  for (const auto& a : architectures())
+    if (!a.hf_model_type.empty() && a.hf_model_type == model_type) return &a;
+  return nullptr;
+}
+
+std::string familyList() {
+  std::string out, last;
+  for (const auto& a : architectures()) {
+    if (a.family == last) continue;
+    out += (out.empty() ? "" : ", ") + a.family;
+    last = a.family;
+  }
+  return out;
+}
+
+namespace {
+
+[[noreturn]] void badMap(const std::string& source, const std::string& what) {
+  throw Error(ErrorKind::BadConfig, source + ": " + what + " (docs/formats.md \"Your own names\")");
+}
+
+std::string roleList() {
+  std::string s;
+  for (int r = 0; r < kRoleCount; ++r) s += (r ? ", " : "") + std::string(roleName(Role(r)));
+  return s;
+}
+
+template <class E, size_t N>
+E mapChoice(const nlohmann::json& m, const char* key, const std::string& source, E fallback,
+            const std::pair<const char*, E> (&choices)[N]) {
+  if (!m.contains(key)) return fallback;
+  std::string names;
+  for (const auto& [name, value] : choices) {
+    if (m[key].is_string() && m[key].get<std::string>() == name) return value;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  badMap(source, "\"" + std::string(key) + "\" is " + clipForMessage(m[key].dump(), 40) +
+                     ", expected one of " + names);
+}
+
+}  // namespace
+
+std::shared_ptr<const ArchSpec> customArchitecture(const nlohmann::json& m,
+                                                   const std::string& source) {
+  if (!m.is_object()) badMap(source, "the map is not a JSON object");
+  static const char* const kKeys[] = {
+      "base",        "architecture", "names",          "ignore",     "activation",
+      "norm",        "norm_kind",    "positional",     "rope_theta", "rope_layout",
+      "embed_scale", "tied_output",  "layer_norm_eps", "mask_fill",  "max_len"};
+  for (const auto& [key, value] : m.items()) {
+    bool known = false;
+    for (const char* k : kKeys) known = known || key == k;
+    if (!known) {
+      std::string keys;
+      for (const char* k : kKeys) keys += (keys.empty() ? "" : ", ") + std::string(k);
+      badMap(source, "unknown key \"" + clipForMessage(key, 40) + "\" (the keys: " + keys + ")");
+    }
+  }
+  auto spec = std::make_shared<ArchSpec>();
+  ArchSpec& a = *spec;
+  if (m.contains("base")) {
+    const ArchSpec* base =
+        m["base"].is_string() ? findArchitecture(m["base"].get<std::string>()) : nullptr;
+    if (!base)
+      badMap(source, "\"base\" is " + clipForMessage(m["base"].dump(), 40) +
+                         ", expected a family of the table: " + familyList());
+    a = *base;
+    a.args_key.clear();  // the user's own file: no checkpoint args are required
+    a.args.clear();
+    a.writable = false;
+    a.hf_model_type.clear();
+    a.hf_classes.clear();
+    a.hf_tokenizer = HfTokenizer::None;
+  } else {
+    a.title = "a model of your own names";
+    a.model = "Model";
+  }
+  a.family = "custom";
+  a.alias.clear();
+  a.title = "your own names" + (m.contains("base") ? " on " + m["base"].get<std::string>() : "");
+  static constexpr std::pair<const char*, Architecture> kArchs[] = {
+      {"encoder-decoder", Architecture::EncoderDecoder},
+      {"encoder-only", Architecture::EncoderOnly},
+      {"decoder-only", Architecture::DecoderOnly}};
+  a.arch = mapChoice(m, "architecture", source,
+                     m.contains("base") ? a.arch : Architecture::DecoderOnly, kArchs);
+  if (!m.contains("base")) {
+    a.token_head = a.arch == Architecture::EncoderOnly ? TokenHead::None : TokenHead::Linear;
+    a.class_head = ClassHead::None;
+    a.defaults.norm = NormPlacement::Pre;
+    a.defaults.positional = Positional::Learned;
+    a.defaults.padding_mask = a.arch != Architecture::DecoderOnly;  // a language model: no padding
+  }
+  ArchDefaults& d = a.defaults;
+  static constexpr std::pair<const char*, Activation> kActs[] = {
+      {"relu", Activation::Relu},
+      {"gelu", Activation::Gelu},
+      {"gelu_tanh", Activation::GeluTanh},
+      {"silu", Activation::Silu}};
+  d.activation = mapChoice(m, "activation", source, d.activation, kActs);
+  static constexpr std::pair<const char*, NormPlacement> kNorms[] = {{"post", NormPlacement::Post},
+                                                                     {"pre", NormPlacement::Pre}};
+  d.norm = mapChoice(m, "norm", source, d.norm, kNorms);
+  static constexpr std::pair<const char*, NormKind> kKinds[] = {
+      {"layernorm", NormKind::LayerNorm},
+      {"layernorm-std", NormKind::LayerNormStd},
+      {"rmsnorm", NormKind::RmsNorm}};
+  d.norm_kind = mapChoice(m, "norm_kind", source, d.norm_kind, kKinds);
+  static constexpr std::pair<const char*, Positional> kPositions[] = {
+      {"sinusoidal", Positional::Sinusoidal},
+      {"learned", Positional::Learned},
+      {"rotary", Positional::Rotary},
+      {"sinusoidal-halves", Positional::SinusoidalHalves}};
+  d.positional = mapChoice(m, "positional", source, d.positional, kPositions);
+  static constexpr std::pair<const char*, RopeLayout> kLayouts[] = {
+      {"interleaved", RopeLayout::Interleaved}, {"halves", RopeLayout::Halves}};
+  d.rope_layout = mapChoice(m, "rope_layout", source, d.rope_layout, kLayouts);
+  auto number = [&](const char* key, float fallback) {
+    if (!m.contains(key)) return fallback;
+    if (!m[key].is_number() || !std::isfinite(m[key].get<double>()))
+      badMap(source, "\"" + std::string(key) + "\" is " + clipForMessage(m[key].dump(), 40) +
+                         ", expected a finite number");
+    return m[key].get<float>();
+  };
+  auto boolean = [&](const char* key, bool fallback) {
+    if (!m.contains(key)) return fallback;
+    if (!m[key].is_boolean())
+      badMap(source, "\"" + std::string(key) + "\" is " + clipForMessage(m[key].dump(), 40) +
+                         ", expected true or false");
+    return m[key].get<bool>();
+  };
+  d.rope_theta = number("rope_theta", d.rope_theta);
+  d.layer_norm_eps = number("layer_norm_eps", d.layer_norm_eps);
+  d.mask_fill = number("mask_fill", d.mask_fill);
+  d.max_len = (int)number("max_len", (float)d.max_len);
+  d.embed_scale = boolean("embed_scale", d.embed_scale);
+  a.tied_output = boolean("tied_output", a.tied_output);
+  a.assumptions.clear();
+  a.ids.ask_ids = true;
+
+  // "names": role → a module ("blocks.{N}.attn.q": .weight and .bias) or {"weight", "bias",
+  // "transposed"}; in an encoder-decoder "encoder.attn_q", "decoder.cross_q".
+  if (m.contains("names")) {
+    const nlohmann::json& names = m["names"];
+    if (!names.is_object()) badMap(source, "\"names\" is not an object of role → name");
+    for (const auto& [key, value] : names.items()) {
+      std::string role_key = key;
+      Part part = a.arch == Architecture::EncoderOnly ? Part::Encoder : Part::Decoder;
+      bool part_given = false;
+      for (Part p : {Part::Encoder, Part::Decoder}) {
+        const std::string pre = std::string(partName(p)) + ".";
+        if (role_key.rfind(pre, 0) == 0) {
+          role_key = role_key.substr(pre.size());
+          part = p;
+          part_given = true;
+        }
+      }
+      int role = -1;
+      for (int r = 0; r < kRoleCount; ++r)
+        if (role_key == roleName(Role(r))) role = r;
+      if (role < 0)
+        badMap(source, "\"names\" has \"" + clipForMessage(key, 40) +
+                           "\", which is not a role (the roles: " + roleList() + ")");
+      const Role r = Role(role);
+      if (r >= Role::Output) part = Part::Head;
+      if (a.arch == Architecture::EncoderDecoder && r < Role::Output && !part_given)
+        badMap(source, "\"" + clipForMessage(key, 40) +
+                           "\": an encoder-decoder's roles are named \"encoder." + key +
+                           "\" or \"decoder." + key + "\"");
+      TensorName t{part, r, "", "", 0};
+      if (value.is_string()) {
+        const std::string base = value.get<std::string>();
+        const bool lone = r == Role::TokenEmbd || r == Role::PosEmbd || r == Role::PosTable ||
+                          r == Role::SegmentEmbd;
+        const bool has_suffix = base.size() > 7 && base.compare(base.size() - 7, 7, ".weight") == 0;
+        t.weight = lone || has_suffix ? base : base + ".weight";
+        t.bias =
+            lone ? std::string() : (has_suffix ? base.substr(0, base.size() - 7) : base) + ".bias";
+        if (isNormRole(r)) t.flags |= kBiasOptional;
+      } else if (value.is_object()) {
+        if (!value.contains("weight") || !value["weight"].is_string())
+          badMap(source, "\"" + clipForMessage(key, 40) + "\" needs a string \"weight\"");
+        t.weight = value["weight"].get<std::string>();
+        if (value.contains("bias")) {
+          if (!value["bias"].is_string())
+            badMap(source, "\"" + clipForMessage(key, 40) + "\".bias is not a string");
+          t.bias = value["bias"].get<std::string>();
+        }
+        if (value.contains("transposed") && value["transposed"] == true) t.flags |= kTransposed;
+      } else {
+        badMap(source, "\"" + clipForMessage(key, 40) + "\" is " +
+                           clipForMessage(value.dump(), 40) +
+                           ", expected a name or {\"weight\": …, \"bias\": …}");
+      }
+      if (t.weight.empty() || t.weight.size() > 1024)
+        badMap(source, "\"" + clipForMessage(key, 40) + "\" has an empty or over-long name");
+      if (isLayerRole(r) && t.weight.find("{N}") == std::string::npos)
+        badMap(source, "\"" + clipForMessage(key, 40) +
+                           "\" is a per-layer role: its name needs {N} "
+                           "where the layer's number goes");
+      // The user's spelling replaces the base's spellings of that role.
+      a.names.erase(
+          std::remove_if(a.names.begin(), a.names.end(),
+                         [&](const TensorName& n) { return n.part == part && n.role == r; }),
+          a.names.end());
+      a.names.push_back(t);
+      if (r == Role::FfnGate) d.gated_ffn = true;
+    }
+  }
+  if (m.contains("ignore")) {
+    if (!m["ignore"].is_array()) badMap(source, "\"ignore\" is not a list of names");
+    for (const auto& i : m["ignore"]) {
+      if (!i.is_string()) badMap(source, "\"ignore\" holds " + clipForMessage(i.dump(), 40));
+      a.ignored.push_back(i.get<std::string>());
+    }
+  }
+  for (Part p : {Part::Encoder, Part::Decoder}) {
+    if ((p == Part::Encoder && !a.hasEncoder()) || (p == Part::Decoder && !a.hasDecoder()))
+      continue;
+    const char* where = a.arch == Architecture::EncoderDecoder ? partName(p) : nullptr;
+    auto need = [&](bool ok, const char* what) {
+      if (!ok)
+        badMap(source, std::string("the map names no ") + what +
+                           (where ? std::string(" for the ") + where : std::string()));
+    };
+    need(a.has(p, Role::TokenEmbd), "token_embd");
+    need(a.has(p, Role::AttnQ) || a.has(p, Role::AttnQkv), "attn_q (or attn_qkv)");
+    need(a.has(p, Role::FfnUp), "ffn_up");
+  }
+  if (a.defaults.positional == Positional::Learned && !a.has(Part::Encoder, Role::PosEmbd) &&
+      !a.has(Part::Decoder, Role::PosEmbd))
+    a.defaults.positional = Positional::Sinusoidal;
+  if (!a.has(Part::Head, Role::Output) && a.token_head == TokenHead::Linear) a.tied_output = true;
+  a.model = a.model.empty() ? "Model" : a.model;
+  a.custom_map = m.dump();
+  return spec;
+}
+
+nlohmann::json customArchitectureJson(const ArchSpec& spec) {
+  return spec.custom_map.empty() ? nlohmann::json() : nlohmann::json::parse(spec.custom_map);
+}
+
+}  // namespace attnviz
