@@ -1,0 +1,108 @@
+// The tutorials people train today (nanoGPT, minGPT, "Let's build GPT", the Annotated Transformer,
+// Raschka's LLMs-from-scratch, llama2.c) and Hugging Face GPT-2, BERT and Llama folders: each file,
+// saved the way its training script saves it (tools/make_tutorial_checkpoints.py in the test
+// command), opens asking at most what the file cannot say, through the table of architectures, and
+// computes what the tutorial's PyTorch model computed (every attention tensor and the logits).
+#include <QtTest>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "arch/infer.h"
+#include "arch/weights.h"
+#include "base/error.h"
+#include "compute/cpu_backend.h"
+#include "model/decoding.h"
+#include "parity_support.h"
+
+using namespace attnviz;
+
+namespace {
+
+std::string casesDir() {
+  const char* d = std::getenv("ATTNVIZ_TUTORIALS_DIR");
+  return d ? d : "";
+}
+
+nlohmann::json cases() {
+  std::ifstream in(casesDir() + "/cases.json");
+  return in ? nlohmann::json::parse(in) : nlohmann::json::array();
+}
+
+LoadOptions suppliedOptions(const nlohmann::json& s) {
+  LoadOptions o;
+  if (s.contains("n_heads")) o.supplied.n_heads = s["n_heads"].get<int>();
+  if (s.contains("activation")) o.supplied.activation = s["activation"].get<std::string>();
+  return o;
+}
+
+}  // namespace
+
+class TestTutorials : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    if (casesDir().empty())
+      QSKIP(
+          "ATTNVIZ_TUTORIALS_DIR is not set: run through CTest, whose fixture writes the "
+          "checkpoints with PyTorch (tools/make_tutorial_checkpoints.py)");
+    QVERIFY2(cases().size() >= 11, "the tutorial cases were not written");
+  }
+
+  // Without answers: it opens, or asks exactly what the file cannot say.
+  void asksOnlyWhatTheFileCannotSay_data() {
+    QTest::addColumn<QString>("entry");
+    for (const auto& c : cases())
+      QTest::newRow(c["case"].get<std::string>().c_str()) << QString::fromStdString(c.dump());
+  }
+  void asksOnlyWhatTheFileCannotSay() {
+    QFETCH(QString, entry);
+    const nlohmann::json c = nlohmann::json::parse(entry.toStdString());
+    const std::string path = casesDir() + "/" + c["path"].get<std::string>();
+    const auto asks = c["asks"].get<std::vector<std::string>>();
+    try {
+      auto m = loadModel(path);
+      QVERIFY2(asks.empty(), "opened without being asked");
+      QCOMPARE(m->config.family, c["family"].get<std::string>());
+    } catch (const MissingInfoError& e) {
+      std::vector<std::string> keys;
+      for (const Question& q : e.inference.missing) keys.push_back(q.key);
+      QVERIFY2(keys == asks, e.what());
+      QCOMPARE(e.inference.guess.family(), c["family"].get<std::string>());
+    } catch (const Error& e) {
+      QFAIL(e.what());
+    }
+  }
+
+  // With those answers every attention tensor and the logits are PyTorch's.
+  void matchesPyTorch_data() { asksOnlyWhatTheFileCannotSay_data(); }
+  void matchesPyTorch() {
+    QFETCH(QString, entry);
+    const nlohmann::json c = nlohmann::json::parse(entry.toStdString());
+    const std::string name = c["case"], path = casesDir() + "/" + c["path"].get<std::string>();
+    std::shared_ptr<const LoadedModel> loaded;
+    const auto err =
+        test::caught([&] { loaded = loadModel(path, suppliedOptions(c["supplied"])); });
+    QVERIFY2(!err, err ? err->what() : "");
+    const SafetensorsFile ref = SafetensorsFile::open(casesDir() + "/" + name + ".ref.safetensors");
+    const nlohmann::json inputs = nlohmann::json::parse(ref.metadata().at("inputs"));
+    Model m(loaded, makeCpuBackend());
+    std::string diff = test::compareWithReference(m.forward(test::referenceInputs(inputs)), ref);
+    if (!diff.empty() && !c["needs"].empty())
+      diff += " (the model needs " + c["needs"].dump() + ")";
+    QVERIFY2(diff.empty(), diff.c_str());
+    if (inputs.contains("greedy")) {
+      const auto& g = inputs["greedy"];
+      const std::vector<int> src =
+          g.contains("src_ids") ? g["src_ids"].get<std::vector<int>>() : std::vector<int>();
+      const std::vector<int> prompt =
+          g.contains("tgt_ids") ? g["tgt_ids"].get<std::vector<int>>() : std::vector<int>();
+      QCOMPARE(greedyDecode(m, src, g["max_len"].get<int>(), prompt),
+               g["out_ids"].get<std::vector<int>>());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTutorials)
+#include "test_tutorials.moc"

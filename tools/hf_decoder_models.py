@@ -1,0 +1,321 @@
+"""Small PyTorch GPT-2, BERT and Llama models for attnviz's parity tests, written after Hugging Face
+transformers' modeling_gpt2.py (GPT2LMHeadModel), modeling_bert.py (BertForMaskedLM) and
+modeling_llama.py (LlamaForCausalLM): the same module structure, hence the same state_dict names
+(GPT-2's Conv1D weights stored [in, out]), and the same numerics in eager mode. Debian ships no
+transformers; these classes are what tests/test_tutorials.cpp compares with.
+
+    Gpt2(cfg)   cfg: vocab_size, n_positions, n_embd, n_layer, n_head, layer_norm_epsilon
+    Bert(cfg)   cfg: vocab_size, hidden_size, num_hidden_layers, num_attention_heads,
+                intermediate_size, max_position_embeddings, type_vocab_size, layer_norm_eps,
+                pad_token_id
+    Llama(cfg)  cfg: vocab_size, hidden_size, intermediate_size, num_hidden_layers,
+                num_attention_heads, num_key_value_heads, rms_norm_eps, rope_theta,
+                max_position_embeddings, tie_word_embeddings
+
+Each records its attention blocks and offers ``trace(ids[, segments])`` -> the reference tensors
+(``dec_self.*`` or ``enc_self.*`` [B, L, H, Tq, Tk], ``logits``, ``hidden``) and ``config()`` ->
+the config.json Hugging Face's save_pretrained writes.
+
+Always run with Debian's PyTorch: /usr/bin/python3.
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from tutorial_models import _record, _stack, _causal
+
+
+class Conv1D(nn.Module):
+    """transformers' Conv1D: y = x @ W + b with W stored [in, out]."""
+
+    def __init__(self, nf, nx):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(nx, nf))
+        self.bias = nn.Parameter(torch.zeros(nf))
+
+    def forward(self, x):
+        return torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight).view(x.size()[:-1] + (-1,))
+
+
+# ---- GPT-2 ----
+class _Gpt2Attention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d = c["n_embd"]
+        self.n_head, self.hd = c["n_head"], d // c["n_head"]
+        self.c_attn = Conv1D(3 * d, d)
+        self.c_proj = Conv1D(d, d)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = [t.view(B, T, self.n_head, self.hd).transpose(1, 2) for t in (q, k, v)]
+        w = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], v.size(-1) ** 0.5)
+        masked = _causal(T)
+        probs = F.softmax(torch.where(masked, torch.finfo(w.dtype).min, w), dim=-1)
+        _record(self, w, masked, probs)
+        return self.c_proj(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, C))
+
+
+class _Gpt2Mlp(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c_fc = Conv1D(4 * c["n_embd"], c["n_embd"])
+        self.c_proj = Conv1D(c["n_embd"], 4 * c["n_embd"])
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))  # gelu_new
+
+
+class _Gpt2Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(c["n_embd"], eps=c["layer_norm_epsilon"])
+        self.attn = _Gpt2Attention(c)
+        self.ln_2 = nn.LayerNorm(c["n_embd"], eps=c["layer_norm_epsilon"])
+        self.mlp = _Gpt2Mlp(c)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class Gpt2(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.transformer = nn.Module()
+        self.transformer.wte = nn.Embedding(c["vocab_size"], c["n_embd"])
+        self.transformer.wpe = nn.Embedding(c["n_positions"], c["n_embd"])
+        self.transformer.h = nn.ModuleList([_Gpt2Block(c) for _ in range(c["n_layer"])])
+        self.transformer.ln_f = nn.LayerNorm(c["n_embd"], eps=c["layer_norm_epsilon"])
+        self.lm_head = nn.Linear(c["n_embd"], c["vocab_size"], bias=False)
+        self.lm_head.weight = self.transformer.wte.weight
+
+    def trace(self, ids):
+        self.eval()
+        idx = torch.tensor(ids)
+        with torch.no_grad():
+            h = self.transformer.wte(idx) + self.transformer.wpe(torch.arange(idx.shape[1]))
+            for block in self.transformer.h:
+                h = block(h)
+            hidden = self.transformer.ln_f(h)
+            logits = self.lm_head(hidden)
+        out = _stack({"dec_self": [b.attn.last for b in self.transformer.h]})
+        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
+        return out
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "gpt2", "architectures": ["GPT2LMHeadModel"], "n_inner": None,
+                  "activation_function": "gelu_new", "scale_attn_weights": True,
+                  "scale_attn_by_inverse_layer_idx": False, "reorder_and_upcast_attn": False,
+                  "bos_token_id": c["vocab_size"] - 1, "eos_token_id": c["vocab_size"] - 1,
+                  "n_ctx": c["n_positions"], "tie_word_embeddings": True})
+        return c
+
+
+# ---- BERT ----
+class _BertSelf(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H = c["hidden_size"]
+        self.n, self.hd = c["num_attention_heads"], H // c["num_attention_heads"]
+        self.query, self.key, self.value = nn.Linear(H, H), nn.Linear(H, H), nn.Linear(H, H)
+
+    def forward(self, x, keep):
+        B, T, H = x.shape
+        q, k, v = [lin(x).view(B, T, self.n, self.hd).transpose(1, 2)
+                   for lin in (self.query, self.key, self.value)]
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.hd)
+        # the extended attention mask: (1 - mask) * the dtype's lowest value, added
+        ext = (1.0 - keep[:, None, None, :].float()) * torch.finfo(torch.float32).min
+        probs = F.softmax(scores + ext, dim=-1)
+        _record(self, scores, ~keep[:, None, None, :].bool(), probs)
+        return torch.matmul(probs, v).transpose(1, 2).reshape(B, T, H)
+
+
+class _BertDenseNorm(nn.Module):
+    def __init__(self, n_in, H, eps):
+        super().__init__()
+        self.dense = nn.Linear(n_in, H)
+        self.LayerNorm = nn.LayerNorm(H, eps=eps)
+
+    def forward(self, h, residual):
+        return self.LayerNorm(self.dense(h) + residual)
+
+
+class _BertLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H, I, eps = c["hidden_size"], c["intermediate_size"], c["layer_norm_eps"]
+        self.attention = nn.Module()
+        self.attention.self = _BertSelf(c)
+        self.attention.output = _BertDenseNorm(H, H, eps)
+        self.intermediate = nn.Module()
+        self.intermediate.dense = nn.Linear(H, I)
+        self.output = _BertDenseNorm(I, H, eps)
+
+    def forward(self, x, keep):
+        a = self.attention.output(self.attention.self(x, keep), x)
+        return self.output(F.gelu(self.intermediate.dense(a)), a)
+
+
+class Bert(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        H, eps = c["hidden_size"], c["layer_norm_eps"]
+        self.bert = nn.Module()
+        e = self.bert.embeddings = nn.Module()
+        e.word_embeddings = nn.Embedding(c["vocab_size"], H, padding_idx=c["pad_token_id"])
+        e.position_embeddings = nn.Embedding(c["max_position_embeddings"], H)
+        e.token_type_embeddings = nn.Embedding(c["type_vocab_size"], H)
+        e.LayerNorm = nn.LayerNorm(H, eps=eps)
+        self.bert.encoder = nn.Module()
+        self.bert.encoder.layer = nn.ModuleList([_BertLayer(c) for _ in range(c["num_hidden_layers"])])
+        self.cls = nn.Module()
+        p = self.cls.predictions = nn.Module()
+        p.transform = nn.Module()
+        p.transform.dense = nn.Linear(H, H)
+        p.transform.LayerNorm = nn.LayerNorm(H, eps=eps)
+        p.decoder = nn.Linear(H, c["vocab_size"], bias=False)
+        p.bias = nn.Parameter(torch.zeros(c["vocab_size"]))
+        p.decoder.bias = p.bias
+        p.decoder.weight = e.word_embeddings.weight
+
+    def trace(self, ids, segments):
+        self.eval()
+        idx, seg = torch.tensor(ids), torch.tensor(segments)
+        keep = idx != self.c["pad_token_id"]
+        with torch.no_grad():
+            e = self.bert.embeddings
+            h = e.LayerNorm(e.word_embeddings(idx) + e.token_type_embeddings(seg) +
+                            e.position_embeddings(torch.arange(idx.shape[1])))
+            for layer in self.bert.encoder.layer:
+                h = layer(h, keep)
+            p = self.cls.predictions
+            t = p.transform.LayerNorm(F.gelu(p.transform.dense(h)))
+            logits = p.decoder(t)
+        out = _stack({"enc_self": [l.attention.self.last for l in self.bert.encoder.layer]})
+        out["logits"], out["hidden"] = logits.numpy(), h.numpy()
+        return out
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "bert", "architectures": ["BertForMaskedLM"], "hidden_act": "gelu",
+                  "position_embedding_type": "absolute", "is_decoder": False})
+        return c
+
+
+# ---- Llama ----
+class _LlamaRMSNorm(nn.Module):
+    def __init__(self, H, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(H))
+        self.eps = eps
+
+    def forward(self, x):
+        dtype = x.dtype
+        x = x.to(torch.float32)
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x.to(dtype)
+
+
+def _rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class _LlamaAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H = c["hidden_size"]
+        self.n, self.nkv = c["num_attention_heads"], c["num_key_value_heads"]
+        self.hd = H // self.n
+        self.q_proj = nn.Linear(H, self.n * self.hd, bias=False)
+        self.k_proj = nn.Linear(H, self.nkv * self.hd, bias=False)
+        self.v_proj = nn.Linear(H, self.nkv * self.hd, bias=False)
+        self.o_proj = nn.Linear(self.n * self.hd, H, bias=False)
+
+    def forward(self, x, cos, sin):
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.n, self.hd).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.nkv, self.hd).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.nkv, self.hd).transpose(1, 2)
+        q = q * cos + _rotate_half(q) * sin
+        k = k * cos + _rotate_half(k) * sin
+        rep = self.n // self.nkv
+        k = k[:, :, None].expand(B, self.nkv, rep, T, self.hd).reshape(B, self.n, T, self.hd)
+        v = v[:, :, None].expand(B, self.nkv, rep, T, self.hd).reshape(B, self.n, T, self.hd)
+        w = torch.matmul(q, k.transpose(2, 3)) * self.hd ** -0.5
+        masked = _causal(T)
+        probs = F.softmax(w + masked * torch.finfo(w.dtype).min, dim=-1, dtype=torch.float32)
+        _record(self, w, masked, probs)
+        return self.o_proj(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, -1))
+
+
+class _LlamaMlp(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H, I = c["hidden_size"], c["intermediate_size"]
+        self.gate_proj = nn.Linear(H, I, bias=False)
+        self.up_proj = nn.Linear(H, I, bias=False)
+        self.down_proj = nn.Linear(I, H, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class _LlamaLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.self_attn = _LlamaAttention(c)
+        self.mlp = _LlamaMlp(c)
+        self.input_layernorm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        self.post_attention_layernorm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
+
+    def forward(self, x, cos, sin):
+        h = x + self.self_attn(self.input_layernorm(x), cos, sin)
+        return h + self.mlp(self.post_attention_layernorm(h))
+
+
+class Llama(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.model = nn.Module()
+        self.model.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
+        self.model.layers = nn.ModuleList([_LlamaLayer(c) for _ in range(c["num_hidden_layers"])])
+        self.model.norm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
+        if c["tie_word_embeddings"]:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def trace(self, ids):
+        self.eval()
+        idx = torch.tensor(ids)
+        T = idx.shape[1]
+        hd = self.c["hidden_size"] // self.c["num_attention_heads"]
+        inv_freq = 1.0 / (self.c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+        freqs = torch.outer(torch.arange(T).float(), inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        with torch.no_grad():
+            h = self.model.embed_tokens(idx)
+            for layer in self.model.layers:
+                h = layer(h, cos, sin)
+            hidden = self.model.norm(h)
+            logits = self.lm_head(hidden)
+        out = _stack({"dec_self": [l.self_attn.last for l in self.model.layers]})
+        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
+        return out
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_act": "silu",
+                  "rope_scaling": None, "attention_bias": False, "mlp_bias": False,
+                  "bos_token_id": 1, "eos_token_id": 2, "pretraining_tp": 1})
+        return c

@@ -1,0 +1,237 @@
+"""Write, for each tutorial people train today, a small random-weight model saved the way that
+tutorial's training script saves it, and PyTorch's reference tensors for it: for
+tests/test_tutorials.cpp, which opens each file with at most what the file cannot say and compares
+every attention tensor and the logits.
+
+For every case this writes the model's file (or Hugging Face folder) under DIR/CASE/, the reference
+DIR/CASE.ref.safetensors (tools/tutorial_models.py's trace, __metadata__["inputs"] with the batch and
+a greedy decode where the test checks one) and a line of DIR/cases.json:
+{"case", "path", "how", "family", "supplied": {...}, "asks": [...], "needs": [...]} -- "asks" what
+attnviz must ask without "supplied", "needs" the model parts the forward pass must have beyond
+LayerNorm with bias, GELU/ReLU and learned or sinusoidal positions (for the report of which pass).
+
+usage: /usr/bin/python3 tools/make_tutorial_checkpoints.py --out DIR
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hf_decoder_models as hf  # noqa: E402
+import stio  # noqa: E402
+import tutorial_models as tm  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def _adamw_state(model):
+    """An AdamW state_dict after one step (exp_avg, exp_avg_sq, step; betas tuples, None, bools in
+    param_groups), without changing the weights (lr 0)."""
+    opt = torch.optim.AdamW(model.parameters(), lr=0.0)
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    opt.step()
+    return opt.state_dict()
+
+
+def _write_ref(out, case, tensors, inputs):
+    stio.write(os.path.join(out, case + ".ref.safetensors"), tensors,
+               {"inputs": json.dumps(inputs)})
+
+
+def nanogpt(out, case, bias, compiled):
+    """train.py's out/ckpt.pt: {"model", "optimizer", "model_args", "iter_num", "best_val_loss",
+    "config"}; under torch.compile (compile=True, the default) every key has "_orig_mod."."""
+    args = dict(n_layer=2, n_head=4, n_embd=32, block_size=16, bias=bias, vocab_size=37, dropout=0.0)
+    model = tm.init_peaked_(tm.NanoGPT(args["block_size"], args["vocab_size"], args["n_layer"],
+                                       args["n_head"], args["n_embd"], bias=bias), 11)
+    sd = model.state_dict()
+    if compiled:
+        sd = {"_orig_mod." + k: v for k, v in sd.items()}
+    config = {"out_dir": "out", "eval_interval": 250, "init_from": "scratch", "dataset": "shakespeare_char",
+              "batch_size": 64, "block_size": 16, "n_layer": 2, "n_head": 4, "n_embd": 32, "dropout": 0.0,
+              "bias": bias, "learning_rate": 1e-3, "decay_lr": True, "backend": "nccl", "device": "cpu",
+              "dtype": "float32", "compile": compiled}
+    ckpt = {"model": sd, "optimizer": _adamw_state(model), "model_args": args, "iter_num": 250,
+            "best_val_loss": torch.tensor(1.4692), "config": config}
+    os.makedirs(os.path.join(out, case, "out"), exist_ok=True)
+    torch.save(ckpt, os.path.join(out, case, "out", "ckpt.pt"))
+    ids = [[5, 9, 1, 30, 22, 7, 3, 18], [36, 2, 11, 4, 27, 14, 8, 20]]
+    prompt = [5, 9, 1]
+    _write_ref(out, case, model.trace(ids),
+               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 6, "out_ids": model.greedy(prompt, 6)}})
+    return os.path.join(case, "out", "ckpt.pt")
+
+
+def mingpt(out, case):
+    """projects/chargpt: torch.save(model.state_dict(), work_dir/model.pt)."""
+    model = tm.init_peaked_(tm.NanoGPT(16, 41, 2, 4, 32, bias=True, tanh_gelu=True, tied=False), 12)
+    os.makedirs(os.path.join(out, case), exist_ok=True)
+    torch.save(model.state_dict(), os.path.join(out, case, "model.pt"))
+    ids = [[3, 40, 12, 7, 25, 1, 33], [9, 9, 14, 2, 38, 21, 6]]
+    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    return os.path.join(case, "model.pt")
+
+
+def ngvideo(out, case):
+    """gpt.py saves nothing; its users add torch.save(model.state_dict(), ...)."""
+    model = tm.init_peaked_(tm.NgVideoGPT(vocab_size=40, n_embd=32, n_head=4, n_layer=2, block_size=16), 13)
+    os.makedirs(os.path.join(out, case), exist_ok=True)
+    torch.save(model.state_dict(), os.path.join(out, case, "model.pt"))
+    ids = [[1, 20, 33, 4, 17, 9, 28], [0, 5, 39, 12, 12, 30, 2]]
+    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    return os.path.join(case, "model.pt")
+
+
+def annotated(out, case):
+    """train_worker: torch.save(module.state_dict(), "multi30k_model_final.pt"); specials <s> 0,
+    </s> 1, <blank> 2 (padding)."""
+    model = tm.init_peaked_(tm.AnnotatedTransformer(30, 28, N=2, d_model=32, d_ff=64, h=4, pad=2), 14)
+    os.makedirs(os.path.join(out, case), exist_ok=True)
+    torch.save(model.state_dict(), os.path.join(out, case, "multi30k_model_final.pt"))
+    src = [[0, 7, 19, 4, 23, 11, 1], [0, 5, 8, 27, 1, 2, 2]]
+    tgt = [[0, 9, 14, 3, 22, 6], [0, 25, 10, 16, 2, 2]]
+    greedy = model.greedy(src[0], 8, 0, 1)
+    _write_ref(out, case, model.trace(src, tgt),
+               {"src_ids": src, "tgt_ids": tgt,
+                "greedy": {"src_ids": src[0], "max_len": 7, "out_ids": greedy}})
+    return os.path.join(case, "multi30k_model_final.pt")
+
+
+def raschka(out, case, qkv_bias, with_optimizer):
+    """ch05: torch.save(model.state_dict(), "model.pth"), or {"model_state_dict", "optimizer_state_dict"}
+    as model_and_optimizer.pth."""
+    cfg = {"vocab_size": 50, "context_length": 16, "emb_dim": 32, "n_heads": 4, "n_layers": 2,
+           "drop_rate": 0.0, "qkv_bias": qkv_bias}
+    model = tm.init_peaked_(tm.RaschkaGPT(cfg), 15)
+    os.makedirs(os.path.join(out, case), exist_ok=True)
+    if with_optimizer:
+        name = "model_and_optimizer.pth"
+        torch.save({"model_state_dict": model.state_dict(), "optimizer_state_dict": _adamw_state(model)},
+                   os.path.join(out, case, name))
+    else:
+        name = "model.pth"
+        torch.save(model.state_dict(), os.path.join(out, case, name))
+    ids = [[6, 44, 12, 31, 2, 19, 40, 8], [17, 3, 3, 28, 49, 10, 22, 35]]
+    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    return os.path.join(case, name)
+
+
+def llama2c(out, case):
+    """train.py's out/ckpt.pt with model_args (dim, n_layers, n_heads, n_kv_heads, vocab_size,
+    multiple_of, max_seq_len, dropout), "_orig_mod." under torch.compile."""
+    args = dict(dim=32, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=48, multiple_of=16,
+                max_seq_len=32, dropout=0.0)
+    model = tm.init_peaked_(tm.Llama2c(args), 16)
+    sd = {"_orig_mod." + k: v for k, v in model.state_dict().items()}
+    config = {"out_dir": "out", "batch_size": 8, "max_seq_len": 32, "vocab_source": "custom", "vocab_size": 48,
+              "dim": 32, "n_layers": 2, "n_heads": 4, "n_kv_heads": 2, "multiple_of": 16, "dropout": 0.0,
+              "learning_rate": 5e-4, "dtype": "float32", "compile": True}
+    ckpt = {"model": sd, "optimizer": _adamw_state(model), "model_args": args, "iter_num": 2000,
+            "best_val_loss": torch.tensor(2.31), "config": config}
+    os.makedirs(os.path.join(out, case, "out"), exist_ok=True)
+    torch.save(ckpt, os.path.join(out, case, "out", "ckpt.pt"))
+    ids = [[1, 40, 7, 22, 13, 30, 5, 9, 44], [1, 3, 18, 18, 27, 2, 35, 11, 6]]
+    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    return os.path.join(case, "out", "ckpt.pt")
+
+
+def _hf_folder(out, case, model, config, state, weights, vocab_file, vocab):
+    folder = os.path.join(out, case)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+    if weights == "model.safetensors":
+        stio.write(os.path.join(folder, weights), state, {"format": "pt"})
+    else:
+        torch.save(state, os.path.join(folder, weights))
+    with open(os.path.join(folder, vocab_file), "w", encoding="utf-8") as f:
+        if vocab_file.endswith(".json"):
+            json.dump({t: i for i, t in enumerate(vocab)}, f, ensure_ascii=False)
+        else:
+            f.write("".join(t + "\n" for t in vocab))
+    return case
+
+
+def hf_gpt2(out, case):
+    """save_pretrained: config.json, model.safetensors (one copy of the tied table, no lm_head, no mask
+    buffers), vocab.json."""
+    c = {"vocab_size": 45, "n_positions": 32, "n_embd": 32, "n_layer": 2, "n_head": 4,
+         "layer_norm_epsilon": 1e-5}
+    model = tm.init_peaked_(hf.Gpt2(c), 17)
+    state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    vocab = ["t%d" % i for i in range(44)] + ["<|endoftext|>"]
+    ids = [[12, 3, 40, 7, 21, 30, 2], [44, 8, 8, 15, 36, 1, 27]]
+    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
+
+
+def hf_bert(out, case):
+    """An older save_pretrained: pytorch_model.bin with the position_ids buffer, vocab.txt."""
+    c = {"vocab_size": 42, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+         "intermediate_size": 64, "max_position_embeddings": 24, "type_vocab_size": 2,
+         "layer_norm_eps": 1e-12, "pad_token_id": 0}
+    model = tm.init_peaked_(hf.Bert(c), 18)
+    state = dict(model.state_dict())
+    state["bert.embeddings.position_ids"] = torch.arange(24).unsqueeze(0)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + ["w%d" % i for i in range(37)]
+    ids = [[2, 9, 4, 17, 30, 3, 0, 0], [2, 11, 25, 6, 3, 40, 12, 3]]
+    seg = [[0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1, 1, 1]]
+    _write_ref(out, case, model.trace(ids, seg), {"src_ids": ids, "segment_ids": seg})
+    return _hf_folder(out, case, model, model.config(), state, "pytorch_model.bin", "vocab.txt", vocab)
+
+
+def hf_llama(out, case):
+    """save_pretrained of a tied Llama-family model (SmolLM-like): no lm_head in model.safetensors."""
+    c = {"vocab_size": 46, "hidden_size": 32, "intermediate_size": 80, "num_hidden_layers": 2,
+         "num_attention_heads": 4, "num_key_value_heads": 2, "rms_norm_eps": 1e-5, "rope_theta": 100000.0,
+         "max_position_embeddings": 64, "tie_word_embeddings": True}
+    model = tm.init_peaked_(hf.Llama(c), 19)
+    state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(43)]
+    ids = [[1, 22, 7, 40, 13, 3, 31, 9, 18], [1, 5, 5, 28, 44, 19, 10, 2, 36]]
+    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    cases = [
+        # case, writer, how, family, supplied, asks, needs
+        ("nanogpt", lambda o, c: nanogpt(o, c, bias=False, compiled=True),
+         "out/ckpt.pt (train.py, compile=True, bias=False)", "nanogpt", {}, [], ["layernorm-without-bias"]),
+        ("nanogpt_bias", lambda o, c: nanogpt(o, c, bias=True, compiled=False),
+         "out/ckpt.pt (train.py, compile=False, bias=True)", "nanogpt", {}, [], []),
+        ("mingpt", mingpt, "model.pt (chargpt's state_dict)", "mingpt", {"n_heads": 4}, ["n_heads"], []),
+        ("ngvideo", ngvideo, "state_dict of gpt.py's model", "ng-video-lecture", {}, [], []),
+        ("annotated", annotated, "multi30k_model_final.pt (train_worker's state_dict)",
+         "annotated-transformer", {"n_heads": 4}, ["n_heads"], ["layernorm-std"]),
+        ("raschka", lambda o, c: raschka(o, c, qkv_bias=False, with_optimizer=False),
+         "model.pth (ch05's state_dict)", "llms-from-scratch", {"n_heads": 4}, ["n_heads"], []),
+        ("raschka_opt", lambda o, c: raschka(o, c, qkv_bias=True, with_optimizer=True),
+         "model_and_optimizer.pth (qkv_bias=True)", "llms-from-scratch", {"n_heads": 4}, ["n_heads"], []),
+        ("llama2c", llama2c, "out/ckpt.pt (train.py, compile=True)", "llama2c", {}, [],
+         ["rmsnorm", "rotary-interleaved", "grouped-query", "swiglu"]),
+        ("hf_gpt2", hf_gpt2, "save_pretrained folder (model.safetensors)", "hf-gpt2", {}, [], []),
+        ("hf_bert", hf_bert, "save_pretrained folder (pytorch_model.bin)", "hf-bert", {}, [], []),
+        ("hf_llama", hf_llama, "save_pretrained folder (model.safetensors, tied)", "hf-llama", {}, [],
+         ["rmsnorm", "rotary-halves", "grouped-query", "swiglu"]),
+    ]
+    lines = []
+    for case, write, how, family, supplied, asks, needs in cases:
+        path = write(args.out, case)
+        lines.append({"case": case, "path": path, "how": how, "family": family, "supplied": supplied,
+                      "asks": asks, "needs": needs})
+    with open(os.path.join(args.out, "cases.json"), "w") as f:
+        json.dump(lines, f, indent=1)
+    print("wrote %d tutorial checkpoints to %s" % (len(lines), args.out))
+
+
+if __name__ == "__main__":
+    main()
