@@ -962,6 +962,33 @@ void TestHostile::addConfigRows() {
       "layer_norm_eps|1e-50|positive float32");
   row("embed_norm_eps 1e-46", set("embed_norm_eps", 1e-46), K::BadConfig, "embed_norm_eps");
   row("layer_norm_eps subnormal", set("layer_norm_eps", 1e-40), K::BadConfig, "layer_norm_eps");
+  // The switches of the modern parts: a rotary base that gives no frequencies, key/value heads
+  // that do not divide the heads, names that do not exist.
+  auto rotary = [&](const json& theta) {
+    return modConfig([=](json& c) {
+      c["positional"] = "rotary";
+      c["rope_theta"] = theta;
+    });
+  };
+  row("rope_theta 0", rotary(0), K::BadConfig, "\"rope_theta\" is 0|finite number above 1");
+  row("rope_theta negative", rotary(-10000.0), K::BadConfig, "rope_theta|-10000");
+  row("rope_theta NaN", rotary(std::nan("")), K::BadConfig, "rope_theta|finite number");
+  row("rope_theta beyond float32", rotary(1e39), K::BadConfig, "rope_theta|1e+39|finite");
+  row("rope_theta a string", rotary("10000"), K::BadConfig, "rope_theta|\"10000\"");
+  row("n_kv_heads not dividing n_heads", set("n_kv_heads", 3), K::BadConfig,
+      "n_kv_heads 3 does not divide n_heads");
+  row("n_kv_heads 0", set("n_kv_heads", 0), K::BadConfig, "\"n_kv_heads\" is 0");
+  row("n_kv_heads a float", set("n_kv_heads", 2.0), K::BadConfig, "n_kv_heads|integer");
+  row("norm_kind unknown", set("norm_kind", "batchnorm"), K::BadConfig,
+      "norm_kind|batchnorm|rmsnorm");
+  row("rope_layout unknown", set("rope_layout", "spiral"), K::BadConfig, "rope_layout|spiral");
+  row("gated_ffn a string", set("gated_ffn", "yes"), K::BadConfig, "gated_ffn|true or false");
+  row("custom family without its map", set("family", "custom"), K::BadConfig, "custom|names_map");
+  row("custom map naming no role", modConfig([](json& c) {
+        c["family"] = "custom";
+        c["names_map"] = {{"names", {{"attn_query", "h.{N}.q"}}}};
+      }),
+      K::BadConfig, "attn_query|not a role|attn_q");
 
   // Ids out of range.
   row("pad_id out of both vocabularies", set("pad_id", 99), K::BadVocabulary,

@@ -8,11 +8,13 @@
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <iterator>
 
+#include "arch/weights.h"
 #include "base/error.h"
 #include "checkpoint_files.h"
 #include "io/meta_pkl.h"
@@ -69,6 +71,64 @@ Bytes bare(const std::function<void(Pickle&)>& body) {
   p.proto();
   body(p);
   return inZip(p.stop());
+}
+
+// A nanoGPT or llama2.c train.py checkpoint of one tiny layer (every tensor a view of one storage):
+// {"model": {…}, "model_args": <args>, "iter_num": 1}, `args` writing the dict (or what stands in
+// its place) onto the stack.
+Bytes trainCheckpoint(bool llama, const std::function<void(Pickle&)>& args) {
+  struct T {
+    const char* name;
+    std::vector<int64_t> size;
+  };
+  const std::vector<T> nanogpt = {{"transformer.wte.weight", {3, 4}},
+                                  {"transformer.wpe.weight", {2, 4}},
+                                  {"transformer.h.0.ln_1.weight", {4}},
+                                  {"transformer.h.0.attn.c_attn.weight", {12, 4}},
+                                  {"transformer.h.0.attn.c_proj.weight", {4, 4}},
+                                  {"transformer.h.0.ln_2.weight", {4}},
+                                  {"transformer.h.0.mlp.c_fc.weight", {16, 4}},
+                                  {"transformer.h.0.mlp.c_proj.weight", {4, 16}},
+                                  {"transformer.ln_f.weight", {4}},
+                                  {"lm_head.weight", {3, 4}}};
+  const std::vector<T> llama2c = {{"tok_embeddings.weight", {3, 4}},
+                                  {"layers.0.attention_norm.weight", {4}},
+                                  {"layers.0.attention.wq.weight", {4, 4}},
+                                  {"layers.0.attention.wk.weight", {2, 4}},
+                                  {"layers.0.attention.wv.weight", {2, 4}},
+                                  {"layers.0.attention.wo.weight", {4, 4}},
+                                  {"layers.0.ffn_norm.weight", {4}},
+                                  {"layers.0.feed_forward.w1.weight", {8, 4}},
+                                  {"layers.0.feed_forward.w2.weight", {4, 8}},
+                                  {"layers.0.feed_forward.w3.weight", {8, 4}},
+                                  {"norm.weight", {4}},
+                                  {"output.weight", {3, 4}}};
+  Pickle p;
+  p.proto().emptyDict().mark().str("model").orderedDict().mark();
+  for (const T& t : llama ? llama2c : nanogpt) {
+    std::vector<int64_t> stride(t.size.size(), 1);
+    if (t.size.size() == 2) stride[0] = t.size[1];
+    p.str(t.name).tensor("0", 64, 0, t.size, stride);
+  }
+  p.setitems().str("model_args");
+  args(p);
+  p.str("iter_num").integer(1).setitems().stop();
+  std::vector<float> values(64);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.01f * (float)i;
+  return zipped(checkpointEntries(p.b, {floatBytes(values)}));
+}
+
+// A model_args dict of `entries` (key, then a value, each pushed by the function).
+std::function<void(Pickle&)> argsDict(
+    const std::vector<std::pair<std::string, std::function<void(Pickle&)>>>& entries) {
+  return [=](Pickle& p) {
+    p.emptyDict().mark();
+    for (const auto& [k, v] : entries) v(p.str(k));
+    p.setitems();
+  };
+}
+std::function<void(Pickle&)> i64(int64_t v) {
+  return [=](Pickle& p) { p.integer(v); };
 }
 
 // ---- zip patching: fields of the local and central headers of one entry ----
@@ -330,6 +390,92 @@ class TestHostileCheckpoint : public QObject {
     });
     QVERIFY2(err.has_value(), "no error was thrown");
     QVERIFY2(QString::fromUtf8(err->what()).contains(mentions), err->what());
+  }
+
+  // A train.py checkpoint's model_args of the wrong types: refused naming the key and what it
+  // holds (or, where the args leave the heads open, asked for), never guessed.
+  void refusesModelArgs_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<ErrorKind>("kind");
+    QTest::addColumn<QString>("mentions");
+    using K = ErrorKind;
+    auto row = [](const char* name, const Bytes& b, ErrorKind k, const QString& m) {
+      QTest::newRow(name) << QByteArray(reinterpret_cast<const char*>(b.data()),
+                                        static_cast<qsizetype>(b.size()))
+                          << k << m;
+    };
+    auto nano = [](std::function<void(Pickle&)> head) {
+      return trainCheckpoint(false, argsDict({{"n_layer", i64(1)},
+                                              {"n_head", head},
+                                              {"n_embd", i64(4)},
+                                              {"block_size", i64(2)},
+                                              {"bias", [](Pickle& p) { p.boolean(false); }},
+                                              {"vocab_size", i64(3)},
+                                              {"dropout", [](Pickle& p) { p.real(0.0); }}}));
+    };
+    row("nanoGPT n_head a string", nano([](Pickle& p) { p.str("2"); }), K::BadConfig,
+        "model_args[\"n_head\"] is a string \"2\"|expected an integer|nanogpt GPT");
+    row("nanoGPT n_head a float", nano([](Pickle& p) { p.real(2.0); }), K::BadConfig,
+        "model_args[\"n_head\"] is a float|expected an integer");
+    row("nanoGPT n_head a bool", nano([](Pickle& p) { p.boolean(true); }), K::BadConfig,
+        "model_args[\"n_head\"] is a bool true");
+    row("nanoGPT n_head 2^40", nano(i64(int64_t(1) << 40)), K::BadConfig,
+        "n_head|1099511627776|-1 to 2^30");
+    row("nanoGPT n_head a list", nano([](Pickle& p) {
+          p.ints({1, 2});
+        }),
+        K::BadConfig, "model_args[\"n_head\"] is a tuple of 2 items|expected an integer");
+    row("nanoGPT n_head NaN", nano([](Pickle& p) { p.real(std::nan("")); }), K::BadConfig,
+        "model_args[\"n_head\"] is nan");
+    row("nanoGPT n_head None: the heads asked", nano([](Pickle& p) { p.none(); }), K::MissingInfo,
+        "n_heads|how many heads");
+    row("nanoGPT n_head 3 of a width of 4", nano(i64(3)), K::MissingInfo,
+        "3 heads do not divide|1, 2, 4");
+    row("nanoGPT bias a string",
+        trainCheckpoint(false,
+                        argsDict({{"n_head", i64(2)}, {"bias", [](Pickle& p) { p.str("yes"); }}})),
+        K::BadConfig, "model_args[\"bias\"]|\"yes\"|true or false");
+    row("nanoGPT model_args a list", trainCheckpoint(false, [](Pickle& p) { p.emptyList(); }),
+        K::BadConfig, "the checkpoint's \"model_args\" is a list of 0 items|expected a dict");
+    auto llama = [](
+                     std::function<void(Pickle&)> kv,
+                     std::function<void(Pickle&)> eps = [](Pickle& p) { p.real(1e-5); }) {
+      return trainCheckpoint(true, argsDict({{"dim", i64(4)},
+                                             {"n_layers", i64(1)},
+                                             {"n_heads", i64(2)},
+                                             {"n_kv_heads", kv},
+                                             {"vocab_size", i64(3)},
+                                             {"multiple_of", i64(4)},
+                                             {"max_seq_len", i64(8)},
+                                             {"norm_eps", eps}}));
+    };
+    row("llama2.c n_kv_heads not dividing n_heads", llama(i64(3)), K::BadConfig,
+        "n_kv_heads 3 does not divide n_heads 2");
+    row("llama2.c n_kv_heads a string", llama([](Pickle& p) { p.str("1"); }), K::BadConfig,
+        "model_args[\"n_kv_heads\"] is a string");
+    row("llama2.c norm_eps NaN", llama(i64(1), [](Pickle& p) { p.real(std::nan("")); }),
+        K::BadConfig, "model_args[\"norm_eps\"] is nan|finite number");
+    row("llama2.c norm_eps 0", llama(i64(1), [](Pickle& p) { p.real(0.0); }), K::BadConfig,
+        "layer_norm_eps|positive float32");
+    row("llama2.c norm_eps a string", llama(i64(1), [](Pickle& p) { p.str("1e-5"); }), K::BadConfig,
+        "model_args[\"norm_eps\"] is a string|a number");
+  }
+  void refusesModelArgs() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(ErrorKind, kind);
+    QFETCH(QString, mentions);
+    QString tag = QString::fromUtf8(QTest::currentDataTag());
+    for (QChar& c : tag)
+      if (!c.isLetterOrNumber()) c = '_';
+    const std::string path = scratch().path().toStdString() + "/" + tag.toStdString() + ".pt";
+    writeFile(path, Bytes(bytes.begin(), bytes.end()));
+    auto err = caught([&] { loadModel(path); });
+    QVERIFY2(err.has_value(), "no error was thrown");
+    const QString msg = QString::fromUtf8(err->what());
+    QCOMPARE(QString(errorKindName(err->kind())), QString(errorKindName(kind)));
+    QVERIFY2(mentionsAll(msg, mentions),
+             qPrintable("message \"" + msg + "\" does not mention all of " + mentions));
+    QVERIFY2(msg.contains(QString::fromStdString(path)), "the message does not name the file");
   }
 
   // Bounds set by the caller are honoured, with the numbers in the message.

@@ -218,6 +218,24 @@ def write_corpus(out):
                                                                    "expanded", "empty")]), {}),
         ("dtypes", dtype_tensors(), {}),
     ]
+    # train.py checkpoints of nanoGPT and llama2.c (a dict with model_args), and model_args of the
+    # wrong types, for the arch layer's reading of them.
+    nano = collections.OrderedDict(
+        [("_orig_mod.transformer.wte.weight", torch.ones(3, 2)),
+         ("_orig_mod.transformer.h.0.attn.c_attn.weight", torch.ones(6, 2)),
+         ("_orig_mod.transformer.h.0.attn.bias", torch.ones(1, 1, 2, 2))])
+    nano_args = {"n_layer": 1, "n_head": 2, "n_embd": 2, "block_size": 2, "bias": False,
+                 "vocab_size": 3, "dropout": 0.0}
+    items.append(("nanogpt_ckpt", {"model": nano, "model_args": nano_args, "iter_num": 5,
+                                   "best_val_loss": torch.tensor(1.5), "config": {"compile": True}}, {}))
+    items.append(("nanogpt_bad_args", {"model": nano, "model_args": dict(nano_args, n_head="2", bias=None,
+                                                                         block_size=2.5)}, {}))
+    llama = collections.OrderedDict(
+        [("tok_embeddings.weight", torch.ones(3, 4)), ("layers.0.attention.wq.weight", torch.ones(4, 4)),
+         ("layers.0.attention.wk.weight", torch.ones(2, 4))])
+    items.append(("llama2c_ckpt", {"model": llama, "model_args": {
+        "dim": 4, "n_layers": 1, "n_heads": 2, "n_kv_heads": 1, "vocab_size": 3, "multiple_of": 4,
+        "max_seq_len": 8, "norm_eps": float("nan")}}, {}))
     for name, obj, kw in items:
         path = save(out, name, obj, **kw)
         if not kw.get("legacy"):

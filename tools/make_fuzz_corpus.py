@@ -168,6 +168,15 @@ def main():
                 files["config_valid.json"] = json.dumps(cfg).encode()
                 cfg.update(eos_id=5, src_vocab=["P", "ich", "ich"])
                 files["config_bad.json"] = json.dumps(cfg).encode()
+                # The modern parts' switches: rotary positions, grouped-query attention, RMSNorm,
+                # a gated feed-forward; and the same with a rotary base of 0 and key/value heads
+                # that do not divide the heads.
+                modern = json.loads(files["config_valid.json"])
+                modern.update(positional="rotary", rope_theta=10000.0, rope_layout="halves",
+                              n_kv_heads=1, norm_kind="rmsnorm", gated_ffn=True, activation="silu")
+                files["config_modern.json"] = json.dumps(modern).encode()
+                modern.update(rope_theta=0, n_kv_heads=3)
+                files["config_modern_bad.json"] = json.dumps(modern).encode()
     files.update(_vocabulary_seeds())
     files["header_deep.safetensors"] = _join(None, b"", "[" * 200)
     files["short.safetensors"] = b"\x08\0\0\0"

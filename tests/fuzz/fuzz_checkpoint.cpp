@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/infer.h"
 #include "base/error.h"
 #include "io/torch_checkpoint.h"
 
@@ -38,6 +39,11 @@ void readAll(const TorchCheckpoint& ck) {
     }
   }
   ck.describeLayout();
+  // What the table of architectures reads from it: the names, the shapes, a model_args dict.
+  try {
+    inferConfig(ck, UserSupplied{});
+  } catch (const Error&) {
+  }
 }
 
 }  // namespace
