@@ -47,7 +47,9 @@ def main():
     assert examples, "the trained model's config has no examples"
     for src in examples:
         ids = [index[w] for w in src.split()]
-        torch_ids = model.greedy_decode(ids, len(ids) + 5)
+        # the tutorial's greedy_decode(max_len=num_tokens + 5) loops max_len - 1 times: at most the
+        # source's length (with its <bos> and <eos>) + 4 tokens, the rule attnviz-cli decode follows
+        torch_ids = model.greedy_decode(ids, len(ids) + 2 + 4)
         torch_words = [cfg["tgt_vocab"][i] for i in torch_ids]
         out = subprocess.run([args.cli, "decode", args.model, "--src", src], capture_output=True,
                              text=True, check=True).stdout.split()

@@ -29,8 +29,10 @@ int runDecode(const DecodeArgs& a) {
                                       " has no decoder: use `run` to see its outputs");
   DecodingSession::Options so;
   so.record = false;
-  so.max_new_tokens = a.max_new_tokens;
-  DecodingSession s(m, sourceIds(m, a.input), targetIds(m, a.input), so);
+  const std::vector<int> src = sourceIds(m, a.input);
+  so.max_new_tokens =
+      a.max_new_tokens > 0 ? a.max_new_tokens : tutorialMaxNewTokens(c, (int)src.size());
+  DecodingSession s(m, src, targetIds(m, a.input), so);
   bool reported = false;
   while (!s.finished()) {
     // The argmax of NaN logits is meaningless: report where they turned non-finite.
@@ -71,7 +73,8 @@ Command addDecodeCommand(CLI::App& cli) {
   addModelArgs(cmd, a->model);
   addInputArgs(cmd, a->input);
   cmd->add_option("--max-len", a->max_new_tokens,
-                  "at most N new tokens (default: source length + 5, or 50 for a decoder-only "
+                  "at most N new tokens (default: the tutorial's rule, attnviz-cli info says it, "
+                  "else source length + 5, or 50 for a decoder-only "
                   "model; never past the model's max_len)")
       ->check(CLI::Range(1, ConfigLimits::kMaxLen))
       ->type_name("N");

@@ -81,8 +81,8 @@ int runInfo(const ModelArgs& args) {
   if (c.hasCross()) {
     const DecodeRule& rule = c.spec().decode;
     std::cout << "decode:       greedy, at most the source's length + " << rule.extra_over_source
-              << " tokens"
-              << (rule.text.empty() ? std::string(" (attnviz's rule; the tutorial defines none)")
+              << " tokens, stopping after the end token"
+              << (rule.text.empty() ? std::string(" (attnviz's rule: the tutorial defines none)")
                                     : " (" + rule.text + ")")
               << "\n";
   }

@@ -58,7 +58,8 @@ int runRun(const RunArgs& a) {
     DecodingSession::Options so;
     so.masks = o.masks;
     so.record = false;
-    so.max_new_tokens = a.max_new_tokens;
+    so.max_new_tokens =
+        a.max_new_tokens > 0 ? a.max_new_tokens : tutorialMaxNewTokens(c, (int)src.size());
     DecodingSession s(m, src, {}, so);
     s.runToEnd();
     tgt = s.targetIds();
@@ -121,7 +122,8 @@ Command addRunCommand(CLI::App& cli) {
                   "[L,H,Tq,Tk], logits.npy, class_logits.npy, hidden.npy, tokens.json")
       ->type_name("DIR");
   cmd->add_option("--max-len", a->max_new_tokens,
-                  "decode at most N new target tokens (default: source length + 5)")
+                  "decode at most N new target tokens (default: the tutorial's rule, attnviz-cli "
+                  "info says it, else source length + 5)")
       ->check(CLI::Range(1, ConfigLimits::kMaxLen))
       ->type_name("N");
   cmd->add_flag("--no-padding-mask", a->no_padding_mask, "switch the padding mask off");

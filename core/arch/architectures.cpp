@@ -335,7 +335,6 @@ void addTutorials(std::vector<ArchSpec>& t) {
          "approximation: give --activation gelu_tanh)",
          "nanoGPT's MLP uses nn.GELU() (exact) since May 2023; checkpoints of older code used "
          "new_gelu, the tanh approximation (gelu_tanh)"}};
-    a.decode = {5, ""};
     t.push_back(a);
   }
   {
@@ -429,9 +428,8 @@ void addTutorials(std::vector<ArchSpec>& t) {
     a.ids.bos = 0;
     a.ids.eos = 1;
     a.decode = {5,
-                "the tutorial's greedy_decode(model, src, src_mask, max_len, start_symbol) makes "
-                "max_len − 1 tokens (71 in its Multi30k example) and cuts at </s> afterwards; "
-                "attnviz stops at the end token"};
+                "attnviz's rule; the tutorial's greedy_decode(…, max_len, start_symbol) makes "
+                "max_len − 1 tokens (71 in its Multi30k example), cut at </s> afterwards"};
     a.notes =
         "the Generator's log_softmax is not part of the logits attnviz shows (the same argmax "
         "and softmax)";
@@ -729,8 +727,8 @@ std::vector<ArchSpec> makeTable() {
     a.assumptions = {kTorchNorm, kTorchActivation};
     a.ids.pad = 1;
     a.decode = {4,
-                "the tutorial's greedy_decode(…, max_len=num_tokens + 5) loops max_len − 1 times: "
-                "at most the source's length + 4 tokens, stopping after the end token"};
+                "the tutorial's greedy_decode(…, max_len=num_tokens + 5) loops max_len − 1 "
+                "times"};
     a.writable = true;
     t.push_back(a);
   }

@@ -19,6 +19,11 @@ int defaultMaxNewTokens(int src_len) {
   return src_len > 0 ? src_len + kExtraTokensOverSource : kDefaultContinuationTokens;
 }
 
+int tutorialMaxNewTokens(const ModelConfig& config, int src_len) {
+  return config.hasCross() && src_len > 0 ? src_len + config.spec().decode.extra_over_source
+                                          : defaultMaxNewTokens(src_len);
+}
+
 int decodeLimit(const Model& model, int prefix_len, int max_new_tokens) {
   const int wanted = std::max(1, max_new_tokens);
   // The last chosen id is never fed, so prefix_len + wanted - 1 positions give `wanted` ids.

@@ -21,6 +21,10 @@ namespace attnviz {
 constexpr int kExtraTokensOverSource = 5;
 constexpr int kDefaultContinuationTokens = 50;
 int defaultMaxNewTokens(int src_len);
+// The length the model's tutorial gives its own greedy decoder, where it defines one (the
+// architecture's DecodeRule: PyTorch's tutorial makes at most the source's length + 4), else
+// defaultMaxNewTokens: what attnviz-cli decode and run use when --max-len is not given.
+int tutorialMaxNewTokens(const ModelConfig& config, int src_len);
 // Target positions a decode from a prefix of prefix_len may feed (the last choice needs none).
 int decodeLimit(const Model& model, int prefix_len, int max_new_tokens);
 // The decoder's first positions for a typed prefix: the start token (when the model has one) and
