@@ -3,9 +3,13 @@
 // saved the way its training script saves it (tools/make_tutorial_checkpoints.py in the test
 // command), opens asking at most what the file cannot say, through the table of architectures, and
 // computes what the tutorial's PyTorch model computed (every attention tensor and the logits).
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <QtTest>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "arch/infer.h"
@@ -87,20 +91,60 @@ class TestTutorials : public QObject {
     QVERIFY2(!err, err ? err->what() : "");
     const SafetensorsFile ref = SafetensorsFile::open(casesDir() + "/" + name + ".ref.safetensors");
     const nlohmann::json inputs = nlohmann::json::parse(ref.metadata().at("inputs"));
-    Model m(loaded, makeCpuBackend());
-    std::string diff = test::compareWithReference(m.forward(test::referenceInputs(inputs)), ref);
-    if (!diff.empty() && !c["needs"].empty())
-      diff += " (the model needs " + c["needs"].dump() + ")";
-    QVERIFY2(diff.empty(), diff.c_str());
-    if (inputs.contains("greedy")) {
-      const auto& g = inputs["greedy"];
-      const std::vector<int> src =
-          g.contains("src_ids") ? g["src_ids"].get<std::vector<int>>() : std::vector<int>();
-      const std::vector<int> prompt =
-          g.contains("tgt_ids") ? g["tgt_ids"].get<std::vector<int>>() : std::vector<int>();
-      QCOMPARE(greedyDecode(m, src, g["max_len"].get<int>(), prompt),
-               g["out_ids"].get<std::vector<int>>());
+    auto compare = [&]() -> std::string {
+      Model m(loaded, makeCpuBackend());
+      std::string diff = test::compareWithReference(m.forward(test::referenceInputs(inputs)), ref);
+      if (diff.empty() && inputs.contains("greedy")) {
+        const auto& g = inputs["greedy"];
+        const std::vector<int> src =
+            g.contains("src_ids") ? g["src_ids"].get<std::vector<int>>() : std::vector<int>();
+        const std::vector<int> prompt =
+            g.contains("tgt_ids") ? g["tgt_ids"].get<std::vector<int>>() : std::vector<int>();
+        if (greedyDecode(m, src, g["max_len"].get<int>(), prompt) !=
+            g["out_ids"].get<std::vector<int>>())
+          diff = "the greedy decode differs from the tutorial's";
+      }
+      return diff;
+    };
+    std::string diff;
+    if (c["needs"].empty()) {
+      diff = compare();
+    } else {
+      // Parts of the model that may not be there yet (RMSNorm, rotary positions, …): run in a
+      // child so that a missing one fails this row, not the suite.
+      diff = inChild(compare);
+      if (!diff.empty()) diff += " (the model needs " + c["needs"].dump() + ")";
     }
+    QVERIFY2(diff.empty(), diff.c_str());
+  }
+
+ private:
+  // f() in a forked child: its result, or what ended the child.
+  static std::string inChild(const std::function<std::string()>& f) {
+    int fds[2];
+    if (pipe(fds) != 0) return "pipe() failed";
+    const pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      std::string r;
+      try {
+        r = f();
+      } catch (const std::exception& e) {
+        r = std::string("threw: ") + e.what();
+      }
+      const ssize_t n = write(fds[1], r.data(), r.size());
+      _exit(n == (ssize_t)r.size() ? 0 : 1);
+    }
+    close(fds[1]);
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, (size_t)n);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status))
+      return "the forward pass crashed (signal " + std::to_string(WTERMSIG(status)) + ")";
+    return out;
   }
 };
 

@@ -205,7 +205,7 @@ def main():
     cases = [
         # case, writer, how, family, supplied, asks, needs
         ("nanogpt", lambda o, c: nanogpt(o, c, bias=False, compiled=True),
-         "out/ckpt.pt (train.py, compile=True, bias=False)", "nanogpt", {}, [], ["layernorm-without-bias"]),
+         "out/ckpt.pt (train.py, compile=True, bias=False)", "nanogpt", {}, [], []),
         ("nanogpt_bias", lambda o, c: nanogpt(o, c, bias=True, compiled=False),
          "out/ckpt.pt (train.py, compile=False, bias=True)", "nanogpt", {}, [], []),
         ("mingpt", mingpt, "model.pt (chargpt's state_dict)", "mingpt", {"n_heads": 4}, ["n_heads"], []),
