@@ -2,8 +2,14 @@
 // class of each tutorial, saying what its tensors are called per role and layer (as llama.cpp's
 // tensor-name map does), how Q/K/V are laid out, its math, the buffers to ignore, what a
 // checkpoint's args or a config.json state and what must be asked. Loading, inference of configs,
-// writing, the answers dialog and the docs read it; adding an architecture is one descriptor in
-// architectures.cpp.
+// writing, the answers dialog and the docs read it.
+//
+// Adding an architecture: (1) one descriptor in architectures.cpp (its names per role, the switches
+// its math needs, what its checkpoint's args or config.json state, what must be asked); (2)
+// `attnviz-cli architectures --markdown` into docs/formats.md's generated section (test_infer
+// checks it); (3) a reference model after the tutorial's public code in tools/tutorial_models.py
+// and one case in tools/make_tutorial_checkpoints.py, saved as its training script saves it
+// (test_tutorials compares every attention tensor and the logits).
 #pragma once
 
 #include <cstdint>
