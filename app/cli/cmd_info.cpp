@@ -1,5 +1,6 @@
 // attnviz-cli info MODEL: the config, parameter count, vocabularies and warnings.
 #include <iostream>
+#include <sstream>
 
 #include "cli_common.h"
 #include "commands.h"
@@ -19,6 +20,12 @@ std::string someTokens(const std::vector<std::string>& v) {
     s += (i ? " " : "") + displayToken(v[i]);
   if (v.size() > kShownTokens) s += " …";
   return s;
+}
+
+std::string shortNumber(float v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
 }
 
 int runInfo(const ModelArgs& args) {
@@ -49,10 +56,9 @@ int runInfo(const ModelArgs& args) {
             << (c.final_norm ? " + final norms" : "") << (c.embed_norm ? " + embedding norm" : "")
             << "\n"
             << "positions:    " << positionalName(c.positional) << ", max_len " << c.max_len
-            << (c.positional == Positional::Rotary
-                    ? std::string(", theta ") + std::to_string(c.rope_theta) + ", " +
-                          ropeLayoutName(c.rope_layout) + " pairs"
-                    : std::string())
+            << (c.positional == Positional::Rotary ? ", theta " + shortNumber(c.rope_theta) + ", " +
+                                                         ropeLayoutName(c.rope_layout) + " pairs"
+                                                   : std::string())
             << "\n"
             << "embeddings:   " << (c.embed_scale ? "scaled by sqrt(d_model)" : "unscaled")
             << (c.n_segments ? ", " + std::to_string(c.n_segments) + " segments" : "") << "\n"

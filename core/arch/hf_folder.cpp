@@ -45,24 +45,7 @@ bool boolean(const json& hf, const char* key, const std::string& where, bool fal
 // dropped (BART-large-CNN's vocab.json has <mask> at 50264 for 50264 rows), missing rows named.
 std::vector<std::string> fittedVocab(const std::string& path, int V,
                                      std::vector<std::string>* notes) {
-  std::vector<std::string> tokens = readVocabularyFile(path);
-  const std::string name = fs::path(path).filename().string();
-  if ((int)tokens.size() > V) {
-    std::string dropped;
-    for (int i = V; i < (int)tokens.size() && i < V + 3; ++i)
-      dropped += std::string(i > V ? ", " : "") + "\"" + clipForMessage(tokens[i], 30) + "\"";
-    notes->push_back(name + ": " + std::to_string(tokens.size() - V) +
-                     " tokens beyond the model's " + std::to_string(V) + " rows left out (" +
-                     dropped + (tokens.size() - V > 3 ? ", …" : "") + ")");
-    tokens.resize(V);
-  }
-  if ((int)tokens.size() < V) {
-    notes->push_back(name + " has " + std::to_string(tokens.size()) + " tokens for " +
-                     std::to_string(V) + " rows; the rest are shown as <unused N>");
-    for (int i = (int)tokens.size(); i < V; ++i)
-      tokens.push_back("<unused " + std::to_string(i) + ">");
-  }
-  return tokens;
+  return fitVocabulary(readVocabularyFile(path), V, fs::path(path).filename().string(), notes);
 }
 
 std::vector<std::string> idTokens(int V) {
@@ -80,6 +63,26 @@ int findToken(const std::vector<std::string>& v, const char* token) {
 
 bool isHfConfig(const json& j) {
   return j.is_object() && j.contains("model_type") && !j.contains("family");
+}
+
+std::vector<std::string> fitVocabulary(std::vector<std::string> tokens, int V,
+                                       const std::string& name, std::vector<std::string>* notes) {
+  if ((int)tokens.size() > V) {
+    std::string dropped;
+    for (int i = V; i < (int)tokens.size() && i < V + 3; ++i)
+      dropped += std::string(i > V ? ", " : "") + "\"" + clipForMessage(tokens[i], 30) + "\"";
+    notes->push_back(name + ": " + std::to_string(tokens.size() - V) +
+                     " tokens beyond the model's " + std::to_string(V) + " rows left out (" +
+                     dropped + (tokens.size() - V > 3 ? ", …" : "") + ")");
+    tokens.resize(V);
+  }
+  if ((int)tokens.size() < V) {
+    notes->push_back(name + " has " + std::to_string(tokens.size()) + " tokens for " +
+                     std::to_string(V) + " rows; the rest are shown as <unused N>");
+    for (int i = (int)tokens.size(); i < V; ++i)
+      tokens.push_back("<unused " + std::to_string(i) + ">");
+  }
+  return tokens;
 }
 
 const ArchSpec& hfArchitecture(const json& hf, const std::string& folder,
@@ -303,7 +306,7 @@ std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, cons
     f.eos_id = c.eos_id;
     f.pad_id = c.tgt_pad_id;
     t = openMarianTokenizer(f);
-  } else if (c.spec().hf_tokenizer == HfTokenizer::ByteLevelBpe) {
+  } else if (c.spec().hf_tokenizer == HfTokenizer::ByteLevelBpe) {  // BART
     if (!fs::exists(dir / "merges.txt") || !fs::exists(dir / "vocab.json")) {
       notes->push_back(
           "no vocab.json and merges.txt: words are looked up in the vocabulary "
@@ -312,24 +315,12 @@ std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, cons
     }
     BpeTokenizerFiles f;
     f.merges = (dir / "merges.txt").string();
-    if (c.hasEncoder()) {  // BART: the source wrapped in <s> … </s>
-      f.vocab = c.src_vocab;
-      f.bos_id = c.src_bos_id;
-      f.eos_id = c.src_eos_id;
-      f.pad_id = c.src_pad_id;
-      f.unk_id = c.src_unk_id;
-    } else {  // GPT-2: the text as it is, no markers
-      f.vocab = c.tgt_vocab;
-      f.bos_id = f.eos_id = f.pad_id = f.unk_id = -1;
-    }
+    f.vocab = c.src_vocab;
+    f.bos_id = c.src_bos_id;
+    f.eos_id = c.src_eos_id;
+    f.pad_id = c.src_pad_id;
+    f.unk_id = c.src_unk_id;
     t = openByteLevelBpe(f);
-  } else if (c.spec().hf_tokenizer != HfTokenizer::None) {
-    notes->push_back(std::string(c.spec().hf_tokenizer == HfTokenizer::WordPiece
-                                     ? "WordPiece (vocab.txt)"
-                                     : "SentencePiece or tokenizer.json") +
-                     " tokenizing is not in this build: words are looked up in the vocabulary as "
-                     "typed");
-    return nullptr;
   }
   if (t) notes->push_back("tokenizer: " + t->describe());
   return t;

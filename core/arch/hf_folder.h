@@ -19,6 +19,10 @@ namespace attnviz {
 // Error(BadConfig) naming what attnviz runs.
 const ArchSpec& hfArchitecture(const nlohmann::json& hf, const std::string& folder,
                                std::vector<std::string>* notes);
+// A vocabulary fitted to a model's V rows: tokens past them left out, missing rows shown as
+// "<unused N>" (with a note naming `name`, the file).
+std::vector<std::string> fitVocabulary(std::vector<std::string> tokens, int V,
+                                       const std::string& name, std::vector<std::string>* notes);
 // A folder's vocabulary for a decoder-only or encoder-only model (vocab.json, vocab.txt) fitted to
 // the model's V rows; empty (tokens shown as ids, with a note) when there is none.
 std::vector<std::string> hfVocabulary(const std::string& folder, const ArchSpec& spec, int V,
@@ -41,9 +45,10 @@ ModelConfig configFromHf(const nlohmann::json& hf, const std::string& folder,
 // listing what it looked for and what the folder holds.
 std::string hfWeightsFile(const std::string& folder);
 
-// The folder's tokenizer for a model of config `c` (hf-marian: SentencePiece; hf-bart: byte-level
-// BPE), or null with a note saying why (files absent, a build without SentencePiece): the model
-// then looks words up in its vocabulary as they are typed.
+// The folder's tokenizer for an encoder-decoder of config `c` (hf-marian: SentencePiece; hf-bart:
+// byte-level BPE; the other model types' come from text/hf_folder_tokenizer.h), or null with a note
+// saying why (files absent, a build without SentencePiece): the model then looks words up in its
+// vocabulary as they are typed.
 std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, const ModelConfig& c,
                                                  std::vector<std::string>* notes);
 

@@ -17,6 +17,7 @@
 #include "base/json_safe.h"
 #include "io/safetensors.h"
 #include "io/torch_checkpoint.h"
+#include "text/hf_folder_tokenizer.h"
 #include "text/tokenizer.h"
 
 namespace attnviz {
@@ -492,11 +493,21 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
       UserSupplied given = options.supplied;
       given.family = spec.family;
       given.model = spec.model;
+      // The folder's tokenizer and the vocabulary it defines (vocab.json + merges.txt,
+      // vocab.txt, tokenizer.json, tokenizer.model), else a vocabulary file alone.
+      const int bos = j.contains("bos_token_id") && j["bos_token_id"].is_number_integer()
+                          ? (int)std::clamp<int64_t>(j["bos_token_id"].get<int64_t>(), -1, 1 << 30)
+                          : -1;
+      HfFolderTokenizer tok = openHfFolderTokenizer(folder, spec.hf_model_type, bos, &f.notes);
+      f.tokenizer = tok.tokenizer;
       if (given.src_vocab.empty() && given.tgt_vocab.empty() && j.contains("vocab_size") &&
           j["vocab_size"].is_number_integer() && j["vocab_size"].get<int64_t>() >= 1 &&
-          j["vocab_size"].get<int64_t>() <= ConfigLimits::kMaxVocab)
+          j["vocab_size"].get<int64_t>() <= ConfigLimits::kMaxVocab) {
+        const int V = (int)j["vocab_size"].get<int64_t>();
         given.src_vocab = given.tgt_vocab =
-            hfVocabulary(folder, spec, (int)j["vocab_size"].get<int64_t>(), &f.notes);
+            !tok.tokens.empty() ? fitVocabulary(std::move(tok.tokens), V, tok.files, &f.notes)
+                                : hfVocabulary(folder, spec, V, &f.notes);
+      }
       const Inference inf = inferConfig(file, given, &j);
       if (!inf.complete())
         throw MissingInfoError(folder_config.string() + ": " + inf.explain(), inf);
@@ -670,7 +681,9 @@ std::shared_ptr<const LoadedModel> loadOpened(const TensorSource& file, uint64_t
   if (const auto* ckpt = dynamic_cast<const TorchCheckpoint*>(&file))
     m->notes.insert(m->notes.begin(), file.formatName() + ": " + ckpt->describeLayout());
   if (!prefix.empty()) m->notes.push_back("tensor name prefix \"" + prefix + "\" stripped");
-  if (config.spec().hf_tokenizer != HfTokenizer::None)
+  if (found.tokenizer)
+    m->tokenizer = found.tokenizer;
+  else if (config.hasCross() && config.spec().hf_tokenizer != HfTokenizer::None)
     m->tokenizer =
         openHfTokenizer(std::filesystem::path(path).parent_path().string(), config, &m->notes);
   return m;

@@ -174,6 +174,8 @@ struct FoundConfig {
   ModelConfig config;
   std::string source;  // "__metadata__", "model.json", "inferred from the tensors", …
   std::vector<std::string> notes;
+  // A Hugging Face folder's tokenizer when finding the config opened it (GPT-2, BERT, Llama).
+  std::shared_ptr<const Tokenizer> tokenizer;
 };
 FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& options);
 // The memory loading a model of this config and building a Model of it takes at its peak, from
