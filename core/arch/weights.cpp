@@ -225,10 +225,6 @@ class SpecLoader {
       const std::string b = expandName(t->bias, layer, 0);
       if (!(t->flags & kBiasOptional) || r_.has(b)) n.beta = r_.get(b, {d});
     }
-    // A LayerNorm saved without its shift (nanoGPT's bias=False) shifts by 0: the same math, and
-    // every backend's LayerNorm takes a β. RMSNorm has none.
-    if (n.beta.empty() && !n.gamma.empty() && c_.norm_kind != NormKind::RmsNorm)
-      n.beta = Tensor({d}, std::vector<float>((size_t)d, 0.0f));
     return n;
   }
 
