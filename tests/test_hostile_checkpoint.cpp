@@ -216,6 +216,20 @@ bool mentionsAll(const QString& message, const QString& needles) {
   return true;
 }
 
+// The columns of a table of refused inputs: the bytes, the kind of error and what its message
+// must mention ('|'-separated).
+void refusalColumns() {
+  QTest::addColumn<QByteArray>("bytes");
+  QTest::addColumn<ErrorKind>("kind");
+  QTest::addColumn<QString>("mentions");
+}
+
+void refusalRow(const char* name, const Bytes& b, ErrorKind k, const QString& mentions) {
+  QTest::newRow(name) << QByteArray(reinterpret_cast<const char*>(b.data()),
+                                    static_cast<qsizetype>(b.size()))
+                      << k << mentions;
+}
+
 }  // namespace
 
 class TestHostileCheckpoint : public QObject {
@@ -277,14 +291,10 @@ class TestHostileCheckpoint : public QObject {
   // nanoGPT's meta.pkl (io/meta_pkl.h): plain data or refused. A GLOBAL anywhere, even one the
   // checkpoint reader knows, is refused: a vocabulary calls nothing.
   void metaRejects_data() {
-    QTest::addColumn<QByteArray>("bytes");
-    QTest::addColumn<ErrorKind>("kind");
-    QTest::addColumn<QString>("mentions");
+    refusalColumns();
     using K = ErrorKind;
     auto row = [](const char* name, const Pickle& p, ErrorKind k, const QString& m) {
-      QTest::newRow(name) << QByteArray(reinterpret_cast<const char*>(p.b.data()),
-                                        static_cast<qsizetype>(p.b.size()))
-                          << k << m;
+      refusalRow(name, p.b, k, m);
     };
     // {'vocab_size': n, 'itos': {...}, 'stoi': {...}} with `body` writing the entries of itos.
     auto meta = [](const std::function<void(Pickle&)>& itos,
@@ -395,15 +405,9 @@ class TestHostileCheckpoint : public QObject {
   // A train.py checkpoint's model_args of the wrong types: refused naming the key and what it
   // holds (or, where the args leave the heads open, asked for), never guessed.
   void refusesModelArgs_data() {
-    QTest::addColumn<QByteArray>("bytes");
-    QTest::addColumn<ErrorKind>("kind");
-    QTest::addColumn<QString>("mentions");
+    refusalColumns();
     using K = ErrorKind;
-    auto row = [](const char* name, const Bytes& b, ErrorKind k, const QString& m) {
-      QTest::newRow(name) << QByteArray(reinterpret_cast<const char*>(b.data()),
-                                        static_cast<qsizetype>(b.size()))
-                          << k << m;
-    };
+    const auto row = refusalRow;
     auto nano = [](std::function<void(Pickle&)> head) {
       return trainCheckpoint(false, argsDict({{"n_layer", i64(1)},
                                               {"n_head", head},
@@ -521,15 +525,9 @@ class TestHostileCheckpoint : public QObject {
 };
 
 void TestHostileCheckpoint::addRows() {
-  QTest::addColumn<QByteArray>("bytes");
-  QTest::addColumn<ErrorKind>("kind");
-  QTest::addColumn<QString>("mentions");
+  refusalColumns();
   using K = ErrorKind;
-  auto row = [](const char* name, const Bytes& b, ErrorKind k, const QString& m) {
-    QTest::newRow(name) << QByteArray(reinterpret_cast<const char*>(b.data()),
-                                      static_cast<qsizetype>(b.size()))
-                        << k << m;
-  };
+  const auto row = refusalRow;
   auto call = [](const std::string& module, const std::string& name, const std::string& arg) {
     return [=](Pickle& p) { p.global(module, name).str(arg).tuple1().reduce(); };
   };
