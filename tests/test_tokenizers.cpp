@@ -22,15 +22,16 @@
 #include <sstream>
 
 #include "arch/config.h"
+#include "arch/infer.h"
 #include "base/error.h"
 #include "io/meta_pkl.h"
 #include "test_support.h"
 #include "text/bpe_tokenizer.h"
 #include "text/char_tokenizer.h"
-#include "text/hf_folder_tokenizer.h"
 #include "text/hf_tokenizer_json.h"
 #include "text/sentencepiece_tokenizer.h"
 #include "text/token_display.h"
+#include "text/tokenizer_files.h"
 #include "text/vocab.h"
 #include "text/vocab_files.h"
 #include "text/wordpiece_tokenizer.h"
@@ -355,34 +356,92 @@ class TestTokenizers : public QObject {
   void hfFolders() {
     std::vector<std::string> notes;
     auto first = [](const json& cases) { return cases[0]; };
-    HfFolderTokenizer g = openHfFolderTokenizer(refDir() + "/gpt2", "gpt2", -1, &notes);
+    TokenizerFiles g = openHfFolderTokenizer(refDir() + "/gpt2", "gpt2", -1, &notes);
     QCOMPARE(g.files, std::string("encoder.json + vocab.bpe"));
     QCOMPARE((int)g.tokens.size(), 50257);
     QCOMPARE(g.tokens[50256], std::string("<|endoftext|>"));
     const json gc = first(readJson(refDir() + "/gpt2.json"));
     QCOMPARE(g.tokenizer->encodeTarget(gc["text"]), gc["ids"].get<std::vector<int>>());
-    HfFolderTokenizer b = openHfFolderTokenizer(refDir() + "/bert", "bert", -1, &notes);
+    TokenizerFiles b = openHfFolderTokenizer(refDir() + "/bert", "bert", -1, &notes);
     const json bc = first(readJson(refDir() + "/bert.json")["uncased"]["cases"]);
     QCOMPARE(b.tokenizer->encodeSource(bc["text"]), bc["ids"].get<std::vector<int>>());
     QCOMPARE(b.unk_id, 5);
     QCOMPARE(b.prefix_ids, std::vector<int>{6});  // [CLS]
     QVERIFY(g.prefix_ids.empty());
-    HfFolderTokenizer l = openHfFolderTokenizer(refDir() + "/llama_legacy", "llama", 1, &notes);
+    TokenizerFiles l = openHfFolderTokenizer(refDir() + "/llama_legacy", "llama", 1, &notes);
     const json lc = first(readJson(refDir() + "/tokenizer_json.json")["llama_legacy"]["cases"]);
     QCOMPARE(l.files, std::string("tokenizer.json"));
     QCOMPARE(l.prefix_ids, std::vector<int>{1});
     QCOMPARE(l.tokenizer->encodeTarget(lc["text"]), lc["ids"].get<std::vector<int>>());
     if (sentencePieceAvailable()) {
-      HfFolderTokenizer s = openHfFolderTokenizer(refDir() + "/spm", "llama", 1, &notes);
+      TokenizerFiles s = openHfFolderTokenizer(refDir() + "/spm", "llama", 1, &notes);
       const json sc = first(readJson(refDir() + "/spm.json")["cases"]);
       QCOMPARE(s.files, std::string("tokenizer.model"));
       QCOMPARE(s.unk_id, 0);
       QCOMPARE(s.tokenizer->encodeTarget(sc["text"]), sc["ids"].get<std::vector<int>>());
     }
     notes.clear();
-    HfFolderTokenizer none = openHfFolderTokenizer(tmp_.path().toStdString(), "llama", 1, &notes);
+    TokenizerFiles none = openHfFolderTokenizer(tmp_.path().toStdString(), "llama", 1, &notes);
     QVERIFY(!none.tokenizer && none.tokens.empty());
     QVERIFY(notes.size() == 1 && notes[0].find("no tokenizer files") != std::string::npos);
+  }
+
+  // One file a user names as a checkpoint's vocabulary (--vocab, the open dialog): each kind opens
+  // the tokenizer it is, with the same ids as above, and a plain list stays a list.
+  void vocabularyFilesAUserNames() {
+    auto first = [](const json& cases) { return cases[0]; };
+    UserSupplied u;
+    supplyVocabulary(u, refDir() + "/nanogpt/meta.pkl");
+    const json nc = first(readJson(refDir() + "/nanogpt.json")["cases"]);
+    QCOMPARE(u.tokenizer->encodeTarget(nc["text"]), nc["ids"].get<std::vector<int>>());
+    QCOMPARE(u.src_vocab,
+             readJson(refDir() + "/nanogpt.json")["itos"].get<std::vector<std::string>>());
+    QCOMPARE(u.tgt_vocab, u.src_vocab);
+    QVERIFY(u.vocab_file.find("meta.pkl") != std::string::npos);
+
+    supplyVocabulary(u, refDir() + "/gpt2/encoder.json");  // vocab.bpe beside it
+    const json gc = first(readJson(refDir() + "/gpt2.json"));
+    QCOMPARE((int)u.src_vocab.size(), 50257);
+    QCOMPARE(u.tokenizer->encodeTarget(gc["text"]), gc["ids"].get<std::vector<int>>());
+
+    supplyVocabulary(u, refDir() + "/llama_legacy/tokenizer.json");
+    const json lc = first(readJson(refDir() + "/tokenizer_json.json")["llama_legacy"]["cases"]);
+    QCOMPARE(u.tokenizer->encodeTarget(lc["text"]), lc["ids"].get<std::vector<int>>());
+
+    if (sentencePieceAvailable()) {
+      supplyVocabulary(u, refDir() + "/spm/tokenizer.model");
+      const json sc = first(readJson(refDir() + "/spm.json")["cases"]);
+      QCOMPARE(u.src_vocab, readSentencePiecePieces(refDir() + "/spm/tokenizer.model"));
+      // No start id: the model adds its own (llama2.c's 1) before the prompt.
+      std::vector<int> ids = sc["ids"].get<std::vector<int>>();
+      if (!ids.empty() && ids[0] == 1) ids.erase(ids.begin());
+      QCOMPARE(u.tokenizer->encodeTarget(sc["text"]), ids);
+    }
+
+    // A plain list: the tokens, no tokenizer; the answers remember the file, and reading them
+    // back opens it again.
+    const std::string list = tmp_.filePath("words.json").toStdString();
+    writeText(list, R"(["<pad>", "a", "b"])");
+    supplyVocabulary(u, list);
+    QVERIFY(!u.tokenizer);
+    QCOMPARE(u.src_vocab, (std::vector<std::string>{"<pad>", "a", "b"}));
+    const UserSupplied back = UserSupplied::fromJson(u.toJson(), "answers");
+    QCOMPARE(back.src_vocab, u.src_vocab);
+    QCOMPARE(back.vocab_file, u.vocab_file);
+    QVERIFY(!u.toJson().contains("src_vocab"));  // the file, not a copy of its tokens
+
+    // A meta.pkl that names a Python object is refused, naming the file.
+    const std::string bad = tmp_.filePath("meta.pkl").toStdString();
+    writeText(bad, std::string("\x80\x04"
+                               "cos\nsystem\n.",
+                               14));
+    try {
+      supplyVocabulary(u, bad);
+      QFAIL("a pickle with a GLOBAL was read");
+    } catch (const Error& e) {
+      QCOMPARE(e.kind(), ErrorKind::ForbiddenGlobal);
+      QVERIFY2(std::string(e.what()).find("meta.pkl") != std::string::npos, e.what());
+    }
   }
 
   // ---- nanoGPT ----

@@ -64,8 +64,10 @@ void addModelArgs(CLI::App* cmd, ModelArgs& a, bool required, bool backend) {
       ->check(CLI::IsMember({"relu", "gelu", "gelu_tanh", "silu"}))
       ->group(g);
   cmd->add_option("--vocab", a.vocab,
-                  "one vocabulary for both sides: a JSON list, a JSON token → id object, or a "
-                  "text file of one token a line")
+                  "one vocabulary (and tokenizer) for both sides: nanoGPT's meta.pkl, a "
+                  "tokenizer.json, a SentencePiece tokenizer.model, GPT-2's vocab.json or "
+                  "encoder.json (merges.txt or vocab.bpe beside it), or a vocabulary: a JSON "
+                  "list, a JSON token → id object, a text file of one token a line")
       ->type_name("FILE")
       ->group(g);
   cmd->add_option("--src-vocab", a.src_vocab, "the source vocabulary (formats as --vocab)")
@@ -101,7 +103,7 @@ static UserSupplied suppliedAnswers(const ModelArgs& a) {
   if (a.vocab && (a.src_vocab || a.tgt_vocab))
     throw Error(ErrorKind::Usage,
                 "give --vocab (both sides) or --src-vocab / --tgt-vocab, not both");
-  if (a.vocab) u.src_vocab = u.tgt_vocab = readVocabularyFile(*a.vocab);
+  if (a.vocab) supplyVocabulary(u, *a.vocab);
   if (a.src_vocab) u.src_vocab = readVocabularyFile(*a.src_vocab);
   if (a.tgt_vocab) u.tgt_vocab = readVocabularyFile(*a.tgt_vocab);
   return u;

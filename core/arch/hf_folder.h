@@ -46,7 +46,7 @@ ModelConfig configFromHf(const nlohmann::json& hf, const std::string& folder,
 std::string hfWeightsFile(const std::string& folder);
 
 // The folder's tokenizer for an encoder-decoder of config `c` (hf-marian: SentencePiece; hf-bart:
-// byte-level BPE; the other model types' come from text/hf_folder_tokenizer.h), or null with a note
+// byte-level BPE; the other model types' come from text/tokenizer_files.h), or null with a note
 // saying why (files absent, a build without SentencePiece): the model then looks words up in its
 // vocabulary as they are typed.
 std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, const ModelConfig& c,

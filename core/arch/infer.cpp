@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 #include <set>
 
 #include "base/error.h"
 #include "base/json_safe.h"
 #include "base/safe_text.h"
+#include "io/meta_pkl.h"
+#include "text/char_tokenizer.h"
+#include "text/tokenizer_files.h"
 
 namespace attnviz {
 
@@ -384,9 +388,27 @@ nlohmann::json UserSupplied::toJson() const {
   if (eos_id) j["eos_id"] = *eos_id;
   if (norm) j["norm"] = *norm;
   if (activation) j["activation"] = *activation;
-  if (!src_vocab.empty()) j["src_vocab"] = src_vocab;
-  if (!tgt_vocab.empty()) j["tgt_vocab"] = tgt_vocab;
+  if (!vocab_file.empty()) {
+    j["vocab_file"] = vocab_file;
+  } else {
+    if (!src_vocab.empty()) j["src_vocab"] = src_vocab;
+    if (!tgt_vocab.empty()) j["tgt_vocab"] = tgt_vocab;
+  }
   return j;
+}
+
+void supplyVocabulary(UserSupplied& u, const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  if (std::filesystem::path(path).extension() == ".pkl") {
+    u.src_vocab = readNanoGptMeta(path);
+    u.tokenizer = openCharTokenizer(u.src_vocab, name);
+  } else {
+    TokenizerFiles t = openTokenizerFile(path, -1);
+    u.src_vocab = std::move(t.tokens);
+    u.tokenizer = t.tokenizer;
+  }
+  u.tgt_vocab = u.src_vocab;
+  u.vocab_file = std::filesystem::absolute(path).lexically_normal().string();
 }
 
 UserSupplied UserSupplied::fromJson(const nlohmann::json& j, const std::string& what) {
@@ -425,6 +447,11 @@ UserSupplied UserSupplied::fromJson(const nlohmann::json& j, const std::string& 
       if (!t.is_string()) throw Error(ErrorKind::BadConfig, what + ": a token is not a string");
       v.push_back(t.get<std::string>());
     }
+  }
+  if (j.contains("vocab_file")) {
+    if (!j["vocab_file"].is_string() || j["vocab_file"].get<std::string>().empty())
+      throw Error(ErrorKind::BadConfig, what + ": \"vocab_file\" is not a file's path");
+    supplyVocabulary(u, j["vocab_file"].get<std::string>());
   }
   if (j.contains("family")) {
     const ArchSpec* a =

@@ -14,6 +14,7 @@
 
 #include "arch/config.h"
 #include "io/tensor_source.h"
+#include "text/tokenizer.h"
 
 namespace attnviz {
 
@@ -88,9 +89,20 @@ struct UserSupplied {
   // nn.Transformer's tensors cannot tell.
   std::optional<std::string> norm, activation;
   std::vector<std::string> src_vocab, tgt_vocab;  // empty = tokens shown as their ids
-  nlohmann::json toJson() const;                  // for remembering beside the file
+  // A tokenizer for both sides (supplyVocabulary), and the file it was read from (remembered as
+  // its path; reopened when the answers are read back).
+  std::shared_ptr<const Tokenizer> tokenizer;
+  std::string vocab_file;
+  nlohmann::json toJson() const;  // for remembering beside the file
   static UserSupplied fromJson(const nlohmann::json& j, const std::string& what);
 };
+
+// One vocabulary for both sides from the file a user names: nanoGPT's meta.pkl (its characters,
+// read by the restricted unpickler, as a character tokenizer), or whatever openTokenizerFile
+// reads (tokenizer.json, a SentencePiece .model, GPT-2's vocab.json / encoder.json with their
+// merges beside them, a plain vocabulary file). Sets `u`'s src_vocab, tgt_vocab, tokenizer (null
+// for a plain vocabulary) and vocab_file. Throws Error naming the file.
+void supplyVocabulary(UserSupplied& u, const std::string& path);
 
 struct Question {
   std::string key;           // "n_heads", "bos_id", …

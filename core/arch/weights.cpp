@@ -17,8 +17,8 @@
 #include "base/json_safe.h"
 #include "io/safetensors.h"
 #include "io/torch_checkpoint.h"
-#include "text/hf_folder_tokenizer.h"
 #include "text/tokenizer.h"
+#include "text/tokenizer_files.h"
 
 namespace attnviz {
 
@@ -430,26 +430,32 @@ void overlay(UserSupplied& base, const UserSupplied& top) {
   if (top.eos_id) base.eos_id = top.eos_id;
   if (top.norm) base.norm = top.norm;
   if (top.activation) base.activation = top.activation;
-  if (!top.src_vocab.empty()) base.src_vocab = top.src_vocab;
-  if (!top.tgt_vocab.empty()) base.tgt_vocab = top.tgt_vocab;
+  if (!top.src_vocab.empty() || !top.tgt_vocab.empty()) {  // a vocabulary given replaces one kept
+    if (!top.src_vocab.empty()) base.src_vocab = top.src_vocab;
+    if (!top.tgt_vocab.empty()) base.tgt_vocab = top.tgt_vocab;
+    base.tokenizer = top.tokenizer;
+    base.vocab_file = top.vocab_file;
+  }
+}
+
+// The answers remembered beside the model at `model_path` with `supplied` over them.
+UserSupplied answersWith(const std::string& model_path, const UserSupplied& supplied) {
+  UserSupplied answers;
+  const std::string path = answersPath(model_path);
+  if (std::filesystem::exists(path)) answers = UserSupplied::fromJson(readJsonFile(path), path);
+  overlay(answers, supplied);
+  return answers;
 }
 
 }  // namespace
 
 Inference inferWithAnswers(const TensorSource& file, const UserSupplied& supplied) {
-  UserSupplied answers;
-  const std::string path = answersPath(file.path());
-  if (std::filesystem::exists(path)) answers = UserSupplied::fromJson(readJsonFile(path), path);
-  overlay(answers, supplied);
-  return inferConfig(file, answers);
+  return inferConfig(file, answersWith(file.path(), supplied));
 }
 
 void rememberAnswers(const std::string& model_path, const UserSupplied& given) {
-  UserSupplied answers;
-  const std::string path = answersPath(model_path);
-  if (std::filesystem::exists(path)) answers = UserSupplied::fromJson(readJsonFile(path), path);
-  overlay(answers, given);
-  writeFileAtomically(path, answers.toJson().dump(2) + "\n");
+  writeFileAtomically(answersPath(model_path),
+                      answersWith(model_path, given).toJson().dump(2) + "\n");
 }
 
 FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& options) {
@@ -494,8 +500,8 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
       const int bos = j.contains("bos_token_id") && j["bos_token_id"].is_number_integer()
                           ? (int)std::clamp<int64_t>(j["bos_token_id"].get<int64_t>(), -1, 1 << 30)
                           : -1;
-      HfFolderTokenizer tok = openHfFolderTokenizer(folder, spec.hf_model_type, bos, &f.notes);
-      f.tokenizer = tok.tokenizer;
+      TokenizerFiles tok = openHfFolderTokenizer(folder, spec.hf_model_type, bos, &f.notes);
+      f.tokenizer = given.tokenizer ? given.tokenizer : tok.tokenizer;
       if (given.src_vocab.empty() && given.tgt_vocab.empty() && j.contains("vocab_size") &&
           j["vocab_size"].is_number_integer() && j["vocab_size"].get<int64_t>() >= 1 &&
           j["vocab_size"].get<int64_t>() <= ConfigLimits::kMaxVocab) {
@@ -520,7 +526,9 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
   // No config: what the tensors tell, with what the user supplied now or before.
   if (fs::exists(answersPath(file.path())))
     f.notes.push_back("answers remembered in " + answersPath(file.path()));
-  const Inference inf = inferWithAnswers(file, options.supplied);
+  const UserSupplied answers = answersWith(file.path(), options.supplied);
+  f.tokenizer = answers.tokenizer;
+  const Inference inf = inferConfig(file, answers);
   if (!inf.complete()) {
     std::string options_needed;
     for (const auto& q : inf.missing) {
