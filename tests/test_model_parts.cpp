@@ -2,13 +2,17 @@
 // pair layouts), grouped-query attention and the gated (SwiGLU) feed-forward, in a pre-norm
 // decoder-only stack with a final norm — the forward pass against a plain double-precision forward
 // written here from the definitions, decoding step by step against the whole pass, and the
-// training step's gradients against central differences of its loss.
+// training step's gradients against central differences of its loss; and what the Positional view
+// shows of rotary positions (each pair's speed, the score against the offset) against values
+// computed here.
 #include <QtTest>
 #include <cmath>
 #include <random>
 
+#include "arch/positional.h"
 #include "arch/weights.h"
 #include "compute/cpu_backend.h"
+#include "llama_shaped.h"
 #include "model/model.h"
 #include "model/trace.h"
 #include "train/training.h"
@@ -16,53 +20,6 @@
 using namespace attnviz;
 
 namespace {
-
-// gpt003 (a wq-tutorial GPTModel, random weights) turned into a Llama-shaped model: RMSNorm before
-// each sublayer and after the stack, rotary positions, 2 key/value heads for 4 query heads, and
-// fc2(silu(gate(x)) ⊙ fc1(x)).
-std::shared_ptr<LoadedModel> llamaShaped(RopeLayout layout) {
-  auto loaded = loadModel(std::string(ATTNVIZ_TEST_DATA) + "/gpt003.safetensors");
-  auto m = std::make_shared<LoadedModel>(*loaded);
-  ModelConfig& c = m->config;
-  c.norm = NormPlacement::Pre;
-  c.norm_kind = NormKind::RmsNorm;
-  c.final_norm = true;
-  c.positional = Positional::Rotary;
-  c.rope_theta = 10000.0f;
-  c.rope_layout = layout;
-  c.n_kv_heads = 2;
-  c.gated_ffn = true;
-  c.activation = Activation::Silu;
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
-  auto random = [&](Shape shape) {
-    Tensor t(std::move(shape));
-    for (float& v : t.data) v = u(rng);
-    return t;
-  };
-  auto rms = [&](LayerNormWeights& n) {
-    n.gamma = random({c.d_model});
-    for (float& g : n.gamma.data) g += 1.0f;
-    n.beta = Tensor();
-  };
-  auto keep = [&](LinearWeights& l, int rows) {  // the first `rows` output rows (2 of 4 heads)
-    Tensor w({rows, l.weight.dim(1)});
-    std::copy(l.weight.data.begin(), l.weight.data.begin() + w.data.size(), w.data.begin());
-    l.weight = w;
-    if (!l.bias.empty()) l.bias.data.resize((size_t)rows), l.bias.shape = {rows};
-  };
-  StackWeights& st = m->weights.decoder;
-  st.embed.positions = Tensor();
-  for (LayerWeights& l : st.layers) {
-    rms(l.norm_self);
-    rms(l.norm_ffn);
-    keep(l.self_attn.k, c.keyWidth());
-    keep(l.self_attn.v, c.kvValueWidth());
-    l.ffn.gate.weight = random({c.d_ff, c.d_model});
-  }
-  rms(st.final_norm);
-  return m;
-}
 
 // The model's forward, in double, from the definitions: logits [T, V] and each layer's
 // probabilities [H, T, T] of the ids.
@@ -170,6 +127,73 @@ class TestModelParts : public QObject {
   Q_OBJECT
 
  private slots:
+  // θ^(−2i/d_head): with θ = 10000 and d_head = 8 the powers 10^(−i) (by hand); with Llama 3's
+  // θ = 500000 and d_head = 16 the same formula in double.
+  void rotaryFrequenciesAreThePairsSpeeds() {
+    const std::vector<float> f = rotaryFrequencies(8, 10000.0f);
+    const std::vector<double> by_hand = {1.0, 0.1, 0.01, 0.001};
+    QCOMPARE(f.size(), by_hand.size());
+    for (size_t i = 0; i < f.size(); ++i)
+      QVERIFY2(std::abs(f[i] - by_hand[i]) <= 1e-6 * by_hand[i],
+               qPrintable(QString("pair %1: %2, by hand %3").arg(i).arg(f[i]).arg(by_hand[i])));
+    const std::vector<float> g = rotaryFrequencies(16, 500000.0f);
+    QCOMPARE(g.size(), size_t(8));
+    for (size_t i = 0; i < g.size(); ++i) {
+      const double want = std::pow(500000.0, -2.0 * double(i) / 16.0);
+      QVERIFY(std::abs(g[i] - want) <= 1e-6 * want);
+    }
+    // The rotation table the pass uploads turns pair i by pos · θ_i.
+    const Tensor t = rotaryTable(5, 8, 10000.0f);
+    QVERIFY(std::abs(t.data[(size_t)3 * 4 + 1] - std::cos(3 * 0.1)) < 1e-6);
+    QVERIFY(std::abs(t.data[((size_t)5 + 3) * 4 + 1] - std::sin(3 * 0.1)) < 1e-6);
+  }
+
+  void rotaryScoresDependOnTheOffsetOnly_data() {
+    QTest::addColumn<int>("layout");
+    QTest::newRow("pairs interleaved (llama2.c)") << (int)RopeLayout::Interleaved;
+    QTest::newRow("pairs in halves (Hugging Face)") << (int)RopeLayout::Halves;
+  }
+  // rotaryScores of a random vector against its rotation written here in double (so the layout
+  // matters: the pairs' lengths differ), and every cell equal to the cell k down the diagonal.
+  void rotaryScoresDependOnTheOffsetOnly() {
+    QFETCH(int, layout);
+    const int d = 8, len = 12;
+    const double theta = 100.0;
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> x((size_t)d);
+    for (float& v : x) v = u(rng);
+    const Tensor s = rotaryScores(len, d, (float)theta, (RopeLayout)layout, x);
+    QCOMPARE(s.dim(0), int64_t(len));
+    QCOMPARE(s.dim(1), int64_t(len));
+    auto turned = [&](int pos) {
+      std::vector<double> r(x.begin(), x.end());
+      for (int i = 0; i < d / 2; ++i) {
+        const int a = layout == (int)RopeLayout::Interleaved ? 2 * i : i;
+        const int b = layout == (int)RopeLayout::Interleaved ? 2 * i + 1 : i + d / 2;
+        const double angle = pos * std::pow(theta, -2.0 * i / d);
+        r[(size_t)a] = x[(size_t)a] * std::cos(angle) - x[(size_t)b] * std::sin(angle);
+        r[(size_t)b] = x[(size_t)a] * std::sin(angle) + x[(size_t)b] * std::cos(angle);
+      }
+      return r;
+    };
+    double norm2 = 0;
+    for (float v : x) norm2 += (double)v * v;
+    for (int m = 0; m < len; ++m)
+      for (int n = 0; n < len; ++n) {
+        const std::vector<double> qm = turned(m), kn = turned(n);
+        double dot = 0;
+        for (int c = 0; c < d; ++c) dot += qm[(size_t)c] * kn[(size_t)c];
+        const float got = s.data[(size_t)m * len + n];
+        QVERIFY2(
+            std::abs(got - dot / norm2) <= 1e-5,
+            qPrintable(QString("(%1, %2): %3, here %4").arg(m).arg(n).arg(got).arg(dot / norm2)));
+        if (m + 3 < len && n + 3 < len)  // the same offset three positions on
+          QVERIFY(std::abs(got - s.data[(size_t)(m + 3) * len + n + 3]) <= 1e-5);
+      }
+    QVERIFY(std::abs(s.data[0] - 1.0f) <= 1e-6);  // no offset: the vector with itself
+  }
+
   void forwardMatchesDefinitions_data() {
     QTest::addColumn<int>("layout");
     QTest::newRow("rotary pairs interleaved (llama2.c)") << (int)RopeLayout::Interleaved;

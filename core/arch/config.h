@@ -104,6 +104,10 @@ struct ModelConfig {
   std::string classLabel(int c) const;  // class_labels[c] or "class c"
 
   int kvHeads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+  // Query heads per key/value head (1 = multi-head attention), and the key/value head that query
+  // head h reads: h / (n_heads / n_kv_heads), the g(h) of the attention ops (compute/backend.h).
+  int queriesPerKvHead() const { return n_heads / kvHeads(); }
+  int kvHeadOf(int h) const { return h / queriesPerKvHead(); }
   int attnWidth() const { return n_heads * d_k; }       // width of the Q projection
   int valueWidth() const { return n_heads * d_v; }      // width of the context
   int keyWidth() const { return kvHeads() * d_k; }      // width of the K projection

@@ -1,6 +1,9 @@
 #include "arch/positional.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "compute/cpu_backend.h"
 
 namespace attnviz {
 
@@ -34,20 +37,50 @@ Tensor sinusoidalHalvesTable(int len, int d_model) {
   return pe;
 }
 
+std::vector<float> rotaryFrequencies(int d_head, float theta) {
+  std::vector<float> inv((size_t)(d_head / 2));
+  // inv_freq = 1 / θ^(arange(0, d, 2).float() / d), all float32.
+  for (int i = 0; i < d_head / 2; ++i)
+    inv[(size_t)i] = 1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(d_head));
+  return inv;
+}
+
 Tensor rotaryTable(int len, int d_head, float theta) {
   const int half = d_head / 2;
   Tensor t({2, len, half});
-  for (int i = 0; i < half; ++i) {
-    // inv_freq = 1 / θ^(arange(0, d, 2).float() / d), then angle = pos · inv_freq, all float32.
-    const float inv =
-        1.0f / std::pow(theta, static_cast<float>(2 * i) / static_cast<float>(d_head));
+  const std::vector<float> inv = rotaryFrequencies(d_head, theta);
+  for (int i = 0; i < half; ++i)
     for (int pos = 0; pos < len; ++pos) {
-      const float angle = static_cast<float>(pos) * inv;
+      const float angle = static_cast<float>(pos) * inv[(size_t)i];  // float32, as PyTorch
       t.data[(size_t)pos * half + i] = std::cos(angle);
       t.data[((size_t)len + pos) * half + i] = std::sin(angle);
     }
-  }
   return t;
+}
+
+Tensor rotaryScores(int len, int d_head, float theta, RopeLayout layout,
+                    const std::vector<float>& x) {
+  // rows [len, d_head]: x at every position, then each row turned by its position in place.
+  Tensor rows({len, d_head});
+  for (int p = 0; p < len; ++p)
+    std::copy(x.begin(), x.end(), rows.data.begin() + (size_t)p * d_head);
+  const Tensor table = rotaryTable(len, d_head, theta);
+  const float* cos = table.ptr();
+  const float* sin = cos + (size_t)len * (d_head / 2);
+  makeCpuBackend(1)->rope_forward({rows.ptr(), (int64_t)len * d_head, d_head}, cos, sin, 1, len, 1,
+                                  d_head, 0, layout);
+  double norm2 = 0;
+  for (float v : x) norm2 += (double)v * v;
+  if (norm2 <= 0) norm2 = 1;
+  Tensor s({len, len});
+  for (int m = 0; m < len; ++m)
+    for (int n = 0; n < len; ++n) {
+      double acc = 0;
+      for (int c = 0; c < d_head; ++c)
+        acc += (double)rows.data[(size_t)m * d_head + c] * rows.data[(size_t)n * d_head + c];
+      s.data[(size_t)m * len + n] = (float)(acc / norm2);
+    }
+  return s;
 }
 
 Tensor positionSimilarity(const Tensor& table, int len) {

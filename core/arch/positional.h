@@ -3,7 +3,10 @@
 // div_i = exp(2i · (−ln 10000 / d_model)); and rotary embeddings' angles.
 #pragma once
 
+#include <vector>
+
 #include "base/tensor.h"
+#include "compute/functions.h"
 
 namespace attnviz {
 
@@ -17,6 +20,14 @@ Tensor sinusoidalHalvesTable(int len, int d_model);
 // precompute_freqs_cis, Hugging Face's LlamaRotaryEmbedding): pair i of a head turns by
 // pos · θ^(−2i/d_head). [2, len, d_head / 2]: the cosines, then the sines.
 Tensor rotaryTable(int len, int d_head, float theta);
+// The rotation speeds of those pairs, θ^(−2i/d_head) radians per position, i = 0 … d_head/2 − 1,
+// in float32 as rotaryTable turns them. [d_head / 2]
+std::vector<float> rotaryFrequencies(int d_head, float theta);
+// What rotary positions do to a score: the vector x [d_head] put at every position 0 … len − 1,
+// turned by the forward pass's own rope_forward (the CPU backend, rotaryTable, the pair layout),
+// and the rotated copies compared: [len, len], cell (m, n) = ⟨R(m)x, R(n)x⟩ / |x|².
+Tensor rotaryScores(int len, int d_head, float theta, RopeLayout layout,
+                    const std::vector<float>& x);
 
 // PE·PEᵀ over the first `len` positions, each row normalised to unit length (cosine similarity).
 Tensor positionSimilarity(const Tensor& table, int len);
