@@ -989,6 +989,9 @@ void GuiTest::positionalView() {
   QVERIFY(std::abs(v->matrixMap()->data().value(1, 0) - std::sin(1.0f)) < 1e-6f);
   QVERIFY(std::abs(v->matrixMap()->data().value(1, 1) - std::cos(1.0f)) < 1e-6f);
   QVERIFY(std::abs(v->similarityMap()->data().value(3, 3) - 1.0f) < 1e-5f);
+  // Sinusoids: the curves and the matrix, not the rotary view's offset curve.
+  QVERIFY(v->matrixMap()->isVisible() && v->dimsEdit()->isVisible());
+  QVERIFY(!v->offsetChartView()->isVisible());
   v->dimsEdit()->setText(QStringLiteral("0, 3, 9999"));  // out of range is dropped
   QTest::keyClick(v->dimsEdit(), Qt::Key_Return);
   QTRY_VERIFY(!v->computing());

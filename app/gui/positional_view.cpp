@@ -11,10 +11,12 @@
 #include <QtCharts/QChartView>
 #include <QtCharts/QLegend>
 #include <QtCharts/QLineSeries>
+#include <QtCharts/QLogValueAxis>
 #include <QtCharts/QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "arch/positional.h"
 
@@ -35,12 +37,76 @@ QStringList numbers(int n) {
   return out;
 }
 
+// A [positions, positions] matrix as a heatmap, its rows and columns labelled with the positions
+// and their titles and nouns, no numbers in the cells (the caller adds the value's name and range).
+HeatmapData positionPairs(const Tensor& matrix, const QString& row_title, const QString& col_title,
+                          const QString& row_noun, const QString& col_noun) {
+  const int n = int(matrix.dim(0));
+  HeatmapData s;
+  s.rows = n;
+  s.cols = n;
+  s.values = matrix.data;
+  s.row_labels = numbers(n);
+  s.col_labels = numbers(n);
+  s.row_title = row_title;
+  s.col_title = col_title;
+  s.row_noun = row_noun;
+  s.col_noun = col_noun;
+  s.show_values = false;
+  return s;
+}
+
+// A chart emptied of its series and axes.
+void clearChart(QChart* chart) {
+  chart->removeAllSeries();
+  for (QAbstractAxis* axis : chart->axes()) {
+    chart->removeAxis(axis);
+    delete axis;
+  }
+}
+
+// An axis over 0 … n − 1 with integer ticks at a round interval from 0.
+QValueAxis* integerAxis(int n, const QString& title) {
+  auto* ax = new QValueAxis;
+  ax->setTitleText(title);
+  ax->setRange(0, std::max(1, n - 1));
+  ax->setLabelFormat(QStringLiteral("%d"));
+  double step = 1;
+  for (double s : {1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0})
+    if ((n - 1) / s <= 8) {
+      step = s;
+      break;
+    }
+  ax->setTickType(QValueAxis::TicksDynamic);
+  ax->setTickAnchor(0);
+  ax->setTickInterval(step);
+  return ax;
+}
+
+// Adds the axes to the chart and attaches every series to them.
+void attachAxes(QChart* chart, QAbstractAxis* x, QAbstractAxis* y) {
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  for (QAbstractSeries* s : chart->series()) {
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+}
+
+// Rotary positions: which dimensions of a head pair i turns, as the model's layout pairs them.
+QString pairDims(const ModelConfig& c) {
+  return c.rope_layout == RopeLayout::Halves ? QObject::tr("(i, i + %1)").arg(c.d_k / 2)
+                                             : QObject::tr("(2i, 2i + 1)");
+}
+
 }  // namespace
 
 struct PositionalView::Result {
-  Tensor table;       // [N, d_model]
-  Tensor similarity;  // [N, N]
+  Tensor table;       // [N, d_model] (empty for rotary positions)
+  Tensor similarity;  // [N, N]; rotary: ⟨R(m)q, R(n)k⟩ / |q|² of q = k = (1, …, 1)
   bool learned = false;
+  bool rotary = false;
+  std::vector<float> frequencies;  // rotary: θ_i of pair i [d_k / 2]
   QString source;
 };
 
@@ -58,7 +124,8 @@ PositionalView::PositionalView(AppState* state, QWidget* parent)
   positions_->setValue(64);
   positions_->setToolTip(tr("How many positions (rows of the table) to show"));
   controls->addWidget(positions_);
-  controls->addWidget(new QLabel(tr("Curves of dimensions:"), this));
+  dims_label_ = new QLabel(tr("Curves of dimensions:"), this);
+  controls->addWidget(dims_label_);
   dims_ = new QLineEdit(this);
   dims_->setText(QStringLiteral("0, 1, 4, 5, 10, 11"));
   dims_->setToolTip(
@@ -80,14 +147,23 @@ PositionalView::PositionalView(AppState* state, QWidget* parent)
   chart_view_ = new QChartView(chart, this);
   chart_view_->setRenderHint(QPainter::Antialiasing);
   chart_view_->setMinimumHeight(200);
+  auto* offset_chart = new QChart;
+  offset_chart->setMargins(QMargins(4, 4, 4, 4));
+  offset_chart->legend()->hide();
+  offset_view_ = new QChartView(offset_chart, this);
+  offset_view_->setRenderHint(QPainter::Antialiasing);
+  offset_view_->setMinimumHeight(200);
+  offset_view_->hide();
   matrix_ = new HeatmapWidget(this);
   matrix_->setColormap(Colormap::rdbu());
   similarity_ = new HeatmapWidget(this);
   auto* left = new QSplitter(Qt::Vertical, this);
   left->addWidget(chart_view_);
+  left->addWidget(offset_view_);
   left->addWidget(matrix_);
   left->setStretchFactor(0, 1);
-  left->setStretchFactor(1, 1);
+  left->setStretchFactor(1, 1);  // the offset curve (rotary models)
+  left->setStretchFactor(2, 1);
   splitter_ = new QSplitter(Qt::Horizontal, this);
   splitter_->addWidget(left);
   splitter_->addWidget(similarity_);
@@ -138,7 +214,9 @@ void PositionalView::showSide(bool target) {
 
 void PositionalView::refresh() {
   const Model* model = state_->model();
-  similarity_->setColormap(state_->colormap());
+  const bool rotary = model && model->config().positional == Positional::Rotary;
+  // The rotary scores are signed: blue below 0, red above.
+  similarity_->setColormap(rotary ? Colormap::rdbu() : state_->colormap());
   if (model != model_seen_) {
     model_seen_ = model;
     const QSignalBlocker block(table_);
@@ -148,6 +226,8 @@ void PositionalView::refresh() {
       if (c.positional == Positional::Learned) {
         table_->addItem(tr("Encoder (learned)"));
         table_->addItem(tr("Decoder (learned)"));
+      } else if (rotary) {
+        table_->addItem(tr("Rotary (every head's queries and keys)"));
       } else {
         table_->addItem(tr("Sinusoidal (encoder and decoder)"));
       }
@@ -169,6 +249,11 @@ void PositionalView::refresh() {
         if (v < d && !s.contains(QString::number(v))) s << QString::number(v);
       dims_->setText(s.join(QStringLiteral(", ")));
     }
+    // Rotary positions add no table: no curves of dimensions, no position × dimension matrix.
+    dims_label_->setVisible(!rotary);
+    dims_->setVisible(!rotary);
+    matrix_->setVisible(!rotary);
+    offset_view_->setVisible(rotary);
   }
   recompute();
 }
@@ -195,8 +280,22 @@ void PositionalView::recompute() {
   const int n = std::min(positions_->value(), learned ? c.max_len : positions_->value());
   std::shared_ptr<const LoadedModel> loaded = model->loadedPtr();
   const int d = c.d_model;
-  updateExplanation(n, learned);
   computing_ = true;
+  if (c.positional == Positional::Rotary) {
+    updateRotaryExplanation(n);
+    watcher_->setFuture(QtConcurrent::run([loaded, n]() {
+      // The rotation the forward pass applies (its table, its op, its pair layout) to q = k = 1.
+      const ModelConfig& cfg = loaded->config;
+      auto r = std::make_shared<Result>();
+      r->rotary = true;
+      r->frequencies = rotaryFrequencies(cfg.d_k, cfg.rope_theta);
+      r->similarity = rotaryScores(n, cfg.d_k, cfg.rope_theta, cfg.rope_layout,
+                                   std::vector<float>(size_t(cfg.d_k), 1.0f));
+      return r;
+    }));
+    return;
+  }
+  updateExplanation(n, learned);
   watcher_->setFuture(QtConcurrent::run([loaded, learned, target, n, d]() {
     auto r = std::make_shared<Result>();
     r->learned = learned;
@@ -256,16 +355,16 @@ void PositionalView::updateExplanation(int n, bool learned) {
 void PositionalView::apply(const Result& r) {
   const Model* model = state_->model();
   if (!model) return;
+  if (r.rotary) {
+    applyRotary(r);
+    return;
+  }
   const auto& c = model->config();
   const int n = int(r.table.dim(0)), d = int(r.table.dim(1));
 
   // Curves.
   QChart* chart = chart_view_->chart();
-  chart->removeAllSeries();
-  for (QAbstractAxis* axis : chart->axes()) {
-    chart->removeAxis(axis);
-    delete axis;
-  }
+  clearChart(chart);
   float lo = 0, hi = 0;
   const std::vector<int> dims = chosenDims();
   for (size_t k = 0; k < dims.size(); ++k) {
@@ -288,20 +387,7 @@ void PositionalView::apply(const Result& r) {
     series->setPen(QPen(kLineColors[k % 10], 2));
     chart->addSeries(series);
   }
-  auto* ax = new QValueAxis;
-  ax->setTitleText(tr("position"));
-  ax->setRange(0, std::max(1, n - 1));
-  ax->setLabelFormat(QStringLiteral("%d"));
-  // Integer ticks at a round interval from 0.
-  double step = 1;
-  for (double s : {1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0})
-    if ((n - 1) / s <= 8) {
-      step = s;
-      break;
-    }
-  ax->setTickType(QValueAxis::TicksDynamic);
-  ax->setTickAnchor(0);
-  ax->setTickInterval(step);
+  QValueAxis* ax = integerAxis(n, tr("position"));
   auto* ay = new QValueAxis;
   ay->setTitleText(tr("PE"));
   ay->setTickCount(5);
@@ -311,12 +397,7 @@ void PositionalView::apply(const Result& r) {
   } else {
     ay->setRange(-1.0, 1.0);
   }
-  chart->addAxis(ax, Qt::AlignBottom);
-  chart->addAxis(ay, Qt::AlignLeft);
-  for (QAbstractSeries* s : chart->series()) {
-    s->attachAxis(ax);
-    s->attachAxis(ay);
-  }
+  attachAxes(chart, ax, ay);
   chart->setTitle(r.learned ? tr("Learned positions (%1 table): chosen dimensions").arg(r.source)
                             : tr("Sinusoidal positional encoding: chosen dimensions"));
 
@@ -342,23 +423,14 @@ void PositionalView::apply(const Result& r) {
   m.square_cells = false;
   matrix_->setData(std::move(m));
 
-  HeatmapData s;
-  s.rows = n;
-  s.cols = n;
-  s.values = r.similarity.data;
-  s.row_labels = numbers(n);
-  s.col_labels = numbers(n);
-  s.row_title = tr("position p ↓");
-  s.col_title = tr("position q →");
-  s.row_noun = tr("position");
-  s.col_noun = tr("position");
+  HeatmapData s = positionPairs(r.similarity, tr("position p ↓"), tr("position q →"),
+                                tr("position"), tr("position"));
   s.value_name = tr("cosine");
   s.title = tr("Position similarity cos(PE_p, PE_q)");
   float smin = 1;
   for (float v : r.similarity.data) smin = std::min(smin, v);
   s.vmin = smin;
   s.vmax = 1;
-  s.show_values = false;
   similarity_->setData(std::move(s));
 
   info_->setText(tr("d_model = %1 · %2 · max_len = %3")
@@ -366,6 +438,114 @@ void PositionalView::apply(const Result& r) {
                      .arg(r.learned ? tr("learned") : tr("sinusoidal"))
                      .arg(c.max_len));
   updateExplanation(n, r.learned);
+}
+
+void PositionalView::updateRotaryExplanation(int n) {
+  const auto& c = state_->model()->config();
+  const std::vector<float> speeds = rotaryFrequencies(c.d_k, c.rope_theta);
+  if (speeds.empty()) return;
+  const double kTurn = 2 * std::numbers::pi;
+  // "6.3" positions for a full turn, "19869" for a slow one.
+  auto turn = [&](float speed) {
+    const double w = kTurn / speed;
+    return w < 100 ? QString::number(w, 'f', 1) : QString::number(std::llround(w));
+  };
+  const QString layout = c.rope_layout == RopeLayout::Halves
+                             ? tr("Hugging Face's rotate_half layout")
+                             : tr("llama2.c's and Meta's interleaved layout");
+  explanation_->setHtml(
+      tr("<p style='margin:0'><b>Rotary position embeddings (RoPE)</b> add nothing to the token "
+         "vectors. Inside every self-attention layer each head's query and key — not its value "
+         "— are <b>rotated</b> by an angle that grows with their position: the d_head = %1 "
+         "numbers form %2 pairs, dimensions %3 (%4), and at position <i>pos</i> pair <i>i</i> "
+         "turns by pos·θ<sub>i</sub>, %5. Upper chart: pair 0 turns %6 radian per position (a "
+         "full turn every %7 positions), the last pair %8 (a turn every %9 positions).</p>"
+         "<p style='margin:4px 0 0 0'><b>Why only the offset counts.</b> Turning q by mθ and k "
+         "by nθ changes the angle between them by (m − n)θ alone: ⟨R(m)q, R(n)k⟩ = ⟨q, "
+         "R(n − m)k⟩. A query at position 10 and a key at 7 score as a query at 3 and a key at "
+         "0. The heatmap puts the same vector q = k = (1, …, 1) at every position, turns it with "
+         "the model's own rotation and compares: it is the same along every diagonal. The lower "
+         "chart is that score against the offset m − n: 1 at 0, then falling and wavering as the "
+         "pairs drift out of step.</p>"
+         "<p style='margin:4px 0 0 0'><b>rope_theta = %10</b> sets how slowly the last pairs "
+         "turn: a larger value (Llama 2: 10000, Llama 3: 500000) keeps far-apart positions "
+         "distinguishable over longer texts. Shapes: the forward pass's rotation table holds cos "
+         "and sin, [2, positions, d_head/2] = %11; Q [batch, heads, len, d_head] and K [batch, "
+         "key/value heads, len, d_head] = %12 are turned head by head.</p>")
+          .arg(c.d_k)
+          .arg(c.d_k / 2)
+          .arg(pairDims(c), layout)
+          .arg(code(tr("θ<sub>i</sub> = rope_theta<sup>−2i/d_head</sup> = "
+                       "%1<sup>−2i/%2</sup>")
+                        .arg(c.rope_theta)
+                        .arg(c.d_k)))
+          .arg(speeds.front(), 0, 'g', 3)
+          .arg(turn(speeds.front()))
+          .arg(speeds.back(), 0, 'g', 3)
+          .arg(turn(speeds.back()))
+          .arg(c.rope_theta)
+          .arg(shapeString({2, n, c.d_k / 2}))
+          .arg(shapeString({1, c.kvHeads(), n, c.d_k})));
+}
+
+void PositionalView::applyRotary(const Result& r) {
+  const auto& c = state_->model()->config();
+  const int n = int(r.similarity.dim(0)), half = int(r.frequencies.size());
+
+  // Each pair's speed on a log scale: from 1 radian per position down to rope_theta^(−(d−2)/d).
+  QChart* chart = chart_view_->chart();
+  clearChart(chart);
+  auto* speeds = new QLineSeries;
+  speeds->setName(tr("θ_i"));
+  QList<QPointF> points;
+  float slowest = 1;
+  for (int i = 0; i < half; ++i) {
+    points.append(QPointF(i, r.frequencies[size_t(i)]));
+    slowest = std::min(slowest, r.frequencies[size_t(i)]);
+  }
+  speeds->replace(points);
+  speeds->setPointsVisible(true);
+  speeds->setPen(QPen(kLineColors[0], 2));
+  chart->addSeries(speeds);
+  chart->legend()->hide();
+  auto* ay = new QLogValueAxis;
+  ay->setBase(10);
+  ay->setLabelFormat(QStringLiteral("%g"));
+  ay->setTitleText(tr("θ_i"));
+  // A power of 10 below the slowest pair, so that its point is not on the edge.
+  ay->setRange(std::pow(10.0, std::floor(std::log10(std::max(slowest, 1e-30f)) - 0.01)), 2.0);
+  attachAxes(chart, integerAxis(half, tr("pair i: dimensions %1").arg(pairDims(c))), ay);
+  chart->setTitle(tr("How fast each pair of dimensions turns: θ_i radians per position"));
+
+  // The score against the offset: the first column of the heatmap, score(m, 0).
+  QChart* oc = offset_view_->chart();
+  clearChart(oc);
+  auto* curve = new QLineSeries;
+  QList<QPointF> offsets;
+  for (int m = 0; m < n; ++m) offsets.append(QPointF(m, r.similarity.data[size_t(m) * n]));
+  curve->replace(offsets);
+  curve->setPen(QPen(kLineColors[2], 2));
+  oc->addSeries(curve);
+  auto* oy = new QValueAxis;
+  oy->setTitleText(tr("score / |q|²"));
+  oy->setRange(-1.0, 1.0);
+  oy->setTickCount(5);
+  attachAxes(oc, integerAxis(n, tr("offset m − n (query position − key position)")), oy);
+  oc->setTitle(tr("The score of the same q and k, m − n positions apart"));
+
+  HeatmapData s = positionPairs(r.similarity, tr("query position m ↓"), tr("key position n →"),
+                                tr("query position"), tr("key position"));
+  s.value_name = tr("score / |q|²");
+  s.title = tr("⟨R(m)q, R(n)k⟩ / |q|², q = k = (1, …, 1)");
+  s.vmin = -1;
+  s.vmax = 1;
+  similarity_->setData(std::move(s));
+
+  info_->setText(tr("d_head = %1 · rotary, rope_theta = %2 · max_len = %3")
+                     .arg(c.d_k)
+                     .arg(c.rope_theta)
+                     .arg(c.max_len));
+  updateRotaryExplanation(n);
 }
 
 }  // namespace attnviz::gui
