@@ -1,5 +1,6 @@
 // Qt Test suite of the teaching views (offscreen): the architecture drawn from the config with the
-// run's shapes, inside one attention cell, head statistics, before / after, and search. Every
+// run's shapes, inside one attention cell, head statistics, before / after, search, and what the
+// views say of rotary positions and grouped-query attention. Every
 // number a view shows is checked against the core (which test_teaching_core checks against
 // PyTorch and hand-computed cases); each view is rendered to build/screenshots on every bundled
 // model.
@@ -18,6 +19,9 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLineSeries>
 #include <QtTest/QtTest>
 #include <cmath>
 #include <memory>
@@ -25,6 +29,7 @@
 #include "arch/bundled.h"
 #include "arch/weights.h"
 #include "architecture_view.h"
+#include "attention_data.h"
 #include "attention_view.h"
 #include "cell_view.h"
 #include "compare_view.h"
@@ -33,11 +38,14 @@
 #include "gui_fixture.h"
 #include "head_stats_view.h"
 #include "heatmap.h"
+#include "item_models.h"
+#include "llama_shaped.h"
 #include "main_window.h"
 #include "model/decoding.h"
 #include "model/head_stats.h"
 #include "model/search.h"
 #include "overview_view.h"
+#include "positional_view.h"
 #include "search_view.h"
 #include "widgets.h"
 
@@ -72,6 +80,39 @@ const Trace& traceOf(MainWindow& w) {
 
 bool close(double a, double b, double rel) {
   return std::abs(a - b) <= rel * std::max(1.0, std::abs(b));
+}
+
+// A window on the Llama-shaped test model (rotary positions in `layout`, 4 query heads over 2
+// key/value heads, d_head 8, rope_theta 10000), a prompt run, showing `view`.
+std::unique_ptr<MainWindow> llamaWindow(RopeLayout layout, const QString& view) {
+  auto w = showWindow(false, {}, {}, view);
+  if (!w->engine()->setModel(std::make_shared<Model>(llamaShaped(layout), makeCpuBackend(2)),
+                             QStringLiteral("llama-shaped")))
+    return nullptr;
+  w->sourceEdit()->setText(QStringLiteral("the cat sat on the mat"));
+  QTest::mouseClick(w->runButton(), Qt::LeftButton);
+  settle(*w);
+  return w;
+}
+
+// ⟨R(m)1, R(n)1⟩ / |1|² for the all-ones vector of d_head numbers, its pairs turned here in double
+// (pair i by pos · θ^(−2i/d_head)) as `layout` pairs them.
+double rotaryScoreOfOnes(int m, int n, int d, double theta, RopeLayout layout) {
+  auto turned = [&](int pos) {
+    std::vector<double> r((size_t)d, 1.0);
+    for (int i = 0; i < d / 2; ++i) {
+      const int a = layout == RopeLayout::Interleaved ? 2 * i : i;
+      const int b = layout == RopeLayout::Interleaved ? 2 * i + 1 : i + d / 2;
+      const double angle = pos * std::pow(theta, -2.0 * i / d);
+      r[(size_t)a] = std::cos(angle) - std::sin(angle);
+      r[(size_t)b] = std::sin(angle) + std::cos(angle);
+    }
+    return r;
+  };
+  const std::vector<double> q = turned(m), k = turned(n);
+  double dot = 0;
+  for (int c = 0; c < d; ++c) dot += q[(size_t)c] * k[(size_t)c];
+  return dot / d;
 }
 
 }  // namespace
@@ -589,6 +630,148 @@ class TeachingTest : public QObject {
     QVERIFY(v->search());
     QVERIFY(settle(*w));
     for (int k = 0; k < 3; ++k) QCOMPARE(v->sampleResults()[size_t(k)].ids, first[size_t(k)].ids);
+  }
+
+  // ---- rotary positions and grouped-query attention --------------------------------------------
+
+  // The words for which key/value head a query head reads, and where the views say them.
+  void groupedQueryAttentionNamed() {
+    ModelConfig c;
+    c.n_heads = 4;
+    c.n_kv_heads = 2;
+    QCOMPARE(kvHeadText(c, 0),
+             QStringLiteral("query head 1 reads key/value head 1 of 2 — 2 query heads share it"));
+    QCOMPARE(kvHeadText(c, 2),
+             QStringLiteral("query head 3 reads key/value head 2 of 2 — 2 query heads share it"));
+    QCOMPARE(kvHeadShort(c, 1), QStringLiteral("reads K/V head 1 of 2"));
+    QCOMPARE(kvHeadShort(c, 3), QStringLiteral("reads K/V head 2 of 2"));
+    QCOMPARE(kvHeadText(c, -1), QString());  // the mean of the heads
+    QCOMPARE(kvGroupsText(c),
+             QStringLiteral("query heads 1–2 read key/value head 1, 3–4 key/value head 2"));
+    c.n_heads = 32;
+    c.n_kv_heads = 8;  // Llama 3 8B: the first two groups, then "and so on"
+    QCOMPARE(kvGroupsText(c), QStringLiteral("query heads 1–4 read key/value head 1, 5–8 key/value "
+                                             "head 2, and so on"));
+    QCOMPARE(kvHeadText(c, 13),
+             QStringLiteral("query head 14 reads key/value head 4 of 8 — 4 query heads share it"));
+    c.n_heads = 4;
+    c.n_kv_heads = 1;
+    QCOMPARE(
+        kvHeadText(c, 3),
+        QStringLiteral("query head 4 reads the one key/value head — all 4 query heads share it"));
+    c.n_kv_heads = 0;  // multi-head attention: nothing to say
+    QCOMPARE(kvHeadText(c, 3), QString());
+    QCOMPARE(kvHeadsSummary(c), QString());
+
+    auto w = llamaWindow(RopeLayout::Interleaved, QStringLiteral("attention"));
+    QVERIFY(w);
+    const ModelConfig& m = w->engine()->model()->config();
+    QCOMPARE(m.n_heads, 4);
+    QCOMPARE(m.kvHeads(), 2);
+    const int T = traceOf(*w).tgt_len;
+    w->state()->setSelection({AttentionKind::DecoderSelf, 1, 2, 0});
+    QCoreApplication::processEvents();
+    AttentionView* av = w->attentionView();
+    av->refreshNow();
+    const QString want = kvHeadText(m, 2);
+    QVERIFY2(av->captionLabel()->text().contains(QStringLiteral("head 3 (reads K/V head 2 of 2)")),
+             qPrintable(av->captionLabel()->text()));
+    QVERIFY(av->captionLabel()->toolTip().contains(want));
+    QVERIFY2(av->explanation()->html().contains(QStringLiteral("K [1, 2, %1, 8]").arg(T)),
+             qPrintable(av->explanation()->html()));
+    QCOMPARE(w->headCombo()->itemData(3, Qt::ToolTipRole).toString(), want);
+    QVERIFY(w->headCombo()->toolTip().contains(want));
+    const QModelIndex item = w->structureModel()->find(AttentionKind::DecoderSelf, 1, 2);
+    QVERIFY(item.isValid());
+    QVERIFY(item.data(Qt::ToolTipRole).toString().contains(want));
+
+    // The architecture: the block says grouped-query attention, K and V with 2 heads.
+    w->setCurrentView(QStringLiteral("architecture"));
+    auto* arch = w->viewOf<ArchitectureView>();
+    arch->refreshNow();
+    const ArchBlock* self = arch->diagram()->archLayout().find(QStringLiteral("dec.self"));
+    QVERIFY(self);
+    QCOMPARE(self->label, QStringLiteral("Masked grouped-query attention"));
+    QVERIFY2(self->detail.startsWith(QStringLiteral("4 Q heads, 2 K/V")), qPrintable(self->detail));
+    QVERIFY2(self->tooltip.contains(QStringLiteral("K [1, 2, %1, 8]").arg(T)) &&
+                 self->tooltip.contains(QStringLiteral("Q [1, 4, %1, 8]").arg(T)) &&
+                 self->tooltip.contains(QStringLiteral("rotated")),
+             qPrintable(self->tooltip));
+    const ArchBlock* pos = arch->diagram()->archLayout().find(QStringLiteral("dec.positional"));
+    QVERIFY(pos && pos->label.startsWith(QStringLiteral("Rotary positions")));
+
+    // Inside a cell: the heatmap's title names the key/value head.
+    w->setCurrentView(QStringLiteral("cell"));
+    w->viewOf<CellView>()->refreshNow();
+    QVERIFY2(w->viewOf<CellView>()->heatmap()->data().title.contains(
+                 QStringLiteral("(reads K/V head 2 of 2)")),
+             qPrintable(w->viewOf<CellView>()->heatmap()->data().title));
+  }
+
+  void rotaryPositionalView_data() {
+    QTest::addColumn<int>("layout");
+    QTest::newRow("interleaved") << (int)RopeLayout::Interleaved;
+    QTest::newRow("halves") << (int)RopeLayout::Halves;
+  }
+
+  // Each pair's speed against the hand-computed 10000^(−2i/8) = 10^(−i); the score heatmap against
+  // the all-ones vector turned here, the same along every diagonal; the offset curve its first
+  // column. Saves the Positional and Attention views to build/screenshots.
+  void rotaryPositionalView() {
+    QFETCH(int, layout);
+    const auto rope = (RopeLayout)layout;
+    auto w = llamaWindow(rope, QStringLiteral("positional"));
+    QVERIFY(w);
+    PositionalView* v = w->positionalView();
+    QTRY_VERIFY(!v->computing());
+    QVERIFY(!v->matrixMap()->isVisible());  // rotary positions add no table
+    QVERIFY(!v->dimsEdit()->isVisible());
+    QVERIFY(v->offsetChartView()->isVisible());
+
+    const auto speeds = v->chartView()->chart()->series();
+    QCOMPARE(int(speeds.size()), 1);
+    const QList<QPointF> points = static_cast<QLineSeries*>(speeds[0])->points();
+    const double by_hand[] = {1.0, 0.1, 0.01, 0.001};
+    QCOMPARE(int(points.size()), 4);
+    for (int i = 0; i < 4; ++i) {
+      QCOMPARE(points[i].x(), double(i));
+      QVERIFY2(std::abs(points[i].y() - by_hand[i]) <= 1e-6 * by_hand[i],
+               qPrintable(QString("pair %1: %2").arg(i).arg(points[i].y())));
+    }
+
+    const HeatmapData& s = v->similarityMap()->data();
+    const int n = v->positionsSpin()->value();
+    QCOMPARE(s.rows, n);
+    QCOMPARE(s.cols, n);
+    for (int m = 0; m < n; ++m)
+      for (int k = 0; k < n; ++k) {
+        const double want = rotaryScoreOfOnes(m, k, 8, 10000.0, rope);
+        QVERIFY2(std::abs(s.value(m, k) - want) <= 1e-5,
+                 qPrintable(
+                     QString("(%1, %2): %3, here %4").arg(m).arg(k).arg(s.value(m, k)).arg(want)));
+        if (m + 5 < n && k + 5 < n)
+          QVERIFY(std::abs(s.value(m, k) - s.value(m + 5, k + 5)) <= 1e-5);
+      }
+    const QList<QPointF> offsets =
+        static_cast<QLineSeries*>(v->offsetChartView()->chart()->series().at(0))->points();
+    QCOMPARE(int(offsets.size()), n);
+    for (int m = 0; m < n; ++m)
+      QVERIFY(std::abs(offsets[m].y() - rotaryScoreOfOnes(m, 0, 8, 10000.0, rope)) <= 1e-5);
+    const QString html = v->explanation()->html();
+    QVERIFY(html.contains(QStringLiteral("rope_theta")));
+    QVERIFY(html.contains(rope == RopeLayout::Interleaved ? QStringLiteral("(2i, 2i + 1)")
+                                                          : QStringLiteral("(i, i + 4)")));
+
+    const QString out = QStringLiteral(ATTNVIZ_SCREENSHOT_DIR);
+    QVERIFY(QDir().mkpath(out));
+    const QString tag =
+        rope == RopeLayout::Interleaved ? QStringLiteral("interleaved") : QStringLiteral("halves");
+    QVERIFY(
+        w->grab().save(QDir(out).filePath(QStringLiteral("positional-rotary-%1.png").arg(tag))));
+    w->state()->setSelection({AttentionKind::DecoderSelf, 1, 2, 0});
+    w->setCurrentView(QStringLiteral("attention"));
+    QTest::qWait(200);  // the explanation fits its height to the new text
+    QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("attention-gqa-%1.png").arg(tag))));
   }
 
   // ---- screenshots ---------------------------------------------------------------------------

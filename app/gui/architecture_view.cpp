@@ -181,15 +181,24 @@ void addEmbedding(Column& col, const ModelConfig& c, const ArchShapes& sh, const
                 .arg(c.embed_scale ? QObject::tr(", multiplied by √d_model") : QString()));
   col.add(sublayerBlock(e, -1, Sublayer::Embedding), shape(sh, {"B", len}));
   const bool learned = c.positional == Positional::Learned;
-  col.add(block(p + ".positional", Type::Positional,
-                learned ? QObject::tr("+ Positional encoding (learned table)")
-                        : QObject::tr("+ Positional encoding (sinusoids)"),
-                QObject::tr("added to every position"),
-                learned ? QObject::tr("Adds a learned vector for each position, so that attention "
-                                      "can tell word order.")
-                        : QObject::tr("Adds sines and cosines of the position at d_model / 2 "
-                                      "frequencies, so that attention can tell word order.")),
-          shape(sh, {"B", len, QString::number(c.d_model)}));
+  const bool rotary = c.positional == Positional::Rotary;
+  col.add(
+      block(p + ".positional", Type::Positional,
+            rotary    ? QObject::tr("Rotary positions (inside attention)")
+            : learned ? QObject::tr("+ Positional encoding (learned table)")
+                      : QObject::tr("+ Positional encoding (sinusoids)"),
+            rotary ? QObject::tr("nothing added here · rope_theta = %1").arg(c.rope_theta)
+                   : QObject::tr("added to every position"),
+            rotary    ? QObject::tr("Rotary position embeddings (RoPE) add nothing to the token "
+                                       "vectors: inside every attention block each head's queries "
+                                       "and keys are rotated by an angle that grows with their "
+                                       "position, so a score depends on how far apart two tokens "
+                                       "are. The Positional encoding view shows the rotations.")
+            : learned ? QObject::tr("Adds a learned vector for each position, so that attention "
+                                    "can tell word order.")
+                      : QObject::tr("Adds sines and cosines of the position at d_model / 2 "
+                                    "frequencies, so that attention can tell word order.")),
+      shape(sh, {"B", len, QString::number(c.d_model)}));
   if (c.embed_norm)
     col.add(block(p + ".embed_norm", Type::Norm, QObject::tr("Layer norm"), {},
                   QObject::tr("Normalises each position's embedding to mean 0 and variance 1, then "
@@ -217,6 +226,33 @@ QString attentionTip(AttentionKind k) {
   return {};
 }
 
+// The projections of an attention block, with grouped-query attention's fewer key/value heads and
+// rotary positions' turn of the queries and keys.
+QString projectionsTip(const ModelConfig& c, AttentionKind kind, const ArchShapes& sh,
+                       const QString& len, const QString& kv_len) {
+  QString tip =
+      QObject::tr(
+          "\n\nW_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, "
+          "V %5.")
+          .arg(c.n_heads)
+          .arg(shape(sh, {"B", QString::number(c.n_heads), len, QString::number(c.d_k)}))
+          .arg(c.kvHeads())
+          .arg(shape(sh, {"B", QString::number(c.kvHeads()), kv_len, QString::number(c.d_k)}))
+          .arg(shape(sh, {"B", QString::number(c.kvHeads()), kv_len, QString::number(c.d_v)}));
+  if (const QString groups = kvHeadsSummary(c); !groups.isEmpty())
+    tip += QObject::tr(" %1: %2.").arg(groups, kvGroupsText(c));
+  if (c.positional == Positional::Rotary && kind != AttentionKind::Cross)  // as Pass does
+    tip += QObject::tr(" Before QKᵀ, every query and key is rotated by its position (RoPE).");
+  return tip;
+}
+
+QString attentionLabel(const ModelConfig& c, const QString& prefix) {
+  const QString kind = c.kvHeads() == c.n_heads ? QObject::tr("multi-head attention")
+                       : c.kvHeads() == 1       ? QObject::tr("multi-query attention")
+                                                : QObject::tr("grouped-query attention");
+  return prefix.isEmpty() ? kind.left(1).toUpper() + kind.mid(1) : prefix + QLatin1Char(' ') + kind;
+}
+
 // One layer of a stack, drawn once; returns the index of its top block.
 void addLayer(Column& col, const ModelConfig& c, const ArchShapes& sh, const QString& p,
               const QString& len, int layer, ArchFrame* frame) {
@@ -231,11 +267,15 @@ void addLayer(Column& col, const ModelConfig& c, const ArchShapes& sh, const QSt
     const QString kv_len = kind == AttentionKind::Cross
                                ? QStringLiteral("S")
                                : (enc ? QStringLiteral("S") : QStringLiteral("T"));
+    const QString scores = shape(sh, {"B", QString::number(c.n_heads), len, kv_len});
     ArchBlock a = block(p + "." + name, Type::Attention, label,
-                        QObject::tr("%1 heads · scores %2")
-                            .arg(c.n_heads)
-                            .arg(shape(sh, {"B", QString::number(c.n_heads), len, kv_len})),
-                        attentionTip(kind));
+                        c.kvHeads() == c.n_heads
+                            ? QObject::tr("%1 heads · scores %2").arg(c.n_heads).arg(scores)
+                            : QObject::tr("%1 Q heads, %2 K/V · scores %3")
+                                  .arg(c.n_heads)
+                                  .arg(c.kvHeads())
+                                  .arg(scores),
+                        attentionTip(kind) + projectionsTip(c, kind, sh, len, kv_len));
     a.kind = kind;
     const QString norm_id = p + ".norm_" + name;
     if (name == QLatin1String("ffn")) {
@@ -281,13 +321,13 @@ void addLayer(Column& col, const ModelConfig& c, const ArchShapes& sh, const QSt
   };
   if (enc) {
     sub(AttentionKind::EncoderSelf, QStringLiteral("self"), Sublayer::SelfAttention,
-        Sublayer::NormSelf, QObject::tr("Multi-head attention"));
+        Sublayer::NormSelf, attentionLabel(c, {}));
   } else {
     sub(AttentionKind::DecoderSelf, QStringLiteral("self"), Sublayer::SelfAttention,
-        Sublayer::NormSelf, QObject::tr("Masked multi-head attention"));
+        Sublayer::NormSelf, attentionLabel(c, QObject::tr("Masked")));
     if (c.hasCross())
       sub(AttentionKind::Cross, QStringLiteral("cross"), Sublayer::CrossAttention,
-          Sublayer::NormCross, QObject::tr("Multi-head attention (cross)"));
+          Sublayer::NormCross, attentionLabel(c, {}) + QObject::tr(" (cross)"));
   }
   sub(AttentionKind::EncoderSelf, QStringLiteral("ffn"), Sublayer::FeedForward,
       Sublayer::NormFeedForward, QString());
@@ -716,10 +756,12 @@ bool ArchitectureDiagram::event(QEvent* event) {
     auto* he = static_cast<QHelpEvent*>(event);
     const ArchBlock* b = blockAt(he->pos());
     if (b && !b->tooltip.isEmpty())
-      QToolTip::showText(he->globalPos(),
-                         QStringLiteral("<b>%1</b><br>%2")
-                             .arg(b->label.toHtmlEscaped(), b->tooltip.toHtmlEscaped()),
-                         this);
+      QToolTip::showText(
+          he->globalPos(),
+          QStringLiteral("<b>%1</b><br>%2")
+              .arg(b->label.toHtmlEscaped(),
+                   b->tooltip.toHtmlEscaped().replace(QLatin1Char('\n'), QStringLiteral("<br>"))),
+          this);
     else
       QToolTip::hideText();
     return true;
@@ -921,8 +963,8 @@ void ArchitectureView::refresh() {
       tr("<p style='margin:0'><b>%1</b> — the %3 class of %2, %4. Read it from the bottom up, as "
          "in the "
          "paper “Attention Is All You Need”: token ids become vectors of d_model = %5 numbers, "
-         "positions are added, then every layer refines each position's vector with "
-         "multi-head attention (%6 heads of d_k = %7) and a feed-forward network (d_ff = %8), "
+         "%10, then every layer refines each position's vector with "
+         "%6 of d_k = %7) and a feed-forward network (d_ff = %8), "
          "each wrapped in a residual connection and a layer norm (%9).</p>"
          "<p style='margin:4px 0 0 0'>Blue labels are the tensors on each arrow, with this run's "
          "numbers (B sentences, S source and T target positions). Hover a block for what it "
@@ -935,12 +977,19 @@ void ArchitectureView::refresh() {
           .arg(QString::fromStdString(c.model))
           .arg(arch)
           .arg(c.d_model)
-          .arg(c.n_heads)
+          .arg(c.kvHeads() == c.n_heads ? tr("multi-head attention (%1 heads").arg(c.n_heads)
+                                        : tr("%1 (%2 query heads sharing %3 key/value heads")
+                                              .arg(attentionLabel(c, {}).toLower())
+                                              .arg(c.n_heads)
+                                              .arg(c.kvHeads()))
           .arg(c.d_k)
           .arg(c.d_ff)
-          .arg(c.norm == NormPlacement::Pre
-                   ? tr("pre-norm: the norm comes before each sublayer")
-                   : tr("post-norm: add, then norm, after each sublayer")));
+          .arg(c.norm == NormPlacement::Pre ? tr("pre-norm: the norm comes before each sublayer")
+                                            : tr("post-norm: add, then norm, after each sublayer"))
+          .arg(c.positional == Positional::Rotary
+                   ? tr("positions are not added but turn each head's queries and keys inside "
+                        "attention (rotary)")
+                   : tr("positions are added")));
 }
 
 }  // namespace attnviz::gui

@@ -88,6 +88,52 @@ QString selectionTitle(const AttentionSelection& s) {
       .arg(head);
 }
 
+QString kvHeadText(const ModelConfig& c, int head) {
+  if (head < 0 || c.kvHeads() == c.n_heads) return {};
+  if (c.kvHeads() == 1)
+    return QObject::tr("query head %1 reads the one key/value head — all %2 query heads share it")
+        .arg(head + 1)
+        .arg(c.n_heads);
+  return QObject::tr("query head %1 reads key/value head %2 of %3 — %4 query heads share it")
+      .arg(head + 1)
+      .arg(c.kvHeadOf(head) + 1)
+      .arg(c.kvHeads())
+      .arg(c.queriesPerKvHead());
+}
+
+QString kvHeadShort(const ModelConfig& c, int head) {
+  if (head < 0 || c.kvHeads() == c.n_heads) return {};
+  return QObject::tr("reads K/V head %1 of %2").arg(c.kvHeadOf(head) + 1).arg(c.kvHeads());
+}
+
+QString kvHeadsSummary(const ModelConfig& c) {
+  if (c.kvHeads() == c.n_heads) return {};
+  if (c.kvHeads() == 1)
+    return QObject::tr("%1 query heads share one key/value head (multi-query attention)")
+        .arg(c.n_heads);
+  return QObject::tr(
+             "%1 query heads share %2 key/value heads (grouped-query attention: %3 query heads "
+             "per key/value head)")
+      .arg(c.n_heads)
+      .arg(c.kvHeads())
+      .arg(c.queriesPerKvHead());
+}
+
+QString kvGroupsText(const ModelConfig& c) {
+  const int groups = c.kvHeads(), size = c.queriesPerKvHead();
+  if (groups == c.n_heads) return {};
+  auto heads = [&](int g) {  // query heads of group g, from 1
+    return size == 1 ? QString::number(g * size + 1)
+                     : QStringLiteral("%1–%2").arg(g * size + 1).arg((g + 1) * size);
+  };
+  QString out = QObject::tr("query heads %1 read key/value head 1").arg(heads(0));
+  const int listed = groups > 3 ? 2 : groups;
+  for (int g = 1; g < listed; ++g)
+    out += QObject::tr(", %1 key/value head %2").arg(heads(g)).arg(g + 1);
+  if (listed < groups) out += QObject::tr(", and so on");
+  return out;
+}
+
 std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelection& s,
                                    MatrixValues which, float mask_fill) {
   const int Tq = a.q_len, Tk = a.k_len;

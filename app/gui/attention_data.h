@@ -43,6 +43,20 @@ QString keyAxisTitle(AttentionKind kind);
 QString kindTitle(AttentionKind kind);                // "Cross-attention"
 QString selectionTitle(const AttentionSelection& s);  // "Cross-attention · layer 2 · head 3"
 
+// Grouped- and multi-query attention in words (ModelConfig::kvHeadOf), for query head `head`
+// counted from 0: "query head 3 reads key/value head 2 of 2 — 2 query heads share it"; empty where
+// every query head has its own key/value head, and for the mean of the heads (head < 0).
+QString kvHeadText(const ModelConfig& config, int head);
+// The same for a heading: "reads K/V head 2 of 2"; empty as above.
+QString kvHeadShort(const ModelConfig& config, int head);
+// How the model's heads are laid out, for explanations: "4 query heads share 2 key/value heads
+// (grouped-query attention: 2 query heads per key/value head)", "… (multi-query attention)", or
+// empty for multi-head attention.
+QString kvHeadsSummary(const ModelConfig& config);
+// The groups, counted from 1: "query heads 1–2 read key/value head 1, 3–4 key/value head 2"
+// (the first two groups and "and so on" past three); empty for multi-head attention.
+QString kvGroupsText(const ModelConfig& config);
+
 // [Tq, Tk] of one head (or the mean of the heads when s.head < 0).
 std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelection& s,
                                    MatrixValues which, float mask_fill);

@@ -61,10 +61,13 @@ void AttentionView::refresh() {
   const MatrixValues which = static_cast<MatrixValues>(values_->currentIndex());
   scale_->setEnabled(which == MatrixValues::Probabilities);
   HeatmapData d = attentionHeatmap(t, s, which, scale_->currentIndex() == 0, c.mask_fill);
-  caption_->setToolTip(selectionTitle(s));
+  // Grouped-query attention: which key/value head this query head reads.
+  const QString kv = kvHeadText(c, s.head), kv_short = kvHeadShort(c, s.head);
+  caption_->setToolTip(kv.isEmpty() ? selectionTitle(s)
+                                    : selectionTitle(s) + QStringLiteral("\n") + kv);
   const QStringList off = masksOff(snap->masks, c);
   caption_->setText(
-      selectionTitle(s) +
+      selectionTitle(s) + (kv_short.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(kv_short)) +
       // No-break spaces keep "sentence 2 of 4" on one line when the heading wraps.
       (t.batch > 1 ? tr(" · sentence\u00a0%1\u00a0of\u00a0%2").arg(s.batch + 1).arg(t.batch)
                    : QString()) +
@@ -102,6 +105,16 @@ void AttentionView::refresh() {
                                         "unhatched cells are probabilities near 0 that the model "
                                         "chose")
                                    : tr("none is hatched");
+  // Grouped-query attention: fewer key/value heads than query heads, each shared by a group.
+  const QString groups =
+      c.kvHeads() == c.n_heads
+          ? QString()
+          : tr("<p style='margin:4px 0 0 0'>%1: K and V have only %2 heads, each read by every "
+               "query head of its group — %3. The query heads of a group score the same keys "
+               "with their own queries, so their patterns still differ.</p>")
+                .arg(kvHeadsSummary(c))
+                .arg(c.kvHeads())
+                .arg(kvGroupsText(c));
   explanation_->setHtml(
       tr("<p style='margin:0'><b>Scaled dot-product attention</b> %1. "
          "Each cell (row <i>i</i>, column <i>j</i>) is how much query <i>i</i> attends to key "
@@ -110,19 +123,20 @@ void AttentionView::refresh() {
          "<p style='margin:4px 0 0 0'>Rows: %4. Columns: %5. Here %6; %14.</p>"
          "<p style='margin:4px 0 0 0'>Shapes: Q %7, K %8 → scores and probabilities "
          "[batch, heads, len_q, len_k] = %9; one head draws a [len_q, len_k] = %10 slice. "
-         "d_model = %11, heads = %12, d_k = %13.</p>")
+         "d_model = %11, heads = %12, d_k = %13.</p>%15")
           .arg(code(tr("softmax(QKᵀ/√d<sub>k</sub> + M)·V")))
           .arg(code(tr("q<sub>i</sub>·k<sub>j</sub>/√%1").arg(c.d_k)))
           .arg(code(fill))
           .arg(rows_are, cols_are, mask_is)
           .arg(shapeString({t.batch, a.heads, a.q_len, c.d_k}))
-          .arg(shapeString({t.batch, a.heads, a.k_len, c.d_k}))
+          .arg(shapeString({t.batch, c.kvHeads(), a.k_len, c.d_k}))
           .arg(shapeString({t.batch, a.heads, a.q_len, a.k_len}))
           .arg(shapeString({a.q_len, a.k_len}))
           .arg(c.d_model)
           .arg(c.n_heads)
           .arg(c.d_k)
-          .arg(hatch));
+          .arg(hatch)
+          .arg(groups));
 }
 
 QStringList AttentionView::figureTitle() const {

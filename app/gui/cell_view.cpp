@@ -375,7 +375,9 @@ void CellView::refresh() {
   HeatmapData d =
       attentionHeatmap(t, s, MatrixValues::Probabilities, true, model->config().mask_fill);
   d.highlight_row = i_;
-  d.title = tr("Head %1 — click a cell").arg(s.head + 1);
+  const QString kv = kvHeadShort(model->config(), s.head);
+  d.title = kv.isEmpty() ? tr("Head %1 — click a cell").arg(s.head + 1)
+                         : tr("Head %1 (%2) — click a cell").arg(s.head + 1).arg(kv);
   map_->setData(std::move(d));
   caption_->setText(mean ? tr("The mean of the heads has no vectors of its own: head 1 is shown "
                               "([ and ] choose another head).")
@@ -402,12 +404,22 @@ void CellView::refresh() {
          "output for query i is those probabilities times the value vectors.</p>"
          "<p style='margin:4px 0 0 0'>Click any cell of the heatmap: every number on the right is "
          "recomputed from the vectors the trace kept, and checked against the score and "
-         "probability the model stored (✓). Shapes: Q %4, K and V %5.</p>")
+         "probability the model stored (✓). Shapes: Q %4, K and V %5.</p>%6%7")
           .arg(c.d_model)
           .arg(c.d_k)
           .arg(code(maskFillText(c.mask_fill)))
           .arg(shapeString({t.batch, a->heads, a->q_len, a->d_k}))
-          .arg(shapeString({t.batch, a->heads, a->k_len, a->d_k})));
+          .arg(shapeString({t.batch, c.kvHeads(), a->k_len, a->d_k}))
+          .arg(kvHeadText(c, s.head).isEmpty()
+                   ? QString()
+                   : tr("<p style='margin:4px 0 0 0'>Grouped-query attention: %1, so k<sub>j</sub> "
+                        "and v<sub>j</sub> below are that key/value head's.</p>")
+                         .arg(kvHeadText(c, s.head)))
+          .arg(c.positional == Positional::Rotary && s.kind != AttentionKind::Cross
+                   ? tr("<p style='margin:4px 0 0 0'>Rotary positions: q<sub>i</sub> and "
+                        "k<sub>j</sub> are shown as the model used them, already turned by their "
+                        "positions (the Positional encoding view shows how).</p>")
+                   : QString()));
 }
 
 }  // namespace attnviz::gui

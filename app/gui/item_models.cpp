@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attention_data.h"
+
 namespace attnviz::gui {
 
 // ---- StructureModel ---------------------------------------------------------------------------
@@ -40,8 +42,14 @@ void StructureModel::setConfig(const ModelConfig* c) {
       for (int h = 0; h < c->n_heads; ++h) {
         Node n;
         n.text = tr("Head %1").arg(h + 1);
-        n.tooltip =
-            tr("Head %1: its own W_Q, W_K, W_V slices of width d_k = %2").arg(h + 1).arg(c->d_k);
+        const QString kv = kvHeadText(*c, h);
+        n.tooltip = kv.isEmpty() ? tr("Head %1: its own W_Q, W_K, W_V slices of width d_k = %2")
+                                       .arg(h + 1)
+                                       .arg(c->d_k)
+                                 : tr("Head %1: its own W_Q slice of width d_k = %2; %3")
+                                       .arg(h + 1)
+                                       .arg(c->d_k)
+                                       .arg(kv);
         n.kind = kind;
         n.layer = layer;
         n.head = h;
@@ -73,15 +81,18 @@ void StructureModel::setConfig(const ModelConfig* c) {
     auto embedding = [&](int parent, const std::vector<std::string>& vocab, const char* which,
                          const char* action) {
       Node emb;
-      emb.text = tr("Embedding + positions");
+      const bool rotary = c->positional == Positional::Rotary;  // nothing added to the embedding
+      emb.text = rotary ? tr("Embedding (rotary positions)") : tr("Embedding + positions");
       emb.tooltip =
-          tr("Token embedding [%1 %2, d_model %3] plus the %4 positional encoding%5%6")
+          tr("Token embedding [%1 %2, d_model %3]%4%5%6")
               .arg(QString::fromLatin1(which))
               .arg(vocab.size())
               .arg(c->d_model)
-              .arg(pos_kind)
+              .arg(rotary ? QString() : tr(" plus the %1 positional encoding").arg(pos_kind))
               .arg(c->n_segments ? tr(" and %1 segment embeddings").arg(c->n_segments) : QString())
-              .arg(c->embed_norm ? tr(", then a LayerNorm") : QString());
+              .arg(c->embed_norm ? tr(", then a LayerNorm") : QString()) +
+          (rotary ? tr("; rotary positions turn the queries and keys inside attention instead")
+                  : QString());
       emb.action = QString::fromLatin1(action);
       add(parent, emb);
     };

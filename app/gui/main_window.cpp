@@ -43,6 +43,7 @@
 #include "answers_dialog.h"
 #include "apng.h"
 #include "arch/bundled.h"
+#include "attention_data.h"
 #include "attention_view.h"
 #include "base/error.h"
 #include "compute/backends.h"
@@ -60,6 +61,11 @@
 namespace attnviz::gui {
 
 namespace {
+
+// The head chooser's tooltip (a grouped-query model's adds the key/value head of the one chosen).
+QString headKeysTip() {
+  return MainWindow::tr("[ and ] move across heads, M toggles the mean of the heads");
+}
 
 // The application's organisation and name (main() sets "attnviz"; the tests their own).
 QSettings appSettings() {
@@ -321,7 +327,7 @@ QWidget* MainWindow::buildSelectionBar() {
   l->addWidget(new QLabel(tr("Head:"), bar));
   head_combo_ = new QComboBox(bar);
   head_combo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "Mean of heads" unclipped
-  head_combo_->setToolTip(tr("[ and ] move across heads, M toggles the mean of the heads"));
+  head_combo_->setToolTip(headKeysTip());
   l->addWidget(head_combo_);
   batch_label_ = new QLabel(tr("Sentence:"), bar);
   batch_combo_ = new QComboBox(bar);
@@ -788,7 +794,12 @@ void MainWindow::onModelChanged() {
     const QSignalBlocker b(head_combo_);
     head_combo_->clear();
     head_combo_->addItem(tr("Mean of heads"));
-    for (int h = 0; h < c.n_heads; ++h) head_combo_->addItem(tr("Head %1").arg(h + 1));
+    for (int h = 0; h < c.n_heads; ++h) {
+      head_combo_->addItem(tr("Head %1").arg(h + 1));
+      // Grouped-query attention: the key/value head it reads, on the list's items.
+      if (const QString kv = kvHeadText(c, h); !kv.isEmpty())
+        head_combo_->setItemData(h + 1, kv, Qt::ToolTipRole);
+    }
   }
   QStringList examples;
   for (const auto& ex : c.examples) {
@@ -954,6 +965,10 @@ void MainWindow::onSelectionChanged() {
   }
   layer_combo_->setCurrentIndex(s.layer);
   head_combo_->setCurrentIndex(s.head + 1);
+  {
+    const QString kv = state_->model() ? kvHeadText(state_->model()->config(), s.head) : QString();
+    head_combo_->setToolTip(headKeysTip() + (kv.isEmpty() ? QString() : QStringLiteral("\n") + kv));
+  }
   if (batch_combo_->count() > s.batch) batch_combo_->setCurrentIndex(s.batch);
   // Follow in the structure panel.
   QModelIndex idx = structure_->find(s.kind, s.layer, s.head);
