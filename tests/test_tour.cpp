@@ -28,9 +28,11 @@
 
 #include "arch/bundled.h"
 #include "attention_data.h"
+#include "compute/cpu_backend.h"
 #include "decoding_view.h"
 #include "fonts.h"
 #include "gui_fixture.h"
+#include "llama_shaped.h"
 #include "main_window.h"
 #include "masks_view.h"
 #include "positional_view.h"
@@ -581,6 +583,16 @@ void TourTest::guideImagesAreCurrent() {
   w->state()->setKind(AttentionKind::EncoderSelf);
   w->state()->setBatchIndex(1);
   images.emplace_back(QStringLiteral("padding"), guideShot(*w));
+  // Rotary positions: the Positional encoding view of a Llama-shaped model (test_model_parts').
+  QVERIFY(w->engine()->waitUntilIdle(60000));
+  QVERIFY(w->engine()->setModel(
+      std::make_shared<Model>(llamaShaped(RopeLayout::Interleaved), makeCpuBackend(2)),
+      QStringLiteral("llama-shaped")));
+  w->sourceEdit()->setText(QStringLiteral("the cat sat on the mat"));
+  QTest::mouseClick(w->runButton(), Qt::LeftButton);
+  QVERIFY(w->engine()->waitUntilIdle(60000));
+  w->setCurrentView(QStringLiteral("positional"));
+  images.emplace_back(QStringLiteral("positional-rotary"), guideShot(*w));
 
   const bool update = qEnvironmentVariableIntValue("ATTNVIZ_UPDATE_GUIDE_IMAGES") == 1;
   QStringList stale;
