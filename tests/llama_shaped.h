@@ -1,11 +1,15 @@
-// A Llama-shaped model for the suites that need one (test_model_parts, test_teaching): the parts
-// modern models are made of on a small test model's weights.
+// A Llama-shaped model for the suites that need one (test_model_parts, test_teaching, test_tour):
+// the parts modern models are made of on a small test model's weights; and rotary positions written
+// from their definition, for the tests to compare with.
 #pragma once
 
+#include <QtTest/QtTest>
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "arch/weights.h"
 
@@ -56,6 +60,29 @@ inline std::shared_ptr<LoadedModel> llamaShaped(RopeLayout layout) {
   }
   rms(st.final_norm);
   return m;
+}
+
+// x [d_head] turned by rotary positions at `pos`, in double from the definition: pair i —
+// (x[2i], x[2i+1]) interleaved, (x[i], x[i + d_head/2]) in halves — by pos · θ^(−2i/d_head).
+inline std::vector<double> rotatedByDefinition(const std::vector<double>& x, int pos, double theta,
+                                               RopeLayout layout) {
+  const int d = (int)x.size();
+  std::vector<double> r = x;
+  for (int i = 0; i < d / 2; ++i) {
+    const int a = layout == RopeLayout::Interleaved ? 2 * i : i;
+    const int b = layout == RopeLayout::Interleaved ? 2 * i + 1 : i + d / 2;
+    const double angle = pos * std::pow(theta, -2.0 * i / d);
+    r[(size_t)a] = x[(size_t)a] * std::cos(angle) - x[(size_t)b] * std::sin(angle);
+    r[(size_t)b] = x[(size_t)a] * std::sin(angle) + x[(size_t)b] * std::cos(angle);
+  }
+  return r;
+}
+
+// The two pair layouts as the rows of a data-driven test: column "layout", a RopeLayout as int.
+inline void addRopeLayoutRows() {
+  QTest::addColumn<int>("layout");
+  QTest::newRow("pairs interleaved (llama2.c)") << (int)RopeLayout::Interleaved;
+  QTest::newRow("pairs in halves (Hugging Face)") << (int)RopeLayout::Halves;
 }
 
 }  // namespace attnviz

@@ -148,11 +148,7 @@ class TestModelParts : public QObject {
     QVERIFY(std::abs(t.data[((size_t)5 + 3) * 4 + 1] - std::sin(3 * 0.1)) < 1e-6);
   }
 
-  void rotaryScoresDependOnTheOffsetOnly_data() {
-    QTest::addColumn<int>("layout");
-    QTest::newRow("pairs interleaved (llama2.c)") << (int)RopeLayout::Interleaved;
-    QTest::newRow("pairs in halves (Hugging Face)") << (int)RopeLayout::Halves;
-  }
+  void rotaryScoresDependOnTheOffsetOnly_data() { addRopeLayoutRows(); }
   // rotaryScores of a random vector against its rotation written here in double (so the layout
   // matters: the pairs' lengths differ), and every cell equal to the cell k down the diagonal.
   void rotaryScoresDependOnTheOffsetOnly() {
@@ -164,24 +160,15 @@ class TestModelParts : public QObject {
     std::vector<float> x((size_t)d);
     for (float& v : x) v = u(rng);
     const Tensor s = rotaryScores(len, d, (float)theta, (RopeLayout)layout, x);
+    const std::vector<double> xd(x.begin(), x.end());
     QCOMPARE(s.dim(0), int64_t(len));
     QCOMPARE(s.dim(1), int64_t(len));
-    auto turned = [&](int pos) {
-      std::vector<double> r(x.begin(), x.end());
-      for (int i = 0; i < d / 2; ++i) {
-        const int a = layout == (int)RopeLayout::Interleaved ? 2 * i : i;
-        const int b = layout == (int)RopeLayout::Interleaved ? 2 * i + 1 : i + d / 2;
-        const double angle = pos * std::pow(theta, -2.0 * i / d);
-        r[(size_t)a] = x[(size_t)a] * std::cos(angle) - x[(size_t)b] * std::sin(angle);
-        r[(size_t)b] = x[(size_t)a] * std::sin(angle) + x[(size_t)b] * std::cos(angle);
-      }
-      return r;
-    };
     double norm2 = 0;
     for (float v : x) norm2 += (double)v * v;
     for (int m = 0; m < len; ++m)
       for (int n = 0; n < len; ++n) {
-        const std::vector<double> qm = turned(m), kn = turned(n);
+        const std::vector<double> qm = rotatedByDefinition(xd, m, theta, (RopeLayout)layout);
+        const std::vector<double> kn = rotatedByDefinition(xd, n, theta, (RopeLayout)layout);
         double dot = 0;
         for (int c = 0; c < d; ++c) dot += qm[(size_t)c] * kn[(size_t)c];
         const float got = s.data[(size_t)m * len + n];
@@ -194,11 +181,7 @@ class TestModelParts : public QObject {
     QVERIFY(std::abs(s.data[0] - 1.0f) <= 1e-6);  // no offset: the vector with itself
   }
 
-  void forwardMatchesDefinitions_data() {
-    QTest::addColumn<int>("layout");
-    QTest::newRow("rotary pairs interleaved (llama2.c)") << (int)RopeLayout::Interleaved;
-    QTest::newRow("rotary pairs in halves (Hugging Face)") << (int)RopeLayout::Halves;
-  }
+  void forwardMatchesDefinitions_data() { addRopeLayoutRows(); }
   // Every probability (1e-5 absolute) and logit (1e-4 relative) of the pass against the plain
   // double forward; the decoder's probabilities rows sum to 1 and the masked cells are 0.
   void forwardMatchesDefinitions() {

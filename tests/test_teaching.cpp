@@ -98,18 +98,9 @@ std::unique_ptr<MainWindow> llamaWindow(RopeLayout layout, const QString& view) 
 // ⟨R(m)1, R(n)1⟩ / |1|² for the all-ones vector of d_head numbers, its pairs turned here in double
 // (pair i by pos · θ^(−2i/d_head)) as `layout` pairs them.
 double rotaryScoreOfOnes(int m, int n, int d, double theta, RopeLayout layout) {
-  auto turned = [&](int pos) {
-    std::vector<double> r((size_t)d, 1.0);
-    for (int i = 0; i < d / 2; ++i) {
-      const int a = layout == RopeLayout::Interleaved ? 2 * i : i;
-      const int b = layout == RopeLayout::Interleaved ? 2 * i + 1 : i + d / 2;
-      const double angle = pos * std::pow(theta, -2.0 * i / d);
-      r[(size_t)a] = std::cos(angle) - std::sin(angle);
-      r[(size_t)b] = std::sin(angle) + std::cos(angle);
-    }
-    return r;
-  };
-  const std::vector<double> q = turned(m), k = turned(n);
+  const std::vector<double> ones((size_t)d, 1.0);
+  const std::vector<double> q = rotatedByDefinition(ones, m, theta, layout);
+  const std::vector<double> k = rotatedByDefinition(ones, n, theta, layout);
   double dot = 0;
   for (int c = 0; c < d; ++c) dot += q[(size_t)c] * k[(size_t)c];
   return dot / d;
@@ -708,11 +699,7 @@ class TeachingTest : public QObject {
              qPrintable(w->viewOf<CellView>()->heatmap()->data().title));
   }
 
-  void rotaryPositionalView_data() {
-    QTest::addColumn<int>("layout");
-    QTest::newRow("interleaved") << (int)RopeLayout::Interleaved;
-    QTest::newRow("halves") << (int)RopeLayout::Halves;
-  }
+  void rotaryPositionalView_data() { addRopeLayoutRows(); }
 
   // Each pair's speed against the hand-computed 10000^(−2i/8) = 10^(−i); the score heatmap against
   // the all-ones vector turned here, the same along every diagonal; the offset curve its first
