@@ -232,8 +232,9 @@ class TestParity : public QObject {
   // Every sublayer's input and output, recorded: in the order computed — each stack's embeddings
   // first (their input the token rows of the weights × the scale, plus the segments'; their output
   // the first layer's input) — wired as the norm placement says (the residual add and the
-  // LayerNorm between consecutive entries), ending in the stack's output that the references
-  // check; recording changes nothing else.
+  // LayerNorm between consecutive entries), each attention sublayer's output its heads' context
+  // through W_O, each layer closed by its residual entry (the stream entering and leaving it),
+  // ending in the stack's output that the references check; recording changes nothing else.
   void activations() {
     QFETCH(QString, name);
     Case c = load(name);
@@ -283,7 +284,22 @@ class TestParity : public QObject {
             if (!(std::abs(got - want) <= 1e-6f * (1 + std::abs(want)))) return {};
           }
       Tensor stream = e.output;  // the residual stream entering the next sublayer
+      // An attention sublayer's output is its heads' context through W_O: context·W_Oᵀ + b_O.
+      auto throughWo = [&](const SublayerActivation& e, const LinearWeights& wo) {
+        const int C = cfg.valueWidth(), d = cfg.d_model;
+        if (e.context.shape != Shape{t.batch, len, C}) return false;
+        for (int64_t row = 0; row < (int64_t)t.batch * len; ++row)
+          for (int j = 0; j < d; ++j) {
+            double want = wo.bias.empty() ? 0.0 : wo.bias.data[j];
+            for (int k = 0; k < C; ++k)
+              want += (double)e.context.data[row * C + k] * wo.weight.data[(size_t)j * C + k];
+            if (!(std::abs(e.output.data[row * d + j] - want) <= 1e-4 * (1 + std::abs(want))))
+              return false;
+          }
+        return true;
+      };
       for (int l = 0; l < layers; ++l) {
+        const Tensor entering = stream;
         std::vector<std::pair<Sublayer, Sublayer>> subs = {
             {Sublayer::SelfAttention, Sublayer::NormSelf}};
         if (cross) subs.push_back({Sublayer::CrossAttention, Sublayer::NormCross});
@@ -310,7 +326,18 @@ class TestParity : public QObject {
             if (!close(b.input, sum(a.input, a.output), 1e-5f)) return {};
             stream = b.output;
           }
+          const SublayerActivation& f = a.sublayer == sub ? a : b;
+          if (sub != Sublayer::FeedForward &&
+              !throughWo(f, sub == Sublayer::SelfAttention ? w.layers[l].self_attn.out
+                                                           : w.layers[l].cross_attn.out))
+            return {};
         }
+        // The residual stream around the whole layer: what entered it and what leaves it.
+        if (at >= t.activations.size()) return {};
+        const SublayerActivation& r = t.activations[at++];
+        if (r.sublayer != Sublayer::Residual || r.side != side || r.layer != l ||
+            !close(r.input, entering, 1e-6f) || !close(r.output, stream, 1e-6f))
+          return {};
       }
       if (cfg.final_norm) {
         if (at >= t.activations.size()) return {};

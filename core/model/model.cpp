@@ -150,15 +150,19 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) 
   // The arena of one run over `rows` query rows and `keys` keys (Pass::floatsFor).
   const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * H;
   auto arena = [&](uint64_t rows, uint64_t keys) {
-    return mul({rows, 2 * d + A + Cw + F + per_key * keys + (o.keep_activations ? d : 0), 4});
+    return mul({rows,
+                2 * d + A + Cw + F + per_key * keys + (o.keep_activations ? std::max(d, Cw) : 0),
+                4});
   };
-  // Sublayer activations (keep_activations): an input and an output [B, len, d] per entry, four
-  // entries per encoder layer and six per decoder layer (four without cross-attention), and the
-  // embeddings' and the final norm's.
-  const uint64_t fin = (c.final_norm ? 1 : 0) + 1;
+  // Sublayer activations (keep_activations): an input and an output [B, len, d] per entry, five
+  // entries per encoder layer and seven per decoder layer (five without cross-attention), the
+  // residual's among them, and the embeddings' and the final norm's; and each attention
+  // sublayer's context [B, len, H·d_v].
+  const uint64_t fin = (c.final_norm ? 1 : 0) + 1, attn_dec = c.hasCross() ? 2 : 1;
   const uint64_t activations = o.keep_activations
-                                   ? sum({mul({Le * 4 + fin, b, s, d, 8}),
-                                          mul({Ld * (c.hasCross() ? 6 : 4) + fin, b, t, d, 8})})
+                                   ? sum({mul({Le * 5 + fin, b, s, d, 8}), mul({Le, b, s, Cw, 4}),
+                                          mul({Ld * (3 + 2 * attn_dec) + fin, b, t, d, 8}),
+                                          mul({Ld * attn_dec, b, t, Cw, 4})})
                                    : 0;
   const uint64_t trace = sum({mul({Le, block(s, s)}), mul({Ld, block(t, t)}),
                               c.hasCross() ? mul({Ld, block(t, s)}) : 0, activations});

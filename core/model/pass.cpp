@@ -77,16 +77,21 @@ void Pass::layers(float* x, const StackRun& r, int* done, int total) {
     residual(x, rows, L.norm_ffn, t ? &t->ffn : nullptr, r.dropout, l, Sublayer::FeedForward,
              Sublayer::NormFeedForward,
              [&](const float* in, float* out) { feedForward(in, out, rows, L, t, r.dropout); });
+    if (rec && rec->keepsActivations()) rec->residual(l, x, rows);
     ++*done;
     if (o.progress) o.progress(*done, total);
   }
   if (!c.final_norm) return;
-  // x ← N(x), the stack's final norm (pre-norm models)
+  // x ← N(x), the stack's final norm
   const bool keep = rec && rec->keepsActivations();
   float* in = r.tape ? r.tape->final_in : keep ? h : x;
   if (in != x) be.copy(x, in, (int64_t)rows * d);
-  norm(in, st.final_norm, x, rows, c.layer_norm_eps);
+  finalNorm(st, in, x, rows);
   if (keep) rec->sublayer(-1, Sublayer::FinalNorm, in, x, rows);
+}
+
+void Pass::finalNorm(const DeviceStack& st, const float* x, float* y, int rows) {
+  norm(x, st.final_norm, y, rows, c.layer_norm_eps);
 }
 
 template <class F>
@@ -144,6 +149,7 @@ void Pass::selfAttention(const float* in, float* out, const StackRun& r, int l,
   const HeadsView kv{kvs, (int64_t)s.cap * KV, KV};
   attend(r.self_kind, l, qv, kv, r.B, r.n, K, s.past, r.self_mask, *r.self_mask_host, t);
   linear(t ? t->ctx : ctx, W.out, out, r.B * r.n);  // out [rows, d] ← ctx·W_oᵀ
+  if (rec) rec->heads(ctx, r.B * r.n);
   if (rec) rec->futureScores(stored_q, kvs, s.cap, scores);
 }
 
@@ -158,6 +164,7 @@ void Pass::crossAttention(const float* in, float* out, const StackRun& r, int l,
   attend(AttentionKind::Cross, l, qv, kv, r.B, r.n, e.S, r.store.past == 0 ? 0 : e.S, r.cross_mask,
          *r.cross_mask_host, t);
   linear(t ? t->ctx : ctx, W.out, out, r.B * r.n);
+  if (rec) rec->heads(ctx, r.B * r.n);
   if (rec) rec->noFutureScores();
 }
 

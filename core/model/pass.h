@@ -76,6 +76,8 @@ class Pass : public Widths {
   // Every layer of a stack over x [B·n, d] (the embeddings on entry, the stack's output on
   // return), then the stack's final norm.
   void layers(float* x, const StackRun& r, int* done, int total);
+  // y [rows, d] ← the stack's final norm of x (config.final_norm; x may be y).
+  void finalNorm(const DeviceStack& st, const float* x, float* y, int rows);
   // The token head on x [rows, d] → logits [rows, V] (an arena region, or the tape's).
   float* tokenHead(const float* x, int rows, HeadTape* t = nullptr);
   // The class head on x [B, n, d] → class logits [B, C] (an arena region, or the tape's).

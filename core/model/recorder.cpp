@@ -1,18 +1,28 @@
 #include "model/recorder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 namespace attnviz {
 
+namespace {
+
+// The widest row an activation has: d_model, or an attention block's context H·d_v.
+int stageWidth(const ModelConfig& c) {
+  return std::max(c.d_model, c.valueWidth());
+}
+
+}  // namespace
+
 Recorder::Recorder(Backend& be, Arena& arena, const ModelConfig& c, const ForwardOptions& o,
                    int rows)
     : be_(be), a_(arena), c_(c), o_(o), host_(be.hostVisible()) {
-  if (o.keep_activations) stage_ = arena.floats((int64_t)rows * c.d_model);
+  if (o.keep_activations) stage_ = arena.floats((int64_t)rows * stageWidth(c));
 }
 
 uint64_t Recorder::floatsFor(const ModelConfig& c, const ForwardOptions& o, int rows) {
-  return o.keep_activations ? (uint64_t)rows * c.d_model : 0;
+  return o.keep_activations ? (uint64_t)rows * stageWidth(c) : 0;
 }
 
 void Recorder::begin(Side side, int B, int n, int past, RecordTo to) {
@@ -106,10 +116,9 @@ void Recorder::noFutureScores() {
   if (to_.future) to_.future->emplace_back();
 }
 
-Tensor Recorder::download(const float* p, int rows) {
-  const int d = c_.d_model;
-  Tensor t({B_, rows / B_, d});
-  be_.copy(p, stage_, (int64_t)rows * d);
+Tensor Recorder::download(const float* p, int rows, int width) {
+  Tensor t({B_, rows / B_, width});
+  be_.copy(p, stage_, (int64_t)rows * width);
   a_.get(stage_, t.ptr(), t.data.size() * sizeof(float));
   return t;
 }
@@ -120,8 +129,27 @@ void Recorder::sublayer(int layer, Sublayer s, const float* in, const float* out
   v.side = side_;
   v.layer = layer;
   v.sublayer = s;
-  v.input = download(in, rows);
-  v.output = download(out, rows);
+  v.input = download(in, rows, c_.d_model);
+  v.output = download(out, rows, c_.d_model);
+  if (s == Sublayer::SelfAttention || s == Sublayer::CrossAttention)
+    v.context = std::move(context_);
+  context_ = Tensor();
+  acts_->push_back(std::move(v));
+}
+
+void Recorder::heads(const float* ctx, int rows) {
+  if (acts_) context_ = download(ctx, rows, c_.valueWidth());
+}
+
+void Recorder::residual(int layer, const float* x, int rows) {
+  if (!acts_) return;
+  SublayerActivation v;
+  v.side = side_;
+  v.layer = layer;
+  v.sublayer = Sublayer::Residual;
+  v.input = std::move(stream_);
+  v.output = download(x, rows, c_.d_model);
+  stream_ = v.output;
   acts_->push_back(std::move(v));
 }
 
@@ -133,7 +161,8 @@ void Recorder::embedding(const int32_t* ids, const int32_t* segments, const floa
   v.side = side_;
   v.layer = -1;
   v.sublayer = Sublayer::Embedding;
-  v.output = download(x, rows);
+  v.output = download(x, rows, d);
+  stream_ = v.output;
   be_.embedding_forward(ids, tokens, nullptr, stage_, B_, rows / B_, d, 0, scale);
   if (segments && segment_table) be_.gather_add_forward(segments, segment_table, stage_, rows, d);
   v.input = Tensor({B_, rows / B_, d});

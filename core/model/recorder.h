@@ -53,15 +53,21 @@ class Recorder {
   void noFutureScores();
 
   bool keepsActivations() const { return acts_ != nullptr; }
-  // A sublayer's input and output [rows, d] (device) → [B, rows / B, d] on the host.
+  // A sublayer's input and output [rows, d] (device) → [B, rows / B, d] on the host; an attention
+  // sublayer's entry takes the context its heads() call kept.
   void sublayer(int layer, Sublayer s, const float* in, const float* out, int rows);
+  // An attention sublayer's heads' outputs before W_O, ctx [rows, H·d_v] (device).
+  void heads(const float* ctx, int rows);
+  // The residual stream x [rows, d] (device) leaving layer `layer`: a Residual entry whose input is
+  // the stream that entered it (the embeddings' output, or the previous layer's).
+  void residual(int layer, const float* x, int rows);
   // The embeddings' input — token rows × scale (+ segments), recomputed into the staging region
   // — and their output `x` (+ positions, then the embedding norm): the first layer's input.
   void embedding(const int32_t* ids, const int32_t* segments, const float* tokens,
                  const float* segment_table, float scale, const float* x, int rows);
 
  private:
-  Tensor download(const float* p, int rows);
+  Tensor download(const float* p, int rows, int width);
   void captureHeads(HeadsView view, int row0, int rows, int col0, int d, int view_heads,
                     HostVector<float>& out);
 
@@ -70,7 +76,9 @@ class Recorder {
   const ModelConfig& c_;
   const ForwardOptions& o_;
   const bool host_;
-  float* stage_ = nullptr;  // [rows, d]: activations on their way to the host
+  float* stage_ = nullptr;  // [rows, max(d, H·d_v)]: activations on their way to the host
+  Tensor context_;          // the heads' outputs of the attention sublayer being recorded
+  Tensor stream_;           // the residual stream entering the layer being recorded
   Side side_ = Side::Source;
   int B_ = 1, past_ = 0, n_ = 0;
   RecordTo to_;

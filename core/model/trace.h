@@ -100,8 +100,8 @@ struct AttentionBlock {
 // ForwardOptions::keep_activations, in the order computed. A sublayer's output is f(input) before
 // the residual add. Pre-norm: a Norm* entry is the LayerNorm before its sublayer (input: the
 // residual stream); post-norm: the add & norm after it (input: x + sublayer(x)). FinalNorm:
-// layer −1, the stack's final LayerNorm. (Embedding is not recorded: the views compute the
-// embeddings from the weights.)
+// layer −1, the stack's final LayerNorm. Residual: the residual stream around a whole layer —
+// what the logit lens (model/lens.h) reads.
 enum class Sublayer {
   Embedding,  // layer −1; input: token (+ segment) embeddings, output: the first layer's input
   SelfAttention,
@@ -111,6 +111,11 @@ enum class Sublayer {
   NormCross,
   NormFeedForward,
   FinalNorm,  // layer −1
+  // The residual stream around layer l; input: the stream entering the layer (the previous
+  // layer's output, or the embeddings'), output: the block's output, the stream leaving it —
+  // pre-norm x + f(N(x)) + …, post-norm already normed by the layer's last add & norm. The stack's
+  // final norm is not in it (FinalNorm).
+  Residual,
 };
 struct SublayerActivation {
   Side side = Side::Source;  // Source: the encoder stack; Target: the decoder stack
@@ -118,6 +123,10 @@ struct SublayerActivation {
   Sublayer sublayer = Sublayer::Embedding;
   Tensor input;   // [batch, len, d_model]
   Tensor output;  // [batch, len, d_model]
+  // Attention sublayers: every head's output before the output projection, the context
+  // softmax(…)·V with the heads switched off as the pass ran [batch, len, H·d_v] (head h: columns
+  // [h·d_v, (h + 1)·d_v)); the sublayer's output is context·W_Oᵀ + b_O. Empty otherwise.
+  Tensor context;
 };
 
 // New decoder positions [q0, q0 + n) computed by a decoding step, to append to a trace: for each
