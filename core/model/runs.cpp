@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/error.h"
 #include "model/pass.h"
 
 namespace attnviz {
@@ -246,6 +247,27 @@ void runEncoderHeads(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
     tr->class_logits = Tensor({B, C});
     arena.get(class_logits, tr->class_logits.ptr(), tr->class_logits.data.size() * sizeof(float));
   }
+}
+
+Tensor runTokenHead(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const Tensor& x,
+                    Side stack) {
+  const int B = (int)x.dim(0), n = (int)x.dim(1), rows = B * n, d = c.d_model;
+  const int V = dw.head.projection.out;
+  if (c.tokenHead() == TokenHead::None || x.dim(2) != d)
+    throw Error(ErrorKind::BadInput, "the model has no token head to read a residual stream with");
+  ForwardOptions o;
+  o.record = false;
+  Arena arena(be, Arena::size(Pass::floatsFor(c, o, rows, 1) + headFloats(c, B, rows, V, 0) +
+                                  (uint64_t)rows * d,
+                              0, Pass::kRegions + 3));
+  Pass P(be, c, dw, o, arena, nullptr, rows, 1);
+  float* h = arena.floats((int64_t)rows * d);
+  arena.put(h, x.data);
+  if (c.final_norm) P.finalNorm(stack == Side::Source ? dw.enc : dw.dec, h, h, rows);
+  const float* logits = P.tokenHead(h, rows);
+  Tensor out({B, n, V});
+  arena.get(logits, out.ptr(), out.data.size() * sizeof(float));
+  return out;
 }
 
 }  // namespace attnviz

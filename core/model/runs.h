@@ -38,4 +38,11 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
 void runEncoderHeads(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const float* x,
                      int B, int S, const ForwardOptions& o, Trace* tr, Tape* tape = nullptr);
 
+// What the pass does after a stack's last layer, on any residual stream of that stack: the stack's
+// final norm (when the config has one) and the token head, over x [B, n, d] (host) → logits
+// [B, n, V]. The same ops and weights as the pass, so the stream leaving the last layer gives the
+// pass's own logits, bit for bit. The logit lens (model/lens.h) runs it on every layer's stream.
+Tensor runTokenHead(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const Tensor& x,
+                    Side stack);
+
 }  // namespace attnviz
