@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/safe_text.h"
 #include "compute/backends.h"
+#include "model/decoding.h"
 #include "text/token_display.h"
 #include "text/vocab.h"
 #include "text/vocab_files.h"
@@ -201,6 +202,38 @@ std::vector<int> targetIds(const Model& m, const InputArgs& a) {
 std::vector<int> segmentIds(const Model& m, const InputArgs& a) {
   if (!a.segment_ids) return {};
   return parseIdList(*a.segment_ids, std::max(m.config().n_segments, 1), "--segment-ids");
+}
+
+Inputs passInputs(const Model& m, const InputArgs& a, const MaskOptions& masks,
+                  int max_new_tokens) {
+  const ModelConfig& c = m.config();
+  Inputs in;
+  const std::vector<int> src = sourceIds(m, a);
+  if (c.hasEncoder()) {
+    in.src = {src};
+    const std::vector<int> seg = segmentIds(m, a);
+    if (!seg.empty()) in.segments = {seg};
+  }
+  std::vector<int> tgt = targetIds(m, a);
+  if (c.hasCross() && tgt.empty()) {
+    // No target given: greedy-decode it (without a trace, with the same masks), for one
+    // teacher-forced pass over what it decoded — the trace the decoding computed, at the size the
+    // pass's memory estimate counts.
+    DecodingSession::Options so;
+    so.masks = masks;
+    so.record = false;
+    so.max_new_tokens =
+        max_new_tokens > 0 ? max_new_tokens : tutorialMaxNewTokens(c, (int)src.size());
+    DecodingSession s(m, src, {}, so);
+    s.runToEnd();
+    tgt = s.targetIds();
+  }
+  if (c.hasDecoder()) {
+    if (tgt.empty())
+      throw Error(ErrorKind::Usage, "give the input with --tgt \"…\" or --tgt-ids 1,2,3");
+    in.tgt = {tgt};
+  }
+  return in;
 }
 
 void addKeepGoing(CLI::App* cmd, bool& keep_going) {

@@ -57,6 +57,10 @@ std::vector<int> sourceIds(const Model& m, const InputArgs& a);
 // (after the start token); empty when neither is given.
 std::vector<int> targetIds(const Model& m, const InputArgs& a);
 std::vector<int> segmentIds(const Model& m, const InputArgs& a);
+// One sentence's inputs for a pass (run, lens, contributions): the source (and segments) and the
+// target; an encoder-decoder given no target greedy-decodes one first, with `masks`, at most
+// `max_new_tokens` tokens (0: the tutorial's rule, tutorialMaxNewTokens).
+Inputs passInputs(const Model& m, const InputArgs& a, const MaskOptions& masks, int max_new_tokens);
 
 // --keep-going: non-finite values are reported as a warning instead of an error.
 void addKeepGoing(CLI::App* cmd, bool& keep_going);

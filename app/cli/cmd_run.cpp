@@ -10,7 +10,6 @@
 #include "base/error.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "model/decoding.h"
 #include "model/finite_scan.h"
 #include "model/trace_dump.h"
 
@@ -39,36 +38,11 @@ int argmaxRow(const float* row, int n) {
 int runRun(const RunArgs& a) {
   Model m(openModel(a.model), openBackend(a.model));
   const ModelConfig& c = m.config();
-  Inputs in;
-  const std::vector<int> src = sourceIds(m, a.input);
-  if (c.hasEncoder()) {
-    in.src = {src};
-    const std::vector<int> seg = segmentIds(m, a.input);
-    if (!seg.empty()) in.segments = {seg};
-  }
   ForwardOptions o;
   o.keep_qkv = a.qkv;
   o.masks.src_padding = o.masks.tgt_padding = !a.no_padding_mask;
   o.masks.subsequent = !a.no_subsequent_mask;
-  std::vector<int> tgt = targetIds(m, a.input);
-  if (c.hasCross() && tgt.empty()) {
-    // No target given: greedy-decode it (without a trace, with the same masks), then one
-    // teacher-forced pass over what it decoded — the trace the decoding computed, at the size the
-    // pass's memory estimate counts.
-    DecodingSession::Options so;
-    so.masks = o.masks;
-    so.record = false;
-    so.max_new_tokens =
-        a.max_new_tokens > 0 ? a.max_new_tokens : tutorialMaxNewTokens(c, (int)src.size());
-    DecodingSession s(m, src, {}, so);
-    s.runToEnd();
-    tgt = s.targetIds();
-  }
-  if (c.hasDecoder()) {
-    if (tgt.empty())
-      throw Error(ErrorKind::Usage, "give the input with --tgt \"…\" or --tgt-ids 1,2,3");
-    in.tgt = {tgt};
-  }
+  const Inputs in = passInputs(m, a.input, o.masks, a.max_new_tokens);
   const Trace t = m.forward(in, o);
   // NaN and infinities anywhere stop here (unless --keep-going): nothing is printed as if fine.
   if (const NonFiniteReport r = scanTrace(t); !r.empty())

@@ -20,6 +20,8 @@ struct Command {
 Command addInfoCommand(CLI::App& cli);
 Command addRunCommand(CLI::App& cli);
 Command addDecodeCommand(CLI::App& cli);
+Command addLensCommand(CLI::App& cli);
+Command addContributionsCommand(CLI::App& cli);
 Command addBenchCommand(CLI::App& cli);
 Command addTrainCommand(CLI::App& cli);
 Command addModelsCommand(CLI::App& cli);

@@ -11,12 +11,21 @@ namespace attnviz {
 
 namespace {
 
-void writeTraceFiles(const Trace& tr, const std::string& dir) {
+void makeFolder(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error(ErrorKind::Io, dir + ": cannot create the folder (" + ec.message() + ")");
   if (!std::filesystem::is_directory(dir, ec))
-    throw Error(ErrorKind::Io, dir + ": cannot write the trace there: not a folder");
+    throw Error(ErrorKind::Io, dir + ": cannot write there: not a folder");
+}
+
+std::string jsonText(const nlohmann::json& j) {
+  // Token strings that are not UTF-8 are written with U+FFFD, never as a throw mid-dump.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+void writeTraceFiles(const Trace& tr, const std::string& dir) {
+  makeFolder(dir);
   const bool single = tr.batch == 1;
   auto shape = [&](Shape s) {
     if (!single) s.insert(s.begin(), tr.batch);
@@ -96,13 +105,92 @@ void writeTraceFiles(const Trace& tr, const std::string& dir) {
     j["tgt_tokens"] = tr.tgt_tokens;
   }
   j["backend"] = tr.backend;
-  // Token strings that are not UTF-8 are written with U+FFFD, never as a throw mid-dump.
-  files.add(dir + "/tokens.json")
-      .write(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  files.add(dir + "/tokens.json").write(jsonText(j));
+  files.commitAll();
+}
+
+const char* partKindName(LogitPart::Kind k) {
+  switch (k) {
+    case LogitPart::Kind::TokenEmbedding:
+      return "token_embedding";
+    case LogitPart::Kind::Positions:
+      return "positions";
+    case LogitPart::Kind::Embeddings:
+      return "embeddings";
+    case LogitPart::Kind::Head:
+      return "head";
+    case LogitPart::Kind::FeedForward:
+      return "feed_forward";
+    case LogitPart::Kind::Bias:
+      return "bias";
+  }
+  return "?";
+}
+
+void writeLensFiles(const LogitLens& lens, const std::vector<std::string>& inputs,
+                    const Vocabulary& out, const Contributions* c, const std::string& dir) {
+  makeFolder(dir);
+  AtomicFileSet files;
+  auto npy = [&](const std::string& name, const std::vector<float>& v, const Shape& s) {
+    AtomicFile& f = files.add(dir + "/" + name);
+    f.write(npyPreamble("<f4", s));
+    f.write(v.data(), v.size() * sizeof(float));
+  };
+  npy("lens_top_probs.npy", lens.top_probs, {lens.rows, lens.positions, lens.top_k});
+  npy("lens_target_probs.npy", lens.target_probs, {lens.rows, lens.positions});
+  if (!lens.logits.empty()) npy("lens_logits.npy", lens.logits.data, lens.logits.shape);
+  auto tokens = [&](const std::vector<int>& ids) {
+    std::vector<std::string> t;
+    for (int id : ids) t.push_back(out.token(id));
+    return t;
+  };
+  nlohmann::json j;
+  j["reading"] = lens.reading;
+  j["rows"] = lens.row_names;
+  j["input_tokens"] = inputs;
+  j["targets"] = lens.targets;
+  j["target_tokens"] = tokens(lens.targets);
+  j["top_k"] = lens.top_k;
+  j["top_ids"] = lens.top_ids;  // [rows, positions, top_k] flat
+  j["top_tokens"] = tokens(lens.top_ids);
+  j["target_ranks"] = lens.target_ranks;  // [rows, positions] flat
+  files.add(dir + "/lens.json").write(jsonText(j));
+  if (c) {
+    nlohmann::json k;
+    k["position"] = c->position;
+    k["token"] = c->token;
+    k["token_string"] = out.token(c->token);
+    if (c->versus >= 0) {
+      k["versus"] = c->versus;
+      k["versus_string"] = out.token(c->versus);
+    }
+    k["logit"] = c->logit;
+    k["sum_of_parts"] = c->total;
+    k["frozen_scale"] = c->scale;
+    k["norm"] = c->norm;
+    for (const LogitPart& p : c->parts)
+      k["parts"].push_back(
+          {{"name", p.name},
+           {"kind", partKindName(p.kind)},
+           {"attention", p.kind == LogitPart::Kind::Head ? attentionKindName(p.attention) : ""},
+           {"layer", p.layer},
+           {"head", p.head},
+           {"value", p.value}});
+    files.add(dir + "/contributions.json").write(jsonText(k));
+  }
   files.commitAll();
 }
 
 }  // namespace
+
+void dumpLens(const LogitLens& lens, const std::vector<std::string>& inputs, const Vocabulary& out,
+              const Contributions* contributions, const std::string& dir) {
+  try {
+    writeLensFiles(lens, inputs, out, contributions, dir);
+  } catch (const Error& e) {
+    throw Error(e.kind(), "the lens was not written to " + dir + ": " + e.what());
+  }
+}
 
 void dumpTrace(const Trace& tr, const std::string& dir) {
   try {

@@ -1,10 +1,13 @@
 // The CLI's `run --dump` and the GUI's NumPy export: a trace written as .npy files and
-// tokens.json (docs/formats.md "Dumps").
+// tokens.json (docs/formats.md "Dumps"); the logit lens and the direct contributions as .npy and
+// JSON (`lens --dump`).
 #pragma once
 
 #include <string>
 
+#include "model/lens.h"
 #include "model/trace.h"
+#include "text/vocab.h"
 
 namespace attnviz {
 
@@ -14,5 +17,13 @@ namespace attnviz {
 // model has) and tokens.json into `dir` (created if missing). A batch of one drops the batch
 // axis; a batch adds a leading one. Throws Error(Io).
 void dumpTrace(const Trace& trace, const std::string& dir);
+
+// Writes lens_top_probs.npy [rows, n, k], lens_target_probs.npy [rows, n], lens_logits.npy
+// [rows, n, V] (when kept) and lens.json (the reading, row names, input tokens, targets, top ids
+// and tokens, target ranks; `out` is the output vocabulary), and with `contributions`
+// contributions.json (the logit, the sum, the frozen scale, every part) into `dir`. Throws
+// Error(Io).
+void dumpLens(const LogitLens& lens, const std::vector<std::string>& inputs, const Vocabulary& out,
+              const Contributions* contributions, const std::string& dir);
 
 }  // namespace attnviz
