@@ -1,6 +1,7 @@
 """Write PyTorch references for the logit lens and the direct logit contributions (core/model/lens.h,
 tests/test_lens.cpp), for an encoder-decoder (PyTorch's translation tutorial on nn.Transformer, pre-norm
-and post-norm), decoder-only models (nanoGPT with its tied lm_head; the wq-tutorial GPTModel, post-norm)
+and post-norm), decoder-only models (nanoGPT with its tied lm_head; llama2.c: RMSNorm, rotary, grouped-query attention,
+SwiGLU; the wq-tutorial GPTModel, post-norm)
 and an encoder-only masked LM (the wq-tutorial BertModel and its MLM head).
 
 For every case this writes the model (CASE.safetensors, or nanoGPT's CASE/out/ckpt.pt as train.py saves
@@ -12,8 +13,9 @@ it) and CASE.lens.safetensors:
                               modules, the last row checked equal to the model's logits
   cI.self, cI.cross [L, H]    direct contribution of every head (its context slice through its slice of
                               W_O), cI.ffn [L] of every feed-forward block without its bias,
-                              cI.token_embedding, cI.positions, cI.logit (the model's own) [1] -- for the
-                              pre-norm cases, with the final LayerNorm's 1/sigma frozen at the input
+                              cI.token_embedding, cI.positions (none with rotary positions), cI.logit
+                              (the model's own) [1] -- for the pre-norm cases, with the final
+                              LayerNorm's (RMSNorm's) 1/sigma frozen at the input
 __metadata__: "inputs" (the batch), "model" (the file), "contributions" [{sentence, position, token,
 versus}] (token: the argmax at that position; versus: the runner-up or -1).
 
@@ -48,23 +50,26 @@ def _heads_out(ctx, w_o, H):
     return torch.stack([ctx[..., h * dv:(h + 1) * dv] @ w_o[:, h * dv:(h + 1) * dv].T for h in range(H)], -2)
 
 
-def _contribution(spec, pieces, final_stream, gamma, beta, eps, w_u, b_u, logits):
+def _contribution(spec, pieces, final_stream, gamma, beta, eps, w_u, b_u, logits, rms=False):
     """The parts of logit[token] (- logit[versus]) at (sentence, position), float64; returns the tensors
-    of case entry cI and checks that they and the biases add up to the model's logit."""
+    of case entry cI and checks that they and the biases add up to the model's logit. rms: the final
+    norm is an RMSNorm (no centering, sigma the root mean square)."""
     b, i, t, v = spec["sentence"], spec["position"], spec["token"], spec["versus"]
     u = w_u[t].double() - (w_u[v].double() if v >= 0 else 0)
     x = final_stream[b, i].double()
-    sigma = torch.sqrt(x.var(unbiased=False) + eps)
+    sigma = torch.sqrt((x.pow(2).mean() if rms else x.var(unbiased=False)) + eps)
     g = u * gamma.double() / sigma
-    g = g - g.mean()
+    if not rms:
+        g = g - g.mean()
 
     def part(vec):
         return float(g @ vec[b, i].double())
 
     out = {"self": torch.tensor([[part(h) for h in layer] for layer in pieces["self"]]),
            "ffn": torch.tensor([part(f) for f in pieces["ffn"]]),
-           "token_embedding": torch.tensor([part(pieces["token_embedding"])]),
-           "positions": torch.tensor([part(pieces["positions"])])}
+           "token_embedding": torch.tensor([part(pieces["token_embedding"])])}
+    if pieces.get("positions") is not None:
+        out["positions"] = torch.tensor([part(pieces["positions"])])
     if pieces.get("cross"):
         out["cross"] = torch.tensor([[part(h) for h in layer] for layer in pieces["cross"]])
     biases = float(u @ beta.double()) if beta is not None else 0.0
@@ -238,6 +243,46 @@ def nanogpt(out, case):
         _write(out, case, rows, logits, meta, contributions)
 
 
+# ---- llama2.c (tutorial_models.Llama2c): RMSNorm, rotary positions, grouped-query attention, SwiGLU,
+# no biases, output tied to the token table ----
+def llama2c(out, case):
+    args = dict(dim=32, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=48, multiple_of=16,
+                max_seq_len=32, dropout=0.0)
+    model = tm.init_peaked_(tm.Llama2c(args), 26)
+    model.eval()
+    os.makedirs(os.path.join(out, case, "out"), exist_ok=True)
+    torch.save({"model": model.state_dict(), "model_args": args, "iter_num": 0},
+               os.path.join(out, case, "out", "ckpt.pt"))
+    ids = [[1, 40, 7, 22, 13, 30, 5, 9, 44], [1, 3, 18, 18, 27, 2, 35, 11, 6]]
+    idx = torch.tensor(ids)
+    captured = {}
+    hooks = []
+    for n, layer in enumerate(model.layers):
+        hooks.append(layer.register_forward_hook(lambda m, i, o, n=n: captured.__setitem__(("x", n), o)))
+        hooks.append(layer.attention.wo.register_forward_pre_hook(
+            lambda m, i, n=n: captured.__setitem__(("ctx", n), i[0])))
+        hooks.append(layer.feed_forward.w2.register_forward_hook(
+            lambda m, i, o, n=n: captured.__setitem__(("ffn", n), o)))
+    with torch.no_grad():
+        logits, _ = model(idx)
+        for h in hooks:
+            h.remove()
+        tok = model.tok_embeddings(idx)
+        streams = [tok] + [captured[("x", n)] for n in range(args["n_layers"])]
+        rows = [model.output(model.norm(s)) for s in streams]
+        pieces = {"self": [], "ffn": [], "biases": [], "token_embedding": tok, "positions": None}
+        for n, layer in enumerate(model.layers):
+            heads = _heads_out(captured[("ctx", n)], layer.attention.wo.weight, args["n_heads"])
+            pieces["self"].append([heads[:, :, h] for h in range(args["n_heads"])])
+            pieces["ffn"].append(captured[("ffn", n)])
+        meta = {"inputs": {"tgt_ids": ids}, "model": case + "/out/ckpt.pt",
+                "contributions": _specs(logits, ids, -1)}
+        contributions = [_contribution(s, pieces, streams[-1], model.norm.weight, None, model.norm.eps,
+                                       model.output.weight, None, logits, rms=True)
+                         for s in meta["contributions"]]
+        _write(out, case, rows, logits, meta, contributions)
+
+
 # ---- the wq-tutorial models (post-norm: LayerNorm inside each sublayer) ----
 def _stream_hooks(layers):
     captured = []
@@ -276,8 +321,8 @@ def bert003(out, case):
         _write(out, case, rows, logits, {"inputs": inputs, "model": case + ".safetensors"})
 
 
-CASES = {"torch_pre": torch_seq2seq, "torch_post": torch_seq2seq, "nanogpt": nanogpt, "gpt003": gpt003,
-         "bert003": bert003}
+CASES = {"torch_pre": torch_seq2seq, "torch_post": torch_seq2seq, "nanogpt": nanogpt, "llama2c": llama2c,
+         "gpt003": gpt003, "bert003": bert003}
 
 
 def main():
