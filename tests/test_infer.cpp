@@ -305,6 +305,16 @@ class TestInfer : public QObject {
              refused->what());
     LoadOptions o;
     o.supplied.names_map = map;
+    // Without the heads: asked, the guess naming the map's descriptor, which the error keeps alive
+    // (the GUI's dialog reads it after inferConfig has returned).
+    try {
+      loadModel(path, o);
+      QFAIL("opened without the heads");
+    } catch (const MissingInfoError& e) {
+      QVERIFY(e.inference.guess.own && e.inference.guess.spec == e.inference.guess.own.get());
+      QCOMPARE(e.inference.guess.summary(), std::string("custom Model"));
+      QCOMPARE(e.inference.missing.front().key, std::string("n_heads"));
+    }
     o.supplied.n_heads = 4;
     o.supplied.tgt_vocab = want->config.tgt_vocab;
     std::shared_ptr<const LoadedModel> got;

@@ -541,6 +541,7 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
   if (!supplied.names_map.is_null()) {
     custom = customArchitecture(supplied.names_map, "the names map");
     inf.guess.spec = custom.get();
+    inf.guess.own = custom;  // the Inference outlives this call (MissingInfoError, the dialog)
     inf.guess.prefix = familyPrefix(file, *custom);
     inf.guess.total = (int)file.tensors().size();
   } else if (supplied.family) {

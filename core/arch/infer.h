@@ -20,7 +20,10 @@ namespace attnviz {
 
 // An architecture of the table whose tensor names the file follows.
 struct FamilyGuess {
-  const ArchSpec* spec = nullptr;  // a table entry (or the user's own names)
+  const ArchSpec* spec = nullptr;  // a table entry (or the user's own names: `own`)
+  // The descriptor built from the user's names map, kept alive with the guess (and so with an
+  // Inference carried to the GUI's dialog); null for the table's entries.
+  std::shared_ptr<const ArchSpec> own;
   std::string prefix;              // stripped from every name ("module.", "_orig_mod."); "" = none
   int named = 0;                   // the file's tensors the descriptor explains
   int total = 0;                   // tensors in the file
