@@ -81,8 +81,15 @@ std::vector<std::string> missingRoles(const TensorSource& file, const std::strin
     bool found = false;
     for (Role r : g.roles) found = found || present(file, prefix, spec, g.part, r, 0);
     if (found) continue;
-    const auto names = spec.spellings(g.part, g.roles.front());
-    std::string role = roleName(g.roles.front());
+    // The role of the group the descriptor spells (nanoGPT's attention is attn_qkv, not attn_q).
+    Role shown = g.roles.front();
+    for (Role r : g.roles)
+      if (spec.has(g.part, r)) {
+        shown = r;
+        break;
+      }
+    const auto names = spec.spellings(g.part, shown);
+    std::string role = roleName(shown);
     if (g.part != Part::Head && spec.hasCross()) role = std::string(partName(g.part)) + " " + role;
     out.push_back(
         role + (names.empty() ? std::string() : " (" + expandName(names.front()->weight, 0) + ")"));
