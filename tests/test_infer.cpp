@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "arch/infer.h"
@@ -163,9 +164,24 @@ class TestInfer : public QObject {
     auto assumed = loadModel(bare, o);
     QCOMPARE(assumed->config.norm, NormPlacement::Post);
     QCOMPARE(assumed->config.activation, Activation::Relu);
-    bool noted = false;
-    for (const auto& n : assumed->notes) noted = noted || n.find("--norm pre") != std::string::npos;
-    QVERIFY(noted);
+    // What was assumed is data, for each front end to word (the CLI's --norm pre, the dialog's
+    // Norm placement): the value taken, the tutorial's alternative and what it means.
+    std::map<std::string, Assumed> taken;
+    for (const Assumed& a : assumed->assumed) taken[a.key] = a;
+    QCOMPARE(taken.size(), size_t(3));
+    QCOMPARE(taken["norm"].value, std::string("post"));
+    QVERIFY(!taken["norm"].given);
+    QCOMPARE(taken["norm"].otherwise.size(), size_t(1));
+    QCOMPARE(taken["norm"].otherwise[0].value, std::string("pre"));
+    QCOMPARE(taken["norm"].otherwise[0].meaning, std::string("norm_first=True"));
+    QCOMPARE(taken["activation"].value, std::string("relu"));
+    QCOMPARE(taken["activation"].otherwise[0].value, std::string("gelu"));
+    // The padding id, read off the vocabulary's <pad>: an id of both vocabularies.
+    QCOMPARE(taken["pad_id"].value, std::to_string(want->config.tgt_pad_id));
+    QCOMPARE(taken["pad_id"].id_end,
+             (int)std::min(want->config.src_vocab.size(), want->config.tgt_vocab.size()));
+    for (const auto& n : assumed->notes)
+      QVERIFY2(n.find("--") == std::string::npos, n.c_str());  // no front end's words
     Model b(assumed, makeCpuBackend());
     QVERIFY(b.forward(in).logits.data != ta.logits.data);
     o.supplied.norm = "pre";
@@ -173,6 +189,9 @@ class TestInfer : public QObject {
     auto got = loadModel(bare, o);
     QCOMPARE(got->config.norm, NormPlacement::Pre);
     QCOMPARE(got->config.activation, Activation::Gelu);
+    for (const Assumed& a : got->assumed)
+      if (a.key != "pad_id")
+        QVERIFY2(a.given && (a.value == "pre" || a.value == "gelu"), a.key.c_str());
     Model c(got, makeCpuBackend());
     QCOMPARE(c.forward(in).logits.data, ta.logits.data);
     // Remembered beside the file, read back with nothing else given.
@@ -198,7 +217,7 @@ class TestInfer : public QObject {
     QCOMPARE(err->kind(), ErrorKind::MissingInfo);
     const std::string m = err->what();
     for (const char* needle : {"nlp-tutorial Transformer", "d_model 32", "2 encoder layers",
-                               "n_heads", "1, 2, 4, 8, 16, 32", "bos_id", "eos_id", "--n-heads"})
+                               "n_heads", "1, 2, 4, 8, 16, 32", "bos_id", "eos_id"})
       QVERIFY2(m.find(needle) != std::string::npos,
                (std::string(needle) + " not in: " + m).c_str());
     // The error carries what was inferred, as inferWithAnswers tells it (the GUI's dialog starts
@@ -213,6 +232,18 @@ class TestInfer : public QObject {
       QCOMPARE(e.inference.missing.size(), again.missing.size());
       QVERIFY(!e.inference.missing.empty());
       QCOMPARE(e.inference.missing.front().key, again.missing.front().key);
+      // The ids asked are ids of the target vocabulary: the range is data too.
+      const int V = (int)e.inference.config["tgt_vocab"].size();
+      int ids = 0;
+      for (const Question& q : e.inference.missing)
+        if (q.key == "bos_id" || q.key == "eos_id") {
+          ++ids;
+          QCOMPARE(q.id_lowest, 0);
+          QCOMPARE(q.id_end, V);
+        }
+      QCOMPARE(ids, 2);
+      QVERIFY2(m.find("(0 to " + std::to_string(V - 1) + ")") != std::string::npos, m.c_str());
+      QVERIFY2(m.find("--") == std::string::npos, m.c_str());  // the CLI adds its options
     } catch (const Error& e) {
       QFAIL(e.what());
     }
@@ -298,11 +329,17 @@ class TestInfer : public QObject {
                 "ffn_up": "blk.{N}.up", "ffn_down": "blk.{N}.down", "ffn_norm": "blk.{N}.ln2",
                 "output": "head"},
       "ignore": ["sinusoid"]})");
-    // Without the map: refused, naming the closest architecture and what it lacks.
-    const auto refused = caught([&] { loadModel(path); });
-    QVERIFY(refused);
-    QVERIFY2(std::string(refused->what()).find("--names FILE.json") != std::string::npos,
-             refused->what());
+    // Without the map: refused as an UnknownNamesError, naming the closest architecture and what
+    // it lacks, in no front end's words (the CLI adds --names FILE.json, the GUI its menu entry).
+    try {
+      loadModel(path);
+      QFAIL("opened without its names map");
+    } catch (const UnknownNamesError& e) {
+      const std::string m = e.what();
+      QVERIFY2(m.find("follow none of the tutorials") != std::string::npos &&
+                   m.find("--") == std::string::npos,
+               e.what());
+    }
     LoadOptions o;
     o.supplied.names_map = map;
     // Without the heads: asked, the guess naming the map's descriptor, which the error keeps alive
@@ -353,13 +390,21 @@ class TestInfer : public QObject {
     }
     const std::string path = tmp("almost_gpt003.safetensors");
     writeSafetensors(path, renamed, {});
-    const auto err = caught([&] { loadModel(path); });
-    QVERIFY(err);
-    QCOMPARE(err->kind(), ErrorKind::BadConfig);
-    const std::string m = err->what();
-    QVERIFY2(m.find("Closest: wq-tutorial GPTModel") != std::string::npos &&
-                 m.find("attn_q (decoder.layers.0.dec_self_attn.WQ.weight)") != std::string::npos,
-             m.c_str());
+    try {
+      loadModel(path);
+      QFAIL("opened a file whose names follow no architecture");
+    } catch (const UnknownNamesError& e) {
+      QCOMPARE(e.kind(), ErrorKind::BadConfig);
+      const std::string m = e.what();
+      QVERIFY2(m.find("Closest: wq-tutorial GPTModel") != std::string::npos &&
+                   m.find("attn_q (decoder.layers.0.dec_self_attn.WQ.weight)") != std::string::npos,
+               m.c_str());
+      // The same as data, for the front ends.
+      QVERIFY(e.closest.spec);
+      QCOMPARE(e.closest.spec->summary(), std::string("wq-tutorial GPTModel"));
+      QCOMPARE(e.closest.missing_roles,
+               std::vector<std::string>{"attn_q (decoder.layers.0.dec_self_attn.WQ.weight)"});
+    }
   }
 
   // docs/formats.md holds the tables generated from the table of architectures, unchanged.

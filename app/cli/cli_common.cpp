@@ -1,5 +1,6 @@
 #include "cli_common.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "arch/bundled.h"
@@ -131,6 +132,40 @@ std::shared_ptr<const LoadedModel> openModel(const ModelArgs& a) {
   auto m = loadModel(path, lo);
   rememberIfAsked(a, m->path, lo);  // the model file itself (a folder's model.safetensors)
   for (const auto& w : m->warnings) std::cerr << "attnviz-cli: warning: " << safe(w) << "\n";
+  return m;
+}
+
+std::string optionFor(const std::string& key) {
+  std::string o = "--" + key;
+  std::replace(o.begin(), o.end(), '_', '-');
+  return o;
+}
+
+std::string changeOptions(const Assumed& a) {
+  std::string s;
+  for (const Alternative& alt : a.otherwise)
+    s += (s.empty() ? "" : "; ") + optionFor(a.key) + " " + alt.value + " for " + alt.meaning;
+  if (s.empty() && a.id_end > 0)
+    s = optionFor(a.key) + " ID (" + (a.id_lowest < 0 ? "-1 for none, or " : "") + "0 to " +
+        std::to_string(a.id_end - 1) + ")";
+  return s;
+}
+
+std::string commandLineMessage(const Error& e) {
+  std::string m = e.what();
+  if (const auto* missing = dynamic_cast<const MissingInfoError*>(&e)) {
+    std::string give, change;
+    for (const Question& q : missing->inference.missing)
+      give += (give.empty() ? "" : ", ") + optionFor(q.key);
+    for (const Assumed& a : missing->inference.assumed)
+      if (!a.given && !changeOptions(a).empty())
+        change += (change.empty() ? "" : "; ") + changeOptions(a);
+    if (!give.empty())
+      m += "\nGive " + give + " (or a config with --config FILE.json, docs/formats.md)";
+    if (!change.empty()) m += "\nAssumed, unless you give " + change;
+  }
+  if (dynamic_cast<const UnknownNamesError*>(&e))
+    m += ": give the map with --names FILE.json, or a config with --config FILE.json";
   return m;
 }
 

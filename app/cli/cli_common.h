@@ -40,6 +40,14 @@ LoadOptions loadOptions(const ModelArgs& a);
 void rememberIfAsked(const ModelArgs& a, const std::string& path, const LoadOptions& lo);
 // Loads the model (and remembers the answers when asked); its warnings go to stderr.
 std::shared_ptr<const LoadedModel> openModel(const ModelArgs& a);
+// The command line's words for what a file cannot tell (the core keeps it as data:
+// Inference::missing and ::assumed; the GUI words it as the fields of its dialog).
+std::string optionFor(const std::string& key);  // "n_heads" → "--n-heads"
+// How to change what was assumed: "--norm pre for norm_first=True", "--pad-id ID (0 to 27)".
+std::string changeOptions(const Assumed& a);
+// An error's message with the command line's advice: the options a MissingInfoError leaves to
+// give (and what was assumed), the --names map an UnknownNamesError asks for.
+std::string commandLineMessage(const Error& e);
 // The backend `name` ("cpu", "cuda") on `threads` threads (0: the backend's default, one per core);
 // a note on stderr when the backend cannot take the count.
 std::shared_ptr<Backend> openBackend(const std::string& name, int threads);

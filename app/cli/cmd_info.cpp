@@ -97,6 +97,9 @@ int runInfo(const ModelArgs& args) {
   if (c.examples.size() > kShownItems)
     std::cout << "example:      … and " << c.examples.size() - kShownItems << " more\n";
   for (const auto& n : lm->notes) std::cout << "note:         " << safe(n) << "\n";
+  for (const Assumed& a : lm->assumed)
+    if (!a.given && !changeOptions(a).empty())
+      std::cout << "otherwise:    " << safe(changeOptions(a)) << "\n";
   for (const auto& w : lm->warnings) std::cout << "warning:      " << safe(w) << "\n";
   return 0;
 }

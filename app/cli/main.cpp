@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "base/safe_text.h"
+#include "cli_common.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
     }
     return code;
   } catch (const attnviz::Error& e) {
-    error(e.what());
+    error(attnviz::cli::commandLineMessage(e).c_str());
     return e.kind() == attnviz::ErrorKind::Usage ? 2 : 1;
   } catch (const std::bad_alloc&) {
     error("out of memory");

@@ -13,6 +13,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
+#include <cstdlib>
 
 #include "base/error.h"
 #include "text/vocab_files.h"
@@ -21,13 +22,25 @@ namespace attnviz::gui {
 
 namespace {
 
-// The question's words for a person (the key is what the CLI option and the answers file say).
-QString questionLabel(const std::string& key) {
-  if (key == "n_heads") return QObject::tr("Attention heads:");
-  if (key == "bos_id") return QObject::tr("Start token's id:");
-  if (key == "eos_id") return QObject::tr("End token's id:");
-  if (key == "pad_id") return QObject::tr("Padding token's id:");
-  return QString::fromStdString(key) + QLatin1Char(':');
+// The GUI's words for what a file cannot tell (the core keeps it as data: the key is
+// UserSupplied's and the answers file's; the CLI says it as its options).
+QString settingName(const std::string& key) {
+  if (key == "n_heads") return QObject::tr("Attention heads");
+  if (key == "bos_id") return QObject::tr("Start token's id");
+  if (key == "eos_id") return QObject::tr("End token's id");
+  if (key == "pad_id") return QObject::tr("Padding token's id");
+  if (key == "norm") return QObject::tr("Norm placement");
+  if (key == "activation") return QObject::tr("Activation");
+  return QString::fromStdString(key);
+}
+
+// An alternative's meaning, for a choice's tooltip: "pre: norm_first=True".
+QString alternativesText(const std::vector<Alternative>& otherwise) {
+  QStringList lines;
+  for (const Alternative& alt : otherwise)
+    lines << QObject::tr("%1 for %2")
+                 .arg(QString::fromStdString(alt.value), QString::fromStdString(alt.meaning));
+  return lines.join(QLatin1Char('\n'));
 }
 
 }  // namespace
@@ -58,6 +71,20 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
   layout->addWidget(facts);
 
   auto* form = new QFormLayout;
+  // An id's field: unanswered ("choose…") one below the lowest id when `ask`, else the value
+  // proposed; checked against the vocabulary's size in updateOk.
+  auto idField = [&](const std::string& key, int lowest, int end, bool ask, int value) {
+    auto* spin = new QSpinBox(this);
+    spin->setRange(ask ? lowest - 1 : lowest, 1 << 24);
+    if (ask) spin->setSpecialValueText(tr("choose…"));  // shown at the minimum
+    spin->setValue(ask ? lowest - 1 : value);
+    QString range = end > 0 ? tr("0 to %1").arg(end - 1) : QString();
+    if (lowest < 0) range = tr("-1: the model has none; ") + range;
+    if (!range.isEmpty()) spin->setToolTip(range);
+    connect(spin, &QSpinBox::valueChanged, this, [this] { updateOk(); });
+    ids_[QString::fromStdString(key)] = {lowest, end, ask};
+    return spin;
+  };
   for (const Question& q : inference.missing) {
     const QString key = QString::fromStdString(q.key);
     QWidget* w = nullptr;
@@ -68,26 +95,23 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
       connect(combo, &QComboBox::currentIndexChanged, this, [this] { updateOk(); });
       w = combo;
     } else {
-      auto* spin = new QSpinBox(this);
-      spin->setRange(-2, 1 << 24);
-      spin->setSpecialValueText(tr("choose…"));  // shown at the minimum, -2
-      spin->setValue(-2);
-      spin->setToolTip(tr("-1: the model has none"));
-      connect(spin, &QSpinBox::valueChanged, this, [this] { updateOk(); });
-      w = spin;
+      w = idField(q.key, q.id_end > 0 ? q.id_lowest : -1, q.id_end, true, 0);
     }
     w->setObjectName(key);
     w->setToolTip(QString::fromStdString(q.why) +
                   (w->toolTip().isEmpty() ? QString() : QStringLiteral(" (") + w->toolTip() + ')'));
-    form->addRow(questionLabel(q.key), w);
+    form->addRow(settingName(q.key) + QLatin1Char(':'), w);
     fields_[key] = w;
   }
-  // Switches the names cannot tell (the descriptor's assumptions): not questions — the
-  // tutorial's choice is preselected (or the answer given before), the other one click away.
+  // What the names cannot tell and was taken as the tutorial has it (the norm's place, the
+  // activation, the padding id): not questions — the value taken is preselected (the answer given
+  // before, else the tutorial's), the other one a click away.
   const ArchDefaults& tutorial =
       inference.guess.spec ? inference.guess.spec->defaults : ArchDefaults{};
-  for (const Assumption& assumed : inference.assumptions) {
+  for (const Assumed& assumed : inference.assumed) {
     const QString hint = QString::fromStdString(assumed.hint);
+    const QString others = alternativesText(assumed.otherwise);
+    const QString tip = others.isEmpty() ? hint : hint + QStringLiteral("\n") + others;
     if (assumed.key == "norm") {
       const bool pre_default = tutorial.norm == NormPlacement::Pre;
       norm_ = new QComboBox(this);
@@ -98,11 +122,9 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
       norm_->addItem(tr("before each sublayer (pre-norm: norm_first=True)") +
                          (pre_default ? tr(", the default") : QString()),
                      QStringLiteral("pre"));
-      // As inferred: the answers given now and those remembered beside the file.
-      const std::string given = inference.config.value("norm", pre_default ? "pre" : "post");
-      norm_->setCurrentIndex(given == "pre" ? 1 : 0);
-      norm_->setToolTip(hint);
-      form->addRow(tr("LayerNorm:"), norm_);
+      norm_->setCurrentIndex(assumed.value == "pre" ? 1 : 0);
+      norm_->setToolTip(tip);
+      form->addRow(settingName(assumed.key) + QLatin1Char(':'), norm_);
     } else if (assumed.key == "activation") {
       activation_ = new QComboBox(this);
       activation_->setObjectName(QStringLiteral("activation"));
@@ -112,10 +134,18 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
             QString::fromLatin1(a) + (fallback == a ? tr(" (the default)") : QString()),
             QString::fromLatin1(a));
       activation_->setCurrentIndex(
-          std::max(0, activation_->findData(
-                          QString::fromStdString(inference.config.value("activation", fallback)))));
-      activation_->setToolTip(hint);
-      form->addRow(tr("Activation:"), activation_);
+          std::max(0, activation_->findData(QString::fromStdString(assumed.value))));
+      activation_->setToolTip(tip);
+      form->addRow(settingName(assumed.key) + QLatin1Char(':'), activation_);
+    } else if (assumed.key == "pad_id") {
+      const int proposed = std::atoi(assumed.value.c_str());
+      pad_ = idField(assumed.key, assumed.id_lowest, assumed.id_end, false, proposed);
+      pad_->setObjectName(QStringLiteral("pad_id"));
+      pad_->setToolTip(tip + QStringLiteral(" (") + pad_->toolTip() + QLatin1Char(')'));
+      pad_proposed_ = proposed;
+      pad_given_ = assumed.given;
+      form->addRow(settingName(assumed.key) + QLatin1Char(':'), pad_);
+      fields_[QStringLiteral("pad_id")] = pad_;
     }
   }
   auto vocabRow = [&](QLineEdit*& edit, const QString& label, const QString& tip) {
@@ -172,14 +202,37 @@ QWidget* AnswersDialog::field(const QString& key) const {
   return it == fields_.end() ? nullptr : it->second;
 }
 
+QString AnswersDialog::problem() const {
+  return problem_->isHidden() ? QString() : problem_->text();
+}
+
 void AnswersDialog::updateOk() {
   bool all = true;
+  QStringList problems;
   for (const auto& [key, w] : fields_) {
     if (auto* c = qobject_cast<QComboBox*>(w)) all &= c->currentData().toInt() > 0;
-    if (auto* s = qobject_cast<QSpinBox*>(w)) all &= s->value() >= -1;
+    auto* s = qobject_cast<QSpinBox*>(w);
+    auto range = ids_.find(key);
+    if (!s || range == ids_.end()) continue;
+    const IdRange& r = range->second;
+    if (r.asked && s->value() < r.lowest) {
+      all = false;  // not answered yet
+    } else if (r.end > 0 && s->value() >= r.end) {
+      all = false;
+      problems << tr("%1: %2 is not an id of the vocabulary of %3 tokens (0 to %4%5).")
+                      .arg(settingName(key.toStdString()))
+                      .arg(s->value())
+                      .arg(r.end)
+                      .arg(r.end - 1)
+                      .arg(r.lowest < 0 ? tr(", or -1 for none") : QString());
+    }
   }
+  problem_->setText(problems.join(QLatin1Char('\n')));
+  problem_->setVisible(!problems.isEmpty());
   ok_->setEnabled(all);
-  ok_->setToolTip(all ? QString() : tr("Every question above needs an answer"));
+  ok_->setToolTip(all                  ? QString()
+                  : problems.isEmpty() ? tr("Every question above needs an answer")
+                                       : problems.join(QLatin1Char('\n')));
 }
 
 void AnswersDialog::accept() {
@@ -189,7 +242,10 @@ void AnswersDialog::accept() {
     if (auto* c = qobject_cast<QComboBox*>(w)) v = c->currentData().toInt();
     if (auto* s = qobject_cast<QSpinBox*>(w)) v = s->value();
     if (key == QLatin1String("n_heads")) a.n_heads = v;
-    if (key == QLatin1String("pad_id")) a.pad_id = v;
+    // The padding id proposed and left as it is stays the inference's (a vocabulary given here
+    // may spell it elsewhere); one the user chose, or gave before, is the answer.
+    if (key == QLatin1String("pad_id") && (w != pad_ || pad_given_ || v != pad_proposed_))
+      a.pad_id = v;
     if (key == QLatin1String("bos_id")) a.bos_id = v;
     if (key == QLatin1String("eos_id")) a.eos_id = v;
   }

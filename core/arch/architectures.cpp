@@ -254,13 +254,14 @@ Names hfSeq2Seq(bool bart) {
 
 const Assumption kTorchNorm = {
     "norm",
-    "post-LayerNorm assumed (norm_first=False; the names cannot tell: give --norm pre for "
-    "norm_first=True)",
+    "post-LayerNorm assumed (norm_first=False; the names cannot tell)",
+    {{"pre", "norm_first=True"}},
     "Where nn.TransformerEncoderLayer / DecoderLayer put their LayerNorms: the weights are named "
     "the same either way. Look for norm_first in your training script."};
 const Assumption kTorchActivation = {
     "activation",
-    "ReLU assumed (the names cannot tell: give --activation gelu for activation=\"gelu\")",
+    "ReLU assumed (the names cannot tell)",
+    {{"gelu", "activation=\"gelu\""}},
     "The feed-forward's activation (nn.Transformer's activation=…): the weights do not show it"};
 
 // ---- the tutorials people train today ----
@@ -332,7 +333,8 @@ void addTutorials(std::vector<ArchSpec>& t) {
     a.assumptions = {
         {"activation",
          "exact GELU assumed (nn.GELU, nanoGPT since May 2023; its earlier new_gelu was the tanh "
-         "approximation: give --activation gelu_tanh)",
+         "approximation)",
+         {{"gelu_tanh", "a checkpoint of nanoGPT before May 2023 (new_gelu)"}},
          "nanoGPT's MLP uses nn.GELU() (exact) since May 2023; checkpoints of older code used "
          "new_gelu, the tanh approximation (gelu_tanh)"}};
     t.push_back(a);
@@ -349,8 +351,8 @@ void addTutorials(std::vector<ArchSpec>& t) {
     a.ignored = {"transformer.h.{N}.attn.bias"};
     a.assumptions = {
         {"activation",
-         "the tanh approximation of GELU assumed (minGPT's NewGELU; the names cannot tell: a "
-         "nanoGPT state_dict saved bare has nn.GELU: give --activation gelu)",
+         "the tanh approximation of GELU assumed (minGPT's NewGELU; the names cannot tell)",
+         {{"gelu", "a nanoGPT state_dict saved bare (nn.GELU)"}},
          "minGPT's NewGELU is the tanh approximation (gelu_tanh); nanoGPT since May 2023 uses "
          "the exact nn.GELU (gelu). The weights are named the same."}};
     t.push_back(a);

@@ -140,12 +140,20 @@ struct ArgKey {
   std::string value;  // Refused: the one value accepted (JSON text), e.g. "\"absolute\""
 };
 
-// A switch the tensor names cannot tell, assumed as the tutorial has it and asked in the dialog:
-// "norm" (post/pre) or "activation".
+// Another value of a setting than the one assumed, and what it means in the training script.
+struct Alternative {
+  std::string value;    // "pre", "gelu" (the setting's value, as UserSupplied takes it)
+  std::string meaning;  // "norm_first=True", "activation=\"gelu\""
+};
+
+// A switch the tensor names cannot tell, assumed as the tutorial has it: "norm" (post/pre) or
+// "activation". Data, not wording: each front end says how to change it in its own words (the
+// CLI as its option, the GUI as a field of its dialog).
 struct Assumption {
-  std::string key;   // "norm" or "activation"
-  std::string fact;  // what is assumed and how to say otherwise, for the notes
-  std::string hint;  // the dialog's tooltip: where to look in the training script
+  std::string key;                     // "norm" or "activation"
+  std::string fact;                    // what is assumed and why, for the notes
+  std::vector<Alternative> otherwise;  // the other values a user of the tutorial may have had
+  std::string hint;                    // where to look in the training script
 };
 
 // The special ids a descriptor's tutorial uses when neither the user nor the vocabulary says.

@@ -142,7 +142,14 @@ std::string architecturesMarkdown() {
     }
     if (!a.assumptions.empty()) {
       std::string s;
-      for (const Assumption& as : a.assumptions) s += (s.empty() ? "" : "; ") + as.fact;
+      for (const Assumption& as : a.assumptions) {
+        // The option's and the dialog's words are the front ends': here the setting's values.
+        std::string other;
+        for (const Alternative& alt : as.otherwise)
+          other +=
+              (other.empty() ? "" : ", ") + code(as.key + " " + alt.value) + " for " + alt.meaning;
+        s += (s.empty() ? "" : "; ") + as.fact + (other.empty() ? "" : " — " + other);
+      }
       o << "- the names cannot tell: " << s << "\n";
     }
     if (!a.decode.text.empty()) o << "- greedy decoding: " << a.decode.text << "\n";

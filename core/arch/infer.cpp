@@ -500,6 +500,9 @@ std::string Inference::explain() const {
           c += (i ? ", " : "") + std::to_string(q.choices[i]);
         s += " (one of " + c + (q.choices.size() > 16 ? ", …" : "") + ")";
       }
+      if (q.id_end > 0)
+        s += " (" + std::string(q.id_lowest < 0 ? "-1 for none, or " : "") + "0 to " +
+             std::to_string(q.id_end - 1) + ")";
     }
   }
   return s;
@@ -531,12 +534,12 @@ namespace {
         ", whose names match " + std::to_string(c.named) + " of its tensors" +
         (roles.empty() ? std::string() : " but not " + roles);
   }
-  throw Error(ErrorKind::BadConfig,
-              file.path() + ": the tensor names (" + sample +
-                  (file.tensors().size() > 4 ? ", …" : "") +
-                  ") follow none of the tutorials attnviz knows: " + known + closest +
-                  ". Name the roles of your own tensors with --names FILE.json (docs/formats.md "
-                  "\"Your own names\"), or give a config with --config FILE.json");
+  throw UnknownNamesError(file.path() + ": the tensor names (" + sample +
+                              (file.tensors().size() > 4 ? ", …" : "") +
+                              ") follow none of the tutorials attnviz knows: " + known + closest +
+                              ". A map of your own names to their roles opens it (docs/formats.md "
+                              "\"Your own names\"), and so does a config",
+                          c);
 }
 
 }  // namespace
@@ -805,11 +808,15 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
   // Switches the names cannot tell: assumed as the tutorial has them unless given.
   if (supplied.norm) c["norm"] = *supplied.norm;
   if (supplied.activation) c["activation"] = *supplied.activation;
-  inf.assumptions = spec.assumptions;
   for (const Assumption& a : spec.assumptions) {
-    const std::optional<std::string>& given = a.key == "norm" ? supplied.norm : supplied.activation;
+    const bool norm = a.key == "norm";
+    const std::optional<std::string>& given = norm ? supplied.norm : supplied.activation;
+    const std::string tutorial = norm ? (spec.defaults.norm == NormPlacement::Pre ? "pre" : "post")
+                                      : activationName(spec.defaults.activation);
+    inf.assumed.push_back(
+        {a.key, given.value_or(tutorial), given.has_value(), a.otherwise, a.hint, 0, 0});
     if (given)
-      fact(a.key == "norm" ? *given + "-LayerNorm (given)" : *given + " activation (given)");
+      fact(norm ? *given + "-LayerNorm (given)" : *given + " activation (given)");
     else
       fact(a.fact);
   }
@@ -827,16 +834,18 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
       c[dec ? "tgt_vocab" : "src_vocab"].get<std::vector<std::string>>();
   const bool real_vocab = dec ? !(supplied.tgt_vocab.empty() && (enc || supplied.src_vocab.empty()))
                               : !supplied.src_vocab.empty();
+  // How an id was decided: given, stated by the file, spelled in the vocabulary, the tutorial's.
+  enum class IdFrom { None, Given, Stated, Vocabulary, Tutorial };
   auto id = [&](const char* key, const std::optional<int>& given,
                 std::initializer_list<const char*> spellings, int tutorial_default,
                 const std::string& what, bool needed) {
     if (given) {
       c[key] = *given;
-      return;
+      return IdFrom::Given;
     }
     if (auto v = stated(key); v && *v >= 0) {
       c[key] = *v;
-      return;
+      return IdFrom::Stated;
     }
     if (real_vocab) {
       const int found = findToken(special, spellings);
@@ -844,23 +853,39 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
         c[key] = found;
         fact(std::string(key) + " " + std::to_string(found) + " (\"" + special[found] +
              "\" in the vocabulary)");
-        return;
+        return IdFrom::Vocabulary;
       }
     }
     if (tutorial_default >= 0) {
       c[key] = tutorial_default;
-      std::string option = key;
-      option.replace(option.find('_'), 1, "-");
-      fact(std::string(key) + " " + std::to_string(tutorial_default) + " (the tutorial's; give --" +
-           option + " otherwise)");
-      return;
+      fact(std::string(key) + " " + std::to_string(tutorial_default) + " (the tutorial's)");
+      return IdFrom::Tutorial;
     }
-    if (needed) inf.missing.push_back({key, what, {}});
+    // bos and eos are asked of an encoder-decoder only: an id of its target vocabulary.
+    if (needed) inf.missing.push_back({key, what, {}, 0, (int)special.size()});
+    return IdFrom::None;
   };
   const int V = (int)special.size();
   const SpecialIds& ids = spec.ids;
-  id("pad_id", supplied.pad_id, {"<pad>", "[PAD]", "P", "<blank>"}, ids.pad == -2 ? V - 1 : ids.pad,
-     "the padding token's id", false);
+  const IdFrom pad_from = id("pad_id", supplied.pad_id, {"<pad>", "[PAD]", "P", "<blank>"},
+                             ids.pad == -2 ? V - 1 : ids.pad, "the padding token's id", false);
+  // A model that masks padding and whose file does not state the pad id: the id taken is offered
+  // (an id of every vocabulary it is used with: the smaller one's).
+  if (spec.defaults.padding_mask && pad_from != IdFrom::Stated && c.contains("pad_id")) {
+    int pad_end = V;
+    if (enc && dec)
+      pad_end = (int)std::min(c["src_vocab"].size(), c["tgt_vocab"].size());
+    else if (enc)
+      pad_end = (int)c["src_vocab"].size();
+    inf.assumed.push_back({"pad_id",
+                           std::to_string(c["pad_id"].get<int>()),
+                           pad_from == IdFrom::Given,
+                           {},
+                           "The id of the token that pads a batch's shorter sentences (PAD_IDX, "
+                           "pad_idx, padding_idx in your training script): its keys are masked",
+                           0,
+                           pad_end});
+  }
   if (ids.eos >= 0) {
     id("eos_id", supplied.eos_id, {"</s>"}, ids.eos, "the end token that stops decoding", true);
   } else {

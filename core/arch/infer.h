@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "arch/config.h"
+#include "base/error.h"
 #include "io/tensor_source.h"
 #include "text/tokenizer.h"
 
@@ -24,10 +25,10 @@ struct FamilyGuess {
   // The descriptor built from the user's names map, kept alive with the guess (and so with an
   // Inference carried to the GUI's dialog); null for the table's entries.
   std::shared_ptr<const ArchSpec> own;
-  std::string prefix;              // stripped from every name ("module.", "_orig_mod."); "" = none
-  int named = 0;                   // the file's tensors the descriptor explains
-  int total = 0;                   // tensors in the file
-  bool args = false;               // the checkpoint holds the args the descriptor reads
+  std::string prefix;  // stripped from every name ("module.", "_orig_mod."); "" = none
+  int named = 0;       // the file's tensors the descriptor explains
+  int total = 0;       // tensors in the file
+  bool args = false;   // the checkpoint holds the args the descriptor reads
   std::string family() const { return spec ? spec->family : std::string(); }
   std::string model() const { return spec ? spec->model : std::string(); }
   // "wq-tutorial Translation" (+ ", prefix "module." stripped")
@@ -107,10 +108,29 @@ struct UserSupplied {
 // for a plain vocabulary) and vocab_file. Throws Error naming the file.
 void supplyVocabulary(UserSupplied& u, const std::string& path);
 
+// What the file cannot tell, as data — which setting (UserSupplied's key, the answers file's),
+// why, and the values it may take — never as a front end's words: the CLI says it as its options
+// (--n-heads, --pad-id, --norm pre), the GUI as the fields of its dialog (Attention heads,
+// Padding token's id, Norm placement).
 struct Question {
-  std::string key;           // "n_heads", "bos_id", …
+  std::string key;           // "n_heads", "bos_id", "eos_id"
   std::string why;           // what it is and why the tensors cannot tell
-  std::vector<int> choices;  // possible values (the divisors of the projection width for heads)
+  std::vector<int> choices;  // a count's values that fit (the divisors of the projection width)
+  // An id's range: id_lowest (-1: none allowed) to id_end − 1 (the vocabulary's size); id_end 0
+  // for a question that is not an id.
+  int id_lowest = 0, id_end = 0;
+};
+
+// A setting the file does not state, taken as its tutorial has it or as the user gave it: the
+// LayerNorm's place, the activation (the descriptor's assumptions), the padding id of a model that
+// has padding. The front ends offer to change it, each in its own words.
+struct Assumed {
+  std::string key;                     // "norm", "activation", "pad_id"
+  std::string value;                   // the value taken: "post", "gelu_tanh", "1"
+  bool given = false;                  // the user's answer (now or remembered), not the tutorial's
+  std::vector<Alternative> otherwise;  // other values worth naming and what they mean
+  std::string hint;                    // where to look in the training script
+  int id_lowest = 0, id_end = 0;       // an id's range, as Question's
 };
 
 struct Inference {
@@ -118,13 +138,24 @@ struct Inference {
   nlohmann::json config;           // a config for ModelConfig::fromJson once nothing is missing
   std::vector<std::string> facts;  // "d_model 512 (from src_tok_emb.embedding.weight [11, 512])"
   std::vector<Question> missing;   // what must still be supplied
-  // Switches the names cannot tell (nn.Transformer's norm placement and activation, minGPT's
-  // GELU): assumed as the tutorial has them unless supplied, offered in the GUI's dialog.
-  std::vector<Assumption> assumptions;
+  // What the names cannot tell and was taken without asking (nn.Transformer's norm placement and
+  // activation, minGPT's GELU, a translation model's padding id): offered in the GUI's dialog,
+  // named with its option by the CLI.
+  std::vector<Assumed> assumed;
   std::string args_source;  // where stated sizes came from ("model_args", "config.json"); "" = none
   bool complete() const { return missing.empty(); }
-  // What was detected and inferred, and what is missing, in a few lines.
+  // What was detected and inferred, and what is missing, in a few lines (no front end's words).
   std::string explain() const;
+};
+
+// A file whose tensor names follow no architecture of the table (and no names map was given):
+// the refusal names the closest architecture and the roles it lacks there. The front ends add how
+// to give a map of the names (the CLI --names FILE.json, the GUI File › Open with a names map…).
+class UnknownNamesError : public Error {
+ public:
+  UnknownNamesError(const std::string& message, ClosestArchitecture closest)
+      : Error(ErrorKind::BadConfig, message), closest(std::move(closest)) {}
+  ClosestArchitecture closest;
 };
 
 // Reads the family and sizes from the tensors (and what the file's args state: a checkpoint's

@@ -520,6 +520,7 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
                                               " (Hugging Face config mapped "
                                               "to attnviz's)");
       for (const auto& fact : inf.facts) f.notes.push_back(fact);
+      f.assumed = inf.assumed;
       return f;
     }
   }
@@ -529,23 +530,18 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
   const UserSupplied answers = answersWith(file.path(), options.supplied);
   f.tokenizer = answers.tokenizer;
   const Inference inf = inferConfig(file, answers);
-  if (!inf.complete()) {
-    std::string options_needed;
-    for (const auto& q : inf.missing) {
-      std::string o = q.key;
-      std::replace(o.begin(), o.end(), '_', '-');
-      options_needed += (options_needed.empty() ? "--" : ", --") + o;
-    }
+  // What is missing stays data (MissingInfoError::inference): the CLI names its options, the GUI
+  // asks in its dialog.
+  if (!inf.complete())
     throw MissingInfoError(
         file.path() + ": no config found (looked for __metadata__[\"attnviz_config\"], " +
-            side.string() + " and " + folder_config.string() + "); " + inf.explain() + "\nGive " +
-            options_needed + " (or a config with --config FILE.json, docs/formats.md)",
+            side.string() + " and " + folder_config.string() + "); " + inf.explain(),
         inf);
-  }
   f.config = ModelConfig::fromJson(inf.config, file.path() + " (config inferred from the tensors)");
   f.source = "inferred from the tensors";
   f.notes.push_back(inf.guess.summary());
   for (const auto& fact : inf.facts) f.notes.push_back(fact);
+  f.assumed = inf.assumed;
   return f;
 }
 
@@ -681,6 +677,7 @@ std::shared_ptr<const LoadedModel> loadOpened(const TensorSource& file, uint64_t
   auto m = std::const_pointer_cast<LoadedModel>(loaded);
   m->path = path;
   m->notes = found.notes;
+  m->assumed = found.assumed;
   m->notes.insert(m->notes.begin(), "config: " + found.source);
   if (const auto* ckpt = dynamic_cast<const TorchCheckpoint*>(&file))
     m->notes.insert(m->notes.begin(), file.formatName() + ": " + ckpt->describeLayout());

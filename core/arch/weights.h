@@ -109,6 +109,9 @@ struct LoadedModel {
   std::vector<std::string> warnings;  // e.g. NaN/Inf weights
   // How the model was read: where the config came from, a prefix stripped, what was inferred.
   std::vector<std::string> notes;
+  // What the file does not state and was taken as its tutorial has it (or as given): inferred
+  // configs only; the front ends say how to change it.
+  std::vector<Assumed> assumed;
   // The model's own subword tokenizer (a Hugging Face folder's), or null: words are looked up in
   // the vocabularies as typed.
   std::shared_ptr<const Tokenizer> tokenizer;
@@ -174,6 +177,7 @@ struct FoundConfig {
   ModelConfig config;
   std::string source;  // "__metadata__", "model.json", "inferred from the tensors", …
   std::vector<std::string> notes;
+  std::vector<Assumed> assumed;  // an inferred config's (Inference::assumed)
   // A Hugging Face folder's tokenizer when finding the config opened it (GPT-2, BERT, Llama).
   std::shared_ptr<const Tokenizer> tokenizer;
 };
