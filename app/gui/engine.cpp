@@ -189,6 +189,11 @@ bool Engine::loadModel(const QString& name_or_path, const QString& config_path,
       return [this, name_or_path, config_path, inf = e.inference, supplied] {
         emit answersNeeded(name_or_path, config_path, inf, supplied);
       };
+    } catch (const UnknownNamesError& e) {
+      return [this, name_or_path, message = QString::fromStdString(e.what())] {
+        job_failed_ = true;
+        emit namesUnknown(name_or_path, message);
+      };
     }
     // Beside the model file itself (a folder's model.safetensors), where the loader looks.
     if (remember) rememberAnswers(loaded->path, supplied);

@@ -80,7 +80,8 @@ class Engine : public QObject {
   // Each starts a job and returns true, or returns false when a job is running or the action
   // does not apply now (no model, batch mode, nothing to step back to, …).
   // A file without a config whose tensors do not tell everything emits answersNeeded instead of
-  // failed; loading again with `supplied` (and `remember`: kept beside the file) goes on.
+  // failed; loading again with `supplied` (and `remember`: kept beside the file) goes on. One whose
+  // names follow no architecture emits namesUnknown (supplied.names_map opens it).
   bool loadModel(const QString& name_or_path, const QString& config_path = {},
                  const UserSupplied& supplied = {}, bool remember = false);
   // Uses a model built elsewhere (tests, embedding); `label` is what modelSource() reports.
@@ -136,6 +137,9 @@ class Engine : public QObject {
   // loadModel(path, config_path, answers). `supplied`: what was given this time.
   void answersNeeded(const QString& path, const QString& config_path,
                      const attnviz::Inference& inference, const attnviz::UserSupplied& supplied);
+  // The model at `path` was refused because its tensor names follow no architecture of the table
+  // (`message` names the closest and the roles it lacks there): a map of its names opens it.
+  void namesUnknown(const QString& path, const QString& message);
   // Words of the input that are not in the vocabulary and that the model reads as its unknown
   // token (models without one refuse them with an error instead). `field`: "source", "target
   // prefix", "prompt", "input" or "sentence 2".

@@ -42,7 +42,9 @@
 
 #include "answers_dialog.h"
 #include "apng.h"
+#include "arch/architectures.h"
 #include "arch/bundled.h"
+#include "arch/weights.h"
 #include "attention_data.h"
 #include "attention_view.h"
 #include "base/error.h"
@@ -170,6 +172,7 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   });
   connect(engine_, &Engine::unknownWords, this, &MainWindow::showUnknownWords);
   connect(engine_, &Engine::answersNeeded, this, &MainWindow::askForAnswers);
+  connect(engine_, &Engine::namesUnknown, this, &MainWindow::showNamesRefused);
   connect(engine_, &Engine::jobFinished, this, [this](bool) {
     if (pending_ != Pending::None && !engine_->busy()) {
       pending_ = Pending::None;
@@ -433,6 +436,14 @@ std::vector<ActionSpec> MainWindow::actionTable() {
        tr("Open model with a &config file…"),
        {},
        [this] { openModelDialog(true); }},
+      {QStringLiteral("openModelNames"),
+       file,
+       tr("Open model with a &names map…"),
+       {},
+       [this] {
+         const QString path = chooseModelFile();
+         if (!path.isEmpty()) chooseNamesMap(path);
+       }},
       {QStringLiteral("openFolder"),
        file,
        tr("Open a model &folder…"),
@@ -1149,12 +1160,16 @@ void MainWindow::setPresentationMode(bool on) {
 
 // ---- dialogs and exports ----------------------------------------------------------------------
 
-void MainWindow::openModelDialog(bool with_config) {
+QString MainWindow::chooseModelFile() {
   QString dir = QFileInfo(engine_->modelSource()).absolutePath();
   if (!QFileInfo(engine_->modelSource()).isFile() && !recent_models_.isEmpty())
     dir = QFileInfo(recent_models_.front()).absolutePath();
-  const QString path = QFileDialog::getOpenFileName(
-      this, tr("Open a model"), dir, tr("Models (*.safetensors *.pt *.pth *.bin);;All files (*)"));
+  return QFileDialog::getOpenFileName(this, tr("Open a model"), dir,
+                                      tr("Models (*.safetensors *.pt *.pth *.bin);;All files (*)"));
+}
+
+void MainWindow::openModelDialog(bool with_config) {
+  const QString path = chooseModelFile();
   if (path.isEmpty()) return;
   QString config;
   if (with_config) {
@@ -1173,6 +1188,46 @@ void MainWindow::openFolderDialog() {
       this, tr("Open a model folder (config.json with model.safetensors or pytorch_model.bin)"),
       dir);
   if (!path.isEmpty()) engine_->loadModel(path);
+}
+
+void MainWindow::showNamesRefused(const QString& path, const QString& message) {
+  names_refused_path_ = path;
+  names_refused_ = message;
+  message_bar_->showMessage(
+      MessageBar::Level::Error, tr("Its names follow no architecture attnviz knows"),
+      message + QStringLiteral(".\n") +
+          tr("Open %1 with a JSON map of its names (the button, or File › Open model with a names "
+             "map…), or with a config (File › Open model with a config file…).")
+              .arg(QFileInfo(path).fileName()));
+  message_bar_->setAction(tr("Open with a names map…"), [this, path] { chooseNamesMap(path); });
+  syncModelCombo();
+  syncBackendCombo();
+}
+
+void MainWindow::chooseNamesMap(const QString& model) {
+  const QString map = QFileDialog::getOpenFileName(
+      this, tr("The map of %1's tensor names to their roles").arg(QFileInfo(model).fileName()),
+      QFileInfo(model).absolutePath(), tr("JSON (*.json);;All files (*)"));
+  if (!map.isEmpty()) openWithNamesMap(model, map);
+}
+
+bool MainWindow::openWithNamesMap(const QString& model, const QString& map) {
+  UserSupplied supplied;
+  try {
+    // Checked here, where the message can name the map's file; the load checks it against the
+    // model's tensors.
+    const std::string file = map.toStdString();
+    supplied.names_map = readJsonFile(file);
+    customArchitecture(supplied.names_map, file);
+  } catch (const Error& e) {
+    QString text = QString::fromStdString(e.what());
+    if (model == names_refused_path_)
+      text += QStringLiteral("\n\n") + tr("Why the model needs one: ") + names_refused_;
+    message_bar_->showMessage(MessageBar::Level::Error, tr("The names map was refused"), text);
+    message_bar_->setAction(tr("Open with a names map…"), [this, model] { chooseNamesMap(model); });
+    return false;
+  }
+  return engine_->loadModel(model, {}, supplied);
 }
 
 void MainWindow::askForAnswers(const QString& path, const QString& config_path,

@@ -124,6 +124,11 @@ class MainWindow : public QMainWindow {
   // The current view as a figure (PNG, SVG or PDF by options.format).
   bool exportView(const QString& path, const FigureOptions& options, QString* error = nullptr);
   bool exportViewPng(const QString& path, QString* error = nullptr);
+  // Opens `model` with the map of its tensor names to their roles in the JSON file `map`
+  // (docs/formats.md "Your own names"; File › Open model with a names map…). A map that cannot be
+  // read or is wrong is shown in the message bar, naming the file and what is wrong (with the
+  // model's refusal when it was refused before), and false returned; else the load starts.
+  bool openWithNamesMap(const QString& model, const QString& map);
   bool exportViewSvg(const QString& path, QString* error = nullptr);
   // The decode as frames, one per step: DIR/decoding-001.png … and, with animated,
   // DIR/decoding-animated.png (an APNG). Returns the number of frames written, 0 on failure.
@@ -166,6 +171,10 @@ class MainWindow : public QMainWindow {
   void runCurrentInput();
   void openModelDialog(bool with_config);
   void openFolderDialog();
+  QString chooseModelFile();  // a file dialog in the folder of the model open or opened last
+  // The refusal of a model whose names follow no architecture, with "Open with a names map…".
+  void showNamesRefused(const QString& path, const QString& message);
+  void chooseNamesMap(const QString& model);  // a file dialog for the map, then openWithNamesMap
   // A model file without a config whose tensors leave questions open: AnswersDialog, then load.
   void askForAnswers(const QString& path, const QString& config_path,
                      const attnviz::Inference& inference, const attnviz::UserSupplied& supplied);
@@ -189,6 +198,7 @@ class MainWindow : public QMainWindow {
   std::vector<View*> views_;
   std::vector<ActionSpec> actions_;
   QStringList recent_models_;
+  QString names_refused_path_, names_refused_;  // the last model refused for its names, and why
   QString export_dir_;
   FigureOptions figure_defaults_;
   bool presentation_ = false;

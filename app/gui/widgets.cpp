@@ -3,6 +3,7 @@
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QStyle>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -18,12 +19,19 @@ MessageBar::MessageBar(QWidget* parent) : QFrame(parent) {
   label_->setWordWrap(true);
   label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   label_->setTextFormat(Qt::RichText);
+  action_ = new QPushButton(this);
+  action_->setObjectName(QStringLiteral("messageAction"));
+  action_->hide();
+  connect(action_, &QPushButton::clicked, this, [this] {
+    if (auto act = act_) act();  // a copy: the action may replace the message, and so itself
+  });
   close_ = new QToolButton(this);
   close_->setText(QStringLiteral("✕"));
   close_->setAutoRaise(true);
   close_->setToolTip(tr("Close this message"));
   layout->addWidget(icon_, 0, Qt::AlignTop);
   layout->addWidget(label_, 1);
+  layout->addWidget(action_, 0, Qt::AlignTop);
   layout->addWidget(close_, 0, Qt::AlignTop);
   connect(close_, &QToolButton::clicked, this, &MessageBar::clear);
   hide();
@@ -33,6 +41,8 @@ void MessageBar::showMessage(Level level, const QString& title, const QString& t
                              const QString& tag) {
   tag_ = tag;
   level_ = level;
+  act_ = nullptr;
+  action_->hide();
   title_ = title;
   text_ = text;
   QString bg, border;
@@ -60,7 +70,15 @@ void MessageBar::showMessage(Level level, const QString& title, const QString& t
   show();
 }
 
+void MessageBar::setAction(const QString& text, std::function<void()> act) {
+  act_ = std::move(act);
+  action_->setText(text);
+  action_->setVisible(bool(act_));
+}
+
 void MessageBar::clear() {
+  act_ = nullptr;
+  action_->hide();
   tag_.clear();
   title_.clear();
   text_.clear();

@@ -6,8 +6,10 @@
 #include <QLabel>
 #include <QString>
 #include <QWidget>
+#include <functional>
 
 class QLabel;
+class QPushButton;
 class QToolButton;
 
 namespace attnviz::gui {
@@ -21,7 +23,12 @@ class MessageBar : public QFrame {
   explicit MessageBar(QWidget* parent = nullptr);
   // tag: what the message is about, so that it can be withdrawn when that changes ("input": the
   // typed sentence).
+  // Replaces the message (and withdraws the action of the one before).
   void showMessage(Level level, const QString& title, const QString& text, const QString& tag = {});
+  // A button beside the message offering what to do about it ("Open with a names map…"), until
+  // the next message.
+  void setAction(const QString& text, std::function<void()> act);
+  QPushButton* actionButton() const { return action_; }  // hidden when the message has none
   void clear();
   Level level() const { return level_; }
   QString title() const { return title_; }
@@ -31,6 +38,8 @@ class MessageBar : public QFrame {
  private:
   QLabel* icon_;
   QLabel* label_;
+  QPushButton* action_;
+  std::function<void()> act_;
   QToolButton* close_;
   Level level_ = Level::Info;
   QString title_, text_, tag_;
