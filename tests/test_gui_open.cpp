@@ -8,6 +8,7 @@
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFile>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -110,6 +111,7 @@ class GuiOpenTest : public QObject {
   void tutorialsAskLittle_data();
   void tutorialsAskLittle();
   void paddingIdField();
+  void characterVocabulary();
   void namesMap();
 
  private:
@@ -249,6 +251,43 @@ void GuiOpenTest::paddingIdField() {
   QVERIFY(!d->padField());
   d->reject();
   QTRY_VERIFY(w.findChildren<AnswersDialog*>().isEmpty());
+}
+
+void GuiOpenTest::characterVocabulary() {
+  // A character model's meta.pkl (nanoGPT's prepare.py: itos, stoi, vocab_size) given in the
+  // dialog's vocabulary field: the model then reads typed text one character a token.
+  const nlohmann::json c = tutorialCase("mingpt");
+  QVERIFY(!c.is_null());
+  const QString path = tutorialPath(c);
+  QTemporaryDir dir;
+  const int V = 41;  // the fixture's minGPT: a token table of 41 rows
+  std::string itos;
+  for (int i = 0; i < V; ++i) itos += char(' ' + i);
+  {
+    std::ofstream out(dir.filePath(QStringLiteral("meta.pkl")).toStdString(), std::ios::binary);
+    out << "\x80\x04}(\x8c\x04itos}(";  // protocol 4: {'itos': {i: char, …}}
+    for (int i = 0; i < V; ++i) out << 'K' << char(i) << "\x8c\x01" << itos[i];
+    out << "u"
+        << "u.";
+  }
+  MainWindow& w = *window_;
+  const Model* before = openAfterTinyModel(w, path);
+  QVERIFY(before);
+  AnswersDialog* d = waitForDialog(w);
+  QVERIFY(d);
+  answer(d, c["supplied"]);
+  d->vocabularyField(false)->setText(dir.filePath(QStringLiteral("meta.pkl")));
+  d->accept();
+  QVERIFY2(d->problem().isEmpty(), qPrintable(d->problem()));
+  QVERIFY(idle(w));
+  QTRY_VERIFY(w.findChildren<AnswersDialog*>().isEmpty());
+  QVERIFY2(w.engine()->model() != before, qPrintable(w.messageBar()->text()));
+  const auto& vocab = w.engine()->model()->config().tgt_vocab;
+  QCOMPARE((int)vocab.size(), V);
+  QCOMPARE(vocab[1], std::string("!"));
+  const auto tok = w.engine()->model()->loaded().tokenizer;
+  QVERIFY(tok);
+  QCOMPARE(tok->encodeTarget("#!"), (std::vector<int>{3, 1}));
 }
 
 void GuiOpenTest::namesMap() {

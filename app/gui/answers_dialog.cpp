@@ -157,7 +157,8 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
     connect(browse, &QPushButton::clicked, this, [this, e, path] {
       const QString f =
           QFileDialog::getOpenFileName(this, tr("A vocabulary"), QFileInfo(path).absolutePath(),
-                                       tr("Vocabularies (*.json *.txt);;All files (*)"));
+                                       tr("Vocabularies and tokenizers (*.json *.txt *.pkl "
+                                          "*.model *.bpe);;All files (*)"));
       if (!f.isEmpty()) e->setText(f);
     });
     auto* row = new QHBoxLayout;
@@ -166,11 +167,16 @@ AnswersDialog::AnswersDialog(const QString& path, const Inference& inference,
     form->addRow(label, row);
   };
   const QString formats =
-      tr("A JSON list of tokens (index = id), a JSON object token → id (vocab.json), or a text "
+      tr("a JSON list of tokens (index = id), a JSON object token → id (vocab.json), or a text "
          "file of one token a line (vocab.txt, torchtext's get_itos())");
-  vocabRow(src_vocab_, tr("Vocabulary:"), tr("The source's (or the only) vocabulary. ") + formats);
+  vocabRow(src_vocab_, tr("Vocabulary:"),
+           tr("The source's (or the only) vocabulary: a tokenizer, which serves both sides and "
+              "types text as the tutorial did (nanoGPT's data/…/meta.pkl, llama2.c's "
+              "tokenizer.model, a tokenizer.json, GPT-2's encoder.json or vocab.json with "
+              "vocab.bpe or merges.txt beside it), or ") +
+               formats);
   vocabRow(tgt_vocab_, tr("Target vocabulary:"),
-           tr("Only when the target has its own vocabulary. ") + formats);
+           tr("Only when the target has its own vocabulary: ") + formats);
   layout->addLayout(form);
 
   remember_ = new QCheckBox(tr("&Remember for this file"), this);
@@ -253,8 +259,14 @@ void AnswersDialog::accept() {
   if (activation_) a.activation = activation_->currentData().toString().toStdString();
   try {
     const QString src = src_vocab_->text().trimmed(), tgt = tgt_vocab_->text().trimmed();
-    if (!src.isEmpty()) a.src_vocab = a.tgt_vocab = readVocabularyFile(src.toStdString());
-    if (!tgt.isEmpty()) a.tgt_vocab = readVocabularyFile(tgt.toStdString());
+    if (!src.isEmpty() && tgt.isEmpty()) {
+      supplyVocabulary(a, src.toStdString());  // both sides, its tokenizer too
+    } else if (!src.isEmpty()) {
+      a.src_vocab = readVocabularyFile(src.toStdString());
+      a.tgt_vocab = readVocabularyFile(tgt.toStdString());
+    } else if (!tgt.isEmpty()) {
+      a.tgt_vocab = readVocabularyFile(tgt.toStdString());
+    }
   } catch (const Error& e) {
     problem_->setText(QString::fromStdString(e.what()));
     problem_->show();

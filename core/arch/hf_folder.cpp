@@ -65,26 +65,6 @@ bool isHfConfig(const json& j) {
   return j.is_object() && j.contains("model_type") && !j.contains("family");
 }
 
-std::vector<std::string> fitVocabulary(std::vector<std::string> tokens, int V,
-                                       const std::string& name, std::vector<std::string>* notes) {
-  if ((int)tokens.size() > V) {
-    std::string dropped;
-    for (int i = V; i < (int)tokens.size() && i < V + 3; ++i)
-      dropped += std::string(i > V ? ", " : "") + "\"" + clipForMessage(tokens[i], 30) + "\"";
-    notes->push_back(name + ": " + std::to_string(tokens.size() - V) +
-                     " tokens beyond the model's " + std::to_string(V) + " rows left out (" +
-                     dropped + (tokens.size() - V > 3 ? ", …" : "") + ")");
-    tokens.resize(V);
-  }
-  if ((int)tokens.size() < V) {
-    notes->push_back(name + " has " + std::to_string(tokens.size()) + " tokens for " +
-                     std::to_string(V) + " rows; the rest are shown as <unused N>");
-    for (int i = (int)tokens.size(); i < V; ++i)
-      tokens.push_back("<unused " + std::to_string(i) + ">");
-  }
-  return tokens;
-}
-
 const ArchSpec& hfArchitecture(const json& hf, const std::string& folder,
                                std::vector<std::string>* notes) {
   const std::string where = (fs::path(folder) / "config.json").string();

@@ -19,10 +19,6 @@ namespace attnviz {
 // Error(BadConfig) naming what attnviz runs.
 const ArchSpec& hfArchitecture(const nlohmann::json& hf, const std::string& folder,
                                std::vector<std::string>* notes);
-// A vocabulary fitted to a model's V rows: tokens past them left out, missing rows shown as
-// "<unused N>" (with a note naming `name`, the file).
-std::vector<std::string> fitVocabulary(std::vector<std::string> tokens, int V,
-                                       const std::string& name, std::vector<std::string>* notes);
 // A folder's vocabulary for a decoder-only or encoder-only model (vocab.json, vocab.txt) fitted to
 // the model's V rows; empty (tokens shown as ids, with a note) when there is none.
 std::vector<std::string> hfVocabulary(const std::string& folder, const ArchSpec& spec, int V,

@@ -12,6 +12,7 @@
 #include "io/meta_pkl.h"
 #include "text/char_tokenizer.h"
 #include "text/tokenizer_files.h"
+#include "text/vocab_files.h"
 
 namespace attnviz {
 
@@ -633,11 +634,20 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
   auto vocab = [&](const char* key, Part p, const std::vector<std::string>& given) {
     const int V = shapeDim(tensor(p, Role::TokenEmbd), 0);
     const std::string table = nameOf(p, Role::TokenEmbd);
-    if (!given.empty()) {
-      c[key] = given;
-      if ((int)given.size() != V)
-        fact(std::string(key) + ": " + std::to_string(given.size()) + " tokens given, but " +
-             table + " has " + std::to_string(V) + " rows");
+    if ((int)given.size() > V) {
+      // A vocabulary with more tokens than the table has rows is another model's.
+      const std::string what = supplied.vocab_file.empty()
+                                   ? "the " + std::string(key) + " given"
+                                   : std::filesystem::path(supplied.vocab_file).filename().string();
+      throw Error(ErrorKind::BadVocabulary,
+                  what + " has " + std::to_string(given.size()) +
+                      " tokens, but this model's token table " + table + " has " +
+                      std::to_string(V) + " rows: is it the vocabulary this model was trained on?");
+    } else if (!given.empty()) {
+      // Fewer is how a model keeps spare rows (nanoGPT rounds GPT-2's 50,257 up to 50,304).
+      std::vector<std::string> notes;
+      c[key] = fitVocabulary(given, V, key, &notes);
+      for (auto& n : notes) fact(std::move(n));
     } else {
       std::vector<std::string> ids;
       for (int i = 0; i < V; ++i) ids.push_back(std::to_string(i));

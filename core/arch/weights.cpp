@@ -19,6 +19,7 @@
 #include "io/torch_checkpoint.h"
 #include "text/tokenizer.h"
 #include "text/tokenizer_files.h"
+#include "text/vocab_files.h"
 
 namespace attnviz {
 

@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "base/json_safe.h"
+#include "base/safe_text.h"
 #include "text/vocab.h"
 
 namespace attnviz {
@@ -120,6 +121,26 @@ std::vector<std::string> readVocabularyFile(const std::string& path) {
       throw Error(ErrorKind::BadVocabulary,
                   path + ": the token \"" + clipForMessage(tokens[i], 60) +
                       "\" appears twice (again as id " + std::to_string(i) + ")");
+  return tokens;
+}
+
+std::vector<std::string> fitVocabulary(std::vector<std::string> tokens, int V,
+                                       const std::string& name, std::vector<std::string>* notes) {
+  if ((int)tokens.size() > V) {
+    std::string dropped;
+    for (int i = V; i < (int)tokens.size() && i < V + 3; ++i)
+      dropped += std::string(i > V ? ", " : "") + "\"" + clipForMessage(tokens[i], 30) + "\"";
+    notes->push_back(name + ": " + std::to_string(tokens.size() - V) +
+                     " tokens beyond the model's " + std::to_string(V) + " rows left out (" +
+                     dropped + (tokens.size() - V > 3 ? ", …" : "") + ")");
+    tokens.resize(V);
+  }
+  if ((int)tokens.size() < V) {
+    notes->push_back(name + " has " + std::to_string(tokens.size()) + " tokens for " +
+                     std::to_string(V) + " rows; the rest are shown as <unused N>");
+    for (int i = (int)tokens.size(); i < V; ++i)
+      tokens.push_back("<unused " + std::to_string(i) + ">");
+  }
   return tokens;
 }
 

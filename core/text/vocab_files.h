@@ -12,4 +12,9 @@ namespace attnviz {
 // file and the line or entry.
 std::vector<std::string> readVocabularyFile(const std::string& path);
 
+// A vocabulary fitted to a model's V rows: tokens past them left out, missing rows shown as
+// "<unused N>" (with a note naming `name`, the file).
+std::vector<std::string> fitVocabulary(std::vector<std::string> tokens, int V,
+                                       const std::string& name, std::vector<std::string>* notes);
+
 }  // namespace attnviz
