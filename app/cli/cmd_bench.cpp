@@ -79,19 +79,21 @@ int runBench(const BenchArgs& a) {
 
   // The pass's matrix-product flops (2·m·n·k each) for S source and T target tokens, batch 1;
   // element-wise work (softmax, LayerNorm, ...) is not counted. A stack the model lacks counts 0.
+  // Grouped-query attention projects fewer keys and values (KVw wide); a gated feed-forward has
+  // three products.
   const double d = c.d_model, H = c.n_heads, dk = c.d_k, dv = c.d_v, A = c.attnWidth(),
-               Av = c.valueWidth(), ff = c.d_ff, V = (double)c.outputVocab().size();
+               Av = c.valueWidth(), KVw = c.keyWidth() + c.kvValueWidth(), ff = c.d_ff,
+               ffn = (c.gated_ffn ? 6.0 : 4.0) * d * ff, V = (double)c.outputVocab().size();
   auto attentionFlops = [&](double q_rows, double kv_rows) {  // scores + context
     return 2.0 * H * q_rows * kv_rows * (dk + dv);
   };
   auto passFlops = [&](double S, double T) {
-    const double enc =
-        2.0 * S * d * (2 * A + Av) + attentionFlops(S, S) + 2.0 * S * Av * d + 4.0 * S * d * ff;
-    const double cross = c.hasCross() ? 2.0 * T * d * A + 2.0 * S * d * (A + Av) +
-                                            attentionFlops(T, S) + 2.0 * T * Av * d
-                                      : 0.0;
-    const double dec = 2.0 * T * d * (2 * A + Av) + attentionFlops(T, T) + 2.0 * T * Av * d +
-                       cross + 4.0 * T * d * ff;
+    const double enc = 2.0 * S * d * (A + KVw) + attentionFlops(S, S) + 2.0 * S * Av * d + S * ffn;
+    const double cross =
+        c.hasCross() ? 2.0 * T * d * A + 2.0 * S * d * KVw + attentionFlops(T, S) + 2.0 * T * Av * d
+                     : 0.0;
+    const double dec =
+        2.0 * T * d * (A + KVw) + attentionFlops(T, T) + 2.0 * T * Av * d + cross + T * ffn;
     const double head =
         c.tokenHead() == TokenHead::None ? 0.0 : 2.0 * (c.hasDecoder() ? T : S) * d * V;
     return c.n_encoder_layers * enc + c.n_decoder_layers * dec + head;
