@@ -96,7 +96,9 @@ __attribute__((always_inline)) inline float expPoly(float x_in) {
   float s1, s2;
   std::memcpy(&s1, &half, 4);
   std::memcpy(&s2, &rest, 4);
-  return x_in < -87.33654f ? 0.0f : p * s1 * s2;
+  return x_in < -87.33654f  ? 0.0f
+         : x_in > 88.72283f ? std::numeric_limits<float>::infinity()
+                            : p * s1 * s2;
 }
 
 // p = softmax(where(m, fill, s)) over one row of n keys; a row whose every entry is −∞ gives 0s,
@@ -303,15 +305,17 @@ ATTNVIZ_CPU_CLONES void activationSpan(float* x, int64_t n, Activation act) {
         x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
       break;
     case Activation::GeluTanh: {
-      const float k = 0.79788456080286536f;  // sqrt(2 / π)
+      // ½·v·(1 + tanh u) = v / (1 + e^(−2u)): one expPoly, which vectorises (std::tanh does not:
+      // it took 9 % of a 1024-token pass of GPT-2 small), and no cancellation in 1 + tanh u.
+      const float k2 = -2.0f * 0.79788456080286536f;  // −2·sqrt(2 / π)
       for (int64_t i = 0; i < n; ++i) {
         const float v = x[i];
-        x[i] = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+        x[i] = v / (1.0f + expPoly(k2 * (v + 0.044715f * v * v * v)));
       }
       break;
     }
-    case Activation::Silu:
-      for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+    case Activation::Silu:  // vectorised through expPoly, as above
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + expPoly(-x[i]));
       break;
     case Activation::Tanh:
       for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
