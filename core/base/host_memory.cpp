@@ -1,5 +1,6 @@
 #include "base/host_memory.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -8,6 +9,7 @@
 
 #if defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
 #include <sys/mman.h>
+#include <unistd.h>
 #define ATTNVIZ_HUGE_PAGES 1
 #endif
 
@@ -19,10 +21,25 @@ constexpr std::size_t kAlign = 64;
 
 #ifdef ATTNVIZ_HUGE_PAGES
 constexpr std::size_t kHuge = std::size_t(2) << 20;
-// Freed large buffers kept for the next ones of the same size, up to this many bytes: a fresh
+// Freed large buffers kept for the next ones of the same size, up to keepBytes() in all: a fresh
 // mapping is zeroed by the kernel when first written (about 45 ms for the 360 MB a 512-token pass
-// of the tutorial's model allocates, 10 % of the pass on two threads); a kept one is not.
-constexpr std::size_t kKeepBytes = std::size_t(512) << 20;
+// of the tutorial's model allocates, 10 % of the pass on two threads); a kept one is not. Under a
+// hypervisor that takes back the guest's free memory, a fresh huge page costs far more: 0.5–0.6
+// GB/s on the development VM against 11 GB/s for one just freed, so a 1024-token pass of GPT-2
+// small (1.4 GB of trace and logits) spent a third of its time in the kernel's page zeroing while
+// it could keep only 512 MiB of the previous pass. An eighth of the physical memory, between 512
+// MiB and 4 GiB, holds a 1024-token trace of a 12- or 30-layer model on a 16 GB machine; what is
+// kept never raises a run's peak (a fresh mapping replaces kept buffers), only what an idle process
+// holds.
+std::size_t keepBytes() {
+  static const std::size_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const std::size_t eighth =
+        pages > 0 && page > 0 ? (std::size_t)pages / 8 * (std::size_t)page : 0;
+    return std::clamp(eighth, std::size_t(512) << 20, std::size_t(4) << 30);
+  }();
+  return bytes;
+}
 
 std::size_t roundUp(std::size_t n, std::size_t to) {
   return (n + to - 1) / to * to;
@@ -121,12 +138,12 @@ void freeHost(void* p, std::size_t bytes) noexcept {
     const auto at = k.mapped.find(p);
     const std::size_t size = at == k.mapped.end() ? roundUp(bytes, kHuge) : at->second;
     if (at != k.mapped.end()) k.mapped.erase(at);
-    if (size > kKeepBytes) {
+    if (size > keepBytes()) {
       munmap(p, size);
       return;
     }
     std::size_t evict = 0;
-    while (k.bytes + size > kKeepBytes) {
+    while (k.bytes + size > keepBytes()) {
       munmap(k.buffers[evict].first, k.buffers[evict].second);
       k.bytes -= k.buffers[evict++].second;
     }

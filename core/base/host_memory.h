@@ -1,8 +1,9 @@
 // Host memory for the large buffers of a pass and its trace: 64-byte aligned; from 2 MiB up (on
 // Linux, outside AddressSanitizer builds) mapped on its own, 2 MiB-aligned and advised for
 // transparent huge pages, so that writing a fresh 8 MiB block of probabilities takes four page
-// faults instead of 2048. Freed large buffers are kept, up to 512 MiB in all (the oldest unmapped
-// first), for the next allocations of the same size: the next pass over the same lengths writes
+// faults instead of 2048. Freed large buffers are kept, up to an eighth of the physical memory in
+// all (at least 512 MiB, at most 4 GiB; the oldest unmapped first), for the next allocations of the
+// same size: the next pass over the same lengths writes
 // into memory the kernel does not have to zero again. HostVector's elements are left uninitialised
 // by resize() and the size constructor (assign() and value arguments still fill): a buffer the pass
 // overwrites whole is not zero-filled first.
