@@ -8,8 +8,13 @@ the busy loop) took meanwhile, from /proc/stat; a run during which they took mor
 how much foreign load remained.
 usage: /usr/bin/python3 tools/bench_cpu.py [--cli build/app/attnviz-cli] [--lengths 32,128,512]
            [--threads 1,2] [--rounds 3] [--repeat 5] [--busy] [--no-torch] [--no-sgemm]
-           [--no-pass-shapes]
+           [--no-pass-shapes] [--model tutorial|gpt2-small|smollm-135m] [--models-dir DIR]
            [--json FILE]
+--model gpt2-small or smollm-135m: a decoder of that shape instead of the tutorial's model
+(tools/make_tutorial_checkpoints.py's BENCH_SIZES): its Hugging Face folder, random weights, is
+written first (into a temporary folder, or --models-dir, where a folder already written is reused)
+and opened by `attnviz-cli bench FOLDER`; PyTorch runs the same model with the same weights
+(tools/bench_torch.py --model), returning the logits and every layer's attention probabilities.
 On a machine shared with other work, `nice -n -20` (as root) before it gives both programs, and
 the busy loop, the cores first; the foreign-load line then says how quiet it was.
 Each round also measures the machine's sgemm rate at each thread count (tools/sgemm_rate.py:
@@ -25,6 +30,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -82,6 +88,12 @@ def main():
                    help="do not measure the machine's sgemm rate in each round")
     p.add_argument("--no-pass-shapes", action="store_true",
                    help="do not measure OpenBLAS on the pass's linear-layer shapes in each round")
+    p.add_argument("--model", default="tutorial",
+                   choices=["tutorial", "gpt2-small", "smollm-135m"],
+                   help="the tutorial's full size (the default), or a decoder of that shape")
+    p.add_argument("--models-dir",
+                   help="where --model's folder is written (reused when there); default: a "
+                        "temporary folder, removed afterwards")
     p.add_argument("--json", help="also write every measurement here")
     p.add_argument("--max-foreign", type=float, default=0.1,
                    help="repeat a run when other processes kept more than this many cores busy")
@@ -91,6 +103,25 @@ def main():
     a = p.parse_args()
     threads = list(dict.fromkeys(int(x) for x in a.threads.split(",")))  # each once, in order
     lengths = [int(x) for x in a.lengths.split(",")]
+    folder, shapes_of = None, lambda n: "%dx512x1536,%dx512x2048,%dx2048x512" % (n, n, n)
+    if a.model != "tutorial":
+        tmp = None if a.models_dir else tempfile.TemporaryDirectory(prefix="attnviz-bench-")
+        out = a.models_dir or tmp.name
+        folder = os.path.join(out, a.model)
+        if not os.path.exists(os.path.join(folder, "model.safetensors")):
+            subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_tutorial_checkpoints.py"),
+                            "--out", out, "--bench", a.model], check=True)
+        with open(os.path.join(folder, "config.json")) as f:
+            cfg = json.load(f)
+        if "n_embd" in cfg:  # GPT-2: c_attn [d → 3d], c_fc [d → 4d], c_proj [4d → d]
+            dm, qkv, ff1, ff2 = cfg["n_embd"], 3 * cfg["n_embd"], 4 * cfg["n_embd"], 4 * cfg["n_embd"]
+        else:  # Llama: q, k, v [d → (H + 2·KV)·hd] and gate | up [d → 2·ff] as attnviz runs them
+            dm, ff2 = cfg["hidden_size"], cfg["intermediate_size"]
+            hd = dm // cfg["num_attention_heads"]
+            qkv = (cfg["num_attention_heads"] + 2 * cfg["num_key_value_heads"]) * hd
+            ff1 = 2 * ff2
+        shapes_of = lambda n: "%dx%dx%d,%dx%dx%d,%dx%dx%d" % (  # noqa: E731
+            n, dm, qkv, n, dm, ff1, n, ff2, dm)
     busy = None
     if a.busy:
         busy = subprocess.Popen([sys.executable, "-c", "while 1: pass"])
@@ -125,18 +156,19 @@ def main():
         return best[0][0]["gflops"]
 
     def measure_pass_shapes(t, n):
-        # Three linear layers of `attnviz-cli bench`'s own model (the tutorial's full size, d_model
-        # 512, d_ff 2048; bench_cpu never passes it a MODEL): QKV, FFN1, FFN2.
-        shapes = "%dx512x1536,%dx512x2048,%dx2048x512" % (n, n, n)
+        # Three linear layers of the benched model (by default `attnviz-cli bench`'s own, the
+        # tutorial's full size, d_model 512, d_ff 2048): QKV, FFN1, FFN2.
+        shapes = shapes_of(n)
         shaped.setdefault((t, n), []).append(sgemm_gflops(t, "--shapes", shapes))
 
     def measure(who, t, n):
         if who == "attnviz":
             cmd = [a.cli, "bench", "--json", "--forward-only", "--threads", str(t), "--lengths",
-                   str(n), "--repeat", str(a.repeat)]
+                   str(n), "--repeat", str(a.repeat)] + ([folder] if folder else [])
         else:
             cmd = ["/usr/bin/python3", os.path.join(HERE, "bench_torch.py"), "--json",
-                   "--threads", str(t), "--lengths", str(n), "--repeat", str(a.repeat)]
+                   "--threads", str(t), "--lengths", str(n), "--repeat", str(a.repeat),
+                   "--model", a.model]
         # torch.set_num_threads does not reach the OpenBLAS under Debian's PyTorch, which otherwise
         # runs its matrix products on every core: "1 thread" took two cores' CPU time on a 2-core
         # machine. Both programs get exactly t threads.
@@ -178,8 +210,9 @@ def main():
         per_round = [flops[n] / ms * 1e3 / g * 100 for ms, g in zip(passes, rates)]
         return (flops[n] / med[("attnviz", t, n)] * 1e3 / statistics.median(rates) * 100,
                 statistics.median(per_round))
-    print("forward pass, full trace, ms (median over %d rounds of the median of %d)%s"
-          % (a.rounds, a.repeat, ", one core busy with another process" if a.busy else ""))
+    print("%s: forward pass, full trace, ms (median over %d rounds of the median of %d)%s"
+          % (a.model, a.rounds, a.repeat,
+             ", one core busy with another process" if a.busy else ""))
     head = "| tokens |" + "".join(" attnviz %dt |" % t for t in threads)
     if not a.no_torch:
         head += "".join(" PyTorch %dt |" % t for t in threads)
@@ -200,6 +233,16 @@ def main():
         line += " %s |" % ", ".join("%.0f" % (flops[n] / med[("attnviz", t, n)] * 1e3)
                                     for t in threads)
         print(line, flush=True)
+    if not a.no_torch:
+        # Each round's PyTorch and attnviz ran one after the other: their ratio round by round
+        # cancels a drift of the machine's speed between rounds.
+        print("\nPyTorch / attnviz round by round (the median of these ratios):")
+        for n in lengths:
+            for t in threads:
+                r = [p / q for p, q in zip(results[("torch", t, n)], results[("attnviz", t, n)])]
+                print("  %d tokens, %d thread%s: %s (median %.2f×)"
+                      % (n, t, "" if t == 1 else "s", " ".join("%.2f" % x for x in r),
+                         statistics.median(r)))
     if sgemm:
         rate = {t: statistics.median(v) for t, v in sgemm.items()}
         print("\nsgemm 2048³ (numpy on OpenBLAS) measured in each round, GFLOP/s: %s (median over"

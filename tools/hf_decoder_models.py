@@ -24,7 +24,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from tutorial_models import _record, _stack, _causal
+from tutorial_models import _record, _stack, _causal, probs_only
 
 
 class Conv1D(nn.Module):
@@ -94,18 +94,28 @@ class Gpt2(nn.Module):
         self.lm_head = nn.Linear(c["n_embd"], c["vocab_size"], bias=False)
         self.lm_head.weight = self.transformer.wte.weight
 
+    def _run(self, idx):
+        """(hidden, logits) of token ids [B, T]; each block's attention recorded."""
+        h = self.transformer.wte(idx) + self.transformer.wpe(torch.arange(idx.shape[1]))
+        for block in self.transformer.h:
+            h = block(h)
+        hidden = self.transformer.ln_f(h)
+        return hidden, self.lm_head(hidden)
+
     def trace(self, ids):
         self.eval()
-        idx = torch.tensor(ids)
         with torch.no_grad():
-            h = self.transformer.wte(idx) + self.transformer.wpe(torch.arange(idx.shape[1]))
-            for block in self.transformer.h:
-                h = block(h)
-            hidden = self.transformer.ln_f(h)
-            logits = self.lm_head(hidden)
+            hidden, logits = self._run(torch.tensor(ids))
         out = _stack({"dec_self": [b.attn.last for b in self.transformer.h]})
         out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
         return out
+
+    def attentions(self, idx):
+        """What GPT2LMHeadModel(idx, output_attentions=True) returns: the logits and every layer's
+        probabilities [B, H, T, T]. Call under torch.no_grad(), in eval mode."""
+        with probs_only():
+            logits = self._run(idx)[1]
+        return logits, [b.attn.last["probs"] for b in self.transformer.h]
 
     def config(self):
         c = dict(self.c)
@@ -294,24 +304,34 @@ class Llama(nn.Module):
         if c["tie_word_embeddings"]:
             self.lm_head.weight = self.model.embed_tokens.weight
 
-    def trace(self, ids):
-        self.eval()
-        idx = torch.tensor(ids)
+    def _run(self, idx):
+        """(hidden, logits) of token ids [B, T]; each layer's attention recorded."""
         T = idx.shape[1]
         hd = self.c["hidden_size"] // self.c["num_attention_heads"]
         inv_freq = 1.0 / (self.c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
         freqs = torch.outer(torch.arange(T).float(), inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        h = self.model.embed_tokens(idx)
+        for layer in self.model.layers:
+            h = layer(h, cos, sin)
+        hidden = self.model.norm(h)
+        return hidden, self.lm_head(hidden)
+
+    def trace(self, ids):
+        self.eval()
         with torch.no_grad():
-            h = self.model.embed_tokens(idx)
-            for layer in self.model.layers:
-                h = layer(h, cos, sin)
-            hidden = self.model.norm(h)
-            logits = self.lm_head(hidden)
+            hidden, logits = self._run(torch.tensor(ids))
         out = _stack({"dec_self": [l.self_attn.last for l in self.model.layers]})
         out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
         return out
+
+    def attentions(self, idx):
+        """What LlamaForCausalLM(idx, output_attentions=True) returns (eager attention): the logits
+        and every layer's probabilities [B, H, T, T]. Call under torch.no_grad(), in eval mode."""
+        with probs_only():
+            logits = self._run(idx)[1]
+        return logits, [l.self_attn.last["probs"] for l in self.model.layers]
 
     def config(self):
         c = dict(self.c)

@@ -11,6 +11,8 @@ attnviz must ask without "supplied", "needs" the model parts the forward pass mu
 LayerNorm with bias, GELU/ReLU and learned or sinusoidal positions (for the report of which pass).
 
 usage: /usr/bin/python3 tools/make_tutorial_checkpoints.py --out DIR
+       /usr/bin/python3 tools/make_tutorial_checkpoints.py --out DIR --bench gpt2-small|smollm-135m
+         (only a benchmark shape's Hugging Face folder, DIR/NAME, random weights: BENCH_SIZES)
 """
 import argparse
 import json
@@ -156,16 +158,43 @@ def _hf_folder(out, case, model, config, state, weights, vocab_file, vocab):
     return case
 
 
-def hf_gpt2(out, case):
+GPT2_TEST = {"vocab_size": 45, "n_positions": 32, "n_embd": 32, "n_layer": 2, "n_head": 4,
+             "layer_norm_epsilon": 1e-5}
+LLAMA_TEST = {"vocab_size": 46, "hidden_size": 32, "intermediate_size": 80, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "rms_norm_eps": 1e-5,
+              "rope_theta": 100000.0, "max_position_embeddings": 64, "tie_word_embeddings": True}
+# Bigger shapes for the benchmarks (tools/bench_torch.py --model, tools/bench_cpu.py --model):
+# written by the same writers, with random weights and no reference tensors.
+BENCH_SIZES = {
+    # GPT-2 small: 12 layers, d 768, 12 heads, 1024 positions, 50,257 tokens.
+    "gpt2-small": ("hf_gpt2", {"vocab_size": 50257, "n_positions": 1024, "n_embd": 768,
+                               "n_layer": 12, "n_head": 12, "layer_norm_epsilon": 1e-5}),
+    # SmolLM2-135M's config.json (LlamaForCausalLM): 30 layers, d 576, 9 heads, 3 kv heads, SwiGLU
+    # 1536, RMSNorm, rotary base 100000, 49,152 tokens, tied; 2048 positions.
+    "smollm-135m": ("hf_llama", {"vocab_size": 49152, "hidden_size": 576, "intermediate_size": 1536,
+                                 "num_hidden_layers": 30, "num_attention_heads": 9,
+                                 "num_key_value_heads": 3, "rms_norm_eps": 1e-5, "rope_theta": 100000.0,
+                                 "max_position_embeddings": 2048, "tie_word_embeddings": True}),
+}
+
+
+def hf_gpt2_model(c=GPT2_TEST):
+    return tm.init_peaked_(hf.Gpt2(c), 17)
+
+
+def hf_llama_model(c=LLAMA_TEST):
+    return tm.init_peaked_(hf.Llama(c), 19)
+
+
+def hf_gpt2(out, case, c=GPT2_TEST, reference=True):
     """save_pretrained: config.json, model.safetensors (one copy of the tied table, no lm_head, no mask
     buffers), vocab.json."""
-    c = {"vocab_size": 45, "n_positions": 32, "n_embd": 32, "n_layer": 2, "n_head": 4,
-         "layer_norm_epsilon": 1e-5}
-    model = tm.init_peaked_(hf.Gpt2(c), 17)
+    model = hf_gpt2_model(c)
     state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
-    vocab = ["t%d" % i for i in range(44)] + ["<|endoftext|>"]
-    ids = [[12, 3, 40, 7, 21, 30, 2], [44, 8, 8, 15, 36, 1, 27]]
-    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    vocab = ["t%d" % i for i in range(c["vocab_size"] - 1)] + ["<|endoftext|>"]
+    if reference:
+        ids = [[12, 3, 40, 7, 21, 30, 2], [44, 8, 8, 15, 36, 1, 27]]
+        _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
     return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
 
 
@@ -184,23 +213,40 @@ def hf_bert(out, case):
     return _hf_folder(out, case, model, model.config(), state, "pytorch_model.bin", "vocab.txt", vocab)
 
 
-def hf_llama(out, case):
+def hf_llama(out, case, c=LLAMA_TEST, reference=True):
     """save_pretrained of a tied Llama-family model (SmolLM-like): no lm_head in model.safetensors."""
-    c = {"vocab_size": 46, "hidden_size": 32, "intermediate_size": 80, "num_hidden_layers": 2,
-         "num_attention_heads": 4, "num_key_value_heads": 2, "rms_norm_eps": 1e-5, "rope_theta": 100000.0,
-         "max_position_embeddings": 64, "tie_word_embeddings": True}
-    model = tm.init_peaked_(hf.Llama(c), 19)
+    model = hf_llama_model(c)
     state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
-    vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(43)]
-    ids = [[1, 22, 7, 40, 13, 3, 31, 9, 18], [1, 5, 5, 28, 44, 19, 10, 2, 36]]
-    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(c["vocab_size"] - 3)]
+    if reference:
+        ids = [[1, 22, 7, 40, 13, 3, 31, 9, 18], [1, 5, 5, 28, 44, 19, 10, 2, 36]]
+        _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
     return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
+
+
+def bench_model(name):
+    """The PyTorch model of BENCH_SIZES[name], with the weights write_bench_model writes."""
+    kind, c = BENCH_SIZES[name]
+    return {"hf_gpt2": hf_gpt2_model, "hf_llama": hf_llama_model}[kind](c)
+
+
+def write_bench_model(out, name):
+    """Writes BENCH_SIZES[name] as a save_pretrained folder DIR/NAME; returns its path."""
+    kind, c = BENCH_SIZES[name]
+    os.makedirs(out, exist_ok=True)
+    {"hf_gpt2": hf_gpt2, "hf_llama": hf_llama}[kind](out, name, c, reference=False)
+    return os.path.join(out, name)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
+    ap.add_argument("--bench", choices=sorted(BENCH_SIZES),
+                    help="write only this benchmark shape's folder, OUT/NAME (random weights)")
     args = ap.parse_args()
+    if args.bench:
+        print("wrote", write_bench_model(args.out, args.bench))
+        return
     os.makedirs(args.out, exist_ok=True)
     cases = [
         # case, writer, how, family, supplied, asks, needs
