@@ -1,9 +1,12 @@
 // A benchmark of the application's interactions (not a test: nothing here asserts a time).
 // The tutorial's full size (6+6 layers, d_model 512, 8 heads, d_ff 2048, random weights) in the
 // main window, offscreen, with a source of N tokens: the time from a key press's action (step
-// forward, step back, a layer or head switch, the kind, the mean of the heads, zoom, hover) until
-// the views have repainted, median and min of several repeats.
-// usage: bench_gui [--tokens 512] [--target 24] [--repeat 15]
+// forward, step back, a layer or head switch, the kind, the mean of the heads, a view switch,
+// zoom, hover) until the views have repainted, median and min of several repeats.
+// --model PATH opens a model instead (a decoder-only one, such as the GPT-2 small folder
+// `tools/make_tutorial_checkpoints.py --bench gpt2-small` writes, gets a prompt of N − target
+// tokens and decodes to N positions; its self-attention takes the encoder's part below).
+// usage: bench_gui [--tokens 512] [--target 24] [--repeat 15] [--model PATH]
 #include <QAction>
 #include <QApplication>
 #include <QElapsedTimer>
@@ -66,27 +69,39 @@ int main(int argc, char** argv) {
   const int tokens = intArg(args, "--tokens", 512), target = intArg(args, "--target", 24),
             repeat = intArg(args, "--repeat", 15);
 
+  const int i_model = args.indexOf(QStringLiteral("--model"));
+  const QString model_path = i_model >= 0 && i_model + 1 < args.size() ? args[i_model + 1] : "";
+
   MainWindow::Options o;
   o.use_settings = false;
   MainWindow w(o);
   w.resize(1400, 900);
   w.show();
-  const ModelConfig c = tutorialSizeConfig();
-  auto model = std::make_shared<Model>(makeRandomModel(c, 1234), makeCpuBackend());
-  w.engine()->setModel(model, QStringLiteral("tutorial size (random weights)"));
+  auto model =
+      std::make_shared<Model>(model_path.isEmpty() ? makeRandomModel(tutorialSizeConfig(), 1234)
+                                                   : loadModel(model_path.toStdString()),
+                              makeCpuBackend());
+  const ModelConfig& c = model->config();
+  w.engine()->setModel(
+      model, model_path.isEmpty() ? QStringLiteral("tutorial size (random weights)") : model_path);
+  // A source of `tokens` ordinary words; a decoder-only model's prompt leaves room for `target`.
+  const bool encoder = c.hasEncoder();
+  const std::vector<std::string>& vocab = encoder ? c.src_vocab : c.tgt_vocab;
+  const int typed = encoder ? tokens : std::max(1, tokens - target);
   QStringList words;
-  for (int i = 0; i < tokens; ++i)
-    words << QString::fromStdString(c.src_vocab[size_t(3 + i % 990)]);
+  for (int i = 0; i < typed; ++i)
+    words << QString::fromStdString(vocab[size_t(3 + i % std::max<size_t>(1, vocab.size() - 10))]);
   w.engine()->setMaxNewTokens(target);
   QElapsedTimer t;
   t.start();
   w.engine()->run(words.join(' '), QString());
   settle(w);
-  std::printf("model: %d+%d layers, d_model %d, %d heads, d_ff %d; %s\n", c.n_encoder_layers,
-              c.n_decoder_layers, c.d_model, c.n_heads, c.d_ff,
+  std::printf("model: %s, %d+%d layers, d_model %d, %d heads, d_ff %d; %s\n",
+              model_path.isEmpty() ? "tutorial size" : model_path.toLocal8Bit().constData(),
+              c.n_encoder_layers, c.n_decoder_layers, c.d_model, c.n_heads, c.d_ff,
               model->backend().description().c_str());
-  std::printf("first run (encode %d tokens, decode %d): %.0f ms\n", tokens, target,
-              t.nsecsElapsed() / 1e6);
+  std::printf("first run (%s %d tokens, decode %d): %.0f ms\n", encoder ? "encode" : "prompt of",
+              typed, target, t.nsecsElapsed() / 1e6);
   auto snap = w.engine()->snapshot();
   std::printf("target positions: %d\n", snap && snap->trace ? snap->trace->tgt_len : 0);
   auto row = [&](const char* what, Timing s) {
@@ -130,7 +145,18 @@ int main(int argc, char** argv) {
         repeat, [&] { w.engine()->stepForward(); }, w);
     row((std::string("step forward, ") + view + " view").c_str(), sf);
   }
-  // The encoder's self-attention: the n × n matrices.
+  // View switches, each view shown in turn.
+  const char* views[] = {"attention", "overview", "masks", "decoding"};
+  int next_view = 0;
+  row("view switch (the next of 4 views)",
+      measure(
+          repeat,
+          [&] {
+            next_view = (next_view + 1) % 4;
+            w.setCurrentView(QString::fromLatin1(views[next_view]));
+          },
+          w));
+  // The encoder's self-attention (a decoder-only model's own): the n × n matrices.
   w.setCurrentView(QStringLiteral("attention"));
   settle(w);
   auto select = [&](auto change) {
@@ -138,19 +164,22 @@ int main(int argc, char** argv) {
     change(sel);
     w.state()->setSelection(sel);
   };
-  row("kind switch to encoder self-attention",
-      measure(
-          1, [&] { select([](AttentionSelection& s) { s.kind = AttentionKind::EncoderSelf; }); },
-          w));
+  const AttentionKind square = encoder ? AttentionKind::EncoderSelf : AttentionKind::DecoderSelf;
+  const int square_layers = encoder ? c.n_encoder_layers : c.n_decoder_layers;
+  const std::string square_name = encoder ? "encoder self" : "decoder self";
+  if (encoder)
+    row("kind switch to encoder self-attention",
+        measure(
+            1, [&] { select([&](AttentionSelection& s) { s.kind = square; }); }, w));
   for (const char* view : {"attention", "overview", "masks"}) {
     w.setCurrentView(QString::fromLatin1(view));
     settle(w);
-    const std::string v = std::string(", encoder self, ") + view + " view";
+    const std::string v = ", " + square_name + ", " + view + " view";
     row(("layer switch" + v).c_str(),
         measure(
             repeat,
             [&] {
-              select([&](AttentionSelection& s) { s.layer = (s.layer + 1) % c.n_encoder_layers; });
+              select([&](AttentionSelection& s) { s.layer = (s.layer + 1) % square_layers; });
             },
             w));
     row(("head switch" + v).c_str(),
@@ -165,13 +194,13 @@ int main(int argc, char** argv) {
   w.setCurrentView(QStringLiteral("attention"));
   settle(w);
   HeatmapWidget* hm = w.attentionView()->heatmap();
-  row("zoom in, encoder self",
+  row(("zoom in, " + square_name).c_str(),
       measure(
           repeat, [&] { w.action(QStringLiteral("zoomIn"))->trigger(); }, w));
-  row("zoom out, encoder self",
+  row(("zoom out, " + square_name).c_str(),
       measure(
           repeat, [&] { w.action(QStringLiteral("zoomOut"))->trigger(); }, w));
-  row("zoom to fit, encoder self",
+  row(("zoom to fit, " + square_name).c_str(),
       measure(
           repeat, [&] { w.action(QStringLiteral("zoomFit"))->trigger(); }, w));
   int x = 0;
