@@ -36,6 +36,8 @@ struct StepInfo {
   float argmax_prob = 0;
   std::vector<std::pair<int, float>> topk;  // (id, probability), most probable first
   QStringList topk_tokens;
+  double log_sum =
+      0;  // log Σ exp(logits) of the row: a token's probability is exp(logit − log_sum)
 };
 
 // What the views show. Built when a job ends (on the GUI thread); never changed afterwards, except
