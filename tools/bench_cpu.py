@@ -258,9 +258,10 @@ def main():
                                          for t in threads))
     if shaped:
         # Measured just before the pass at the same length and thread count, in every round.
-        print("\nOpenBLAS's own threads on three of the pass's linear-layer products (n×512×1536 +"
-              " n×512×2048 + n×2048×512), GFLOP/s, median over rounds (per round), and the whole"
-              " pass's rate as a share of it (of medians; median per round)")
+        print("\nOpenBLAS's own threads on three of the pass's linear-layer products (%s at the"
+              " first length), GFLOP/s, median over rounds (per round), and the whole pass's rate"
+              " as a share of it (of medians; median per round)"
+              % shapes_of(lengths[0]).replace(",", " + "))
         print("| tokens |" + "".join(" OpenBLAS %dt |" % t for t in threads)
               + "".join(" attnviz %dt / OpenBLAS %dt |" % (t, t) for t in threads))
         print("|---|" + "---|" * (2 * len(threads)))
