@@ -14,6 +14,7 @@
 #include "arch/hf_folder.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "base/file_read.h"
 #include "base/json_safe.h"
 #include "io/safetensors.h"
 #include "io/torch_checkpoint.h"
@@ -368,20 +369,6 @@ class SpecLoader {
   }
 };
 
-std::string readTextFile(const std::string& path, uint64_t max_bytes) {
-  std::error_code ec;
-  auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw Error(ErrorKind::Io, path + ": cannot read the config file (" + ec.message() + ")");
-  if (size > max_bytes)
-    throw Error(ErrorKind::TooLarge, path + ": config file is " + std::to_string(size) +
-                                         " bytes; at most " + std::to_string(max_bytes) +
-                                         " are read");
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 ModelConfig parseConfigText(const std::string& text, const std::string& what) {
   if (size_t bad = 0; !isValidUtf8(text, &bad))
     throw Error(ErrorKind::InvalidUtf8,
@@ -394,13 +381,15 @@ ModelConfig parseConfigText(const std::string& text, const std::string& what) {
 ModelConfig findConfig(const TensorSource& file, const std::string& explicit_path) {
   constexpr uint64_t kMaxConfigBytes = 64ull << 20;
   if (!explicit_path.empty())
-    return parseConfigText(readTextFile(explicit_path, kMaxConfigBytes), explicit_path);
+    return parseConfigText(readBoundedFile(explicit_path, kMaxConfigBytes, "the config file"),
+                           explicit_path);
   auto it = file.metadata().find("attnviz_config");
   if (it != file.metadata().end())
     return parseConfigText(it->second, file.path() + " __metadata__[\"attnviz_config\"]");
   std::filesystem::path side = std::filesystem::path(file.path()).replace_extension(".json");
   if (std::filesystem::exists(side))
-    return parseConfigText(readTextFile(side.string(), kMaxConfigBytes), side.string());
+    return parseConfigText(readBoundedFile(side.string(), kMaxConfigBytes, "the config file"),
+                           side.string());
   throw Error(ErrorKind::BadConfig,
               file.path() + ": no config found (looked for __metadata__[\"attnviz_config\"] and " +
                   side.string() + "; pass --config FILE.json)");
@@ -412,7 +401,7 @@ std::string answersPath(const std::string& model_path) {
 
 // A JSON file, bounded in size (64 MiB), valid UTF-8, strictly parsed.
 nlohmann::json readJsonFile(const std::string& path) {
-  const std::string text = readTextFile(path, 64ull << 20);
+  const std::string text = readBoundedFile(path, 64ull << 20, "the JSON file");
   if (size_t bad = 0; !isValidUtf8(text, &bad))
     throw Error(ErrorKind::InvalidUtf8,
                 path + ": not valid UTF-8 (invalid sequence at byte " + std::to_string(bad) + ")");
@@ -469,11 +458,13 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
     return f;
   };
   if (!options.config_path.empty())
-    return parsed(readTextFile(options.config_path, 64ull << 20), options.config_path);
+    return parsed(readBoundedFile(options.config_path, 64ull << 20, "the config file"),
+                  options.config_path);
   if (auto it = file.metadata().find("attnviz_config"); it != file.metadata().end())
     return parsed(it->second, file.path() + " __metadata__[\"attnviz_config\"]");
   const fs::path side = fs::path(model).replace_extension(".json");
-  if (fs::exists(side)) return parsed(readTextFile(side.string(), 64ull << 20), side.string());
+  if (fs::exists(side))
+    return parsed(readBoundedFile(side.string(), 64ull << 20, "the config file"), side.string());
   // Hugging Face's convention: config.json in the model's folder, attnviz's (it has a family) or
   // Hugging Face's own (it has a model_type).
   const fs::path folder_config = model.parent_path() / "config.json";

@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "base/error.h"
+#include "base/file_read.h"
 #include "base/json_safe.h"
 #include "io/pickle.h"
 
@@ -25,14 +26,7 @@ constexpr int kMaxVocabTokens = 1 << 20;          // VocabularyLimits::kMaxToken
 }  // namespace
 
 std::vector<std::string> readNanoGptMeta(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw Error(ErrorKind::Io, path + ": cannot read it (" + ec.message() + ")");
-  if (size > kMaxMetaBytes)
-    throw Error(ErrorKind::TooLarge, path + " is " + formatBytes(size) + "; at most " +
-                                         formatBytes(kMaxMetaBytes) + " are read");
-  std::ifstream in(path, std::ios::binary);
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string data = readBoundedFile(path, kMaxMetaBytes, "the vocabulary pickle");
   return nanoGptMetaFromBytes(reinterpret_cast<const uint8_t*>(data.data()), data.size(), path);
 }
 

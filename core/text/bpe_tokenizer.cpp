@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "base/file_read.h"
 #include "base/json_safe.h"
 #include "base/safe_text.h"
 #include "text/bpe_merges.h"
@@ -89,13 +90,7 @@ class ByteLevelBpe : public Tokenizer {
 
  private:
   void readMerges(const std::string& path) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec) throw Error(ErrorKind::Io, path + ": cannot read the merges (" + ec.message() + ")");
-    if (size > kMaxMergesBytes)
-      throw Error(ErrorKind::TooLarge, path + ": the merges file is " + formatBytes(size) +
-                                           "; at most " + formatBytes(kMaxMergesBytes) +
-                                           " are read");
+    checkedFileSize(path, kMaxMergesBytes, "the merges file");
     std::ifstream in(path, std::ios::binary);
     std::string line;
     int number = 0, rank = 0;

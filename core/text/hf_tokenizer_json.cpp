@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "base/file_read.h"
 #include "base/json_safe.h"
 #include "base/safe_text.h"
 #include "text/bpe_merges.h"
@@ -926,16 +927,8 @@ class HfTokenizerJson : public Tokenizer {
 }  // namespace
 
 TokenizerJson readTokenizerJson(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw Error(ErrorKind::Io, path + ": cannot read the tokenizer (" + ec.message() + ")");
-  if (size > kMaxFileBytes)
-    throw Error(ErrorKind::TooLarge, path + ": the tokenizer is " + formatBytes(size) +
-                                         "; at most " + formatBytes(kMaxFileBytes) + " are read");
-  std::string text(size, '\0');  // the text, once: 10^7 merges cost their bytes, no more
-  std::ifstream in(path, std::ios::binary);
-  if (!in.read(text.data(), (std::streamsize)size))
-    throw Error(ErrorKind::Io, path + ": cannot read the tokenizer");
+  // The text, once: 10^7 merges cost their bytes, no more.
+  const std::string text = readBoundedFile(path, kMaxFileBytes, "the tokenizer");
   SizeChecker sizes(path);
   json::sax_parse(text.begin(), text.end(), &sizes);
   const json root = parseJsonStrict(text, path);

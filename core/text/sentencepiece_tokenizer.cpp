@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "base/file_read.h"
 
 #ifdef ATTNVIZ_HAVE_SENTENCEPIECE
 #include <sentencepiece_processor.h>
@@ -18,14 +19,7 @@ namespace {
 constexpr uintmax_t kMaxSpmBytes = 64ull << 20;  // Marian's models are under 1 MiB
 
 std::unique_ptr<sentencepiece::SentencePieceProcessor> loadSpm(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec)
-    throw Error(ErrorKind::Io,
-                path + ": cannot read the SentencePiece model (" + ec.message() + ")");
-  if (size > kMaxSpmBytes)
-    throw Error(ErrorKind::TooLarge, path + ": the SentencePiece model is " + formatBytes(size) +
-                                         "; at most " + formatBytes(kMaxSpmBytes) + " are read");
+  checkedFileSize(path, kMaxSpmBytes, "the SentencePiece model");
   auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
   const auto status = sp->Load(path);
   if (!status.ok())

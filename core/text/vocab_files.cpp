@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/file_read.h"
 #include "base/json_safe.h"
 #include "base/safe_text.h"
 #include "text/vocab.h"
@@ -74,13 +75,7 @@ std::vector<std::string> fromJson(const nlohmann::json& j, const std::string& pa
 }  // namespace
 
 std::vector<std::string> readVocabularyFile(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw Error(ErrorKind::Io, path + ": cannot read the vocabulary (" + ec.message() + ")");
-  if (size > kMaxVocabularyFileBytes)
-    throw Error(ErrorKind::TooLarge, path + ": the vocabulary file is " + formatBytes(size) +
-                                         "; at most " + formatBytes(kMaxVocabularyFileBytes) +
-                                         " are read");
+  checkedFileSize(path, kMaxVocabularyFileBytes, "the vocabulary file");
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "base/file_read.h"
 #include "base/json_safe.h"
 #include "text/unicode_classes.h"
 #include "text/unicode_text.h"
@@ -276,16 +277,7 @@ std::optional<std::string> tokenName(const nlohmann::json& v, const std::string&
 
 nlohmann::json readJsonFile(const std::filesystem::path& path) {
   constexpr uintmax_t kMaxBytes = 16ull << 20;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw Error(ErrorKind::Io, path.string() + ": cannot read it (" + ec.message() + ")");
-  if (size > kMaxBytes)
-    throw Error(ErrorKind::TooLarge, path.string() + " is " + formatBytes(size) + "; at most " +
-                                         formatBytes(kMaxBytes) + " are read");
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseJsonStrict(ss.str(), path.string());
+  return parseJsonStrict(readBoundedFile(path.string(), kMaxBytes, "the JSON file"), path.string());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "arch/bundled.h"
 #include "base/error.h"
+#include "base/file_read.h"
 #include "base/json_safe.h"
 
 namespace attnviz {
@@ -303,16 +304,7 @@ class ParallelTask : public Task {
     if (path_.empty())
       throw Error(ErrorKind::Usage,
                   "the parallel task needs a file of \"source<TAB>target\" lines");
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path_, ec);
-    if (ec) throw Error(ErrorKind::Io, path_ + ": cannot read it (" + ec.message() + ")");
-    if (size > kMaxParallelBytes)
-      throw Error(ErrorKind::TooLarge, path_ + ": " + std::to_string(size >> 20) +
-                                           " MiB; sentence files of at most 64 MiB are read");
-    std::ifstream in(path_, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string text = ss.str();
+    const std::string text = readBoundedFile(path_, kMaxParallelBytes, "the sentence file");
     if (size_t bad = 0; !isValidUtf8(text, &bad))
       throw Error(
           ErrorKind::InvalidUtf8,
