@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -22,6 +23,18 @@ namespace attnviz::test {
 // max(|reference|, 1), so values near 0 are compared absolutely).
 constexpr double kProbTol = 1e-5;
 constexpr double kRelTol = 1e-4;
+
+// The folder a CTest fixture wrote, named by its environment variable ("" outside CTest).
+inline std::string fixtureDir(const char* env) {
+  const char* d = std::getenv(env);
+  return d ? d : "";
+}
+
+// The fixture's cases.json: a list of cases, empty when it is not there.
+inline nlohmann::json fixtureCases(const std::string& dir) {
+  std::ifstream in(dir + "/cases.json");
+  return in ? nlohmann::json::parse(in) : nlohmann::json::array();
+}
 
 inline std::vector<std::vector<int>> idsOf(const nlohmann::json& j, const char* key) {
   if (!j.contains(key)) return {};

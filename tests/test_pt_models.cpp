@@ -22,13 +22,11 @@ using namespace attnviz;
 namespace {
 
 std::string checkpointDir() {
-  const char* d = std::getenv("ATTNVIZ_PT_MODELS_DIR");
-  return d ? d : "";
+  return test::fixtureDir("ATTNVIZ_PT_MODELS_DIR");
 }
 
 nlohmann::json cases() {
-  std::ifstream in(checkpointDir() + "/cases.json");
-  return in ? nlohmann::json::parse(in) : nlohmann::json::array();
+  return test::fixtureCases(checkpointDir());
 }
 
 }  // namespace

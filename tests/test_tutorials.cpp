@@ -24,13 +24,11 @@ using namespace attnviz;
 namespace {
 
 std::string casesDir() {
-  const char* d = std::getenv("ATTNVIZ_TUTORIALS_DIR");
-  return d ? d : "";
+  return test::fixtureDir("ATTNVIZ_TUTORIALS_DIR");
 }
 
 nlohmann::json cases() {
-  std::ifstream in(casesDir() + "/cases.json");
-  return in ? nlohmann::json::parse(in) : nlohmann::json::array();
+  return test::fixtureCases(casesDir());
 }
 
 LoadOptions suppliedOptions(const nlohmann::json& s) {
