@@ -374,6 +374,72 @@ class TeachingTest : public QObject {
 
   // ---- head statistics -----------------------------------------------------------------------
 
+  // A step forward or back of a decoding session recomputes only the rows it changed: the head
+  // statistics and the Overview's thumbnails then equal the ones computed from scratch.
+  void statisticsFollowTheSteps() {
+    auto w = window(QStringLiteral("reverse"), QStringLiteral("overview"),
+                    QStringLiteral("a 3 b 7 x 5 q 2"));
+    Engine* e = w->engine();
+    const ModelConfig& config = e->model()->config();
+    auto check = [&](const char* what) {
+      QVERIFY2(idle(*w), what);
+      auto snap = e->snapshot();
+      const Trace& t = *snap->trace;
+      for (std::optional<AttentionKind> kind :
+           {std::optional<AttentionKind>{}, std::optional(AttentionKind::Cross)}) {
+        const auto& got = snapshotHeadStats(*snap, config, 0, kind);
+        const auto want = headStatistics(t, config, 0, kind);
+        QCOMPARE(got.size(), want.size());
+        for (size_t k = 0; k < got.size(); ++k) {
+          const HeadStats &g = got[k], &x = want[k];
+          QCOMPARE(g.rows, x.rows);
+          for (auto [a, b] : {std::pair{g.entropy, x.entropy},
+                              {g.entropy_norm, x.entropy_norm},
+                              {g.diagonal, x.diagonal},
+                              {g.previous, x.previous},
+                              {g.first, x.first},
+                              {g.bos, x.bos},
+                              {g.eos, x.eos},
+                              {g.padding, x.padding},
+                              {g.distance, x.distance},
+                              {g.monotonicity, x.monotonicity}})
+            QVERIFY2(a == b || (std::isnan(a) && std::isnan(b)), what);
+        }
+      }
+      for (AttentionKind kind : {AttentionKind::Cross, AttentionKind::DecoderSelf}) {
+        AttentionSelection s = w->state()->selection();
+        s.kind = kind;
+        w->state()->setSelection(s);
+        w->overviewView()->refreshNow();
+        const auto& thumbs = w->overviewView()->grid()->thumbnails();
+        QCOMPARE(int(thumbs.size()), t.layers(kind) * (t.heads() + 1));
+        for (int l = 0; l < t.layers(kind); ++l)
+          for (int h = -1; h < t.heads(); ++h) {
+            const AttentionSelection one{kind, l, h, 0};
+            QVERIFY2(thumbs[size_t(l) * (t.heads() + 1) + size_t(h + 1)] ==
+                         attentionThumbnail(t, one, w->state()->colormap(), 160),
+                     what);
+          }
+      }
+    };
+    check("after the run");
+    const int T = traceOf(*w).tgt_len;
+    QVERIFY(T >= 4);
+    QVERIFY(e->stepBack());
+    check("a step back");
+    QVERIFY(idle(*w));
+    QVERIFY(e->stepBack());
+    check("two steps back");
+    QVERIFY(e->stepForward());
+    check("a step forward");
+    // Another token at the last position: its row changes, the rows before it stay.
+    const int other = e->snapshot()->steps.back().topk.back().first;
+    QVERIFY(e->choose(traceOf(*w).tgt_len - 2, other, false));
+    check("another token chosen");
+    QVERIFY(e->reset());
+    check("reset");
+  }
+
   void headStatisticsTable() {
     auto w = window(QStringLiteral("reverse"), QStringLiteral("heads"),
                     QStringLiteral("a 3 b 7 x 5 q 2"));

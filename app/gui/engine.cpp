@@ -5,6 +5,7 @@
 #include <QThread>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <deque>
 #include <numeric>
@@ -163,7 +164,8 @@ bool Engine::canStepBack() const {
 }
 
 void Engine::publish(std::shared_ptr<Snapshot> snap) {
-  snap->id = ++snapshot_ids_;
+  static std::atomic<uint64_t> ids{0};
+  snap->id = ++ids;
   snapshot_ = std::move(snap);
   emit snapshotChanged();
 }
@@ -341,8 +343,10 @@ std::shared_ptr<Snapshot> Engine::makeSnapshot(const DecodingSession& session) c
       copyTopK(info, shown->steps[size_t(i)], t.logitsRow(0, i), V, info.chosen_id);
     else
       fillTopK(info, t.logitsRow(0, i), V, vocab, info.chosen_id);
+    if (same_rows) snap->same_target_rows = i + 1;
     snap->steps.push_back(std::move(info));
   }
+  if (shown) snap->grown_from = shown->id;
   return snap;
 }
 

@@ -44,7 +44,15 @@ struct StepInfo {
 // that in decode mode `trace` is the decoding session's trace, which later steps grow in place —
 // on the GUI thread only, each time with a new snapshot.
 struct Snapshot {
-  uint64_t id = 0;                     // increases with every snapshot the engine publishes
+  // Increases with every snapshot any engine of the process publishes: caches keyed by it never
+  // mistake one window's snapshot for another's.
+  uint64_t id = 0;
+  // A step forward or back of the same decoding session: the snapshot this one grew from (0:
+  // none) and how many leading rows of its target-query blocks (decoder self-attention, cross-
+  // attention) are unchanged since — rows whose token and every earlier token are the same. The
+  // caches of per-row work (head statistics, the Overview's thumbnails) keep those rows.
+  uint64_t grown_from = 0;
+  int same_target_rows = 0;
   std::shared_ptr<const Trace> trace;  // the attention trace over the current target(s)
   MaskOptions masks;
   bool batch = false;
@@ -185,7 +193,6 @@ class Engine : public QObject {
   std::shared_ptr<Model> model_;              // declared before session_: outlives it
   std::shared_ptr<DecodingSession> session_;  // changed on the GUI thread (or before adoption)
   std::shared_ptr<const Snapshot> snapshot_;
-  uint64_t snapshot_ids_ = 0;
   void publish(std::shared_ptr<Snapshot> snap);  // numbers it, stores it, emits snapshotChanged
   MaskOptions masks_;
   int max_new_tokens_ = 0;

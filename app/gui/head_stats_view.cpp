@@ -361,21 +361,21 @@ const std::vector<HeadStats>& snapshotHeadStats(const Snapshot& snap, const Mode
                                                 int b, std::optional<AttentionKind> kind) {
   struct Entry {
     uint64_t id = 0;
-    const Trace* trace = nullptr;
     int b = -1;
     std::optional<AttentionKind> kind;
-    std::vector<HeadStats> stats;
+    HeadStatistics stats;
   };
   static Entry all, one;  // the view's (every block) and the badges' (one kind)
   Entry& e = kind ? one : all;
-  if (e.id != snap.id || e.trace != snap.trace.get() || e.b != b || e.kind != kind) {
-    e.stats = headStatistics(*snap.trace, config, b, kind);
+  if (e.id != snap.id || e.b != b || e.kind != kind) {
+    // A step of the same decoding session computes only the rows it changed.
+    const bool grew = e.id != 0 && snap.grown_from == e.id && e.b == b && e.kind == kind;
+    e.stats.update(*snap.trace, config, b, kind, grew ? snap.same_target_rows : -1);
     e.id = snap.id;
-    e.trace = snap.trace.get();
     e.b = b;
     e.kind = kind;
   }
-  return e.stats;
+  return e.stats.stats();
 }
 
 // ---- badges on the Overview -------------------------------------------------------------------

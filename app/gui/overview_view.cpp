@@ -10,45 +10,68 @@
 
 namespace attnviz::gui {
 
+namespace {
+
+// Row i of the matrix a thumbnail shows, read in place (a long input's matrices are never copied
+// whole): one head's probabilities, or their mean at the columns asked for.
+class ThumbnailRows {
+ public:
+  ThumbnailRows(const AttentionBlock& a, int batch, int head)
+      : a_(a), batch_(batch), h0_(head < 0 ? 0 : head), h1_(head < 0 ? a.heads : head + 1) {}
+  void select(int i) {
+    rows_.clear();
+    for (int h = h0_; h < h1_; ++h) rows_.push_back(a_.probRow(batch_, h, i));
+  }
+  float operator[](int j) const {
+    if (rows_.size() == 1) return rows_[0][j];
+    float sum = 0;
+    for (const float* r : rows_) sum += r[j];
+    return sum / float(rows_.size());
+  }
+
+ private:
+  const AttentionBlock& a_;
+  const int batch_, h0_, h1_;
+  std::vector<const float*> rows_;
+};
+
+}  // namespace
+
+void thumbnailRowMaxima(const AttentionBlock& a, int batch, int head, std::vector<float>& maxima) {
+  ThumbnailRows row(a, batch, head);
+  for (int i = (int)maxima.size(); i < a.q_len; ++i) {
+    row.select(i);
+    const uint8_t* m = a.maskRow(batch, i);
+    float mx = 0;
+    for (int j = 0; j < a.k_len; ++j)
+      if (!m[j] && row[j] > mx) mx = row[j];
+    maxima.push_back(mx);
+  }
+}
+
 QImage attentionThumbnail(const Trace& trace, const AttentionSelection& s, const Colormap& cmap,
-                          int max_px) {
+                          int max_px, float vmax) {
   const AttentionBlock* block = trace.block(s.kind, s.layer);
   if (!block || block->q_len == 0) return {};
   const AttentionBlock& a = *block;
   const int w = std::min(a.k_len, max_px), h = std::min(a.q_len, max_px);
-  const int h0 = s.head < 0 ? 0 : s.head, h1 = s.head < 0 ? a.heads : s.head + 1;
-  const float inv = 1.0f / float(h1 - h0);
-  // Row i of the matrix shown (one head, or the mean of the heads), read in place: a long
-  // input's matrices are never copied whole.
-  std::vector<float> mean(s.head < 0 ? size_t(a.k_len) : 0);
-  auto row = [&](int i) -> const float* {
-    if (s.head >= 0) return a.probRow(s.batch, s.head, i);
-    std::fill(mean.begin(), mean.end(), 0.0f);
-    for (int hd = h0; hd < h1; ++hd) {
-      const float* p = a.probRow(s.batch, hd, i);
-      for (int j = 0; j < a.k_len; ++j) mean[size_t(j)] += p[j] * inv;
-    }
-    return mean.data();
-  };
-  // Coloured from 0 to the largest unmasked value of the whole matrix.
-  float mx = 0;
-  for (int i = 0; i < a.q_len; ++i) {
-    const float* p = row(i);
-    const uint8_t* m = a.maskRow(s.batch, i);
-    for (int j = 0; j < a.k_len; ++j)
-      if (!m[j] && p[j] > mx) mx = p[j];
+  if (vmax <= 0) {
+    std::vector<float> maxima;
+    thumbnailRowMaxima(a, s.batch, s.head, maxima);
+    vmax = *std::max_element(maxima.begin(), maxima.end());
   }
-  if (mx <= 0) mx = 1;
+  if (vmax <= 0) vmax = 1;
   QImage img(w, h, QImage::Format_RGB32);
   const QRgb masked = cmap.maskedFill().rgb();
+  ThumbnailRows row(a, s.batch, s.head);
   for (int y = 0; y < h; ++y) {
     const int i = int(int64_t(y) * a.q_len / h);
-    const float* p = row(i);
+    row.select(i);
     const uint8_t* m = a.maskRow(s.batch, i);
     auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
     for (int x = 0; x < w; ++x) {
       const int j = int(int64_t(x) * a.k_len / w);
-      line[x] = m[j] ? masked : cmap.rgb(p[j] / mx);
+      line[x] = m[j] ? masked : cmap.rgb(row[j] / vmax);
     }
   }
   return img;
@@ -240,13 +263,31 @@ void OverviewView::refresh() {
                          state_->colormap().name()};
   if (!(key == thumbnail_key_)) {
     thumbnail_key_ = key;
+    // The rows each thumbnail's maximum is kept for: all of them for the same snapshot (another
+    // colormap), the unchanged rows for a step of the same decoding session, else none.
+    RowMaxima& rm = row_maxima_;
+    const bool same_matrices = rm.kind == sel.kind && rm.batch == sel.batch && rm.snapshot != 0;
+    const int kept = !same_matrices                        ? 0
+                     : rm.snapshot == snap->id             ? a.q_len
+                     : rm.snapshot != snap->grown_from     ? 0
+                     : querySide(sel.kind) == Side::Source ? a.q_len
+                                                           : snap->same_target_rows;
+    const size_t count = size_t(layers) * size_t(a.heads + 1);
+    if (rm.rows.size() != count) rm.rows.assign(count, {});
+    rm.snapshot = snap->id;
+    rm.kind = sel.kind;
+    rm.batch = sel.batch;
     std::vector<QImage> thumbs;
     for (int l = 0; l < layers; ++l)
       for (int h = -1; h < a.heads; ++h) {
         AttentionSelection s = sel;
         s.layer = l;
         s.head = h;
-        thumbs.push_back(attentionThumbnail(t, s, state_->colormap(), 160));
+        std::vector<float>& maxima = rm.rows[thumbs.size()];
+        maxima.resize(std::min(maxima.size(), size_t(std::max(kept, 0))));
+        thumbnailRowMaxima(*t.block(sel.kind, l), sel.batch, h, maxima);
+        const float vmax = maxima.empty() ? 0 : *std::max_element(maxima.begin(), maxima.end());
+        thumbs.push_back(attentionThumbnail(t, s, state_->colormap(), 160, vmax));
       }
     grid_->setThumbnails(layers, a.heads, std::move(thumbs), kindTitle(sel.kind));
     grid_->setMask(maskMatrix(a, sel.batch), a.q_len, a.k_len, state_->colormap().maskedHatch());

@@ -23,6 +23,7 @@ class OverviewGrid : public QWidget {
   QRect thumbRect(int layer, int head) const;  // head -1 = the mean
   int layers() const { return layers_; }
   int heads() const { return heads_; }
+  const std::vector<QImage>& thumbnails() const { return thumbs_; }
   QSize sizeHint() const override;
 
  signals:
@@ -69,13 +70,27 @@ class OverviewView : public View {
     QString colormap;
     bool operator==(const ThumbnailKey&) const = default;
   };
+  // Each thumbnail's largest value per row (thumbnailRowMaxima), kept across the steps of a
+  // decoding session: a step changes one row of each matrix.
+  struct RowMaxima {
+    uint64_t snapshot = 0;
+    AttentionKind kind = AttentionKind::Cross;
+    int batch = -1;
+    std::vector<std::vector<float>> rows;  // per thumbnail, in the grid's order
+  };
   OverviewGrid* grid_;
   ThumbnailKey thumbnail_key_;
+  RowMaxima row_maxima_;
 };
 
 // One head's (or the heads' mean when head < 0) probabilities as an image of at most max_px
-// pixels a side, each thumbnail scaled to its own maximum. Masked cells take the masked colour.
+// pixels a side, each thumbnail scaled to its own maximum (vmax, or when vmax ≤ 0 the largest
+// unmasked value of the matrix). Masked cells take the masked colour.
 QImage attentionThumbnail(const Trace& trace, const AttentionSelection& s, const Colormap& cmap,
-                          int max_px);
+                          int max_px, float vmax = 0);
+// The largest unmasked value of each row of that matrix, for the rows after those `maxima` holds
+// (appended: a decoding step computes only its new row).
+void thumbnailRowMaxima(const AttentionBlock& block, int batch, int head,
+                        std::vector<float>& maxima);
 
 }  // namespace attnviz::gui

@@ -46,17 +46,50 @@ TokenRoles tokenRoles(const ModelConfig& c, Side side) {
   return r;
 }
 
-HeadStats headStats(const AttentionBlock& a, int b, int head, const std::vector<int>& q_ids,
-                    const std::vector<int>& k_ids, const TokenRoles& q_roles,
-                    const TokenRoles& k_roles) {
+HeadRowPart headRowPart(const AttentionBlock& a, int b, int head, int i,
+                        const std::vector<int>& k_ids, const TokenRoles& k_roles) {
+  HeadRowPart r;
+  const float* p = a.probRow(b, head, i);
+  const uint8_t* m = a.maskRow(b, i);
+  int open = 0;
+  for (int j = 0; j < a.k_len; ++j) {
+    const double pj = p[j];
+    // The float logarithm: a long input has millions of cells, and p is a float anyway.
+    if (p[j] > 0) r.entropy -= pj * (double)std::log(p[j]);
+    r.centre += pj * j;
+    r.distance += pj * std::abs(i - j);
+    open += m[j] == 0;
+    if (j < (int)k_ids.size()) {
+      if (k_roles.bos >= 0 && k_ids[size_t(j)] == k_roles.bos) r.bos += pj;
+      if (k_roles.eos >= 0 && k_ids[size_t(j)] == k_roles.eos) r.eos += pj;
+    }
+    if (isPadding(k_ids, j, k_roles)) r.padding += pj;
+  }
+  if (open == 0) open = a.k_len;  // a fully masked row: softmax spreads over every key
+  r.entropy_norm = open > 1 ? r.entropy / std::log(double(open)) : 0.0;
+  r.first = a.k_len > 0 ? p[0] : 0.0;
+  if (i < a.k_len) r.diagonal = p[i];
+  r.has_previous = i >= 1 && i - 1 < a.k_len;
+  if (r.has_previous) r.previous = p[i - 1];
+  return r;
+}
+
+namespace {
+
+void checkHead(const AttentionBlock& a, int b, int head) {
   if (b < 0 || b >= a.batch || head < 0 || head >= a.heads)
     throw Error(ErrorKind::BadInput, "headStats: sentence " + std::to_string(b) + " or head " +
                                          std::to_string(head) + " is outside the block");
+}
+
+// The mean of the parts of the rows that are not padding (every row when all are).
+HeadStats combineRows(const AttentionBlock& a, int head, const std::vector<HeadRowPart>& parts,
+                      const std::vector<int>& q_ids, const std::vector<int>& k_ids,
+                      const TokenRoles& q_roles, const TokenRoles& k_roles) {
   HeadStats s;
   s.kind = a.kind;
   s.layer = a.layer;
   s.head = head;
-  const bool self = isSelf(a.kind);
   std::vector<int> rows;
   for (int i = 0; i < a.q_len; ++i)
     if (!isPadding(q_ids, i, q_roles)) rows.push_back(i);
@@ -78,32 +111,18 @@ HeadStats headStats(const AttentionBlock& a, int b, int head, const std::vector<
   int previous_rows = 0;
   std::vector<double> centre;
   for (int i : rows) {
-    const float* p = a.probRow(b, head, i);
-    const uint8_t* m = a.maskRow(b, i);
-    double h = 0, c = 0, dist = 0;
-    int open = 0;
-    for (int j = 0; j < a.k_len; ++j) {
-      const double pj = p[j];
-      // The float logarithm: a long input has millions of cells, and p is a float anyway.
-      if (p[j] > 0) h -= pj * (double)std::log(p[j]);
-      c += pj * j;
-      dist += pj * std::abs(i - j);
-      open += m[j] == 0;
-      if (j < (int)k_ids.size()) {
-        if (k_roles.bos >= 0 && k_ids[size_t(j)] == k_roles.bos) bos += pj;
-        if (k_roles.eos >= 0 && k_ids[size_t(j)] == k_roles.eos) eos += pj;
-      }
-      if (isPadding(k_ids, j, k_roles)) padding += pj;
-    }
-    if (open == 0) open = a.k_len;  // a fully masked row: softmax spreads over every key
-    entropy += h;
-    entropy_norm += open > 1 ? h / std::log(double(open)) : 0.0;
-    first += p[0];
-    distance += dist;
-    centre.push_back(c);
-    if (i < a.k_len) diagonal += p[i];
-    if (i >= 1 && i - 1 < a.k_len) {
-      previous += p[i - 1];
+    const HeadRowPart& r = parts[size_t(i)];
+    entropy += r.entropy;
+    entropy_norm += r.entropy_norm;
+    first += r.first;
+    distance += r.distance;
+    bos += r.bos;
+    eos += r.eos;
+    padding += r.padding;
+    centre.push_back(r.centre);
+    diagonal += r.diagonal;
+    if (r.has_previous) {
+      previous += r.previous;
       ++previous_rows;
     }
   }
@@ -114,7 +133,7 @@ HeadStats headStats(const AttentionBlock& a, int b, int head, const std::vector<
   s.bos = has_bos ? bos / n : kNaN;
   s.eos = has_eos ? eos / n : kNaN;
   s.padding = padding / n;
-  if (self) {
+  if (isSelf(a.kind)) {
     s.diagonal = diagonal / n;
     s.previous = previous_rows > 0 ? previous / previous_rows : kNaN;
     s.distance = distance / n;
@@ -123,30 +142,73 @@ HeadStats headStats(const AttentionBlock& a, int b, int head, const std::vector<
     s.diagonal = s.previous = s.distance = kNaN;
     // Kendall's τ of (i, c_i): concordant minus discordant pairs over all pairs.
     double sum = 0;
-    int pairs = 0;
+    int64_t pairs = 0;
     for (size_t x = 0; x < centre.size(); ++x)
       for (size_t y = x + 1; y < centre.size(); ++y) {
         const double d = centre[y] - centre[x];
         sum += std::abs(d) <= 1e-9 ? 0.0 : (d > 0 ? 1.0 : -1.0);
         ++pairs;
       }
-    s.monotonicity = pairs > 0 ? sum / pairs : kNaN;
+    s.monotonicity = pairs > 0 ? sum / double(pairs) : kNaN;
   }
   return s;
 }
 
+}  // namespace
+
+HeadStats headStats(const AttentionBlock& a, int b, int head, const std::vector<int>& q_ids,
+                    const std::vector<int>& k_ids, const TokenRoles& q_roles,
+                    const TokenRoles& k_roles) {
+  checkHead(a, b, head);
+  std::vector<HeadRowPart> parts;
+  parts.reserve(size_t(a.q_len));
+  for (int i = 0; i < a.q_len; ++i) parts.push_back(headRowPart(a, b, head, i, k_ids, k_roles));
+  return combineRows(a, head, parts, q_ids, k_ids, q_roles, k_roles);
+}
+
 std::vector<HeadStats> headStatistics(const Trace& t, const ModelConfig& c, int b,
                                       std::optional<AttentionKind> kind) {
-  std::vector<HeadStats> out;
+  return HeadStatistics().update(t, c, b, kind, -1);
+}
+
+const std::vector<HeadStats>& HeadStatistics::update(const Trace& t, const ModelConfig& c, int b,
+                                                     std::optional<AttentionKind> kind,
+                                                     int kept_target_rows) {
+  // The blocks and heads of this update, in output order: the same as the last update's, or
+  // nothing is kept.
+  std::vector<std::pair<const AttentionBlock*, int>> heads;
   for (const AttentionBlock& a : t.blocks) {
     if (kind && a.kind != *kind) continue;
+    checkHead(a, b, 0);
+    for (int h = 0; h < a.heads; ++h) heads.emplace_back(&a, h);
+  }
+  bool same_layout =
+      kept_target_rows >= 0 && b == b_ && kind == kind_ && heads.size() == layout_.size();
+  for (size_t k = 0; same_layout && k < heads.size(); ++k)
+    same_layout =
+        layout_[k] == std::tuple(heads[k].first->kind, heads[k].first->layer, heads[k].second);
+  if (!same_layout) parts_.assign(heads.size(), {});
+  layout_.clear();
+  b_ = b;
+  kind_ = kind;
+  stats_.clear();
+  for (size_t k = 0; k < heads.size(); ++k) {
+    const AttentionBlock& a = *heads[k].first;
+    const int h = heads[k].second;
+    layout_.emplace_back(a.kind, a.layer, h);
     const Side qs = querySide(a.kind), ks = keySide(a.kind);
     const auto& q_ids = idsOf(qs == Side::Source ? t.src_ids : t.tgt_ids, b);
     const auto& k_ids = idsOf(ks == Side::Source ? t.src_ids : t.tgt_ids, b);
-    for (int h = 0; h < a.heads; ++h)
-      out.push_back(headStats(a, b, h, q_ids, k_ids, tokenRoles(c, qs), tokenRoles(c, ks)));
+    const TokenRoles k_roles = tokenRoles(c, ks);
+    // A source-query block (the encoder's) does not change while the target does.
+    const int kept = !same_layout ? 0 : qs == Side::Source ? a.q_len : kept_target_rows;
+    std::vector<HeadRowPart>& rows = parts_[k];
+    rows.resize(size_t(std::clamp(kept, 0, std::min(a.q_len, (int)rows.size()))));
+    for (int i = (int)rows.size(); i < a.q_len; ++i)
+      rows.push_back(headRowPart(a, b, h, i, k_ids, k_roles));
+    stats_.push_back(combineRows(a, h, rows, q_ids, k_ids, tokenRoles(c, qs), k_roles));
   }
-  return out;
+  return stats_;
 }
 
 double headDistance(const HeadStats& a, const HeadStats& b, int a_keys, int b_keys) {

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "arch/config.h"
@@ -48,6 +49,39 @@ HeadStats headStats(const AttentionBlock& block, int b, int head, const std::vec
 // trace order, heads in order.
 std::vector<HeadStats> headStatistics(const Trace& trace, const ModelConfig& config, int b,
                                       std::optional<AttentionKind> kind = std::nullopt);
+
+// One query row's part of a head's statistics: headStats is the mean of its rows' parts (over the
+// rows that are not padding), the monotonicity Kendall's τ of their centres.
+struct HeadRowPart {
+  double entropy = 0, entropy_norm = 0, diagonal = 0, previous = 0, first = 0, bos = 0, eos = 0,
+         padding = 0, distance = 0;
+  double centre = 0;          // Σ_j p_ij j
+  bool has_previous = false;  // the row has a previous key (i ≥ 1)
+};
+HeadRowPart headRowPart(const AttentionBlock& block, int b, int head, int i,
+                        const std::vector<int>& k_ids, const TokenRoles& k_roles);
+
+// headStatistics kept across the steps of a decoding session, whose trace grows or shrinks by a
+// row at a time: each query row's part is computed once. A long input has millions of cells per
+// head (GPT-2 small at 1,024 tokens: 144 heads of 1,023 × 1,023), and a step changes one row.
+class HeadStatistics {
+ public:
+  // kept_target_rows ≥ 0: the trace is the one of the last update, or one that grew from it in
+  // the same session, whose first kept_target_rows query rows of every target-query block
+  // (decoder self-attention, cross-attention) are unchanged (their tokens and every earlier token
+  // the same); its source-query blocks are unchanged. Those rows' parts are kept; every other row
+  // is computed. −1 (or another sentence, kind or layout of blocks): every row is computed.
+  const std::vector<HeadStats>& update(const Trace& trace, const ModelConfig& config, int b,
+                                       std::optional<AttentionKind> kind, int kept_target_rows);
+  const std::vector<HeadStats>& stats() const { return stats_; }
+
+ private:
+  int b_ = -1;
+  std::optional<AttentionKind> kind_;
+  std::vector<std::tuple<AttentionKind, int, int>> layout_;  // (kind, layer, head) per head
+  std::vector<std::vector<HeadRowPart>> parts_;              // per head: [q_len] row parts
+  std::vector<HeadStats> stats_;
+};
 
 // How unlike two heads' profiles are: the root mean square difference of (entropy_norm, diagonal,
 // previous, first, bos, eos, padding, distance / (keys − 1), (monotonicity + 1) / 2) over the
