@@ -152,6 +152,29 @@ ArchBlock sublayerBlock(ArchBlock b, int layer, Sublayer s) {
   return b;
 }
 
+// The model's norm by name ("Layer norm", "RMSNorm"), and what it does to a position's vector.
+QString normName(const ModelConfig& c) {
+  return c.norm_kind == NormKind::RmsNorm ? QObject::tr("RMSNorm") : QObject::tr("Layer norm");
+}
+QString normWhat(const ModelConfig& c) {
+  switch (c.norm_kind) {
+    case NormKind::RmsNorm:
+      return QObject::tr(
+          "divides each position's vector by its root mean square, then scales it "
+          "(no centring, no shift)");
+    case NormKind::LayerNormStd:
+      return QObject::tr(
+          "subtracts each position's mean and divides by its standard deviation "
+          "(unbiased, with ε added to it: the Annotated Transformer's LayerNorm), "
+          "then scales and shifts it");
+    case NormKind::LayerNorm:
+      break;
+  }
+  return QObject::tr(
+      "normalises each position's vector to mean 0 and variance 1, then scales "
+      "and shifts it");
+}
+
 // The tokens of a side, embeddings, positions and the embedding norm; returns the shape of the
 // stream it leaves.
 void addEmbedding(Column& col, const ModelConfig& c, const ArchShapes& sh, const QString& p,
@@ -200,9 +223,8 @@ void addEmbedding(Column& col, const ModelConfig& c, const ArchShapes& sh, const
                                     "frequencies, so that attention can tell word order.")),
       shape(sh, {"B", len, QString::number(c.d_model)}));
   if (c.embed_norm)
-    col.add(block(p + ".embed_norm", Type::Norm, QObject::tr("Layer norm"), {},
-                  QObject::tr("Normalises each position's embedding to mean 0 and variance 1, then "
-                              "scales and shifts it.")),
+    col.add(block(p + ".embed_norm", Type::Norm, normName(c), {},
+                  QObject::tr("Over the embeddings: %1.").arg(normWhat(c))),
             shape(sh, {"B", len, QString::number(c.d_model)}));
 }
 
@@ -293,10 +315,10 @@ void addLayer(Column& col, const ModelConfig& c, const ArchShapes& sh, const QSt
     a = sublayerBlock(a, layer, s);
     int enter;
     if (pre) {
-      enter = col.add(sublayerBlock(block(norm_id, Type::Norm, QObject::tr("Layer norm"), {},
-                                          QObject::tr("Pre-norm: normalises each position's vector "
-                                                      "before the sublayer; the residual path "
-                                                      "bypasses it.")),
+      enter = col.add(sublayerBlock(block(norm_id, Type::Norm, normName(c), {},
+                                          QObject::tr("Pre-norm: before the sublayer, %1; the "
+                                                      "residual path bypasses it.")
+                                              .arg(normWhat(c))),
                                     layer, ns),
                       stream, extra);
       col.add(a, stream);
@@ -354,8 +376,8 @@ ArchLayout layoutArchitecture(const ModelConfig& c, const ArchShapes& sh, int en
   Column dec{&L, Side::Target, c.hasEncoder() ? kSideMargin + kColumnWidth + kMiddle : kSideMargin};
   auto final_norm = [&](Column& col, const QString& p, const QString& len, Sublayer s) {
     if (!c.final_norm) return;
-    ArchBlock b = block(p + ".final_norm", Type::Norm, QObject::tr("Layer norm (final)"), {},
-                        QObject::tr("One more layer norm over the whole stack's output."));
+    ArchBlock b = block(p + ".final_norm", Type::Norm, QObject::tr("%1 (final)").arg(normName(c)),
+                        {}, QObject::tr("Over the whole stack's output: %1.").arg(normWhat(c)));
     col.add(sublayerBlock(b, -1, s), shape(sh, {"B", len, d}));
   };
   auto head = [&](Column& col, const QString& len, const QString& from) {
