@@ -301,16 +301,26 @@ void addLayer(Column& col, const ModelConfig& c, const ArchShapes& sh, const QSt
     a.kind = kind;
     const QString norm_id = p + ".norm_" + name;
     if (name == QLatin1String("ffn")) {
-      a = block(p + ".ffn", Type::FeedForward, QObject::tr("Feed forward"),
-                QStringLiteral("%1 → %2 → %1 (%3)")
-                    .arg(c.d_model)
-                    .arg(c.d_ff)
-                    .arg(activationText(c.activation)),
-                QObject::tr("The same two-layer network at every position on its own: Linear "
-                            "d_model → d_ff = %1, %2, Linear back to d_model — click to see its "
-                            "activations.")
-                    .arg(c.d_ff)
-                    .arg(activationText(c.activation)));
+      const QString act = activationText(c.activation);
+      const QString gated = c.activation == Activation::Silu   ? QStringLiteral("SwiGLU")
+                            : c.activation == Activation::Relu ? QStringLiteral("ReGLU")
+                                                               : QStringLiteral("GeGLU");
+      a = c.gated_ffn
+              ? block(p + ".ffn", Type::FeedForward, QObject::tr("Feed forward (%1)").arg(gated),
+                      QStringLiteral("%1 → 2 × %2 → %1").arg(c.d_model).arg(c.d_ff),
+                      QObject::tr("A gated network at every position on its own: two Linear "
+                                  "d_model → d_ff = %1, one through %2 (the gate), multiplied "
+                                  "element by element with the other, then Linear back to "
+                                  "d_model — click to see its activations.")
+                          .arg(c.d_ff)
+                          .arg(act))
+              : block(p + ".ffn", Type::FeedForward, QObject::tr("Feed forward"),
+                      QStringLiteral("%1 → %2 → %1 (%3)").arg(c.d_model).arg(c.d_ff).arg(act),
+                      QObject::tr("The same two-layer network at every position on its own: "
+                                  "Linear d_model → d_ff = %1, %2, Linear back to d_model — "
+                                  "click to see its activations.")
+                          .arg(c.d_ff)
+                          .arg(act));
     }
     a = sublayerBlock(a, layer, s);
     int enter;
@@ -987,7 +997,7 @@ void ArchitectureView::refresh() {
          "paper “Attention Is All You Need”: token ids become vectors of d_model = %5 numbers, "
          "%10, then every layer refines each position's vector with "
          "%6 of d_k = %7) and a feed-forward network (d_ff = %8), "
-         "each wrapped in a residual connection and a layer norm (%9).</p>"
+         "each wrapped in a residual connection and %11 (%9).</p>"
          "<p style='margin:4px 0 0 0'>Blue labels are the tensors on each arrow, with this run's "
          "numbers (B sentences, S source and T target positions). Hover a block for what it "
          "does; click an attention block to open it, any other block to see its input and "
@@ -1011,7 +1021,8 @@ void ArchitectureView::refresh() {
           .arg(c.positional == Positional::Rotary
                    ? tr("positions are not added but turn each head's queries and keys inside "
                         "attention (rotary)")
-                   : tr("positions are added")));
+                   : tr("positions are added"))
+          .arg(c.norm_kind == NormKind::RmsNorm ? tr("an RMSNorm") : tr("a layer norm")));
 }
 
 }  // namespace attnviz::gui

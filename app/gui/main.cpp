@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   QCommandLineOption model({"m", "model"}, "Bundled model name or .safetensors path.", "NAME|PATH");
   QCommandLineOption config("config", "Config JSON for the model (when not inside it).", "FILE");
   QCommandLineOption src({"s", "src"}, "Source sentence for the first run.", "TEXT");
-  QCommandLineOption tgt({"t", "tgt"}, "Target prefix for the first run.", "TEXT");
+  QCommandLineOption tgt(
+      {"t", "tgt"}, "Target prefix for the first run (a decoder-only model: its prompt).", "TEXT");
   QCommandLineOption backend("backend", "Compute backend: cpu or cuda.", "NAME");
   QCommandLineOption view("view",
                           QStringLiteral("View shown first: %1.")

@@ -852,7 +852,8 @@ void MainWindow::onModelChanged() {
   state_->setSelection(s);
   // The sentence typed stays when this model can read it (e.g. the same vocabulary); otherwise
   // the model's first example.
-  QString src = options_.src;
+  // A decoder-only model's prompt is its target prefix: --tgt gives it too.
+  QString src = options_.src.isEmpty() && !c.hasEncoder() ? options_.tgt : options_.src;
   if (src.isEmpty() && !readable(src_edit_->text(), true))
     src = c.examples.empty() ? QString() : QString::fromStdString(c.examples.front().src);
   if (!src.isEmpty() || !readable(src_edit_->text(), true)) src_edit_->setText(src);
