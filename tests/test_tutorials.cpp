@@ -77,6 +77,50 @@ class TestTutorials : public QObject {
     }
   }
 
+  // nanoGPT's sample.py reads data/<config["dataset"]>/meta.pkl from the folder it runs in: a
+  // checkpoint in out/ opens with that vocabulary when the user names none; one with more
+  // characters than the token table has rows is not used (said in the notes), and the model opens
+  // with its ids as before.
+  void findsTheVocabularyItsScriptsUse() {
+    nlohmann::json c;
+    for (const auto& e : cases())
+      if (e["case"] == "nanogpt") c = e;
+    QVERIFY(!c.is_null());
+    QTemporaryDir dir;
+    const QString out = dir.filePath(QStringLiteral("out")),
+                  data = dir.filePath(QStringLiteral("data/shakespeare_char"));
+    QVERIFY(QDir().mkpath(out) && QDir().mkpath(data));
+    const std::string ckpt = out.toStdString() + "/ckpt.pt";
+    QVERIFY(QFile::copy(QString::fromStdString(casesDir() + "/" + c["path"].get<std::string>()),
+                        QString::fromStdString(ckpt)));
+    const int rows = (int)loadModel(ckpt)->config.tgt_vocab.size();
+    // meta.pkl as prepare.py pickles it (protocol 4): {'itos': {i: char}}; '\n' among them.
+    auto writeMeta = [&](int n) {
+      std::ofstream f(data.toStdString() + "/meta.pkl", std::ios::binary | std::ios::trunc);
+      f << "\x80\x04}(\x8c\x04itos}(";
+      for (int i = 0; i < n; ++i)
+        f << 'K' << char(i) << "\x8c\x01" << (i == 0 ? '\n' : char(' ' + i));
+      f << "uu.";
+    };
+    writeMeta(rows - 3);
+    auto m = loadModel(ckpt);
+    QCOMPARE((int)m->config.tgt_vocab.size(), rows);
+    QCOMPARE(m->config.tgt_vocab[0], std::string("\n"));
+    QCOMPARE(m->config.tgt_vocab[1], std::string("!"));
+    QVERIFY(m->tokenizer);
+    QCOMPARE(m->tokenizer->encodeTarget("!#"), (std::vector<int>{1, 3}));
+    bool said = false;
+    for (const auto& n : m->notes) said = said || n.find("data/{dataset}/meta.pkl") != n.npos;
+    QVERIFY(said);
+    // Too many characters for the table: not used, and said why.
+    writeMeta(rows + 1);
+    m = loadModel(ckpt);
+    QVERIFY(!m->tokenizer);
+    said = false;
+    for (const auto& n : m->notes) said = said || n.find("vocabulary not used") != n.npos;
+    QVERIFY(said);
+  }
+
   // With those answers every attention tensor and the logits are PyTorch's.
   void matchesPyTorch_data() { asksOnlyWhatTheFileCannotSay_data(); }
   void matchesPyTorch() {

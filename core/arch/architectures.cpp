@@ -337,6 +337,8 @@ void addTutorials(std::vector<ArchSpec>& t) {
          {{"gelu_tanh", "a checkpoint of nanoGPT before May 2023 (new_gelu)"}},
          "nanoGPT's MLP uses nn.GELU() (exact) since May 2023; checkpoints of older code used "
          "new_gelu, the tanh approximation (gelu_tanh)"}};
+    // sample.py: data/<config["dataset"]>/meta.pkl, else GPT-2's BPE.
+    a.vocab_files = {"data/{dataset}/meta.pkl"};
     t.push_back(a);
   }
   {
@@ -501,6 +503,9 @@ void addTutorials(std::vector<ArchSpec>& t) {
               {"max_seq_len", "max_len"},
               {"norm_eps", "layer_norm_eps", ArgKind::Number},
               {"dropout", "", ArgKind::Ignored}};
+    // sample.py: a custom vocabulary's data/tok<vocab_size>.model (tinystories.py's
+    // get_tokenizer_model_path), else Llama 2's tokenizer.model in the repository's folder.
+    a.vocab_files = {"data/tok{vocab_size}.model", "tokenizer.model"};
     t.push_back(a);
   }
 }

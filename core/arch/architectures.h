@@ -196,6 +196,11 @@ struct ArchSpec {
   std::string args_key;
   std::vector<ArgKey> args;
   std::vector<Assumption> assumptions;
+  // Where the tutorial's own scripts find a checkpoint's vocabulary when the user names none:
+  // paths relative to the folder they run in (the checkpoint's folder's parent: nanoGPT's
+  // out/ckpt.pt), where {key} is that key's value in the checkpoint's "config" dict (its training
+  // settings: nanoGPT's "dataset"). Tried in order; the first that reads and fits is used.
+  std::vector<std::string> vocab_files;
   SpecialIds ids;
   DecodeRule decode;
   std::string notes;  // assumed when the file has no config, shown in the notes ("" = none)

@@ -152,6 +152,13 @@ std::string architecturesMarkdown() {
       }
       o << "- the names cannot tell: " << s << "\n";
     }
+    if (!a.vocab_files.empty()) {
+      std::string s;
+      for (const auto& v : a.vocab_files) s += (s.empty() ? "" : ", then ") + code(v);
+      o << "- vocabulary when none is named: " << s
+        << " from the checkpoint's folder's parent (or the folder itself), `{key}` from the "
+           "checkpoint's `config` dict\n";
+    }
     if (!a.decode.text.empty()) o << "- greedy decoding: " << a.decode.text << "\n";
     o << "\n";
   }

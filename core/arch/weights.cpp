@@ -437,7 +437,65 @@ UserSupplied answersWith(const std::string& model_path, const UserSupplied& supp
   return answers;
 }
 
+// The value of `key` in the checkpoint's "config" dict as a single path component, or "" when it
+// has none that could be one (a hostile file's "../.." is not followed).
+std::string configComponent(const TensorSource& file, const std::string& key) {
+  const nlohmann::json& a = file.arguments();
+  if (!a.is_object() || !a.contains("config") || !a["config"].is_object()) return {};
+  const nlohmann::json& c = a["config"];
+  if (!c.contains(key)) return {};
+  const nlohmann::json& v = c[key];
+  if (v.is_number_integer() && v.get<int64_t>() >= 0) return std::to_string(v.get<int64_t>());
+  if (!v.is_string()) return {};
+  const std::string s = v.get<std::string>();
+  if (s.empty() || s.size() > 200 || s == "." || s == ".." ||
+      s.find_first_of("/\\") != std::string::npos || s.find('\0') != std::string::npos)
+    return {};
+  return s;
+}
+
 }  // namespace
+
+bool findTutorialVocabulary(const TensorSource& file, const ArchSpec& spec, UserSupplied& answers,
+                            std::vector<std::string>* notes) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::absolute(fs::path(file.path())).parent_path();
+  for (const fs::path& root : {folder.parent_path(), folder})
+    for (const std::string& pattern : spec.vocab_files) {
+      // Fill each {key} from the checkpoint's config; a pattern with a key it lacks is skipped.
+      std::string rel;
+      bool filled = true;
+      for (size_t i = 0; i < pattern.size() && filled;) {
+        const size_t open = pattern.find('{', i);
+        if (open == std::string::npos) {
+          rel += pattern.substr(i);
+          break;
+        }
+        const size_t close = pattern.find('}', open);
+        const std::string value = configComponent(file, pattern.substr(open + 1, close - open - 1));
+        filled = !value.empty();
+        rel += pattern.substr(i, open - i) + value;
+        i = close + 1;
+      }
+      const fs::path path = root / rel;
+      std::error_code ec;
+      if (!filled || !fs::is_regular_file(path, ec)) continue;
+      UserSupplied trial = answers;
+      try {
+        supplyVocabulary(trial, path.string());
+        inferConfig(file, trial);  // a vocabulary larger than the token table is refused here
+      } catch (const Error& e) {
+        if (notes) notes->push_back(std::string("vocabulary not used: ") + e.what());
+        continue;
+      }
+      answers = std::move(trial);
+      if (notes)
+        notes->push_back("vocabulary: " + path.string() + " (where " + spec.family +
+                         "'s own scripts look: " + pattern + ")");
+      return true;
+    }
+  return false;
+}
 
 Inference inferWithAnswers(const TensorSource& file, const UserSupplied& supplied) {
   return inferConfig(file, answersWith(file.path(), supplied));
@@ -519,9 +577,12 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
   // No config: what the tensors tell, with what the user supplied now or before.
   if (fs::exists(answersPath(file.path())))
     f.notes.push_back("answers remembered in " + answersPath(file.path()));
-  const UserSupplied answers = answersWith(file.path(), options.supplied);
+  UserSupplied answers = answersWith(file.path(), options.supplied);
+  Inference inf = inferConfig(file, answers);
+  if (answers.src_vocab.empty() && answers.tgt_vocab.empty() && inf.guess.spec &&
+      findTutorialVocabulary(file, *inf.guess.spec, answers, &f.notes))
+    inf = inferConfig(file, answers);
   f.tokenizer = answers.tokenizer;
-  const Inference inf = inferConfig(file, answers);
   // What is missing stays data (MissingInfoError::inference): the CLI names its options, the GUI
   // asks in its dialog.
   if (!inf.complete())

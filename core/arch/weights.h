@@ -182,6 +182,12 @@ struct FoundConfig {
   std::shared_ptr<const Tokenizer> tokenizer;
 };
 FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& options);
+// The vocabulary the tutorial's own scripts would use for a checkpoint without one given
+// (ArchSpec::vocab_files: nanoGPT's data/<dataset>/meta.pkl, llama2.c's tokenizer), looked for from
+// the checkpoint's folder's parent and from the folder itself: the first that reads and fits the
+// token table goes into `answers` (true); what was found and why one was not used go to notes.
+bool findTutorialVocabulary(const TensorSource& file, const ArchSpec& spec, UserSupplied& answers,
+                            std::vector<std::string>* notes);
 // The memory loading a model of this config and building a Model of it takes at its peak, from
 // the sizes alone: the float32 weights on the host and their copy on the backend (host memory on
 // the CPU backend), the largest layer's copy while uploading, the sinusoid table (built on the
