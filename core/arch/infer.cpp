@@ -535,11 +535,14 @@ namespace {
         ", whose names match " + std::to_string(c.named) + " of its tensors" +
         (roles.empty() ? std::string() : " but not " + roles);
   }
+  // The closest architecture and the way out first; the whole table last.
   throw UnknownNamesError(file.path() + ": the tensor names (" + sample +
                               (file.tensors().size() > 4 ? ", …" : "") +
-                              ") follow none of the tutorials attnviz knows: " + known + closest +
+                              ") follow none of the tutorials attnviz knows" + closest +
                               ". A map of your own names to their roles opens it (docs/formats.md "
-                              "\"Your own names\"), and so does a config",
+                              "\"Your own names\"), and so does a config. The architectures "
+                              "known, by their token table's name: " +
+                              known,
                           c);
 }
 
