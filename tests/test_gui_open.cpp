@@ -90,6 +90,15 @@ void answer(AnswersDialog* d, const nlohmann::json& supplied) {
   }
 }
 
+// A character model's meta.pkl as nanoGPT's prepare.py pickles it (protocol 4: {'itos': {i: char,
+// …}}): the characters ' ' + i.
+void writeMetaPkl(const QString& path, int characters) {
+  std::ofstream out(path.toStdString(), std::ios::binary);
+  out << "\x80\x04}(\x8c\x04itos}(";
+  for (int i = 0; i < characters; ++i) out << 'K' << char(i) << "\x8c\x01" << char(' ' + i);
+  out << "uu.";
+}
+
 // The fields a dialog shows: its questions and what it offers to change.
 std::set<std::string> fieldsShown(AnswersDialog* d) {
   std::set<std::string> keys;
@@ -113,6 +122,7 @@ class GuiOpenTest : public QObject {
   void paddingIdField();
   void characterVocabulary();
   void namesMap();
+  void vocabularyFile();
 
  private:
   std::unique_ptr<MainWindow> window_;
@@ -261,15 +271,7 @@ void GuiOpenTest::characterVocabulary() {
   const QString path = tutorialPath(c);
   QTemporaryDir dir;
   const int V = 41;  // the fixture's minGPT: a token table of 41 rows
-  std::string itos;
-  for (int i = 0; i < V; ++i) itos += char(' ' + i);
-  {
-    std::ofstream out(dir.filePath(QStringLiteral("meta.pkl")).toStdString(), std::ios::binary);
-    out << "\x80\x04}(\x8c\x04itos}(";  // protocol 4: {'itos': {i: char, …}}
-    for (int i = 0; i < V; ++i) out << 'K' << char(i) << "\x8c\x01" << itos[i];
-    out << "u"
-        << "u.";
-  }
+  writeMetaPkl(dir.filePath(QStringLiteral("meta.pkl")), V);
   MainWindow& w = *window_;
   const Model* before = openAfterTinyModel(w, path);
   QVERIFY(before);
@@ -398,6 +400,47 @@ void GuiOpenTest::namesMap() {
   for (size_t i = 0; i < a.logits.data.size(); ++i)
     worst = std::max(worst, std::abs(a.logits.data[i] - b.logits.data[i]));
   QVERIFY2(worst < 1e-5f, qPrintable(QString::number(worst)));
+}
+
+void GuiOpenTest::vocabularyFile() {
+  // File › Use a vocabulary file…: nanoGPT's checkpoint opens without a question, so the dialog
+  // never offers its vocabulary field; the action opens it again with a meta.pkl. A model whose
+  // config names its vocabulary (the bundled ones) is told so, and a file that is not a
+  // vocabulary is refused naming it; the model shown stays.
+  MainWindow& w = *window_;
+  QVERIFY(w.engine()->loadModel(kTinyModel) && idle(w));
+  QAction* act = w.action(QStringLiteral("vocabularyFile"));
+  QVERIFY(act && !act->isEnabled());
+  QTemporaryDir dir;
+  const QString meta = dir.filePath(QStringLiteral("meta.pkl"));
+  writeMetaPkl(meta, 30);
+  QVERIFY(!w.openWithVocabulary(meta));
+  QVERIFY2(w.messageBar()->text().contains(QStringLiteral("names its vocabulary")),
+           qPrintable(w.messageBar()->text()));
+
+  const nlohmann::json c = tutorialCase("nanogpt");
+  QVERIFY(!c.is_null());
+  QVERIFY(w.engine()->loadModel(tutorialPath(c)) && idle(w));
+  QVERIFY(w.findChildren<AnswersDialog*>().isEmpty());
+  const Model* ids_only = w.engine()->model();
+  QVERIFY(ids_only && !ids_only->loaded().tokenizer);
+  QVERIFY(act->isEnabled());
+  const QString bad = dir.filePath(QStringLiteral("bad.pkl"));
+  {
+    std::ofstream out(bad.toStdString(), std::ios::binary);
+    out << "not a pickle";
+  }
+  QVERIFY(!w.openWithVocabulary(bad));
+  QVERIFY2(w.messageBar()->text().contains(QStringLiteral("bad.pkl")),
+           qPrintable(w.messageBar()->text()));
+  QCOMPARE(w.engine()->model(), ids_only);
+
+  QVERIFY(w.openWithVocabulary(meta));
+  QVERIFY(idle(w));
+  const Model* m = w.engine()->model();
+  QVERIFY(m != ids_only && m->loaded().tokenizer);
+  QCOMPARE(m->config().tgt_vocab[1], std::string("!"));
+  QCOMPARE(m->loaded().tokenizer->encodeTarget("!#"), (std::vector<int>{1, 3}));
 }
 
 QTEST_MAIN(GuiOpenTest)

@@ -444,6 +444,18 @@ std::vector<ActionSpec> MainWindow::actionTable() {
          const QString path = chooseModelFile();
          if (!path.isEmpty()) chooseNamesMap(path);
        }},
+      {QStringLiteral("vocabularyFile"),
+       file,
+       tr("Use a &vocabulary file…"),
+       {},
+       [this] {
+         const QString model = engine_->modelSource();
+         const QString f = QFileDialog::getOpenFileName(
+             this, tr("The vocabulary %1 was trained with").arg(QFileInfo(model).fileName()),
+             QFileInfo(model).absolutePath(),
+             tr("Vocabularies (*.pkl *.model *.json *.txt *.vocab);;All files (*)"));
+         if (!f.isEmpty()) openWithVocabulary(f);
+       }},
       {QStringLiteral("openFolder"),
        file,
        tr("Open a model &folder…"),
@@ -1088,6 +1100,8 @@ void MainWindow::updateActions() {
   action(QStringLiteral("reset"))->setEnabled(decode);
   action(QStringLiteral("exportTrace"))->setEnabled(snap && snap->trace);
   action(QStringLiteral("exportFrames"))->setEnabled(decode && snap->steps.size() > 0);
+  action(QStringLiteral("vocabularyFile"))
+      ->setEnabled(!busy && model && engine_->model()->loaded().takes_vocabulary);
   model_combo_->setEnabled(!busy);
   backend_combo_->setEnabled(!busy);
   examples_button_->setEnabled(!busy && model && engine_->model()->config().examples.size() > 0);
@@ -1229,6 +1243,29 @@ bool MainWindow::openWithNamesMap(const QString& model, const QString& map) {
     return false;
   }
   return engine_->loadModel(model, {}, supplied);
+}
+
+bool MainWindow::openWithVocabulary(const QString& file) {
+  const Model* m = engine_->model();
+  const QString model = engine_->modelSource();
+  if (!m || !QFileInfo::exists(model) || !m->loaded().takes_vocabulary) {
+    message_bar_->showMessage(
+        MessageBar::Level::Info, tr("This model names its own vocabulary"),
+        tr("%1's config names its vocabulary; a vocabulary file is for a checkpoint opened "
+           "without one (nanoGPT, llama2.c, minGPT, …) or a Hugging Face GPT-2, BERT or Llama "
+           "folder.")
+            .arg(m ? QFileInfo(model).fileName() : tr("No model")));
+    return false;
+  }
+  UserSupplied supplied;
+  try {
+    supplyVocabulary(supplied, file.toStdString());
+  } catch (const Error& e) {
+    message_bar_->showMessage(MessageBar::Level::Error, tr("The vocabulary was refused"),
+                              QString::fromStdString(e.what()));
+    return false;
+  }
+  return engine_->loadModel(model, engine_->configPath(), supplied);
 }
 
 void MainWindow::askForAnswers(const QString& path, const QString& config_path,

@@ -129,6 +129,11 @@ class MainWindow : public QMainWindow {
   // read or is wrong is shown in the message bar, naming the file and what is wrong (with the
   // model's refusal when it was refused before), and false returned; else the load starts.
   bool openWithNamesMap(const QString& model, const QString& map);
+  // Opens the current model again with the vocabulary (and its tokenizer) in `file` — nanoGPT's
+  // meta.pkl, a SentencePiece .model, tokenizer.json, GPT-2's encoder.json or vocab.json, a plain
+  // list (File › Use a vocabulary file…). A file that cannot be read, or a model whose config
+  // names its own vocabulary, is said in the message bar and false returned; else the load starts.
+  bool openWithVocabulary(const QString& file);
   bool exportViewSvg(const QString& path, QString* error = nullptr);
   // The decode as frames, one per step: DIR/decoding-001.png … and, with animated,
   // DIR/decoding-animated.png (an APNG). Returns the number of frames written, 0 on failure.

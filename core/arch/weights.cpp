@@ -571,6 +571,7 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
                                               "to attnviz's)");
       for (const auto& fact : inf.facts) f.notes.push_back(fact);
       f.assumed = inf.assumed;
+      f.takes_vocabulary = true;
       return f;
     }
   }
@@ -592,6 +593,7 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
         inf);
   f.config = ModelConfig::fromJson(inf.config, file.path() + " (config inferred from the tensors)");
   f.source = "inferred from the tensors";
+  f.takes_vocabulary = true;
   f.notes.push_back(inf.guess.summary());
   for (const auto& fact : inf.facts) f.notes.push_back(fact);
   f.assumed = inf.assumed;
@@ -731,6 +733,7 @@ std::shared_ptr<const LoadedModel> loadOpened(const TensorSource& file, uint64_t
   m->path = path;
   m->notes = found.notes;
   m->assumed = found.assumed;
+  m->takes_vocabulary = found.takes_vocabulary;
   m->notes.insert(m->notes.begin(), "config: " + found.source);
   if (const auto* ckpt = dynamic_cast<const TorchCheckpoint*>(&file))
     m->notes.insert(m->notes.begin(), file.formatName() + ": " + ckpt->describeLayout());

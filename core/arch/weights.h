@@ -115,6 +115,10 @@ struct LoadedModel {
   // The model's own subword tokenizer (a Hugging Face folder's), or null: words are looked up in
   // the vocabularies as typed.
   std::shared_ptr<const Tokenizer> tokenizer;
+  // A vocabulary the user names (LoadOptions::supplied) is used: the config was inferred from the
+  // tensors, or maps a Hugging Face decoder-only or encoder-only folder's. A config of attnviz's
+  // own, or a translation folder's, names its vocabularies itself.
+  bool takes_vocabulary = false;
 };
 
 struct LoadOptions {
@@ -180,6 +184,7 @@ struct FoundConfig {
   std::vector<Assumed> assumed;  // an inferred config's (Inference::assumed)
   // A Hugging Face folder's tokenizer when finding the config opened it (GPT-2, BERT, Llama).
   std::shared_ptr<const Tokenizer> tokenizer;
+  bool takes_vocabulary = false;  // LoadedModel::takes_vocabulary
 };
 FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& options);
 // The vocabulary the tutorial's own scripts would use for a checkpoint without one given
