@@ -271,6 +271,33 @@ Inputs passInputs(const Model& m, const InputArgs& a, const MaskOptions& masks,
   return in;
 }
 
+void addPassMaxLen(CLI::App* cmd, int& max_new_tokens) {
+  cmd->add_option("--max-len", max_new_tokens,
+                  "an encoder-decoder given no --tgt decodes at most N new tokens first (default: "
+                  "the tutorial's rule)")
+      ->check(CLI::Range(1, ConfigLimits::kMaxLen))
+      ->type_name("N");
+}
+
+int outputToken(const Vocabulary& out, const std::optional<std::string>& token,
+                const std::optional<std::string>& id, const char* option) {
+  if (id) return parseIdList(*id, out.size(), (std::string(option) + "-id").c_str()).at(0);
+  if (!token) return -1;
+  const int found = out.id(*token);
+  if (found < 0)
+    throw Error(ErrorKind::BadInput, std::string(option) + ": \"" + safe(*token) +
+                                         "\" is not a token of the output vocabulary (give an "
+                                         "id with " +
+                                         option + "-id)");
+  return found;
+}
+
+void addTokenOptions(CLI::App* cmd, const std::string& name, const std::string& help,
+                     std::optional<std::string>& token, std::optional<std::string>& id) {
+  auto* given = cmd->add_option("--" + name, token, help)->type_name("TOKEN");
+  cmd->add_option("--" + name + "-id", id, "the same, as an id")->type_name("ID")->excludes(given);
+}
+
 void addKeepGoing(CLI::App* cmd, bool& keep_going) {
   cmd->add_flag("--keep-going", keep_going,
                 "report NaN or infinite values as a warning and go on (by default they are an "

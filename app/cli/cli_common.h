@@ -70,6 +70,16 @@ std::vector<int> segmentIds(const Model& m, const InputArgs& a);
 // `max_new_tokens` tokens (0: the tutorial's rule, tutorialMaxNewTokens).
 Inputs passInputs(const Model& m, const InputArgs& a, const MaskOptions& masks, int max_new_tokens);
 
+// --max-len N of a command that runs one pass (passInputs): an encoder-decoder given no --tgt
+// decodes at most N new tokens first.
+void addPassMaxLen(CLI::App* cmd, int& max_new_tokens);
+// The id of an output token given as a string (--NAME) or an id (--NAME-id); −1 when neither.
+int outputToken(const Vocabulary& out, const std::optional<std::string>& token,
+                const std::optional<std::string>& id, const char* option);
+// --NAME TOKEN and --NAME-id ID: an output token as a string or an id, not both.
+void addTokenOptions(CLI::App* cmd, const std::string& name, const std::string& help,
+                     std::optional<std::string>& token, std::optional<std::string>& id);
+
 // --keep-going: non-finite values are reported as a warning instead of an error.
 void addKeepGoing(CLI::App* cmd, bool& keep_going);
 // Reports `summary` (what is non-finite, and where): a warning on stderr with keep_going, else an

@@ -33,20 +33,6 @@ struct LensArgs {
   bool keep_going = false;
 };
 
-// The id of an output token given as a string (--target) or an id (--target-id); −1 when neither.
-int outputToken(const Vocabulary& out, const std::optional<std::string>& token,
-                const std::optional<std::string>& id, const char* option) {
-  if (id) return parseIdList(*id, out.size(), (std::string(option) + "-id").c_str()).at(0);
-  if (!token) return -1;
-  const int found = out.id(*token);
-  if (found < 0)
-    throw Error(ErrorKind::BadInput, std::string(option) + ": \"" + safe(*token) +
-                                         "\" is not a token of the output vocabulary (give an "
-                                         "id with " +
-                                         option + "-id)");
-  return found;
-}
-
 // `text` shown as a token, cut or padded to `width` characters (code points).
 std::string column(const std::string& text, int width) {
   const std::string shown = displayToken(text);
@@ -195,21 +181,10 @@ int runContributions(const LensArgs& a) {
   return 0;
 }
 
-// --NAME TOKEN and --NAME-id ID: an output token as a string or an id, not both.
-void addTokenOptions(CLI::App* cmd, const std::string& name, const std::string& help,
-                     std::optional<std::string>& token, std::optional<std::string>& id) {
-  auto* given = cmd->add_option("--" + name, token, help)->type_name("TOKEN");
-  cmd->add_option("--" + name + "-id", id, "the same, as an id")->type_name("ID")->excludes(given);
-}
-
 void addPassArgs(CLI::App* cmd, LensArgs& a) {
   addModelArgs(cmd, a.model);
   addInputArgs(cmd, a.input, true);
-  cmd->add_option("--max-len", a.max_new_tokens,
-                  "an encoder-decoder given no --tgt decodes at most N new tokens first (default: "
-                  "the tutorial's rule)")
-      ->check(CLI::Range(1, ConfigLimits::kMaxLen))
-      ->type_name("N");
+  addPassMaxLen(cmd, a.max_new_tokens);
   addKeepGoing(cmd, a.keep_going);
 }
 

@@ -9,8 +9,6 @@
 
 namespace attnviz {
 
-namespace {
-
 void makeFolder(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -23,6 +21,8 @@ std::string jsonText(const nlohmann::json& j) {
   // Token strings that are not UTF-8 are written with U+FFFD, never as a throw mid-dump.
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
+
+namespace {
 
 void writeTraceFiles(const Trace& tr, const std::string& dir) {
   makeFolder(dir);

@@ -3,6 +3,7 @@
 // JSON (`lens --dump`).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "model/lens.h"
@@ -10,6 +11,11 @@
 #include "text/vocab.h"
 
 namespace attnviz {
+
+// Creates `dir` (and its parents) for a dump; Error(Io) when it cannot, or it is not a folder.
+void makeFolder(const std::string& dir);
+// A dump's JSON text: indented by 2, strings that are not UTF-8 written with U+FFFD.
+std::string jsonText(const nlohmann::json& j);
 
 // Writes, for each attention kind the model has, KIND_{scores,mask,probs}.npy [L, H, Tq, Tk]
 // (KIND = enc_self, dec_self, cross) and, when the trace kept them, KIND_{q,k,v}.npy

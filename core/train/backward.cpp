@@ -125,7 +125,7 @@ void Backward::layers(float* dx, const DeviceStack& st, const StackTape& t,
   }
 }
 
-void Backward::embed(const DeviceStack& st, const StackTape& t, float* dx, float p) {
+void Backward::embedSum(const DeviceStack& st, const StackTape& t, float* dx, float p) {
   const int rows = t.B * t.n;
   const int64_t cells = (int64_t)rows * d;
   be.dropout_backward(dx, cells, p, t.embed_seed);
@@ -134,6 +134,11 @@ void Backward::embed(const DeviceStack& st, const StackTape& t, float* dx, float
     norm(dx, t.embed_norm_in, st.embed_norm, g.dn, rows, c.embed_norm_eps);
     be.copy(g.dn, dx, cells);
   }
+}
+
+void Backward::embed(const DeviceStack& st, const StackTape& t, float* dx, float p) {
+  const int rows = t.B * t.n;
+  embedSum(st, t, dx, p);
   if (t.segs && st.segments) be.gather_add_backward(t.segs, dx, grads.of(st.segments), rows, d);
   const float scale = c.embed_scale ? std::sqrt((float)d) : 1.0f;
   // Learned positions are a parameter (from row position_offset on); a sinusoid table is not.

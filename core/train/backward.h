@@ -16,9 +16,10 @@ namespace attnviz {
 // The gradients of the parameters: an array with the parameters' offsets.
 struct Gradients {
   const float* params = nullptr;  // DeviceWeights::params
-  float* grads = nullptr;         // [n_params]
+  float* grads = nullptr;         // [n_params]; null: only the activations' gradients are wanted
+                                  // (attribution), and the backward skips the parameters'
   // The gradient of the parameter at p (a pointer into params), or null for a null parameter.
-  float* of(const float* p) const { return p ? grads + (p - params) : nullptr; }
+  float* of(const float* p) const { return p && grads ? grads + (p - params) : nullptr; }
 };
 
 // The gradients of one backward pass's activations, carved once for the larger stack run.
@@ -43,6 +44,10 @@ class Backward : public Widths {
   // embeddings on return; the decoder adds its cross-attention's share to dmemory [B·S, d].
   void layers(float* dx, const DeviceStack& st, const StackTape& t, const Model::Encoded* enc,
               float dropout, float* dmemory);
+  // Pass::embed's dropout and embedding norm in reverse: dx [rows, d], the gradient of the
+  // embeddings on entry, of the sum tokens[ids]·scale + positions (+ segments) on return — which
+  // is also the gradient of each token row (train/attribution.h).
+  void embedSum(const DeviceStack& st, const StackTape& t, float* dx, float dropout);
   // Pass::embed in reverse: the token table's (and learned positions', segments') gradients.
   void embed(const DeviceStack& st, const StackTape& t, float* dx, float dropout);
   // Pass::tokenHead in reverse: dx [rows, d] += from dlogits [rows, V].

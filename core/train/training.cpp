@@ -9,25 +9,9 @@
 #include "model/device_weights.h"
 #include "model/runs.h"
 #include "train/backward.h"
+#include "train/workspace.h"
 
 namespace attnviz {
-
-namespace {
-
-// The device regions of the loss: targets, per-row losses and argmaxes, the logits' gradients.
-struct LossRegions {
-  int32_t* targets = nullptr;        // [rows] token targets (-1 = not counted)
-  float* losses = nullptr;           // [rows]
-  int32_t* predictions = nullptr;    // [rows]
-  float* dlogits = nullptr;          // [rows, V]
-  int32_t* class_targets = nullptr;  // [B]
-  float* class_losses = nullptr;     // [B]
-  int32_t* class_predictions = nullptr;
-  float* dclass = nullptr;   // [B, C]
-  float* probe = nullptr;    // [rows, d] hidden_weights
-  float* dout = nullptr;     // [rows, d] the output stack's gradient
-  float* dmemory = nullptr;  // [B, S, d] the encoder output's gradient
-};
 
 void carveStack(Arena& a, const ModelConfig& c, const DeviceStack& ds, StackTape& t, int B, int n,
                 int S, bool keep_out) {
@@ -108,6 +92,42 @@ void carveStep(Arena& a, const ModelConfig& c, const DeviceWeights& dw, int B, i
   l.dout = a.floats(rows * d);
   l.dmemory = c.hasEncoder() ? a.floats((int64_t)B * S * d) : nullptr;
 }
+
+void sizeWorkspace(Backend& be, const ModelConfig& c, const DeviceWeights& dw, int B, int S, int T,
+                   double spare, BufferPtr& workspace) {
+  Arena counting;
+  Tape tape;
+  GradScratch g;
+  LossRegions l;
+  carveStep(counting, c, dw, B, S, T, tape, g, l);
+  if (!workspace || workspace->bytes() < counting.used())
+    workspace = be.allocate(counting.used() + (uint64_t)(spare * (double)counting.used()));
+}
+
+const float* forwardWithTape(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
+                             const std::vector<std::vector<int>>& src,
+                             const std::vector<std::vector<int>>& segments,
+                             const std::vector<std::vector<int>>& tgt, const ForwardOptions& o,
+                             Tape& tape, Model::Encoded& enc) {
+  const int B = (int)(c.hasEncoder() ? src.size() : tgt.size());
+  const int S = src.empty() ? 0 : (int)src[0].size(), T = tgt.empty() ? 0 : (int)tgt[0].size();
+  const int total = c.n_encoder_layers + c.n_decoder_layers;
+  int done = 0;
+  if (c.hasEncoder()) {
+    enc.batch = B;
+    enc.S = S;
+    enc.src = src;
+    runEncoder(be, c, dw, enc, segments, o, {}, &done, total, &tape);
+  }
+  if (c.hasDecoder()) {
+    runDecoder(be, c, dw, c.hasEncoder() ? &enc : nullptr, tgt, 0, T, T, {}, {}, o, &tape);
+    return tape.dec.out;
+  }
+  runEncoderHeads(be, c, dw, enc.memory->f32(), B, S, o, nullptr, &tape);
+  return enc.memory->f32();
+}
+
+namespace {
 
 // A 64-bit seed for dropout site k of a step seeded with `seed`.
 uint64_t siteSeed(uint64_t seed, uint64_t k) {
@@ -241,16 +261,10 @@ LossStats Training::forwardBackward(const Inputs& in, const Targets& tg, const T
 
   // The workspace: sized by a counting pass, grown when a batch needs more.
   Backend& be = model_.backend();
+  sizeWorkspace(be, c, dw, B, S, T, 0.25, workspace_);
   Tape tape;
   GradScratch g;
   LossRegions l;
-  {
-    Arena counting;
-    carveStep(counting, c, dw, B, S, T, tape, g, l);
-    if (!workspace_ || workspace_->bytes() < counting.used())
-      workspace_ = be.allocate(counting.used() + counting.used() / 4);
-  }
-  tape = Tape();
   Arena a(be, *workspace_);
   carveStep(a, c, dw, B, S, T, tape, g, l);
   tape.workspace = &a;
@@ -268,23 +282,8 @@ LossStats Training::forwardBackward(const Inputs& in, const Targets& tg, const T
   }
 
   // Forward: the one layer stack, with the tape.
-  const int total = c.n_encoder_layers + c.n_decoder_layers;
-  int done = 0;
   Model::Encoded enc;
-  if (c.hasEncoder()) {
-    enc.batch = B;
-    enc.S = S;
-    enc.src = src;
-    runEncoder(be, c, dw, enc, segments, o, {}, &done, total, &tape);
-  }
-  const float* out_x = nullptr;
-  if (c.hasDecoder()) {
-    runDecoder(be, c, dw, c.hasEncoder() ? &enc : nullptr, tgt, 0, T, T, {}, {}, o, &tape);
-    out_x = tape.dec.out;
-  } else {
-    out_x = enc.memory->f32();
-    runEncoderHeads(be, c, dw, out_x, B, S, o, nullptr, &tape);
-  }
+  const float* out_x = forwardWithTape(be, c, dw, src, segments, tgt, o, tape, enc);
 
   // The loss and its gradient with respect to the outputs.
   LossStats stats;
