@@ -200,7 +200,8 @@ def torch_seq2seq(out, case):
 
 
 # ---- nanoGPT (karpathy/nanoGPT model.py; tutorial_models.NanoGPT): pre-norm, ln_f, tied lm_head ----
-def nanogpt(out, case):
+def build_nanogpt(out, case):
+    """The nanoGPT case's model, saved as train.py saves it (CASE/out/ckpt.pt); its args and batch."""
     args = dict(n_layer=3, n_head=4, n_embd=32, block_size=16, bias=True, vocab_size=37, dropout=0.0)
     model = tm.init_peaked_(tm.NanoGPT(args["block_size"], args["vocab_size"], args["n_layer"],
                                        args["n_head"], args["n_embd"], bias=True), 25)
@@ -208,7 +209,11 @@ def nanogpt(out, case):
     os.makedirs(os.path.join(out, case, "out"), exist_ok=True)
     torch.save({"model": model.state_dict(), "model_args": args, "iter_num": 0},
                os.path.join(out, case, "out", "ckpt.pt"))
-    ids = [[5, 9, 1, 30, 22, 7, 3, 18], [36, 2, 11, 4, 27, 14, 8, 20]]
+    return model, args, [[5, 9, 1, 30, 22, 7, 3, 18], [36, 2, 11, 4, 27, 14, 8, 20]]
+
+
+def nanogpt(out, case):
+    model, args, ids = build_nanogpt(out, case)
     idx = torch.tensor(ids)
     B, T = idx.shape
     captured = {}
@@ -245,7 +250,8 @@ def nanogpt(out, case):
 
 # ---- llama2.c (tutorial_models.Llama2c): RMSNorm, rotary positions, grouped-query attention, SwiGLU,
 # no biases, output tied to the token table ----
-def llama2c(out, case):
+def build_llama2c(out, case):
+    """The llama2.c case's model, saved as train.py saves it (CASE/out/ckpt.pt); its args and batch."""
     args = dict(dim=32, n_layers=2, n_heads=4, n_kv_heads=2, vocab_size=48, multiple_of=16,
                 max_seq_len=32, dropout=0.0)
     model = tm.init_peaked_(tm.Llama2c(args), 26)
@@ -253,7 +259,11 @@ def llama2c(out, case):
     os.makedirs(os.path.join(out, case, "out"), exist_ok=True)
     torch.save({"model": model.state_dict(), "model_args": args, "iter_num": 0},
                os.path.join(out, case, "out", "ckpt.pt"))
-    ids = [[1, 40, 7, 22, 13, 30, 5, 9, 44], [1, 3, 18, 18, 27, 2, 35, 11, 6]]
+    return model, args, [[1, 40, 7, 22, 13, 30, 5, 9, 44], [1, 3, 18, 18, 27, 2, 35, 11, 6]]
+
+
+def llama2c(out, case):
+    model, args, ids = build_llama2c(out, case)
     idx = torch.tensor(ids)
     captured = {}
     hooks = []

@@ -46,6 +46,14 @@ void Pass::embed(const DeviceStack& st, const int32_t* ids, const int32_t* segs,
   const int64_t cells = (int64_t)B * n * d;
   const float scale = c.embed_scale ? std::sqrt((float)d) : 1.0f;
   be.embedding_forward(ids, st.tokens, st.positions, x, B, n, d, pos0, scale);
+  if (t && !t->token_scale.empty()) {
+    // x ← x + (α_b − 1)·tokens[ids]·scale: sentence b's token rows scaled by α_b, the positions
+    // not (integrated gradients' path from the all-zero token embeddings).
+    be.embedding_forward(ids, st.tokens, nullptr, h, B, n, d, pos0, scale);
+    for (int b = 0; b < B; ++b)
+      be.scale_forward(h + (int64_t)b * n * d, (int64_t)n * d, t->token_scale[(size_t)b] - 1.0f);
+    be.residual_forward(h, x, cells);
+  }
   if (segs && st.segments) be.gather_add_forward(segs, st.segments, x, B * n, d);
   if (c.embed_norm) {
     if (t) be.copy(x, t->embed_norm_in, cells);

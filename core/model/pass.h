@@ -70,7 +70,7 @@ class Pass : public Widths {
   static constexpr int kRegions = 9;
 
   // x [B·n, d] ← tokens[ids]·scale (+ segments[segs]) + positions[pos0 …], then the embedding
-  // norm; with a tape, dropout.
+  // norm; with a tape, dropout (and the tape's token_scale, when it has one, on the token rows).
   void embed(const DeviceStack& st, const int32_t* ids, const int32_t* segs, float* x, int B, int n,
              int pos0, StackTape* t = nullptr, float p = 0.0f);
   // Every layer of a stack over x [B·n, d] (the embeddings on entry, the stack's output on

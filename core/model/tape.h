@@ -41,6 +41,9 @@ struct StackTape {
   uint8_t* cross_mask = nullptr;   // [B, n, S]
   float* embed_norm_in = nullptr;  // [rows, d] before the embedding norm
   uint64_t embed_seed = 0;         // dropout of the embeddings
+  // Integrated gradients (train/attribution.h): sentence b's token rows tokens[ids]·scale scaled
+  // by token_scale[b] before the positions and segments are added; empty: not scaled.
+  std::vector<float> token_scale;
   std::vector<LayerTape> layers;
   float* final_in = nullptr;  // [rows, d] before the stack's final norm
   float* out = nullptr;       // [rows, d] the stack's output (decoder; the encoder's: memory)
