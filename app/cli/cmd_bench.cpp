@@ -16,6 +16,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "model/decoding.h"
+#include "train/attribution.h"
 
 namespace attnviz::cli {
 
@@ -25,6 +26,7 @@ struct BenchArgs {
   ModelArgs model;
   std::string lengths = "32,128,512";
   int repeat = 5;
+  int attribution_steps = 0;  // > 0: time integrated gradients of that many steps too
   bool uncached = false, ops = false, forward_only = false, json = false;
 };
 
@@ -208,6 +210,14 @@ int runBench(const BenchArgs& a) {
       report(n, "forward_probs_only", "forward, probabilities only",
              measure(repeat, [&] { m.forward(in, probs_only); }), 1, "ms", flops);
     }
+    if (a.attribution_steps > 0 && c.tokenHead() != TokenHead::None) {
+      // Integrated gradients of the last position's chosen token: the steps, the input and the
+      // baseline as batches through the pass with the tape and the backward (train/attribution.h).
+      AttributionOptions ao;
+      ao.steps = a.attribution_steps;
+      report(n, "attribution_ig", "attribution, IG " + std::to_string(ao.steps) + " steps",
+             measure(repeat, [&] { attribute(m, in, ao); }), 1, "ms", 0);
+    }
     const bool ends =
         c.hasDecoder() && n > 1 &&
         std::find(in.tgt[0].begin() + 1, in.tgt[0].end(), c.eos_id) != in.tgt[0].end();
@@ -303,6 +313,11 @@ Command addBenchCommand(CLI::App& cli) {
   cmd->add_flag("--uncached", a->uncached,
                 "also time decoding without the key/value cache, the decoder rerun each step "
                 "(hours at 512 tokens)");
+  cmd->add_option("--attribution", a->attribution_steps,
+                  "also time integrated gradients of N steps at each length (attribute's work: "
+                  "the steps, input and baseline through the pass and its backward)")
+      ->check(CLI::Range(1, AttributionOptions::kMaxSteps))
+      ->type_name("N");
   cmd->add_flag("--ops", a->ops, "also time the backend's ops alone at each length");
   cmd->add_flag("--forward-only", a->forward_only,
                 "only the full-trace forward pass (no probabilities-only pass, no decoding)");
