@@ -116,9 +116,11 @@ int DecodingSession::argmax() const {
 }
 
 std::vector<std::pair<int, float>> DecodingSession::topK(int k) const {
+  return topTokens(lastLogits(), vocabSize(), k);
+}
+
+std::vector<std::pair<int, float>> topTokens(const float* logits, int V, int k) {
   std::vector<std::pair<int, float>> out;
-  const float* logits = lastLogits();
-  const int V = vocabSize();
   const float mx = *std::max_element(logits, logits + V);
   double sum = 0;
   for (int i = 0; i < V; ++i) sum += std::exp((double)logits[i] - mx);

@@ -31,6 +31,9 @@ int decodeLimit(const Model& model, int prefix_len, int max_new_tokens);
 // the words. Throws Error(BadInput).
 std::vector<int> startPrefix(const Model& model);
 
+// The k most probable tokens of a logits row of V: (id, softmax probability), most probable first.
+std::vector<std::pair<int, float>> topTokens(const float* logits, int V, int k);
+
 class DecodingSession {
  public:
   struct Options {

@@ -1,5 +1,6 @@
 #include "model/trace_dump.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -190,6 +191,76 @@ void dumpLens(const LogitLens& lens, const std::vector<std::string>& inputs, con
   } catch (const Error& e) {
     throw Error(e.kind(), "the lens was not written to " + dir + ": " + e.what());
   }
+}
+
+namespace {
+
+// One CSV field: quoted when it holds a comma, a quote or a line break (quotes doubled).
+std::string csvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char ch : text) {
+    if (ch == '"') quoted += '"';
+    quoted += ch;
+  }
+  return quoted + "\"";
+}
+
+std::string csvNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.7g", v);
+  return buf;
+}
+
+// A line of fields, separated by commas and ended as RFC 4180 ends it.
+std::string csvLine(const std::vector<std::string>& fields) {
+  std::string line;
+  for (size_t k = 0; k < fields.size(); ++k) {
+    if (k > 0) line += ',';
+    line += fields[k];
+  }
+  return line + "\r\n";
+}
+
+}  // namespace
+
+std::string lensCsv(const LogitLens& lens, const std::vector<std::string>& inputs,
+                    const Vocabulary& out) {
+  std::vector<std::string> header = {"row",    "position",           "input",
+                                     "target", "target_probability", "target_rank"};
+  for (int k = 1; k <= lens.top_k; ++k) {
+    header.push_back("top" + std::to_string(k));
+    header.push_back("top" + std::to_string(k) + "_probability");
+  }
+  std::string csv = csvLine(header);
+  for (int r = 0; r < lens.rows; ++r)
+    for (int i = 0; i < lens.positions; ++i) {
+      const int64_t cell = lens.cell(r, i);
+      std::vector<std::string> f = {
+          csvField(lens.row_names[(size_t)r]),
+          std::to_string(i + 1),
+          csvField(i < (int)inputs.size() ? inputs[(size_t)i] : std::string()),
+          csvField(out.token(lens.targets[(size_t)i])),
+          csvNumber(lens.target_probs[(size_t)cell]),
+          std::to_string(lens.target_ranks[(size_t)cell])};
+      for (int k = 0; k < lens.top_k; ++k) {
+        const size_t at = (size_t)(cell * lens.top_k + k);
+        f.push_back(csvField(out.token(lens.top_ids[at])));
+        f.push_back(csvNumber(lens.top_probs[at]));
+      }
+      csv += csvLine(f);
+    }
+  return csv;
+}
+
+std::string contributionsCsv(const Contributions& c) {
+  std::string csv = csvLine({"part", "kind", "attention", "layer", "head", "value"});
+  for (const LogitPart& p : c.parts)
+    csv += csvLine({csvField(p.name), partKindName(p.kind),
+                    p.kind == LogitPart::Kind::Head ? attentionKindName(p.attention) : "",
+                    p.layer >= 0 ? std::to_string(p.layer + 1) : "",
+                    p.head >= 0 ? std::to_string(p.head + 1) : "", csvNumber(p.value)});
+  return csv;
 }
 
 void dumpTrace(const Trace& tr, const std::string& dir) {

@@ -32,4 +32,13 @@ void dumpTrace(const Trace& trace, const std::string& dir);
 void dumpLens(const LogitLens& lens, const std::vector<std::string>& inputs, const Vocabulary& out,
               const Contributions* contributions, const std::string& dir);
 
+// The same as CSV (RFC 4180, for a spreadsheet; positions, layers and heads count from 1 as the
+// GUI shows them). The lens: one line per layer row and position — the row's name, the position,
+// its input token, the target token, its probability and rank, then the top k tokens and their
+// probabilities. The contributions: one line per part, largest |value| first — its name, kind,
+// attention block, layer, head and value.
+std::string lensCsv(const LogitLens& lens, const std::vector<std::string>& inputs,
+                    const Vocabulary& out);
+std::string contributionsCsv(const Contributions& contributions);
+
 }  // namespace attnviz
