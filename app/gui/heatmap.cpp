@@ -381,6 +381,8 @@ QString HeatmapWidget::tooltipText(int row, int col) const {
   if (!d.masked.empty())
     lines
         << QStringLiteral("Masked: %1").arg(masked ? QStringLiteral("yes") : QStringLiteral("no"));
+  if (i < size_t(d.cell_notes.size()) && !d.cell_notes[qsizetype(i)].isEmpty())
+    lines << d.cell_notes[qsizetype(i)];
   if (!d.tooltip_note.isEmpty()) lines << d.tooltip_note;
   return lines.join('\n');
 }
@@ -537,22 +539,43 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
       p.drawLine(QPointF(x, l.grid.top()), QPointF(x, l.grid.bottom()));
     }
   }
-  // Values inside cells that are large enough to hold them.
-  if (d.show_values && !d.mask_only && !rendering_ &&
-      l.cw >= fm.horizontalAdvance(QStringLiteral("0.00")) + 8 && l.ch >= lh + 6) {
+  // Values inside cells that are large enough to hold them; or each cell's own text (a token, and
+  // a second line below it when the cell has room for two).
+  const bool texts = !d.cell_texts.isEmpty() && !d.mask_only && !rendering_ &&
+                     l.cw >= fm.horizontalAdvance(QStringLiteral("ab")) + 6 && l.ch >= lh + 4;
+  const bool values = !texts && d.show_values && !d.mask_only && !rendering_ &&
+                      l.cw >= fm.horizontalAdvance(QStringLiteral("0.00")) + 8 && l.ch >= lh + 6;
+  if (texts || values) {
     QFont small = hfont();
     small.setPointSizeF(std::max(6.0, hfont().pointSizeF() * 0.85));
-    p.setFont(small);
+    const QFontMetricsF fs(small);
+    const bool two_lines = l.ch >= lh + fs.height() + 6;
     for (int r = r0; r <= r1; ++r)
       for (int c = c0; c <= c1; ++c) {
         if (d.drawMasked(r, c) || std::isnan(d.value(r, c))) continue;
         const double t = d.normalized(r, c);
         p.setPen(cmap_->textOn(t));
-        const double v = d.value(r, c);
-        const QString s =
-            std::abs(v) >= 100 ? QString::number(v, 'g', 3) : QString::number(v, 'f', 2);
-        p.drawText(QRectF(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, l.cw, l.ch),
-                   Qt::AlignCenter, s);
+        const QRectF cell(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, l.cw, l.ch);
+        if (values) {
+          const double v = d.value(r, c);
+          p.setFont(small);
+          p.drawText(cell, Qt::AlignCenter,
+                     std::abs(v) >= 100 ? QString::number(v, 'g', 3) : QString::number(v, 'f', 2));
+          continue;
+        }
+        const QString text = d.cell_texts.value(qsizetype(r) * d.cols + c);
+        const QString first = text.section('\n', 0, 0), second = text.section('\n', 1);
+        p.setFont(hfont());
+        const QString shown = fm.elidedText(first, Qt::ElideRight, l.cw - 4);
+        if (second.isEmpty() || !two_lines) {
+          p.drawText(cell, Qt::AlignCenter, shown);
+          continue;
+        }
+        const double top = cell.center().y() - (lh + fs.height()) / 2;
+        p.drawText(QRectF(cell.left(), top, cell.width(), lh), Qt::AlignCenter, shown);
+        p.setFont(small);
+        p.drawText(QRectF(cell.left(), top + lh, cell.width(), fs.height()), Qt::AlignCenter,
+                   fs.elidedText(second, Qt::ElideRight, l.cw - 4));
       }
     p.setFont(hfont());
   }
@@ -561,6 +584,11 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
   p.drawRect(l.grid.adjusted(-0.5, -0.5, 0.5, 0.5));
 
   // Highlighted row (e.g. the current decoding step) and the hovered cell.
+  if (d.highlight_col >= 0 && d.highlight_col < d.cols) {
+    p.setPen(QPen(QColor(0xff, 0x6f, 0x00), 2));
+    p.drawRect(QRectF(l.grid.left() + d.highlight_col * l.cw, l.grid.top(), l.cw, l.grid.height())
+                   .adjusted(-1, -1, 1, 1));
+  }
   if (d.highlight_row >= 0 && d.highlight_row < d.rows) {
     p.setPen(QPen(QColor(0xff, 0x6f, 0x00), 2));
     p.drawRect(QRectF(l.grid.left(), l.grid.top() + d.highlight_row * l.ch, l.grid.width(), l.ch)

@@ -32,10 +32,16 @@ struct HeatmapData {
   QString title;  // drawn above the matrix when not empty; '\n' starts a new (plain) line
   QString value_name = "probability";  // legend title and tooltip name of `values`
   double vmin = 0, vmax = 1;           // colour scale
-  bool mask_only = false;         // a picture of a mask: allowed cells white, masked cells hatched
-  bool show_values = true;        // print values in cells that are large enough
+  bool mask_only = false;   // a picture of a mask: allowed cells white, masked cells hatched
+  bool show_values = true;  // print values in cells that are large enough
+  // Text written in each cell ([rows * cols], e.g. the token a cell predicts) in place of its
+  // value; what follows a '\n' is a second, smaller line, drawn when the cell is tall enough.
+  // Empty: the values (show_values).
+  QStringList cell_texts;
+  QStringList cell_notes;         // [rows * cols] more lines of each cell's tooltip; empty: none
   QString tooltip_note;           // an extra line in every tooltip, e.g. "mean of 8 heads"
   int highlight_row = -1;         // drawn with an outline (e.g. the current decoding step)
+  int highlight_col = -1;         // the same for a column (e.g. the position explained)
   bool value_in_tooltip = false;  // also list `values` in the tooltip (beside probs and scores)
   bool draw_mask = true;     // false: masked cells are coloured by value (the tooltip still tells)
   bool square_cells = true;  // false: in fit mode, columns and rows stretch independently
