@@ -15,6 +15,11 @@ namespace gui_fixture {
 
 using attnviz::gui::MainWindow;
 
+// A test model of tests/data by its name ("bert003").
+inline QString dataModel(const char* name) {
+  return QStringLiteral(ATTNVIZ_TEST_DATA "/%1.safetensors").arg(QLatin1String(name));
+}
+
 // A window, shown and not started: `model`, `src` and `view` as the command line gives them;
 // use_settings reads and writes the suite's QSettings.
 inline std::unique_ptr<MainWindow> showWindow(bool use_settings, const QString& model = {},

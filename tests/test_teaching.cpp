@@ -55,10 +55,6 @@ using namespace gui_fixture;
 
 namespace {
 
-QString dataModel(const char* name) {
-  return QStringLiteral(ATTNVIZ_TEST_DATA "/%1.safetensors").arg(QLatin1String(name));
-}
-
 QStringList bundledNames() {
   QStringList names;
   for (const auto& m : listBundledModels()) names << QString::fromStdString(m.name);

@@ -82,4 +82,8 @@ void AppState::setColormap(const QString& name) {
   emit colormapChanged(c);
 }
 
+void AppState::askWhy(int position, int token) {
+  emit whyAsked(position, token);
+}
+
 }  // namespace attnviz::gui

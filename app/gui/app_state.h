@@ -33,9 +33,14 @@ class AppState : public QObject {
   const Colormap& colormap() const { return *colormap_; }
   void setColormap(const QString& name);
 
+  // Asks the "Why this token?" view to explain `token` (an output id; −1: the model's choice) at
+  // `position` of the current run: the Decoding view's step and the bar clicked there.
+  void askWhy(int position, int token);
+
  signals:
   void selectionChanged(const AttentionSelection& selection);
   void colormapChanged(const Colormap& colormap);
+  void whyAsked(int position, int token);
 
  private:
   AttentionSelection clamp(AttentionSelection s) const;

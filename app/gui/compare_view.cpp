@@ -43,9 +43,26 @@ CompareRun runComparison(const Model& model, const RunSpec& spec, const std::ato
   o.masks = spec.masks;
   o.interventions = spec.interventions;
   o.keep_scores = true;
+  o.keep_activations = spec.keep_activations;
   o.cancel = cancel;
   r.trace = std::make_shared<const Trace>(model.forward(in, o));
   return r;
+}
+
+RunSpec currentRunSpec(const Snapshot& snap, int batch) {
+  RunSpec s;
+  if (!snap.trace) return s;
+  const Trace& t = *snap.trace;
+  s.masks = snap.masks;
+  if (snap.batch) {
+    const int b = std::clamp(batch, 0, std::max(0, t.batch - 1));
+    if (b < int(snap.batch_src.size())) s.src = snap.batch_src[size_t(b)];
+    if (b < int(snap.batch_tgt.size())) s.tgt = snap.batch_tgt[size_t(b)];
+  } else {
+    s.src = snap.src_ids;
+    if (!t.tgt_ids.empty()) s.tgt = t.tgt_ids[0];
+  }
+  return s;
 }
 
 namespace {
@@ -295,20 +312,8 @@ void CompareView::updateInterventionList() {
 }
 
 RunSpec CompareView::specA() const {
-  RunSpec s;
   auto snap = state_->snapshot();
-  if (!snap || !snap->trace) return s;
-  const Trace& t = *snap->trace;
-  s.masks = snap->masks;
-  if (snap->batch) {
-    const int b = std::clamp(state_->selection().batch, 0, std::max(0, t.batch - 1));
-    if (b < int(snap->batch_src.size())) s.src = snap->batch_src[size_t(b)];
-    if (b < int(snap->batch_tgt.size())) s.tgt = snap->batch_tgt[size_t(b)];
-  } else {
-    s.src = snap->src_ids;
-    if (!t.tgt_ids.empty()) s.tgt = t.tgt_ids[0];
-  }
-  return s;
+  return snap ? currentRunSpec(*snap, state_->selection().batch) : RunSpec{};
 }
 
 void CompareView::resetB() {

@@ -33,7 +33,12 @@ struct RunSpec {
   bool decode = false;   // decode the target greedily from `tgt` (the prefix) under these settings
   MaskOptions masks;
   std::vector<HeadIntervention> interventions;
+  bool keep_activations = false;  // the residual stream too (the logit lens, contributions)
 };
+
+// The run a snapshot shows, as a spec: its masks and the tokens of its sentence `batch` (the
+// selected one of a batch), the target as far as it was fed.
+RunSpec currentRunSpec(const Snapshot& snap, int batch);
 
 struct CompareRun {
   std::shared_ptr<const Trace> trace;

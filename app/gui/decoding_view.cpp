@@ -5,6 +5,7 @@
 #include <QGridLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSplitter>
@@ -130,9 +131,14 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
          "token instead (double-click a row or a bar, or Enter)"));
   continue_ = new QCheckBox(tr("then decode to the end"), pick_row_);
   continue_->setChecked(true);
+  why_ = new QPushButton(tr("Why this token?"), pick_row_);
+  why_->setToolTip(
+      tr("Explain the selected token at this step: what every layer predicted (the logit lens) "
+         "and what every head and block adds to its logit (right-click a bar for the same)"));
   pick->addWidget(use_token_);
   pick->addWidget(continue_);
   pick->addStretch(1);
+  pick->addWidget(why_);
   ml->addWidget(pick_row_);
   classes_caption_ = new QLabel(tr("<b>Class probabilities</b>"), middle);
   classes_ = new BarChart(middle);
@@ -140,6 +146,20 @@ DecodingView::DecodingView(AppState* state, QWidget* parent)
   ml->addWidget(classes_caption_);
   ml->addWidget(classes_, 2);
   connect(use_token_, &QPushButton::clicked, this, &DecodingView::useSelectedToken);
+  connect(why_, &QPushButton::clicked, this, &DecodingView::explainSelectedToken);
+  // Right-click a candidate: why this one?
+  bars_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(bars_, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+    const int i = bars_->indexAt(at);
+    if (i < 0) return;
+    topk_table_->selectRow(i);
+    const QString token = topk_model_->data(topk_model_->index(i, TopKModel::Token)).toString();
+    QMenu menu(this);
+    menu.addAction(tr("Why “%1”?").arg(token), this, &DecodingView::explainSelectedToken);
+    if (!encoderOnly(state_->model()))
+      menu.addAction(tr("Use this token"), this, &DecodingView::useSelectedToken);
+    menu.exec(bars_->mapToGlobal(at));
+  });
   connect(topk_table_, &QTableView::activated, this, [this] { useSelectedToken(); });
   connect(bars_, &BarChart::barClicked, this, [this](int i) { topk_table_->selectRow(i); });
   connect(topk_table_->selectionModel(), &QItemSelectionModel::currentRowChanged, bars_,
@@ -279,6 +299,13 @@ void DecodingView::useSelectedToken() {
   state_->engine()->choose(currentStep(), token, continue_->isChecked());
 }
 
+void DecodingView::explainSelectedToken() {
+  const QModelIndex i = topk_table_->currentIndex();
+  const int token = i.isValid() ? topk_model_->data(i, TopKModel::TokenIdRole).toInt() : -1;
+  state_->askWhy(currentStep(), token);
+  emit openView(QStringLiteral("why"));
+}
+
 void DecodingView::refresh() {
   auto snap = state_->snapshot();
   Engine* engine = state_->engine();
@@ -312,7 +339,9 @@ void DecodingView::refresh() {
   topk_model_->setMode(enc_only ? DecodingStepsModel::Mode::Positions
                                 : DecodingStepsModel::Mode::Decode);
   step_buttons_->setVisible(!enc_only);
-  pick_row_->setVisible(!enc_only);
+  use_token_->setVisible(!enc_only);
+  continue_->setVisible(!enc_only);
+  why_->setVisible(token_head);
   steps_table_->parentWidget()->setVisible(!enc_only || token_head);
   bars_->setVisible(!enc_only || token_head);
   log_scale_->setVisible(!enc_only || token_head || class_head);
@@ -325,6 +354,7 @@ void DecodingView::refresh() {
   to_end_->setEnabled(engine->canStepForward());
   reset_->setEnabled(decode && !engine->busy());
   use_token_->setEnabled(decode && !engine->busy());
+  why_->setEnabled(decode);
   updating_ = true;
   steps_model_->setSteps(decode ? snap->steps : std::vector<StepInfo>{});
   updating_ = false;

@@ -39,6 +39,7 @@ class DecodingView : public View {
   HeatmapWidget* rowsMap() const { return rows_map_; }
   QComboBox* rowsKindCombo() const { return rows_kind_; }
   QPushButton* useTokenButton() const { return use_token_; }
+  QPushButton* whyButton() const { return why_; }
   QPushButton* stepBackButton() const { return back_; }
   QPushButton* stepForwardButton() const { return forward_; }
   QCheckBox* continueBox() const { return continue_; }
@@ -49,6 +50,8 @@ class DecodingView : public View {
   void selectStep(int step);
   // Picks the token of the top-k table's selected row at the current step.
   void useSelectedToken();
+  // Opens "Why this token?" on the current step and the top-k table's selected token.
+  void explainSelectedToken();
   // A frame of the decode as it was at `step`: the steps after it, the words they wrote and how it
   // ended are left out (-1: show everything).
   void setFrameStep(int step);
@@ -81,6 +84,7 @@ class DecodingView : public View {
   QPushButton* reset_;
   QWidget* pick_row_;
   QPushButton* use_token_;
+  QPushButton* why_;
   QCheckBox* continue_;
   QLabel* status_;
   QLabel* topk_caption_;

@@ -29,6 +29,7 @@
 #include "positional_view.h"
 #include "search_view.h"
 #include "train_view.h"
+#include "why_view.h"
 
 namespace attnviz::gui {
 
@@ -78,6 +79,10 @@ const std::vector<ViewSpec> kViews = {
      VIEW_TEXT("This run against a variation (a mask off, another sentence, heads switched off) "
                "and their difference"),
      make<CompareView>},
+    {"why", VIEW_TEXT("Why this token?"),
+     VIEW_TEXT("Why the model chose a token: what every layer predicts (the logit lens) and what "
+               "every head and block adds to its logit"),
+     make<WhyView>},
     {"search", VIEW_TEXT("Search"),
      VIEW_TEXT("Sampling and beam search beyond greedy decoding; load any hypothesis into every "
                "view"),

@@ -1,0 +1,386 @@
+// Qt Test suite of the "Why this token?" view (offscreen): the logit lens it draws against
+// model/lens's logitLens on a pass of its own, the contributions' bars summing to the logit the run
+// produced, a head's bar opening that head, the Decoding view's "Why this token?" opening the view
+// on its step and token, the exports (PNG, SVG, PDF, CSV, NumPy) read back, the refusals of models
+// the contributions do not apply to, and screenshots of the view (build/screenshots).
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <QtTest/QtTest>
+#include <cmath>
+#include <memory>
+
+#include "bar_chart.h"
+#include "decoding_view.h"
+#include "figure.h"
+#include "fonts.h"
+#include "gui_fixture.h"
+#include "heatmap.h"
+#include "item_models.h"
+#include "main_window.h"
+#include "model/lens.h"
+#include "token_label.h"
+#include "why_view.h"
+
+using namespace attnviz;
+using namespace attnviz::gui;
+using namespace gui_fixture;
+
+namespace {
+
+WhyView* whyView(MainWindow& w) {
+  return w.viewOf<WhyView>();
+}
+
+// A window on `model` showing the Why view with its answer computed.
+std::unique_ptr<MainWindow> whyWindow(const QString& model, const QString& src = {}) {
+  auto w = openWindow(model, src, QStringLiteral("why"));
+  settle(*w);
+  return w;
+}
+
+// Waits until the Why view has its answer (the job it starts when shown or asked).
+bool answered(MainWindow& w) {
+  for (int k = 0; k < 200 && whyView(w)->computing(); ++k) {
+    QTest::qWait(20);
+    idle(w);
+  }
+  return !whyView(w)->computing() && whyView(w)->answer() != nullptr;
+}
+
+bool close(double a, double b, double rel) {
+  return std::abs(a - b) <= rel * std::max(1.0, std::abs(b));
+}
+
+// The snapshot's run again, with the residual stream kept, as the test's own pass.
+Trace lensPass(MainWindow& w) {
+  const Model& m = *w.engine()->model();
+  const Snapshot& snap = *w.engine()->snapshot();
+  Inputs in;
+  if (m.config().hasEncoder()) in.src = {snap.src_ids};
+  if (m.config().hasDecoder()) in.tgt = {snap.trace->tgt_ids.at(0)};
+  ForwardOptions o = lensForwardOptions();
+  o.masks = snap.masks;
+  return m.forward(in, o);
+}
+
+// The bars of the contributions tab, shown.
+BarChart* showContributions(MainWindow& w) {
+  WhyView* v = whyView(w);
+  v->tabs()->setCurrentIndex(1);
+  QCoreApplication::processEvents();
+  return v->contributionBars();
+}
+
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+}  // namespace
+
+class WhyViewTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName(QStringLiteral("attnviz-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_why_view"));
+    QVERIFY(usePinnedFonts());
+  }
+
+  // The bundled reordering model (post-norm): the heatmap is logitLens of the same run, cell by
+  // cell; its last row's top tokens are the Decoding view's choices; the contributions are
+  // refused with the reason, and the view does not crash.
+  void lensOnReorder() {
+    auto w = whyWindow(QStringLiteral("reorder"));
+    QVERIFY(answered(*w));
+    WhyView* v = whyView(*w);
+    const Model& m = *w->engine()->model();
+    const Snapshot& snap = *w->engine()->snapshot();
+    const Trace t = lensPass(*w);
+    LensOptions lo;
+    lo.top_k = 5;
+    const LogitLens ref = logitLens(m, t, lo);
+    const HeatmapData& d = v->lensMap()->data();
+    QCOMPARE(d.rows, m.config().n_decoder_layers + 1);
+    QCOMPARE(d.rows, ref.rows);
+    QCOMPARE(d.cols, ref.positions);
+    QCOMPARE(d.cols, int(snap.steps.size()));
+    const Vocabulary& out = m.tgtVocab();
+    for (int r = 0; r < d.rows; ++r)
+      for (int i = 0; i < d.cols; ++i) {
+        const int64_t c = ref.cell(r, i);
+        QVERIFY2(close(d.value(r, i), ref.target_probs[size_t(c)], 1e-5),
+                 qPrintable(QStringLiteral("row %1 position %2: %3 against %4")
+                                .arg(r)
+                                .arg(i)
+                                .arg(d.value(r, i))
+                                .arg(ref.target_probs[size_t(c)])));
+        QCOMPARE(d.cell_texts[qsizetype(c)].section('\n', 0, 0),
+                 tokenLabel(out.token(ref.top_ids[size_t(c) * 5])));
+        QVERIFY(std::abs(d.cell_texts[qsizetype(c)].section('\n', 1).toDouble() -
+                         ref.top_probs[size_t(c) * 5]) <= 0.005 + 1e-6);
+        QVERIFY(d.cell_notes[qsizetype(c)].contains(
+            QStringLiteral("rank %1").arg(ref.target_ranks[size_t(c)])));
+      }
+    // The last row reads the model's own logits: its top token is each step's argmax.
+    for (int i = 0; i < d.cols; ++i)
+      QCOMPARE(d.cell_texts[qsizetype(ref.cell(d.rows - 1, i))].section('\n', 0, 0),
+               snap.steps[size_t(i)].argmax);
+    // The default question: the last position, the model's choice there.
+    QCOMPARE(v->answer()->position, d.cols - 1);
+    QCOMPARE(d.highlight_col, d.cols - 1);
+    QCOMPARE(v->answer()->token, snap.steps.back().argmax_id);
+    // Post-norm: the lens says which norm; the contributions are refused, with the reason.
+    QVERIFY(v->explanation()->html().contains(
+        QStringLiteral("post-norm: the block's output, already normed")));
+    QVERIFY(!v->answer()->contributions);
+    showContributions(*w);
+    QVERIFY(v->contributionsCaption()->text().contains(QStringLiteral("pre-norm models only")));
+    QVERIFY(!v->contributionBars()->isVisible());
+    QVERIFY(v->explanation()->html().contains(QStringLiteral("pre-norm models only")));
+  }
+
+  // Another position of the combo, another token of the list: the lens follows (its target is
+  // that token at every position) and the cell tooltip names its rank.
+  void positionAndTokenChoices() {
+    auto w = whyWindow(QStringLiteral("reorder"));
+    QVERIFY(answered(*w));
+    WhyView* v = whyView(*w);
+    v->positionCombo()->setCurrentIndex(1);
+    QVERIFY(answered(*w));
+    QCOMPARE(v->answer()->position, 1);
+    QCOMPARE(v->lensMap()->data().highlight_col, 1);
+    QVERIFY(v->tokenCombo()->count() >= 3);
+    const int other = v->tokenCombo()->itemData(2).toInt();
+    v->tokenCombo()->setCurrentIndex(2);
+    QVERIFY(answered(*w));
+    QCOMPARE(v->answer()->token, other);
+    QCOMPARE(v->answer()->position, 1);
+    const LogitLens& lens = *v->answer()->lens;
+    for (int i = 0; i < lens.positions; ++i) QCOMPARE(lens.targets[size_t(i)], other);
+    QCOMPARE(v->tokenCombo()->currentData().toInt(), other);
+  }
+
+  // The bundled reversal model (pre-norm): the bars sum to the logit of the run, which is the
+  // decoding session's own logit; against the runner-up they sum to the difference.
+  void contributionsSumToLogit() {
+    auto w = whyWindow(QStringLiteral("reverse"));
+    QVERIFY(answered(*w));
+    WhyView* v = whyView(*w);
+    BarChart* bars = showContributions(*w);
+    const WhyAnswer& a = *v->answer();
+    QVERIFY2(a.contributions, qPrintable(a.contributions_refusal));
+    QVERIFY(bars->isVisible());
+    QCOMPARE(bars->count(), int(a.contributions->parts.size()));
+    const Trace& t = *w->engine()->snapshot()->trace;  // the decoding session's trace
+    const float* row = t.logitsRow(0, a.position);
+    auto sumOfBars = [&] {
+      double s = 0;
+      for (int i = 0; i < bars->count(); ++i) s += bars->value(i);
+      return s;
+    };
+    QVERIFY2(close(sumOfBars(), row[a.token], 1e-4),
+             qPrintable(QStringLiteral("Σ bars %1, logit %2").arg(sumOfBars()).arg(row[a.token])));
+    QVERIFY(close(a.contributions->logit, row[a.token], 1e-4));
+    QVERIFY(v->contributionsCaption()->text().contains(
+        QStringLiteral("= %1").arg(QString::number(a.contributions->logit, 'f', 4))));
+    // Largest first, signs kept.
+    for (int i = 1; i < bars->count(); ++i)
+      QVERIFY(std::abs(bars->value(i - 1)) >= std::abs(bars->value(i)));
+    bool negative = false;
+    for (int i = 0; i < bars->count(); ++i) negative |= bars->value(i) < 0;
+    QVERIFY(negative);
+    // Against the runner-up.
+    v->versusBox()->setChecked(true);
+    QVERIFY(answered(*w));
+    const WhyAnswer& b = *v->answer();
+    QVERIFY(b.versus >= 0 && b.versus != b.token);
+    const int V = int(t.logits.dim(2));
+    int runner = -1;
+    for (int j = 0; j < V; ++j)
+      if (j != b.token && (runner < 0 || row[j] > row[runner])) runner = j;
+    QCOMPARE(b.versus, runner);
+    QVERIFY2(close(sumOfBars(), double(row[b.token]) - row[runner], 1e-4),
+             qPrintable(QStringLiteral("Σ bars %1").arg(sumOfBars())));
+    QVERIFY(v->explanation()->html().contains(QStringLiteral("s = ")));
+  }
+
+  // A head's bar, clicked: that head is selected and the Attention view opens; a feed-forward
+  // bar opens nothing.
+  void clickHeadBar() {
+    auto w = whyWindow(QStringLiteral("reverse"));
+    QVERIFY(answered(*w));
+    WhyView* v = whyView(*w);
+    BarChart* bars = showContributions(*w);
+    const Contributions& c = *v->answer()->contributions;
+    int head = -1, ff = -1;
+    for (int i = 0; i < int(c.parts.size()); ++i) {
+      if (head < 0 && c.parts[size_t(i)].kind == LogitPart::Kind::Head &&
+          c.parts[size_t(i)].attention == AttentionKind::Cross && c.parts[size_t(i)].head > 0)
+        head = i;
+      if (ff < 0 && c.parts[size_t(i)].kind == LogitPart::Kind::FeedForward) ff = i;
+    }
+    QVERIFY(head >= 0 && ff >= 0);
+    const AttentionSelection before = w->state()->selection();
+    QTest::mouseClick(bars, Qt::LeftButton, {}, bars->barRect(ff).center().toPoint());
+    QCOMPARE(w->currentView()->name(), QStringLiteral("why"));
+    QCOMPARE(w->state()->selection().head, before.head);
+    QTest::mouseClick(bars, Qt::LeftButton, {}, bars->barRect(head).center().toPoint());
+    const LogitPart& p = c.parts[size_t(head)];
+    QCOMPARE(w->currentView()->name(), QStringLiteral("attention"));
+    QCOMPARE(w->state()->selection().kind, AttentionKind::Cross);
+    QCOMPARE(w->state()->selection().layer, p.layer);
+    QCOMPARE(w->state()->selection().head, p.head);
+  }
+
+  // The Decoding view's "Why this token?" on an earlier step and a candidate that is not the
+  // model's choice: the view opens there, explaining that token.
+  void decodingViewAsks() {
+    auto w = openWindow(QStringLiteral("reverse"), {}, QStringLiteral("decoding"));
+    DecodingView* dv = w->decodingView();
+    QVERIFY(dv->stepsModel()->rowCount() >= 3);
+    dv->selectStep(1);
+    QCoreApplication::processEvents();
+    dv->topkTable()->selectRow(2);
+    const int token =
+        dv->topkModel()->data(dv->topkModel()->index(2, 0), TopKModel::TokenIdRole).toInt();
+    QVERIFY(token != w->engine()->snapshot()->steps[1].argmax_id);
+    QVERIFY(dv->whyButton()->isVisible() && dv->whyButton()->isEnabled());
+    QTest::mouseClick(dv->whyButton(), Qt::LeftButton);
+    QCOMPARE(w->currentView()->name(), QStringLiteral("why"));
+    QVERIFY(answered(*w));
+    WhyView* v = whyView(*w);
+    QCOMPARE(v->answer()->position, 1);
+    QCOMPARE(v->answer()->token, token);
+    QCOMPARE(v->positionCombo()->currentData().toInt(), 1);
+    QCOMPARE(v->tokenCombo()->currentData().toInt(), token);
+    QCOMPARE(v->answer()->contributions->token, token);
+    QCOMPARE(v->answer()->contributions->position, 1);
+    // Asked on the model's choice: the lens reads each position's own choice.
+    w->setCurrentView(QStringLiteral("decoding"));
+    dv->selectStep(1);
+    dv->topkTable()->selectRow(0);
+    dv->explainSelectedToken();
+    QVERIFY(answered(*w));
+    QCOMPARE(v->answer()->token, w->engine()->snapshot()->steps[1].argmax_id);
+    QCOMPARE(v->tokenCombo()->currentIndex(), 0);
+    const LogitLens& lens = *v->answer()->lens;
+    for (int i = 0; i < lens.positions; ++i)
+      QCOMPARE(lens.targets[size_t(i)], w->engine()->snapshot()->steps[size_t(i)].argmax_id);
+  }
+
+  // PNG, SVG and PDF of both tabs (File › Export view's writeFigure), CSV of both, the NumPy
+  // folder: each read back.
+  void exports() {
+    auto w = whyWindow(QStringLiteral("reverse"));
+    QVERIFY(answered(*w));
+    WhyView* v = whyView(*w);
+    QTemporaryDir dir;
+    const WhyAnswer& a = *v->answer();
+    for (int tab : {0, 1}) {
+      v->tabs()->setCurrentIndex(tab);
+      QCoreApplication::processEvents();
+      const QString stem =
+          dir.filePath(tab == 0 ? QStringLiteral("lens") : QStringLiteral("parts"));
+      QString error;
+      FigureOptions o;
+      o.format = FigureOptions::Format::Png;
+      QVERIFY2(writeFigure(v, stem + ".png", o, &error), qPrintable(error));
+      QImage png(stem + ".png");
+      QVERIFY(!png.isNull() && png.width() > 200 && png.height() > 100);
+      o.format = FigureOptions::Format::Svg;
+      QVERIFY2(writeFigure(v, stem + ".svg", o, &error), qPrintable(error));
+      QXmlStreamReader xml(readAll(stem + ".svg"));
+      int elements = 0;
+      while (!xml.atEnd())
+        if (xml.readNext() == QXmlStreamReader::StartElement) ++elements;
+      QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+      QVERIFY(elements > 20);
+      o.format = FigureOptions::Format::Pdf;
+      QVERIFY2(writeFigure(v, stem + ".pdf", o, &error), qPrintable(error));
+      QVERIFY(readAll(stem + ".pdf").startsWith("%PDF-"));
+      QVERIFY2(v->exportCsv(stem + ".csv", &error), qPrintable(error));
+      const QStringList lines = QString::fromUtf8(readAll(stem + ".csv"))
+                                    .split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
+      if (tab == 0) {
+        QCOMPARE(lines.size(), a.lens->rows * a.lens->positions + 1);
+        QVERIFY(lines[0].startsWith(QStringLiteral("row,position,input,target")));
+      } else {
+        QCOMPARE(lines.size(), int(a.contributions->parts.size()) + 1);
+        double sum = 0;
+        for (int k = 1; k < lines.size(); ++k) sum += lines[k].section(',', -1).toDouble();
+        QVERIFY(close(sum, a.contributions->logit, 1e-4));
+      }
+    }
+    const QString npy = dir.filePath(QStringLiteral("numpy"));
+    QString error;
+    QVERIFY2(v->exportNumpy(npy, &error), qPrintable(error));
+    const QByteArray probs = readAll(npy + "/lens_target_probs.npy");
+    QVERIFY(probs.startsWith("\x93NUMPY"));
+    const int header = uint8_t(probs[8]) | (uint8_t(probs[9]) << 8);
+    const QByteArray h = probs.mid(10, header);
+    QVERIFY2(h.contains(QStringLiteral("'shape': (%1, %2)")
+                            .arg(a.lens->rows)
+                            .arg(a.lens->positions)
+                            .toLatin1()),
+             h.constData());
+    QCOMPARE(probs.size(), 10 + header + a.lens->rows * a.lens->positions * 4);
+    QVERIFY(QFile::exists(npy + "/lens.json"));
+    QVERIFY(QFile::exists(npy + "/contributions.json"));
+    // A folder that cannot be made: a message, no crash.
+    QVERIFY(!v->exportNumpy(QStringLiteral("/proc/no/such/folder"), &error));
+    QVERIFY(!error.isEmpty());
+  }
+
+  // Models the contributions do not apply to: BERT's masked-LM head (the lens still reads it) and
+  // a classifier with no token head (neither applies). Each says why.
+  void refusals() {
+    auto bert = whyWindow(dataModel("bert003"), QStringLiteral("[CLS] hello how [MASK] you [SEP]"));
+    QVERIFY(answered(*bert));
+    const WhyAnswer& a = *whyView(*bert)->answer();
+    QVERIFY(a.lens);
+    QVERIFY(!a.contributions);
+    QVERIFY(a.contributions_refusal.contains(QStringLiteral("linear head")));
+    auto cls = whyWindow(dataModel("classifier003"), QStringLiteral("this movie is not great"));
+    QVERIFY(answered(*cls));
+    const WhyAnswer& b = *whyView(*cls)->answer();
+    QVERIFY(!b.lens && !b.contributions);
+    QVERIFY(whyView(*cls)->lensCaption()->text().contains(QStringLiteral("no token head")));
+  }
+
+  // The view on reorder (lens; the contributions' refusal) and on reverse (the contributions),
+  // saved to build/screenshots; every label of the heatmap and the bars has its room.
+  void screenshots() {
+    const QString out = QStringLiteral(ATTNVIZ_SCREENSHOT_DIR);
+    QVERIFY(QDir().mkpath(out));
+    for (const QString model : {QStringLiteral("reorder"), QStringLiteral("reverse")}) {
+      auto w = whyWindow(model);
+      QVERIFY(answered(*w));
+      WhyView* v = whyView(*w);
+      v->tabs()->setCurrentIndex(0);
+      QTest::qWait(50);
+      QVERIFY(v->lensMap()->allRowLabelsDrawn());
+      QVERIFY(v->lensMap()->allColLabelsDrawn());
+      QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("why-lens-%1.png").arg(model))));
+      v->tabs()->setCurrentIndex(1);
+      QTest::qWait(50);
+      if (v->answer()->contributions) QVERIFY(v->contributionBars()->allLabelsDrawn());
+      QVERIFY(w->grab().save(
+          QDir(out).filePath(QStringLiteral("why-contributions-%1.png").arg(model))));
+    }
+    qInfo("screenshots in %s", qPrintable(out));
+  }
+};
+
+QTEST_MAIN(WhyViewTest)
+#include "test_why_view.moc"
