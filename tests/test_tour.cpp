@@ -39,6 +39,7 @@
 #include "tour.h"
 #include "view.h"
 #include "view_registry.h"
+#include "why_view.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;
@@ -570,6 +571,16 @@ void TourTest::guideImagesAreCurrent() {
   // The positional encodings of the reordering model.
   w->setCurrentView(QStringLiteral("positional"));
   images.emplace_back(QStringLiteral("positional"), guideShot(*w));
+  // Why this token? The logit lens of the decode at one of its positions.
+  w->setCurrentView(QStringLiteral("why"));
+  WhyView* why = w->viewOf<WhyView>();
+  why->explain(6, -1);  // after “kozike”: layer 1 does not know the next word yet
+  for (int k = 0; k < 500 && why->computing(); ++k) {
+    QTest::qWait(20);
+    w->engine()->waitUntilIdle(60000);
+  }
+  QVERIFY(why->answer() && why->answer()->lens);
+  images.emplace_back(QStringLiteral("why-this-token"), guideShot(*w));
   // Padding: a batch of sentences of different lengths, the shortest one shown. (Not before the
   // engine is idle: a job still running refuses the batch, and the picture would show no batch.)
   QVERIFY(w->engine()->waitUntilIdle(60000));
