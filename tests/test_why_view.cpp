@@ -53,6 +53,7 @@ bool answered(MainWindow& w) {
     QTest::qWait(20);
     idle(w);
   }
+  idle(w);  // the job's result is taken before the engine says it is free
   return !whyView(w)->computing() && whyView(w)->answer() != nullptr;
 }
 
@@ -279,6 +280,48 @@ class WhyViewTest : public QObject {
       QCOMPARE(lens.targets[size_t(i)], w->engine()->snapshot()->steps[size_t(i)].argmax_id);
   }
 
+  // The view follows the decode: steps back (immediate) and forward (a job of the engine) while
+  // it is shown, and it explains each new run's last position; a question about the run asked
+  // while the engine's step computes the next one gives way to that next run.
+  void followsTheDecode() {
+    auto w = whyWindow(QStringLiteral("reverse"));
+    QVERIFY(answered(*w));
+    WhyView* v = whyView(*w);
+    const int last = v->answer()->position;
+    // The decode has finished: the first step back takes the end token back, the second the last
+    // position.
+    QVERIFY(w->engine()->snapshot()->finished);
+    QVERIFY(w->engine()->stepBack());
+    QVERIFY(answered(*w));  // the view's own job holds the engine meanwhile
+    QVERIFY(w->engine()->stepBack());
+    QVERIFY(answered(*w));
+    QCOMPARE(v->answer()->snapshot, w->engine()->snapshot()->id);
+    QCOMPARE(v->answer()->position, last - 1);
+    QCOMPARE(v->lensMap()->data().cols, last);
+    QVERIFY(w->engine()->stepForward());
+    QVERIFY(w->engine()->busy());
+    v->explain(1, -1);
+    QVERIFY(idle(*w));
+    QVERIFY(answered(*w));
+    QCOMPARE(v->answer()->snapshot, w->engine()->snapshot()->id);
+    QCOMPARE(v->answer()->position, last);
+    QCOMPARE(v->lensMap()->data().cols, last + 1);
+  }
+
+  // A decoder-only model (the wq GPT): the lens reads its positions; the contributions apply or
+  // say why not, and when they apply they add up.
+  void decoderOnly() {
+    auto w = whyWindow(dataModel("gpt003"), QStringLiteral("the cat"));
+    QVERIFY(answered(*w));
+    const WhyAnswer& a = *whyView(*w)->answer();
+    QVERIFY(a.lens);
+    QCOMPARE(a.lens->positions, int(w->engine()->snapshot()->trace->tgt_tokens[0].size()));
+    if (a.contributions)
+      QVERIFY(close(a.contributions->total, a.contributions->logit, 1e-4));
+    else
+      QVERIFY(!a.contributions_refusal.isEmpty());
+  }
+
   // PNG, SVG and PDF of both tabs (File › Export view's writeFigure), CSV of both, the NumPy
   // folder: each read back.
   void exports() {
@@ -298,6 +341,10 @@ class WhyViewTest : public QObject {
       QVERIFY2(writeFigure(v, stem + ".png", o, &error), qPrintable(error));
       QImage png(stem + ".png");
       QVERIFY(!png.isNull() && png.width() > 200 && png.height() > 100);
+      // Kept beside the screenshots, to be looked at.
+      QVERIFY(QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)));
+      png.save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/why-figure-%1.png")
+                   .arg(tab == 0 ? QStringLiteral("lens") : QStringLiteral("contributions")));
       o.format = FigureOptions::Format::Svg;
       QVERIFY2(writeFigure(v, stem + ".svg", o, &error), qPrintable(error));
       QXmlStreamReader xml(readAll(stem + ".svg"));

@@ -159,13 +159,7 @@ namespace {
 // A copy of the heatmap, drawn for a figure: not fitted to the window but as tight as the matrix,
 // its labels and legend allow, with cells as vector rectangles.
 void setUpFigureHeatmap(HeatmapWidget& hm, const HeatmapWidget& from, bool legend) {
-  hm.setFont(from.font());
-  hm.setColormap(from.colormap());
-  hm.setSynchronousRendering(true);
-  HeatmapData d = from.data();
-  d.title.clear();  // the figure has its own title
-  hm.setData(std::move(d));
-  hm.setShowLegend(legend);
+  hm.copyForFigure(from, legend);
   hm.setFit(false);
 }
 

@@ -98,6 +98,16 @@ void HeatmapWidget::setData(HeatmapData data) {
   update();
 }
 
+void HeatmapWidget::copyForFigure(const HeatmapWidget& from, bool legend) {
+  setFont(from.font());
+  setColormap(from.colormap());
+  setSynchronousRendering(true);
+  HeatmapData d = from.data();
+  d.title.clear();
+  setData(std::move(d));
+  setShowLegend(legend);
+}
+
 void HeatmapWidget::setColormap(const Colormap& cmap) {
   if (cmap_ == &cmap) return;
   cmap_ = &cmap;

@@ -89,6 +89,9 @@ class HeatmapWidget : public QWidget {
   QSize labelledMinimumSize(int max_rows = 24) const;
   // Renders every matrix on the GUI thread (figures: drawn at once, whatever the size).
   void setSynchronousRendering(bool on) { sync_render_ = on; }
+  // Takes another heatmap's data (without its title: a figure has its own), font and colormap, to
+  // be drawn for a figure: at once, with or without the legend.
+  void copyForFigure(const HeatmapWidget& from, bool legend);
   // The tightest size (cells square, nothing empty around the matrix, its labels and legend) that
   // fits in `available` with cells no larger than max_cell pixels; the cell size it uses.
   QSize tightSize(QSize available, double max_cell, double* cell = nullptr) const;

@@ -6,6 +6,7 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPainter>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QTabWidget>
@@ -281,6 +282,41 @@ QStringList WhyView::figureTitle() const {
   const QString sentence = sentenceLine();
   if (!sentence.isEmpty()) lines << sentence;
   return lines;
+}
+
+namespace {
+
+// A copy of the lens's heatmap for a figure of `width`: its cells as tall as on screen at most (the
+// widget's largest fitted cell), and no taller than `height` — the smallest height that gives them.
+void setUpFigureLens(HeatmapWidget& hm, const HeatmapWidget& from, bool legend, int width,
+                     int height) {
+  hm.copyForFigure(from, legend);
+  hm.setMaxFitCell(64);
+  hm.resize(width, height);
+  const double full = hm.cellRect(0, 0).height();
+  const int least = QFontMetrics(hm.font()).height() * 8;  // room for the legend
+  for (int h = least; h < height; h += 4) {
+    hm.resize(width, h);
+    if (hm.cellRect(0, 0).height() >= full - 0.5) return;
+  }
+  hm.resize(width, height);
+}
+
+}  // namespace
+
+QSize WhyView::figureBodySize(QSize available, bool legend) {
+  if (exportWidget() != lensMap()) return View::figureBodySize(available, legend);
+  const QSize room = available.boundedTo(lensMap()->size());
+  HeatmapWidget hm;
+  setUpFigureLens(hm, *lensMap(), legend, room.width(), room.height());
+  return hm.size();
+}
+
+void WhyView::paintFigureBody(QPainter& p, QSize body, bool legend) {
+  if (exportWidget() != lensMap()) return View::paintFigureBody(p, body, legend);
+  HeatmapWidget hm;
+  setUpFigureLens(hm, *lensMap(), legend, body.width(), body.height());
+  hm.render(&p, QPoint(), QRegion(), QWidget::DrawChildren);
 }
 
 QString WhyView::tokenText(int id) const {

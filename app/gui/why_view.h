@@ -62,6 +62,9 @@ class WhyView : public View {
   explicit WhyView(AppState* state, QWidget* parent = nullptr);
   QWidget* exportWidget() override;  // the tab shown
   QStringList figureTitle() const override;
+  // The lens as tall as its rows need (not the window's empty room below them).
+  QSize figureBodySize(QSize available, bool legend) override;
+  void paintFigureBody(QPainter& painter, QSize body, bool legend) override;
 
   // Explains `token` (−1: the model's choice) at `position` (−1: the last) of the current run.
   void explain(int position, int token);
