@@ -30,6 +30,29 @@ struct HeadIntervention {
   float temperature = 1.0f;
 };
 
+// Activation patching (model/patching.h): values copied over the pass's own while it runs — from
+// another run of the model, the clean input's, into this one. The values live on the model's
+// backend (device pointers the caller filled). Positions are a pass's own (Model::forward, or a
+// stack run from position 0).
+struct StreamPatch {
+  Side side = Side::Target;  // Source: the encoder's stream; Target: the decoder's
+  int layer = -1;  // −1: the embeddings (the first layer's input); l: the stream leaving
+                   // layer l (Sublayer::Residual), before the next layer reads it
+  int sentence = 0, position = 0;
+  const float* values = nullptr;  // [d_model]
+};
+struct HeadPatch {
+  AttentionKind kind = AttentionKind::DecoderSelf;
+  int layer = 0, head = 0, sentence = 0;
+  // [len, H·d_v] a whole block's context, of which head h's columns [h·d_v, (h + 1)·d_v) replace
+  // the head's output before W_O at every position of the sentence
+  const float* values = nullptr;
+};
+struct ActivationPatches {
+  std::vector<StreamPatch> streams;
+  std::vector<HeadPatch> heads;
+};
+
 // Above this many bytes of scores in a pass, the trace keeps each block's q and k instead and
 // computes a score when it is read (long inputs: 2048 tokens at the tutorial's size would need
 // 2.4 GB of scores; their q and k take 50 MB).
@@ -48,6 +71,7 @@ struct ForwardOptions {
   bool scores_from_qk = false;
   uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes;
   std::vector<HeadIntervention> interventions;
+  const ActivationPatches* patches = nullptr;  // activation patching; null: none
   uint64_t max_trace_bytes = uint64_t(4) << 30;
   const std::atomic<bool>* cancel = nullptr;          // checked between layers → Error(Cancelled)
   std::function<void(int done, int total)> progress;  // layers done, called between layers

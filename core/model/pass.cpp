@@ -66,6 +66,7 @@ void Pass::embed(const DeviceStack& st, const int32_t* ids, const int32_t* segs,
 void Pass::layers(float* x, const StackRun& r, int* done, int total) {
   const int rows = r.B * r.n;
   const DeviceStack& st = *r.stack;
+  patchStream(r, -1, x);
   for (int l = 0; l < (int)st.layers.size(); ++l) {
     checkCancel();
     const DeviceLayer& L = st.layers[l];
@@ -85,6 +86,7 @@ void Pass::layers(float* x, const StackRun& r, int* done, int total) {
     residual(x, rows, L.norm_ffn, t ? &t->ffn : nullptr, r.dropout, l, Sublayer::FeedForward,
              Sublayer::NormFeedForward,
              [&](const float* in, float* out) { feedForward(in, out, rows, L, t, r.dropout); });
+    patchStream(r, l, x);
     if (rec && rec->keepsActivations()) rec->residual(l, x, rows);
     ++*done;
     if (o.progress) o.progress(*done, total);
@@ -156,6 +158,7 @@ void Pass::selfAttention(const float* in, float* out, const StackRun& r, int l,
   const HeadsView qv{qs + (int64_t)qpast * A, (int64_t)qcap * A, A};
   const HeadsView kv{kvs, (int64_t)s.cap * KV, KV};
   attend(r.self_kind, l, qv, kv, r.B, r.n, K, s.past, r.self_mask, *r.self_mask_host, t);
+  if (!t) patchHeads(r, r.self_kind, l);
   linear(t ? t->ctx : ctx, W.out, out, r.B * r.n);  // out [rows, d] ← ctx·W_oᵀ
   if (rec) rec->heads(ctx, r.B * r.n);
   if (rec) rec->futureScores(stored_q, kvs, s.cap, scores);
@@ -171,6 +174,7 @@ void Pass::crossAttention(const float* in, float* out, const StackRun& r, int l,
   // The source's keys and values are new only in the first run over a sentence.
   attend(AttentionKind::Cross, l, qv, kv, r.B, r.n, e.S, r.store.past == 0 ? 0 : e.S, r.cross_mask,
          *r.cross_mask_host, t);
+  if (!t) patchHeads(r, AttentionKind::Cross, l);
   linear(t ? t->ctx : ctx, W.out, out, r.B * r.n);
   if (rec) rec->heads(ctx, r.B * r.n);
   if (rec) rec->noFutureScores();
@@ -215,6 +219,31 @@ void Pass::attend(AttentionKind kind, int layer, HeadsView qv, HeadsView kv, int
   if (rec) rec->attention(block, sc, pr, qv, kv, Ak, kv0);
   be.attention_context_forward(switchedOff(kind, layer, pr, B, n, Tk), vv, t ? t->ctx : ctx, B, H,
                                Hkv, n, Tk, c.d_v);  // ctx [B, n, C]
+}
+
+void Pass::patchStream(const StackRun& r, int layer, float* x) {
+  if (!o.patches || r.tape) return;
+  const Side side = r.self_kind == AttentionKind::EncoderSelf ? Side::Source : Side::Target;
+  for (const StreamPatch& p : o.patches->streams) {
+    const int i = p.position - r.store.past;  // the row of this run
+    if (p.side != side || p.layer != layer || p.sentence < 0 || p.sentence >= r.B || i < 0 ||
+        i >= r.n)
+      continue;
+    be.copy(p.values, x + ((int64_t)p.sentence * r.n + i) * d, d);
+  }
+}
+
+void Pass::patchHeads(const StackRun& r, AttentionKind kind, int layer) {
+  if (!o.patches) return;
+  const int dv = c.d_v;
+  for (const HeadPatch& p : o.patches->heads) {
+    if (p.kind != kind || p.layer != layer || p.head < 0 || p.head >= H || p.sentence < 0 ||
+        p.sentence >= r.B)
+      continue;
+    for (int i = 0; i < r.n; ++i)  // head h's slice of row (sentence, past + i)
+      be.copy(p.values + (int64_t)(r.store.past + i) * C + p.head * dv,
+              ctx + ((int64_t)p.sentence * r.n + i) * C + p.head * dv, dv);
+  }
 }
 
 template <class Factor>

@@ -120,6 +120,11 @@ class Pass : public Widths {
   template <class Factor>
   const float* scaledHeads(AttentionKind kind, int layer, const float* x, int B, int n, int Tk,
                            Factor&& factor);
+  // Activation patching (ForwardOptions::patches; not while training): the stream rows patched at
+  // `layer` of this run's stack (−1: the embeddings), and head outputs in the block's context
+  // (ctx, before W_O).
+  void patchStream(const StackRun& r, int layer, float* x);
+  void patchHeads(const StackRun& r, AttentionKind kind, int layer);
   // rows [past, past + n) of each batch's region of a [B, cap, width] store ← x·Wᵀ
   void project(const float* x, const DeviceLinear& l, float* store, int B, int n, int past,
                int cap);

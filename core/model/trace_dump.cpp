@@ -182,7 +182,54 @@ void writeLensFiles(const LogitLens& lens, const std::vector<std::string>& input
   files.commitAll();
 }
 
+// The file name part of a patching heatmap: residual_enc, heads_cross …
+std::string patchMapName(const PatchHeatmap& m) {
+  if (m.heads) return std::string("heads_") + attentionKindName(m.block);
+  return m.side == Side::Source ? "residual_enc" : "residual_dec";
+}
+
+void writePatchingFiles(const PatchingResult& r, const std::string& dir) {
+  makeFolder(dir);
+  AtomicFileSet files;
+  nlohmann::json j;
+  j["definition"] = r.definition;
+  j["stack"] = r.stack == Side::Source ? "encoder" : "decoder";
+  j["position"] = r.position;
+  j["answer"] = r.answer;
+  j["answer_token"] = r.answer_token;
+  j["foil"] = r.foil;
+  j["foil_token"] = r.foil_token;
+  j["metric_clean"] = r.clean;
+  j["metric_corrupted"] = r.corrupted;
+  j["patched_runs"] = r.runs;
+  for (const PatchHeatmap& m : r.maps) {
+    const std::string name = patchMapName(m);
+    for (const auto& [what, values] : {std::pair{"restored", &m.restored}, {"metric", &m.metric}}) {
+      const std::vector<float> v(values->begin(), values->end());
+      AtomicFile& f = files.add(dir + "/patch_" + name + "_" + what + ".npy");
+      f.write(npyPreamble("<f4", {m.rows, m.cols}));
+      f.write(v.data(), v.size() * sizeof(float));
+    }
+    j["maps"].push_back({{"name", name},
+                         {"title", m.title},
+                         {"rows", m.row_labels},
+                         {"columns", m.col_labels},
+                         {"restored", "patch_" + name + "_restored.npy"},
+                         {"metric", "patch_" + name + "_metric.npy"}});
+  }
+  files.add(dir + "/patch.json").write(jsonText(j));
+  files.commitAll();
+}
+
 }  // namespace
+
+void dumpPatching(const PatchingResult& result, const std::string& dir) {
+  try {
+    writePatchingFiles(result, dir);
+  } catch (const Error& e) {
+    throw Error(e.kind(), "the patching result was not written to " + dir + ": " + e.what());
+  }
+}
 
 void dumpLens(const LogitLens& lens, const std::vector<std::string>& inputs, const Vocabulary& out,
               const Contributions* contributions, const std::string& dir) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/lens.h"
+#include "model/patching.h"
 #include "model/trace.h"
 #include "text/vocab.h"
 
@@ -40,5 +41,12 @@ void dumpLens(const LogitLens& lens, const std::vector<std::string>& inputs, con
 std::string lensCsv(const LogitLens& lens, const std::vector<std::string>& inputs,
                     const Vocabulary& out);
 std::string contributionsCsv(const Contributions& contributions);
+
+// Writes an activation patching result (model/patching.h) into `dir`: for each heatmap NAME
+// (residual_enc, residual_dec, heads_enc_self, heads_dec_self, heads_cross, those it has)
+// patch_NAME_restored.npy and patch_NAME_metric.npy [rows, cols] (float32), and patch.json (the
+// definition, position, answer and foil, m(clean), m(corrupted), every heatmap's title, file
+// name, and row and column labels). Throws Error(Io).
+void dumpPatching(const PatchingResult& result, const std::string& dir);
 
 }  // namespace attnviz
