@@ -16,6 +16,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "model/decoding.h"
+#include "model/patching.h"
 #include "train/attribution.h"
 
 namespace attnviz::cli {
@@ -27,7 +28,7 @@ struct BenchArgs {
   std::string lengths = "32,128,512";
   int repeat = 5;
   int attribution_steps = 0;  // > 0: time integrated gradients of that many steps too
-  bool uncached = false, ops = false, forward_only = false, json = false;
+  bool uncached = false, ops = false, forward_only = false, json = false, patch = false;
 };
 
 double msSince(std::chrono::steady_clock::time_point t0) {
@@ -218,6 +219,22 @@ int runBench(const BenchArgs& a) {
       report(n, "attribution_ig", "attribution, IG " + std::to_string(ao.steps) + " steps",
              measure(repeat, [&] { attribute(m, in, ao); }), 1, "ms", 0);
     }
+    if (a.patch && c.tokenHead() != TokenHead::None) {
+      // A full layer × position activation patching sweep (model/patching.h): every layer's
+      // residual stream at every position of both stacks, patched from this input into one whose
+      // middle token differs, one patched run per cell.
+      Inputs corrupted = in;
+      std::vector<int>& side = c.hasEncoder() ? corrupted.src[0] : corrupted.tgt[0];
+      const int vocab = (int)(c.hasEncoder() ? c.src_vocab.size() : c.tgt_vocab.size());
+      side[n / 2] = side[n / 2] + 1 < vocab ? side[n / 2] + 1 : 3;
+      PatchOptions po;
+      po.heads = false;
+      int runs = 0;
+      const Timing t = measure(std::max(1, repeat / 5),
+                               [&] { runs = patchActivations(m, in, corrupted, po).runs; });
+      report(n, "patch_sweep", "patching, layer × position", t, 1000, "s", 0);
+      if (!json) std::cout << "    (" << runs << " patched runs)" << std::endl;
+    }
     const bool ends =
         c.hasDecoder() && n > 1 &&
         std::find(in.tgt[0].begin() + 1, in.tgt[0].end(), c.eos_id) != in.tgt[0].end();
@@ -321,6 +338,9 @@ Command addBenchCommand(CLI::App& cli) {
   cmd->add_flag("--ops", a->ops, "also time the backend's ops alone at each length");
   cmd->add_flag("--forward-only", a->forward_only,
                 "only the full-trace forward pass (no probabilities-only pass, no decoding)");
+  cmd->add_flag("--patch", a->patch,
+                "also time a full layer × position activation patching sweep (every layer's "
+                "residual stream at every position, both stacks) at each length");
   cmd->add_flag("--json", a->json, "one JSON object a line");
   return {cmd, [a] { return runBench(*a); }};
 }

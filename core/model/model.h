@@ -48,9 +48,23 @@ struct HeadPatch {
   // the head's output before W_O at every position of the sentence
   const float* values = nullptr;
 };
+// A run that starts part-way up a stack: every sentence's stream leaving layer `layer` is
+// `stream` [len, d_model] (another run's, which the layers below would compute again), and the
+// stack runs from layer `layer` + 1 on (after the patches at `layer`).
+struct StreamResume {
+  Side side = Side::Target;
+  int layer = -1;  // −1: from the embeddings
+  const float* stream = nullptr;
+};
 struct ActivationPatches {
   std::vector<StreamPatch> streams;
   std::vector<HeadPatch> heads;
+  std::vector<StreamResume> resume;  // at most one per side
+  const StreamResume* resumeOf(Side side) const {
+    for (const StreamResume& r : resume)
+      if (r.side == side) return &r;
+    return nullptr;
+  }
 };
 
 // Above this many bytes of scores in a pass, the trace keeps each block's q and k instead and

@@ -63,11 +63,23 @@ void Pass::embed(const DeviceStack& st, const int32_t* ids, const int32_t* segs,
   if (rec) rec->embedding(ids, segs, st.tokens, st.segments, scale, x, B * n);
 }
 
+void Pass::start(const DeviceStack& st, Side side, const int32_t* ids, const int32_t* segs,
+                 float* x, StackRun& r, int pos0, StackTape* t, float p) {
+  const StreamResume* resume = o.patches && !t ? o.patches->resumeOf(side) : nullptr;
+  if (!resume || resume->layer < 0 || r.store.past != 0) {
+    embed(st, ids, segs, x, r.B, r.n, pos0, t, p);
+    return;
+  }
+  const int64_t cells = (int64_t)r.n * d;
+  for (int b = 0; b < r.B; ++b) be.copy(resume->stream, x + b * cells, cells);
+  r.first_layer = std::min(resume->layer + 1, (int)st.layers.size());
+}
+
 void Pass::layers(float* x, const StackRun& r, int* done, int total) {
   const int rows = r.B * r.n;
   const DeviceStack& st = *r.stack;
-  patchStream(r, -1, x);
-  for (int l = 0; l < (int)st.layers.size(); ++l) {
+  patchStream(r, r.first_layer - 1, x);
+  for (int l = r.first_layer; l < (int)st.layers.size(); ++l) {
     checkCancel();
     const DeviceLayer& L = st.layers[l];
     LayerTape* t = r.tape ? &r.tape->layers[l] : nullptr;

@@ -55,6 +55,7 @@ struct StackRun {
   const Model::Encoded* enc = nullptr;  // cross-attention's source (an encoder-decoder's decoder)
   const uint8_t* cross_mask = nullptr;  // device [B, n, S]
   const std::vector<uint8_t>* cross_mask_host = nullptr;
+  int first_layer = 0;        // the first layer run (activation patching resumes part-way up)
   StackTape* tape = nullptr;  // training: what the backward needs (past = 0)
   float dropout = 0.0f;       // training: the tape's dropout probability
 };
@@ -73,8 +74,14 @@ class Pass : public Widths {
   // norm; with a tape, dropout (and the tape's token_scale, when it has one, on the token rows).
   void embed(const DeviceStack& st, const int32_t* ids, const int32_t* segs, float* x, int B, int n,
              int pos0, StackTape* t = nullptr, float p = 0.0f);
+  // The stream x [B·n, d] a stack run starts from: the embeddings (embed), or with a StreamResume
+  // for `side` (activation patching, a whole pass) the stream given, copied for every sentence,
+  // and r.first_layer ← its layer + 1.
+  void start(const DeviceStack& st, Side side, const int32_t* ids, const int32_t* segs, float* x,
+             StackRun& r, int pos0, StackTape* t = nullptr, float p = 0.0f);
   // Every layer of a stack over x [B·n, d] (the embeddings on entry, the stack's output on
-  // return), then the stack's final norm.
+  // return), then the stack's final norm. With r.first_layer > 0, x on entry is the stream leaving
+  // the layer before it.
   void layers(float* x, const StackRun& r, int* done, int total);
   // y [rows, d] ← the stack's final norm of x (config.final_norm; x may be y).
   void finalNorm(const DeviceStack& st, const float* x, float* y, int rows);

@@ -39,9 +39,11 @@ void checkToken(int token, int V, const char* what) {
 }
 
 // The clean run's activations on the backend: what the patches copy from.
+// The corrupted run's streams: where the patched runs resume.
 struct Sources {
   std::vector<BufferPtr> keep;
   const float* streams[2] = {nullptr, nullptr};  // per side [L + 1, n, d]: embeddings, layer 1 …
+  const float* resume[2] = {nullptr, nullptr};   // per side [L + 1, n, d], the corrupted run's
   const float* contexts[3] = {nullptr, nullptr, nullptr};  // per block kind [L, n, C]
 };
 
@@ -69,6 +71,7 @@ struct Job {
   int64_t cell = 0;
   bool encoder = false;  // it changes the encoder (the whole model runs), else the decoder alone
   bool stream = true;
+  int resume = -1;  // the patched run starts from the corrupted stream leaving this layer
   StreamPatch s;
   HeadPatch h;
 };
@@ -96,7 +99,7 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
   ForwardOptions keep = plain;
   keep.keep_activations = true;
   const Trace ct = m.forward(clean, keep);
-  const Trace rt = m.forward(corrupted, plain);
+  const Trace rt = m.forward(corrupted, keep);
 
   PatchingResult res;
   res.stack = lensStack(c);
@@ -143,13 +146,14 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
   auto layersOf = [&](Side s) {
     return s == Side::Source ? c.n_encoder_layers : c.n_decoder_layers;
   };
-  for (Side s : sides) {
-    std::vector<const Tensor*> rows{&activationOf(ct, s, -1, Sublayer::Embedding).output};
-    for (int l = 0; l < layersOf(s); ++l)
-      rows.push_back(&activationOf(ct, s, l, Sublayer::Residual).output);
-    src.keep.push_back(upload(be, rows));
-    src.streams[(int)s] = src.keep.back()->f32();
-  }
+  for (Side s : sides)
+    for (const Trace* t : {&ct, &rt}) {
+      std::vector<const Tensor*> rows{&activationOf(*t, s, -1, Sublayer::Embedding).output};
+      for (int l = 0; l < layersOf(s); ++l)
+        rows.push_back(&activationOf(*t, s, l, Sublayer::Residual).output);
+      src.keep.push_back(upload(be, rows));
+      (t == &ct ? src.streams : src.resume)[(int)s] = src.keep.back()->f32();
+    }
   std::vector<AttentionKind> blocks;
   if (c.hasEncoder()) blocks.push_back(AttentionKind::EncoderSelf);
   if (c.hasDecoder()) blocks.push_back(AttentionKind::DecoderSelf);
@@ -190,7 +194,7 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
           j.cell = map.cell(r, i);
           j.encoder = s == Side::Source;
           j.s.side = s;
-          j.s.layer = r - 1;
+          j.s.layer = j.resume = r - 1;
           j.s.position = i;
           j.s.values = src.streams[(int)s] + ((int64_t)r * len + i) * d;
           jobs.push_back(j);
@@ -222,6 +226,7 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
           j.h.kind = k;
           j.h.layer = l;
           j.h.head = h;
+          j.resume = l - 1;
           j.h.values = src.contexts[(int)k] + (int64_t)l * len * C;
           jobs.push_back(j);
         }
@@ -237,7 +242,10 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
   // once and shared by every copy.
   const int rows_per_copy = (c.hasEncoder() ? ct.src_len : 0) + (c.hasDecoder() ? ct.tgt_len : 0);
   const int per_pass = std::max(1, o.batch_rows / std::max(1, rows_per_copy));
-  std::stable_partition(jobs.begin(), jobs.end(), [](const Job& j) { return j.encoder; });
+  // Encoder-side first; in each, by the layer the runs resume from.
+  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& x, const Job& y) {
+    return x.encoder != y.encoder ? x.encoder : x.resume < y.resume;
+  });
   std::shared_ptr<Model::Encoded> shared;  // the corrupted encoding, one copy per batch sentence
   if (c.hasCross() &&
       std::any_of(jobs.begin(), jobs.end(), [](const Job& j) { return !j.encoder; })) {
@@ -267,10 +275,16 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
     // A batch: jobs of one kind (encoder or decoder side), at most per_pass of them.
     size_t last = first;
     while (last < jobs.size() && last - first < (size_t)per_pass &&
-           jobs[last].encoder == jobs[first].encoder)
+           jobs[last].encoder == jobs[first].encoder && jobs[last].resume == jobs[first].resume)
       ++last;
     const int B = (int)(last - first);
     ActivationPatches patches;
+    const Job& lead = jobs[first];
+    const Side side = lead.encoder ? Side::Source : Side::Target;
+    const int len = side == Side::Source ? ct.src_len : ct.tgt_len;
+    if (lead.resume >= 0)  // the corrupted run's stream leaving that layer
+      patches.resume.push_back(
+          {side, lead.resume, src.resume[(int)side] + (int64_t)(lead.resume + 1) * len * d});
     for (int b = 0; b < B; ++b) {
       Job& j = jobs[first + b];
       if (j.stream) {

@@ -30,9 +30,11 @@
 //
 // How it is computed: the patched runs are copies of the corrupted input run as one batch (up to
 // PatchOptions::batch_rows rows a pass), each copy with its own patch (ForwardOptions::patches),
-// on the model's backend (the GPU when the model is on it). Each copy runs from the embeddings; an
-// encoder-decoder's decoder-side patches share the corrupted run's encoder output instead of
-// rerunning the encoder.
+// on the model's backend (the GPU when the model is on it). The layers below a patch compute what
+// the corrupted run computed, so a batch of patches at layer l starts from the corrupted run's
+// stream entering layer l + 1 (the embeddings' patches: from the embeddings; a head of layer l:
+// entering layer l) and runs the layers above it (StreamResume); an encoder-decoder's decoder-side
+// patches share the corrupted run's encoder output instead of rerunning the encoder.
 #pragma once
 
 #include <atomic>

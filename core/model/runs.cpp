@@ -113,7 +113,6 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
   put(dmask, mask);
   enc.memory = be.allocate((size_t)B * S * d * sizeof(float));
   float* x = enc.memory->f32();
-  P.embed(dw.enc, ids, segs, x, B, S, 0, t, tape ? tape->dropout : 0.0f);
   StackRun r;
   r.stack = &dw.enc;
   r.self_kind = AttentionKind::EncoderSelf;
@@ -128,6 +127,7 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
   }
   r.self_mask = dmask;
   r.self_mask_host = &mask;
+  P.start(dw.enc, Side::Source, ids, segs, x, r, 0, t, tape ? tape->dropout : 0.0f);
   P.layers(x, r, done, total);
   // Every decoder layer's cross-attention keys and values, once per sentence.
   for (const auto& L : dw.dec.layers) {
@@ -210,7 +210,7 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
   r.tape = t;
   r.dropout = tape ? tape->dropout : 0.0f;
   float* x = t ? t->out : arena.floats((int64_t)B * n * d);
-  P.embed(dw.dec, ids, nullptr, x, B, n, past, t, r.dropout);
+  P.start(dw.dec, Side::Target, ids, nullptr, x, r, past, t, r.dropout);
   int done = c.n_encoder_layers;
   P.layers(x, r, &done, c.n_encoder_layers + c.n_decoder_layers);
   if (o.record)
