@@ -313,4 +313,23 @@ void reportNonFinite(const std::string& summary, bool keep_going) {
   std::cerr << "attnviz-cli: warning: " << summary << "\n";
 }
 
+// `text` shown as a token, cut or padded to `width` characters (code points).
+std::string tokenColumn(const std::string& text, int width) {
+  const std::string shown = displayToken(text);
+  std::string outText;
+  int chars = 0;
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const bool starts = ((unsigned char)shown[i] & 0xC0) != 0x80;
+    if (starts && chars == width - 1) {
+      outText += "…";
+      ++chars;
+      break;
+    }
+    chars += starts;
+    outText += shown[i];
+  }
+  if (chars < width) outText.append((size_t)(width - chars), ' ');
+  return outText;
+}
+
 }  // namespace attnviz::cli

@@ -90,5 +90,8 @@ void reportNonFinite(const std::string& summary, bool keep_going);
 std::string safe(std::string_view text);
 // Tokens joined with spaces, each as text/token_display.h shows it (\n, \x1B, ␠ for a space token).
 std::string joinTokens(const std::vector<std::string>& tokens);
+// `text` shown as a token (text/token_display.h), cut with … or padded to `width` characters (code
+// points): a column of a table.
+std::string tokenColumn(const std::string& text, int width);
 
 }  // namespace attnviz::cli

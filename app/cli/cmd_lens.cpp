@@ -33,25 +33,6 @@ struct LensArgs {
   bool keep_going = false;
 };
 
-// `text` shown as a token, cut or padded to `width` characters (code points).
-std::string column(const std::string& text, int width) {
-  const std::string shown = displayToken(text);
-  std::string outText;
-  int chars = 0;
-  for (size_t i = 0; i < shown.size(); ++i) {
-    const bool starts = ((unsigned char)shown[i] & 0xC0) != 0x80;
-    if (starts && chars == width - 1) {
-      outText += "…";
-      ++chars;
-      break;
-    }
-    chars += starts;
-    outText += shown[i];
-  }
-  if (chars < width) outText.append((size_t)(width - chars), ' ');
-  return outText;
-}
-
 std::string probability(double p) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%.2f", p);
@@ -96,11 +77,11 @@ int runLens(const LensArgs& a) {
   const int label = 12;
   auto header = [&](const char* what) {
     std::cout << what << "\n" << std::left << std::setw(label) << "position";
-    for (int i = 0; i < n; ++i) std::cout << column(std::to_string(i), kColumn);
+    for (int i = 0; i < n; ++i) std::cout << tokenColumn(std::to_string(i), kColumn);
     std::cout << "\n" << std::setw(label) << "input";
-    for (int i = 0; i < n; ++i) std::cout << column(r.inputs[i], kColumn);
+    for (int i = 0; i < n; ++i) std::cout << tokenColumn(r.inputs[i], kColumn);
     std::cout << "\n" << std::setw(label) << "target";
-    for (int i = 0; i < n; ++i) std::cout << column(out.token(lens.targets[i]), kColumn);
+    for (int i = 0; i < n; ++i) std::cout << tokenColumn(out.token(lens.targets[i]), kColumn);
     std::cout << "\n";
   };
   header("top token and its probability per layer (rows) and position (columns):");
@@ -109,7 +90,7 @@ int runLens(const LensArgs& a) {
     for (int i = 0; i < n; ++i) {
       const int64_t k0 = lens.cell(row, i) * K;
       const std::string p = " " + probability(lens.top_probs[k0]) + " ";
-      std::cout << column(out.token(lens.top_ids[k0]), kColumn - (int)p.size()) << p;
+      std::cout << tokenColumn(out.token(lens.top_ids[k0]), kColumn - (int)p.size()) << p;
     }
     std::cout << "\n";
   }
@@ -119,7 +100,7 @@ int runLens(const LensArgs& a) {
     std::cout << std::setw(label) << lens.row_names[row];
     for (int i = 0; i < n; ++i) {
       const int64_t c = lens.cell(row, i);
-      std::cout << column(
+      std::cout << tokenColumn(
           probability(lens.target_probs[c]) + " (" + std::to_string(lens.target_ranks[c]) + ")",
           kColumn);
     }

@@ -12,9 +12,9 @@ namespace {
 // Every command, in the order `attnviz-cli --help` lists them.
 using AddCommand = Command (*)(CLI::App&);
 constexpr AddCommand kCommands[] = {
-    addInfoCommand,          addRunCommand,       addDecodeCommand,        addLensCommand,
-    addContributionsCommand, addAttributeCommand, addConvertCommand,       addBenchCommand,
-    addTrainCommand,         addModelsCommand,    addArchitecturesCommand,
+    addInfoCommand,          addRunCommand,       addDecodeCommand, addLensCommand,
+    addContributionsCommand, addAttributeCommand, addPatchCommand,  addConvertCommand,
+    addBenchCommand,         addTrainCommand,     addModelsCommand, addArchitecturesCommand,
 };
 
 }  // namespace

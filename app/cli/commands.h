@@ -23,6 +23,7 @@ Command addDecodeCommand(CLI::App& cli);
 Command addLensCommand(CLI::App& cli);
 Command addContributionsCommand(CLI::App& cli);
 Command addAttributeCommand(CLI::App& cli);
+Command addPatchCommand(CLI::App& cli);
 Command addBenchCommand(CLI::App& cli);
 Command addTrainCommand(CLI::App& cli);
 Command addModelsCommand(CLI::App& cli);
