@@ -18,7 +18,7 @@ namespace attnviz::cli {
 
 namespace {
 
-constexpr int kColumn = 9;  // characters per heatmap column
+constexpr int kColumn = 11; // characters per heatmap column
 constexpr int kLabel = 12;  // characters of the row labels
 
 struct PatchArgs {
