@@ -240,8 +240,6 @@ void dumpLens(const LogitLens& lens, const std::vector<std::string>& inputs, con
   }
 }
 
-namespace {
-
 // One CSV field: quoted when it holds a comma, a quote or a line break (quotes doubled).
 std::string csvField(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
@@ -268,8 +266,6 @@ std::string csvLine(const std::vector<std::string>& fields) {
   }
   return line + "\r\n";
 }
-
-}  // namespace
 
 std::string lensCsv(const LogitLens& lens, const std::vector<std::string>& inputs,
                     const Vocabulary& out) {

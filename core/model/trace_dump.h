@@ -42,6 +42,12 @@ std::string lensCsv(const LogitLens& lens, const std::vector<std::string>& input
                     const Vocabulary& out);
 std::string contributionsCsv(const Contributions& contributions);
 
+// The pieces of those CSV files, for the others (train/attribution's attributionCsv): a field
+// quoted when it needs to be, a number with 7 significant digits, a line ended by CR LF.
+std::string csvField(const std::string& text);
+std::string csvNumber(double v);
+std::string csvLine(const std::vector<std::string>& fields);
+
 // Writes an activation patching result (model/patching.h) into `dir`: for each heatmap NAME
 // (residual_enc, residual_dec, heads_enc_self, heads_dec_self, heads_cross, those it has)
 // patch_NAME_restored.npy and patch_NAME_metric.npy [rows, cols] (float32), and patch.json (the

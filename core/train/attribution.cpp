@@ -437,4 +437,17 @@ void dumpAttribution(const Attribution& a, const std::vector<std::string>& out_t
   }
 }
 
+std::string attributionCsv(const Attribution& a) {
+  std::string csv = csvLine({"side", "position", "token", "id", "compared", "saliency",
+                             "saliency_norm", "integrated_gradients", "attention", "rollout"});
+  for (const TokenAttributions& s : a.sides)
+    for (size_t i = 0; i < s.ids.size(); ++i)
+      csv +=
+          csvLine({s.side == Side::Source ? "source" : "target", std::to_string(i + 1),
+                   csvField(s.tokens[i]), std::to_string(s.ids[i]), (int)i < s.compared ? "1" : "0",
+                   csvNumber(s.saliency[i]), csvNumber(s.saliency_norm[i]),
+                   csvNumber(s.integrated[i]), csvNumber(s.attention[i]), csvNumber(s.rollout[i])});
+  return csv;
+}
+
 }  // namespace attnviz

@@ -100,6 +100,11 @@ Attribution attribute(const Model& m, const Inputs& inputs, const AttributionOpt
 void dumpAttribution(const Attribution& a, const std::vector<std::string>& out_tokens,
                      const std::string& dir);
 
+// The same as CSV (RFC 4180): one line per token and side — the side (source, target), the
+// position (from 1, as the GUI counts), the token, its id, whether it enters the rank correlations,
+// saliency, |g⊙x|, integrated gradients, the attention and rollout compared.
+std::string attributionCsv(const Attribution& a);
+
 // Spearman's rank correlation of x and y (average ranks for ties); NaN with fewer than 2 values
 // or when either has no spread.
 double spearman(const std::vector<double>& x, const std::vector<double>& y);
