@@ -635,6 +635,17 @@ bool Engine::runTask(const QString& what, TaskWork work) {
                [model, work](const JobContext& ctx) -> Apply { return work(*model, *ctx.cancel); });
 }
 
+bool Engine::runProgressTask(const QString& what, ProgressTaskWork work) {
+  if (!model_ || busy_) return false;
+  auto model = model_;
+  return start(what, true, [model, work, what](const JobContext& ctx) -> Apply {
+    const TaskProgress progress = [&ctx, what](int done, int total) {
+      ctx.report(done, total, what);
+    };
+    return work(*model, *ctx.cancel, progress);
+  });
+}
+
 bool Engine::loadDecode(std::vector<int> src, std::vector<int> prefix, std::vector<int> generated,
                         int max_new_tokens) {
   if (!model_ || busy_ || !model_->config().hasDecoder()) return false;

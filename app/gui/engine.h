@@ -122,6 +122,12 @@ class Engine : public QObject {
   using TaskWork =
       std::function<std::function<void()>(const Model& model, const std::atomic<bool>& cancel)>;
   bool runTask(const QString& what, TaskWork work);
+  // The same, for work that reports how far it is: `progress(done, total)` (any thread) reaches
+  // the progress signal, as the engine's own jobs do.
+  using TaskProgress = std::function<void(int done, int total)>;
+  using ProgressTaskWork = std::function<std::function<void()>(
+      const Model& model, const std::atomic<bool>& cancel, const TaskProgress& progress)>;
+  bool runProgressTask(const QString& what, ProgressTaskWork work);
   // Shows in every view a decode of `src` whose target is `prefix` and then `generated` (the last
   // id chosen, not fed), as if it had been stepped there (a beam or a sample picked in the Search
   // view). max_new_tokens: the session's length rule (0 = the engine's setting).
