@@ -10,12 +10,14 @@
 #include <QImage>
 #include <QLabel>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QXmlStreamReader>
 #include <QtTest/QtTest>
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 #include "bar_chart.h"
@@ -27,7 +29,9 @@
 #include "item_models.h"
 #include "main_window.h"
 #include "model/lens.h"
+#include "teaching_util.h"
 #include "token_label.h"
+#include "train/attribution.h"
 #include "why_view.h"
 
 using namespace attnviz;
@@ -73,6 +77,37 @@ Trace lensPass(MainWindow& w) {
   return m.forward(in, o);
 }
 
+// Shows the attribution tab and waits for its result (the job it starts when shown).
+const Attribution* attributed(MainWindow& w) {
+  WhyView* v = whyView(w);
+  v->tabs()->setCurrentIndex(WhyView::kAttributionTab);
+  QCoreApplication::processEvents();
+  for (int k = 0; k < 500 && (v->attributing() || v->computing()); ++k) {
+    QTest::qWait(20);
+    idle(w);
+  }
+  idle(w);
+  return v->attributing() ? nullptr : v->attribution();
+}
+
+// attribute() called directly on the snapshot's run with the view's question.
+Attribution directAttribution(MainWindow& w, int steps, int layer, int head) {
+  const Model& m = *w.engine()->model();
+  const Snapshot& snap = *w.engine()->snapshot();
+  const WhyAnswer& a = *whyView(w)->answer();
+  Inputs in;
+  if (m.config().hasEncoder()) in.src = {snap.src_ids};
+  if (m.config().hasDecoder()) in.tgt = {snap.trace->tgt_ids.at(0)};
+  AttributionOptions o;
+  o.position = a.position;
+  o.token = a.token;
+  o.versus = a.versus;
+  o.steps = steps;
+  o.layer = layer;
+  o.head = head;
+  return attribute(m, in, o);
+}
+
 // The bars of the contributions tab, shown.
 BarChart* showContributions(MainWindow& w) {
   WhyView* v = whyView(w);
@@ -84,6 +119,30 @@ BarChart* showContributions(MainWindow& w) {
 QByteArray readAll(const QString& path) {
   QFile f(path);
   return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// File › Export view's PNG, SVG and PDF of the tab shown, as STEM.png/svg/pdf, each read back; the
+// PNG kept beside the screenshots as why-figure-NAME.png, to be looked at.
+void writeFigures(WhyView* v, const QString& stem, const QString& name) {
+  QString error;
+  FigureOptions o;
+  o.format = FigureOptions::Format::Png;
+  QVERIFY2(writeFigure(v, stem + ".png", o, &error), qPrintable(error));
+  QImage png(stem + ".png");
+  QVERIFY(!png.isNull() && png.width() > 200 && png.height() > 100);
+  QVERIFY(QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)));
+  QVERIFY(png.save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/why-figure-%1.png").arg(name)));
+  o.format = FigureOptions::Format::Svg;
+  QVERIFY2(writeFigure(v, stem + ".svg", o, &error), qPrintable(error));
+  QXmlStreamReader xml(readAll(stem + ".svg"));
+  int elements = 0;
+  while (!xml.atEnd())
+    if (xml.readNext() == QXmlStreamReader::StartElement) ++elements;
+  QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+  QVERIFY(elements > 20);
+  o.format = FigureOptions::Format::Pdf;
+  QVERIFY2(writeFigure(v, stem + ".pdf", o, &error), qPrintable(error));
+  QVERIFY(readAll(stem + ".pdf").startsWith("%PDF-"));
 }
 
 }  // namespace
@@ -335,27 +394,9 @@ class WhyViewTest : public QObject {
       QCoreApplication::processEvents();
       const QString stem =
           dir.filePath(tab == 0 ? QStringLiteral("lens") : QStringLiteral("parts"));
+      writeFigures(v, stem, tab == 0 ? QStringLiteral("lens") : QStringLiteral("contributions"));
+      if (QTest::currentTestFailed()) return;
       QString error;
-      FigureOptions o;
-      o.format = FigureOptions::Format::Png;
-      QVERIFY2(writeFigure(v, stem + ".png", o, &error), qPrintable(error));
-      QImage png(stem + ".png");
-      QVERIFY(!png.isNull() && png.width() > 200 && png.height() > 100);
-      // Kept beside the screenshots, to be looked at.
-      QVERIFY(QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)));
-      png.save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/why-figure-%1.png")
-                   .arg(tab == 0 ? QStringLiteral("lens") : QStringLiteral("contributions")));
-      o.format = FigureOptions::Format::Svg;
-      QVERIFY2(writeFigure(v, stem + ".svg", o, &error), qPrintable(error));
-      QXmlStreamReader xml(readAll(stem + ".svg"));
-      int elements = 0;
-      while (!xml.atEnd())
-        if (xml.readNext() == QXmlStreamReader::StartElement) ++elements;
-      QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
-      QVERIFY(elements > 20);
-      o.format = FigureOptions::Format::Pdf;
-      QVERIFY2(writeFigure(v, stem + ".pdf", o, &error), qPrintable(error));
-      QVERIFY(readAll(stem + ".pdf").startsWith("%PDF-"));
       QVERIFY2(v->exportCsv(stem + ".csv", &error), qPrintable(error));
       const QStringList lines = QString::fromUtf8(readAll(stem + ".csv"))
                                     .split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
@@ -389,6 +430,152 @@ class WhyViewTest : public QObject {
     QVERIFY(!error.isEmpty());
   }
 
+  // The attribution tab on reorder (an encoder-decoder: source and target sides) shows what
+  // attribute() computes when called directly with the same question: every bar, Spearman's ρ and
+  // the completeness figures written out; then again for the runner-up, 8 steps and one head.
+  void attributionOnReorder() {
+    auto w = whyWindow(QStringLiteral("reorder"));
+    QVERIFY(answered(*w));
+    WhyView* v = whyView(*w);
+    const Model& m = *w->engine()->model();
+    QCOMPARE(v->stepsBox()->value(), 32);
+    QCOMPARE(v->layerCombo()->currentData().toInt(), m.config().n_decoder_layers - 1);
+    QCOMPARE(v->headCombo()->currentData().toInt(), -1);
+    auto check = [&](int steps, int layer, int head) {
+      const Attribution* shown = attributed(*w);
+      QVERIFY(shown);
+      const Attribution ref = directAttribution(*w, steps, layer, head);
+      QCOMPARE(shown->steps, steps);
+      QCOMPARE(shown->token, ref.token);
+      QCOMPARE(shown->versus, ref.versus);
+      QCOMPARE(shown->sides.size(), size_t(2));  // source, target
+      QCOMPARE(ref.sides.size(), size_t(2));
+      // Same pass, same sums: equal up to the order of float additions across threads.
+      QVERIFY(close(shown->f_input, ref.f_input, 1e-5));
+      QVERIFY(close(shown->f_baseline, ref.f_baseline, 1e-5));
+      QVERIFY(close(shown->ig_total, ref.ig_total, 1e-5));
+      const QString caption = v->attributionCaption()->text();
+      for (double x : {ref.f_input, ref.f_baseline, ref.ig_total, ref.f_input - ref.f_baseline})
+        QVERIFY2(caption.contains(num(x, 4)), qPrintable(caption + " lacks " + num(x, 4)));
+      QVERIFY(caption.contains(QString::number(100 * ref.gap_relative, 'f', 2) + " %"));
+      const auto bars = v->attributionBars();
+      for (size_t s = 0; s < 2; ++s) {
+        const TokenAttributions& r = ref.sides[s];
+        QVERIFY(r.compared > 0);
+        const std::vector<const std::vector<float>*> columns{&r.integrated, &r.saliency,
+                                                             &r.attention, &r.rollout};
+        for (size_t k = 0; k < 4; ++k) {
+          QCOMPARE(bars[s][k]->count(), r.compared);
+          for (int i = 0; i < r.compared; ++i)
+            QVERIFY2(close(bars[s][k]->value(i), (*columns[k])[size_t(i)], 1e-4),
+                     qPrintable(QStringLiteral("side %1 column %2 token %3: %4 against %5")
+                                    .arg(s)
+                                    .arg(k)
+                                    .arg(i)
+                                    .arg(bars[s][k]->value(i))
+                                    .arg((*columns[k])[size_t(i)])));
+        }
+        QVERIFY(bars[s][0]->allLabelsDrawn());
+        const QString title = bars[s][0]->parentWidget()->findChild<QLabel*>()->text();
+        for (double rho : {r.spearman_attention, r.spearman_rollout})
+          if (std::isfinite(rho))
+            QVERIFY2(title.contains(QString::number(rho, 'f', 2)), qPrintable(title));
+      }
+    };
+    check(32, m.config().n_decoder_layers - 1, -1);
+    // The runner-up, 8 steps, the first layer's first head.
+    v->versusBox()->setChecked(true);
+    v->stepsBox()->setValue(8);
+    v->layerCombo()->setCurrentIndex(0);
+    v->headCombo()->setCurrentIndex(1);
+    QVERIFY(answered(*w));
+    QVERIFY(v->answer()->versus >= 0);
+    check(8, 0, 0);
+    QVERIFY(v->attribution()->versus >= 0);
+    // One step: the caption flags the gap exactly when it is over 1 %.
+    v->stepsBox()->setValue(1);
+    check(1, 0, 0);
+    QCOMPARE(v->attributionCaption()->text().contains(QStringLiteral("over 1 %")),
+             directAttribution(*w, 1, 0, 0).gap_relative > 0.01);
+  }
+
+  // Cancel while the integrated gradients run: no result, no job left, the view says so and
+  // computes again when asked.
+  void attributionCancel() {
+    auto w = whyWindow(QStringLiteral("reorder"));
+    QVERIFY(answered(*w));
+    WhyView* v = whyView(*w);
+    v->stepsBox()->setValue(1024);
+    v->tabs()->setCurrentIndex(WhyView::kAttributionTab);
+    QCoreApplication::processEvents();
+    QVERIFY(v->attributing());
+    QVERIFY(v->cancelButton()->isVisible());
+    QTest::mouseClick(v->cancelButton(), Qt::LeftButton);
+    QVERIFY(w->engine()->waitUntilIdle());
+    idle(*w);
+    QVERIFY(!v->attributing());
+    QVERIFY(v->attribution() == nullptr);
+    QVERIFY(!w->engine()->busy());
+    QVERIFY2(v->attributionCaption()->text().contains(QStringLiteral("Cancelled")),
+             qPrintable(v->attributionCaption()->text()));
+    QCOMPARE(v->cancelButton()->text(), QStringLiteral("Compute"));
+    // Still usable: fewer steps compute at once.
+    v->stepsBox()->setValue(4);
+    const Attribution* r = attributed(*w);
+    QVERIFY(r);
+    QCOMPARE(r->steps, 4);
+    QVERIFY(!v->cancelButton()->isVisible());
+  }
+
+  // The attribution tab's exports: PNG/SVG/PDF (File › Export view), CSV (one row per token and
+  // side), NumPy (dumpAttribution's files) read back.
+  void attributionExports() {
+    auto w = whyWindow(QStringLiteral("reorder"));
+    QVERIFY(answered(*w));
+    WhyView* v = whyView(*w);
+    const Attribution* r = attributed(*w);
+    QVERIFY(r);
+    QCOMPARE(v->exportWidget(), v->attributionChart());
+    QTemporaryDir dir;
+    const QString stem = dir.filePath(QStringLiteral("attribution"));
+    writeFigures(v, stem, QStringLiteral("attribution"));
+    if (QTest::currentTestFailed()) return;
+    QString error;
+    QVERIFY2(v->exportCsv(stem + ".csv", &error), qPrintable(error));
+    const QStringList lines =
+        QString::fromUtf8(readAll(stem + ".csv")).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
+    QVERIFY(lines[0].startsWith(QStringLiteral("side,position,token,id,compared,saliency")));
+    int row = 1;
+    for (const TokenAttributions& s : r->sides)
+      for (size_t i = 0; i < s.ids.size(); ++i, ++row) {
+        QVERIFY(row < lines.size());
+        // No token of reorder's vocabulary needs quoting, so the fields split at commas.
+        const QStringList f = lines[row].split(',');
+        QCOMPARE(f.size(), 10);
+        QCOMPARE(f[0],
+                 s.side == Side::Source ? QStringLiteral("source") : QStringLiteral("target"));
+        QCOMPARE(f[1].toInt(), int(i) + 1);
+        QCOMPARE(f[3].toInt(), s.ids[i]);
+        QVERIFY(close(f[7].toDouble(), s.integrated[i], 1e-6));
+        QVERIFY(close(f[8].toDouble(), s.attention[i], 1e-6));
+      }
+    QCOMPARE(row, lines.size());
+    const QString npy = dir.filePath(QStringLiteral("numpy"));
+    QVERIFY2(v->exportNumpy(npy, &error), qPrintable(error));
+    const QByteArray ig = readAll(npy + "/src_integrated.npy");
+    QVERIFY(ig.startsWith("\x93NUMPY"));
+    const int header = uint8_t(ig[8]) | (uint8_t(ig[9]) << 8);
+    const QByteArray h = ig.mid(10, header);
+    const int n = int(r->sides[0].ids.size());
+    QVERIFY2(h.contains(QStringLiteral("'shape': (%1,)").arg(n).toLatin1()), h.constData());
+    QCOMPARE(ig.size(), 10 + header + n * 4);
+    float first = 0;
+    std::memcpy(&first, ig.constData() + 10 + header, 4);
+    QCOMPARE(first, r->sides[0].integrated[0]);
+    QVERIFY(QFile::exists(npy + "/tgt_rollout.npy"));
+    QVERIFY(QFile::exists(npy + "/attribution.json"));
+  }
+
   // Models the contributions do not apply to: BERT's masked-LM head (the lens still reads it) and
   // a classifier with no token head (neither applies). Each says why.
   void refusals() {
@@ -403,6 +590,18 @@ class WhyViewTest : public QObject {
     const WhyAnswer& b = *whyView(*cls)->answer();
     QVERIFY(!b.lens && !b.contributions);
     QVERIFY(whyView(*cls)->lensCaption()->text().contains(QStringLiteral("no token head")));
+    // The attribution tab: BERT's masked-LM head has one side (the encoder); the classifier has
+    // nothing to attribute, says why and starts no job.
+    const Attribution* bert_attribution = attributed(*bert);
+    QVERIFY(bert_attribution);
+    QCOMPARE(bert_attribution->sides.size(), size_t(1));
+    QCOMPARE(bert_attribution->sides[0].side, Side::Source);
+    WhyView* c = whyView(*cls);
+    c->tabs()->setCurrentIndex(WhyView::kAttributionTab);
+    QCoreApplication::processEvents();
+    QVERIFY(!c->attributing() && !c->attribution());
+    QVERIFY2(c->attributionCaption()->text().contains(QStringLiteral("no token head")),
+             qPrintable(c->attributionCaption()->text()));
   }
 
   // The view on reorder (lens; the contributions' refusal) and on reverse (the contributions),
@@ -424,6 +623,16 @@ class WhyViewTest : public QObject {
       if (v->answer()->contributions) QVERIFY(v->contributionBars()->allLabelsDrawn());
       QVERIFY(w->grab().save(
           QDir(out).filePath(QStringLiteral("why-contributions-%1.png").arg(model))));
+      QVERIFY(attributed(*w));
+      QTest::qWait(50);
+      for (const auto& side : whyView(*w)->attributionBars()) QVERIFY(side[0]->allLabelsDrawn());
+      QVERIFY(
+          w->grab().save(QDir(out).filePath(QStringLiteral("why-attribution-%1.png").arg(model))));
+      // One step: the completeness gap, and its warning when it is over 1 %.
+      whyView(*w)->stepsBox()->setValue(1);
+      QVERIFY(attributed(*w));
+      QVERIFY(w->grab().save(
+          QDir(out).filePath(QStringLiteral("why-attribution-%1-1-step.png").arg(model))));
     }
     qInfo("screenshots in %s", qPrintable(out));
   }

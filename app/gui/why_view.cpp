@@ -9,6 +9,7 @@
 #include <QPainter>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <algorithm>
 #include <cmath>
@@ -53,6 +54,17 @@ Tab addTab(QTabWidget* tabs, const QString& title, const QString& tip) {
   t.layout->addLayout(t.top);
   tabs->setTabToolTip(tabs->addTab(t.page, title), tip);
   return t;
+}
+
+// "Σ attributions 2.6152 vs f(input) − f(baseline) = 23.0431 − 20.4277 = 2.6155: gap 0.01 %".
+QString completenessText(const Attribution& r) {
+  const QString gap =
+      std::isfinite(r.gap_relative)
+          ? QStringLiteral("%1 %").arg(QString::number(100 * r.gap_relative, 'f', 2))
+          : QObject::tr("%1 (f(input) = f(baseline))").arg(num(r.gap, 4));
+  return QObject::tr("Σ attributions %1 vs f(input) − f(baseline) = %2 − %3 = %4: gap %5")
+      .arg(num(r.ig_total, 4), num(r.f_input, 4), num(r.f_baseline, 4),
+           num(r.f_input - r.f_baseline, 4), gap);
 }
 
 // A refusal of the core ("direct contributions are defined for …") as a sentence of the view.
@@ -151,7 +163,9 @@ WhyView::WhyView(AppState* state, QWidget* parent)
   numpy_ = new QPushButton(tr("Export NumPy…"), this);
   numpy_->setToolTip(
       tr("lens_top_probs.npy, lens_target_probs.npy, lens.json and contributions.json into a "
-         "folder (as attnviz-cli lens --dump). PNG, SVG and PDF: File › Export view"));
+         "folder (as attnviz-cli lens --dump); on the Attribution tab its SIDE_*.npy and "
+         "attribution.json (as attnviz-cli attribute --dump). PNG, SVG and PDF: File › Export "
+         "view"));
   bar->addWidget(csv_);
   bar->addWidget(numpy_);
   layout_->addLayout(bar);
@@ -190,6 +204,48 @@ WhyView::WhyView(AppState* state, QWidget* parent)
          "(or ↑ ↓ and Enter) to open its attention"));
   scroll->setWidget(bars_);
   parts.layout->addWidget(scroll, 1);
+  // Gradient attribution, computed when the tab is shown: per side, the tokens with their
+  // integrated gradients, saliency, the chosen attention and rollout, rows aligned.
+  const Tab attr =
+      addTab(tabs_, tr("Attribution"),
+             tr("How much each input token moves the explained logit (saliency, integrated "
+                "gradients) beside where the chosen attention and rollout look"));
+  attribution_page_ = attr.page;
+  attribution_caption_ = attr.caption;
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Steps:"), attribution_page_));
+  steps_ = new QSpinBox(attribution_page_);
+  steps_->setRange(1, 1024);
+  steps_->setValue(32);
+  steps_->setToolTip(
+      tr("Integrated gradients' steps N (the midpoint rule): more steps, a smaller completeness "
+         "gap, a longer computation"));
+  controls->addWidget(steps_);
+  controls->addSpacing(8);
+  controls->addWidget(new QLabel(tr("Attention of:"), attribution_page_));
+  layer_ = new QComboBox(attribution_page_);
+  layer_->setToolTip(
+      tr("The layer whose attention is set beside the attributions (default: the last, as "
+         "attnviz-cli attribute; the source side uses its cross-attention)"));
+  controls->addWidget(layer_);
+  head_ = new QComboBox(attribution_page_);
+  head_->setToolTip(
+      tr("The head compared (default: the mean of the layer's heads, as attnviz-cli attribute)"));
+  controls->addWidget(head_);
+  cancel_ = new QPushButton(tr("Cancel"), attribution_page_);
+  cancel_->setToolTip(tr("Stop the computation (Esc); “Compute” runs it again"));
+  controls->addWidget(cancel_);
+  controls->addStretch(1);
+  attr.layout->addLayout(controls);
+  auto* attr_scroll = new QScrollArea(attribution_page_);
+  attr_scroll->setWidgetResizable(true);
+  attr_scroll->setFrameShape(QFrame::NoFrame);
+  attribution_chart_ = new QWidget(attr_scroll);
+  attribution_chart_->setAutoFillBackground(true);
+  attribution_chart_->setBackgroundRole(QPalette::Base);
+  sides_layout_ = new QVBoxLayout(attribution_chart_);
+  attr_scroll->setWidget(attribution_chart_);
+  attr.layout->addWidget(attr_scroll, 1);
   layout_->addWidget(tabs_, 1);
 
   connect(position_, &QComboBox::currentIndexChanged, this, [this] {
@@ -209,16 +265,35 @@ WhyView::WhyView(AppState* state, QWidget* parent)
     request();
   });
   connect(colour_, &QComboBox::currentIndexChanged, this, [this] { showLens(); });
-  connect(tabs_, &QTabWidget::currentChanged, this, [this] { explainView(); });
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    explainView();
+    requestAttribution();
+  });
+  connect(steps_, &QSpinBox::valueChanged, this, [this] { requestAttribution(); });
+  connect(layer_, &QComboBox::currentIndexChanged, this, [this] {
+    if (!filling_) requestAttribution();
+  });
+  connect(head_, &QComboBox::currentIndexChanged, this, [this] {
+    if (!filling_) requestAttribution();
+  });
+  connect(cancel_, &QPushButton::clicked, this, [this] {
+    if (attributing_) {
+      state_->engine()->cancel();
+    } else {
+      declined_ = {};
+      requestAttribution();
+    }
+  });
   // A click opens a head (the arrow keys only move along the bars; Enter opens).
   connect(bars_, &BarChart::barPressed, this, &WhyView::openPart);
   connect(bars_, &BarChart::barActivated, this, &WhyView::openPart);
   connect(csv_, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export as CSV"),
-                                                      tabs_->currentIndex() == 0
-                                                          ? QStringLiteral("logit-lens.csv")
-                                                          : QStringLiteral("contributions.csv"),
-                                                      tr("CSV (*.csv)"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export as CSV"),
+        tabs_->currentIndex() == 0   ? QStringLiteral("logit-lens.csv")
+        : tabs_->currentIndex() == 1 ? QStringLiteral("contributions.csv")
+                                     : QStringLiteral("attribution.csv"),
+        tr("CSV (*.csv)"));
     QString error;
     if (!path.isEmpty() && !exportCsv(path, &error)) status_->setText(error);
   });
@@ -232,19 +307,39 @@ WhyView::WhyView(AppState* state, QWidget* parent)
   Engine* engine = state_->engine();
   connect(engine, &Engine::modelChanged, this, [this] {
     answer_.reset();
+    attribution_.reset();
+    attribution_for_ = {};
+    declined_ = {};
     wanted_ = {};
     wanted_for_ = 0;
+    fillAttentionChoice();
   });
   // A question asked while the engine was busy is asked again when it is free.
   connect(engine, &Engine::busyChanged, this, [this](bool busy) {
-    if (!busy && pending_ && isVisible()) request();
+    if (busy || !isVisible()) return;
+    if (pending_) request();
+    if (!computing()) requestAttribution();
+  });
+  connect(engine, &Engine::progress, this, [this](int done, int total, const QString&) {
+    if (attributing_)
+      status_->setText(tr("Integrated gradients: %1 of %2 steps…").arg(done).arg(total));
   });
   // The job ended without its result (cancelled, or failed): nothing is computing any more.
   connect(engine, &Engine::jobFinished, this, [this](bool ok) {
+    if (attributing_) {
+      attributing_ = false;
+      if (!ok) {  // cancelled: not asked again until a setting changes or Compute is pressed
+        declined_ = wantedAttribution();
+        status_->setText(tr("Attribution cancelled"));
+        showAttribution();
+      }
+      return;
+    }
     if (!computing_) return;
     computing_ = false;
     if (!ok) showAnswer();
   });
+  fillAttentionChoice();
 }
 
 void WhyView::openPart(int bar) {
@@ -264,6 +359,9 @@ HeatmapWidget* WhyView::lensMap() const {
 }
 
 QWidget* WhyView::exportWidget() {
+  if (tabs_->currentIndex() == kAttributionTab)
+    return attribution_ && attribution_for_ == wantedAttribution() ? attribution_chart_
+                                                                   : attribution_page_;
   if (tabs_->currentIndex() == 0) return answer_ && answer_->lens ? lensMap() : lens_page_;
   return answer_ && answer_->contributions ? static_cast<QWidget*>(bars_) : parts_page_;
 }
@@ -271,16 +369,24 @@ QWidget* WhyView::exportWidget() {
 QStringList WhyView::figureTitle() const {
   QStringList lines{title()};
   if (answer_) {
-    lines[0] = (tabs_->currentIndex() == 0 ? tr("Logit lens") : tr("Direct contributions")) +
+    const int tab = tabs_->currentIndex();
+    lines[0] = (tab == 0   ? tr("Logit lens")
+                : tab == 1 ? tr("Direct contributions")
+                           : tr("Gradient attribution")) +
                tr(" · why %1 after “%2” (position %3)")
                    .arg(tokenText(answer_->token))
                    .arg(tokenLabel(answer_->inputs[size_t(answer_->position)]))
                    .arg(answer_->position + 1);
-    if (answer_->versus >= 0 && tabs_->currentIndex() == 1)
+    if (answer_->versus >= 0 && tab != 0)
       lines[0] += tr(" rather than %1").arg(tokenText(answer_->versus));
   }
   const QString sentence = sentenceLine();
   if (!sentence.isEmpty()) lines << sentence;
+  if (tabs_->currentIndex() == kAttributionTab && attribution_ &&
+      attribution_for_ == wantedAttribution())
+    lines << tr("integrated gradients, %1 steps: %2")
+                 .arg(attribution_->steps)
+                 .arg(completenessText(*attribution_));
   return lines;
 }
 
@@ -454,6 +560,7 @@ void WhyView::showAnswer() {
     status_->setText(QString());
   showLens();
   showContributions();
+  requestAttribution();
   explainView();
 }
 
@@ -595,6 +702,222 @@ void WhyView::showContributions() {
           .arg(num(c.total - c.logit, 2)));
 }
 
+// ---- the attribution tab ----------------------------------------------------------------------
+
+void WhyView::fillAttentionChoice() {
+  const Model* model = state_->model();
+  const bool was = filling_;
+  filling_ = true;
+  layer_->clear();
+  head_->clear();
+  if (model) {
+    const ModelConfig& c = model->config();
+    const int layers = lensStack(c) == Side::Source ? c.n_encoder_layers : c.n_decoder_layers;
+    for (int l = 0; l < layers; ++l)
+      layer_->addItem(
+          l == layers - 1 ? tr("layer %1 (last)").arg(l + 1) : tr("layer %1").arg(l + 1), l);
+    layer_->setCurrentIndex(layers - 1);
+    head_->addItem(tr("mean of heads"), -1);
+    for (int h = 0; h < c.n_heads; ++h) head_->addItem(tr("head %1").arg(h + 1), h);
+  }
+  filling_ = was;
+}
+
+AttributionQuestion WhyView::wantedAttribution() const {
+  AttributionQuestion q;
+  const WhyAnswer* a = answer_.get();
+  auto snap = state_->snapshot();
+  if (!a || !snap || a->snapshot != snap->id || a->candidates.empty()) return q;
+  q.snapshot = a->snapshot;
+  q.sentence = a->question.sentence;
+  q.position = a->position;
+  q.token = a->token;
+  q.versus = a->versus;
+  q.steps = steps_->value();
+  q.layer = layer_->currentData().toInt();
+  q.head = head_->currentData().toInt();
+  return q;
+}
+
+void WhyView::requestAttribution() {
+  if (tabs_->currentIndex() != kAttributionTab || !isVisible() || attributing_) {
+    showAttribution();
+    return;
+  }
+  const AttributionQuestion q = wantedAttribution();
+  Engine* engine = state_->engine();
+  if (q.snapshot == 0 || (attribution_ && attribution_for_ == q) || q == declined_ ||
+      engine->busy()) {
+    showAttribution();  // nothing to ask yet, answered, cancelled, or asked when the engine is free
+    return;
+  }
+  auto snap = state_->snapshot();
+  const RunSpec spec = currentRunSpec(*snap, q.sentence);
+  AttributionOptions o;
+  o.position = q.position;
+  o.token = q.token;
+  o.versus = q.versus;
+  o.steps = q.steps;
+  o.layer = q.layer;
+  o.head = q.head;
+  attribution_error_.clear();
+  const bool started = engine->runProgressTask(
+      tr("Integrated gradients"), [=, this](const Model& model, const std::atomic<bool>& cancel,
+                                            const Engine::TaskProgress& progress) {
+        Inputs in;
+        if (model.config().hasEncoder()) in.src = {spec.src};
+        if (model.config().hasDecoder()) in.tgt = {spec.tgt};
+        AttributionOptions run = o;
+        run.cancel = &cancel;
+        run.progress = progress;
+        std::shared_ptr<const Attribution> result;
+        QString error;
+        try {
+          result = std::make_shared<const Attribution>(attribute(model, in, run));
+        } catch (const Error& e) {
+          if (e.kind() == ErrorKind::Cancelled) throw;
+          error = sentence(e.what());
+        }
+        return std::function<void()>([this, q, result, error] {
+          attributing_ = false;
+          attribution_error_ = error;
+          attribution_ = result;
+          attribution_for_ = q;
+          if (!computing()) status_->setText(error.isEmpty() ? QString() : error);
+          showAttribution();
+          explainView();
+        });
+      });
+  attributing_ = started;
+  if (started) status_->setText(tr("Integrated gradients…"));
+  showAttribution();
+}
+
+void WhyView::showAttribution() {
+  const AttributionQuestion q = wantedAttribution();
+  const Attribution* r =
+      attribution_ && attribution_for_ == q && q.snapshot != 0 ? attribution_.get() : nullptr;
+  cancel_->setText(attributing_ ? tr("Cancel") : tr("Compute"));
+  cancel_->setVisible(attributing_ || (!r && q.snapshot != 0 && q == declined_));
+  const Model* model = state_->model();
+  const bool masked = [&] {
+    auto snap = state_->snapshot();
+    if (!snap) return false;
+    const MaskOptions& m = snap->masks;
+    return !m.src_padding || !m.tgt_padding || !m.subsequent;
+  }();
+  for (QWidget* box : side_boxes_) box->setVisible(r != nullptr);
+  if (!r || !model) {
+    QString text;
+    if (answer_ && answer_->candidates.empty())
+      text = answer_->lens_refusal.toHtmlEscaped();
+    else if (attributing_)
+      text = tr("Computing the gradients along the path from the baseline to the input…");
+    else if (!attribution_error_.isEmpty() && attribution_for_ == q)
+      text = tr("<b>No attribution:</b> %1").arg(attribution_error_.toHtmlEscaped());
+    else if (q.snapshot != 0 && q == declined_)
+      text = tr("Cancelled. Press Compute (or change a setting) to compute it again.");
+    else
+      text = tr("The attribution appears here after a run.");
+    attribution_caption_->setText(text);
+    return;
+  }
+  const QString f = r->versus >= 0
+                        ? tr("logit[%1] − logit[%2]").arg(tokenText(r->token), tokenText(r->versus))
+                        : tr("logit[%1]").arg(tokenText(r->token));
+  const bool gap_known = std::isfinite(r->gap_relative);
+  QString completeness = completenessText(*r);
+  if (!gap_known || r->gap_relative > 0.01)
+    completeness =
+        tr("<span style='color:#c0392b'><b>⚠ %1</b> — over 1 %: too few steps (N = %2) to "
+           "follow the path (the gradient changes quickly along it); raise the steps until the "
+           "gap is small before trusting the bars.</span>")
+            .arg(completeness.toHtmlEscaped())
+            .arg(r->steps);
+  else
+    completeness = completeness.toHtmlEscaped() + tr(" ✓");
+  attribution_caption_->setText(
+      tr("<b>f = %1 = %2</b> at position %3 (after “%4”).<br>%5%6")
+          .arg(f.toHtmlEscaped())
+          .arg(num(r->f_input, 4))
+          .arg(r->position + 1)
+          .arg(answer_ ? tokenLabel(answer_->inputs[size_t(r->position)]).toHtmlEscaped()
+                       : QString())
+          .arg(completeness)
+          .arg(masked ? tr("<br><i>Computed with the usual masks: the masks switched off in "
+                           "this run do not apply here.</i>")
+                      : QString()));
+
+  // One box per side: its title (ρ) and four charts whose rows are the same tokens.
+  while (side_boxes_.size() < r->sides.size()) {
+    auto* box = new QWidget(attribution_chart_);
+    auto* v = new QVBoxLayout(box);
+    v->setContentsMargins(0, 0, 0, 8);
+    auto* title = new QLabel(box);
+    title->setTextFormat(Qt::RichText);
+    title->setWordWrap(true);
+    v->addWidget(title);
+    auto* row = new QHBoxLayout;
+    row->setSpacing(2);
+    std::vector<BarChart*> bars;
+    for (int k = 0; k < 4; ++k) {
+      auto* chart = new BarChart(box);
+      chart->setSigned(k < 2);
+      row->addWidget(chart, k == 0 ? 3 : 2);
+      bars.push_back(chart);
+    }
+    bars[0]->setToolTip(tr("Integrated gradients: red pushes f up, blue pulls it down"));
+    bars[1]->setToolTip(tr("Saliency Σ gradient × input at the input itself"));
+    bars[2]->setToolTip(tr("The chosen head's attention from the explained position"));
+    bars[3]->setToolTip(tr("Attention rollout's row at the explained position"));
+    v->addLayout(row);
+    sides_layout_->addWidget(box);
+    side_boxes_.push_back(box);
+    side_titles_.push_back(title);
+    side_bars_.push_back(bars);
+  }
+  for (size_t s = 0; s < side_boxes_.size(); ++s) side_boxes_[s]->setVisible(s < r->sides.size());
+  for (size_t s = 0; s < r->sides.size(); ++s) {
+    const TokenAttributions& t = r->sides[s];
+    const int n = t.compared;  // the tokens the position can see (the rest are 0 by the mask)
+    QStringList labels, blank;
+    for (int i = 0; i < n; ++i) {
+      labels << QStringLiteral("%1 %2").arg(i + 1).arg(tokenLabel(t.tokens[size_t(i)]));
+      blank << QString();
+    }
+    auto first = [n](const std::vector<float>& v) {
+      return std::vector<float>(v.begin(), v.begin() + n);
+    };
+    const std::vector<BarChart*>& bars = side_bars_[s];
+    bars[0]->setBars(labels, first(t.integrated));
+    bars[1]->setBars(blank, first(t.saliency));
+    bars[2]->setBars(blank, first(t.attention));
+    bars[3]->setBars(blank, first(t.rollout));
+    bars[0]->setAxisTitle(tr("integrated gradients"));
+    bars[1]->setAxisTitle(tr("saliency Σ g·x"));
+    bars[2]->setAxisTitle(tr("attention"));
+    bars[3]->setAxisTitle(tr("rollout"));
+    for (BarChart* b : bars) b->setMinimumHeight(bars[0]->sizeHint().height());
+    auto rho = [](double v) {
+      return std::isfinite(v) ? QString::number(v, 'f', 2) : QObject::tr("n/a");
+    };
+    const bool two = r->sides.size() > 1;
+    side_titles_[s]->setText(
+        tr("<b>%1</b>%2 · Spearman's ρ of |integrated gradients| with the attention "
+           "<b>%3</b>, with rollout <b>%4</b><br><span style='color:gray'>attention: %5; "
+           "rollout: %6</span>")
+            .arg(t.side == Side::Source ? tr("Source tokens")
+                 : two                  ? tr("Target tokens")
+                                        : tr("Tokens"))
+            .arg(n < int(t.ids.size())
+                     ? tr(" 1–%1 (those position %2 sees)").arg(n).arg(r->position + 1)
+                     : QString())
+            .arg(rho(t.spearman_attention), rho(t.spearman_rollout))
+            .arg(QString::fromStdString(t.attention_name).toHtmlEscaped(),
+                 QString::fromStdString(t.rollout_name).toHtmlEscaped()));
+  }
+}
+
 void WhyView::explainView() {
   const WhyAnswer* a = answer_.get();
   const Model* model = state_->model();
@@ -607,6 +930,10 @@ void WhyView::explainView() {
     return;
   }
   const ModelConfig& c = model->config();
+  if (tabs_->currentIndex() == kAttributionTab) {
+    explainAttribution();
+    return;
+  }
   if (tabs_->currentIndex() == 0) {
     const QString reading = a->lens ? QString::fromStdString(a->lens->reading).toHtmlEscaped()
                                     : a->lens_refusal.toHtmlEscaped();
@@ -662,6 +989,48 @@ void WhyView::explainView() {
                   "that).")));
 }
 
+void WhyView::explainAttribution() {
+  const Attribution* r =
+      attribution_ && attribution_for_ == wantedAttribution() ? attribution_.get() : nullptr;
+  const QString definitions =
+      tr("<p style='margin:0'><b>Gradient attribution</b> asks how much each input token moves "
+         "f, the explained logit. The input of token i is its embedding row e<sub>i</sub> as the "
+         "model adds it (positions and segments are held fixed: they are the same for every "
+         "sentence). <b>Saliency</b> = %1 at the input: positive pushes f up. <b>Integrated "
+         "gradients</b> walk from a baseline e′ to e in N steps: %2.</p>")
+          .arg(code(tr("Σ<sub>d</sub> ∂f/∂e<sub>i,d</sub> · e<sub>i,d</sub>")))
+          .arg(code(tr("IG<sub>i</sub> = Σ<sub>d</sub> e<sub>i,d</sub> · (1/N) Σ<sub>k</sub> "
+                       "∂f/∂e<sub>i,d</sub>(α<sub>k</sub> e), α<sub>k</sub> = (k + ½)/N")));
+  if (!r) {
+    explanation_->setHtml(definitions);
+    return;
+  }
+  const QString f = r->versus >= 0
+                        ? tr("logit[%1] − logit[%2]").arg(tokenText(r->token), tokenText(r->versus))
+                        : tr("logit[%1]").arg(tokenText(r->token));
+  explanation_->setHtml(
+      definitions +
+      tr("<p style='margin:4px 0 0 0'>Here f = %1 at position %2 = %3; the baseline: %4, where f "
+         "= %5; N = %6 (%7). <b>Completeness</b>: the attributions of every token add up to f(e) − "
+         "f(e′): Σ IG = %8 against %9, a gap of %10 %. A gap over 1 % means too few steps.</p>"
+         "<p style='margin:4px 0 0 0'>Beside them: where the chosen attention and attention "
+         "rollout look from the position. Spearman's ρ compares the ranks of |IG| with each: near "
+         "1, attention and attribution tell the same story; near 0 or below, a token can be "
+         "looked at without moving the output, or move it without being looked at. Each chart "
+         "has its own scale: read its axis before comparing lengths.</p>")
+          .arg(f.toHtmlEscaped())
+          .arg(r->position + 1)
+          .arg(num(r->f_input, 4))
+          .arg(QString::fromStdString(r->baseline).toHtmlEscaped())
+          .arg(num(r->f_baseline, 4))
+          .arg(r->steps)
+          .arg(QString::fromStdString(r->rule).toHtmlEscaped())
+          .arg(num(r->ig_total, 4))
+          .arg(num(r->f_input - r->f_baseline, 4))
+          .arg(std::isfinite(r->gap_relative) ? QString::number(100 * r->gap_relative, 'f', 2)
+                                              : tr("∞")));
+}
+
 bool WhyView::exportCsv(const QString& path, QString* error) const {
   const WhyAnswer* a = answer_.get();
   std::string csv;
@@ -669,6 +1038,9 @@ bool WhyView::exportCsv(const QString& path, QString* error) const {
     csv = lensCsv(*a->lens, a->inputs, state_->model()->vocab(a->lens->stack));
   else if (a && tabs_->currentIndex() == 1 && a->contributions)
     csv = contributionsCsv(*a->contributions);
+  else if (tabs_->currentIndex() == kAttributionTab && attribution_ &&
+           attribution_for_ == wantedAttribution())
+    csv = attributionCsv(*attribution_);
   if (csv.empty()) {
     if (error) *error = tr("Nothing to export in this tab.");
     return false;
@@ -684,6 +1056,22 @@ bool WhyView::exportCsv(const QString& path, QString* error) const {
 
 bool WhyView::exportNumpy(const QString& dir, QString* error) const {
   const WhyAnswer* a = answer_.get();
+  if (tabs_->currentIndex() == kAttributionTab) {
+    if (!a || !attribution_ || !(attribution_for_ == wantedAttribution())) {
+      if (error) *error = tr("Nothing to export: the attribution has not been computed.");
+      return false;
+    }
+    const Vocabulary& out = state_->model()->vocab(lensStack(state_->model()->config()));
+    std::vector<std::string> names{out.token(attribution_->token)};
+    if (attribution_->versus >= 0) names.push_back(out.token(attribution_->versus));
+    try {
+      dumpAttribution(*attribution_, names, dir.toStdString());
+    } catch (const Error& e) {
+      if (error) *error = QString::fromStdString(e.what());
+      return false;
+    }
+    return true;
+  }
   if (!a || !a->lens) {
     if (error) *error = tr("Nothing to export: the lens has not been computed.");
     return false;

@@ -3,9 +3,11 @@
 // norm and token head — a layer × position heatmap of the explained token's probability, each cell
 // naming its own most probable token) and the direct contributions (the token's logit, or its
 // difference from the runner-up, split into the embeddings, every head, every feed-forward block
-// and the biases; click a head to open its attention). Gradient attribution and activation
-// patching become tabs beside them. The pass that keeps the residual stream runs as a job of the
-// engine when the run changes; the Decoding view's "Why this token?" opens the view on its step.
+// and the biases; click a head to open its attention) and gradient attribution (saliency and
+// integrated gradients per input token beside the chosen attention and rollout, computed when the
+// tab is shown, with progress and Cancel). Activation patching becomes a tab beside them. The pass
+// that keeps the residual stream runs as a job of the engine when the run changes; the Decoding
+// view's "Why this token?" opens the view on its step.
 #pragma once
 
 #include <memory>
@@ -14,13 +16,16 @@
 #include <vector>
 
 #include "model/lens.h"
+#include "train/attribution.h"
 #include "view.h"
 
 class QCheckBox;
 class QComboBox;
 class QLabel;
 class QPushButton;
+class QSpinBox;
 class QTabWidget;
+class QVBoxLayout;
 
 namespace attnviz::gui {
 
@@ -50,6 +55,15 @@ struct WhyAnswer {
   QString lens_refusal;  // why there is no lens (a model without a token head)
   std::optional<Contributions> contributions;
   QString contributions_refusal;  // why there are no contributions (post-norm, BERT's head)
+};
+
+// What the attribution tab computes: the explained position and token of an answer, the steps, and
+// the attention compared (layer −1: the last; head −1: the mean of the layer's heads).
+struct AttributionQuestion {
+  uint64_t snapshot = 0;
+  int sentence = 0, position = 0, token = 0, versus = -1;
+  int steps = 32, layer = -1, head = -1;
+  bool operator==(const AttributionQuestion&) const = default;
 };
 
 // Reads `trace` (a pass with lensForwardOptions' activations, one sentence) for `question`.
@@ -83,8 +97,22 @@ class WhyView : public View {
   QLabel* lensCaption() const { return lens_caption_; }
   BarChart* contributionBars() const { return bars_; }
   QLabel* contributionsCaption() const { return parts_caption_; }
+  // The attribution tab (computed when it is shown, as a job of the engine with progress).
+  static constexpr int kAttributionTab = 2;
+  const Attribution* attribution() const { return attribution_.get(); }
+  const AttributionQuestion& attributionQuestion() const { return attribution_for_; }
+  bool attributing() const { return attributing_; }
+  QSpinBox* stepsBox() const { return steps_; }
+  QComboBox* layerCombo() const { return layer_; }
+  QComboBox* headCombo() const { return head_; }
+  QPushButton* cancelButton() const { return cancel_; }
+  QLabel* attributionCaption() const { return attribution_caption_; }
+  QWidget* attributionChart() const { return attribution_chart_; }
+  // Per side (source, target): integrated gradients, saliency, attention, rollout.
+  std::vector<std::vector<BarChart*>> attributionBars() const { return side_bars_; }
   // The tab shown as CSV (model/trace_dump.h's lensCsv or contributionsCsv); the lens and the
   // contributions as NumPy files and JSON into a folder (dumpLens). False with *error set.
+  // The attribution tab: one row per token and side; attribution's NumPy files (dumpAttribution).
   bool exportCsv(const QString& path, QString* error = nullptr) const;
   bool exportNumpy(const QString& dir, QString* error = nullptr) const;
 
@@ -96,8 +124,14 @@ class WhyView : public View {
   void showAnswer();
   void showLens();
   void showContributions();
-  void openPart(int bar);  // a head's bar: its attention
+  void requestAttribution();  // when the tab is shown and its question changed
+  // The attribution question of the answer shown and the controls (snapshot 0: none to ask).
+  AttributionQuestion wantedAttribution() const;
+  void showAttribution();
+  void fillAttentionChoice();  // the layer and head combos for the model
+  void openPart(int bar);      // a head's bar: its attention
   void explainView();
+  void explainAttribution();
   void fillControls();
   QString tokenText(int id) const;  // “token” as every view labels it
   QComboBox* position_;
@@ -115,6 +149,22 @@ class WhyView : public View {
   QLabel* parts_caption_;
   BarChart* bars_;
   QWidget* bars_box_;
+  QWidget* attribution_page_;
+  QLabel* attribution_caption_;
+  QSpinBox* steps_;
+  QComboBox* layer_;
+  QComboBox* head_;
+  QPushButton* cancel_;
+  QWidget* attribution_chart_;  // the sides' charts, exported
+  QVBoxLayout* sides_layout_;
+  std::vector<QWidget*> side_boxes_;
+  std::vector<QLabel*> side_titles_;
+  std::vector<std::vector<BarChart*>> side_bars_;
+  std::shared_ptr<const Attribution> attribution_;
+  AttributionQuestion attribution_for_;  // what attribution_ answers
+  AttributionQuestion declined_;         // cancelled: not asked again by itself
+  bool attributing_ = false;
+  QString attribution_error_;
   WhyQuestion wanted_;
   uint64_t wanted_for_ = 0;  // the snapshot wanted_ was asked on (a new run resets it)
   std::shared_ptr<const WhyAnswer> answer_;
