@@ -581,6 +581,15 @@ void TourTest::guideImagesAreCurrent() {
   }
   QVERIFY(why->answer() && why->answer()->lens);
   images.emplace_back(QStringLiteral("why-this-token"), guideShot(*w));
+  // Its Attribution tab at the same position (computed when shown).
+  why->tabs()->setCurrentIndex(WhyView::kAttributionTab);
+  for (int k = 0; k < 500 && (why->attributing() || !why->attribution()); ++k) {
+    QTest::qWait(20);
+    w->engine()->waitUntilIdle(60000);
+  }
+  QVERIFY(why->attribution());
+  images.emplace_back(QStringLiteral("why-attribution"), guideShot(*w));
+  why->tabs()->setCurrentIndex(0);
   // Padding: a batch of sentences of different lengths, the shortest one shown. (Not before the
   // engine is idle: a job still running refuses the batch, and the picture would show no batch.)
   QVERIFY(w->engine()->waitUntilIdle(60000));
