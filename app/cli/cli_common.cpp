@@ -9,6 +9,7 @@
 #include "base/safe_text.h"
 #include "compute/backends.h"
 #include "model/decoding.h"
+#include "model/finite_scan.h"
 #include "text/token_display.h"
 #include "text/vocab.h"
 #include "text/vocab_files.h"
@@ -296,6 +297,31 @@ void addTokenOptions(CLI::App* cmd, const std::string& name, const std::string& 
                      std::optional<std::string>& token, std::optional<std::string>& id) {
   auto* given = cmd->add_option("--" + name, token, help)->type_name("TOKEN");
   cmd->add_option("--" + name + "-id", id, "the same, as an id")->type_name("ID")->excludes(given);
+}
+
+MaskOptions PassArgs::masks() const {
+  MaskOptions m;
+  m.src_padding = m.tgt_padding = !no_padding_mask;
+  m.subsequent = !no_subsequent_mask;
+  return m;
+}
+
+void addPassArgs(CLI::App* cmd, PassArgs& a) {
+  addPassMaxLen(cmd, a.max_new_tokens);
+  cmd->add_flag("--no-padding-mask", a.no_padding_mask, "switch the padding mask off");
+  cmd->add_flag("--no-subsequent-mask", a.no_subsequent_mask,
+                "switch the decoder's look-ahead mask off");
+  addKeepGoing(cmd, a.keep_going);
+}
+
+Trace runPass(Model& m, const InputArgs& input, const PassArgs& pass, ForwardOptions options) {
+  options.masks = pass.masks();
+  const Inputs in = passInputs(m, input, options.masks, pass.max_new_tokens);
+  Trace t = m.forward(in, options);
+  // NaN and infinities anywhere stop here (unless --keep-going): nothing is shown as if fine.
+  if (const NonFiniteReport r = scanTrace(t); !r.empty())
+    reportNonFinite(r.summary(), pass.keep_going);
+  return t;
 }
 
 void addKeepGoing(CLI::App* cmd, bool& keep_going) {

@@ -79,6 +79,17 @@ int outputToken(const Vocabulary& out, const std::optional<std::string>& token,
 // --NAME TOKEN and --NAME-id ID: an output token as a string or an id, not both.
 void addTokenOptions(CLI::App* cmd, const std::string& name, const std::string& help,
                      std::optional<std::string>& token, std::optional<std::string>& id);
+// The switches of one forward pass as `run` makes it: --max-len (an encoder-decoder given no target
+// greedy-decodes one first), --no-padding-mask, --no-subsequent-mask and --keep-going.
+struct PassArgs {
+  int max_new_tokens = 0;
+  bool no_padding_mask = false, no_subsequent_mask = false, keep_going = false;
+  MaskOptions masks() const;
+};
+void addPassArgs(CLI::App* cmd, PassArgs& a);
+// The pass on the sentence options (passInputs), with `options` and the masks the switches leave
+// on; non-finite values anywhere are an error (a warning with --keep-going).
+Trace runPass(Model& m, const InputArgs& input, const PassArgs& pass, ForwardOptions options);
 
 // --keep-going: non-finite values are reported as a warning instead of an error.
 void addKeepGoing(CLI::App* cmd, bool& keep_going);

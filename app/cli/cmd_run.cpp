@@ -10,7 +10,6 @@
 #include "base/error.h"
 #include "cli_common.h"
 #include "commands.h"
-#include "model/finite_scan.h"
 #include "model/trace_dump.h"
 
 namespace attnviz::cli {
@@ -20,9 +19,9 @@ namespace {
 struct RunArgs {
   ModelArgs model;
   InputArgs input;
+  PassArgs pass;
   std::string dump;
-  int max_new_tokens = 0;
-  bool no_padding_mask = false, no_subsequent_mask = false, qkv = false, keep_going = false;
+  bool qkv = false;
 };
 
 // The index of the largest value of a row; -1 when the row holds NaN.
@@ -40,13 +39,7 @@ int runRun(const RunArgs& a) {
   const ModelConfig& c = m.config();
   ForwardOptions o;
   o.keep_qkv = a.qkv;
-  o.masks.src_padding = o.masks.tgt_padding = !a.no_padding_mask;
-  o.masks.subsequent = !a.no_subsequent_mask;
-  const Inputs in = passInputs(m, a.input, o.masks, a.max_new_tokens);
-  const Trace t = m.forward(in, o);
-  // NaN and infinities anywhere stop here (unless --keep-going): nothing is printed as if fine.
-  if (const NonFiniteReport r = scanTrace(t); !r.empty())
-    reportNonFinite(r.summary(), a.keep_going);
+  const Trace t = runPass(m, a.input, a.pass, o);
 
   if (c.hasEncoder()) std::cout << "source: " << joinTokens(t.src_tokens[0]) << "\n";
   if (c.hasDecoder()) std::cout << "target: " << joinTokens(t.tgt_tokens[0]) << "\n";
@@ -95,16 +88,8 @@ Command addRunCommand(CLI::App& cli) {
                   "write the trace as NumPy files: enc_self_*.npy, dec_self_*.npy, cross_*.npy "
                   "[L,H,Tq,Tk], logits.npy, class_logits.npy, hidden.npy, tokens.json")
       ->type_name("DIR");
-  cmd->add_option("--max-len", a->max_new_tokens,
-                  "decode at most N new target tokens (default: the tutorial's rule, attnviz-cli "
-                  "info says it, else source length + 5)")
-      ->check(CLI::Range(1, ConfigLimits::kMaxLen))
-      ->type_name("N");
-  cmd->add_flag("--no-padding-mask", a->no_padding_mask, "switch the padding mask off");
-  cmd->add_flag("--no-subsequent-mask", a->no_subsequent_mask,
-                "switch the decoder's look-ahead mask off");
+  addPassArgs(cmd, a->pass);
   cmd->add_flag("--qkv", a->qkv, "keep each head's q, k, v vectors (KIND_{q,k,v}.npy in the dump)");
-  addKeepGoing(cmd, a->keep_going);
   return {cmd, [a] { return runRun(*a); }};
 }
 

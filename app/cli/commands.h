@@ -19,6 +19,7 @@ struct Command {
 
 Command addInfoCommand(CLI::App& cli);
 Command addRunCommand(CLI::App& cli);
+Command addExportHtmlCommand(CLI::App& cli);
 Command addDecodeCommand(CLI::App& cli);
 Command addLensCommand(CLI::App& cli);
 Command addContributionsCommand(CLI::App& cli);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "model/explanations.h"
 #include "token_label.h"
 
 namespace attnviz::gui {
@@ -107,31 +108,11 @@ QString kvHeadShort(const ModelConfig& c, int head) {
 }
 
 QString kvHeadsSummary(const ModelConfig& c) {
-  if (c.kvHeads() == c.n_heads) return {};
-  if (c.kvHeads() == 1)
-    return QObject::tr("%1 query heads share one key/value head (multi-query attention)")
-        .arg(c.n_heads);
-  return QObject::tr(
-             "%1 query heads share %2 key/value heads (grouped-query attention: %3 query heads "
-             "per key/value head)")
-      .arg(c.n_heads)
-      .arg(c.kvHeads())
-      .arg(c.queriesPerKvHead());
+  return QString::fromStdString(attnviz::kvHeadsSummary(c));
 }
 
 QString kvGroupsText(const ModelConfig& c) {
-  const int groups = c.kvHeads(), size = c.queriesPerKvHead();
-  if (groups == c.n_heads) return {};
-  auto heads = [&](int g) {  // query heads of group g, from 1
-    return size == 1 ? QString::number(g * size + 1)
-                     : QStringLiteral("%1–%2").arg(g * size + 1).arg((g + 1) * size);
-  };
-  QString out = QObject::tr("query heads %1 read key/value head 1").arg(heads(0));
-  const int listed = groups > 3 ? 2 : groups;
-  for (int g = 1; g < listed; ++g)
-    out += QObject::tr(", %1 key/value head %2").arg(heads(g)).arg(g + 1);
-  if (listed < groups) out += QObject::tr(", and so on");
-  return out;
+  return QString::fromStdString(attnviz::kvGroupsText(c));
 }
 
 std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelection& s,
@@ -280,55 +261,15 @@ QStringList masksOff(const MaskOptions& m, const ModelConfig& c) {
 
 QString maskDescription(AttentionKind kind, const MaskOptions& m, const ModelConfig& c,
                         bool any_masked) {
-  const bool dec = kind == AttentionKind::DecoderSelf;
-  const bool model_pads = dec ? c.tgt_padding_mask : c.src_padding_mask;
-  const bool pad_on = model_pads && (dec ? m.tgt_padding : m.src_padding);
-  const QString which =
-      dec ? (c.hasEncoder() ? QObject::tr("target padding mask") : QObject::tr("padding mask"))
-          : (c.hasDecoder() ? QObject::tr("source padding mask") : QObject::tr("padding mask"));
-  QString padding;
-  if (!model_pads)
-    padding = QObject::tr("this model masks no padding keys");
-  else if (!pad_on)
-    padding = QObject::tr("<b>the %1 is off</b>: queries attend to padding keys too").arg(which);
-  else
-    padding = QObject::tr("padding keys are masked");
-  if (!dec) {
-    if (pad_on && !any_masked)
-      return QObject::tr(
-          "padding keys would be masked, but this sentence has none: no cell is "
-          "masked");
-    return padding;
-  }
-  if (!m.subsequent)
-    return QObject::tr(
-               "<b>the look-ahead mask is off</b>: every query also sees the keys to its "
-               "right (the future); %1")
-        .arg(padding);
-  return QObject::tr(
-             "keys to the right of the query (the future) are masked by the look-ahead "
-             "mask; %1")
-      .arg(padding);
+  return QString::fromStdString(attnviz::maskDescription(kind, m, c, any_masked));
 }
 
 QString maskFillText(float fill) {
-  if (std::isinf(fill)) return fill < 0 ? QStringLiteral("−∞") : QStringLiteral("+∞");
-  const double a = std::abs(double(fill));
-  if (a >= 1e4) {
-    const int e = int(std::lround(std::log10(a)));
-    const double mant = double(fill) / std::pow(10.0, e);
-    const QString m = std::abs(std::abs(mant) - 1.0) < 1e-6
-                          ? (mant < 0 ? QStringLiteral("−1") : QStringLiteral("1"))
-                          : QString::number(mant, 'g', 3).replace('-', QChar(0x2212));
-    return m + QStringLiteral("e") + QString::number(e);
-  }
-  return QString::number(double(fill), 'g', 4).replace('-', QChar(0x2212));
+  return QString::fromStdString(attnviz::maskFillText(fill));
 }
 
 QString shapeString(std::initializer_list<long long> dims) {
-  QStringList parts;
-  for (long long d : dims) parts << QString::number(d);
-  return QStringLiteral("[") + parts.join(QStringLiteral(", ")) + QStringLiteral("]");
+  return QString::fromStdString(attnviz::shapeString(dims));
 }
 
 }  // namespace attnviz::gui

@@ -5,6 +5,8 @@
 #include <QLabel>
 #include <cmath>
 
+#include "model/explanations.h"
+
 namespace attnviz::gui {
 
 AttentionView::AttentionView(AppState* state, QWidget* parent)
@@ -78,65 +80,13 @@ void AttentionView::refresh() {
   const AttentionBlock* block = t.block(cs.kind, cs.layer);
   if (!block) return;
   const AttentionBlock& a = *block;
-  const QString fill = maskFillText(c.mask_fill);
-  QString rows_are, cols_are;
-  switch (cs.kind) {
-    case AttentionKind::EncoderSelf:
-      rows_are = tr("input tokens asking (queries)");
-      cols_are = tr("input tokens answering (keys)");
-      break;
-    case AttentionKind::DecoderSelf:
-      rows_are = c.hasEncoder() ? tr("target tokens fed to the decoder (queries)")
-                                : tr("the tokens so far (queries)");
-      cols_are =
-          c.hasEncoder() ? tr("the same target tokens (keys)") : tr("the same tokens (keys)");
-      break;
-    case AttentionKind::Cross:
-      rows_are = tr("target tokens fed to the decoder (queries)");
-      cols_are = tr("source tokens from the encoder output (keys and values)");
-      break;
-  }
   // Said as the masks were when this trace was made, and whether this matrix has a masked cell.
   bool any_masked = false;
   for (int i = 0; i < a.q_len && !any_masked; ++i)
     for (int j = 0; j < a.k_len && !any_masked; ++j) any_masked = a.masked(cs.batch, i, j);
-  const QString mask_is = maskDescription(cs.kind, snap->masks, c, any_masked);
-  const QString hatch = any_masked ? tr("hatched cells are masked (probability exactly 0), dark "
-                                        "unhatched cells are probabilities near 0 that the model "
-                                        "chose")
-                                   : tr("none is hatched");
-  // Grouped-query attention: fewer key/value heads than query heads, each shared by a group.
-  const QString groups =
-      c.kvHeads() == c.n_heads
-          ? QString()
-          : tr("<p style='margin:4px 0 0 0'>%1: K and V have only %2 heads, each read by every "
-               "query head of its group — %3. The query heads of a group score the same keys "
-               "with their own queries, so their patterns still differ.</p>")
-                .arg(kvHeadsSummary(c))
-                .arg(c.kvHeads())
-                .arg(kvGroupsText(c));
+  // The text the exported lesson page shows too (model/explanations.h).
   explanation_->setHtml(
-      tr("<p style='margin:0'><b>Scaled dot-product attention</b> %1. "
-         "Each cell (row <i>i</i>, column <i>j</i>) is how much query <i>i</i> attends to key "
-         "<i>j</i>: score %2, masked cells get %3, and softmax turns every row into probabilities "
-         "that sum to 1.</p>"
-         "<p style='margin:4px 0 0 0'>Rows: %4. Columns: %5. Here %6; %14.</p>"
-         "<p style='margin:4px 0 0 0'>Shapes: Q %7, K %8 → scores and probabilities "
-         "[batch, heads, len_q, len_k] = %9; one head draws a [len_q, len_k] = %10 slice. "
-         "d_model = %11, heads = %12, d_k = %13.</p>%15")
-          .arg(code(tr("softmax(QKᵀ/√d<sub>k</sub> + M)·V")))
-          .arg(code(tr("q<sub>i</sub>·k<sub>j</sub>/√%1").arg(c.d_k)))
-          .arg(code(fill))
-          .arg(rows_are, cols_are, mask_is)
-          .arg(shapeString({t.batch, a.heads, a.q_len, c.d_k}))
-          .arg(shapeString({t.batch, c.kvHeads(), a.k_len, c.d_k}))
-          .arg(shapeString({t.batch, a.heads, a.q_len, a.k_len}))
-          .arg(shapeString({a.q_len, a.k_len}))
-          .arg(c.d_model)
-          .arg(c.n_heads)
-          .arg(c.d_k)
-          .arg(hatch)
-          .arg(groups));
+      QString::fromStdString(attentionExplanation(c, t, a, snap->masks, any_masked)));
 }
 
 QStringList AttentionView::figureTitle() const {
