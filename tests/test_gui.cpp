@@ -54,6 +54,7 @@
 #include "heatmap.h"
 #include "io/safetensors.h"
 #include "item_models.h"
+#include "lesson_dialog.h"
 #include "main_window.h"
 #include "masks_view.h"
 #include "model_files.h"
@@ -171,6 +172,7 @@ class GuiTest : public QObject {
   void longRunShowsProgressAndCancels();
   void backendChooser();
   void exports();
+  void exportsLesson();
   void settingsPersist();
 
   // The application as a student and a teacher use it.
@@ -1213,6 +1215,53 @@ void GuiTest::exports() {
   QFile head(QDir(npy).filePath(QStringLiteral("cross_probs.npy")));
   QVERIFY(head.open(QIODevice::ReadOnly));
   QVERIFY(head.read(6) == QByteArray("\x93NUMPY", 6));
+}
+
+// File › Export lesson as HTML: the dialog's size is the page written; the page opens on the view
+// and head on screen; a scope too large is refused in the dialog (lesson_browser runs pages in
+// chromium).
+void GuiTest::exportsLesson() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  AttentionSelection sel = w->state()->selection();
+  sel.kind = AttentionKind::DecoderSelf;
+  sel.layer = 0;
+  sel.head = 1;
+  w->state()->setSelection(sel);
+  w->setCurrentView(QStringLiteral("overview"));
+  QVERIFY(w->action(QStringLiteral("exportLesson"))->isEnabled());
+  auto snap = w->engine()->snapshot();
+  const LessonStart start = w->lessonStart();
+  const LessonText text = w->lessonText();
+  QCOMPARE(start.view, std::string("overview"));
+  QCOMPARE(start.kind, AttentionKind::DecoderSelf);
+  QCOMPARE(start.head, 1);
+  QCOMPARE(text.source_text, std::string("ich mochte ein bier"));
+  LessonDialog dialog(*snap->trace, w->engine()->model()->config(), start, text);
+  QVERIFY(dialog.acceptable());
+  dialog.show();
+  QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR));
+  dialog.grab().save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/lesson-dialog.png"));
+  const LessonScope scope = dialog.scope();
+  QCOMPARE(int(scope.kinds.size()), 3);
+  QCOMPARE(int(scope.heads.size()), snap->trace->heads());
+  const uint64_t bytes =
+      estimateLessonBytes(*snap->trace, w->engine()->model()->config(), scope, start, text);
+  QCOMPARE(dialog.estimateText(), QStringLiteral("%1 MB").arg(double(bytes) / 1e6, 0, 'f', 2));
+  QTemporaryDir dir;
+  const QString path = dir.filePath(QStringLiteral("lesson.html"));
+  QString error;
+  QVERIFY2(w->exportLesson(path, scope, true, &error), qPrintable(error));
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const QByteArray page = f.readAll();
+  QCOMPARE(uint64_t(page.size()), bytes);
+  QVERIFY(page.contains(R"("start":{"head":1,"kind":"dec_self","layer":0)"));
+  QVERIFY(page.contains("\"view\":\"overview\""));
+  QVERIFY(page.contains("What am I looking at?"));
+  // Nothing kept: the dialog says so and refuses.
+  for (QCheckBox* box : dialog.findChildren<QCheckBox*>()) box->setChecked(false);
+  QVERIFY(!dialog.acceptable());
+  QVERIFY(dialog.estimateText().startsWith(QStringLiteral("Keep at least one")));
 }
 
 void GuiTest::settingsPersist() {

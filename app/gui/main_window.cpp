@@ -52,6 +52,7 @@
 #include "compute/thread_pool.h"
 #include "decoding_view.h"
 #include "item_models.h"
+#include "lesson_dialog.h"
 #include "masks_view.h"
 #include "model/trace_dump.h"
 #include "overview_view.h"
@@ -488,6 +489,11 @@ std::vector<ActionSpec> MainWindow::actionTable() {
        tr("Export trace as &NumPy…"),
        {QKeySequence(tr("Ctrl+Shift+N"))},
        [this] { exportTraceDialog(); }},
+      {QStringLiteral("exportLesson"),
+       file,
+       tr("Export &lesson as HTML…"),
+       {},
+       [this] { exportLessonDialog(); }},
       {QStringLiteral("quit"),
        file,
        tr("&Quit"),
@@ -1099,6 +1105,7 @@ void MainWindow::updateActions() {
   reset_button_->setEnabled(decode);
   action(QStringLiteral("reset"))->setEnabled(decode);
   action(QStringLiteral("exportTrace"))->setEnabled(snap && snap->trace);
+  action(QStringLiteral("exportLesson"))->setEnabled(snap && snap->trace && !busy);
   action(QStringLiteral("exportFrames"))->setEnabled(decode && snap->steps.size() > 0);
   action(QStringLiteral("vocabularyFile"))
       ->setEnabled(!busy && model && engine_->model()->loaded().takes_vocabulary);
@@ -1345,17 +1352,11 @@ int MainWindow::exportDecodingFrames(const QString& dir, const FigureOptions& op
   return int(snap->steps.size());
 }
 
-bool MainWindow::exportTrace(const QString& dir, bool wait, QString* error) {
-  auto snap = engine_->snapshot();
-  if (!snap || !snap->trace) {
-    if (error) *error = tr("Nothing to export yet: press Run first.");
-    return false;
-  }
-  auto trace = snap->trace;
-  const std::string d = dir.toStdString();
-  auto future = QtConcurrent::run([trace, d]() -> QString {
+bool MainWindow::exportInBackground(std::function<void()> write, bool wait, QString* error,
+                                    const QString& done_title, const QString& done_text) {
+  auto future = QtConcurrent::run([write = std::move(write)]() -> QString {
     try {
-      dumpTrace(*trace, d);
+      write();
       return {};
     } catch (const std::exception& e) {
       return QString::fromStdString(e.what());
@@ -1370,17 +1371,85 @@ bool MainWindow::exportTrace(const QString& dir, bool wait, QString* error) {
     return true;
   }
   auto* watcher = new QFutureWatcher<QString>(this);
-  connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher, dir] {
-    const QString err = watcher->result();
-    if (err.isEmpty())
-      message_bar_->showMessage(MessageBar::Level::Info, tr("Trace exported"),
-                                tr("NumPy files written to %1").arg(QDir::toNativeSeparators(dir)));
-    else
-      message_bar_->showMessage(MessageBar::Level::Error, tr("Export failed"), err);
-    watcher->deleteLater();
-  });
+  connect(watcher, &QFutureWatcher<QString>::finished, this,
+          [this, watcher, done_title, done_text] {
+            const QString err = watcher->result();
+            if (err.isEmpty())
+              message_bar_->showMessage(MessageBar::Level::Info, done_title, done_text);
+            else
+              message_bar_->showMessage(MessageBar::Level::Error, tr("Export failed"), err);
+            watcher->deleteLater();
+          });
   watcher->setFuture(future);
   return true;
+}
+
+bool MainWindow::exportTrace(const QString& dir, bool wait, QString* error) {
+  auto snap = engine_->snapshot();
+  if (!snap || !snap->trace) {
+    if (error) *error = tr("Nothing to export yet: press Run first.");
+    return false;
+  }
+  auto trace = snap->trace;
+  const std::string d = dir.toStdString();
+  return exportInBackground([trace, d] { dumpTrace(*trace, d); }, wait, error, tr("Trace exported"),
+                            tr("NumPy files written to %1").arg(QDir::toNativeSeparators(dir)));
+}
+
+LessonStart MainWindow::lessonStart() const {
+  LessonStart start;
+  const View* view = currentView();
+  const QString name = view ? view->name() : QString();
+  for (const char* shown : {"attention", "overview", "masks", "decoding"})
+    if (name == QLatin1String(shown)) start.view = shown;
+  const AttentionSelection s = state_->selection();
+  start.kind = s.kind;
+  start.layer = s.layer;
+  start.head = s.head;
+  return start;
+}
+
+LessonText MainWindow::lessonText() const {
+  LessonText text;
+  const QString model = QFileInfo(engine_->modelSource()).fileName();
+  text.model_name = model.toStdString();
+  text.title = tr("attnviz lesson: %1").arg(model).toStdString();
+  text.source_text = src_edit_->text().toStdString();
+  text.target_text = tgt_edit_->text().toStdString();
+  text.masks = engine_->masks();
+  if (auto snap = engine_->snapshot()) {
+    text.masks = snap->masks;
+    text.prefix_length = snap->prefix_positions;
+  }
+  if (const Model* m = engine_->model())
+    text.output_vocab = &m->vocab(m->config().hasDecoder() ? Side::Target : Side::Source);
+  return text;
+}
+
+bool MainWindow::exportLesson(const QString& path, const LessonScope& scope, bool wait,
+                              QString* error) {
+  auto snap = engine_->snapshot();
+  const Model* model = engine_->model();
+  if (!snap || !snap->trace || !model) {
+    if (error) *error = tr("Nothing to export yet: press Run first.");
+    return false;
+  }
+  // The export holds its own trace, config and vocabulary: another model may open meanwhile.
+  auto trace = snap->trace;
+  const ModelConfig config = model->config();
+  const LessonStart start = lessonStart();
+  const LessonText text = lessonText();
+  auto vocab = std::make_shared<const Vocabulary>(*text.output_vocab);
+  const std::string p = path.toStdString();
+  return exportInBackground(
+      [trace, config, start, text, vocab, scope, p] {
+        LessonText t = text;
+        t.output_vocab = vocab.get();
+        writeLessonHtml(p, *trace, config, scope, start, t);
+      },
+      wait, error, tr("Lesson exported"),
+      tr("%1: open it in any web browser, offline; share the one file")
+          .arg(QDir::toNativeSeparators(path)));
 }
 
 namespace {
@@ -1510,6 +1579,26 @@ void MainWindow::exportTraceDialog() {
   rememberExportDir(dir);
   QString error;
   if (!exportTrace(dir, false, &error))
+    message_bar_->showMessage(MessageBar::Level::Error, tr("Export failed"), error);
+}
+
+void MainWindow::exportLessonDialog() {
+  auto snap = engine_->snapshot();
+  const Model* model = engine_->model();
+  if (!snap || !snap->trace || !model) return;
+  const LessonStart start = lessonStart();
+  const LessonText text = lessonText();
+  LessonDialog dialog(*snap->trace, model->config(), start, text, this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  const QString base = QFileInfo(engine_->modelSource()).completeBaseName();
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export lesson as HTML"),
+      QDir(exportDir()).filePath(tr("%1-lesson.html").arg(base.isEmpty() ? tr("attnviz") : base)),
+      tr("Web pages (*.html)"));
+  if (path.isEmpty()) return;
+  rememberExportDir(QFileInfo(path).absolutePath());
+  QString error;
+  if (!exportLesson(path, dialog.scope(), false, &error))
     message_bar_->showMessage(MessageBar::Level::Error, tr("Export failed"), error);
 }
 

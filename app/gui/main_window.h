@@ -13,6 +13,7 @@
 #include "app_state.h"
 #include "engine.h"
 #include "figure.h"
+#include "model/lesson_html.h"
 
 class QAction;
 class QComboBox;
@@ -150,6 +151,13 @@ class MainWindow : public QMainWindow {
   QString keysHelpHtml() const;
   // Writes the NumPy dump off the GUI thread; with wait, returns when it is written.
   bool exportTrace(const QString& dir, bool wait = false, QString* error = nullptr);
+  // The lesson page (model/lesson_html.h) of the current run in `scope`, opening on the current
+  // view and selection; written off the GUI thread as exportTrace.
+  bool exportLesson(const QString& path, const attnviz::LessonScope& scope, bool wait = false,
+                    QString* error = nullptr);
+  // What the lesson page opens on (the current view and selection) and says of the run.
+  attnviz::LessonStart lessonStart() const;
+  attnviz::LessonText lessonText() const;
 
  signals:
   void firstRunFinished();
@@ -187,6 +195,11 @@ class MainWindow : public QMainWindow {
   void rememberFigureOptions(const FigureOptions& o);
   void exportFramesDialog();
   void exportTraceDialog();
+  void exportLessonDialog();
+  // Runs `write` off the GUI thread; its error (an exception's message) goes to `error` with wait,
+  // else to the message bar, as does `done` when it succeeds.
+  bool exportInBackground(std::function<void()> write, bool wait, QString* error,
+                          const QString& done_title, const QString& done_text);
   QString exportDir() const;
   void rememberExportDir(const QString& path);
   void focusView();  // the current view takes the keyboard (out of any text field)
