@@ -237,8 +237,9 @@ def browser(chromium, driver_path, out):
                 "--no-first-run", "--disable-extensions", "--disable-background-networking",
                 "--user-data-dir=" + os.path.join(out, "profile")):
         options.add_argument(arg)
-    if os.geteuid() == 0:  # chromium refuses to run as root with its sandbox
-        options.add_argument("--no-sandbox")
+    # Chromium refuses to start as root with its sandbox, and in containers without user
+    # namespaces as anyone: the page is our own file, opened in a throwaway profile.
+    options.add_argument("--no-sandbox")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     driver = webdriver.Chrome(service=Service(driver_path, log_path=os.path.join(out, "chromedriver.log")),
                               options=options)
