@@ -85,7 +85,7 @@ bool contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-Plan plan(const Trace& t, const ModelConfig& c, const LessonScope& scope) {
+Plan plan(const Trace& t, const LessonScope& scope) {
   if (scope.bits != 8 && scope.bits != 16)
     throw Error(ErrorKind::BadInput,
                 "probabilities are stored with 8 or 16 bits, not " + std::to_string(scope.bits));
@@ -122,7 +122,6 @@ Plan plan(const Trace& t, const ModelConfig& c, const LessonScope& scope) {
     if (std::find(p.kinds.begin(), p.kinds.end(), b.kind) != p.kinds.end() &&
         (scope.layers.empty() || contains(scope.layers, b.layer)))
       p.blocks.push_back(&b);
-  (void)c;
   return p;
 }
 
@@ -375,7 +374,7 @@ double lessonProbabilityError(int bits) {
 
 uint64_t estimateLessonBytes(const Trace& t, const ModelConfig& c, const LessonScope& scope,
                              const LessonStart& start, const LessonText& text) {
-  const Plan p = plan(t, c, scope);
+  const Plan p = plan(t, scope);
   uint64_t array_chars = 0;
   const std::string data =
       scriptSafeJson(lessonData(t, c, scope, start, text, p, false, &array_chars));
@@ -385,7 +384,7 @@ uint64_t estimateLessonBytes(const Trace& t, const ModelConfig& c, const LessonS
 std::string lessonHtml(const Trace& t, const ModelConfig& c, const LessonScope& scope,
                        const LessonStart& start, const LessonText& text) {
   checkSize(estimateLessonBytes(t, c, scope, start, text));
-  const Plan p = plan(t, c, scope);
+  const Plan p = plan(t, scope);
   return fill(scriptSafeJson(lessonData(t, c, scope, start, text, p, true, nullptr)), text.title);
 }
 
