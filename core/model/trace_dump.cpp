@@ -306,6 +306,19 @@ std::string contributionsCsv(const Contributions& c) {
   return csv;
 }
 
+std::string patchingCsv(const PatchingResult& r) {
+  std::string csv =
+      csvLine({"map", "row", "column", "row_index", "column_index", "restored", "metric"});
+  for (const PatchHeatmap& m : r.maps)
+    for (int row = 0; row < m.rows; ++row)
+      for (int col = 0; col < m.cols; ++col)
+        csv += csvLine({patchMapName(m), csvField(m.row_labels[(size_t)row]),
+                        csvField(m.col_labels[(size_t)col]), std::to_string(row + 1),
+                        std::to_string(col + 1), csvNumber(m.restored[(size_t)m.cell(row, col)]),
+                        csvNumber(m.metric[(size_t)m.cell(row, col)])});
+  return csv;
+}
+
 void dumpTrace(const Trace& tr, const std::string& dir) {
   try {
     writeTraceFiles(tr, dir);

@@ -41,6 +41,10 @@ void dumpLens(const LogitLens& lens, const std::vector<std::string>& inputs, con
 std::string lensCsv(const LogitLens& lens, const std::vector<std::string>& inputs,
                     const Vocabulary& out);
 std::string contributionsCsv(const Contributions& contributions);
+// An activation patching result: one line per cell of every heatmap — the heatmap's file name part
+// (residual_dec, heads_cross …, as dumpPatching names it), its row and column labels, the row and
+// column (from 1), the restored fraction and m(patched run).
+std::string patchingCsv(const PatchingResult& result);
 
 // The pieces of those CSV files, for the others (train/attribution's attributionCsv): a field
 // quoted when it needs to be, a number with 7 significant digits, a line ended by CR LF.
