@@ -9,7 +9,11 @@
 #include <QFile>
 #include <QImage>
 #include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QTabWidget>
 #include <QTableView>
@@ -29,9 +33,11 @@
 #include "item_models.h"
 #include "main_window.h"
 #include "model/lens.h"
+#include "model/patching.h"
 #include "teaching_util.h"
 #include "token_label.h"
 #include "train/attribution.h"
+#include "why_patching.h"
 #include "why_view.h"
 
 using namespace attnviz;
@@ -144,6 +150,26 @@ void writeFigures(WhyView* v, const QString& stem, const QString& name) {
   QVERIFY2(writeFigure(v, stem + ".pdf", o, &error), qPrintable(error));
   QVERIFY(readAll(stem + ".pdf").startsWith("%PDF-"));
 }
+
+// The Patching tab of the Why view on `w`, shown.
+WhyPatchingTab* showPatching(MainWindow& w) {
+  WhyView* v = whyView(w);
+  v->tabs()->setCurrentWidget(v->patchingTab());
+  QCoreApplication::processEvents();
+  return v->patchingTab();
+}
+
+// Types `corrupted` into the Patching tab, runs it and waits for its job.
+bool runPatching(MainWindow& w, const QString& corrupted) {
+  WhyPatchingTab* tab = showPatching(w);
+  tab->corruptedEdit()->setText(corrupted);
+  if (!tab->run()) return false;
+  idle(w);
+  return !tab->running();
+}
+
+constexpr const char* kClean = "the big dog sees a small cat";
+constexpr const char* kCorrupted = "the big cat sees a small cat";
 
 }  // namespace
 
@@ -635,6 +661,204 @@ class WhyViewTest : public QObject {
           QDir(out).filePath(QStringLiteral("why-attribution-%1-1-step.png").arg(model))));
     }
     qInfo("screenshots in %s", qPrintable(out));
+  }
+  // ---- the Patching tab ----
+
+  // On reorder, "dog" → "cat": every heatmap of the tab is patchActivations of the same clean and
+  // corrupted inputs, called here directly, cell by cell; the labels are the core's; m(clean) and
+  // m(corrupted) are written above the maps and in "What am I looking at?".
+  void patchingOnReorder() {
+    auto w = whyWindow(QStringLiteral("reorder"), QString::fromLatin1(kClean));
+    QVERIFY(answered(*w));
+    WhyPatchingTab* tab = showPatching(*w);
+    QCOMPARE(tab->corruptedEdit()->text(), QString::fromLatin1(kClean));  // prefilled
+    QVERIFY(runPatching(*w, QString::fromLatin1(kCorrupted)));
+    QVERIFY2(tab->result(), qPrintable(tab->caption()->text()));
+    const Model& m = *w->engine()->model();
+    const Snapshot& snap = *w->engine()->snapshot();
+    Inputs clean, corrupted;
+    clean.src = {snap.src_ids};
+    clean.tgt = {snap.trace->tgt_ids.at(0)};
+    corrupted.src = {m.encodeSource(kCorrupted)};
+    corrupted.tgt = clean.tgt;
+    QVERIFY(corrupted.src[0] != clean.src[0]);  // both words are in the vocabulary
+    QCOMPARE(corrupted.src[0].size(), clean.src[0].size());
+    const PatchingResult ref = patchActivations(m, clean, corrupted);
+    const PatchingResult& r = *tab->result();
+    QCOMPARE(r.position, ref.position);
+    QCOMPARE(r.answer, ref.answer);
+    QCOMPARE(r.foil, ref.foil);
+    QVERIFY(close(r.clean, ref.clean, 1e-5));
+    QVERIFY(close(r.corrupted, ref.corrupted, 1e-5));
+    QCOMPARE(int(ref.maps.size()), 5);  // two residual streams, three head blocks
+    QCOMPARE(int(tab->heatmaps().size()), int(ref.maps.size()));
+    for (size_t k = 0; k < ref.maps.size(); ++k) {
+      const PatchHeatmap& want = ref.maps[k];
+      const HeatmapData& d = tab->heatmaps()[k]->data();
+      QCOMPARE(d.title, QString::fromStdString(want.title));
+      QCOMPARE(d.rows, want.rows);
+      QCOMPARE(d.cols, want.cols);
+      for (int row = 0; row < d.rows; ++row)
+        QCOMPARE(d.row_labels[row], QString::fromStdString(want.row_labels[size_t(row)]));
+      for (int col = 0; col < d.cols; ++col)
+        QCOMPARE(d.col_labels[col], tokenLabel(want.col_labels[size_t(col)]));
+      for (int row = 0; row < d.rows; ++row)
+        for (int col = 0; col < d.cols; ++col) {
+          const double restored = want.restored[size_t(want.cell(row, col))];
+          QVERIFY2(std::abs(d.value(row, col) - restored) <= 1e-4,
+                   qPrintable(QStringLiteral("%1 (%2, %3): %4 vs %5")
+                                  .arg(d.title)
+                                  .arg(row)
+                                  .arg(col)
+                                  .arg(d.value(row, col))
+                                  .arg(restored)));
+          // The tooltip names the layer, the position or head, the share and m(patched).
+          const QString tip = tab->heatmaps()[k]->tooltipText(row, col);
+          QVERIFY2(tip.contains(QString::fromStdString(want.row_labels[size_t(row)])) &&
+                       tip.contains(QStringLiteral("Restored: ")) &&
+                       tip.contains(QStringLiteral("%")) &&
+                       tip.contains(QStringLiteral("m(patched) = %1")
+                                        .arg(num(want.metric[size_t(want.cell(row, col))], 4))),
+                   qPrintable(tip));
+        }
+    }
+    // The encoder's stream: the column of the changed word reads "dog → cat".
+    QVERIFY(tab->heatmaps()[0]->data().col_labels.contains(QStringLiteral("dog → cat")));
+    QVERIFY(tab->caption()->text().contains(num(ref.clean, 4)));
+    QVERIFY(tab->caption()->text().contains(num(ref.corrupted, 4)));
+    const QString panel = whyView(*w)->explanation()->html();
+    QVERIFY2(
+        panel.contains(QStringLiteral("(m(patched) − m(corrupted)) / (m(clean) − m(corrupted))")),
+        qPrintable(panel));
+    QVERIFY(panel.contains(num(ref.clean, 4)));
+  }
+
+  // A corrupted input of another length: the core's refusal in the tab, no heatmaps, no crash;
+  // then a good one works.
+  void patchingOtherLength() {
+    auto w = whyWindow(QStringLiteral("reorder"), QString::fromLatin1(kClean));
+    QVERIFY(answered(*w));
+    QVERIFY(runPatching(*w, QStringLiteral("the big cat sees a cat")));
+    WhyPatchingTab* tab = whyView(*w)->patchingTab();
+    QVERIFY(!tab->result());
+    QVERIFY(tab->heatmaps().empty());
+    const QString text = tab->caption()->text();
+    QVERIFY2(text.contains(QStringLiteral("same number of tokens")), qPrintable(text));
+    const int n = int(w->engine()->snapshot()->src_ids.size());
+    QVERIFY2(text.contains(
+                 QStringLiteral("the clean one has %1, the corrupted one %2").arg(n).arg(n - 1)),
+             qPrintable(text));
+    QVERIFY(runPatching(*w, QString::fromLatin1(kCorrupted)));
+    QVERIFY(tab->result());
+  }
+
+  // Cancel while the sweep runs: no result, the tab says so and is usable again (a second run
+  // completes); the progress bar and Cancel show only while it runs.
+  void patchingCancel() {
+    auto w = whyWindow(QStringLiteral("reorder"), QString::fromLatin1(kClean));
+    QVERIFY(answered(*w));
+    WhyPatchingTab* tab = showPatching(*w);
+    QVERIFY(tab->progressBar()->isHidden() && tab->cancelButton()->isHidden());
+    tab->corruptedEdit()->setText(QString::fromLatin1(kCorrupted));
+    QVERIFY(tab->run());
+    QVERIFY(tab->running());
+    QVERIFY(tab->progressBar()->isVisible() && tab->cancelButton()->isVisible());
+    QVERIFY(!tab->runButton()->isEnabled());
+    tab->cancelButton()->click();
+    idle(*w);
+    QVERIFY(!tab->running());
+    QVERIFY(!tab->result());
+    QVERIFY2(tab->caption()->text().contains(QStringLiteral("Cancelled")),
+             qPrintable(tab->caption()->text()));
+    QVERIFY(tab->runButton()->isEnabled());
+    QVERIFY(tab->progressBar()->isHidden() && tab->cancelButton()->isHidden());
+    QVERIFY(runPatching(*w, QString::fromLatin1(kCorrupted)));
+    QVERIFY(tab->result());
+    QCOMPARE(tab->progressBar()->maximum(), tab->result()->runs);  // the last report: all runs
+  }
+
+  // CSV (every cell, its values those of the result), the NumPy folder (dumpPatching), PNG, SVG
+  // and PDF through File › Export view's writeFigure; a screenshot of the tab to look at.
+  void patchingExports() {
+    auto w = whyWindow(QStringLiteral("reorder"), QString::fromLatin1(kClean));
+    QVERIFY(answered(*w));
+    WhyView* v = whyView(*w);
+    QTemporaryDir dir;
+    QString error;
+    v->tabs()->setCurrentWidget(v->patchingTab());
+    QVERIFY(!v->exportCsv(dir.filePath(QStringLiteral("none.csv")), &error));
+    QVERIFY(!error.isEmpty());  // nothing yet
+    QVERIFY(runPatching(*w, QString::fromLatin1(kCorrupted)));
+    const PatchingResult& r = *v->patchingTab()->result();
+    const QString csv = dir.filePath(QStringLiteral("patching.csv"));
+    QVERIFY2(v->exportCsv(csv, &error), qPrintable(error));
+    const QStringList lines =
+        QString::fromUtf8(readAll(csv)).split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
+    int cells = 0;
+    for (const PatchHeatmap& m : r.maps) cells += m.rows * m.cols;
+    QCOMPARE(lines.size(), cells + 1);
+    QVERIFY(lines[0].startsWith(QStringLiteral("map,row,column")));
+    int line = 1;
+    for (const PatchHeatmap& m : r.maps)
+      for (int row = 0; row < m.rows; ++row)
+        for (int col = 0; col < m.cols; ++col, ++line) {
+          const QStringList f = lines[line].split(',');
+          QCOMPARE(f[f.size() - 4].toInt(), row + 1);
+          QCOMPARE(f[f.size() - 3].toInt(), col + 1);
+          QVERIFY(close(f[f.size() - 2].toDouble(), m.restored[size_t(m.cell(row, col))], 1e-5));
+          QVERIFY(close(f[f.size() - 1].toDouble(), m.metric[size_t(m.cell(row, col))], 1e-5));
+        }
+    const QString npy = dir.filePath(QStringLiteral("numpy"));
+    QVERIFY2(v->exportNumpy(npy, &error), qPrintable(error));
+    const QByteArray restored = readAll(npy + "/patch_residual_dec_restored.npy");
+    QVERIFY(restored.startsWith("\x93NUMPY"));
+    const int header = uint8_t(restored[8]) | (uint8_t(restored[9]) << 8);
+    const PatchHeatmap& dec = r.maps[1];
+    QVERIFY(!dec.heads && dec.side == Side::Target);
+    QVERIFY(
+        restored.mid(10, header)
+            .contains(QStringLiteral("'shape': (%1, %2)").arg(dec.rows).arg(dec.cols).toLatin1()));
+    QCOMPARE(restored.size(), 10 + header + dec.rows * dec.cols * 4);
+    const float* values = reinterpret_cast<const float*>(restored.constData() + 10 + header);
+    for (int k = 0; k < dec.rows * dec.cols; ++k)
+      QVERIFY(std::abs(values[k] - dec.restored[size_t(k)]) <= 1e-6);
+    QVERIFY(readAll(npy + "/patch.json").contains("\"metric_clean\""));
+    QVERIFY(!v->exportNumpy(QStringLiteral("/proc/no/such/folder"), &error));
+    QVERIFY(!error.isEmpty());
+    const QString stem = dir.filePath(QStringLiteral("patching"));
+    FigureOptions o;
+    o.format = FigureOptions::Format::Png;
+    QVERIFY2(writeFigure(v, stem + ".png", o, &error), qPrintable(error));
+    QImage png(stem + ".png");
+    QVERIFY(!png.isNull() && png.width() > 200 && png.height() > 100);
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)));
+    png.save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/why-figure-patching.png"));
+    QVERIFY(v->figureTitle().first().startsWith(QStringLiteral("Activation patching")));
+    o.format = FigureOptions::Format::Svg;
+    QVERIFY2(writeFigure(v, stem + ".svg", o, &error), qPrintable(error));
+    QXmlStreamReader xml(readAll(stem + ".svg"));
+    int elements = 0;
+    while (!xml.atEnd())
+      if (xml.readNext() == QXmlStreamReader::StartElement) ++elements;
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QVERIFY(elements > 20);
+    o.format = FigureOptions::Format::Pdf;
+    QVERIFY2(writeFigure(v, stem + ".pdf", o, &error), qPrintable(error));
+    QVERIFY(readAll(stem + ".pdf").startsWith("%PDF-"));
+    // The tab as a student sees it; every label of every heatmap has its room.
+    QTest::qWait(50);
+    QVERIFY(w->grab().save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/why-patching-reorder.png")));
+    // At the window's 1400 pixels the maps need no horizontal scrolling; the heads at the bottom.
+    auto* scroll = v->patchingTab()->findChild<QScrollArea*>();
+    QVERIFY(scroll && !scroll->horizontalScrollBar()->isVisible());
+    scroll->verticalScrollBar()->setValue(scroll->verticalScrollBar()->maximum());
+    QTest::qWait(50);
+    QVERIFY(
+        w->grab().save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/why-patching-reorder-heads.png")));
+    for (HeatmapWidget* hm : v->patchingTab()->heatmaps()) {
+      QVERIFY2(hm->allRowLabelsDrawn(), qPrintable(hm->data().title));
+      QVERIFY2(hm->allColLabelsDrawn(), qPrintable(hm->data().title));
+    }
   }
 };
 

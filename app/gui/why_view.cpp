@@ -22,6 +22,7 @@
 #include "model/trace_dump.h"
 #include "teaching_util.h"
 #include "token_label.h"
+#include "why_patching.h"
 
 namespace attnviz::gui {
 
@@ -246,6 +247,10 @@ WhyView::WhyView(AppState* state, QWidget* parent)
   sides_layout_ = new QVBoxLayout(attribution_chart_);
   attr_scroll->setWidget(attribution_chart_);
   attr.layout->addWidget(attr_scroll, 1);
+  patching_ = new WhyPatchingTab(state_, tabs_);
+  tabs_->setTabToolTip(tabs_->addTab(patching_, tr("Patching")),
+                       tr("Which layer, position and head carry the difference between the "
+                          "current input and one with a word changed"));
   layout_->addWidget(tabs_, 1);
 
   connect(position_, &QComboBox::currentIndexChanged, this, [this] {
@@ -269,6 +274,7 @@ WhyView::WhyView(AppState* state, QWidget* parent)
     explainView();
     requestAttribution();
   });
+  connect(patching_, &WhyPatchingTab::explanationChanged, this, [this] { explainView(); });
   connect(steps_, &QSpinBox::valueChanged, this, [this] { requestAttribution(); });
   connect(layer_, &QComboBox::currentIndexChanged, this, [this] {
     if (!filling_) requestAttribution();
@@ -290,16 +296,16 @@ WhyView::WhyView(AppState* state, QWidget* parent)
   connect(csv_, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getSaveFileName(
         this, tr("Export as CSV"),
-        tabs_->currentIndex() == 0   ? QStringLiteral("logit-lens.csv")
-        : tabs_->currentIndex() == 1 ? QStringLiteral("contributions.csv")
-                                     : QStringLiteral("attribution.csv"),
+        tabs_->currentIndex() == 0            ? QStringLiteral("logit-lens.csv")
+        : tabs_->currentIndex() == 1          ? QStringLiteral("contributions.csv")
+        : tabs_->currentWidget() == patching_ ? QStringLiteral("patching.csv")
+                                              : QStringLiteral("attribution.csv"),
         tr("CSV (*.csv)"));
     QString error;
     if (!path.isEmpty() && !exportCsv(path, &error)) status_->setText(error);
   });
   connect(numpy_, &QPushButton::clicked, this, [this] {
-    const QString dir =
-        QFileDialog::getExistingDirectory(this, tr("Write the lens's NumPy files into"));
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Write the NumPy files into"));
     QString error;
     if (!dir.isEmpty() && !exportNumpy(dir, &error)) status_->setText(error);
   });
@@ -359,6 +365,7 @@ HeatmapWidget* WhyView::lensMap() const {
 }
 
 QWidget* WhyView::exportWidget() {
+  if (tabs_->currentWidget() == patching_) return patching_->exportWidget();
   if (tabs_->currentIndex() == kAttributionTab)
     return attribution_ && attribution_for_ == wantedAttribution() ? attribution_chart_
                                                                    : attribution_page_;
@@ -368,7 +375,9 @@ QWidget* WhyView::exportWidget() {
 
 QStringList WhyView::figureTitle() const {
   QStringList lines{title()};
-  if (answer_) {
+  if (tabs_->currentWidget() == patching_) {
+    lines[0] = patching_->figureTitle();
+  } else if (answer_) {
     const int tab = tabs_->currentIndex();
     lines[0] = (tab == 0   ? tr("Logit lens")
                 : tab == 1 ? tr("Direct contributions")
@@ -544,6 +553,10 @@ void WhyView::fillControls() {
     }
   }
   versus_->setChecked(wanted_.versus_runner_up);
+  // Patching explains the same position and token (the model's choice: the clean run's, −1).
+  patching_->setQuestion(
+      a ? a->position : -1,
+      a && !a->candidates.empty() && a->token != a->candidates.front().first ? a->token : -1);
   position_->setEnabled(a != nullptr);
   token_->setEnabled(a != nullptr && !a->candidates.empty());
   filling_ = false;
@@ -919,6 +932,10 @@ void WhyView::showAttribution() {
 }
 
 void WhyView::explainView() {
+  if (tabs_->currentWidget() == patching_) {
+    explanation_->setHtml(patching_->explanation());
+    return;
+  }
   const WhyAnswer* a = answer_.get();
   const Model* model = state_->model();
   if (!a || !model) {
@@ -1034,7 +1051,9 @@ void WhyView::explainAttribution() {
 bool WhyView::exportCsv(const QString& path, QString* error) const {
   const WhyAnswer* a = answer_.get();
   std::string csv;
-  if (a && tabs_->currentIndex() == 0 && a->lens)
+  if (tabs_->currentWidget() == patching_ && patching_->result())
+    csv = patchingCsv(*patching_->result());
+  else if (a && tabs_->currentIndex() == 0 && a->lens)
     csv = lensCsv(*a->lens, a->inputs, state_->model()->vocab(a->lens->stack));
   else if (a && tabs_->currentIndex() == 1 && a->contributions)
     csv = contributionsCsv(*a->contributions);
@@ -1055,6 +1074,7 @@ bool WhyView::exportCsv(const QString& path, QString* error) const {
 }
 
 bool WhyView::exportNumpy(const QString& dir, QString* error) const {
+  if (tabs_->currentWidget() == patching_) return patching_->exportNumpy(dir, error);
   const WhyAnswer* a = answer_.get();
   if (tabs_->currentIndex() == kAttributionTab) {
     if (!a || !attribution_ || !(attribution_for_ == wantedAttribution())) {

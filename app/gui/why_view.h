@@ -32,6 +32,7 @@ namespace attnviz::gui {
 class BarChart;
 class HeatmapView;
 class HeatmapWidget;
+class WhyPatchingTab;
 
 // What the view explains: a position of the lens's stack and an output token there (−1: the
 // model's choice), against the runner-up or alone.
@@ -97,6 +98,7 @@ class WhyView : public View {
   QLabel* lensCaption() const { return lens_caption_; }
   BarChart* contributionBars() const { return bars_; }
   QLabel* contributionsCaption() const { return parts_caption_; }
+  WhyPatchingTab* patchingTab() const { return patching_; }
   // The attribution tab (computed when it is shown, as a job of the engine with progress).
   static constexpr int kAttributionTab = 2;
   const Attribution* attribution() const { return attribution_.get(); }
@@ -149,6 +151,7 @@ class WhyView : public View {
   QLabel* parts_caption_;
   BarChart* bars_;
   QWidget* bars_box_;
+  WhyPatchingTab* patching_;  // activation patching (why_patching.h)
   QWidget* attribution_page_;
   QLabel* attribution_caption_;
   QSpinBox* steps_;
