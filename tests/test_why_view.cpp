@@ -662,6 +662,7 @@ class WhyViewTest : public QObject {
     }
     qInfo("screenshots in %s", qPrintable(out));
   }
+
   // ---- the Patching tab ----
 
   // On reorder, "dog" → "cat": every heatmap of the tab is patchActivations of the same clean and
@@ -859,6 +860,38 @@ class WhyViewTest : public QObject {
       QVERIFY2(hm->allRowLabelsDrawn(), qPrintable(hm->data().title));
       QVERIFY2(hm->allColLabelsDrawn(), qPrintable(hm->data().title));
     }
+  }
+
+  // A decoder-only model: the corrupted line is the prompt as far as fed (without the start token)
+  // and encodes back to the clean run's ids; a word changed gives patchActivations' result.
+  void patchingDecoderOnly() {
+    auto w = whyWindow(dataModel("gpt003"), QStringLiteral("the cat"));
+    QVERIFY(answered(*w));
+    WhyPatchingTab* tab = showPatching(*w);
+    const Model& m = *w->engine()->model();
+    const std::vector<int> clean = w->engine()->snapshot()->trace->tgt_ids.at(0);
+    QVERIFY(!tab->corruptedEdit()->text().isEmpty());
+    QCOMPARE(m.encodeTarget(tab->corruptedEdit()->text().toStdString()), clean);
+    // The second word replaced by the last (a word of the vocabulary): as many tokens.
+    QStringList words = tab->corruptedEdit()->text().split(' ');
+    QVERIFY(words.size() >= 3 && words[1] != words.last());
+    words[1] = words.last();
+    const QString corrupted = words.join(' ');
+    QVERIFY(runPatching(*w, corrupted));
+    Inputs a, b;
+    a.tgt = {clean};
+    b.tgt = {m.encodeTarget(corrupted.toStdString())};
+    QCOMPARE(b.tgt[0].size(), clean.size());
+    const PatchingResult ref = patchActivations(m, a, b);
+    QVERIFY2(tab->result(), qPrintable(tab->caption()->text()));
+    QVERIFY(close(tab->result()->clean, ref.clean, 1e-5));
+    QVERIFY(close(tab->result()->corrupted, ref.corrupted, 1e-5));
+    QCOMPARE(int(tab->heatmaps().size()), int(ref.maps.size()));
+    const HeatmapData& d = tab->heatmaps()[0]->data();  // the decoder's residual stream
+    QCOMPARE(d.rows * d.cols, int(ref.maps[0].restored.size()));
+    for (int k = 0; k < d.rows * d.cols; ++k)
+      QVERIFY(std::abs(d.values[size_t(k)] - ref.maps[0].restored[size_t(k)]) <= 1e-4);
+    QVERIFY(tab->runButton()->isEnabled());
   }
 };
 
