@@ -1091,7 +1091,7 @@ void GuiTest::longRunShowsProgressAndCancels() {
   QTest::qWait(400);
   QVERIFY(t.elapsed() < 1500);
   QVERIFY2(w.engine()->busy(), "the run ended before Esc could cancel it");
-  auto* bar = w.findChild<QProgressBar*>();
+  auto* bar = w.findChild<QProgressBar*>(QStringLiteral("statusProgress"));
   QVERIFY(bar && bar->isVisible());
   QTest::keyClick(w.tabs(), Qt::Key_Escape);  // Esc cancels
   QVERIFY(idle(w));
@@ -2014,7 +2014,7 @@ void GuiTest::decodeToTheEndShowsProgress() {
   QVERIFY(w.engine()->busy());
   QTest::qWait(700);
   QVERIFY2(w.engine()->busy(), "the decode ended before the progress bar was due");
-  auto* bar = w.findChild<QProgressBar*>();
+  auto* bar = w.findChild<QProgressBar*>(QStringLiteral("statusProgress"));
   QVERIFY(bar && bar->isVisible());
   QVERIFY(bar->maximum() > 0 && bar->value() > 1);  // it moves
   QCOMPARE(busy.count(), 1);                        // one job to the listeners, however many steps

@@ -384,6 +384,7 @@ void MainWindow::buildStatusBar() {
   status_masks_->hide();
   status_busy_ = new QLabel(this);
   progress_ = new QProgressBar(this);
+  progress_->setObjectName(QStringLiteral("statusProgress"));  // the window's, in the status bar
   progress_->setMaximumWidth(180);
   progress_->setTextVisible(true);
   cancel_button_ = new QPushButton(tr("Cancel"), this);
