@@ -51,7 +51,8 @@ int runAttribute(const AttributeArgs& a) {
   std::cout << " = " << r.f_input << "\n"
             << "integrated gradients: baseline " << r.baseline << "; " << r.rule << "\n"
             << "completeness: Σ attributions " << r.ig_total << " against f(input) − f(baseline) "
-            << r.f_input << " − " << r.f_baseline << " = " << r.f_input - r.f_baseline << " (gap "
+            << r.f_input << " − " << (r.f_baseline < 0 ? "(" : "") << r.f_baseline
+            << (r.f_baseline < 0 ? ")" : "") << " = " << r.f_input - r.f_baseline << " (gap "
             << r.gap << ", " << std::setprecision(2) << 100 * r.gap_relative << " %)\n";
   for (const TokenAttributions& s : r.sides) {
     std::cout << "\n"

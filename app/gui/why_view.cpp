@@ -64,7 +64,9 @@ QString completenessText(const Attribution& r) {
           ? QStringLiteral("%1 %").arg(QString::number(100 * r.gap_relative, 'f', 2))
           : QObject::tr("%1 (f(input) = f(baseline))").arg(num(r.gap, 4));
   return QObject::tr("Σ attributions %1 vs f(input) − f(baseline) = %2 − %3 = %4: gap %5")
-      .arg(num(r.ig_total, 4), num(r.f_input, 4), num(r.f_baseline, 4),
+      .arg(num(r.ig_total, 4), num(r.f_input, 4),
+           r.f_baseline < 0 ? QStringLiteral("(%1)").arg(num(r.f_baseline, 4))
+                            : num(r.f_baseline, 4),
            num(r.f_input - r.f_baseline, 4), gap);
 }
 
