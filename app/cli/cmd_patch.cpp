@@ -18,8 +18,8 @@ namespace attnviz::cli {
 
 namespace {
 
-constexpr int kColumn = 11; // characters per heatmap column
-constexpr int kLabel = 12;  // characters of the row labels
+constexpr int kColumn = 11;  // characters per heatmap column
+constexpr int kLabel = 12;   // characters of the row labels
 
 struct PatchArgs {
   ModelArgs model;
