@@ -73,4 +73,11 @@ QStringList sideTokens(const Trace& t, Side side, int b) {
   return out;
 }
 
+QString messageSentence(const char* what) {
+  QString s = QString::fromStdString(what);
+  if (!s.isEmpty()) s[0] = s[0].toUpper();
+  if (!s.endsWith('.')) s += '.';
+  return s;
+}
+
 }  // namespace attnviz::gui

@@ -30,4 +30,8 @@ QString num(double v, int decimals = 4);
 // The tokens of sentence b on one side of the trace (source or target), padded as the trace is.
 QStringList sideTokens(const Trace& trace, Side side, int b);
 
+// A message of the core ("the clean input has 7 tokens …") as a sentence of a view: capitalised,
+// ending with a full stop.
+QString messageSentence(const char* what);
+
 }  // namespace attnviz::gui

@@ -26,14 +26,6 @@ namespace attnviz::gui {
 
 namespace {
 
-// A refusal of the core ("the clean input has 7 tokens …") as a sentence of the tab.
-QString sentence(const char* what) {
-  QString s = QString::fromStdString(what);
-  if (!s.isEmpty()) s[0] = s[0].toUpper();
-  if (!s.endsWith('.')) s += '.';
-  return s;
-}
-
 constexpr int kCellPixels = 42;  // the smallest cell of a heatmap: room for "-100%"
 
 // A restored fraction as the cells write it: "87%" (never "-0%").
@@ -211,7 +203,7 @@ bool WhyPatchingTab::run() {
         } catch (const Error& e) {
           refusal = e.kind() == ErrorKind::Cancelled
                         ? tr("Cancelled: the heatmaps below are those of the run before.")
-                        : sentence(e.what());
+                        : messageSentence(e.what());
         }
         return std::function<void()>([this, result, refusal, clean, text] {
           setRunning(false);

@@ -70,14 +70,6 @@ QString completenessText(const Attribution& r) {
            num(r.f_input - r.f_baseline, 4), gap);
 }
 
-// A refusal of the core ("direct contributions are defined for …") as a sentence of the view.
-QString sentence(const char* what) {
-  QString s = QString::fromStdString(what);
-  if (!s.isEmpty()) s[0] = s[0].toUpper();
-  if (!s.endsWith('.')) s += '.';
-  return s;
-}
-
 }  // namespace
 
 WhyAnswer answerWhy(const Model& model, std::shared_ptr<const Trace> trace,
@@ -118,7 +110,7 @@ WhyAnswer answerWhy(const Model& model, std::shared_ptr<const Trace> trace,
     lo.target = a.token == choice ? -1 : a.token;  // −1: each position's own choice
     a.lens = logitLens(model, t, lo);
   } catch (const Error& e) {
-    a.lens_refusal = sentence(e.what());
+    a.lens_refusal = messageSentence(e.what());
   }
   try {
     ContributionOptions co;
@@ -127,7 +119,7 @@ WhyAnswer answerWhy(const Model& model, std::shared_ptr<const Trace> trace,
     co.versus = a.versus;
     a.contributions = directContributions(model, t, co);
   } catch (const Error& e) {
-    a.contributions_refusal = sentence(e.what());
+    a.contributions_refusal = messageSentence(e.what());
   }
   return a;
 }
@@ -791,7 +783,7 @@ void WhyView::requestAttribution() {
           result = std::make_shared<const Attribution>(attribute(model, in, run));
         } catch (const Error& e) {
           if (e.kind() == ErrorKind::Cancelled) throw;
-          error = sentence(e.what());
+          error = messageSentence(e.what());
         }
         return std::function<void()>([this, q, result, error] {
           attributing_ = false;
