@@ -340,11 +340,12 @@ class NlpPoswiseFeedForwardNet(nn.Module):
 
 
 def _nlp_norm(module, x):
-    """The original builds ``nn.LayerNorm(d_model)`` inside forward(): a fresh, identity-affine norm.
+    """The original builds ``nn.LayerNorm(d_model)`` inside forward(): a fresh, identity-affine norm
+    (made on the input's device here, so that the model runs on a GPU too).
     The layer_norm variant uses the module's own LayerNorm instead."""
     if hasattr(module, "layer_norm"):
         return module.layer_norm(x)
-    return nn.LayerNorm(module.d_model, eps=module.layer_norm_eps)(x)
+    return nn.LayerNorm(module.d_model, eps=module.layer_norm_eps, device=x.device)(x)
 
 
 class NlpEncoderLayer(nn.Module):
