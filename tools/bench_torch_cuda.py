@@ -7,8 +7,12 @@ layer's attention and copies it to the host:
   forward only        logits (nothing else leaves the GPU)
 float32 throughout with TF32 off (attnviz's cuBLAS products are full FP32). Each figure is the
 median of --repeat passes after one warm-up, timed on the host around a synchronised pass.
+--model gpt2-small or smollm-135m: the decoder of that shape (tools/make_tutorial_checkpoints.py's
+BENCH_SIZES, written after Hugging Face's classes in tools/hf_decoder_models.py; random weights),
+the full trace being its logits and every layer's raw scores, mask and probabilities.
 
-usage: python3 tools/bench_torch_cuda.py [--lengths 32,128,512,1024,2048] [--repeat 5] [--device cuda]
+usage: python3 tools/bench_torch_cuda.py [--model tutorial] [--lengths 32,128,512,1024,2048]
+                                         [--repeat 5] [--device cuda]
 exit 77 when PyTorch sees no CUDA device (--device cpu runs the same on the CPU, as a smoke test).
 """
 import argparse
@@ -19,7 +23,9 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_tutorial_checkpoints as mtc  # noqa: E402
 import reference_models as rm  # noqa: E402
+import tutorial_models as tm  # noqa: E402
 
 
 def subsequence_mask_on_device(seq):
@@ -40,6 +46,7 @@ def tutorial_model(max_len):
 
 def main():
     p = argparse.ArgumentParser()
+    p.add_argument("--model", default="tutorial", choices=["tutorial"] + sorted(mtc.BENCH_SIZES))
     p.add_argument("--lengths", default="32,128,512,1024,2048")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--device", default="cuda")
@@ -55,18 +62,36 @@ def main():
     sync = torch.cuda.synchronize if on_gpu else (lambda: None)
     lengths = [int(x) for x in a.lengths.split(",")]
     torch.manual_seed(0)
-    m = tutorial_model(max(5000, max(lengths))).to(dev).eval()
-    print("torch %s, %s, TF32 %s, repeat %d" % (torch.__version__, torch.cuda.get_device_name(0) if on_gpu else "CPU",
-                                              torch.backends.cuda.matmul.allow_tf32, a.repeat))
+    if a.model == "tutorial":
+        m = tutorial_model(max(5000, max(lengths))).to(dev).eval()
+        vocab_size = 1000
+    else:
+        m = mtc.bench_model(a.model).to(dev).eval()
+        vocab_size = mtc.BENCH_SIZES[a.model][1]["vocab_size"]
+    print("torch %s, %s, model %s, TF32 %s, repeat %d"
+          % (torch.__version__, torch.cuda.get_device_name(0) if on_gpu else "CPU", a.model,
+             torch.backends.cuda.matmul.allow_tf32, a.repeat))
 
     def one_pass(src, tgt, keep):
-        logits = m(src, tgt)[0].cpu()
-        if keep:
-            for recs in m._attn_records().values():
-                for r in recs:
-                    r["probs"].cpu()
-                    if keep == "full":
-                        r["scores"].cpu()
+        if a.model == "tutorial":
+            logits = m(src, tgt)[0].cpu()
+            if keep:
+                for recs in m._attn_records().values():
+                    for r in recs:
+                        r["probs"].cpu()
+                        if keep == "full":
+                            r["scores"].cpu()
+        elif keep == "full":  # every layer's scores, mask and probabilities recorded and copied
+            logits = m._run(tgt)[1].cpu()
+            for layer in m.attention_layers():
+                for t in layer.last.values():
+                    t.cpu()
+        else:
+            with tm.probs_only():
+                logits = m._run(tgt)[1].cpu()
+                if keep:
+                    for layer in m.attention_layers():
+                        layer.last["probs"].cpu()
         sync()
         return logits
 
@@ -83,8 +108,8 @@ def main():
         return ts[len(ts) // 2], ts[0]
 
     for n in lengths:
-        src = torch.randint(3, 1000, (1, n), device=dev)
-        tgt = torch.randint(3, 1000, (1, n), device=dev)
+        src = torch.randint(3, vocab_size, (1, n), device=dev)
+        tgt = torch.randint(3, vocab_size, (1, n), device=dev)
         tgt[0, 0] = 1
         full, full_min = timed(src, tgt, "full")
         probs, probs_min = timed(src, tgt, "probs")

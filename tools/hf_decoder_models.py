@@ -52,8 +52,8 @@ class _Gpt2Attention(nn.Module):
         B, T, C = x.shape
         q, k, v = self.c_attn(x).split(C, dim=2)
         q, k, v = [t.view(B, T, self.n_head, self.hd).transpose(1, 2) for t in (q, k, v)]
-        w = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], v.size(-1) ** 0.5)
-        masked = _causal(T)
+        w = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], v.size(-1) ** 0.5, device=x.device)
+        masked = _causal(T, x.device)
         probs = F.softmax(torch.where(masked, torch.finfo(w.dtype).min, w), dim=-1)
         _record(self, w, masked, probs)
         return self.c_proj(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, C))
@@ -96,17 +96,21 @@ class Gpt2(nn.Module):
 
     def _run(self, idx):
         """(hidden, logits) of token ids [B, T]; each block's attention recorded."""
-        h = self.transformer.wte(idx) + self.transformer.wpe(torch.arange(idx.shape[1]))
+        h = self.transformer.wte(idx) + self.transformer.wpe(torch.arange(idx.shape[1], device=idx.device))
         for block in self.transformer.h:
             h = block(h)
         hidden = self.transformer.ln_f(h)
         return hidden, self.lm_head(hidden)
 
+    def attention_layers(self):
+        """Each layer's attention module; .last holds what its last pass recorded."""
+        return [b.attn for b in self.transformer.h]
+
     def trace(self, ids):
         self.eval()
         with torch.no_grad():
             hidden, logits = self._run(torch.tensor(ids))
-        out = _stack({"dec_self": [b.attn.last for b in self.transformer.h]})
+        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
         out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
         return out
 
@@ -115,7 +119,7 @@ class Gpt2(nn.Module):
         probabilities [B, H, T, T]. Call under torch.no_grad(), in eval mode."""
         with probs_only():
             logits = self._run(idx)[1]
-        return logits, [b.attn.last["probs"] for b in self.transformer.h]
+        return logits, [a.last["probs"] for a in self.attention_layers()]
 
     def config(self):
         c = dict(self.c)
@@ -261,7 +265,7 @@ class _LlamaAttention(nn.Module):
         k = k[:, :, None].expand(B, self.nkv, rep, T, self.hd).reshape(B, self.n, T, self.hd)
         v = v[:, :, None].expand(B, self.nkv, rep, T, self.hd).reshape(B, self.n, T, self.hd)
         w = torch.matmul(q, k.transpose(2, 3)) * self.hd ** -0.5
-        masked = _causal(T)
+        masked = _causal(T, w.device)
         probs = F.softmax(w + masked * torch.finfo(w.dtype).min, dim=-1, dtype=torch.float32)
         _record(self, w, masked, probs)
         return self.o_proj(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, -1))
@@ -311,18 +315,22 @@ class Llama(nn.Module):
         inv_freq = 1.0 / (self.c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
         freqs = torch.outer(torch.arange(T).float(), inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        cos, sin = emb.cos()[None, None].to(idx.device), emb.sin()[None, None].to(idx.device)
         h = self.model.embed_tokens(idx)
         for layer in self.model.layers:
             h = layer(h, cos, sin)
         hidden = self.model.norm(h)
         return hidden, self.lm_head(hidden)
 
+    def attention_layers(self):
+        """Each layer's attention module; .last holds what its last pass recorded."""
+        return [layer.self_attn for layer in self.model.layers]
+
     def trace(self, ids):
         self.eval()
         with torch.no_grad():
             hidden, logits = self._run(torch.tensor(ids))
-        out = _stack({"dec_self": [l.self_attn.last for l in self.model.layers]})
+        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
         out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
         return out
 
@@ -331,7 +339,7 @@ class Llama(nn.Module):
         and every layer's probabilities [B, H, T, T]. Call under torch.no_grad(), in eval mode."""
         with probs_only():
             logits = self._run(idx)[1]
-        return logits, [l.self_attn.last["probs"] for l in self.model.layers]
+        return logits, [a.last["probs"] for a in self.attention_layers()]
 
     def config(self):
         c = dict(self.c)

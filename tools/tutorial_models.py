@@ -67,9 +67,9 @@ def _stack(records):
     return out
 
 
-def _causal(T):
+def _causal(T, device=None):
     """True above the diagonal: the future a position may not see."""
-    return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1).view(1, 1, T, T)
+    return torch.triu(torch.ones(T, T, dtype=torch.bool, device=device), diagonal=1).view(1, 1, T, T)
 
 
 def init_peaked_(model, seed):
