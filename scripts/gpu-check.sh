@@ -18,8 +18,11 @@
 #              compute-sanitizer; memcheck-ops: the op checks under memcheck (last, if time is left)
 #   eager      a forward pass with CUDA_MODULE_LOADING=EAGER (every kernel loaded at start)
 #   no-plugin  the programs without the plugin or with broken CUDA libraries (tests/…absent.sh)
-#   bench      attnviz-cli bench --backend cuda at 32, 128, 512, 1024, 2048 tokens (tutorial size)
+#   train-cuda a short training run on the CPU and on CUDA, compared step by step
+#              (tools/compare_train_logs.py: loss, gradient norm, accuracy, the final evaluation)
+#   bench      attnviz-cli bench --backend cuda at 32 … 4096 tokens (tutorial size)
 #   torch      the same model in PyTorch on the same GPU (tools/bench_torch_cuda.py)
+#   gpt2-bench a GPT-2-small-sized decoder (random weights) in attnviz and in PyTorch, 32 … 1024
 # Every check runs whatever failed before. Writes OUTDIR/gpu-check-summary.txt (device, driver,
 # versions, PASS/FAIL/SKIPPED per check, the timings) and OUTDIR/gpu-check-logs.tar.gz (a log per
 # check), and prints the summary. Without a GPU (a dry run) the CUDA checks are SKIPPED with the
@@ -28,7 +31,9 @@
 # usage: scripts/gpu-check.sh OUTDIR
 # env:   GPU_CHECK_BUDGET (seconds for the whole run, default 540), GPU_CHECK_ARCH (e.g. 90-real;
 #        default: the GPU's, or 90-real without one), GPU_CHECK_BUILD (build folder, build-gpu),
-#        GPU_CHECK_LENGTHS (bench lengths, 32,128,512,1024,2048), JOBS (nproc)
+#        GPU_CHECK_LENGTHS (bench lengths, 32,128,512,1024,2048,4096), GPU_CHECK_SKIP (names of
+#        checks to leave out, space-separated, e.g. those an earlier run of the same tree passed:
+#        recorded SKIPPED with that reason), JOBS (nproc)
 set -uo pipefail # not -e: a failed check must not stop the others
 
 if [[ $# -ne 1 ]]; then
@@ -42,7 +47,9 @@ start=$SECONDS
 budget=${GPU_CHECK_BUDGET:-540}
 jobs=${JOBS:-$(nproc)}
 build=$root/${GPU_CHECK_BUILD:-build-gpu}
-lengths=${GPU_CHECK_LENGTHS:-32,128,512,1024,2048}
+lengths=${GPU_CHECK_LENGTHS:-32,128,512,1024,2048,4096}
+gpt2_lengths=32,128,512,1024 # GPT-2 small has 1,024 positions
+skip_list=" ${GPU_CHECK_SKIP:-} "
 work=$(mktemp -d /tmp/gpu-check.XXXXXX)
 logs=$work/logs
 mkdir -p "$logs"
@@ -78,6 +85,10 @@ run_check() {
   local name=$1 limit=$2 cuda=$3
   shift 3
   local log=$logs/$name.log
+  if [[ $skip_list == *" $name "* ]]; then
+    record "$name" SKIPPED 0 "left out by GPU_CHECK_SKIP"
+    return
+  fi
   if (($(elapsed) + 10 > budget)); then
     record "$name" "NOT RUN" 0 "the time budget of ${budget} s was spent"
     return
@@ -171,10 +182,11 @@ nvcc=$(first_of nvcc /usr/local/cuda/bin/nvcc)
 deps=""
 [[ -d .deps/root ]] && deps=$root/.deps/root/usr/share
 if [[ -n $deps ]]; then
-  # libzip from .deps: its pkg-config file (paths under the unpacked root) for the build, its
-  # library for every program run.
+  # libzip from .deps: its pkg-config file (its prefix relative to the file, written so by
+  # fetch-gpu-deps.sh; no PKG_CONFIG_SYSROOT_DIR, which would also move the machine's own packages,
+  # OpenBLAS's include folder among them) for the build, its library for every program run.
   droot=$root/.deps/root
-  export PKG_CONFIG_PATH=$droot/usr/lib/x86_64-linux-gnu/pkgconfig PKG_CONFIG_SYSROOT_DIR=$droot
+  export PKG_CONFIG_PATH=$droot/usr/lib/x86_64-linux-gnu/pkgconfig
   export LD_LIBRARY_PATH=$droot/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 export root build jobs arch nvcc deps cli checks plugin small_model python sanitizer
@@ -253,6 +265,22 @@ if needs_build sync-mode && needs_python sync-mode; then
   run_check sync-mode 120 1 env ATTNVIZ_CUDA_SYNC=1 "$python" tools/compare_dump.py --cli "$cli" \
     --backend cuda --cases torch_pre --work "$work/parity-sync"
 fi
+if needs_build train-cuda && needs_python train-cuda; then
+  # The same seed, batches and schedule on both backends; no dropout (its draws are the backend's).
+  train_cuda() {
+    local b
+    for b in cpu cuda; do
+      echo "\$ attnviz-cli train --backend $b …"
+      "$cli" train --backend "$b" --task reverse --size small --steps 40 --batch 32 --seed 3 \
+        --eval-every 20 --eval-size 16 --out "$work/train-$b.safetensors" \
+        --log "$work/train-$b.json" || return $?
+    done
+    "$python" tools/compare_train_logs.py "$work/train-cpu.json" "$work/train-cuda.json"
+  }
+  export -f train_cuda
+  export work
+  run_check train-cuda 120 1 train_cuda
+fi
 if needs_build no-plugin; then
   run_check no-plugin 120 0 bash tests/cuda_plugin_absent.sh "$cli" "$checks" "$small_model" "$plugin"
 fi
@@ -315,7 +343,8 @@ if needs_build bench; then
   # unknown option, so this runs nothing.
   uncached_opt_in=0
   probe=$("$cli" bench --uncached --gpu-check-probe 2>&1)
-  [[ $probe == *"unknown option --gpu-check-probe"* ]] && uncached_opt_in=1
+  [[ $probe == *"unknown option --gpu-check-probe"* || $probe == *"not expected: --gpu-check-probe"* ]] &&
+    uncached_opt_in=1
   short="" long=""
   for n in ${lengths//,/ }; do
     if ((n < 1024)); then short+=${short:+,}$n; else long+=" $n"; fi
@@ -331,6 +360,19 @@ if needs_build bench; then
 fi
 if needs_python torch; then
   run_check torch 300 1 "$python" tools/bench_torch_cuda.py --lengths "$lengths" --repeat 3
+fi
+if needs_build gpt2-bench && needs_python gpt2-bench; then
+  # A GPT-2-small-sized folder (random weights, written as save_pretrained writes it), then the
+  # same lengths in attnviz and in PyTorch, one after the other on the same GPU.
+  gpt2_bench() {
+    "$python" tools/make_tutorial_checkpoints.py --out "$work/models" --bench gpt2-small || return 1
+    "$cli" bench "$work/models/gpt2-small" --backend cuda --lengths "$gpt2_lengths" --repeat 3 ||
+      return $?
+    "$python" tools/bench_torch_cuda.py --model gpt2-small --lengths "$gpt2_lengths" --repeat 3
+  }
+  export -f gpt2_bench
+  export gpt2_lengths work
+  run_check gpt2-bench 200 1 gpt2_bench
 fi
 
 # ---- the op checks under memcheck, with what time is left ----
@@ -358,12 +400,31 @@ modern_parts() {
     END { for (op in total) printf "  %-44s %d of %d cases passed\n", op, passed[op], total[op] }' "$log" |
     sort
 }
-# bench_figure N LABEL: the first number after LABEL in the block "n = N tokens" of the bench logs.
+# bench_figure N LABEL [LOG...]: the first number after LABEL in the block "n = N tokens" of the
+# bench logs (the tutorial's, or the LOGs named).
 bench_figure() {
-  cat "$logs"/bench-*.log 2>/dev/null |
-    awk -v n="$1" -v label="$2" '
+  local n=$1 label=$2
+  shift 2
+  (($# > 0)) || set -- "$logs"/bench-*.log
+  cat "$@" 2>/dev/null |
+    awk -v n="$n" -v label="$label" '
       /^n = [0-9]+ tokens/ { inside = ($3 == n) }
       inside && index($0, label) { sub(".*" label "[^0-9]*", ""); sub("[^0-9.].*", ""); print; exit }'
+}
+# timing_table LENGTHS TORCH_LOG BENCH_LOG...: attnviz's figures beside PyTorch's, one row a length.
+timing_table() {
+  local lens=$1 torch_log=$2 n t
+  shift 2
+  printf '%6s | %12s | %12s | %12s | %12s | %12s | %12s\n' tokens "full trace" "probs only" \
+    "decode step" "torch full" "torch probs" "torch fwd"
+  for n in ${lens//,/ }; do
+    t=$(grep "^n = $n:" "$torch_log" 2>/dev/null)
+    printf '%6s | %12s | %12s | %12s | %12s | %12s | %12s\n' "$n" \
+      "$(bench_figure "$n" "full trace:" "$@")" "$(bench_figure "$n" "probabilities only:" "$@")" \
+      "$(bench_figure "$n" "KV cache:" "$@")" "$(sed -nE 's/.*full trace ([0-9.]+).*/\1/p' <<<"$t")" \
+      "$(sed -nE 's/.*probabilities only ([0-9.]+).*/\1/p' <<<"$t")" \
+      "$(sed -nE 's/.*forward only ([0-9.]+).*/\1/p' <<<"$t")"
+  done
 }
 passed=0 failed=0 skipped=0
 for r in "${results[@]}"; do
@@ -384,17 +445,11 @@ done
   done
   echo
   echo "timings in ms (median; attnviz: attnviz-cli bench --backend cuda; torch: tools/bench_torch_cuda.py)"
-  printf '%6s | %12s | %12s | %12s | %12s | %12s | %12s\n' tokens "full trace" "probs only" \
-    "decode step" "torch full" "torch probs" "torch fwd"
-  for n in ${lengths//,/ }; do
-    t=$(grep "^n = $n:" "$logs/torch.log" 2>/dev/null)
-    printf '%6s | %12s | %12s | %12s | %12s | %12s | %12s\n' "$n" \
-      "$(bench_figure "$n" "full trace:")" "$(bench_figure "$n" "probabilities only:")" \
-      "$(bench_figure "$n" "KV cache:")" "$(sed -nE 's/.*full trace ([0-9.]+).*/\1/p' <<<"$t")" \
-      "$(sed -nE 's/.*probabilities only ([0-9.]+).*/\1/p' <<<"$t")" \
-      "$(sed -nE 's/.*forward only ([0-9.]+).*/\1/p' <<<"$t")"
-  done
+  echo "the tutorial's size (6+6 layers, d_model 512, 8 heads):"
+  timing_table "$lengths" "$logs/torch.log" "$logs"/bench-*.log
   echo "(decode step: attnviz's per-step time with the key/value cache; the tutorial's PyTorch model has none)"
+  echo "GPT-2 small's size (12 layers, d_model 768, 12 heads, 50,257 tokens; gpt2-bench):"
+  timing_table "$gpt2_lengths" "$logs/gpt2-bench.log" "$logs/gpt2-bench.log"
   echo
   echo "the modern parts on CUDA (backend_checks --backend cuda):"
   modern_parts
