@@ -48,9 +48,9 @@ BART_TEXTS = ["Hello world!", "it's the cat's mat, isn't it? I'll see, we've 'qu
               "中文 and ελληνικά text", "tab\there\nnewline \t end", "🙂 ok?!"]
 
 
-def _marian(seed):
-    src_spm = ht.train_spm(EN, 48)
-    tgt_spm = ht.train_spm(DE, 56)
+def marian_vocab(src_spm, tgt_spm):
+    """vocab.json of a Marian folder as the conversion writes it: </s>, <unk>, the pieces of both
+    SentencePiece models (serialized bytes), <pad> last."""
     import sentencepiece as spm
 
     pieces = []
@@ -61,8 +61,25 @@ def _marian(seed):
             if not (sp.is_unknown(i) or sp.is_control(i)) and p not in pieces:
                 pieces.append(p)
     tokens = ["</s>", "<unk>"] + pieces + ["<pad>"]
-    vocab = {t: i for i, t in enumerate(tokens)}
-    V, pad = len(tokens), len(tokens) - 1
+    return {t: i for i, t in enumerate(tokens)}
+
+
+def bart_vocab(merges):
+    """vocab.json of a byte-level BPE with these merges, laid out as BART's: <s>, <pad>, </s>, <unk>,
+    the 256 byte characters, each merge's result, <mask> last."""
+    tokens = ["<s>", "<pad>", "</s>", "<unk>"] + [ht.BYTE_CHARS[b] for b in range(256)]
+    for a, b in merges:
+        if a + b not in tokens:
+            tokens.append(a + b)
+    tokens.append("<mask>")
+    return {t: i for i, t in enumerate(tokens)}
+
+
+def _marian(seed):
+    src_spm = ht.train_spm(EN, 48)
+    tgt_spm = ht.train_spm(DE, 56)
+    vocab = marian_vocab(src_spm, tgt_spm)
+    V, pad = len(vocab), len(vocab) - 1
     tok = ht.MarianTokenizer(src_spm, tgt_spm, vocab)
     torch.manual_seed(seed)
     model = hm.HfSeq2Seq("marian", V, d_model=32, heads=4, ffn_dim=64, encoder_layers=2, decoder_layers=2,
@@ -86,13 +103,8 @@ def _marian(seed):
 
 def _bart(seed):
     merges = ht.train_bpe(EN, 60)
-    tokens = ["<s>", "<pad>", "</s>", "<unk>"] + [ht.BYTE_CHARS[b] for b in range(256)]
-    for a, b in merges:
-        if a + b not in tokens:
-            tokens.append(a + b)
-    tokens.append("<mask>")
-    vocab = {t: i for i, t in enumerate(tokens)}
-    V = len(tokens)
+    vocab = bart_vocab(merges)
+    V = len(vocab)
     tok = ht.BartTokenizer(vocab, merges)
     torch.manual_seed(seed)
     model = hm.HfSeq2Seq("bart", V, d_model=32, heads=4, ffn_dim=48, encoder_layers=2, decoder_layers=2,
