@@ -261,6 +261,14 @@ fi
 if needs_build parity-cuda && needs_python parity-cuda; then
   run_check parity-cuda 240 1 "$python" tools/compare_dump.py --cli "$cli" --backend cuda --work "$work/parity-cuda"
 fi
+# transformers as the judge (tools/hf_judge.py): its models saved and compared with attnviz on the
+# CPU and, with a GPU, on CUDA; SKIPPED (77) where transformers is not installed.
+if needs_build hf-judge && needs_python hf-judge; then
+  hf_backends=cpu
+  ((have_gpu)) && hf_backends=cpu,cuda
+  run_check hf-judge 120 0 "$python" tools/hf_judge.py --cli "$cli" --backends "$hf_backends" \
+    --out "$out/hf-judge" --work "$work/hf-judge"
+fi
 if needs_build sync-mode && needs_python sync-mode; then
   run_check sync-mode 120 1 env ATTNVIZ_CUDA_SYNC=1 "$python" tools/compare_dump.py --cli "$cli" \
     --backend cuda --cases torch_pre --work "$work/parity-sync"
