@@ -90,6 +90,16 @@ def stand_in_case(name, work):
         {"gpt2": mtc.hf_gpt2, "bert": mtc.hf_bert, "llama": mtc.hf_llama}[name](work, name)
         case.notes.append("tools/hf_decoder_models.py, folder and inputs of tools/make_tutorial_checkpoints.py")
     case.folder = os.path.join(work, name)
+    if name == "llama":
+        # config.json as transformers 5 writes it: the rotary base inside rope_parameters.
+        path = os.path.join(case.folder, "config.json")
+        with open(path) as f:
+            config = json.load(f)
+        config.pop("rope_scaling", None)
+        config["rope_parameters"] = {"rope_type": "default", "rope_theta": config.pop("rope_theta")}
+        with open(path, "w") as f:
+            json.dump(config, f, indent=2, sort_keys=True)
+        case.notes.append("config.json rewritten as transformers 5 writes it: %s" % config["rope_parameters"])
     ref, meta = stio.read(os.path.join(work, name + ".ref.safetensors"))
     inputs = json.loads(meta["inputs"])
     n = len(inputs.get("src_ids") or inputs["tgt_ids"])

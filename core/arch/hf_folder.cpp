@@ -231,6 +231,31 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
   return ModelConfig::fromJson(c, where + " (Hugging Face config mapped to attnviz's)");
 }
 
+json hfWithRopeTheta(const json& hf, const std::string& where) {
+  if (!hf.is_object() || !hf.contains("rope_parameters") || hf["rope_parameters"].is_null())
+    return hf;
+  const json& rope = hf["rope_parameters"];
+  if (!rope.is_object())
+    refuse(where, "\"rope_parameters\" is " + clipForMessage(rope.dump(), 40) +
+                      ", expected an object such as {\"rope_type\": \"default\", "
+                      "\"rope_theta\": 10000.0}");
+  for (const char* key : {"rope_type", "type"})
+    if (rope.contains(key) && rope[key] != "default")
+      refuse(where, std::string("\"rope_parameters\" has ") + key + " " +
+                        clipForMessage(rope[key].dump(), 40) +
+                        ": attnviz reproduces only the default rotary embedding (rope_type "
+                        "\"default\")");
+  for (const auto& [key, value] : rope.items())
+    if (key != "rope_type" && key != "type" && key != "rope_theta")
+      refuse(where, "\"rope_parameters\" has \"" + clipForMessage(key, 40) + "\" " +
+                        clipForMessage(value.dump(), 40) +
+                        ": attnviz reproduces only the default rotary embedding (rope_type and "
+                        "rope_theta)");
+  json out = hf;
+  if (rope.contains("rope_theta")) out["rope_theta"] = rope["rope_theta"];
+  return out;
+}
+
 std::string hfWeightsFile(const std::string& folder) {
   const fs::path dir(folder);
   for (const char* name : {"model.safetensors", "pytorch_model.bin"})

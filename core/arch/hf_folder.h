@@ -37,6 +37,13 @@ bool isHfConfig(const nlohmann::json& j);
 ModelConfig configFromHf(const nlohmann::json& hf, const std::string& folder,
                          std::vector<std::string>* notes);
 
+// transformers 5 writes the rotary embedding's settings inside "rope_parameters" ({"rope_type":
+// "default", "rope_theta": …}) where 4.x wrote a top-level "rope_theta": `hf` with rope_theta taken
+// from rope_parameters (which transformers reads first). Throws Error(BadConfig) for a rope_type
+// other than "default" or a key of rope_parameters attnviz does not reproduce (scaling factors,
+// partial rotation). `where` names the file in messages.
+nlohmann::json hfWithRopeTheta(const nlohmann::json& hf, const std::string& where);
+
 // The weights file in a folder: model.safetensors, else pytorch_model.bin. Throws Error(Io)
 // listing what it looked for and what the folder holds.
 std::string hfWeightsFile(const std::string& folder);

@@ -560,7 +560,8 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
             !tok.tokens.empty() ? fitVocabulary(std::move(tok.tokens), V, tok.files, &f.notes)
                                 : hfVocabulary(folder, spec, V, &f.notes);
       }
-      const Inference inf = inferConfig(file, given, &j);
+      const nlohmann::json hf_args = hfWithRopeTheta(j, folder_config.string());
+      const Inference inf = inferConfig(file, given, &hf_args);
       if (!inf.complete())
         throw MissingInfoError(folder_config.string() + ": " + inf.explain(), inf);
       nlohmann::json c = inf.config;
