@@ -592,6 +592,11 @@ def versions(stand_in):
 
 def run(args, work):
     stand_in = args.stand_in
+    # Everything is built here: no look-up on the Hub (the GPU machine has no network, and a
+    # look-up could wait for its timeout).
+    for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
+        os.environ.setdefault(key, "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
         import torch  # noqa: F401
 
