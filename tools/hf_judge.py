@@ -195,7 +195,7 @@ def _save_and_reload(case, model, folder):
     loaded, info = type(model).from_pretrained(folder, attn_implementation="eager", output_loading_info=True)
     if getattr(loaded.config, "_attn_implementation", None) != "eager":
         raise RuntimeError("from_pretrained gave attention %r, not eager" % loaded.config._attn_implementation)
-    lost = {k: sorted(v) for k, v in info.items() if v}
+    lost = {k: sorted(map(str, v)) for k, v in info.items() if v}
     if lost:
         case.notes.append("from_pretrained: %s" % lost)
     return loaded.to(torch.float32).eval()
@@ -616,6 +616,7 @@ def run(args, work):
 
     torch.set_num_threads(min(4, os.cpu_count() or 1))
     started = time.time()
+    print("versions: %s" % versions(stand_in))
     report, cases = Report(), {}
     models = [m for m in args.models.split(",") if m]
     unknown = [m for m in models if m not in MODELS]
