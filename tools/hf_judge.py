@@ -90,6 +90,29 @@ def stand_in_case(name, work):
         {"gpt2": mtc.hf_gpt2, "bert": mtc.hf_bert, "llama": mtc.hf_llama}[name](work, name)
         case.notes.append("tools/hf_decoder_models.py, folder and inputs of tools/make_tutorial_checkpoints.py")
     case.folder = os.path.join(work, name)
+    if name == "gpt2":
+        # A byte-level vocabulary spells the letters S, E and P (nlp-tutorial's start, end and pad
+        # markers): as GPT-2's does, three tokens of the stand-in's are those letters.
+        path = os.path.join(case.folder, "vocab.json")
+        with open(path) as f:
+            vocab = json.load(f)
+        for old, new in (("t5", "S"), ("t6", "E"), ("t7", "P")):
+            vocab[new] = vocab.pop(old)
+        with open(path, "w") as f:
+            json.dump(vocab, f)
+        case.notes.append("vocab.json spells S, E and P (ids 5-7), as a byte-level vocabulary does")
+    if name == "bert":
+        # As transformers 5 saves it: model.safetensors without the MLM decoder's weight, which
+        # is tied to the word embeddings (and so left out), nor its bias (the same tensor as
+        # cls.predictions.bias).
+        import torch
+        old_file = os.path.join(case.folder, "pytorch_model.bin")
+        state = torch.load(old_file)
+        os.remove(old_file)
+        kept = {k: v for k, v in state.items()
+                if k not in ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias")}
+        stio.write(os.path.join(case.folder, "model.safetensors"), kept, {"format": "pt"})
+        case.notes.append("model.safetensors without cls.predictions.decoder.*, as transformers 5 saves it")
     if name == "llama":
         # config.json as transformers 5 writes it: the rotary base inside rope_parameters.
         path = os.path.join(case.folder, "config.json")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <numeric>
 #include <set>
@@ -861,7 +862,15 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
       return IdFrom::Stated;
     }
     if (real_vocab) {
-      const int found = findToken(special, spellings);
+      // One-letter spellings (S, E, P: nlp-tutorial's markers) are markers only in an
+      // encoder-decoder's word vocabulary; in a decoder-only or encoder-only model's vocabulary a
+      // letter is a letter (a character-level nanoGPT's "S", GPT-2's byte "S"), never a start
+      // token.
+      int found = -1;
+      for (const char* spelling : spellings) {
+        if (std::strlen(spelling) == 1 && !spec.hasCross()) continue;
+        if ((found = findToken(special, {spelling})) >= 0) break;
+      }
       if (found >= 0) {
         c[key] = found;
         fact(std::string(key) + " " + std::to_string(found) + " (\"" + special[found] +

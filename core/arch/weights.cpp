@@ -309,32 +309,36 @@ class SpecLoader {
     if (c_.final_norm) s.final_norm = norm(p, Role::FinalNorm, 0, true);
   }
 
+  // The token logits' projection [V, d]: its own tensor, or — tied (tie_word_embeddings) and not
+  // saved, as save_pretrained leaves out a tied copy (GPT-2's lm_head, BERT's MLM decoder under
+  // transformers 5) — the token table, with the bias the file may hold.
+  LinearWeights outputProjection(const ModelWeights& w, int64_t d, int64_t V) {
+    const TensorName* t = pick(Part::Head, Role::Output, 0);
+    if (!(t && !r_.has(t->weight) && spec_.tied_output)) return linear(t, 0, 0, d, V, c_.proj_bias);
+    LinearWeights p;
+    const StackWeights& s = c_.hasDecoder() ? w.decoder : w.encoder;
+    p.weight = s.embed.tokens;
+    const std::string b = t->bias;
+    if (!c_.proj_bias) c_.proj_bias = !b.empty() && r_.has(b);
+    if (*c_.proj_bias && !b.empty()) {
+      Tensor bias = (t->flags & kBiasRow) ? r_.get(b, {1, V}) : r_.get(b, {V});
+      if (!bias.empty()) p.bias = Tensor({V}, std::move(bias.data));
+    }
+    return p;
+  }
+
   void head(ModelWeights& w) {
     const int64_t d = c_.d_model;
     HeadWeights& h = w.head;
     const int64_t V = (int64_t)c_.outputVocab().size();
     switch (c_.tokenHead()) {
-      case TokenHead::Linear: {
-        const TensorName* t = pick(Part::Head, Role::Output, 0);
-        if (t && !r_.has(t->weight) && spec_.tied_output) {
-          // Tied (tie_word_embeddings): the token table is the projection; a bias may be saved.
-          const StackWeights& s = c_.hasDecoder() ? w.decoder : w.encoder;
-          h.projection.weight = s.embed.tokens;
-          const std::string b = t->bias;
-          if (!c_.proj_bias) c_.proj_bias = !b.empty() && r_.has(b);
-          if (*c_.proj_bias && !b.empty()) {
-            Tensor bias = (t->flags & kBiasRow) ? r_.get(b, {1, V}) : r_.get(b, {V});
-            if (!bias.empty()) h.projection.bias = Tensor({V}, std::move(bias.data));
-          }
-        } else {
-          h.projection = linear(t, 0, 0, d, V, c_.proj_bias);
-        }
+      case TokenHead::Linear:
+        h.projection = outputProjection(w, d, V);
         break;
-      }
       case TokenHead::BertMlm:
         h.mlm_transform = linearWithBias(Part::Head, Role::MlmTransform, d, d);
         h.mlm_norm = norm(Part::Head, Role::MlmNorm, 0, true);
-        h.projection = linear(Part::Head, Role::Output, 0, d, V, c_.proj_bias);
+        h.projection = outputProjection(w, d, V);
         break;
       case TokenHead::None:
         break;
