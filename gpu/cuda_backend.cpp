@@ -433,7 +433,11 @@ class CudaBackend final : public Backend {
       std::lock_guard<std::mutex> lock(failure_mutex_);
       if (failure_.empty()) failure_ = message;
     }
-    throw Error(ErrorKind::Backend, message);
+    // Out of memory leaves the context usable: its own kind, so that the request can be redone
+    // on the CPU (model/cpu_fallback.h) without matching the message.
+    throw Error(
+        !sticky && code == cudaErrorMemoryAllocation ? ErrorKind::OutOfMemory : ErrorKind::Backend,
+        message);
   }
 
   // Executes a plan of gemm_plan.h: a, b, c are the base pointers its offsets count from.

@@ -28,9 +28,12 @@ void throwCudaError(cudaError_t error, const char* call, const char* file, int l
 }
 
 void throwCublasError(cublasStatus_t status, const char* call, const char* file, int line) {
-  throw CudaError(cudaSuccess, sourceName(file) + ":" + std::to_string(line) + ": " + call +
-                                   " failed: " + cublasGetStatusString(status) + " (" +
-                                   cublasGetStatusName(status) + ")");
+  // cuBLAS could not allocate its workspace: out of GPU memory, as a failed cudaMalloc.
+  const cudaError_t code =
+      status == CUBLAS_STATUS_ALLOC_FAILED ? cudaErrorMemoryAllocation : cudaSuccess;
+  throw CudaError(code, sourceName(file) + ":" + std::to_string(line) + ": " + call +
+                            " failed: " + cublasGetStatusString(status) + " (" +
+                            cublasGetStatusName(status) + ")");
 }
 
 }  // namespace attnviz::cuda

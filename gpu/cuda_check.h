@@ -14,7 +14,8 @@ namespace attnviz::cuda {
 
 class CudaError : public Error {
  public:
-  // `code`: the CUDA runtime error; cudaSuccess for a cuBLAS failure (see cublas_status).
+  // `code`: the CUDA runtime error; for a cuBLAS failure cudaErrorMemoryAllocation when cuBLAS
+  // could not allocate (CUBLAS_STATUS_ALLOC_FAILED), otherwise cudaSuccess.
   CudaError(cudaError_t code, const std::string& message)
       : Error(ErrorKind::Backend, message), code_(code) {}
   cudaError_t code() const { return code_; }

@@ -1582,24 +1582,32 @@ Outcome outOfMemory(Backend& be, Backend&) {
   const auto before = sequence();
   std::vector<BufferPtr> hog;
   std::string oom;
+  ErrorKind oom_kind = ErrorKind::Backend;
   for (size_t chunk : {size_t{1} << 30, size_t{64} << 20, size_t{1} << 20}) {
     for (int i = 0; i < 4096; ++i) {
       try {
         hog.push_back(be.allocate(chunk));
       } catch (const Error& e) {
-        if (oom.empty()) oom = e.what();
+        if (oom.empty()) {
+          oom = e.what();
+          oom_kind = e.kind();
+        }
         break;
       }
     }
   }
   EXPECT(!oom.empty(), "allocated " << hog.size() << " buffers without running out of memory");
   EXPECT(oom.find("out of GPU memory") != std::string::npos, "the message: " << oom);
+  // Its own kind: the model redoes the request on the CPU (model/cpu_fallback.h).
+  EXPECT(oom_kind == ErrorKind::OutOfMemory, "the kind: " << errorKindName(oom_kind));
   EXPECT(be.healthy(), "out of memory marked the backend unusable: " << be.failure());
   std::string mid;
   try {
     sequence();
   } catch (const Error& e) {
     mid = e.what();
+    EXPECT(e.kind() == ErrorKind::OutOfMemory,
+           "mid-sequence: " << errorKindName(e.kind()) << ": " << mid);
   }
   EXPECT(be.healthy(), "out of memory mid-sequence marked the backend unusable: " << be.failure());
   hog.clear();

@@ -60,6 +60,8 @@ const char* errorKindName(ErrorKind kind) {
       return "non-finite";
     case ErrorKind::Backend:
       return "backend";
+    case ErrorKind::OutOfMemory:
+      return "out-of-memory";
     case ErrorKind::Cancelled:
       return "cancelled";
     case ErrorKind::Usage:

@@ -35,6 +35,9 @@ enum class ErrorKind {
                      // exceeds one of the reader's bounds (pickle memo, objects, entries, ...)
   NonFinite,         // a pass computed NaN or infinite values (finite weights can overflow)
   Backend,           // a compute backend failed (CUDA error, no device, ...)
+  OutOfMemory,       // a device backend (the GPU) ran out of memory for this request; the
+                     // backend stays usable, and the request may be redone on the CPU
+                     // (model/cpu_fallback.h)
   Cancelled,         // the user cancelled a long computation
   Usage,             // wrong command-line usage
   BadArchive,        // a zip archive attnviz cannot read safely: not a zip, no data.pkl, a missing

@@ -94,7 +94,8 @@ class Backend {
   virtual int threads() const { return 1; }
 
   // ---- memory ----
-  // A zero-filled buffer of `bytes` bytes. Throws Error(Backend) when out of memory.
+  // A zero-filled buffer of `bytes` bytes. A device backend throws Error(OutOfMemory) when its
+  // memory runs out (any op that allocates may too); the backend stays usable.
   virtual BufferPtr allocate(size_t bytes) = 0;
   // Copies host → device at byte offset `offset` of dst.
   virtual void upload(DeviceBuffer& dst, const void* src, size_t bytes, size_t offset = 0) = 0;
