@@ -46,6 +46,7 @@
 #include "colormap.h"
 #include "compute/backends.h"
 #include "compute/cpu_backend.h"
+#include "compute/memory_limit.h"
 #include "compute/thread_pool.h"
 #include "decoding_view.h"
 #include "figure.h"
@@ -171,6 +172,7 @@ class GuiTest : public QObject {
   void learnedPositions();
   void longRunShowsProgressAndCancels();
   void backendChooser();
+  void outOfGpuMemoryRedoneOnCpu();
   void exports();
   void exportsLesson();
   void settingsPersist();
@@ -1131,6 +1133,89 @@ void GuiTest::backendChooser() {
     QVERIFY(std::abs(probs_one[i] - probs_all[i]) < 1e-6f);
   w->threadsSpin()->setValue(0);
   QCOMPARE(w->engine()->threads(), availableCores());
+}
+
+// Issue 27: a run that runs out of GPU memory is redone on the CPU, the window says so, and the
+// model stays on its backend for the next run. Without a GPU: the CPU backend behind a memory limit
+// (compute/memory_limit.h) runs out as a full GPU does.
+void GuiTest::outOfGpuMemoryRedoneOnCpu() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  Engine* e = w->engine();
+  const auto loaded = e->model()->loadedPtr();
+  auto limit = std::make_shared<MemoryLimit>(~uint64_t(0));
+  auto model = std::make_shared<Model>(loaded, limitMemory(createBackend("cpu"), limit));
+  QVERIFY(e->setModel(model, QStringLiteral("nlp_tiny")));
+  QVERIFY(idle(*w));  // the window may run its input again on the new model
+  const QString short_src = QStringLiteral("ich mochte ein bier");
+  QString long_src = short_src;
+  while (int(model->encodeSource((long_src + " ein bier").toStdString()).size()) <
+         model->maxPositions() - 2)
+    long_src += QStringLiteral(" ein bier");
+  // The peak of each decode (weights + the session's buffers): the limit half-way between.
+  auto peakOf = [&](const QString& src) {
+    limit->peak = uint64_t(limit->in_use);
+    if (!e->run(src, {})) return uint64_t(1);
+    if (!idle(*w)) return uint64_t(2);
+    return uint64_t(limit->peak);
+  };
+  const uint64_t peak_short = peakOf(short_src), peak_long = peakOf(long_src);
+  QVERIFY2(peak_long > peak_short && peak_short > 2,
+           qPrintable(QStringLiteral("%1, %2").arg(peak_short).arg(peak_long)));
+  limit->bytes = (peak_short + peak_long) / 2;
+
+  QSignalSpy notices(e, &Engine::notice);
+  QSignalSpy failures(e, &Engine::failed);
+  const uint64_t refused = limit->refused;
+  QVERIFY(e->run(long_src, {}));
+  QVERIFY(idle(*w));
+  QCOMPARE(failures.count(), 0);
+  QVERIFY(limit->refused > refused);
+  QCOMPARE(notices.count(), 1);
+  const QString note = notices.at(0).at(0).toString();
+  QVERIFY2(note.startsWith(QStringLiteral("The GPU ran out of memory (out of memory: cannot "
+                                          "allocate ")) &&
+               note.endsWith(QStringLiteral("): this run was redone on the CPU. The model stays "
+                                            "on the GPU: the next run tries it again.")),
+           qPrintable(note));
+  QVERIFY(w->messageBar()->isVisible());
+  QCOMPARE(w->messageBar()->level(), MessageBar::Level::Warning);
+  QVERIFY(w->messageBar()->text().contains(QStringLiteral("redone on the CPU")));
+  QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR));
+  QVERIFY(w->grab().save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/out-of-gpu-memory-note.png")));
+  QCOMPARE(e->model(), model.get());  // the engine's model stays where it was
+  // What is shown is the CPU's decode, value for value.
+  Model cpu(loaded, createBackend("cpu"));
+  DecodingSession::Options o;
+  o.keep_scores = true;
+  o.keep_qkv = true;
+  DecodingSession want(cpu, cpu.encodeSource(long_src.toStdString()), {}, o);
+  want.runToEnd();
+  const auto snap = e->snapshot();
+  QCOMPARE(int(snap->steps.size()), want.length());
+  for (int i = 0; i + 1 < want.length(); ++i)
+    QCOMPARE(snap->steps[size_t(i)].chosen_id, want.targetIds()[size_t(i) + 1]);
+  const Trace& got = *snap->trace;
+  QCOMPARE(got.blocks.size(), want.trace().blocks.size());
+  for (size_t b = 0; b < got.blocks.size(); ++b)
+    QVERIFY(got.blocks[b].probs == want.trace().blocks[b].probs);
+  QVERIFY(got.logits.data == want.trace().logits.data);
+  // Stepping in that decode goes on with its CPU copy: no new note, no error.
+  QVERIFY(e->stepBack());
+  QVERIFY(idle(*w));
+  QVERIFY(e->stepForward());
+  QVERIFY(idle(*w));
+  QCOMPARE(e->snapshot()->steps.size(), snap->steps.size());
+  QCOMPARE(notices.count(), 1);
+  QCOMPARE(failures.count(), 0);
+  // The next run that fits runs on the engine's model again: no note.
+  const uint64_t refused_before = limit->refused, in_use_before = limit->in_use;
+  limit->peak = in_use_before;
+  QVERIFY(e->run(short_src, {}));
+  QVERIFY(idle(*w));
+  QCOMPARE(notices.count(), 1);
+  QCOMPARE(failures.count(), 0);
+  QCOMPARE(uint64_t(limit->refused), refused_before);
+  QVERIFY(limit->peak > in_use_before);  // its buffers came from the limited backend
 }
 
 void GuiTest::exports() {

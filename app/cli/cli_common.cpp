@@ -1,6 +1,7 @@
 #include "cli_common.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 
 #include "arch/bundled.h"
@@ -8,6 +9,8 @@
 #include "base/error.h"
 #include "base/safe_text.h"
 #include "compute/backends.h"
+#include "compute/memory_limit.h"
+#include "model/cpu_fallback.h"
 #include "model/decoding.h"
 #include "model/finite_scan.h"
 #include "text/token_display.h"
@@ -178,11 +181,27 @@ std::shared_ptr<Backend> openBackend(const std::string& name, int threads) {
       std::cerr << "attnviz-cli: note: the " << backend->name() << " backend runs on "
                 << backend->threads() << " thread(s); --threads " << threads << " has no effect\n";
   }
+  if (const char* limit = std::getenv("ATTNVIZ_TEST_MEMORY_LIMIT"); limit && *limit) {
+    const std::string text(limit);
+    if (text.find_first_not_of("0123456789") != std::string::npos || text.size() > 19)
+      throw Error(ErrorKind::Usage, "ATTNVIZ_TEST_MEMORY_LIMIT=" + safe(text) +
+                                        " is not a number of bytes (a test hook: leave it unset)");
+    backend = limitMemory(std::move(backend), std::stoull(text));
+  }
   return backend;
 }
 
 std::shared_ptr<Backend> openBackend(const ModelArgs& a) {
   return openBackend(a.backend, a.threads.value_or(0));
+}
+
+int runOnModel(const ModelArgs& a, const std::function<int(Model&)>& body) {
+  auto model = std::make_shared<Model>(openModel(a), openBackend(a));
+  std::string note;
+  const int status = runRedoingOnCpu(model, a.threads.value_or(0), &note,
+                                     [&](const std::shared_ptr<Model>& m) { return body(*m); });
+  if (!note.empty()) std::cerr << "attnviz-cli: note: " << safe(note) << "\n";
+  return status;
 }
 
 void addInputArgs(CLI::App* cmd, InputArgs& a, bool segments) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -50,8 +51,15 @@ std::string changeOptions(const Assumed& a);
 std::string commandLineMessage(const Error& e);
 // The backend `name` ("cpu", "cuda") on `threads` threads (0: the backend's default, one per core);
 // a note on stderr when the backend cannot take the count.
+// A test hook: with ATTNVIZ_TEST_MEMORY_LIMIT=BYTES in the environment the backend refuses to
+// hold more than BYTES at once and runs out of memory as a full GPU does (compute/memory_limit.h),
+// so that the CPU fallback below can be tested without a GPU, or on one without filling it.
 std::shared_ptr<Backend> openBackend(const std::string& name, int threads);
 std::shared_ptr<Backend> openBackend(const ModelArgs& a);  // --backend, --threads
+// Loads MODEL, puts it on the chosen backend and runs `body` on it. When the body runs out of GPU
+// memory it is redone on the CPU with the same loaded weights (model/cpu_fallback.h), and a note
+// on stderr says so: a body prints nothing before its computation is done.
+int runOnModel(const ModelArgs& a, const std::function<int(Model&)>& body);
 
 // The sentence options. An encoder-decoder takes the source (and optionally the target), an
 // encoder-only model the source, a decoder-only model the target.

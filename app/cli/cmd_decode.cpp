@@ -21,8 +21,8 @@ struct DecodeArgs {
   bool ids = false, keep_going = false;
 };
 
-int runDecode(const DecodeArgs& a) {
-  Model m(openModel(a.model), openBackend(a.model));
+// The decode and what it prints (redone on the CPU when it runs out of GPU memory: runOnModel).
+int decodeOn(Model& m, const DecodeArgs& a) {
   const ModelConfig& c = m.config();
   if (!c.hasDecoder())
     throw Error(ErrorKind::Usage, std::string(modelClassName(c.model)) +
@@ -63,6 +63,10 @@ int runDecode(const DecodeArgs& a) {
     if (id != c.eos_id) words.push_back(m.tgtVocab().token(id));
   std::cout << joinTokens(words) << "\n";
   return 0;
+}
+
+int runDecode(const DecodeArgs& a) {
+  return runOnModel(a.model, [&](Model& m) { return decodeOn(m, a); });
 }
 
 }  // namespace

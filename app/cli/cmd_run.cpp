@@ -34,8 +34,8 @@ int argmaxRow(const float* row, int n) {
   return best;
 }
 
-int runRun(const RunArgs& a) {
-  Model m(openModel(a.model), openBackend(a.model));
+// The pass and what it prints (redone on the CPU when it runs out of GPU memory: runOnModel).
+int runOn(Model& m, const RunArgs& a) {
   const ModelConfig& c = m.config();
   ForwardOptions o;
   o.keep_qkv = a.qkv;
@@ -72,6 +72,10 @@ int runRun(const RunArgs& a) {
     std::cout << "wrote the trace to " << safe(a.dump) << "\n";
   }
   return 0;
+}
+
+int runRun(const RunArgs& a) {
+  return runOnModel(a.model, [&](Model& m) { return runOn(m, a); });
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 #include "base/error.h"
 #include "base/host_memory.h"
 #include "compute/backends.h"
+#include "model/cpu_fallback.h"
+#include "teaching_util.h"
 #include "token_label.h"
 
 namespace attnviz::gui {
@@ -31,6 +33,8 @@ QString errorTitle(const Error& e) {
       return QObject::tr("Cancelled");
     case ErrorKind::Backend:
       return QObject::tr("Compute backend error");
+    case ErrorKind::OutOfMemory:
+      return QObject::tr("Out of GPU memory");
     case ErrorKind::TooLarge:
       return QObject::tr("Too large");
     case ErrorKind::Io:
@@ -38,6 +42,29 @@ QString errorTitle(const Error& e) {
     default:
       return QObject::tr("The model cannot be loaded");
   }
+}
+
+// A decoding session on `model` that keeps the model alive as long as it lives (the model may be a
+// CPU copy made for this session alone: model/cpu_fallback.h).
+std::shared_ptr<DecodingSession> sessionOn(const std::shared_ptr<Model>& model,
+                                           std::vector<int> src, std::vector<int> prefix,
+                                           const DecodingSession::Options& options) {
+  return std::shared_ptr<DecodingSession>(
+      new DecodingSession(*model, std::move(src), std::move(prefix), options),
+      [model](DecodingSession* session) { delete session; });
+}
+
+// A session over the same source and fed tokens (the first prefix_len of them its prefix) and the
+// same last choice (-1: none), computed again on `model` with `options`.
+std::shared_ptr<DecodingSession> replayOn(const std::shared_ptr<Model>& model,
+                                          const std::vector<int>& src, const std::vector<int>& fed,
+                                          int prefix_len, int choice,
+                                          const DecodingSession::Options& options) {
+  auto session =
+      sessionOn(model, src, std::vector<int>(fed.begin(), fed.begin() + prefix_len), options);
+  for (size_t i = size_t(prefix_len); i < fed.size(); ++i) session->stepForward(fed[i]);
+  if (choice >= 0 && !session->finished()) session->stepForward(choice);
+  return session;
 }
 
 }  // namespace
@@ -119,6 +146,28 @@ bool Engine::start(const QString& what, bool cancellable,
     }
   }));
   return true;
+}
+
+bool Engine::startOnModel(const QString& what, bool cancellable, ModelWork work) {
+  if (!model_) return false;
+  auto model = model_;
+  const int threads = threads_;
+  return start(what, cancellable, [this, model, threads, work](const JobContext& ctx) -> Apply {
+    std::string note;
+    std::shared_ptr<Model> ran_on;
+    Apply apply = runRedoingOnCpu(model, threads, &note, [&](const std::shared_ptr<Model>& m) {
+      ran_on = m;
+      return work(ctx, m);
+    });
+    if (note.empty()) return apply;
+    // `ran_on` (the CPU copy) lives as long as what the job made needs it.
+    const QString message = messageSentence(note.c_str()) +
+                            tr(" The model stays on the GPU: the next run tries it again.");
+    return [this, apply, ran_on, message] {
+      if (apply) apply();
+      emit notice(message);
+    };
+  });
 }
 
 void Engine::finish() {
@@ -409,33 +458,36 @@ bool Engine::run(const QString& src, const QString& prefix) {
     checkUnknown(model->tgtVocab(), p.find_first_not_of(" \t") != std::string::npos ? p : s,
                  tr("prompt"));
   if (!c.hasDecoder()) {  // encoder-only: one pass, its outputs
-    return start(tr("Running"), true, [=, this](const JobContext& ctx) -> Apply {
-      Inputs in;
-      in.src = {model->encodeSource(s)};
-      auto trace = std::make_shared<const Trace>(model->forward(in, ctx.forwardOptions(masks)));
-      return [this, trace, masks] {
-        session_.reset();
-        publish(encoderSnapshot(trace, masks));
-      };
-    });
+    return startOnModel(
+        tr("Running"), true, [=, this](const JobContext& ctx, const auto& m) -> Apply {
+          Inputs in;
+          in.src = {m->encodeSource(s)};
+          auto trace = std::make_shared<const Trace>(m->forward(in, ctx.forwardOptions(masks)));
+          return [this, trace, masks] {
+            session_.reset();
+            publish(encoderSnapshot(trace, masks));
+          };
+        });
   }
-  return start(tr("Decoding"), true, [=, this](const JobContext& ctx) -> Apply {
-    std::vector<int> ids;
-    if (c.hasCross()) ids = model->encodeSource(s);
-    // A decoder-only model continues what was typed (in the source box or the prefix box).
-    const std::string typed =
-        c.hasCross() || p.find_first_not_of(" \t") != std::string::npos ? p : s;
-    std::vector<int> prefix_ids = model->encodeTarget(typed);
-    auto session =
-        std::make_shared<DecodingSession>(*model, ids, prefix_ids, ctx.sessionOptions(masks));
-    // Not yet shown: the whole greedy decode runs here.
-    while (!session->finished()) {
-      if (ctx.cancelled()) throw Error(ErrorKind::Cancelled, "decoding was cancelled");
-      session->stepForward();
-      ctx.report(session->length(), session->limit(), QObject::tr("Decoding"));
-    }
-    return [this, session] { adoptSession(session); };
-  });
+  return startOnModel(tr("Decoding"), true,
+                      [=, this](const JobContext& ctx, const auto& m) -> Apply {
+                        std::vector<int> ids;
+                        if (c.hasCross()) ids = m->encodeSource(s);
+                        // A decoder-only model continues what was typed (in the source box or the
+                        // prefix box).
+                        const std::string typed =
+                            c.hasCross() || p.find_first_not_of(" \t") != std::string::npos ? p : s;
+                        std::vector<int> prefix_ids = m->encodeTarget(typed);
+                        auto session = sessionOn(m, ids, prefix_ids, ctx.sessionOptions(masks));
+                        // Not yet shown: the whole greedy decode runs here.
+                        while (!session->finished()) {
+                          if (ctx.cancelled())
+                            throw Error(ErrorKind::Cancelled, "decoding was cancelled");
+                          session->stepForward();
+                          ctx.report(session->length(), session->limit(), QObject::tr("Decoding"));
+                        }
+                        return [this, session] { adoptSession(session); };
+                      });
 }
 
 bool Engine::runBatch(const QStringList& sentences) {
@@ -448,37 +500,38 @@ bool Engine::runBatch(const QStringList& sentences) {
   for (size_t b = 0; b < texts.size(); ++b)
     checkUnknown(mc.hasEncoder() ? model->srcVocab() : model->tgtVocab(), texts[b],
                  tr("sentence %1").arg(b + 1));
-  return start(tr("Running a batch"), true, [=, this](const JobContext& ctx) -> Apply {
-    if (texts.size() < 2)
-      throw Error(ErrorKind::BadInput, "a batch needs at least two sentences (one per line)");
-    const ModelConfig& c = model->config();
-    std::vector<std::vector<int>> srcs, tgts;
-    for (size_t b = 0; b < texts.size(); ++b) {
-      try {
-        if (c.hasEncoder()) srcs.push_back(model->encodeSource(texts[b]));
-        if (c.hasCross()) {
-          tgts.push_back(greedyTarget(*model, srcs.back()));
-        } else if (c.hasDecoder()) {
-          tgts.push_back(model->encodeTarget(texts[b]));
+  return startOnModel(
+      tr("Running a batch"), true, [=, this](const JobContext& ctx, const auto& m) -> Apply {
+        if (texts.size() < 2)
+          throw Error(ErrorKind::BadInput, "a batch needs at least two sentences (one per line)");
+        const ModelConfig& c = m->config();
+        std::vector<std::vector<int>> srcs, tgts;
+        for (size_t b = 0; b < texts.size(); ++b) {
+          try {
+            if (c.hasEncoder()) srcs.push_back(m->encodeSource(texts[b]));
+            if (c.hasCross()) {
+              tgts.push_back(greedyTarget(*m, srcs.back()));
+            } else if (c.hasDecoder()) {
+              tgts.push_back(m->encodeTarget(texts[b]));
+            }
+          } catch (const Error& e) {
+            throw Error(e.kind(), "sentence " + std::to_string(b + 1) + ": " + e.what());
+          }
+          ctx.report(int(b) + 1, int(texts.size()), QObject::tr("Decoding the batch"));
+          if (ctx.cancelled()) throw Error(ErrorKind::Cancelled, "the batch was cancelled");
         }
-      } catch (const Error& e) {
-        throw Error(e.kind(), "sentence " + std::to_string(b + 1) + ": " + e.what());
-      }
-      ctx.report(int(b) + 1, int(texts.size()), QObject::tr("Decoding the batch"));
-      if (ctx.cancelled()) throw Error(ErrorKind::Cancelled, "the batch was cancelled");
-    }
-    auto snap = std::make_shared<Snapshot>();
-    snap->batch = true;
-    snap->masks = masks;
-    Inputs in;
-    in.src = srcs;
-    in.tgt = tgts;
-    snap->trace = std::make_shared<const Trace>(model->forward(in, ctx.forwardOptions(masks)));
-    snap->batch_src = srcs;
-    snap->batch_tgt = tgts;
-    for (const auto& t : texts) snap->batch_sentences << QString::fromStdString(t);
-    return [this, snap] { publish(snap); };
-  });
+        auto snap = std::make_shared<Snapshot>();
+        snap->batch = true;
+        snap->masks = masks;
+        Inputs in;
+        in.src = srcs;
+        in.tgt = tgts;
+        snap->trace = std::make_shared<const Trace>(m->forward(in, ctx.forwardOptions(masks)));
+        snap->batch_src = srcs;
+        snap->batch_tgt = tgts;
+        for (const auto& t : texts) snap->batch_sentences << QString::fromStdString(t);
+        return [this, snap] { publish(snap); };
+      });
 }
 
 void Engine::plan(std::vector<Action> actions, const QString& what) {
@@ -499,17 +552,27 @@ void Engine::pump() {
     }
     plan_.push_front(act);  // again after this step
   }
-  start(plan_what_, true, [=, this](const JobContext& ctx) -> Apply {
+  // What a redo on the CPU replays (read here, on the GUI thread).
+  const std::vector<int> src = session->source(), fed = session->targetIds();
+  const int prefix_len = session->prefixLength(), choice = session->choice();
+  // A session redone on a CPU copy of the model earlier goes on there.
+  const bool on_copy = &session->model() != model_.get();
+  startOnModel(plan_what_, true, [=, this](const JobContext& ctx, const auto& m) -> Apply {
     // Runs off the GUI thread: reads the session's cache, never its trace's rows being shown.
+    // Redone on a CPU copy of the model (the step ran out of GPU memory), the session is first
+    // computed again there, and goes on there.
+    auto on = on_copy || &session->model() == m.get()
+                  ? session
+                  : replayOn(m, src, fed, prefix_len, choice, session->options());
     auto step = std::make_shared<DecodingSession::Step>(
-        act.kind == Action::Rerun
-            ? session->computeRerun(act.value)
-            : session->computeStep(act.kind == Action::Step ? act.value : -1));
-    ctx.report(session->length() + 1, session->limit(), plan_what_);
-    return [this, session, step] {
+        act.kind == Action::Rerun ? on->computeRerun(act.value)
+                                  : on->computeStep(act.kind == Action::Step ? act.value : -1));
+    ctx.report(on->length() + 1, on->limit(), plan_what_);
+    return [this, session, on, step] {
       if (session != session_) return;  // the model or input changed meanwhile
-      session->applyStep(std::move(*step));
-      publish(makeSnapshot(*session));
+      session_ = on;
+      on->applyStep(std::move(*step));
+      publish(makeSnapshot(*on));
     };
   });
 }
@@ -523,12 +586,12 @@ bool Engine::setMasks(const MaskOptions& masks) {
     return true;
   }
   bool started = false;
-  auto model = model_;
   auto prev = snapshot_;
   if (snapshot_->batch || !session_) {
     // A batch, or an encoder-only model: the same inputs again.
-    started =
-        start(tr("Rerunning with the new masks"), true, [=, this](const JobContext& ctx) -> Apply {
+    started = startOnModel(
+        tr("Rerunning with the new masks"), true,
+        [=, this](const JobContext& ctx, const auto& model) -> Apply {
           Inputs in;
           if (prev->batch) {
             in.src = prev->batch_src;
@@ -547,15 +610,12 @@ bool Engine::setMasks(const MaskOptions& masks) {
     // The same source and target tokens, the same last choice, with the new masks.
     const std::vector<int> src = session_->source(), fed = session_->targetIds();
     const int prefix_len = session_->prefixLength(), choice = session_->choice();
-    started =
-        start(tr("Rerunning with the new masks"), true, [=, this](const JobContext& ctx) -> Apply {
-          std::vector<int> prefix(fed.begin(), fed.begin() + prefix_len);
-          auto session =
-              std::make_shared<DecodingSession>(*model, src, prefix, ctx.sessionOptions(masks));
-          for (size_t i = size_t(prefix_len); i < fed.size(); ++i) session->stepForward(fed[i]);
-          if (choice >= 0 && !session->finished()) session->stepForward(choice);
-          return [this, session] { adoptSession(session); };
-        });
+    started = startOnModel(tr("Rerunning with the new masks"), true,
+                           [=, this](const JobContext& ctx, const auto& m) -> Apply {
+                             auto session = replayOn(m, src, fed, prefix_len, choice,
+                                                     ctx.sessionOptions(masks));
+                             return [this, session] { adoptSession(session); };
+                           });
   }
   if (!started) {
     masks_ = old;
@@ -630,38 +690,38 @@ bool Engine::choose(int position, int token, bool continue_decoding) {
 
 bool Engine::runTask(const QString& what, TaskWork work) {
   if (!model_ || busy_) return false;
-  auto model = model_;
-  return start(what, true,
-               [model, work](const JobContext& ctx) -> Apply { return work(*model, *ctx.cancel); });
+  return startOnModel(what, true, [work](const JobContext& ctx, const auto& m) -> Apply {
+    return work(*m, *ctx.cancel);
+  });
 }
 
 bool Engine::runProgressTask(const QString& what, ProgressTaskWork work) {
   if (!model_ || busy_) return false;
-  auto model = model_;
-  return start(what, true, [model, work, what](const JobContext& ctx) -> Apply {
+  return startOnModel(what, true, [work, what](const JobContext& ctx, const auto& m) -> Apply {
     const TaskProgress progress = [&ctx, what](int done, int total) {
       ctx.report(done, total, what);
     };
-    return work(*model, *ctx.cancel, progress);
+    return work(*m, *ctx.cancel, progress);
   });
 }
 
 bool Engine::loadDecode(std::vector<int> src, std::vector<int> prefix, std::vector<int> generated,
                         int max_new_tokens) {
   if (!model_ || busy_ || !model_->config().hasDecoder()) return false;
-  auto model = model_;
   const MaskOptions masks = masks_;
-  return start(tr("Loading the decode"), true, [=, this](const JobContext& ctx) -> Apply {
-    DecodingSession::Options o = ctx.sessionOptions(masks);
-    if (max_new_tokens > 0) o.max_new_tokens = max_new_tokens;
-    auto session = std::make_shared<DecodingSession>(*model, src, prefix, o);
-    for (int id : generated) {
-      if (session->finished()) break;
-      if (ctx.cancelled()) throw Error(ErrorKind::Cancelled, "loading the decode was cancelled");
-      session->stepForward(id);
-    }
-    return [this, session] { adoptSession(session); };
-  });
+  return startOnModel(tr("Loading the decode"), true,
+                      [=, this](const JobContext& ctx, const auto& m) -> Apply {
+                        DecodingSession::Options o = ctx.sessionOptions(masks);
+                        if (max_new_tokens > 0) o.max_new_tokens = max_new_tokens;
+                        auto session = sessionOn(m, src, prefix, o);
+                        for (int id : generated) {
+                          if (session->finished()) break;
+                          if (ctx.cancelled())
+                            throw Error(ErrorKind::Cancelled, "loading the decode was cancelled");
+                          session->stepForward(id);
+                        }
+                        return [this, session] { adoptSession(session); };
+                      });
 }
 
 }  // namespace attnviz::gui

@@ -175,6 +175,12 @@ class Engine : public QObject {
     int max_new_tokens = 0;
   };
   bool start(const QString& what, bool cancellable, std::function<Apply(const JobContext&)> work);
+  // A job on the loaded model: `work` gets the model to run on — the engine's, or, when the job ran
+  // out of GPU memory there, a copy on the CPU on which the whole job is redone
+  // (model/cpu_fallback.h); a notice then says so. The engine's model stays on its backend for the
+  // next job, which may fit; a decoding session redone on the CPU goes on there.
+  using ModelWork = std::function<Apply(const JobContext&, const std::shared_ptr<Model>& model)>;
+  bool startOnModel(const QString& what, bool cancellable, ModelWork work);
   void finish();
   bool decodeMode() const { return model_ && session_ && snapshot_ && !snapshot_->batch; }
 

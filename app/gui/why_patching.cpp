@@ -16,6 +16,7 @@
 #include "compare_view.h"
 #include "engine.h"
 #include "heatmap.h"
+#include "model/cpu_fallback.h"
 #include "model/lens.h"
 #include "model/trace_dump.h"
 #include "teaching_util.h"
@@ -201,6 +202,8 @@ bool WhyPatchingTab::run() {
           o.progress = progress;
           result = std::make_shared<PatchingResult>(patchActivations(model, clean, corrupted, o));
         } catch (const Error& e) {
+          // Out of GPU memory: the engine redoes the task on the CPU (model/cpu_fallback.h).
+          if (ranOutOfDeviceMemory(e)) throw;
           refusal = e.kind() == ErrorKind::Cancelled
                         ? tr("Cancelled: the heatmaps below are those of the run before.")
                         : messageSentence(e.what());

@@ -18,6 +18,7 @@
 #include "base/error.h"
 #include "compare_view.h"
 #include "heatmap.h"
+#include "model/cpu_fallback.h"
 #include "model/decoding.h"
 #include "model/trace_dump.h"
 #include "teaching_util.h"
@@ -501,7 +502,8 @@ void WhyView::request() {
           a->snapshot = id;
           answer = a;
         } catch (const Error& e) {
-          if (e.kind() == ErrorKind::Cancelled) throw;
+          // Out of GPU memory: the engine redoes the task on the CPU (model/cpu_fallback.h).
+          if (e.kind() == ErrorKind::Cancelled || ranOutOfDeviceMemory(e)) throw;
           error = QString::fromStdString(e.what());
         }
         return std::function<void()>([this, answer, error] {
@@ -782,7 +784,8 @@ void WhyView::requestAttribution() {
         try {
           result = std::make_shared<const Attribution>(attribute(model, in, run));
         } catch (const Error& e) {
-          if (e.kind() == ErrorKind::Cancelled) throw;
+          // Out of GPU memory: the engine redoes the task on the CPU (model/cpu_fallback.h).
+          if (e.kind() == ErrorKind::Cancelled || ranOutOfDeviceMemory(e)) throw;
           error = messageSentence(e.what());
         }
         return std::function<void()>([this, q, result, error] {
