@@ -255,6 +255,12 @@ if needs_build fault; then
   export -f fault
   run_check fault 90 1 fault
 fi
+# oom-fallback: with PyTorch holding all but ~1.25 GiB of the GPU, `attnviz-cli run --backend cuda`
+# on an input whose working set needs 1.4 GiB runs out, is redone on the CPU (exit 0, a note on
+# stderr) and dumps what --backend cpu dumps; a short run still fits on CUDA. SKIPPED without torch.
+if needs_build oom-fallback && needs_python oom-fallback; then
+  run_check oom-fallback 90 0 "$python" tools/gpu_oom_check.py --cli "$cli" --work "$work/oom"
+fi
 if needs_build parity-cpu && needs_python parity-cpu; then
   run_check parity-cpu 180 0 "$python" tools/compare_dump.py --cli "$cli" --backend cpu --work "$work/parity-cpu"
 fi
