@@ -29,7 +29,7 @@ rm -rf "$deps/root/usr/share/doc" "$deps/debs"
 # pkg-config files whose prefix is where they lie (…/usr/lib/<triplet>/pkgconfig/../../..), so that
 # the unpacked libzip is found wherever the checkout is, without a PKG_CONFIG_SYSROOT_DIR that
 # would move the machine's own packages too.
-for pc in "$deps"/root/usr/lib/*/pkgconfig/*.pc; do
+for pc in "$deps/root"/usr/lib/*/pkgconfig/*.pc; do
   sed -i 's|^prefix=/usr$|prefix=${pcfiledir}/../../..|' "$pc"
 done
 eigen=$deps/root/usr/share/eigen3/cmake

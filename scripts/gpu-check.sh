@@ -33,7 +33,8 @@
 #        default: the GPU's, or 90-real without one), GPU_CHECK_BUILD (build folder, build-gpu),
 #        GPU_CHECK_LENGTHS (bench lengths, 32,128,512,1024,2048,4096), GPU_CHECK_SKIP (names of
 #        checks to leave out, space-separated, e.g. those an earlier run of the same tree passed:
-#        recorded SKIPPED with that reason), JOBS (nproc)
+#        recorded SKIPPED with that reason), GPU_CHECK_REPEAT (timed runs of the long lengths and
+#        of gpt2-bench, 3), JOBS (nproc)
 set -uo pipefail # not -e: a failed check must not stop the others
 
 if [[ $# -ne 1 ]]; then
@@ -49,6 +50,7 @@ jobs=${JOBS:-$(nproc)}
 build=$root/${GPU_CHECK_BUILD:-build-gpu}
 lengths=${GPU_CHECK_LENGTHS:-32,128,512,1024,2048,4096}
 gpt2_lengths=32,128,512,1024 # GPT-2 small has 1,024 positions
+repeat=${GPU_CHECK_REPEAT:-3} # timed runs of each long length and of gpt2-bench
 skip_list=" ${GPU_CHECK_SKIP:-} "
 work=$(mktemp -d /tmp/gpu-check.XXXXXX)
 logs=$work/logs
@@ -369,7 +371,7 @@ if needs_build bench; then
       record "bench-$n" SKIPPED 0 "this attnviz-cli bench always times uncached decoding (n full passes, O(n³) copies): needs bench --uncached as an opt-in"
       continue
     fi
-    run_check "bench-$n" 180 1 "$cli" bench --backend cuda --lengths "$n" --repeat 3
+    run_check "bench-$n" 180 1 "$cli" bench --backend cuda --lengths "$n" --repeat "$repeat"
   done
 fi
 if needs_python torch; then
@@ -380,12 +382,12 @@ if needs_build gpt2-bench && needs_python gpt2-bench; then
   # same lengths in attnviz and in PyTorch, one after the other on the same GPU.
   gpt2_bench() {
     "$python" tools/make_tutorial_checkpoints.py --out "$work/models" --bench gpt2-small || return 1
-    "$cli" bench "$work/models/gpt2-small" --backend cuda --lengths "$gpt2_lengths" --repeat 3 ||
-      return $?
-    "$python" tools/bench_torch_cuda.py --model gpt2-small --lengths "$gpt2_lengths" --repeat 3
+    "$cli" bench "$work/models/gpt2-small" --backend cuda --lengths "$gpt2_lengths" \
+      --repeat "$repeat" || return $?
+    "$python" tools/bench_torch_cuda.py --model gpt2-small --lengths "$gpt2_lengths" --repeat "$repeat"
   }
   export -f gpt2_bench
-  export gpt2_lengths work
+  export gpt2_lengths work repeat
   run_check gpt2-bench 200 1 gpt2_bench
 fi
 
