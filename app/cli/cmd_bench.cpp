@@ -1,10 +1,13 @@
 // attnviz-cli bench [MODEL]: milliseconds per forward pass (full trace, probabilities only) and
 // per decode step with the key/value cache (and, with --uncached, without it) at given lengths;
 // without MODEL the tutorial's full size with random weights.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -15,6 +18,7 @@
 #include "base/error.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "model/atlas.h"
 #include "model/decoding.h"
 #include "model/patching.h"
 #include "train/attribution.h"
@@ -28,6 +32,8 @@ struct BenchArgs {
   std::string lengths = "32,128,512";
   int repeat = 5;
   int attribution_steps = 0;  // > 0: time integrated gradients of that many steps too
+  int atlas = 0;              // > 0: time a head atlas over that many random sentences instead
+  int atlas_batch = 16;
   bool uncached = false, ops = false, forward_only = false, json = false, patch = false;
 };
 
@@ -70,6 +76,77 @@ std::vector<int> parseLengths(const std::string& text, int max_positions) {
   }
 }
 
+// The process's peak resident memory so far (VmHWM in /proc/self/status; getrusage elsewhere).
+uint64_t peakRssBytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // in kB
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return uint64_t(u.ru_maxrss) * 1024;
+}
+
+// attnviz-cli bench --atlas N: a head atlas (model/atlas.h) over N random sentences of `length`
+// tokens (an encoder-decoder's teacher-forced targets too), with the wall and CPU time and the
+// peak memory before and after: the atlas streams, so the peak is the model's and one batch's.
+int benchAtlas(const Model& m, int sentences, int length, int batch, bool json) {
+  const ModelConfig& c = m.config();
+  std::mt19937 rng(11);
+  // Words of a vocabulary that are neither its specials nor its pad (ids ≥ 3 after the tutorial's
+  // pad, start and end; a vocabulary this small has no text to make sentences of).
+  auto words = [&](const std::vector<std::string>& vocab, int n) {
+    if (vocab.size() < 5)
+      throw Error(ErrorKind::Usage, "--atlas needs a vocabulary of words to make sentences from");
+    std::uniform_int_distribution<size_t> pick(3, vocab.size() - 1);
+    std::string s;
+    for (int k = 0; k < n; ++k) s += (k ? " " : "") + vocab[pick(rng)];
+    return s;
+  };
+  Corpus corpus;
+  corpus.origin =
+      std::to_string(sentences) + " random sentences of " + std::to_string(length) + " tokens";
+  for (int k = 0; k < sentences; ++k) {
+    CorpusEntry e;
+    if (c.hasEncoder()) e.src = words(c.src_vocab, length - (c.src_bos_eos ? 2 : 0));
+    if (c.hasCross()) {
+      e.tgt = words(c.tgt_vocab, length - (c.bos_id >= 0 ? 1 : 0));
+      e.has_tgt = true;
+    } else if (c.hasDecoder()) {
+      e.src = words(c.tgt_vocab, length - (c.bos_id >= 0 ? 1 : 0));
+    }
+    corpus.entries.push_back(std::move(e));
+  }
+  AtlasOptions o;
+  o.run.batch = batch;
+  const uint64_t rss_before = peakRssBytes();
+  const std::clock_t c0 = std::clock();
+  const Atlas atlas = buildAtlas(m, corpus, o);
+  const double cpu = double(std::clock() - c0) / CLOCKS_PER_SEC;
+  const uint64_t rss_after = peakRssBytes();
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) < 0) load[0] = -1;
+  const double mib = 1.0 / (1 << 20);
+  if (json) {
+    std::cout << "{\"atlas_sentences\": " << atlas.run.sentences << ", \"tokens\": " << length
+              << ", \"batch\": " << batch << ", \"seconds\": " << atlas.seconds
+              << ", \"cpu_seconds\": " << cpu << ", \"peak_rss_before_mib\": " << rss_before * mib
+              << ", \"peak_rss_mib\": " << rss_after * mib
+              << ", \"largest_batch_trace_mib\": " << atlas.run.largest_batch_trace_bytes * mib
+              << ", \"load_average\": " << load[0] << "}" << std::endl;
+  } else {
+    std::cout << std::fixed << std::setprecision(2) << "atlas: " << atlas.run.sentences
+              << " sentences of " << length << " tokens, batches of " << batch << ", "
+              << atlas.heads.size() << " heads\n"
+              << "  wall " << atlas.seconds << " s (" << atlas.run.sentences / atlas.seconds
+              << " sentences/s), CPU " << cpu << " s\n"
+              << std::setprecision(1) << "  peak RSS " << rss_before * mib
+              << " MiB with the model loaded, " << rss_after * mib << " MiB after the atlas; the "
+              << "largest batch's trace " << atlas.run.largest_batch_trace_bytes * mib << " MiB\n"
+              << std::setprecision(2) << "  load average " << load[0] << std::endl;
+  }
+  return 0;
+}
+
 int runBench(const BenchArgs& a) {
   std::shared_ptr<const LoadedModel> lm =
       a.model.model.empty() ? makeRandomModel(tutorialSizeConfig(), 1234) : openModel(a.model);
@@ -79,6 +156,7 @@ int runBench(const BenchArgs& a) {
   const int repeat = a.repeat;
   const bool json = a.json, uncached = a.uncached, ops = a.ops, forward_only = a.forward_only;
   const std::vector<int> lengths = parseLengths(a.lengths, m.maxPositions());
+  if (a.atlas > 0) return benchAtlas(m, a.atlas, lengths.front(), a.atlas_batch, json);
 
   // The pass's matrix-product flops (2·m·n·k each) for S source and T target tokens, batch 1;
   // element-wise work (softmax, LayerNorm, ...) is not counted. A stack the model lacks counts 0.
@@ -334,6 +412,14 @@ Command addBenchCommand(CLI::App& cli) {
                   "also time integrated gradients of N steps at each length (attribute's work: "
                   "the steps, input and baseline through the pass and its backward)")
       ->check(CLI::Range(1, AttributionOptions::kMaxSteps))
+      ->type_name("N");
+  cmd->add_option("--atlas", a->atlas,
+                  "instead, time a head atlas (attnviz-cli atlas) over N random sentences of the "
+                  "first --lengths tokens, with the peak memory (VmHWM)")
+      ->check(CLI::Range(1, 1000000))
+      ->type_name("N");
+  cmd->add_option("--atlas-batch", a->atlas_batch, "sentences per pass of --atlas (default 16)")
+      ->check(CLI::Range(1, 1024))
       ->type_name("N");
   cmd->add_flag("--ops", a->ops, "also time the backend's ops alone at each length");
   cmd->add_flag("--forward-only", a->forward_only,

@@ -22,6 +22,7 @@ Command addRunCommand(CLI::App& cli);
 Command addExportHtmlCommand(CLI::App& cli);
 Command addDecodeCommand(CLI::App& cli);
 Command addLensCommand(CLI::App& cli);
+Command addAtlasCommand(CLI::App& cli);
 Command addContributionsCommand(CLI::App& cli);
 Command addAttributeCommand(CLI::App& cli);
 Command addPatchCommand(CLI::App& cli);
