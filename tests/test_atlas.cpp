@@ -268,6 +268,52 @@ class TestAtlas : public QObject {
     compare(atlas, want, 5);
   }
 
+  void largePassesSplitOrSkip() {
+    // A memory limit per pass: a batch over it runs in halves (the statistics unchanged); a
+    // sentence that alone is over it is skipped, naming the sizes.
+    const Model& m = model("reorder");
+    Corpus corpus = corpusFromHeldOut("reorder");
+    corpus.entries.resize(20);
+    ForwardOptions fo;
+    fo.keep_scores = false;  // as the atlas runs
+    std::vector<uint64_t> alone;
+    size_t S = 0, T = 0;
+    for (const CorpusEntry& e : corpus.entries) {
+      const Inputs in = aloneInputs(m, e);
+      S = std::max(S, in.src[0].size());
+      T = std::max(T, in.tgt[0].size());
+      alone.push_back(m.estimatePassBytes(1, (int)in.src[0].size(), (int)in.tgt[0].size(), fo));
+    }
+    AtlasOptions o;
+    o.run.batch = 8;
+    o.run.max_batch_bytes = m.estimatePassBytes(3, (int)S, (int)T, fo);
+    const Atlas split = buildAtlas(m, corpus, o);
+    QCOMPARE(split.run.sentences, 20);
+    QVERIFY2(split.run.batches > 3, qPrintable(QString::number(split.run.batches)));  // not 8, 8, 4
+    compare(split, perSentence(m, corpus, 20), 5);
+
+    std::vector<uint64_t> sorted = alone;
+    std::sort(sorted.begin(), sorted.end());
+    const uint64_t median = sorted[10];
+    o.run.max_batch_bytes = median;
+    o.run.max_reported_skips = 20;
+    const Atlas some = buildAtlas(m, corpus, o);
+    int over = 0;
+    for (uint64_t b : alone) over += b > median;
+    QVERIFY(over > 0 && over < 20);
+    QCOMPARE(some.run.skipped_count, over);
+    QCOMPARE(some.run.sentences, 20 - over);
+    for (const SkippedSentence& k : some.run.skipped) {
+      QVERIFY(alone[size_t(k.sentence)] > median);
+      QVERIFY2(QString::fromStdString(k.reason).contains("more than the limit"), k.reason.c_str());
+    }
+    for (size_t k = 1; k < some.run.skipped.size(); ++k)
+      QVERIFY(some.run.skipped[k - 1].sentence < some.run.skipped[k].sentence);  // in order
+    o.run.max_batch_bytes = 1;
+    const auto none = test::caught([&] { buildAtlas(m, corpus, o); });
+    QVERIFY(none && none->kind() == ErrorKind::BadInput);
+  }
+
   void limitAndTaskCorpus() {
     // The Train view's task data: the reverse task's held-out pairs, on the bundled reverse model
     // (trained on that task: its vocabularies are the task's).

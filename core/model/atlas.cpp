@@ -281,7 +281,7 @@ namespace {
 
 // One corpus entry, encoded: the ids of a pass.
 struct Prepared {
-  int sentence = -1;
+  int sentence = -1, line = 0;
   std::vector<int> src, tgt;
 };
 
@@ -343,19 +343,42 @@ CorpusRunReport runCorpus(
   int done = 0;
   bool stopped = false;
 
+  fo.max_trace_bytes = o.max_batch_bytes;
+  // A batch whose pass would take more than max_batch_bytes runs in halves; a sentence that alone
+  // would is skipped.
+  std::function<void(const std::vector<Prepared>&)> runPart =
+      [&](const std::vector<Prepared>& part) {
+        if (part.empty() || stopped) return;
+        checkCancel(o.cancel);
+        Inputs in;
+        size_t S = 0, T = 0;
+        for (const Prepared& p : part) {
+          if (c.hasEncoder()) in.src.push_back(p.src);
+          if (c.hasDecoder()) in.tgt.push_back(p.tgt);
+          S = std::max(S, p.src.size());
+          T = std::max(T, p.tgt.size());
+        }
+        const uint64_t bytes = m.estimatePassBytes((int)part.size(), (int)S, (int)T, fo);
+        if (bytes > o.max_batch_bytes) {
+          if (part.size() == 1) {
+            skip(part[0].sentence, part[0].line,
+                 "its pass needs " + formatBytes(bytes) + ", more than the limit of " +
+                     formatBytes(o.max_batch_bytes));
+            return;
+          }
+          const auto half = part.begin() + std::ptrdiff_t(part.size() / 2);
+          runPart(std::vector<Prepared>(part.begin(), half));
+          runPart(std::vector<Prepared>(half, part.end()));
+          return;
+        }
+        const Trace t = m.forward(in, fo);
+        r.largest_batch_trace_bytes = std::max(r.largest_batch_trace_bytes, t.bytes());
+        ++r.batches;
+        r.sentences += (int)part.size();
+        if (!consume(t, part)) stopped = true;
+      };
   auto runBatch = [&](std::vector<Prepared>& batch) {
-    if (batch.empty() || stopped) return;
-    checkCancel(o.cancel);
-    Inputs in;
-    for (const Prepared& p : batch) {
-      if (c.hasEncoder()) in.src.push_back(p.src);
-      if (c.hasDecoder()) in.tgt.push_back(p.tgt);
-    }
-    const Trace t = m.forward(in, fo);
-    r.largest_batch_trace_bytes = std::max(r.largest_batch_trace_bytes, t.bytes());
-    ++r.batches;
-    r.sentences += (int)batch.size();
-    if (!consume(t, batch)) stopped = true;
+    runPart(batch);
     batch.clear();
   };
   auto report = [&] {
@@ -370,6 +393,7 @@ CorpusRunReport runCorpus(
     badLinesBefore(e.line);
     Prepared p;
     p.sentence = i;
+    p.line = e.line;
     try {
       if (e.has_tgt && !c.hasCross()) {
         skip(i, e.line,
@@ -432,6 +456,11 @@ CorpusRunReport runCorpus(
     report();
   }
   if (left.empty()) report();
+  // Found in line order but for the batches' own (a pass too large): the first found, in order.
+  std::sort(r.skipped.begin(), r.skipped.end(),
+            [](const SkippedSentence& a, const SkippedSentence& b) {
+              return std::pair(a.line, a.sentence) < std::pair(b.line, b.sentence);
+            });
   if (r.sentences == 0) {
     std::string why = corpus.origin + ": no sentence could be run through the model";
     if (!r.skipped.empty()) why += " (" + r.skipped.front().reason + ")";

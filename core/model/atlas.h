@@ -145,7 +145,8 @@ struct SkippedSentence {
 struct CorpusRunReport {
   int sentences = 0;                     // sentences that went through the model
   int skipped_count = 0;                 // sentences and lines left out (below, the first few)
-  std::vector<SkippedSentence> skipped;  // at most CorpusRun::max_reported_skips, in line order
+  std::vector<SkippedSentence> skipped;  // at most CorpusRun::max_reported_skips, in line (or
+                                         // corpus) order
   int batches = 0;
   bool same_length_batches = false;        // padding would show (see buildAtlas), so batches held
                                            // sentences of one length only
@@ -164,7 +165,7 @@ struct Atlas {
 };
 
 struct AtlasProgress {
-  int done = 0;   // corpus entries handled (run or skipped)
+  int done = 0;   // corpus entries read (run, waiting for their batch, or skipped)
   int total = 0;  // entries to handle (after AtlasOptions::limit)
   int batches = 0;
 };
@@ -177,7 +178,10 @@ struct CorpusRun {
   // An encoder-decoder given a source without a target greedy-decodes at most this many tokens
   // first; 0 = the tutorial's rule (tutorialMaxNewTokens), as attnviz-cli run.
   int max_new_tokens = 0;
-  int max_reported_skips = 10;                         // Atlas::skipped keeps the first ones
+  int max_reported_skips = 10;  // CorpusRunReport::skipped keeps the first ones
+  // A batch whose pass would take more memory (Model::estimatePassBytes: the trace and the working
+  // set) runs in halves; a sentence that alone would is skipped.
+  uint64_t max_batch_bytes = uint64_t(1) << 30;
   const std::atomic<bool>* cancel = nullptr;           // → Error(Cancelled), between passes and
                                                        // between a pass's layers
   std::function<void(const AtlasProgress&)> progress;  // after each batch, on the caller's thread
