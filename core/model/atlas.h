@@ -166,7 +166,7 @@ struct Atlas {
 
 struct AtlasProgress {
   int done = 0;   // corpus entries read (run, waiting for their batch, or skipped)
-  int total = 0;  // entries to handle (after AtlasOptions::limit)
+  int total = 0;  // entries to handle (after CorpusRun::limit)
   int batches = 0;
 };
 
