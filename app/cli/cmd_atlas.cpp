@@ -215,9 +215,13 @@ Command addAtlasCommand(CLI::App& cli) {
   cmd->add_flag("--held-out", a->held_out,
                 "the bundled model's held-out sentences (resources/models/NAME.heldout.json)")
       ->group(g);
+  // The parallel task's sentences are the user's own file: --corpus reads it.
+  std::vector<std::string> tasks = taskNames();
+  std::erase(tasks, std::string("parallel"));
   cmd->add_option("--task", a->task,
-                  "the held-out sentences of a training task (attnviz-cli train --task)")
-      ->check(CLI::IsMember(taskNames()))
+                  "the held-out sentences of a training task (attnviz-cli train --task; a "
+                  "parallel file: --corpus)")
+      ->check(CLI::IsMember(tasks))
       ->group(g);
   cmd->add_option("--json", a->json,
                   "write everything as JSON: per head every statistic's mean, sd, count and its "
@@ -233,7 +237,11 @@ Command addAtlasCommand(CLI::App& cli) {
                   "sentences kept per head and statistic at each end (default 5)")
       ->check(CLI::Range(0, 100))
       ->type_name("N");
-  addPassMaxLen(cmd, a->max_new_tokens);
+  cmd->add_option("--max-len", a->max_new_tokens,
+                  "an encoder-decoder given a line without a target decodes at most N new tokens "
+                  "(default: the tutorial's rule, as run)")
+      ->check(CLI::Range(1, ConfigLimits::kMaxLen))
+      ->type_name("N");
   cmd->add_option("--like", a->like,
                   "list the 10 heads most like this one over the corpus (layer and head from 1)")
       ->type_name("KIND:LAYER:HEAD");
