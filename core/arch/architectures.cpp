@@ -339,6 +339,7 @@ void addTutorials(std::vector<ArchSpec>& t) {
          "new_gelu, the tanh approximation (gelu_tanh)"}};
     // sample.py: data/<config["dataset"]>/meta.pkl, else GPT-2's BPE.
     a.vocab_files = {"data/{dataset}/meta.pkl"};
+    a.writable = true;  // the Train view's language models (the induction task)
     t.push_back(a);
   }
   {

@@ -242,8 +242,9 @@ int64_t ModelConfig::parameterCount() const {
   const bool ab = q_bias.value_or(true), fb = ffn_bias.value_or(true);
   const int64_t attn = lin(d, attnWidth(), ab) + lin(d, keyWidth(), ab) +
                        lin(d, kvValueWidth(), ab) + lin(valueWidth(), d, out_bias.value_or(true));
-  const int64_t ffn = lin(d, d_ff, fb) * (gated_ffn ? 2 : 1) + lin(d_ff, d, fb);
   const int64_t ln = 2 * d;
+  // The feed-forward and its norm; an attention-only model (d_ff 0) has neither.
+  const int64_t ffn = d_ff > 0 ? lin(d, d_ff, fb) * (gated_ffn ? 2 : 1) + lin(d_ff, d, fb) + ln : 0;
   const int64_t pos =
       positional == Positional::Learned ? ((int64_t)max_len + position_offset) * d : 0;
   auto embeddings = [&](const std::vector<std::string>& vocab) {
@@ -251,11 +252,10 @@ int64_t ModelConfig::parameterCount() const {
   };
   int64_t n = 0;
   if (hasEncoder())
-    n += embeddings(src_vocab) + (int64_t)n_segments * d +
-         n_encoder_layers * (attn + ffn + 2 * ln) + (final_norm ? ln : 0);
+    n += embeddings(src_vocab) + (int64_t)n_segments * d + n_encoder_layers * (attn + ffn + ln) +
+         (final_norm ? ln : 0);
   if (hasDecoder())
-    n += embeddings(tgt_vocab) +
-         n_decoder_layers * ((hasCross() ? 2 : 1) * attn + ffn + (hasCross() ? 3 : 2) * ln) +
+    n += embeddings(tgt_vocab) + n_decoder_layers * ((hasCross() ? 2 : 1) * (attn + ln) + ffn) +
          (final_norm ? ln : 0);
   const int64_t V = (int64_t)outputVocab().size();
   switch (tokenHead()) {
@@ -396,7 +396,7 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
 
   const int W = ConfigLimits::kMaxWidth;
   c.d_model = getInt(j, "d_model", src, 1, W);
-  c.d_ff = getInt(j, "d_ff", src, 1, W);
+  c.d_ff = getInt(j, "d_ff", src, 0, W);  // 0: attention-only, no feed-forward sublayer
   c.n_heads = getInt(j, "n_heads", src, 1, ConfigLimits::kMaxHeads);
   if (c.d_model % c.n_heads != 0 && (!j.contains("d_k") || !j.contains("d_v")))
     bad(src, "d_model " + std::to_string(c.d_model) + " is not divisible by n_heads " +

@@ -300,10 +300,12 @@ class SpecLoader {
         e.cross_attn = attention(p, true, l);
         e.norm_cross = norm(p, Role::CrossNorm, l);
       }
-      e.ffn.fc1 = linear(p, Role::FfnUp, l, d, c_.d_ff, c_.ffn_bias);
-      if (c_.gated_ffn) e.ffn.gate = linear(p, Role::FfnGate, l, d, c_.d_ff, c_.ffn_bias);
-      e.ffn.fc2 = linear(p, Role::FfnDown, l, c_.d_ff, d, c_.ffn_bias);
-      e.norm_ffn = norm(p, Role::FfnNorm, l);
+      if (c_.d_ff > 0) {  // d_ff 0: an attention-only model, no feed-forward sublayer
+        e.ffn.fc1 = linear(p, Role::FfnUp, l, d, c_.d_ff, c_.ffn_bias);
+        if (c_.gated_ffn) e.ffn.gate = linear(p, Role::FfnGate, l, d, c_.d_ff, c_.ffn_bias);
+        e.ffn.fc2 = linear(p, Role::FfnDown, l, c_.d_ff, d, c_.ffn_bias);
+        e.norm_ffn = norm(p, Role::FfnNorm, l);
+      }
       s.layers.push_back(std::move(e));
     }
     if (c_.final_norm) s.final_norm = norm(p, Role::FinalNorm, 0, true);
@@ -830,9 +832,11 @@ StackWeights randomStack(const ModelConfig& c, int layers, int vocab, bool cross
     LayerWeights e;
     e.self_attn = randomAttention(c, rng);
     if (cross) e.cross_attn = randomAttention(c, rng);
-    e.ffn.fc1 = randomLinear(c.d_model, c.d_ff, fb, rng);
-    if (c.gated_ffn) e.ffn.gate = randomLinear(c.d_model, c.d_ff, fb, rng);
-    e.ffn.fc2 = randomLinear(c.d_ff, c.d_model, fb, rng);
+    if (c.d_ff > 0) {
+      e.ffn.fc1 = randomLinear(c.d_model, c.d_ff, fb, rng);
+      if (c.gated_ffn) e.ffn.gate = randomLinear(c.d_model, c.d_ff, fb, rng);
+      e.ffn.fc2 = randomLinear(c.d_ff, c.d_model, fb, rng);
+    }
     s.layers.push_back(std::move(e));
   }
   return s;

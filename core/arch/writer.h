@@ -2,8 +2,8 @@
 // of each role in its descriptor, architectures.h), with its config in
 // __metadata__["attnviz_config"]: what the Train view and `attnviz-cli train` save, readable by
 // loadModel and by the tutorial's own PyTorch class (load_state_dict). The descriptors marked
-// writable are saved; today the one the Train view creates, pytorch-nn-transformer (PyTorch's
-// translation tutorial, the nn.Transformer students meet first).
+// writable are saved; today the two the Train view creates: pytorch-nn-transformer (PyTorch's
+// translation tutorial, the nn.Transformer students meet first) and nanogpt (its language models).
 #pragma once
 
 #include <string>

@@ -109,10 +109,12 @@ DeviceStack packStack(ParamPacker& pk, const StackWeights& s) {
       e.cross_attn = packAttention(pk, l.cross_attn);
       e.norm_cross = packNorm(pk, l.norm_cross);
     }
-    e.fc1 = l.ffn.gate.empty() ? packLinear(pk, {&l.ffn.fc1})
-                               : packLinear(pk, {&l.ffn.gate, &l.ffn.fc1});
-    e.fc2 = packLinear(pk, {&l.ffn.fc2});
-    e.norm_ffn = packNorm(pk, l.norm_ffn);
+    if (!l.ffn.fc1.weight.empty()) {  // an attention-only model has no feed-forward
+      e.fc1 = l.ffn.gate.empty() ? packLinear(pk, {&l.ffn.fc1})
+                                 : packLinear(pk, {&l.ffn.gate, &l.ffn.fc1});
+      e.fc2 = packLinear(pk, {&l.ffn.fc2});
+      e.norm_ffn = packNorm(pk, l.norm_ffn);
+    }
     d.layers.push_back(std::move(e));
   }
   d.final_norm = packNorm(pk, s.final_norm);

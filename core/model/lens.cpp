@@ -314,6 +314,7 @@ Contributions directContributions(const Model& m, const Trace& t, const Contribu
         add(LogitPart::Kind::Bias, where + " " + blockWord(kind) + "-attention bias",
             dot(g, fetch(m, W->out.b, d)), l, -1, kind);
     }
+    if (m.config().d_ff == 0) continue;  // an attention-only model: no feed-forward part
     const SublayerActivation& f = activationOf(t, side, l, Sublayer::FeedForward);
     const std::vector<float> b2 = fetch(m, DL.fc2.b, d);
     const double bias2 = dot(g, b2);

@@ -94,10 +94,11 @@ void Pass::layers(float* x, const StackRun& r, int* done, int total) {
                Sublayer::CrossAttention, Sublayer::NormCross, [&](const float* in, float* out) {
                  crossAttention(in, out, r, l, L.cross_attn, t ? &t->cross_attn : nullptr);
                });
-    // x ← x + FeedForward(N(x))
-    residual(x, rows, L.norm_ffn, t ? &t->ffn : nullptr, r.dropout, l, Sublayer::FeedForward,
-             Sublayer::NormFeedForward,
-             [&](const float* in, float* out) { feedForward(in, out, rows, L, t, r.dropout); });
+    // x ← x + FeedForward(N(x))                  (none in an attention-only model, d_ff 0)
+    if (c.d_ff > 0)
+      residual(x, rows, L.norm_ffn, t ? &t->ffn : nullptr, r.dropout, l, Sublayer::FeedForward,
+               Sublayer::NormFeedForward,
+               [&](const float* in, float* out) { feedForward(in, out, rows, L, t, r.dropout); });
     patchStream(r, l, x);
     if (rec && rec->keepsActivations()) rec->residual(l, x, rows);
     ++*done;

@@ -109,9 +109,11 @@ void Backward::layers(float* dx, const DeviceStack& st, const StackTape& t,
   for (size_t l = st.layers.size(); l-- > 0;) {
     const DeviceLayer& L = st.layers[l];
     const LayerTape& lt = t.layers[l];
-    residual(dx, rows, L.norm_ffn, lt.ffn, p, [&](const float* in, const float* dout, float* din) {
-      feedForward(L, lt, in, dout, din, rows, p);
-    });
+    if (c.d_ff > 0)  // an attention-only model (d_ff 0) has no feed-forward
+      residual(dx, rows, L.norm_ffn, lt.ffn, p,
+               [&](const float* in, const float* dout, float* din) {
+                 feedForward(L, lt, in, dout, din, rows, p);
+               });
     if (L.has_cross)
       residual(dx, rows, L.norm_cross, lt.cross, p,
                [&](const float* in, const float* dout, float* din) {
