@@ -2,6 +2,7 @@
 // stderr, a JSON log of loss and accuracy, and the trained model saved as safetensors with its
 // config.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -16,6 +17,8 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "compute/backends.h"
+#include "model/circuits.h"
+#include "train/history.h"
 #include "train/trainer.h"
 
 namespace attnviz::cli {
@@ -28,6 +31,9 @@ struct TrainArgs {
   std::string schedule = scheduleName(TrainConfig::defaultOptimizer().schedule);
   std::string backend = "cpu";
   std::string out, log;
+  std::string recipe;
+  std::string keep_dir, keep_steps;
+  int keep_every = 0;
   int eval_every = 250;
   int eval_size = 0;
   double target = 0;
@@ -48,6 +54,23 @@ nlohmann::json evalJson(const Trainer::Evaluation& e) {
           {"total", e.total}, {"seconds", e.seconds},         {"mistakes", e.mistakes}};
 }
 
+// --recipe induction: the recipe's settings for every option not given on the command line.
+void applyRecipe(TrainArgs& a, const CLI::App& cmd) {
+  const TrainConfig r = inductionRecipe();
+  TrainConfig& tc = a.tc;
+  auto unset = [&](const char* option) { return cmd.count(option) == 0; };
+  if (unset("--task")) tc.task = r.task;
+  if (unset("--size")) tc.preset = r.preset;
+  if (unset("--min-len")) tc.task_options.min_len = r.task_options.min_len;
+  if (unset("--max-len")) tc.task_options.max_len = r.task_options.max_len;
+  if (unset("--steps")) tc.steps = r.steps;
+  if (unset("--batch")) tc.batch = r.batch;
+  if (unset("--seed")) tc.seed = r.seed;
+  if (unset("--lr")) tc.optimizer.lr = r.optimizer.lr;
+  if (unset("--schedule")) a.schedule = scheduleName(r.optimizer.schedule);
+  if (unset("--eval-every")) a.eval_every = 100;
+}
+
 int runTrain(TrainArgs a) {
   const auto t0 = std::chrono::steady_clock::now();
   TrainConfig& tc = a.tc;
@@ -64,8 +87,20 @@ int runTrain(TrainArgs a) {
       throw Error(ErrorKind::Io,
                   parent.string() + ": cannot create the folder (" + ec.message() + ")");
   }
+  KeepPlan plan;
+  if (!a.keep_steps.empty()) plan.steps = parseStepList(a.keep_steps);
+  plan.every = a.keep_every;
+  if (a.keep_dir.empty() != plan.empty())
+    throw Error(ErrorKind::Usage, a.keep_dir.empty()
+                                      ? "--keep-steps and --keep-every need --keep-dir DIR"
+                                      : "--keep-dir needs --keep-steps LIST or --keep-every N");
   std::shared_ptr<Backend> backend = openBackend(a.backend, tc.threads);
   Trainer trainer(tc, backend);
+  std::unique_ptr<CheckpointKeeper> keeper;
+  if (!a.keep_dir.empty()) {
+    keeper = std::make_unique<CheckpointKeeper>(a.keep_dir, tc, plan);
+    keeper->keep(trainer, std::nan(""));  // step 0, when the plan lists it
+  }
   const Model& model = trainer.model();
   std::fprintf(stderr, "training %s on \"%s\": %s, %lld parameters, batch %d, %d steps, %s\n",
                findPreset(tc.preset).description.c_str(), tc.task.c_str(),
@@ -90,7 +125,22 @@ int runTrain(TrainArgs a) {
     std::fprintf(stderr, "step %5d  held-out exact match %d/%d = %.1f%%  (%.1f s)\n", ev.step,
                  ev.correct, ev.total, 100 * ev.exact_match, ev.seconds);
     for (const auto& m : ev.mistakes) std::fprintf(stderr, "    %s\n", m.c_str());
-    log["evaluations"].push_back(evalJson(ev));
+    nlohmann::json j = evalJson(ev);
+    if (trainer.task().decoderOnly()) {  // a language model: its best induction head so far
+      double best = 0;
+      std::string where;
+      InductionOptions io;
+      io.length = tc.task_options.max_len;  // sequences as long as the task's
+      for (const HeadScore& s : inductionScores(trainer.model(), io))
+        if (s.value > best) {
+          best = s.value;
+          where = "layer " + std::to_string(s.layer + 1) + " head " + std::to_string(s.head + 1);
+        }
+      std::fprintf(stderr, "step %5d  best induction score %.3f (%s)\n", ev.step, best,
+                   where.c_str());
+      j["best_induction_score"] = best;
+    }
+    log["evaluations"].push_back(j);
     return ev;
   };
   double eval_seconds = 0;
@@ -99,6 +149,7 @@ int runTrain(TrainArgs a) {
   for (int s = 0; s < tc.steps && !reached; ++s) {
     last = trainer.step();
     log["steps"].push_back(stepJson(last));
+    if (keeper) keeper->keep(trainer, last.loss);
     if (last.step % 50 == 0 || last.step == tc.steps)
       std::fprintf(stderr,
                    "step %5d/%d  loss %.4f  tokens %.1f%%  sequences %.1f%%  lr %.2e  %.1f s\n",
@@ -122,6 +173,7 @@ int runTrain(TrainArgs a) {
   log["eval_seconds"] = eval_seconds;
   log["total_seconds"] = total;
   log["out"] = a.out;
+  if (keeper) log["kept"] = (int)keeper->index().checkpoints.size();
   std::fprintf(
       stderr,
       "trained %d steps in %.1f s (+ %.1f s evaluating, %.1f s in all, %.1f s of CPU time); "
@@ -157,8 +209,9 @@ Command addTrainCommand(CLI::App& cli) {
   cmd->add_option("--log", a->log, "write the JSON log to FILE instead of stdout")
       ->type_name("FILE");
   cmd->add_option("--task", tc.task,
-                  "copy, reverse, sort, reorder (the bundled reorder language) or parallel "
-                  "(--data FILE) (default reverse)")
+                  "copy, reverse, sort, reorder (the bundled reorder language), parallel "
+                  "(--data FILE) or induction (a sequence repeated: a language model; use "
+                  "--size attn-only-2l) (default reverse)")
       ->check(CLI::IsMember(tasks))
       ->type_name("NAME");
   cmd->add_option("--data", tc.task_options.path,
@@ -169,12 +222,13 @@ Command addTrainCommand(CLI::App& cli) {
       ->check(CLI::Range(1, 256))
       ->type_name("N");
   cmd->add_option("--max-len", tc.task_options.max_len,
-                  "longest sequence of copy, reverse and sort (default 12)")
+                  "longest sequence of copy, reverse and sort; the induction task's repeated "
+                  "length (default 12)")
       ->check(CLI::Range(1, 256))
       ->type_name("N");
   cmd->add_option("--size", tc.preset,
-                  "tiny | small (2+2 layers, d_model 64) | medium | tutorial (6+6, d_model 512) "
-                  "(default small)")
+                  "tiny | small (2+2 layers, d_model 64) | medium | tutorial (6+6, d_model 512) | "
+                  "attn-only-2l (a 2-layer attention-only decoder) (default small)")
       ->check(CLI::IsMember(sizes))
       ->type_name("NAME");
   cmd->add_option("--norm", a->norm,
@@ -217,6 +271,22 @@ Command addTrainCommand(CLI::App& cli) {
       ->type_name("N");
   cmd->add_option("--backend", a->backend, "compute backend (default cpu)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--recipe", a->recipe,
+                  "induction: the induction recipe (docs/training.md) — --task induction --size "
+                  "attn-only-2l --max-len 8 --steps 2500 --batch 32 --lr 1e-3 --schedule warmup; "
+                  "options given override it")
+      ->check(CLI::IsMember({"induction"}))
+      ->type_name("NAME");
+  cmd->add_option("--keep-dir", a->keep_dir,
+                  "keep checkpoints in DIR: step-NNNNNN.safetensors and index.json (steps, loss, "
+                  "seed, task), for attnviz-cli history")
+      ->type_name("DIR");
+  cmd->add_option("--keep-steps", a->keep_steps,
+                  "the steps to keep, e.g. 0,50,100 (0 = before training)")
+      ->type_name("LIST");
+  cmd->add_option("--keep-every", a->keep_every, "keep steps 0, N, 2N, … and the last step")
+      ->check(CLI::Range(1, 100000000))
+      ->type_name("N");
   cmd->add_option("--eval-every", a->eval_every,
                   "held-out exact match (greedy decoding) every N steps; 0 = only at the end "
                   "(default 250)")
@@ -230,7 +300,10 @@ Command addTrainCommand(CLI::App& cli) {
                   "stop once held-out exact match reaches A (e.g. 0.99); 0 = train every step")
       ->check(CLI::Range(0.0, 1.0))
       ->type_name("A");
-  return {cmd, [a] { return runTrain(*a); }};
+  return {cmd, [a, cmd] {
+            if (!a->recipe.empty()) applyRecipe(*a, *cmd);
+            return runTrain(*a);
+          }};
 }
 
 }  // namespace attnviz::cli

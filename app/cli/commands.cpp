@@ -12,10 +12,10 @@ namespace {
 // Every command, in the order `attnviz-cli --help` lists them.
 using AddCommand = Command (*)(CLI::App&);
 constexpr AddCommand kCommands[] = {
-    addInfoCommand,   addRunCommand,           addExportHtmlCommand, addDecodeCommand,
-    addLensCommand,   addContributionsCommand, addAtlasCommand,      addAttributeCommand,
-    addPatchCommand,  addConvertCommand,       addBenchCommand,      addTrainCommand,
-    addModelsCommand, addArchitecturesCommand,
+    addInfoCommand,    addRunCommand,           addExportHtmlCommand, addDecodeCommand,
+    addLensCommand,    addContributionsCommand, addAtlasCommand,      addAttributeCommand,
+    addPatchCommand,   addConvertCommand,       addBenchCommand,      addTrainCommand,
+    addHistoryCommand, addModelsCommand,        addArchitecturesCommand,
 };
 
 }  // namespace

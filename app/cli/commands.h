@@ -28,6 +28,7 @@ Command addAttributeCommand(CLI::App& cli);
 Command addPatchCommand(CLI::App& cli);
 Command addBenchCommand(CLI::App& cli);
 Command addTrainCommand(CLI::App& cli);
+Command addHistoryCommand(CLI::App& cli);
 Command addModelsCommand(CLI::App& cli);
 Command addConvertCommand(CLI::App& cli);
 Command addArchitecturesCommand(CLI::App& cli);

@@ -394,8 +394,70 @@ std::vector<int> Task::tgtIds(const std::vector<std::string>& words) const {
   return toIds(tgt_vocab_, words);
 }
 
+// ---- induction: a random sequence, then the same again (a decoder-only language model) ----
+
+// The second copy is predictable only by looking back: find the earlier occurrence of the current
+// symbol and copy the one after it — what an induction head does (Olsson et al. 2022).
+class InductionTask : public Task {
+ public:
+  explicit InductionTask(const TaskOptions& o) : min_(o.min_len), max_(o.max_len) {
+    if (min_ < 2 || max_ < min_ || max_ > 128)
+      throw Error(ErrorKind::Usage,
+                  "the induction task repeats a sequence of --min-len to --max-len symbols: "
+                  "2 <= min <= max <= 128 (got " +
+                      std::to_string(min_) + ".." + std::to_string(max_) + ")");
+    for (char ch : std::string("0123456789abcdefghijklmnopqrstuvwxyz"))
+      symbols_.push_back(std::string(1, ch));
+    setVocab({}, symbols_);
+    // 36^L sequences: a training draw equals a held-out one with negligible probability.
+    std::mt19937_64 rng(kHeldOutSeed);
+    for (int i = 0; i < o.held_out; ++i) held_out_.push_back(sample(rng));
+    std::vector<std::string> probe = splitWords("q 3 k 9 a 7 c 1 m x 5 t");
+    probe.resize((size_t)max_, "z");
+    probe_ = {{}, twice(probe)};
+  }
+  std::string name() const override { return "induction"; }
+  std::string description() const override {
+    return "continue a sequence of " + std::to_string(min_) + "-" + std::to_string(max_) +
+           " random digits and letters seen earlier (an induction head)";
+  }
+  bool decoderOnly() const override { return true; }
+  // The second copy's tokens after its first: those an induction head predicts. The copy is the
+  // longest suffix that repeats the tokens just before it.
+  int firstScored(const Example& e) const override {
+    const int n = (int)e.tgt.size();
+    for (int L = n / 2; L >= 1; --L)
+      if (std::equal(e.tgt.end() - 2 * L, e.tgt.end() - L, e.tgt.end() - L)) return n - L + 1;
+    return n;
+  }
+  // A random prefix of 0 to max symbols, then a sequence of min to max symbols, then the same
+  // sequence again. The prefix and the length vary, so that no position or offset finds the
+  // earlier copy: the model has to find the earlier occurrence of the current symbol by content.
+  Example sample(std::mt19937_64& rng) const override {
+    std::vector<std::string> prefix, s;
+    const int p = uniformInt(rng, 0, max_), n = uniformInt(rng, min_, max_);
+    for (int i = 0; i < p; ++i) prefix.push_back(pick(rng, symbols_));
+    for (int i = 0; i < n; ++i) s.push_back(pick(rng, symbols_));
+    std::vector<std::string> tgt = twice(s);
+    tgt.insert(tgt.begin(), prefix.begin(), prefix.end());
+    return {{}, tgt};
+  }
+  int maxSourceLength() const override { return 0; }
+  int maxTargetLength() const override { return 3 * max_; }
+
+ private:
+  int min_, max_;
+  std::vector<std::string> symbols_;
+
+  static std::vector<std::string> twice(const std::vector<std::string>& s) {
+    std::vector<std::string> out = s;
+    out.insert(out.end(), s.begin(), s.end());
+    return out;
+  }
+};
+
 std::vector<std::string> taskNames() {
-  return {"copy", "reverse", "sort", "reorder", "parallel"};
+  return {"copy", "reverse", "sort", "reorder", "parallel", "induction"};
 }
 
 std::unique_ptr<Task> makeTask(const std::string& name, const TaskOptions& options) {
@@ -404,8 +466,9 @@ std::unique_ptr<Task> makeTask(const std::string& name, const TaskOptions& optio
   if (name == "sort") return std::make_unique<SymbolTask>(SymbolTask::Kind::Sort, options);
   if (name == "reorder") return std::make_unique<ReorderTask>(options);
   if (name == "parallel") return std::make_unique<ParallelTask>(options);
-  throw Error(ErrorKind::Usage,
-              "unknown task \"" + name + "\" (copy, reverse, sort, reorder or parallel)");
+  if (name == "induction") return std::make_unique<InductionTask>(options);
+  throw Error(ErrorKind::Usage, "unknown task \"" + name +
+                                    "\" (copy, reverse, sort, reorder, parallel or induction)");
 }
 
 }  // namespace attnviz

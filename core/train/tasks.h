@@ -1,6 +1,7 @@
 // The tasks a model can be trained on in the application and the CLI (docs/training.md): copy,
 // reverse or sort a sequence of symbols, translate the bundled reorder model's made-up language,
-// or the user's own parallel sentences. Each gives the vocabularies, fresh random training pairs,
+// or the user's own parallel sentences; or continue a repeated random sequence (induction, a
+// language model). Each gives the vocabularies, fresh random training pairs,
 // a held-out set never used in training, and a probe sentence whose attention the Train view
 // records as training goes.
 #pragma once
@@ -43,6 +44,10 @@ class Task {
   const std::vector<Example>& heldOut() const { return held_out_; }
   // The sentence whose attention the Train view follows.
   const Example& probe() const { return probe_; }
+  // A language-model task: the model is decoder-only, trained on the targets alone (the sources
+  // are empty), and evaluated teacher-forced on the target tokens from firstScored(example) on.
+  virtual bool decoderOnly() const { return false; }
+  virtual int firstScored(const Example&) const { return 0; }
   // The longest source and target (without <bos>/<eos>) this task produces.
   virtual int maxSourceLength() const = 0;
   virtual int maxTargetLength() const = 0;
@@ -59,7 +64,7 @@ class Task {
   void setVocab(std::vector<std::string> src_words, std::vector<std::string> tgt_words);
 };
 
-// The task names: "copy", "reverse", "sort", "reorder", "parallel".
+// The task names: "copy", "reverse", "sort", "reorder", "parallel", "induction".
 std::vector<std::string> taskNames();
 // Builds a task. Throws Error(Usage) for an unknown name or bad lengths, Error(Io / BadInput)
 // for an unreadable or malformed parallel file (naming the line).

@@ -49,9 +49,18 @@ struct TrainConfig {
   static OptimizerOptions defaultOptimizer();
 };
 
+// The induction recipe (docs/training.md "The induction recipe"): the induction task (a random
+// prefix, then 3–8 random symbols twice) on the attn-only-2l model, 2,500 steps of 32 sequences,
+// Adam at 1e-3 held after 100 warm-up steps, seed 1 — an induction head forms in layer 2 around
+// step 1,500 (its induction score jumps from about 0.1 to 0.9).
+TrainConfig inductionRecipe();
+
 // A fresh PyTorch-tutorial Seq2SeqTransformer (family pytorch-nn-transformer) for the task's
 // vocabularies at the preset's size, initialised as that tutorial does: Xavier-uniform matrices
-// (embeddings too), zero biases, unit LayerNorms.
+// (embeddings too), zero biases, unit LayerNorms. For a language-model task (Task::decoderOnly) a
+// nanoGPT-style decoder of the preset's decoder depth instead: rotary positions, pre-norm, the
+// output tied to the token table (d_ff 0: attention-only). Throws Error(Usage) for a decoder-only
+// preset and a sequence-to-sequence task.
 std::shared_ptr<LoadedModel> makeTrainingModel(const Task& task, const ModelPreset& preset,
                                                NormPlacement norm, uint64_t seed);
 
