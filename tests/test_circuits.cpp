@@ -10,6 +10,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -215,6 +216,14 @@ class TestCircuits : public QObject {
     o.sequences = 0;
     e = test::caught([&] { inductionScores(model, o); });
     QVERIFY(e && e->kind() == ErrorKind::BadInput);
+    // Cancel: both scores stop with Error(Cancelled).
+    std::atomic<bool> cancel{true};
+    o.sequences = 2;
+    o.cancel = &cancel;
+    e = test::caught([&] { inductionScores(model, o); });
+    QVERIFY(e && e->kind() == ErrorKind::Cancelled);
+    e = test::caught([&] { copyingScores(model, &cancel); });
+    QVERIFY(e && e->kind() == ErrorKind::Cancelled);
   }
 
   void eigenvaluesKnownByHand() {

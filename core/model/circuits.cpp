@@ -273,7 +273,10 @@ double copyingScoreOf(const std::vector<double>& ov, int n) {
   return sum_abs > 0 ? sum / sum_abs : kNaN;
 }
 
-std::vector<HeadScore> copyingScores(const Model& model) {
+std::vector<HeadScore> copyingScores(const Model& model, const std::atomic<bool>* cancel) {
+  auto checkCancel = [&] {
+    if (cancel && cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
+  };
   const ModelConfig& c = model.config();
   const ModelWeights w = model.currentWeights();
   const Tensor& unembed = w.head.projection.weight;  // [V, d]
@@ -294,6 +297,7 @@ std::vector<HeadScore> copyingScores(const Model& model) {
         for (int j = 0; j < d; ++j) r[j] += e[i] * u[j];
       }
       if ((t + 1) % 256 == 0 || t + 1 == V) {  // float sums of at most 256 terms, then double
+        checkCancel();
         for (size_t k = 0; k < g.size(); ++k) g[k] += row[k];
         std::fill(row.begin(), row.end(), 0.0f);
       }
@@ -308,6 +312,7 @@ std::vector<HeadScore> copyingScores(const Model& model) {
     const std::optional<std::vector<double>>& g = keySide(kind) == Side::Source ? g_src : g_tgt;
     for (int h = 0; h < c.n_heads; ++h) {
       HeadScore s{kind, layer, h, kNaN};
+      checkCancel();
       if (g) {
         const int kv = c.kvHeadOf(h);
         const float* wv = a.v.weight.data.data() + (int64_t)kv * dv * d;  // W_V^h [dv, d]

@@ -65,7 +65,9 @@ std::vector<std::pair<double, double>> eigenvalues(std::vector<double> a, int n)
 // token head's projection); its nonzero eigenvalues are those of the [d_v, d_v] matrix
 // W_V^h·(W_Eᵀ·W_U)·W_O^h, which is what is computed. Norms, positions and biases are left out
 // (LayerNorm is not folded in). NaN where the key side's vocabulary is not the output vocabulary
-// (an encoder-decoder with two vocabularies, a model without a token head).
-std::vector<HeadScore> copyingScores(const Model& model);
+// (an encoder-decoder with two vocabularies, a model without a token head). The work is
+// V·d² for W_Eᵀ·W_U, then d²·d_v per head (GPT-2 small: about 30 + 5 GFLOP). Throws
+// Error(Cancelled) when `cancel` is set.
+std::vector<HeadScore> copyingScores(const Model& model, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace attnviz

@@ -227,8 +227,10 @@ HistoryPoint historyPoint(const Model& model, const Task& task, const HistoryOpt
     for (size_t k = 0; k < h.stats.size(); ++k)
       h.stats[k].*f.member = defined[k] ? h.stats[k].*f.member / defined[k] : kNaN;
   }
-  h.induction = inductionScores(model, o.induction);
-  h.copying = copyingScores(model);
+  InductionOptions io = o.induction;
+  io.cancel = o.cancel;
+  h.induction = inductionScores(model, io);
+  h.copying = copyingScores(model, o.cancel);
   return h;
 }
 
