@@ -895,7 +895,10 @@ void TestHostile::addConfigRows() {
 
   // Negative or absurd sizes.
   row("d_model negative", set("d_model", -32), K::BadConfig, "\"d_model\" is -32|1 to 65536");
-  row("d_ff zero", set("d_ff", 0), K::BadConfig, "\"d_ff\" is 0");
+  row("d_ff negative", set("d_ff", -1), K::BadConfig, "\"d_ff\" is -1");
+  // d_ff 0 is an attention-only model: this file's feed-forward tensors are then left over.
+  row("d_ff zero with a feed-forward", set("d_ff", 0), K::UnusedTensor,
+      "tensors are not used|pos_ffn");
   row("n_heads zero", set("n_heads", 0), K::BadConfig, "\"n_heads\" is 0");
   row("1e9 encoder layers", set("n_encoder_layers", 1000000000), K::BadConfig,
       "n_encoder_layers|1000000000|1 to 256");

@@ -22,6 +22,7 @@
 #include "fonts.h"
 #include "gui_fixture.h"
 #include "main_window.h"
+#include "train/history.h"
 #include "train_view.h"
 
 using namespace attnviz;
@@ -139,6 +140,42 @@ class TrainViewTest : public QObject {
     QCOMPARE(w->engine()->modelSource(), tv->savedPath());
     QCOMPARE(w->currentView()->name(), QStringLiteral("attention"));
     QVERIFY(w->engine()->snapshot() && w->engine()->snapshot()->trace);  // its first example ran
+  }
+
+  // The induction task: the recipe's size and settings, its decoder-only heads in the grid, and
+  // checkpoints kept every N steps beside the saved model (what `attnviz-cli history` reads).
+  void inductionKeepsCheckpoints() {
+    auto w = openTrainWindow();
+    TrainView* tv = trainView(*w);
+    QTemporaryDir dir;
+    tv->setSaveDirectory(dir.path());
+    QCOMPARE(tv->keepSpin()->value(), 0);  // off unless asked
+    choose(tv->taskCombo(), QStringLiteral("induction"));
+    QCOMPARE(tv->sizeCombo()->currentData().toString(), QStringLiteral("attn-only-2l"));
+    QCOMPARE(tv->stepsSpin()->value(), inductionRecipe().steps);
+    QCOMPARE(tv->keepSpin()->value(), 100);
+    tv->stepsSpin()->setValue(120);
+    tv->keepSpin()->setValue(50);
+    QSignalSpy finished(tv, &TrainView::trainingFinished);
+    tv->startButton()->click();
+    QVERIFY(finished.wait(300000));
+    // Two decoder self-attention blocks of four heads.
+    QCOMPARE(tv->headGrid()->blocks(), 2);
+    QCOMPARE(tv->headGrid()->heads(), 4);
+    QVERIFY(tv->statusLabel()->text().contains(QStringLiteral("held-out exact match")));
+    QString keep = tv->savedPath();
+    keep.chop(QStringLiteral(".safetensors").size());
+    keep += QStringLiteral("-checkpoints");
+    const CheckpointIndex index = readCheckpointIndex(keep.toStdString());
+    QCOMPARE(index.task, std::string("induction"));
+    QCOMPARE(index.task_options.max_len, inductionRecipe().task_options.max_len);
+    std::vector<int> steps;
+    for (const auto& c : index.checkpoints) steps.push_back(c.step);
+    QCOMPARE(steps, (std::vector<int>{0, 50, 100, 120}));
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)));
+    const QString file =
+        QDir(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)).filePath("train-induction.png");
+    QVERIFY2(w->grab().save(file), qPrintable(file));
   }
 
   // Pause holds the steps, Resume continues, Stop ends the run early and still saves.

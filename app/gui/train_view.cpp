@@ -35,6 +35,7 @@ int suggestedSteps(const QString& task) {
   if (task == QStringLiteral("reverse")) return 1500;
   if (task == QStringLiteral("sort")) return 2000;
   if (task == QStringLiteral("reorder")) return 3000;
+  if (task == QStringLiteral("induction")) return inductionRecipe().steps;  // attn-only-2l
   return 2000;
 }
 
@@ -439,13 +440,15 @@ void TrainView::buildControls() {
   task_combo_->addItem(tr("Sort a sequence"), QStringLiteral("sort"));
   task_combo_->addItem(tr("Reorder language (bundled)"), QStringLiteral("reorder"));
   task_combo_->addItem(tr("My sentences (file)…"), QStringLiteral("parallel"));
+  task_combo_->addItem(tr("Induction (repeats)"), QStringLiteral("induction"));
   task_combo_->setCurrentIndex(1);
   task_combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   task_combo_->setMinimumContentsLength(16);
   task_combo_->setToolTip(
       tr("What the model learns: copy, reverse or sort 3–12 digits and letters; translate the "
          "bundled reorder model's made-up language; or your own sentence pairs, one "
-         "\"source<TAB>target\" pair a line"));
+         "\"source<TAB>target\" pair a line; or continue a sequence seen earlier (Induction: the "
+         "recipe in which an induction head forms, docs/training.md)"));
   row->addWidget(task_combo_);
   file_button_ = new QPushButton(tr("Sentences file…"), this);
   file_button_->setToolTip(tr("A UTF-8 text file with one \"source<TAB>target\" pair a line"));
@@ -481,6 +484,20 @@ void TrainView::buildControls() {
   seed_spin_->setValue(1);
   seed_spin_->setToolTip(tr("The same seed trains the same model again, step for step"));
   row->addWidget(seed_spin_);
+  // "Keep checkpoints every N steps", short enough for the row: "Keep: every 100 steps".
+  row->addWidget(new QLabel(tr("Keep:"), this));
+  keep_spin_ = new QSpinBox(this);
+  keep_spin_->setRange(0, 1000000);
+  keep_spin_->setValue(0);
+  keep_spin_->setPrefix(tr("every "));
+  keep_spin_->setSuffix(tr(" steps"));
+  keep_spin_->setSpecialValueText(tr("off"));
+  keep_spin_->setToolTip(
+      tr("Keep checkpoints: the model every N steps (and before the first and after the last) "
+         "in a folder "
+         "beside the saved model, NAME-checkpoints, with an index of steps and losses: "
+         "attnviz-cli history FOLDER shows how each head changed over the run"));
+  row->addWidget(keep_spin_);
   start_button_ = new QPushButton(tr("Start"), this);
   pause_button_ = new QPushButton(tr("Pause"), this);
   stop_button_ = new QPushButton(tr("Stop"), this);
@@ -556,6 +573,10 @@ void TrainView::buildControls() {
     const QString task = task_combo_->currentData().toString();
     steps_spin_->setValue(suggestedSteps(task));
     if (task == QStringLiteral("parallel") && parallel_file_.isEmpty()) file_button_->click();
+    if (task == QStringLiteral("induction")) {  // the recipe: its model, and its history kept
+      size_combo_->setCurrentIndex(size_combo_->findData(QStringLiteral("attn-only-2l")));
+      keep_spin_->setValue(100);
+    }
     updateControls();
   });
   connect(file_button_, &QPushButton::clicked, this, [this] {
@@ -618,6 +639,8 @@ void TrainView::startTraining() {
   if (running_) return;
   TrainRun run;
   TrainConfig& tc = run.config;
+  // The induction task trains with its recipe's settings (lengths, batch, learning rate).
+  if (task_combo_->currentData().toString() == QStringLiteral("induction")) tc = inductionRecipe();
   tc.task = task_combo_->currentData().toString().toStdString();
   tc.task_options.path = parallel_file_.toStdString();
   tc.preset = size_combo_->currentData().toString().toStdString();
@@ -633,6 +656,10 @@ void TrainView::startTraining() {
       QStringLiteral("-") +
       QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss")) +
       QStringLiteral(".safetensors"));
+  run.keep_every = keep_spin_->value();
+  if (run.keep_every > 0)
+    run.keep_dir = run.save_path.chopped(QStringLiteral(".safetensors").size()) +
+                   QStringLiteral("-checkpoints");
   // About 120 snapshots a run, and 10 held-out evaluations.
   run.snapshot_every = std::max(1, tc.steps / 120);
   run.eval_every = std::max(25, tc.steps / 10);

@@ -99,6 +99,7 @@ class TrainView : public View {
   QComboBox* sizeCombo() const { return size_combo_; }
   QSpinBox* stepsSpin() const { return steps_spin_; }
   QSpinBox* seedSpin() const { return seed_spin_; }
+  QSpinBox* keepSpin() const { return keep_spin_; }
   QPushButton* startButton() const { return start_button_; }
   QPushButton* pauseButton() const { return pause_button_; }
   QPushButton* stopButton() const { return stop_button_; }
@@ -155,6 +156,7 @@ class TrainView : public View {
   QComboBox* size_combo_;
   QSpinBox* steps_spin_;
   QSpinBox* seed_spin_;
+  QSpinBox* keep_spin_;
   QPushButton* start_button_;
   QPushButton* pause_button_;
   QPushButton* stop_button_;

@@ -1,8 +1,10 @@
 #include "train_worker.h"
 
+#include <cmath>
 #include <exception>
 
 #include "arch/writer.h"
+#include "train/history.h"
 
 namespace attnviz::gui {
 
@@ -82,12 +84,20 @@ void TrainWorker::train(const TrainRun& run) {
       emit snapshotTaken({step, loss, std::make_shared<const Trace>(trainer.probeTrace())});
     };
     snapshot(0, 0.0);
+    std::unique_ptr<CheckpointKeeper> keeper;
+    if (run.keep_every > 0) {
+      KeepPlan plan;
+      plan.every = run.keep_every;
+      keeper = std::make_unique<CheckpointKeeper>(run.keep_dir.toStdString(), run.config, plan);
+      keeper->keep(trainer, std::nan(""));
+    }
     Trainer::StepStats s;
     for (int k = 0; k < run.config.steps; ++k) {
       holdWhilePaused();
       if (stop_) break;
       s = trainer.step();
       emit stepDone(s);
+      if (keeper) keeper->keep(trainer, s.loss);
       if (s.step % run.snapshot_every == 0 || s.step == run.config.steps) snapshot(s.step, s.loss);
       if (s.step % run.eval_every == 0 && s.step < run.config.steps)
         emit evaluated(trainer.evaluate(100, &stop_));

@@ -31,6 +31,10 @@ struct TrainRun {
   QString save_path;       // the trained model is saved here when the run ends
   int snapshot_every = 1;  // steps between snapshots of the probe's attention
   int eval_every = 25;     // steps between held-out evaluations
+  // Checkpoints kept every `keep_every` steps (and step 0 and the last) in `keep_dir`, for
+  // `attnviz-cli history` (train/history.h); 0 = none.
+  int keep_every = 0;
+  QString keep_dir;
 };
 
 class TrainWorker : public QThread {
