@@ -86,4 +86,8 @@ void AppState::askWhy(int position, int token) {
   emit whyAsked(position, token);
 }
 
+void AppState::useInput(const QString& src, const QString& tgt) {
+  emit inputAsked(src, tgt);
+}
+
 }  // namespace attnviz::gui

@@ -36,11 +36,15 @@ class AppState : public QObject {
   // Asks the "Why this token?" view to explain `token` (an output id; −1: the model's choice) at
   // `position` of the current run: the Decoding view's step and the bar clicked there.
   void askWhy(int position, int token);
+  // Makes `src` (and, for an encoder-decoder, the target prefix `tgt`) the input of every view, as
+  // if typed and run: a sentence picked in a view (the Atlas view's evidence).
+  void useInput(const QString& src, const QString& tgt = {});
 
  signals:
   void selectionChanged(const AttentionSelection& selection);
   void colormapChanged(const Colormap& colormap);
   void whyAsked(int position, int token);
+  void inputAsked(const QString& src, const QString& tgt);
 
  private:
   AttentionSelection clamp(AttentionSelection s) const;

@@ -303,6 +303,12 @@ QWidget* MainWindow::buildInputBar() {
   connect(run_button_, &QPushButton::clicked, this, &MainWindow::runCurrentInput);
   connect(src_edit_, &QLineEdit::returnPressed, this, &MainWindow::runCurrentInput);
   connect(tgt_edit_, &QLineEdit::returnPressed, this, &MainWindow::runCurrentInput);
+  // A sentence a view picked (the Atlas view's evidence) is typed into the bar and run.
+  connect(state_, &AppState::inputAsked, this, [this](const QString& src, const QString& tgt) {
+    src_edit_->setText(src);
+    tgt_edit_->setText(tgt);
+    runCurrentInput();
+  });
   connect(back_button_, &QPushButton::clicked, this, [this] { engine_->stepBack(); });
   connect(forward_button_, &QPushButton::clicked, this, [this] { engine_->stepForward(); });
   connect(reset_button_, &QPushButton::clicked, this, [this] { engine_->reset(); });

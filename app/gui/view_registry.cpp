@@ -19,6 +19,7 @@
 #include <QCoreApplication>
 
 #include "architecture_view.h"
+#include "atlas_view.h"
 #include "attention_view.h"
 #include "cell_view.h"
 #include "compare_view.h"
@@ -83,6 +84,10 @@ const std::vector<ViewSpec> kViews = {
      VIEW_TEXT("Why the model chose a token: what every layer predicts (the logit lens) and what "
                "every head and block adds to its logit"),
      make<WhyView>},
+    {"atlas", VIEW_TEXT("Head atlas"),
+     VIEW_TEXT("Every head over a whole corpus: a scatter of two statistics, a sortable table, "
+               "its strongest sentences and its queries and keys projected"),
+     make<AtlasView>},
     {"search", VIEW_TEXT("Search"),
      VIEW_TEXT("Sampling and beam search beyond greedy decoding; load any hypothesis into every "
                "view"),

@@ -1,0 +1,1057 @@
+#include "atlas_view.h"
+
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QHelpEvent>
+#include <QLabel>
+#include <QListWidget>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "arch/bundled.h"
+#include "attention_data.h"
+#include "base/error.h"
+#include "fonts.h"
+#include "model/trace_dump.h"
+#include "teaching_util.h"
+#include "train/task_corpus.h"
+#include "train/tasks.h"
+
+namespace attnviz::gui {
+
+namespace {
+
+// Round steps (1, 2 or 5 × 10ⁿ) from lo to hi, about `count` of them.
+std::vector<double> roundTicks(double lo, double hi, int count) {
+  std::vector<double> ticks;
+  if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return ticks;
+  const double raw = (hi - lo) / std::max(1, count);
+  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double f : {1.0, 2.0, 5.0, 10.0})
+    if (f * mag >= raw) {
+      step = f * mag;
+      break;
+    }
+  for (double v = std::ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+    ticks.push_back(std::abs(v) < step * 1e-9 ? 0.0 : v);
+  return ticks;
+}
+
+QString tickText(double v, double step) {
+  const int decimals = step >= 1 ? 0 : std::min(4, int(std::ceil(-std::log10(step) - 1e-9)));
+  return num(v, decimals);
+}
+
+// A head's block as the app names it: "Encoder self", "Decoder self", "Cross".
+QString blockName(AttentionKind kind) {
+  switch (kind) {
+    case AttentionKind::EncoderSelf:
+      return QObject::tr("encoder self");
+    case AttentionKind::DecoderSelf:
+      return QObject::tr("decoder self");
+    case AttentionKind::Cross:
+      return QObject::tr("cross");
+  }
+  return {};
+}
+
+// A block kind's hue, a layer's shade: later layers darker.
+QColor headColor(AttentionKind kind, int layer, int layers) {
+  const int hue = kind == AttentionKind::EncoderSelf   ? 215
+                  : kind == AttentionKind::DecoderSelf ? 135
+                                                       : 25;
+  const double t = layers <= 1 ? 0.5 : double(layer) / (layers - 1);
+  return QColor::fromHsv(hue, 200, int(235 - 120 * t));
+}
+
+QString headName(const AtlasHead& h) {
+  return QObject::tr("%1 · layer %2 · head %3")
+      .arg(kindTitle(h.kind))
+      .arg(h.layer + 1)
+      .arg(h.head + 1);
+}
+
+QString meanSd(double mean, double sd) {
+  if (std::isnan(mean)) return QStringLiteral("—");
+  return std::isnan(sd) ? num(mean, 3) : QStringLiteral("%1 ± %2").arg(num(mean, 3), num(sd, 3));
+}
+
+}  // namespace
+
+// ---- the scatter ------------------------------------------------------------------------------
+
+ScatterPlot::ScatterPlot(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+void ScatterPlot::setData(std::vector<Point> points, const QString& x_title, const QString& y_title,
+                          std::vector<LegendEntry> legend) {
+  points_ = std::move(points);
+  legend_ = std::move(legend);
+  x_title_ = x_title;
+  y_title_ = y_title;
+  selected_ = -1;
+  // The ranges hold every point with its error bars, and a margin.
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  for (const Point& p : points_) {
+    if (!std::isfinite(p.x) || !std::isfinite(p.y)) continue;
+    const double sx = std::isfinite(p.sd_x) ? p.sd_x : 0, sy = std::isfinite(p.sd_y) ? p.sd_y : 0;
+    x0 = std::min(x0, p.x - sx);
+    x1 = std::max(x1, p.x + sx);
+    y0 = std::min(y0, p.y - sy);
+    y1 = std::max(y1, p.y + sy);
+  }
+  if (!std::isfinite(x0)) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  auto widen = [](double& lo, double& hi) {
+    if (hi - lo < 1e-9) lo -= 0.5, hi += 0.5;
+    const double m = (hi - lo) * 0.05;
+    lo -= m;
+    hi += m;
+  };
+  widen(x0, x1);
+  widen(y0, y1);
+  x0_ = x0, x1_ = x1, y0_ = y0, y1_ = y1;
+  update();
+}
+
+void ScatterPlot::setEmptyText(const QString& text) {
+  empty_text_ = text;
+  update();
+}
+
+void ScatterPlot::setSelected(int index) {
+  selected_ = index >= 0 && index < int(points_.size()) ? index : -1;
+  update();
+}
+
+QRectF ScatterPlot::plotRect(QSize size) const {
+  const QFontMetrics fm(font());
+  const int line = fm.height();
+  // The legend's rows above the plot.
+  int rows = legend_.empty() ? 0 : 1, x = 0;
+  for (const LegendEntry& e : legend_) {
+    const int w = 18 + fm.horizontalAdvance(e.name) + 14;
+    if (x > 0 && x + w > size.width() - 8) ++rows, x = 0;
+    x += w;
+  }
+  const double left = line * 1.4 + fm.horizontalAdvance(QStringLiteral("−0.000")) + 8;
+  const double top = 8 + rows * (line + 4) + 4;
+  const double bottom = line * 2.6 + 6;
+  return QRectF(left, top, std::max(10.0, size.width() - left - 14),
+                std::max(10.0, size.height() - top - bottom));
+}
+
+QPointF ScatterPlot::position(int index, QSize size) const {
+  const QRectF r = plotRect(size);
+  const Point& p = points_.at(size_t(index));
+  return {r.left() + (p.x - x0_) / (x1_ - x0_) * r.width(),
+          r.bottom() - (p.y - y0_) / (y1_ - y0_) * r.height()};
+}
+
+int ScatterPlot::pointAt(QPointF pos) const {
+  int best = -1;
+  double best_d = 7.0 * 7.0;
+  for (int i = 0; i < int(points_.size()); ++i) {
+    if (!std::isfinite(points_[size_t(i)].x) || !std::isfinite(points_[size_t(i)].y)) continue;
+    const QPointF d = position(i) - pos;
+    const double d2 = d.x() * d.x() + d.y() * d.y();
+    if (d2 <= best_d) best_d = d2, best = i;
+  }
+  return best;
+}
+
+QString ScatterPlot::toolTipAt(QPointF pos) const {
+  const int i = pointAt(pos);
+  return i < 0 ? QString() : points_[size_t(i)].tip;
+}
+
+void ScatterPlot::paint(QPainter& p, QSize size) const {
+  p.save();
+  p.setRenderHint(QPainter::Antialiasing);
+  p.setFont(font());
+  const QFontMetrics fm(font());
+  const QColor ink = palette().color(QPalette::WindowText);
+  if (points_.empty()) {
+    p.setPen(ink);
+    p.drawText(QRect(QPoint(0, 0), size), Qt::AlignCenter | Qt::TextWordWrap, empty_text_);
+    p.restore();
+    return;
+  }
+  const QRectF r = plotRect(size);
+  // The legend.
+  {
+    int x = 8, y = 8;
+    for (const LegendEntry& e : legend_) {
+      const int w = 18 + fm.horizontalAdvance(e.name) + 14;
+      if (x > 8 && x + w > size.width() - 8) x = 8, y += fm.height() + 4;
+      p.setPen(Qt::NoPen);
+      p.setBrush(e.color);
+      p.drawEllipse(QPointF(x + 6, y + fm.height() / 2.0), 5, 5);
+      p.setPen(ink);
+      p.drawText(QPointF(x + 16, y + fm.ascent()), e.name);
+      x += w;
+    }
+  }
+  // Grid and ticks.
+  const std::vector<double> xt = roundTicks(x0_, x1_, std::max(2, int(r.width() / 80)));
+  const std::vector<double> yt = roundTicks(y0_, y1_, std::max(2, int(r.height() / 50)));
+  const double xs = xt.size() > 1 ? xt[1] - xt[0] : 1, ys = yt.size() > 1 ? yt[1] - yt[0] : 1;
+  p.setPen(QPen(QColor(0, 0, 0, 28), 1));
+  for (double v : xt) {
+    const double x = r.left() + (v - x0_) / (x1_ - x0_) * r.width();
+    p.drawLine(QPointF(x, r.top()), QPointF(x, r.bottom()));
+  }
+  for (double v : yt) {
+    const double y = r.bottom() - (v - y0_) / (y1_ - y0_) * r.height();
+    p.drawLine(QPointF(r.left(), y), QPointF(r.right(), y));
+  }
+  p.setPen(ink);
+  p.setBrush(Qt::NoBrush);
+  p.drawRect(r);
+  for (double v : xt) {
+    const double x = r.left() + (v - x0_) / (x1_ - x0_) * r.width();
+    const QString t = tickText(v, xs);
+    p.drawText(QPointF(x - fm.horizontalAdvance(t) / 2.0, r.bottom() + fm.ascent() + 3), t);
+  }
+  for (double v : yt) {
+    const double y = r.bottom() - (v - y0_) / (y1_ - y0_) * r.height();
+    const QString t = tickText(v, ys);
+    p.drawText(QPointF(r.left() - fm.horizontalAdvance(t) - 4, y + fm.ascent() / 2.0 - 1), t);
+  }
+  // The axis titles.
+  p.drawText(QRectF(r.left(), r.bottom() + fm.height() + 4, r.width(), fm.height() + 2),
+             Qt::AlignHCenter | Qt::AlignTop, x_title_);
+  p.save();
+  p.translate(4, r.center().y());
+  p.rotate(-90);
+  p.drawText(QRectF(-r.height() / 2, 0, r.height(), fm.height() + 2),
+             Qt::AlignHCenter | Qt::AlignTop, y_title_);
+  p.restore();
+  // Error bars, then the points, the selected one last and ringed.
+  p.setClipRect(r.adjusted(-6, -6, 6, 6));
+  const double sx = r.width() / (x1_ - x0_), sy = r.height() / (y1_ - y0_);
+  for (int i = 0; i < int(points_.size()); ++i) {
+    const Point& pt = points_[size_t(i)];
+    if (!std::isfinite(pt.x) || !std::isfinite(pt.y)) continue;
+    const QPointF c = position(i, size);
+    QColor bar = pt.color;
+    bar.setAlpha(110);
+    p.setPen(QPen(bar, 1.2));
+    if (std::isfinite(pt.sd_x) && pt.sd_x > 0)
+      p.drawLine(QPointF(c.x() - pt.sd_x * sx, c.y()), QPointF(c.x() + pt.sd_x * sx, c.y()));
+    if (std::isfinite(pt.sd_y) && pt.sd_y > 0)
+      p.drawLine(QPointF(c.x(), c.y() - pt.sd_y * sy), QPointF(c.x(), c.y() + pt.sd_y * sy));
+  }
+  const double radius = points_.size() > 400 ? 2.5 : 4.5;
+  for (int i = 0; i < int(points_.size()); ++i) {
+    const Point& pt = points_[size_t(i)];
+    if (!std::isfinite(pt.x) || !std::isfinite(pt.y)) continue;
+    p.setPen(QPen(QColor(255, 255, 255, 200), 0.8));
+    p.setBrush(pt.color);
+    p.drawEllipse(position(i, size), radius, radius);
+  }
+  if (selected_ >= 0 && std::isfinite(points_[size_t(selected_)].x) &&
+      std::isfinite(points_[size_t(selected_)].y)) {
+    p.setPen(QPen(QColor(0xff, 0x6f, 0x00), 2.5));
+    p.setBrush(Qt::NoBrush);
+    p.drawEllipse(position(selected_, size), radius + 4, radius + 4);
+  }
+  p.restore();
+}
+
+void ScatterPlot::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  paint(p, size());
+}
+
+bool ScatterPlot::event(QEvent* event) {
+  if (event->type() == QEvent::ToolTip) {
+    auto* help = static_cast<QHelpEvent*>(event);
+    const QString tip = toolTipAt(help->pos());
+    if (tip.isEmpty())
+      QToolTip::hideText();
+    else
+      QToolTip::showText(help->globalPos(), tip, this);
+    return true;
+  }
+  return QWidget::event(event);
+}
+
+void ScatterPlot::mousePressEvent(QMouseEvent* event) {
+  const int i = pointAt(event->position());
+  if (i >= 0) emit pointClicked(i);
+}
+
+void ScatterPlot::mouseDoubleClickEvent(QMouseEvent* event) {
+  const int i = pointAt(event->position());
+  if (i >= 0) emit pointDoubleClicked(i);
+}
+
+// ---- the measures and the table ---------------------------------------------------------------
+
+std::vector<AtlasMeasure> atlasMeasures() {
+  const QString share = QObject::tr("share of attention, 0–1");
+  std::vector<AtlasMeasure> m = {
+      {int(HeadStat::Entropy), QObject::tr("Entropy (nats)"),
+       QObject::tr("Mean over query rows of −Σ p ln p, in nats: 0 = all attention on one key")},
+      {int(HeadStat::EntropyNorm), QObject::tr("Entropy 0–1"),
+       QObject::tr("Entropy ÷ ln(number of keys): 0 = one key, 1 = spread evenly")},
+      {int(HeadStat::Diagonal), QObject::tr("Diagonal (%1)").arg(share),
+       QObject::tr("Mean attention of position i on itself")},
+      {int(HeadStat::Previous), QObject::tr("Previous token (%1)").arg(share),
+       QObject::tr("Mean attention of position i on position i − 1")},
+      {int(HeadStat::First), QObject::tr("First token (%1)").arg(share),
+       QObject::tr("Mean attention on the first key")},
+      {int(HeadStat::Bos), QObject::tr("BOS (%1)").arg(share),
+       QObject::tr("Mean attention on the start token: an attention sink")},
+      {int(HeadStat::Eos), QObject::tr("EOS (%1)").arg(share),
+       QObject::tr("Mean attention on the end token: an attention sink")},
+      {int(HeadStat::Padding), QObject::tr("Padding (%1)").arg(share),
+       QObject::tr("Mean attention on padding keys (0 while the padding mask is on)")},
+      {int(HeadStat::Distance), QObject::tr("Mean distance (positions)"),
+       QObject::tr("Mean |i − j| weighted by the attention: how far the head looks")},
+      {int(HeadStat::Monotonicity), QObject::tr("Monotonic alignment (Kendall's τ, −1…1)"),
+       QObject::tr("Cross-attention: +1 reads the source in order, −1 in reverse")},
+  };
+  return m;
+}
+
+AtlasTableModel::AtlasTableModel(QObject* parent)
+    : QAbstractTableModel(parent), measures_(atlasMeasures()) {}
+
+void AtlasTableModel::setAtlas(std::shared_ptr<const Atlas> atlas) {
+  beginResetModel();
+  atlas_ = std::move(atlas);
+  endResetModel();
+}
+
+double AtlasTableModel::mean(int row, int measure) const {
+  if (!atlas_ || row < 0 || row >= int(atlas_->heads.size())) return NAN;
+  const AtlasMeasure& m = measures_.at(size_t(measure));
+  return m.stat >= 0 ? atlas_->heads[size_t(row)].stats[size_t(m.stat)].meanOrNaN() : NAN;
+}
+
+double AtlasTableModel::sd(int row, int measure) const {
+  if (!atlas_ || row < 0 || row >= int(atlas_->heads.size())) return NAN;
+  const AtlasMeasure& m = measures_.at(size_t(measure));
+  return m.stat >= 0 ? atlas_->heads[size_t(row)].stats[size_t(m.stat)].sd() : NAN;
+}
+
+int AtlasTableModel::rowOf(AttentionKind kind, int layer, int head) const {
+  if (!atlas_) return -1;
+  for (size_t r = 0; r < atlas_->heads.size(); ++r) {
+    const AtlasHead& h = atlas_->heads[r];
+    if (h.kind == kind && h.layer == layer && h.head == head) return int(r);
+  }
+  return -1;
+}
+
+std::string AtlasTableModel::csv() const {
+  std::vector<std::string> header = {"block", "layer", "head"};
+  for (const AtlasMeasure& m : measures_) {
+    const std::string name = m.stat >= 0 ? headStatName(kHeadStats[size_t(m.stat)]) : "score";
+    header.push_back(name + "_mean");
+    header.push_back(name + "_sd");
+  }
+  std::string out = csvLine(header);
+  for (int r = 0; r < rowCount(); ++r) {
+    const AtlasHead& h = atlas_->heads[size_t(r)];
+    std::vector<std::string> row = {attentionKindName(h.kind), std::to_string(h.layer + 1),
+                                    std::to_string(h.head + 1)};
+    for (int m = 0; m < int(measures_.size()); ++m) {
+      row.push_back(csvNumber(mean(r, m)));
+      row.push_back(csvNumber(sd(r, m)));
+    }
+    out += csvLine(row);
+  }
+  return out;
+}
+
+int AtlasTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() || !atlas_ ? 0 : int(atlas_->heads.size());
+}
+
+int AtlasTableModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : FirstMeasure + int(measures_.size());
+}
+
+QVariant AtlasTableModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount()) return {};
+  const int r = index.row(), col = index.column();
+  const AtlasHead& h = atlas_->heads[size_t(r)];
+  if (role == SortRole) {
+    if (col == Block) return double(int(h.kind)) * 1e6 + h.layer * 1e3 + h.head;
+    if (col == Layer) return h.layer + 1;
+    if (col == Head) return h.head + 1;
+    return mean(r, col - FirstMeasure);
+  }
+  if (role == Qt::DisplayRole) {
+    if (col == Block) return blockName(h.kind);
+    if (col == Layer) return h.layer + 1;
+    if (col == Head) return h.head + 1;
+    return meanSd(mean(r, col - FirstMeasure), sd(r, col - FirstMeasure));
+  }
+  if (role == Qt::TextAlignmentRole)
+    return col == Block ? int(Qt::AlignLeft | Qt::AlignVCenter)
+                        : int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::DecorationRole && col == Block) {
+    int layers = 0;
+    for (const AtlasHead& o : atlas_->heads)
+      if (o.kind == h.kind) layers = std::max(layers, o.layer + 1);
+    return headColor(h.kind, h.layer, layers);
+  }
+  return {};
+}
+
+QVariant AtlasTableModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o != Qt::Horizontal) return {};
+  if (section < FirstMeasure) {
+    static const char* names[] = {"Block", "Layer", "Head"};
+    static const char* tips[] = {"Which attention: encoder self-, decoder self- or cross-attention",
+                                 "Layer (from 1)", "Head (from 1)"};
+    if (role == Qt::DisplayRole) return tr(names[section]);
+    if (role == Qt::ToolTipRole) return tr(tips[section]);
+    return {};
+  }
+  const AtlasMeasure& m = measures_.at(size_t(section - FirstMeasure));
+  if (role == Qt::DisplayRole) return m.title;
+  if (role == Qt::ToolTipRole)
+    return tr("%1. Mean ± standard deviation over the corpus's sentences").arg(m.tip);
+  return {};
+}
+
+bool AtlasProxy::lessThan(const QModelIndex& a, const QModelIndex& b) const {
+  const double x = a.data(AtlasTableModel::SortRole).toDouble();
+  const double y = b.data(AtlasTableModel::SortRole).toDouble();
+  // NaN ("does not apply") sorts after every number in ascending order.
+  if (std::isnan(x) || std::isnan(y)) return !std::isnan(x) && std::isnan(y);
+  if (x != y) return x < y;
+  return a.row() < b.row();
+}
+
+// ---- the view ---------------------------------------------------------------------------------
+
+AtlasView::AtlasView(AppState* state, QWidget* parent)
+    : View(state, tr("What am I looking at?"), parent) {
+  // The corpus and the run.
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel(tr("Corpus:"), this));
+  source_ = new QComboBox(this);
+  source_->setToolTip(tr("The sentences every head is measured on"));
+  bar->addWidget(source_, 1);
+  open_file_ = new QPushButton(tr("Text file…"), this);
+  open_file_->setToolTip(
+      tr("A UTF-8 text file: one sentence per line, or source<TAB>target pairs"));
+  bar->addWidget(open_file_);
+  bar->addWidget(new QLabel(tr("Batch:"), this));
+  batch_ = new QSpinBox(this);
+  batch_->setRange(1, 256);
+  batch_->setValue(16);
+  batch_->setToolTip(tr("Sentences per forward pass: memory holds one batch's attention"));
+  bar->addWidget(batch_);
+  run_ = new QPushButton(tr("Run the corpus"), this);
+  bar->addWidget(run_);
+  cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setEnabled(false);
+  bar->addWidget(cancel_);
+  progress_ = new QProgressBar(this);
+  progress_->setRange(0, 1);
+  progress_->setValue(0);
+  progress_->setMaximumWidth(160);
+  bar->addWidget(progress_);
+  layout_->addLayout(bar);
+  status_ = new QLabel(this);
+  status_->setWordWrap(true);
+  status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout_->addWidget(status_);
+
+  // The axes and the export.
+  auto* axes = new QHBoxLayout;
+  x_axis_ = new QComboBox(this);
+  y_axis_ = new QComboBox(this);
+  for (const AtlasMeasure& m : atlasMeasures()) {
+    x_axis_->addItem(m.title);
+    y_axis_->addItem(m.title);
+    x_axis_->setItemData(x_axis_->count() - 1, m.tip, Qt::ToolTipRole);
+    y_axis_->setItemData(y_axis_->count() - 1, m.tip, Qt::ToolTipRole);
+  }
+  x_axis_->setCurrentIndex(int(HeadStat::EntropyNorm));
+  y_axis_->setCurrentIndex(int(HeadStat::Previous));
+  axes->addWidget(new QLabel(tr("x:"), this));
+  axes->addWidget(x_axis_);
+  axes->addWidget(new QLabel(tr("y:"), this));
+  axes->addWidget(y_axis_);
+  axes->addStretch(1);
+  export_csv_ = new QPushButton(tr("Export CSV…"), this);
+  export_csv_->setToolTip(tr("The table: every head's mean and standard deviation per statistic"));
+  axes->addWidget(export_csv_);
+  layout_->addLayout(axes);
+
+  // The scatter | the table and the heads like the selected one.
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  scatter_ = new ScatterPlot(split);
+  scatter_->setEmptyText(
+      tr("Choose a corpus and press Run the corpus: every head of the model "
+         "becomes a point here."));
+  auto* right = new QSplitter(Qt::Vertical, split);
+  model_ = new AtlasTableModel(this);
+  proxy_ = new AtlasProxy(this);
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(AtlasTableModel::SortRole);
+  table_ = new QTableView(right);
+  table_->setModel(proxy_);
+  table_->setSortingEnabled(true);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->sortByColumn(AtlasTableModel::Block, Qt::AscendingOrder);
+
+  panels_ = new QTabWidget(right);
+  like_ = new QListWidget(panels_);
+  like_->setToolTip(
+      tr("The heads whose statistics over the corpus are nearest the selected "
+         "head's (0 = the same); click one to select it"));
+  panels_->addTab(like_, tr("Heads like this one"));
+  auto* evidence = new QWidget(panels_);
+  auto* ev = new QVBoxLayout(evidence);
+  ev->setContentsMargins(4, 4, 4, 4);
+  auto* ev_bar = new QHBoxLayout;
+  ev_bar->addWidget(new QLabel(tr("Sentences by:"), evidence));
+  evidence_stat_ = new QComboBox(evidence);
+  for (const AtlasMeasure& m : atlasMeasures())
+    if (m.stat >= 0) evidence_stat_->addItem(m.title, m.stat);
+  evidence_stat_->setCurrentIndex(int(HeadStat::Previous));
+  ev_bar->addWidget(evidence_stat_, 1);
+  ev->addLayout(ev_bar);
+  ev->addWidget(new QLabel(tr("Strongest (double-click: the input of every view):"), evidence));
+  top_ = new QListWidget(evidence);
+  ev->addWidget(top_, 1);
+  ev->addWidget(new QLabel(tr("Weakest:"), evidence));
+  bottom_ = new QListWidget(evidence);
+  ev->addWidget(bottom_, 1);
+  panels_->addTab(evidence, tr("Evidence"));
+  auto* pca = new QWidget(panels_);
+  auto* pv = new QVBoxLayout(pca);
+  pv->setContentsMargins(4, 4, 4, 4);
+  auto* pca_bar = new QHBoxLayout;
+  project_ = new QPushButton(tr("Project this head's queries and keys"), pca);
+  pca_bar->addWidget(project_);
+  embedding_status_ = new QLabel(pca);
+  embedding_status_->setWordWrap(true);
+  pca_bar->addWidget(embedding_status_, 1);
+  pv->addLayout(pca_bar);
+  embedding_plot_ = new ScatterPlot(pca);
+  embedding_plot_->setEmptyText(
+      tr("Select a head, then press the button: its queries and keys over the corpus, projected "
+         "on their two main directions (PCA)."));
+  pv->addWidget(embedding_plot_, 1);
+  panels_->addTab(pca, tr("Queries and keys"));
+  right->setStretchFactor(0, 3);
+  right->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  layout_->addWidget(split, 1);
+
+  fillSources();
+  connect(open_file_, &QPushButton::clicked, this, [this] {
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("A corpus of sentences"), QString(),
+                                     tr("Text files (*.txt *.tsv);;All files (*)"));
+    if (!path.isEmpty()) setCorpusFile(path);
+  });
+  connect(run_, &QPushButton::clicked, this, &AtlasView::runAtlas);
+  connect(cancel_, &QPushButton::clicked, this, &AtlasView::cancel);
+  connect(x_axis_, &QComboBox::currentIndexChanged, this, &AtlasView::updateScatter);
+  connect(y_axis_, &QComboBox::currentIndexChanged, this, &AtlasView::updateScatter);
+  connect(evidence_stat_, &QComboBox::currentIndexChanged, this, &AtlasView::fillEvidence);
+  connect(export_csv_, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export the head atlas"), QStringLiteral("head-atlas.csv"), tr("CSV (*.csv)"));
+    QString error;
+    if (!path.isEmpty() && !exportCsv(path, &error)) status_->setText(error.toHtmlEscaped());
+  });
+  connect(scatter_, &ScatterPlot::pointClicked, this, &AtlasView::selectHead);
+  connect(scatter_, &ScatterPlot::pointDoubleClicked, this, [this](int i) {
+    selectHead(i);
+    emit openView(QStringLiteral("attention"));
+  });
+  connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& cur) {
+            if (!syncing_ && cur.isValid()) selectHead(proxy_->mapToSource(cur).row());
+          });
+  connect(table_, &QTableView::doubleClicked, this,
+          [this] { emit openView(QStringLiteral("attention")); });
+  connect(like_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
+    if (!syncing_) selectHead(item->data(Qt::UserRole).toInt());
+  });
+  auto use = [this](QListWidgetItem* item) { useSentence(item->data(Qt::UserRole).toInt()); };
+  connect(top_, &QListWidget::itemDoubleClicked, this, use);
+  connect(bottom_, &QListWidget::itemDoubleClicked, this, use);
+  connect(project_, &QPushButton::clicked, this, &AtlasView::projectSelected);
+  connect(state_, &AppState::selectionChanged, this, [this] {
+    if (!syncing_) showSelection();
+  });
+  Engine* engine = state_->engine();
+  connect(engine, &Engine::modelChanged, this, [this] {
+    // An atlas belongs to the model it was built on.
+    result_ = {};
+    embedding_.reset();
+    atlas_model_ = nullptr;
+    status_text_.clear();
+    model_->setAtlas(nullptr);
+    embedding_plot_->setData({}, {}, {}, {});
+    embedding_status_->clear();
+    fillSources();
+    updateScatter();
+    markDirty();
+  });
+  connect(engine, &Engine::progress, this, [this](int done, int total, const QString&) {
+    if (!running_) return;
+    progress_->setRange(0, std::max(1, total));
+    progress_->setValue(std::clamp(done, 0, std::max(1, total)));
+  });
+  connect(engine, &Engine::jobFinished, this, [this](bool ok) {
+    // A cancelled or failed run applies nothing: the buttons come back here.
+    if (!running_) return;
+    running_ = false;
+    run_->setEnabled(true);
+    cancel_->setEnabled(false);
+    if (!ok && status_text_.isEmpty()) status_text_ = tr("The run was cancelled.");
+    status_->setText(status_text_);
+    project_->setEnabled(true);
+  });
+  connect(engine, &Engine::failed, this, [this](const QString& title, const QString& message) {
+    if (running_)
+      status_text_ = title + QStringLiteral(": ") + messageSentence(qPrintable(message));
+  });
+}
+
+void AtlasView::fillSources() {
+  const QSignalBlocker block(source_);
+  const int previous = source_->currentData().toInt();
+  source_->clear();
+  source_->addItem(tr("The model's example sentences"), int(Source::Examples));
+  const Model* model = state_->model();
+  const QString bundled = state_->engine()->modelSource();
+  bool held_out = false;
+  if (model && !bundled.contains(QLatin1Char('/')) && !bundled.contains(QLatin1Char('.')))
+    for (const std::string& dir : bundledModelDirs())
+      held_out = held_out || QFileInfo::exists(QString::fromStdString(dir) + QLatin1Char('/') +
+                                               bundled + QStringLiteral(".heldout.json"));
+  if (held_out)
+    source_->addItem(tr("%1's held-out sentences (never trained on)").arg(bundled),
+                     int(Source::HeldOut));
+  for (const std::string& name : taskNames())
+    source_->addItem(tr("Training task “%1”: its held-out pairs").arg(QString::fromStdString(name)),
+                     QVariantList{int(Source::TrainingTask), QString::fromStdString(name)});
+  if (!file_.isEmpty())
+    source_->addItem(tr("File: %1").arg(QFileInfo(file_).fileName()), int(Source::File));
+  // The held-out set when there is one: sentences the model never saw.
+  int pick = held_out ? 1 : 0;
+  if (previous == int(Source::File) && !file_.isEmpty()) pick = source_->count() - 1;
+  source_->setCurrentIndex(pick);
+}
+
+void AtlasView::setCorpusFile(const QString& path) {
+  file_ = path;
+  fillSources();
+  source_->setCurrentIndex(source_->count() - 1);
+}
+
+bool AtlasView::setSource(Source source, const QString& task) {
+  for (int i = 0; i < source_->count(); ++i) {
+    const QVariant d = source_->itemData(i);
+    const bool match =
+        source == Source::TrainingTask
+            ? d.typeId() == QMetaType::QVariantList && d.toList().value(1).toString() == task
+            : d.typeId() != QMetaType::QVariantList && d.toInt() == int(source);
+    if (match) {
+      source_->setCurrentIndex(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool AtlasView::runAtlas() {
+  Engine* engine = state_->engine();
+  if (!engine->hasModel() || running_) return false;
+  // What the corpus is, read on the worker (a file may be large).
+  const QVariant d = source_->currentData();
+  Source source = Source::Examples;
+  QString task;
+  if (d.typeId() == QMetaType::QVariantList) {
+    source = Source::TrainingTask;
+    task = d.toList().value(1).toString();
+  } else {
+    source = Source(d.toInt());
+  }
+  const std::string file = file_.toStdString();
+  const std::string bundled = engine->modelSource().toStdString();
+  const std::string task_name = task.toStdString();
+  AtlasOptions options;
+  options.run.batch = batch_->value();
+  options.run.masks = engine->masks();
+  options.run.max_new_tokens = engine->maxNewTokens();
+  const Model* built_on = engine->model();
+  status_text_.clear();
+  const bool started = engine->runProgressTask(
+      tr("Head atlas"), [=, this](const Model& model, const std::atomic<bool>& cancel,
+                                  const Engine::TaskProgress& progress) {
+        AtlasResult result;
+        QString error;
+        try {
+          Corpus corpus;
+          switch (source) {
+            case Source::Examples:
+              corpus = corpusFromExamples(model.config());
+              break;
+            case Source::HeldOut:
+              corpus = corpusFromHeldOut(bundled);
+              break;
+            case Source::TrainingTask:
+              corpus = trainingTaskCorpus(*makeTask(task_name));
+              break;
+            case Source::File:
+              corpus = readCorpusFile(file);
+              break;
+          }
+          AtlasOptions run = options;
+          run.run.cancel = &cancel;
+          run.run.progress = [&progress](const AtlasProgress& p) { progress(p.done, p.total); };
+          auto atlas = std::make_shared<const Atlas>(buildAtlas(model, corpus, run));
+          result.corpus = std::make_shared<const Corpus>(std::move(corpus));
+          result.atlas = std::move(atlas);
+        } catch (const Error& e) {
+          if (e.kind() == ErrorKind::Cancelled) throw;
+          error = messageSentence(e.what());
+        }
+        return std::function<void()>([this, result, error, built_on] {
+          if (error.isEmpty()) {
+            result_ = result;
+            atlas_model_ = built_on;
+            embedding_.reset();
+            embedding_plot_->setData({}, {}, {}, {});
+            embedding_status_->clear();
+            model_->setAtlas(result_.atlas);
+            const CorpusRunReport& r = result_.atlas->run;
+            QString text = tr("%1: %2 sentences through the model in %3 batches (%4 s).")
+                               .arg(QString::fromStdString(result_.atlas->origin))
+                               .arg(r.sentences)
+                               .arg(r.batches)
+                               .arg(num(result_.atlas->seconds, 2));
+            if (r.skipped_count > 0) {
+              QStringList first;
+              for (const SkippedSentence& s : r.skipped)
+                first << (s.line > 0 ? tr("line %1: %2").arg(s.line)
+                                     : tr("sentence %1: %2").arg(s.sentence + 1))
+                             .arg(QString::fromStdString(s.reason));
+              text += QLatin1Char(' ') + tr("%n skipped (%1).", nullptr, r.skipped_count)
+                                             .arg(first.join(QStringLiteral("; ")));
+            }
+            status_text_ = text;
+            updateScatter();
+            showSelection();
+          } else {
+            status_text_ = error;
+          }
+          explain();
+        });
+      });
+  if (!started) return false;
+  running_ = true;
+  run_->setEnabled(false);
+  cancel_->setEnabled(true);
+  project_->setEnabled(false);
+  progress_->setRange(0, 0);  // busy until the first batch says how far
+  status_->setText(tr("Running the corpus…"));
+  return true;
+}
+
+void AtlasView::cancel() {
+  if (running_) state_->engine()->cancel();
+}
+
+QString AtlasView::statusText() const {
+  return status_->text();
+}
+
+void AtlasView::setAxes(int x_measure, int y_measure) {
+  x_axis_->setCurrentIndex(x_measure);
+  y_axis_->setCurrentIndex(y_measure);
+  updateScatter();
+}
+
+void AtlasView::setEvidenceStat(int stat) {
+  evidence_stat_->setCurrentIndex(evidence_stat_->findData(stat));
+}
+
+void AtlasView::updateScatter() {
+  const Atlas* atlas = model_->atlas();
+  if (!atlas) {
+    scatter_->setData({}, {}, {}, {});
+    return;
+  }
+  const int mx = std::max(0, x_axis_->currentIndex()), my = std::max(0, y_axis_->currentIndex());
+  const std::vector<AtlasMeasure>& ms = model_->measures();
+  std::vector<ScatterPlot::Point> points;
+  std::vector<ScatterPlot::LegendEntry> legend;
+  std::map<int, int> layers;  // per kind
+  for (const AtlasHead& h : atlas->heads)
+    layers[int(h.kind)] = std::max(layers[int(h.kind)], h.layer + 1);
+  for (int r = 0; r < int(atlas->heads.size()); ++r) {
+    const AtlasHead& h = atlas->heads[size_t(r)];
+    ScatterPlot::Point p;
+    p.x = model_->mean(r, mx);
+    p.y = model_->mean(r, my);
+    p.sd_x = model_->sd(r, mx);
+    p.sd_y = model_->sd(r, my);
+    p.color = headColor(h.kind, h.layer, layers[int(h.kind)]);
+    p.tip = headName(h) + QLatin1Char('\n') + ms[size_t(mx)].title + QStringLiteral(": ") +
+            meanSd(p.x, p.sd_x) + QLatin1Char('\n') + ms[size_t(my)].title + QStringLiteral(": ") +
+            meanSd(p.y, p.sd_y);
+    points.push_back(p);
+    if (h.head == 0)
+      legend.push_back({tr("%1 %2").arg(blockName(h.kind)).arg(h.layer + 1), p.color});
+  }
+  scatter_->setData(std::move(points), ms[size_t(mx)].title, ms[size_t(my)].title,
+                    std::move(legend));
+  scatter_->setSelected(selectedHead());
+}
+
+int AtlasView::selectedHead() const {
+  const AttentionSelection& s = state_->selection();
+  return model_->rowOf(s.kind, s.layer, std::max(0, s.head));
+}
+
+void AtlasView::selectHead(int index) {
+  const Atlas* atlas = model_->atlas();
+  if (!atlas || index < 0 || index >= int(atlas->heads.size())) return;
+  const AtlasHead& h = atlas->heads[size_t(index)];
+  AttentionSelection sel = state_->selection();
+  sel.kind = h.kind;
+  sel.layer = h.layer;
+  sel.head = h.head;
+  state_->setSelection(sel);
+  showSelection();  // also when the selection was already that head
+}
+
+void AtlasView::showSelection() {
+  const int r = selectedHead();
+  scatter_->setSelected(r);
+  syncing_ = true;
+  if (r >= 0) {
+    const QModelIndex idx = proxy_->mapFromSource(model_->index(r, 0));
+    table_->selectionModel()->setCurrentIndex(
+        idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    table_->scrollTo(idx);
+  } else {
+    table_->clearSelection();
+  }
+  syncing_ = false;
+  fillLike();
+  fillEvidence();
+  project_->setEnabled(!running_ && r >= 0);
+}
+
+void AtlasView::fillLike() {
+  like_->clear();
+  const Atlas* atlas = model_->atlas();
+  const int r = selectedHead();
+  if (!atlas || r < 0) return;
+  const std::vector<HeadDistance> near = headsLike(*atlas, r);
+  for (size_t k = 0; k < near.size() && k < 12; ++k) {
+    const AtlasHead& h = atlas->heads[size_t(near[k].index)];
+    auto* item = new QListWidgetItem(
+        tr("%1   distance %2").arg(headName(h), num(near[k].distance, 3)), like_);
+    item->setData(Qt::UserRole, near[k].index);
+  }
+}
+
+void AtlasView::fillEvidence() {
+  top_->clear();
+  bottom_->clear();
+  const Atlas* atlas = model_->atlas();
+  const int r = selectedHead();
+  if (!atlas || r < 0 || !result_.corpus) return;
+  const int stat = std::max(0, evidence_stat_->currentData().toInt());
+  const ExtremeValues& ex = atlas->heads[size_t(r)].extremes[size_t(stat)];
+  auto fill = [this](QListWidget* list, const std::vector<SentenceValue>& values) {
+    for (const SentenceValue& v : values) {
+      const CorpusEntry& e = result_.corpus->entries.at(size_t(v.sentence));
+      QString text = QString::fromStdString(e.src);
+      if (e.has_tgt) text += QStringLiteral("  →  ") + QString::fromStdString(e.tgt);
+      auto* item = new QListWidgetItem(QStringLiteral("%1   %2").arg(num(v.value, 3), text), list);
+      item->setData(Qt::UserRole, v.sentence);
+      item->setToolTip(e.line > 0 ? tr("Line %1 of the corpus").arg(e.line)
+                                  : tr("Sentence %1 of the corpus").arg(v.sentence + 1));
+    }
+  };
+  fill(top_, ex.top());
+  fill(bottom_, ex.bottom());
+}
+
+void AtlasView::useSentence(int sentence) {
+  if (!result_.corpus || sentence < 0 || sentence >= int(result_.corpus->entries.size())) return;
+  const CorpusEntry& e = result_.corpus->entries[size_t(sentence)];
+  state_->useInput(QString::fromStdString(e.src),
+                   e.has_tgt ? QString::fromStdString(e.tgt) : QString());
+}
+
+bool AtlasView::projectSelected() {
+  Engine* engine = state_->engine();
+  const Atlas* atlas = model_->atlas();
+  const int r = selectedHead();
+  if (!atlas || r < 0 || !result_.corpus || running_) return false;
+  const AtlasHead h = atlas->heads[size_t(r)];
+  auto corpus = result_.corpus;
+  HeadEmbeddingOptions options;
+  options.run.batch = batch_->value();
+  options.run.masks = engine->masks();
+  options.run.max_new_tokens = engine->maxNewTokens();
+  const bool started = engine->runProgressTask(
+      tr("Queries and keys"), [=, this](const Model& model, const std::atomic<bool>& cancel,
+                                        const Engine::TaskProgress& progress) {
+        std::shared_ptr<const HeadEmbedding> result;
+        QString error;
+        try {
+          HeadEmbeddingOptions o = options;
+          o.run.cancel = &cancel;
+          o.run.progress = [&progress](const AtlasProgress& p) { progress(p.done, p.total); };
+          result = std::make_shared<const HeadEmbedding>(
+              headEmbedding(model, *corpus, h.kind, h.layer, h.head, o));
+        } catch (const Error& e) {
+          if (e.kind() == ErrorKind::Cancelled) throw;
+          error = messageSentence(e.what());
+        }
+        return std::function<void()>([this, result, error] {
+          project_->setEnabled(true);
+          if (!result) {
+            embedding_status_->setText(error);
+            return;
+          }
+          embedding_ = result;
+          std::vector<ScatterPlot::Point> points;
+          const QColor query(0x1f, 0x77, 0xb4), key(0xd6, 0x27, 0x28);
+          for (const EmbeddingPoint& e : result->points) {
+            ScatterPlot::Point p;
+            p.x = e.x;
+            p.y = e.y;
+            p.color = e.query ? query : key;
+            p.tip = tr("%1 “%2”\nsentence %3, position %4")
+                        .arg(e.query ? tr("Query") : tr("Key"))
+                        .arg(QString::fromStdString(e.token))
+                        .arg(e.sentence + 1)
+                        .arg(e.position);
+            points.push_back(p);
+          }
+          embedding_plot_->setData(
+              std::move(points),
+              tr("Principal component 1 (%1% of the variance)")
+                  .arg(num(100 * result->explained_ratio[0], 1)),
+              tr("Principal component 2 (%1%)").arg(num(100 * result->explained_ratio[1], 1)),
+              {{tr("queries"), query}, {tr("keys"), key}});
+          embedding_status_->setText(
+              tr("%1 · layer %2 · head %3: %4 points from %5 sentences%6.")
+                  .arg(kindTitle(result->kind))
+                  .arg(result->layer + 1)
+                  .arg(result->head + 1)
+                  .arg(result->points.size())
+                  .arg(result->sentences)
+                  .arg(result->capped ? tr(" (the first ones only)") : QString()));
+        });
+      });
+  if (started) {
+    project_->setEnabled(false);
+    embedding_status_->setText(tr("Projecting…"));
+  }
+  return started;
+}
+
+bool AtlasView::exportCsv(const QString& path, QString* error) const {
+  if (!model_->atlas()) {
+    if (error) *error = tr("Run a corpus first: there is no atlas to export.");
+    return false;
+  }
+  QFile f(path);
+  const std::string csv = model_->csv();
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+      f.write(csv.data(), qint64(csv.size())) != qint64(csv.size())) {
+    if (error) *error = tr("Could not write %1: %2").arg(path, f.errorString());
+    return false;
+  }
+  return true;
+}
+
+QWidget* AtlasView::exportWidget() {
+  return scatter_;
+}
+
+QStringList AtlasView::figureTitle() const {
+  QStringList lines = {tr("Head atlas: every head over a corpus (mean ± sd)")};
+  if (const Atlas* a = model_->atlas())
+    lines << tr("%1 · %2 sentences · %3")
+                 .arg(state_->engine()->modelSource(), QString::number(a->run.sentences),
+                      QString::fromStdString(a->origin));
+  return lines;
+}
+
+QSize AtlasView::figureBodySize(QSize available, bool) {
+  const QSize s = scatter_->size().isEmpty() ? scatter_->sizeHint() : scatter_->size();
+  return s.boundedTo(available);
+}
+
+void AtlasView::paintFigureBody(QPainter& painter, QSize body, bool) {
+  scatter_->paint(painter, body);
+}
+
+void AtlasView::explain() {
+  QString html = tr(
+      "<p>Every other view looks at one sentence. Here each <b>point is one head</b> of one "
+      "attention block, measured over a whole <b>corpus</b> of sentences: its position is the "
+      "mean of two statistics over the sentences, the bars show ± one standard deviation (a long "
+      "bar: the head does different things on different sentences). Colours: the block (blue "
+      "encoder self-attention, green decoder self-attention, orange cross-attention), darker for "
+      "later layers.</p>"
+      "<p>Click a point or a row to select that head in every view; double-click to open it in "
+      "the Attention view. <i>Heads like this one</i> lists the heads whose statistics are "
+      "nearest; <i>Evidence</i> the sentences where the head's pattern is strongest and weakest "
+      "(double-click one to make it the input); <i>Queries and keys</i> projects the head's "
+      "query and key vectors over the corpus on their two main directions: where queries sit "
+      "near keys, the head attends.</p>");
+  if (!status_text_.isEmpty())
+    html += QStringLiteral("<p>%1</p>").arg(status_text_.toHtmlEscaped());
+  explanation_->setHtml(html);
+  status_->setText(status_text_);
+}
+
+void AtlasView::refresh() {
+  if (!state_->model()) {
+    run_->setEnabled(false);
+    explanation_->setHtml(tr("Open a model first: the atlas measures every head of it."));
+    return;
+  }
+  run_->setEnabled(!running_);
+  showSelection();
+  explain();
+}
+
+}  // namespace attnviz::gui
