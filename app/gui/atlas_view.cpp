@@ -135,6 +135,11 @@ void ScatterPlot::setEmptyText(const QString& text) {
   update();
 }
 
+void ScatterPlot::setNote(const QString& text) {
+  note_ = text;
+  update();
+}
+
 void ScatterPlot::setSelected(int index) {
   selected_ = index >= 0 && index < int(points_.size()) ? index : -1;
   update();
@@ -243,6 +248,15 @@ void ScatterPlot::paint(QPainter& p, QSize size) const {
   p.drawText(QRectF(-r.height() / 2, 0, r.height(), fm.height() + 2),
              Qt::AlignHCenter | Qt::AlignTop, y_title_);
   p.restore();
+  if (!note_.isEmpty()) {
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * 0.9);
+    p.setFont(small);
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(QRectF(r.left() + 4, r.top() + 2, r.width() - 8, fm.height() + 2),
+               Qt::AlignRight | Qt::AlignTop, note_);
+    p.setFont(font());
+  }
   // Error bars, then the points, the selected one last and ringed.
   p.setClipRect(r.adjusted(-6, -6, 6, 6));
   const double sx = r.width() / (x1_ - x0_), sy = r.height() / (y1_ - y0_);
@@ -374,9 +388,11 @@ std::string AtlasTableModel::csv() const {
     const AtlasHead& h = atlas_->heads[size_t(r)];
     std::vector<std::string> row = {attentionKindName(h.kind), std::to_string(h.layer + 1),
                                     std::to_string(h.head + 1)};
+    // An empty value where a statistic does not apply (NaN), as headStatsCsv writes it.
+    auto number = [](double v) { return std::isnan(v) ? std::string() : csvNumber(v); };
     for (int m = 0; m < int(measures_.size()); ++m) {
-      row.push_back(csvNumber(mean(r, m)));
-      row.push_back(csvNumber(sd(r, m)));
+      row.push_back(number(mean(r, m)));
+      row.push_back(number(sd(r, m)));
     }
     out += csvLine(row);
   }
@@ -544,6 +560,9 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
   ev->addWidget(new QLabel(tr("Strongest (double-click: the input of every view):"), evidence));
   top_ = new QListWidget(evidence);
   ev->addWidget(top_, 1);
+  evidence_note_ = new QLabel(evidence);
+  evidence_note_->setWordWrap(true);
+  ev->addWidget(evidence_note_);
   ev->addWidget(new QLabel(tr("Weakest:"), evidence));
   bottom_ = new QListWidget(evidence);
   ev->addWidget(bottom_, 1);
@@ -815,6 +834,7 @@ void AtlasView::updateScatter() {
   std::vector<ScatterPlot::Point> points;
   std::vector<ScatterPlot::LegendEntry> legend;
   std::map<int, int> layers;  // per kind
+  int missing = 0;
   for (const AtlasHead& h : atlas->heads)
     layers[int(h.kind)] = std::max(layers[int(h.kind)], h.layer + 1);
   for (int r = 0; r < int(atlas->heads.size()); ++r) {
@@ -828,12 +848,20 @@ void AtlasView::updateScatter() {
     p.tip = headName(h) + QLatin1Char('\n') + ms[size_t(mx)].title + QStringLiteral(": ") +
             meanSd(p.x, p.sd_x) + QLatin1Char('\n') + ms[size_t(my)].title + QStringLiteral(": ") +
             meanSd(p.y, p.sd_y);
+    if (std::isnan(p.x) || std::isnan(p.y)) ++missing;
     points.push_back(p);
-    if (h.head == 0)
-      legend.push_back({tr("%1 %2").arg(blockName(h.kind)).arg(h.layer + 1), p.color});
   }
+  // The legend: per block kind, its layers in order.
+  for (AttentionKind kind : kAttentionKinds)
+    for (int l = 0; l < layers[int(kind)]; ++l)
+      legend.push_back(
+          {tr("%1 %2").arg(blockName(kind)).arg(l + 1), headColor(kind, l, layers[int(kind)])});
   scatter_->setData(std::move(points), ms[size_t(mx)].title, ms[size_t(my)].title,
                     std::move(legend));
+  scatter_->setNote(missing == 0 ? QString()
+                                 : tr("%n head(s) not shown: a statistic that does not apply "
+                                      "to them (—)",
+                                      nullptr, missing));
   scatter_->setSelected(selectedHead());
 }
 
@@ -886,14 +914,23 @@ void AtlasView::fillLike() {
   }
 }
 
+QString AtlasView::evidenceNote() const {
+  return evidence_note_->text();
+}
+
 void AtlasView::fillEvidence() {
   top_->clear();
   bottom_->clear();
+  evidence_note_->clear();
   const Atlas* atlas = model_->atlas();
   const int r = selectedHead();
   if (!atlas || r < 0 || !result_.corpus) return;
   const int stat = std::max(0, evidence_stat_->currentData().toInt());
-  const ExtremeValues& ex = atlas->heads[size_t(r)].extremes[size_t(stat)];
+  const AtlasHead& h = atlas->heads[size_t(r)];
+  const ExtremeValues& ex = h.extremes[size_t(stat)];
+  if (ex.top().empty())
+    evidence_note_->setText(tr("%1 does not apply to this head (%2): choose another statistic.")
+                                .arg(evidence_stat_->currentText(), kindTitle(h.kind)));
   auto fill = [this](QListWidget* list, const std::vector<SentenceValue>& values) {
     for (const SentenceValue& v : values) {
       const CorpusEntry& e = result_.corpus->entries.at(size_t(v.sentence));
@@ -1037,8 +1074,6 @@ void AtlasView::explain() {
       "(double-click one to make it the input); <i>Queries and keys</i> projects the head's "
       "query and key vectors over the corpus on their two main directions: where queries sit "
       "near keys, the head attends.</p>");
-  if (!status_text_.isEmpty())
-    html += QStringLiteral("<p>%1</p>").arg(status_text_.toHtmlEscaped());
   explanation_->setHtml(html);
   status_->setText(status_text_);
 }

@@ -48,6 +48,9 @@ class ScatterPlot : public QWidget {
   void setData(std::vector<Point> points, const QString& x_title, const QString& y_title,
                std::vector<LegendEntry> legend);
   void setEmptyText(const QString& text);
+  // A line under the plot's lower right corner: what is not shown ("4 heads have no value").
+  void setNote(const QString& text);
+  QString note() const { return note_; }
   void setSelected(int index);  // -1: none
   int selected() const { return selected_; }
   const std::vector<Point>& points() const { return points_; }
@@ -77,7 +80,7 @@ class ScatterPlot : public QWidget {
   QRectF plotRect(QSize size) const;
   std::vector<Point> points_;
   std::vector<LegendEntry> legend_;
-  QString x_title_, y_title_, empty_text_;
+  QString x_title_, y_title_, empty_text_, note_;
   double x0_ = 0, x1_ = 1, y0_ = 0, y1_ = 1;  // the axes' ranges
   int selected_ = -1;
 };
@@ -171,6 +174,7 @@ class AtlasView : public View {
   QListWidget* likeList() const { return like_; }
   QListWidget* topList() const { return top_; }
   QListWidget* bottomList() const { return bottom_; }
+  QString evidenceNote() const;  // why the lists are empty ("" when they are not)
   QTabWidget* panels() const { return panels_; }
   QProgressBar* progressBar() const { return progress_; }
   QPushButton* runButton() const { return run_; }
@@ -209,6 +213,7 @@ class AtlasView : public View {
   QComboBox* evidence_stat_;
   QListWidget* top_;
   QListWidget* bottom_;
+  QLabel* evidence_note_;
   QPushButton* project_;
   QLabel* embedding_status_;
   ScatterPlot* embedding_plot_;

@@ -1,0 +1,476 @@
+// Qt Test suite of the Atlas view (offscreen): every value it shows — the table's cells, the
+// scatter's points and tooltips, the heads like the selected one, the evidence sentences, the
+// queries and keys projected — against model/atlas called directly on the same corpus; the scatter,
+// the table and AppState's selection kept in step; a double-click opening the head in the
+// Attention view and an evidence sentence becoming the input of every view; Cancel; the messages
+// for a bad corpus file; the exports (PNG, SVG, PDF, CSV) read back; screenshots of the view on the
+// bundled models (build/screenshots).
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <QtTest/QtTest>
+#include <cmath>
+#include <memory>
+
+#include "atlas_view.h"
+#include "attention_data.h"
+#include "figure.h"
+#include "fonts.h"
+#include "gui_fixture.h"
+#include "main_window.h"
+#include "model/atlas.h"
+#include "teaching_util.h"
+
+using namespace attnviz;
+using namespace attnviz::gui;
+using namespace gui_fixture;
+
+namespace {
+
+AtlasView* atlasView(MainWindow& w) {
+  return w.viewOf<AtlasView>();
+}
+
+// A window on `model` showing the Atlas view.
+std::unique_ptr<MainWindow> atlasWindow(const QString& model) {
+  auto w = openWindow(model, {}, QStringLiteral("atlas"));
+  settle(*w);
+  return w;
+}
+
+// Runs the view's corpus and waits for the job; true when an atlas came back.
+bool runAndWait(MainWindow& w) {
+  AtlasView* v = atlasView(w);
+  if (!v->runAtlas()) return false;
+  idle(w);
+  return !v->running() && v->result().atlas != nullptr;
+}
+
+// buildAtlas called directly, as the view runs it (its batch, the engine's masks).
+Atlas directAtlas(MainWindow& w, const Corpus& corpus, int batch = 16) {
+  AtlasOptions o;
+  o.run.batch = batch;
+  o.run.masks = w.engine()->masks();
+  o.run.max_new_tokens = w.engine()->maxNewTokens();
+  return buildAtlas(*w.engine()->model(), corpus, o);
+}
+
+QString meanSdText(const Moments& m) {
+  const double mean = m.meanOrNaN(), sd = m.sd();
+  if (std::isnan(mean)) return QStringLiteral("—");
+  return std::isnan(sd) ? num(mean, 3) : QStringLiteral("%1 ± %2").arg(num(mean, 3), num(sd, 3));
+}
+
+// Selects head h of the atlas in AppState, as the head menu does.
+void selectHead(MainWindow& w, const AtlasHead& h) {
+  AttentionSelection sel = w.state()->selection();
+  sel.kind = h.kind;
+  sel.layer = h.layer;
+  sel.head = h.head;
+  w.state()->setSelection(sel);
+}
+
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+bool writeText(const QString& path, const QByteArray& bytes) {
+  QFile f(path);
+  return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(bytes) == bytes.size();
+}
+
+// RFC 4180 lines without quotes inside fields (the atlas CSV has none: names and numbers).
+std::vector<QStringList> parseCsv(const QByteArray& bytes) {
+  std::vector<QStringList> rows;
+  for (const QByteArray& line : bytes.split('\n')) {
+    QByteArray l = line;
+    if (l.endsWith('\r')) l.chop(1);
+    if (!l.isEmpty()) rows.push_back(QString::fromUtf8(l).split(QLatin1Char(',')));
+  }
+  return rows;
+}
+
+}  // namespace
+
+class AtlasViewTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    QCoreApplication::setOrganizationName(QStringLiteral("attnviz-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("test_atlas_view"));
+    QVERIFY(usePinnedFonts());
+  }
+
+  // The bundled reordering model on its held-out sentences: every cell of the table is the mean ±
+  // sd of buildAtlas called directly, and every point of the scatter sits at those means, its
+  // tooltip naming the head (from 1) and the two values.
+  void tableAndScatterAreTheCore() {
+    auto w = atlasWindow(QStringLiteral("reorder"));
+    AtlasView* v = atlasView(*w);
+    QVERIFY(v->setSource(AtlasView::Source::HeldOut));
+    QVERIFY(runAndWait(*w));
+    const Atlas direct = directAtlas(*w, corpusFromHeldOut("reorder"));
+    const Atlas& shown = *v->result().atlas;
+    QCOMPARE(shown.heads.size(), direct.heads.size());
+    QCOMPARE(shown.run.sentences, direct.run.sentences);
+    QVERIFY(direct.run.sentences > 10);
+    QVERIFY(v->statusText().contains(QString::number(direct.run.sentences)));
+    AtlasTableModel* m = v->tableModel();
+    QCOMPARE(m->rowCount(), int(direct.heads.size()));
+    const std::vector<AtlasMeasure> measures = atlasMeasures();
+    for (int r = 0; r < m->rowCount(); ++r) {
+      const AtlasHead& h = direct.heads[size_t(r)];
+      QCOMPARE(m->data(m->index(r, AtlasTableModel::Block)).toString(),
+               QString(h.kind == AttentionKind::EncoderSelf   ? "encoder self"
+                       : h.kind == AttentionKind::DecoderSelf ? "decoder self"
+                                                              : "cross"));
+      QCOMPARE(m->data(m->index(r, AtlasTableModel::Layer)).toInt(), h.layer + 1);
+      QCOMPARE(m->data(m->index(r, AtlasTableModel::Head)).toInt(), h.head + 1);
+      for (int c = 0; c < int(measures.size()); ++c) {
+        const Moments& mo = h.stats[size_t(measures[size_t(c)].stat)];
+        QCOMPARE(m->data(m->index(r, AtlasTableModel::FirstMeasure + c)).toString(),
+                 meanSdText(mo));
+        const double a = m->mean(r, c), b = mo.meanOrNaN();
+        QVERIFY(std::isnan(a) == std::isnan(b));
+        if (!std::isnan(b)) QVERIFY(std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b)));
+      }
+    }
+    // The scatter: Previous token against normalised entropy, its points the means.
+    const int mx = int(HeadStat::EntropyNorm), my = int(HeadStat::Diagonal);
+    v->setAxes(mx, my);
+    ScatterPlot* s = v->scatter();
+    QCOMPARE(int(s->points().size()), int(direct.heads.size()));
+    QVERIFY(s->xTitle().contains(QStringLiteral("Entropy")));
+    QVERIFY(s->yTitle().contains(QStringLiteral("0–1")));  // the unit is on the axis
+    int checked = 0;
+    for (int r = 0; r < int(direct.heads.size()); ++r) {
+      const AtlasHead& h = direct.heads[size_t(r)];
+      const double x = h.stats[size_t(mx)].meanOrNaN(), y = h.stats[size_t(my)].meanOrNaN();
+      if (std::isnan(x) || std::isnan(y)) continue;
+      QCOMPARE(s->points()[size_t(r)].x, x);
+      QCOMPARE(s->points()[size_t(r)].sd_y, h.stats[size_t(my)].sd());
+      // The tooltip where the point is drawn (when no other point is drawn there).
+      const QPointF at = s->position(r);
+      if (s->pointAt(at) != r) continue;
+      const QString tip = s->toolTipAt(at);
+      QVERIFY2(tip.contains(QStringLiteral("layer %1 · head %2").arg(h.layer + 1).arg(h.head + 1)),
+               qPrintable(tip));
+      QVERIFY2(tip.contains(kindTitle(h.kind)), qPrintable(tip));
+      QVERIFY2(tip.contains(meanSdText(h.stats[size_t(mx)])), qPrintable(tip));
+      QVERIFY2(tip.contains(meanSdText(h.stats[size_t(my)])), qPrintable(tip));
+      ++checked;
+    }
+    QVERIFY(checked >= 4);
+    // The heads without a value (cross-attention has no diagonal) are counted under the plot.
+    int missing = 0;
+    for (const AtlasHead& h : direct.heads)
+      missing += std::isnan(h.stats[size_t(mx)].meanOrNaN()) ||
+                 std::isnan(h.stats[size_t(my)].meanOrNaN());
+    QVERIFY(missing > 0);
+    QVERIFY2(s->note().startsWith(QString::number(missing) + QLatin1Char(' ')),
+             qPrintable(s->note()));
+  }
+
+  // A click on a point selects that head in AppState, the table's current row follows; a row of
+  // the table moves the scatter's ring; a double-click opens the Attention view on the head; the
+  // heads like it are headsLike's, nearest first.
+  void selectionFollowsEverywhere() {
+    auto w = atlasWindow(QStringLiteral("reorder"));
+    AtlasView* v = atlasView(*w);
+    QVERIFY(v->setSource(AtlasView::Source::HeldOut));
+    QVERIFY(runAndWait(*w));
+    const Atlas& atlas = *v->result().atlas;
+    ScatterPlot* s = v->scatter();
+    // A point drawn alone where it is.
+    int target = -1;
+    for (int r = int(atlas.heads.size()) - 1; r >= 0 && target < 0; --r)
+      if (std::isfinite(s->points()[size_t(r)].x) && std::isfinite(s->points()[size_t(r)].y) &&
+          s->pointAt(s->position(r)) == r)
+        target = r;
+    QVERIFY(target >= 0);
+    QTest::mouseClick(s, Qt::LeftButton, {}, s->position(target).toPoint());
+    const AtlasHead& h = atlas.heads[size_t(target)];
+    const AttentionSelection& sel = w->state()->selection();
+    QCOMPARE(sel.kind, h.kind);
+    QCOMPARE(sel.layer, h.layer);
+    QCOMPARE(sel.head, h.head);
+    QCOMPARE(s->selected(), target);
+    QCOMPARE(v->proxy()->mapToSource(v->table()->currentIndex()).row(), target);
+    // The heads like it.
+    const std::vector<HeadDistance> near = headsLike(atlas, target);
+    QVERIFY(v->likeList()->count() > 0);
+    for (int k = 0; k < v->likeList()->count(); ++k)
+      QCOMPARE(v->likeList()->item(k)->data(Qt::UserRole).toInt(), near[size_t(k)].index);
+    // Another row of the table.
+    const int other = target == 0 ? 1 : 0;
+    v->table()->setCurrentIndex(v->proxy()->mapFromSource(v->tableModel()->index(other, 1)));
+    QCOMPARE(s->selected(), other);
+    QCOMPARE(w->state()->selection().layer, atlas.heads[size_t(other)].layer);
+    QCOMPARE(w->state()->selection().head, atlas.heads[size_t(other)].head);
+    // AppState's selection moved elsewhere (the head menu, another view): the ring follows.
+    selectHead(*w, h);
+    QCOMPARE(s->selected(), target);
+    // A double-click opens the Attention view.
+    QTest::mouseDClick(s, Qt::LeftButton, {}, s->position(target).toPoint());
+    QCOMPARE(w->currentView()->name(), QStringLiteral("attention"));
+    QCOMPARE(w->state()->selection().head, h.head);
+  }
+
+  // The evidence lists are the atlas's top and bottom sentences of the chosen statistic; a
+  // double-click on one makes it the input bar's sentence and the snapshot's run.
+  void evidenceOpensInEveryView() {
+    auto w = atlasWindow(QStringLiteral("reorder"));
+    AtlasView* v = atlasView(*w);
+    QVERIFY(v->setSource(AtlasView::Source::HeldOut));
+    QVERIFY(runAndWait(*w));
+    const Atlas& atlas = *v->result().atlas;
+    const Corpus& corpus = *v->result().corpus;
+    const int r = 0;  // the first encoder self-attention head: its diagonal is defined
+    selectHead(*w, atlas.heads[size_t(r)]);
+    v->setEvidenceStat(int(HeadStat::Diagonal));
+    const auto top = atlas.heads[size_t(r)].extremes[size_t(HeadStat::Diagonal)].top();
+    const auto bottom = atlas.heads[size_t(r)].extremes[size_t(HeadStat::Diagonal)].bottom();
+    QVERIFY(!top.empty());
+    QCOMPARE(v->topList()->count(), int(top.size()));
+    QCOMPARE(v->bottomList()->count(), int(bottom.size()));
+    for (size_t k = 0; k < top.size(); ++k) {
+      QCOMPARE(v->topList()->item(int(k))->data(Qt::UserRole).toInt(), top[k].sentence);
+      QVERIFY(v->topList()->item(int(k))->text().startsWith(num(top[k].value, 3)));
+      QVERIFY(v->topList()->item(int(k))->text().contains(
+          QString::fromStdString(corpus.entries[size_t(top[k].sentence)].src)));
+    }
+    QVERIFY(v->evidenceNote().isEmpty());
+    // A statistic that does not apply to the head: empty lists, and why.
+    selectHead(*w, atlas.heads.back());  // cross-attention: no diagonal
+    QVERIFY(std::isnan(atlas.heads.back().stat(HeadStat::Diagonal).meanOrNaN()));
+    QCOMPARE(v->topList()->count(), 0);
+    QVERIFY2(v->evidenceNote().contains(QStringLiteral("does not apply")),
+             qPrintable(v->evidenceNote()));
+    selectHead(*w, atlas.heads[size_t(r)]);
+    // The weakest sentence becomes the input.
+    const CorpusEntry& e = corpus.entries[size_t(bottom.front().sentence)];
+    v->panels()->setCurrentIndex(1);
+    QCoreApplication::processEvents();
+    QListWidgetItem* item = v->bottomList()->item(0);
+    v->bottomList()->scrollToItem(item);
+    const QRect rect = v->bottomList()->visualItemRect(item);
+    const QPoint at(rect.left() + 20, rect.center().y());
+    QVERIFY2(v->bottomList()->viewport()->rect().contains(at),
+             qPrintable(QStringLiteral("%1,%2 %3x%4 in %5x%6")
+                            .arg(rect.x())
+                            .arg(rect.y())
+                            .arg(rect.width())
+                            .arg(rect.height())
+                            .arg(v->bottomList()->viewport()->width())
+                            .arg(v->bottomList()->viewport()->height())));
+    // A double-click is a press, a release, then the double-click (an item view opens the item
+    // pressed).
+    QTest::mouseClick(v->bottomList()->viewport(), Qt::LeftButton, {}, at);
+    QTest::mouseDClick(v->bottomList()->viewport(), Qt::LeftButton, {}, at);
+    idle(*w);
+    QCOMPARE(w->sourceEdit()->text(), QString::fromStdString(e.src));
+    const Model& m = *w->engine()->model();
+    const std::vector<int> ids = m.encodeSource(e.src);
+    QCOMPARE(w->engine()->snapshot()->src_ids, ids);
+  }
+
+  // The queries and keys projected are headEmbedding's on the same corpus; a point's tooltip
+  // names its token.
+  void embeddingIsTheCore() {
+    auto w = atlasWindow(QStringLiteral("reorder"));
+    AtlasView* v = atlasView(*w);
+    QVERIFY(v->setSource(AtlasView::Source::HeldOut));
+    QVERIFY(runAndWait(*w));
+    const Atlas& atlas = *v->result().atlas;
+    const AtlasHead& h = atlas.heads.front();
+    selectHead(*w, h);
+    v->panels()->setCurrentIndex(2);
+    QVERIFY(v->projectSelected());
+    idle(*w);
+    QVERIFY(v->embedding());
+    HeadEmbeddingOptions o;
+    o.run.masks = w->engine()->masks();
+    const HeadEmbedding direct =
+        headEmbedding(*w->engine()->model(), *v->result().corpus, h.kind, h.layer, h.head, o);
+    ScatterPlot* p = v->embeddingPlot();
+    QCOMPARE(int(p->points().size()), int(direct.points.size()));
+    int queries = 0;
+    for (size_t i = 0; i < direct.points.size(); ++i) {
+      QVERIFY(std::abs(p->points()[i].x - direct.points[i].x) <= 1e-9);
+      QVERIFY(std::abs(p->points()[i].y - direct.points[i].y) <= 1e-9);
+      QVERIFY(p->points()[i].tip.contains(QString::fromStdString(direct.points[i].token)));
+      queries += direct.points[i].query;
+    }
+    QVERIFY(queries > 0 && queries < int(direct.points.size()));
+    QVERIFY(p->xTitle().contains(num(100 * direct.explained_ratio[0], 1)));
+  }
+
+  // Cancel stops a long run: no atlas, the buttons back, a line saying so.
+  void cancelStops() {
+    auto w = atlasWindow(QStringLiteral("reorder"));
+    AtlasView* v = atlasView(*w);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("long.txt"));
+    // A corpus of the model's example sentences, many times over.
+    QByteArray text;
+    const ModelConfig& c = w->engine()->model()->config();
+    for (int k = 0; k < 4000; ++k)
+      text += QByteArray::fromStdString(c.examples[size_t(k) % c.examples.size()].src) + '\n';
+    QVERIFY(writeText(path, text));
+    v->setCorpusFile(path);
+    QVERIFY(v->runAtlas());
+    QVERIFY(v->running());
+    QVERIFY(!v->runButton()->isEnabled());
+    QVERIFY(v->cancelButton()->isEnabled());
+    v->cancel();
+    idle(*w);
+    QVERIFY(!v->running());
+    QVERIFY(v->result().atlas == nullptr);
+    QVERIFY(v->runButton()->isEnabled());
+    QVERIFY2(v->statusText().contains(QStringLiteral("ancel")), qPrintable(v->statusText()));
+  }
+
+  // A corpus file that cannot be run says why, in the core's words, and leaves no atlas.
+  void badCorpusFiles() {
+    auto w = atlasWindow(QStringLiteral("reorder"));
+    AtlasView* v = atlasView(*w);
+    QTemporaryDir dir;
+    struct Case {
+      const char* name;
+      QByteArray bytes;
+    };
+    const Case cases[] = {
+        {"empty.txt", QByteArray()},
+        {"blank.txt", QByteArray("\n   \n\n")},
+        {"binary.txt", QByteArray("\x7f"
+                                  "ELF\x02\x01\x00\x00\x00\x00 binary\n",
+                                  16)},
+        {"too-long.txt", QByteArray("a ").repeated(5000) + "\n"},
+    };
+    for (const Case& c : cases) {
+      const QString path = dir.filePath(QLatin1String(c.name));
+      QVERIFY(writeText(path, c.bytes));
+      // What the core says, called directly.
+      QString expected;
+      try {
+        directAtlas(*w, readCorpusFile(path.toStdString()));
+      } catch (const Error& e) {
+        expected = messageSentence(e.what());
+      }
+      QVERIFY2(!expected.isEmpty(), c.name);
+      v->setCorpusFile(path);
+      QVERIFY(v->runAtlas());
+      idle(*w);
+      QVERIFY(!v->running());
+      QVERIFY2(v->result().atlas == nullptr, c.name);
+      QVERIFY2(v->statusText() == expected,
+               qPrintable(QStringLiteral("%1: «%2» vs «%3»")
+                              .arg(QLatin1String(c.name), v->statusText(), expected)));
+    }
+  }
+
+  // The scatter as PNG, SVG and PDF through File › Export's writeFigure, the table as CSV, each
+  // read back; the CSV's numbers are the atlas's.
+  void exportsReadBack() {
+    auto w = atlasWindow(QStringLiteral("reorder"));
+    AtlasView* v = atlasView(*w);
+    QVERIFY(v->setSource(AtlasView::Source::HeldOut));
+    QVERIFY(runAndWait(*w));
+    QTemporaryDir dir;
+    const QString stem = dir.filePath(QStringLiteral("atlas"));
+    QString error;
+    FigureOptions o;
+    o.format = FigureOptions::Format::Png;
+    QVERIFY2(writeFigure(v, stem + ".png", o, &error), qPrintable(error));
+    QImage png(stem + ".png");
+    QVERIFY(!png.isNull() && png.width() > 200 && png.height() > 150);
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)));
+    QVERIFY(png.save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/atlas-figure-reorder.png")));
+    o.format = FigureOptions::Format::Svg;
+    QVERIFY2(writeFigure(v, stem + ".svg", o, &error), qPrintable(error));
+    QXmlStreamReader xml(readAll(stem + ".svg"));
+    int elements = 0;
+    bool has_title = false;
+    while (!xml.atEnd()) {
+      if (xml.readNext() == QXmlStreamReader::StartElement) ++elements;
+      if (xml.isCharacters() && xml.text().contains(QStringLiteral("Head atlas"))) has_title = true;
+    }
+    QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    QVERIFY(elements > 3 * int(v->result().atlas->heads.size()));
+    QVERIFY(has_title);
+    o.format = FigureOptions::Format::Pdf;
+    QVERIFY2(writeFigure(v, stem + ".pdf", o, &error), qPrintable(error));
+    QVERIFY(readAll(stem + ".pdf").startsWith("%PDF-"));
+    // The CSV.
+    QVERIFY2(v->exportCsv(stem + ".csv", &error), qPrintable(error));
+    const std::vector<QStringList> rows = parseCsv(readAll(stem + ".csv"));
+    const Atlas& atlas = *v->result().atlas;
+    QCOMPARE(int(rows.size()), 1 + int(atlas.heads.size()));
+    QCOMPARE(rows[0].value(0), QStringLiteral("block"));
+    QCOMPARE(rows[0].size(), 3 + 2 * kHeadStatCount);
+    for (size_t r = 0; r < atlas.heads.size(); ++r) {
+      const AtlasHead& h = atlas.heads[r];
+      const QStringList& row = rows[r + 1];
+      QCOMPARE(row.value(0), QString::fromLatin1(attentionKindName(h.kind)));
+      QCOMPARE(row.value(1).toInt(), h.layer + 1);
+      QCOMPARE(row.value(2).toInt(), h.head + 1);
+      for (int s = 0; s < kHeadStatCount; ++s) {
+        QCOMPARE(rows[0].value(3 + 2 * s),
+                 QString::fromLatin1(headStatName(kHeadStats[size_t(s)])) + "_mean");
+        const double mean = h.stats[size_t(s)].meanOrNaN();
+        const QString cell = row.value(3 + 2 * s);
+        if (std::isnan(mean)) {
+          QVERIFY(cell.isEmpty());
+        } else {
+          bool ok = false;
+          QVERIFY(std::abs(cell.toDouble(&ok) - mean) <= 1e-6 * std::max(1.0, std::abs(mean)));
+          QVERIFY(ok);
+        }
+      }
+    }
+  }
+
+  // The view on each bundled model, its atlas run on the default corpus (the held-out set), saved
+  // to build/screenshots to be looked at: the scatter, the table, the evidence and the projection.
+  void screenshots() {
+    const QString out = QStringLiteral(ATTNVIZ_SCREENSHOT_DIR);
+    QVERIFY(QDir().mkpath(out));
+    for (const QString model : {QStringLiteral("toy-translation"), QStringLiteral("reorder"),
+                                QStringLiteral("reverse")}) {
+      auto w = atlasWindow(model);
+      AtlasView* v = atlasView(*w);
+      QVERIFY2(runAndWait(*w), qPrintable(model + ": " + v->statusText()));
+      const Atlas& atlas = *v->result().atlas;
+      v->scatter()->setSelected(-1);
+      const AtlasHead& h = atlas.heads.back();
+      selectHead(*w, h);
+      QCoreApplication::processEvents();
+      QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("atlas-%1.png").arg(model))));
+      v->panels()->setCurrentIndex(1);
+      QCoreApplication::processEvents();
+      QVERIFY(
+          w->grab().save(QDir(out).filePath(QStringLiteral("atlas-evidence-%1.png").arg(model))));
+      v->panels()->setCurrentIndex(2);
+      QVERIFY(v->projectSelected());
+      idle(*w);
+      QVERIFY(v->embedding());
+      QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("atlas-pca-%1.png").arg(model))));
+    }
+    qInfo("screenshots in %s", qPrintable(out));
+  }
+};
+
+QTEST_MAIN(AtlasViewTest)
+#include "test_atlas_view.moc"
