@@ -76,7 +76,7 @@ QColor headColor(AttentionKind kind, int layer, int layers) {
                   : kind == AttentionKind::DecoderSelf ? 135
                                                        : 25;
   const double t = layers <= 1 ? 0.5 : double(layer) / (layers - 1);
-  return QColor::fromHsv(hue, 200, int(235 - 120 * t));
+  return QColor::fromHsv(hue, int(140 + 100 * t), int(240 - 150 * t));
 }
 
 QString headName(const AtlasHead& h) {
@@ -240,13 +240,16 @@ void ScatterPlot::paint(QPainter& p, QSize size) const {
     p.drawText(QPointF(r.left() - fm.horizontalAdvance(t) - 4, y + fm.ascent() / 2.0 - 1), t);
   }
   // The axis titles.
+  // Elided to the plot's sides when too long, never clipped mid-letter.
   p.drawText(QRectF(r.left(), r.bottom() + fm.height() + 4, r.width(), fm.height() + 2),
-             Qt::AlignHCenter | Qt::AlignTop, x_title_);
+             Qt::AlignHCenter | Qt::AlignTop,
+             fm.elidedText(x_title_, Qt::ElideRight, int(r.width())));
   p.save();
   p.translate(4, r.center().y());
   p.rotate(-90);
   p.drawText(QRectF(-r.height() / 2, 0, r.height(), fm.height() + 2),
-             Qt::AlignHCenter | Qt::AlignTop, y_title_);
+             Qt::AlignHCenter | Qt::AlignTop,
+             fm.elidedText(y_title_, Qt::ElideRight, int(r.height())));
   p.restore();
   if (!note_.isEmpty()) {
     QFont small = font();
@@ -1004,7 +1007,7 @@ bool AtlasView::projectSelected() {
               std::move(points),
               tr("Principal component 1 (%1% of the variance)")
                   .arg(num(100 * result->explained_ratio[0], 1)),
-              tr("Principal component 2 (%1%)").arg(num(100 * result->explained_ratio[1], 1)),
+              tr("Component 2 (%1%)").arg(num(100 * result->explained_ratio[1], 1)),
               {{tr("queries"), query}, {tr("keys"), key}});
           embedding_status_->setText(
               tr("%1 · layer %2 · head %3: %4 points from %5 sentences%6.")
