@@ -27,6 +27,7 @@
 #include <tuple>
 
 #include "arch/bundled.h"
+#include "atlas_view.h"
 #include "attention_data.h"
 #include "compute/cpu_backend.h"
 #include "decoding_view.h"
@@ -603,6 +604,32 @@ void TourTest::guideImagesAreCurrent() {
   w->state()->setKind(AttentionKind::EncoderSelf);
   w->state()->setBatchIndex(1);
   images.emplace_back(QStringLiteral("padding"), guideShot(*w));
+  // The head atlas of the reordering model over its held-out sentences, the head that looks most
+  // at the previous token selected, its strongest sentences shown.
+  QVERIFY(w->engine()->waitUntilIdle(60000));
+  w->setCurrentView(QStringLiteral("atlas"));
+  AtlasView* atlas = w->viewOf<AtlasView>();
+  QVERIFY(atlas->setSource(AtlasView::Source::HeldOut));
+  QVERIFY(atlas->runAtlas());
+  QVERIFY(w->engine()->waitUntilIdle(60000));
+  QCoreApplication::processEvents();
+  QVERIFY(atlas->result().atlas);
+  {
+    const std::vector<AtlasHead>& heads = atlas->result().atlas->heads;
+    size_t best = 0;
+    for (size_t i = 0; i < heads.size(); ++i)
+      if (heads[i].stat(HeadStat::Previous).meanOrNaN() >
+          heads[best].stat(HeadStat::Previous).meanOrNaN())
+        best = i;
+    AttentionSelection sel = w->state()->selection();
+    sel.kind = heads[best].kind;
+    sel.layer = heads[best].layer;
+    sel.head = heads[best].head;
+    w->state()->setSelection(sel);
+  }
+  atlas->setEvidenceStat(int(HeadStat::Previous));
+  atlas->panels()->setCurrentIndex(1);
+  images.emplace_back(QStringLiteral("atlas"), guideShot(*w));
   // Rotary positions: the Positional encoding view of a Llama-shaped model (test_model_parts').
   QVERIFY(w->engine()->waitUntilIdle(60000));
   QVERIFY(w->engine()->setModel(
