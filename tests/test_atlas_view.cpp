@@ -30,6 +30,8 @@
 #include "main_window.h"
 #include "model/atlas.h"
 #include "teaching_util.h"
+#include "train/task_corpus.h"
+#include "train/tasks.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;
@@ -315,6 +317,39 @@ class AtlasViewTest : public QObject {
     }
     QVERIFY(queries > 0 && queries < int(direct.points.size()));
     QVERIFY(p->xTitle().contains(num(100 * direct.explained_ratio[0], 1)));
+  }
+
+  // The other corpora: a training task's held-out pairs (the reversal model on the reverse task)
+  // and the model's example sentences give buildAtlas's atlas of trainingTaskCorpus and
+  // corpusFromExamples called directly.
+  void otherCorpora() {
+    struct Case {
+      const char* model;
+      AtlasView::Source source;
+      const char* task;
+    };
+    for (const Case& c : {Case{"reverse", AtlasView::Source::TrainingTask, "reverse"},
+                          Case{"toy-translation", AtlasView::Source::Examples, ""}}) {
+      auto w = atlasWindow(QLatin1String(c.model));
+      AtlasView* v = atlasView(*w);
+      QVERIFY(v->setSource(c.source, QLatin1String(c.task)));
+      QVERIFY2(runAndWait(*w), qPrintable(v->statusText()));
+      const Corpus corpus = c.source == AtlasView::Source::TrainingTask
+                                ? trainingTaskCorpus(*makeTask(c.task))
+                                : corpusFromExamples(w->engine()->model()->config());
+      const Atlas direct = directAtlas(*w, corpus);
+      const Atlas& shown = *v->result().atlas;
+      QCOMPARE(shown.run.sentences, direct.run.sentences);
+      QVERIFY(direct.run.sentences > 0);
+      QCOMPARE(shown.heads.size(), direct.heads.size());
+      for (size_t r = 0; r < direct.heads.size(); ++r)
+        for (int s = 0; s < kHeadStatCount; ++s) {
+          const double a = shown.heads[r].stats[size_t(s)].meanOrNaN();
+          const double b = direct.heads[r].stats[size_t(s)].meanOrNaN();
+          QVERIFY(std::isnan(a) == std::isnan(b));
+          if (!std::isnan(b)) QVERIFY(std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b)));
+        }
+    }
   }
 
   // Cancel stops a long run: no atlas, the buttons back, a line saying so.
