@@ -29,6 +29,7 @@
 #include "gui_fixture.h"
 #include "main_window.h"
 #include "model/atlas.h"
+#include "model/circuits.h"
 #include "teaching_util.h"
 #include "train/task_corpus.h"
 #include "train/tasks.h"
@@ -141,6 +142,7 @@ class AtlasViewTest : public QObject {
       QCOMPARE(m->data(m->index(r, AtlasTableModel::Layer)).toInt(), h.layer + 1);
       QCOMPARE(m->data(m->index(r, AtlasTableModel::Head)).toInt(), h.head + 1);
       for (int c = 0; c < int(measures.size()); ++c) {
+        if (measures[size_t(c)].stat < 0) continue;  // the scores: below
         const Moments& mo = h.stats[size_t(measures[size_t(c)].stat)];
         QCOMPARE(m->data(m->index(r, AtlasTableModel::FirstMeasure + c)).toString(),
                  meanSdText(mo));
@@ -149,6 +151,29 @@ class AtlasViewTest : public QObject {
         if (!std::isnan(b)) QVERIFY(std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b)));
       }
     }
+    // The circuit scores: inductionScores and copyingScores called directly, head by head.
+    const Model& model = *w->engine()->model();
+    const std::vector<HeadScore> induction = inductionScores(model);
+    const std::vector<HeadScore> copying = copyingScores(model);
+    const int mi = kHeadStatCount, mc = kHeadStatCount + 1;
+    QVERIFY(measures[size_t(mi)].title.contains(QStringLiteral("Induction")));
+    QVERIFY(measures[size_t(mc)].title.contains(QStringLiteral("Copying")));
+    int scored = 0;
+    for (const auto& [scores, column] : {std::pair{&induction, mi}, std::pair{&copying, mc}})
+      for (const HeadScore& hs : *scores) {
+        const int r = m->rowOf(hs.kind, hs.layer, hs.head);
+        QVERIFY(r >= 0);
+        const QString cell =
+            m->data(m->index(r, AtlasTableModel::FirstMeasure + column)).toString();
+        if (std::isnan(hs.value)) {
+          QCOMPARE(cell, QStringLiteral("—"));
+        } else {
+          QCOMPARE(cell, num(hs.value, 3));  // one number: no spread over sentences
+          QVERIFY(std::abs(m->mean(r, column) - hs.value) <= 1e-12);
+          ++scored;
+        }
+      }
+    QVERIFY(scored > int(direct.heads.size()) / 2);
     // The scatter: Previous token against normalised entropy, its points the means.
     const int mx = int(HeadStat::EntropyNorm), my = int(HeadStat::Diagonal);
     v->setAxes(mx, my);
@@ -454,13 +479,22 @@ class AtlasViewTest : public QObject {
     const Atlas& atlas = *v->result().atlas;
     QCOMPARE(int(rows.size()), 1 + int(atlas.heads.size()));
     QCOMPARE(rows[0].value(0), QStringLiteral("block"));
-    QCOMPARE(rows[0].size(), 3 + 2 * kHeadStatCount);
+    QCOMPARE(rows[0].size(), 3 + 2 * kHeadStatCount + 2);
+    QCOMPARE(rows[0].value(3 + 2 * kHeadStatCount), QStringLiteral("induction"));
+    QCOMPARE(rows[0].value(4 + 2 * kHeadStatCount), QStringLiteral("copying"));
+    const std::vector<HeadScore> induction = inductionScores(*w->engine()->model());
     for (size_t r = 0; r < atlas.heads.size(); ++r) {
       const AtlasHead& h = atlas.heads[r];
       const QStringList& row = rows[r + 1];
       QCOMPARE(row.value(0), QString::fromLatin1(attentionKindName(h.kind)));
       QCOMPARE(row.value(1).toInt(), h.layer + 1);
       QCOMPARE(row.value(2).toInt(), h.head + 1);
+      for (const HeadScore& hs : induction)
+        if (hs.kind == h.kind && hs.layer == h.layer && hs.head == h.head) {
+          const QString cell = row.value(3 + 2 * kHeadStatCount);
+          QVERIFY(std::isnan(hs.value) ? cell.isEmpty()
+                                       : std::abs(cell.toDouble() - hs.value) <= 1e-6);
+        }
       for (int s = 0; s < kHeadStatCount; ++s) {
         QCOMPARE(rows[0].value(3 + 2 * s),
                  QString::fromLatin1(headStatName(kHeadStats[size_t(s)])) + "_mean");
@@ -493,6 +527,11 @@ class AtlasViewTest : public QObject {
       selectHead(*w, h);
       QCoreApplication::processEvents();
       QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("atlas-%1.png").arg(model))));
+      // The circuit scores against each other.
+      v->setAxes(kHeadStatCount, kHeadStatCount + 1);
+      QCoreApplication::processEvents();
+      QVERIFY(w->grab().save(QDir(out).filePath(QStringLiteral("atlas-scores-%1.png").arg(model))));
+      v->setAxes(int(HeadStat::EntropyNorm), int(HeadStat::Previous));
       v->panels()->setCurrentIndex(1);
       QCoreApplication::processEvents();
       QVERIFY(

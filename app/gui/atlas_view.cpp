@@ -26,6 +26,7 @@
 #include "attention_data.h"
 #include "base/error.h"
 #include "fonts.h"
+#include "model/circuits.h"
 #include "model/trace_dump.h"
 #include "teaching_util.h"
 #include "train/task_corpus.h"
@@ -101,7 +102,8 @@ ScatterPlot::ScatterPlot(QWidget* parent) : QWidget(parent) {
 }
 
 void ScatterPlot::setData(std::vector<Point> points, const QString& x_title, const QString& y_title,
-                          std::vector<LegendEntry> legend) {
+                          std::vector<LegendEntry> legend, std::pair<double, double> x_span,
+                          std::pair<double, double> y_span) {
   points_ = std::move(points);
   legend_ = std::move(legend);
   x_title_ = x_title;
@@ -118,6 +120,12 @@ void ScatterPlot::setData(std::vector<Point> points, const QString& x_title, con
     y1 = std::max(y1, p.y + sy);
   }
   if (!std::isfinite(x0)) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  auto span = [](double& lo, double& hi, std::pair<double, double> s) {
+    if (std::isfinite(s.first)) lo = std::min(lo, s.first);
+    if (std::isfinite(s.second)) hi = std::max(hi, s.second);
+  };
+  span(x0, x1, x_span);
+  span(y0, y1, y_span);
   auto widen = [](double& lo, double& hi) {
     if (hi - lo < 1e-9) lo -= 0.5, hi += 0.5;
     const double m = (hi - lo) * 0.05;
@@ -345,23 +353,75 @@ std::vector<AtlasMeasure> atlasMeasures() {
        QObject::tr("Mean |i − j| weighted by the attention: how far the head looks")},
       {int(HeadStat::Monotonicity), QObject::tr("Monotonic alignment (Kendall's τ, −1…1)"),
        QObject::tr("Cross-attention: +1 reads the source in order, −1 in reverse")},
+      {-1, QObject::tr("Induction score (0–1)"),
+       QObject::tr("On a random token sequence repeated twice: the attention of the second copy "
+                   "to the token after the earlier occurrence of the current token (1 = an "
+                   "induction head). One number per head, from the model, not the corpus"),
+       0},
+      {-1, QObject::tr("Copying score (−1…1)"),
+       QObject::tr("Σ Re λ / Σ |λ| over the eigenvalues of the head's OV circuit from tokens to "
+                   "logits: 1 = it raises the tokens it attends to. One number per head, from the "
+                   "weights"),
+       1},
   };
+  // The bounded ones' whole range: shares and scores of 0–1, τ and the copying score of −1…1.
+  for (AtlasMeasure& a : m) {
+    const bool signed_range = a.stat == int(HeadStat::Monotonicity) || a.score == 1;
+    if (a.stat == int(HeadStat::Entropy) || a.stat == int(HeadStat::Distance)) {
+      a.low = 0;  // from 0, no upper bound
+    } else {
+      a.low = signed_range ? -1 : 0;
+      a.high = 1;
+    }
+  }
   return m;
 }
 
 AtlasTableModel::AtlasTableModel(QObject* parent)
     : QAbstractTableModel(parent), measures_(atlasMeasures()) {}
 
-void AtlasTableModel::setAtlas(std::shared_ptr<const Atlas> atlas) {
+AtlasScores atlasScores(const Model& model, const Atlas& atlas, const std::atomic<bool>* cancel) {
+  AtlasScores out;
+  out.induction.assign(atlas.heads.size(), NAN);
+  out.copying.assign(atlas.heads.size(), NAN);
+  auto place = [&atlas](const std::vector<HeadScore>& scores, std::vector<double>& into) {
+    for (const HeadScore& s : scores)
+      for (size_t r = 0; r < atlas.heads.size(); ++r)
+        if (atlas.heads[r].kind == s.kind && atlas.heads[r].layer == s.layer &&
+            atlas.heads[r].head == s.head)
+          into[r] = s.value;
+  };
+  try {
+    InductionOptions o;
+    o.cancel = cancel;
+    place(inductionScores(model, o), out.induction);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Cancelled) throw;
+    out.induction_note = messageSentence(e.what());
+  }
+  try {
+    place(copyingScores(model), out.copying);
+  } catch (const Error& e) {
+    out.copying_note = messageSentence(e.what());
+  }
+  return out;
+}
+
+void AtlasTableModel::setAtlas(std::shared_ptr<const Atlas> atlas,
+                               std::shared_ptr<const AtlasScores> scores) {
   beginResetModel();
   atlas_ = std::move(atlas);
+  scores_ = std::move(scores);
   endResetModel();
 }
 
 double AtlasTableModel::mean(int row, int measure) const {
   if (!atlas_ || row < 0 || row >= int(atlas_->heads.size())) return NAN;
   const AtlasMeasure& m = measures_.at(size_t(measure));
-  return m.stat >= 0 ? atlas_->heads[size_t(row)].stats[size_t(m.stat)].meanOrNaN() : NAN;
+  if (m.stat >= 0) return atlas_->heads[size_t(row)].stats[size_t(m.stat)].meanOrNaN();
+  if (!scores_) return NAN;
+  const std::vector<double>& v = m.score == 0 ? scores_->induction : scores_->copying;
+  return size_t(row) < v.size() ? v[size_t(row)] : NAN;
 }
 
 double AtlasTableModel::sd(int row, int measure) const {
@@ -382,7 +442,11 @@ int AtlasTableModel::rowOf(AttentionKind kind, int layer, int head) const {
 std::string AtlasTableModel::csv() const {
   std::vector<std::string> header = {"block", "layer", "head"};
   for (const AtlasMeasure& m : measures_) {
-    const std::string name = m.stat >= 0 ? headStatName(kHeadStats[size_t(m.stat)]) : "score";
+    if (m.stat < 0) {
+      header.push_back(m.score == 0 ? "induction" : "copying");
+      continue;
+    }
+    const std::string name = headStatName(kHeadStats[size_t(m.stat)]);
     header.push_back(name + "_mean");
     header.push_back(name + "_sd");
   }
@@ -395,7 +459,7 @@ std::string AtlasTableModel::csv() const {
     auto number = [](double v) { return std::isnan(v) ? std::string() : csvNumber(v); };
     for (int m = 0; m < int(measures_.size()); ++m) {
       row.push_back(number(mean(r, m)));
-      row.push_back(number(sd(r, m)));
+      if (measures_[size_t(m)].stat >= 0) row.push_back(number(sd(r, m)));
     }
     out += csvLine(row);
   }
@@ -451,7 +515,8 @@ QVariant AtlasTableModel::headerData(int section, Qt::Orientation o, int role) c
   const AtlasMeasure& m = measures_.at(size_t(section - FirstMeasure));
   if (role == Qt::DisplayRole) return m.title;
   if (role == Qt::ToolTipRole)
-    return tr("%1. Mean ± standard deviation over the corpus's sentences").arg(m.tip);
+    return m.stat < 0 ? m.tip + QLatin1Char('.')
+                      : tr("%1. Mean ± standard deviation over the corpus's sentences").arg(m.tip);
   return {};
 }
 
@@ -638,7 +703,7 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
     embedding_.reset();
     atlas_model_ = nullptr;
     status_text_.clear();
-    model_->setAtlas(nullptr);
+    model_->setAtlas(nullptr, nullptr);
     embedding_plot_->setData({}, {}, {}, {});
     embedding_status_->clear();
     fillSources();
@@ -734,70 +799,84 @@ bool AtlasView::runAtlas() {
   options.run.masks = engine->masks();
   options.run.max_new_tokens = engine->maxNewTokens();
   const Model* built_on = engine->model();
+  // The scores of an earlier run on this model, when its heads are the same (they are per model).
+  std::shared_ptr<const AtlasScores> scores =
+      atlas_model_ == built_on && result_.atlas ? result_.scores : nullptr;
+  const Model* scores_for = scores ? built_on : nullptr;
   status_text_.clear();
-  const bool started = engine->runProgressTask(
-      tr("Head atlas"), [=, this](const Model& model, const std::atomic<bool>& cancel,
-                                  const Engine::TaskProgress& progress) {
-        AtlasResult result;
-        QString error;
-        try {
-          Corpus corpus;
-          switch (source) {
-            case Source::Examples:
-              corpus = corpusFromExamples(model.config());
-              break;
-            case Source::HeldOut:
-              corpus = corpusFromHeldOut(bundled);
-              break;
-            case Source::TrainingTask:
-              corpus = trainingTaskCorpus(*makeTask(task_name));
-              break;
-            case Source::File:
-              corpus = readCorpusFile(file);
-              break;
-          }
-          AtlasOptions run = options;
-          run.run.cancel = &cancel;
-          run.run.progress = [&progress](const AtlasProgress& p) { progress(p.done, p.total); };
-          auto atlas = std::make_shared<const Atlas>(buildAtlas(model, corpus, run));
-          result.corpus = std::make_shared<const Corpus>(std::move(corpus));
-          result.atlas = std::move(atlas);
-        } catch (const Error& e) {
-          if (e.kind() == ErrorKind::Cancelled) throw;
-          error = messageSentence(e.what());
+  const bool started = engine->runProgressTask(tr("Head atlas"), [=, this](
+                                                                     const Model& model,
+                                                                     const std::atomic<bool>&
+                                                                         cancel,
+                                                                     const Engine::TaskProgress&
+                                                                         progress) {
+    AtlasResult result;
+    QString error;
+    try {
+      Corpus corpus;
+      switch (source) {
+        case Source::Examples:
+          corpus = corpusFromExamples(model.config());
+          break;
+        case Source::HeldOut:
+          corpus = corpusFromHeldOut(bundled);
+          break;
+        case Source::TrainingTask:
+          corpus = trainingTaskCorpus(*makeTask(task_name));
+          break;
+        case Source::File:
+          corpus = readCorpusFile(file);
+          break;
+      }
+      AtlasOptions run = options;
+      run.run.cancel = &cancel;
+      run.run.progress = [&progress](const AtlasProgress& p) { progress(p.done, p.total); };
+      auto atlas = std::make_shared<const Atlas>(buildAtlas(model, corpus, run));
+      // The circuit scores are the model's, not the corpus's: computed once per model.
+      result.scores =
+          scores && scores_for == &model
+              ? scores
+              : std::make_shared<const AtlasScores>(atlasScores(model, *atlas, &cancel));
+      result.corpus = std::make_shared<const Corpus>(std::move(corpus));
+      result.atlas = std::move(atlas);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::Cancelled) throw;
+      error = messageSentence(e.what());
+    }
+    return std::function<void()>([this, result, error, built_on] {
+      if (error.isEmpty()) {
+        result_ = result;
+        atlas_model_ = built_on;
+        embedding_.reset();
+        embedding_plot_->setData({}, {}, {}, {});
+        embedding_status_->clear();
+        model_->setAtlas(result_.atlas, result_.scores);
+        const CorpusRunReport& r = result_.atlas->run;
+        QString text = tr("%1: %2 sentences through the model in %3 batches (%4 s).")
+                           .arg(QString::fromStdString(result_.atlas->origin))
+                           .arg(r.sentences)
+                           .arg(r.batches)
+                           .arg(num(result_.atlas->seconds, 2));
+        if (r.skipped_count > 0) {
+          QStringList first;
+          for (const SkippedSentence& s : r.skipped)
+            first << (s.line > 0 ? tr("line %1: %2").arg(s.line)
+                                 : tr("sentence %1: %2").arg(s.sentence + 1))
+                         .arg(QString::fromStdString(s.reason));
+          text += QLatin1Char(' ') + tr("%n skipped (%1).", nullptr, r.skipped_count)
+                                         .arg(first.join(QStringLiteral("; ")));
         }
-        return std::function<void()>([this, result, error, built_on] {
-          if (error.isEmpty()) {
-            result_ = result;
-            atlas_model_ = built_on;
-            embedding_.reset();
-            embedding_plot_->setData({}, {}, {}, {});
-            embedding_status_->clear();
-            model_->setAtlas(result_.atlas);
-            const CorpusRunReport& r = result_.atlas->run;
-            QString text = tr("%1: %2 sentences through the model in %3 batches (%4 s).")
-                               .arg(QString::fromStdString(result_.atlas->origin))
-                               .arg(r.sentences)
-                               .arg(r.batches)
-                               .arg(num(result_.atlas->seconds, 2));
-            if (r.skipped_count > 0) {
-              QStringList first;
-              for (const SkippedSentence& s : r.skipped)
-                first << (s.line > 0 ? tr("line %1: %2").arg(s.line)
-                                     : tr("sentence %1: %2").arg(s.sentence + 1))
-                             .arg(QString::fromStdString(s.reason));
-              text += QLatin1Char(' ') + tr("%n skipped (%1).", nullptr, r.skipped_count)
-                                             .arg(first.join(QStringLiteral("; ")));
-            }
-            status_text_ = text;
-            updateScatter();
-            showSelection();
-          } else {
-            status_text_ = error;
-          }
-          explain();
-        });
-      });
+        for (const QString& note : {result_.scores->induction_note, result_.scores->copying_note})
+          if (!note.isEmpty()) text += QLatin1Char(' ') + note;
+        status_text_ = text;
+        updateScatter();
+        showSelection();
+      } else {
+        status_text_ = error;
+      }
+      explain();
+    });
+  });
   if (!started) return false;
   running_ = true;
   run_->setEnabled(false);
@@ -860,7 +939,8 @@ void AtlasView::updateScatter() {
       legend.push_back(
           {tr("%1 %2").arg(blockName(kind)).arg(l + 1), headColor(kind, l, layers[int(kind)])});
   scatter_->setData(std::move(points), ms[size_t(mx)].title, ms[size_t(my)].title,
-                    std::move(legend));
+                    std::move(legend), {ms[size_t(mx)].low, ms[size_t(mx)].high},
+                    {ms[size_t(my)].low, ms[size_t(my)].high});
   scatter_->setNote(missing == 0 ? QString()
                                  : tr("%n head(s) not shown: a statistic that does not apply "
                                       "to them (—)",
@@ -1070,7 +1150,11 @@ void AtlasView::explain() {
       "mean of two statistics over the sentences, the bars show ± one standard deviation (a long "
       "bar: the head does different things on different sentences). Colours: the block (blue "
       "encoder self-attention, green decoder self-attention, orange cross-attention), darker for "
-      "later layers.</p>"
+      "later layers. Two measures are the model's, one number per head without a spread: the "
+      "<i>induction score</i> (on a random sequence repeated twice, how much the second copy "
+      "attends to the token after the same token's earlier occurrence: 1 = an induction head) and "
+      "the <i>copying score</i> of the head's weights (1 = it raises the very tokens it attends "
+      "to).</p>"
       "<p>Click a point or a row to select that head in every view; double-click to open it in "
       "the Attention view. <i>Heads like this one</i> lists the heads whose statistics are "
       "nearest; <i>Evidence</i> the sentences where the head's pattern is strongest and weakest "

@@ -11,6 +11,8 @@
 #include <QColor>
 #include <QSortFilterProxyModel>
 #include <QWidget>
+#include <atomic>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -45,8 +47,11 @@ class ScatterPlot : public QWidget {
     QColor color;
   };
   explicit ScatterPlot(QWidget* parent = nullptr);
+  // The axes hold every point with its error bars and at least x_span / y_span (a statistic's
+  // whole range, so that 0.04 does not look large; NaN: none).
   void setData(std::vector<Point> points, const QString& x_title, const QString& y_title,
-               std::vector<LegendEntry> legend);
+               std::vector<LegendEntry> legend, std::pair<double, double> x_span = {NAN, NAN},
+               std::pair<double, double> y_span = {NAN, NAN});
   void setEmptyText(const QString& text);
   // A line under the plot's lower right corner: what is not shown ("4 heads have no value").
   void setNote(const QString& text);
@@ -88,16 +93,30 @@ class ScatterPlot : public QWidget {
 // What a head is measured by in the atlas: a statistic of HeadStats (mean ± sd over the corpus) or
 // a circuit score of the model (one number per head, no spread).
 struct AtlasMeasure {
-  int stat = -1;  // index into kHeadStats; -1: a score
-  QString title;  // "Previous token", as the axes and the table's header say
-  QString tip;    // what it is, with its unit
+  int stat = -1;   // index into kHeadStats; -1: a score
+  QString title;   // "Previous token", as the axes and the table's header say
+  QString tip;     // what it is, with its unit
+  int score = -1;  // with stat -1: 0 the induction score, 1 the copying score (model/circuits.h)
+  double low = NAN, high = NAN;  // its whole range when bounded (the scatter shows it all)
 };
 std::vector<AtlasMeasure> atlasMeasures();
+
+// A model's circuit scores per head of an atlas (in Atlas::heads' order; NaN where a score does
+// not apply), and why one is missing altogether ("" when computed).
+struct AtlasScores {
+  std::vector<double> induction, copying;
+  QString induction_note, copying_note;
+};
+// inductionScores and copyingScores of `model` matched to the atlas's heads; a score the model
+// refuses (Error(BadInput)) becomes NaN everywhere, with the reason in the note.
+AtlasScores atlasScores(const Model& model, const Atlas& atlas,
+                        const std::atomic<bool>* cancel = nullptr);
 
 // The atlas as the view shows it: the corpus, the atlas of the current model, and its scores.
 struct AtlasResult {
   std::shared_ptr<const Corpus> corpus;
   std::shared_ptr<const Atlas> atlas;
+  std::shared_ptr<const AtlasScores> scores;
 };
 
 // One row per head of the atlas: block, layer and head (from 1), then per measure "mean ± sd".
@@ -107,14 +126,15 @@ class AtlasTableModel : public QAbstractTableModel {
   enum Column { Block, Layer, Head, FirstMeasure };
   enum Roles { SortRole = Qt::UserRole + 1 };
   explicit AtlasTableModel(QObject* parent = nullptr);
-  void setAtlas(std::shared_ptr<const Atlas> atlas);
+  void setAtlas(std::shared_ptr<const Atlas> atlas, std::shared_ptr<const AtlasScores> scores);
   const Atlas* atlas() const { return atlas_.get(); }
   const std::vector<AtlasMeasure>& measures() const { return measures_; }
   // The mean and sd of measure m for head `row` (NaN where the measure does not apply).
   double mean(int row, int measure) const;
   double sd(int row, int measure) const;
   int rowOf(AttentionKind kind, int layer, int head) const;
-  // The table as CSV: block,layer,head, then per measure NAME_mean,NAME_sd (layer and head from 1).
+  // The table as CSV: block,layer,head, then per statistic NAME_mean,NAME_sd, then the scores
+  // induction,copying (layer and head from 1; an empty value where NaN).
   std::string csv() const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
@@ -124,6 +144,7 @@ class AtlasTableModel : public QAbstractTableModel {
 
  private:
   std::shared_ptr<const Atlas> atlas_;
+  std::shared_ptr<const AtlasScores> scores_;
   std::vector<AtlasMeasure> measures_;
 };
 
