@@ -24,6 +24,7 @@
 
 #include "atlas_view.h"
 #include "attention_data.h"
+#include "compute/cpu_backend.h"
 #include "figure.h"
 #include "fonts.h"
 #include "gui_fixture.h"
@@ -31,6 +32,7 @@
 #include "model/atlas.h"
 #include "model/circuits.h"
 #include "teaching_util.h"
+#include "train/history.h"
 #include "train/task_corpus.h"
 #include "train/tasks.h"
 
@@ -509,6 +511,97 @@ class AtlasViewTest : public QObject {
         }
       }
     }
+  }
+
+  // A training run's checkpoints (the induction task on a 2-layer attention-only decoder, kept
+  // every 2 steps): the chart's lines are readTrainingHistory's scores, the slider's step loads
+  // that checkpoint as the model of every view (its scores computed again on the loaded model),
+  // the exports are the core's CSV and an APNG.
+  void trainingHistory() {
+    QTemporaryDir dir;
+    const QString keep = dir.filePath(QStringLiteral("ck"));
+    {
+      TrainConfig tc;
+      tc.task = "induction";
+      tc.task_options.max_len = 6;
+      tc.preset = "attn-only-2l";
+      tc.steps = 5;
+      tc.batch = 8;
+      tc.seed = 3;
+      Trainer t(tc, makeCpuBackend());
+      KeepPlan plan;
+      plan.every = 2;  // 0, 2, 4 and the last, 5
+      CheckpointKeeper keeper(keep.toStdString(), tc, plan);
+      QVERIFY(keeper.keep(t, std::nan("")));
+      for (int i = 0; i < tc.steps; ++i) keeper.keep(t, t.step().loss);
+    }
+    auto w = atlasWindow(QStringLiteral("reorder"));
+    AtlasView* v = atlasView(*w);
+    QVERIFY(v->openHistory(keep));
+    idle(*w);
+    QVERIFY2(v->history(), qPrintable(v->historyText()));
+    const TrainingHistory direct = readTrainingHistory(keep.toStdString(), {});
+    QCOMPARE(v->history()->points.size(), direct.points.size());
+    QCOMPARE(int(direct.points.size()), 4);
+    // The chart: a line per head over the steps, the induction score by default.
+    ScatterPlot* chart = v->historyChart();
+    const size_t heads = direct.points.front().induction.size();
+    QCOMPARE(chart->points().size(), heads * direct.points.size());
+    for (size_t k = 0; k < heads; ++k)
+      for (size_t p = 0; p < direct.points.size(); ++p) {
+        const ScatterPlot::Point& pt = chart->points()[k * direct.points.size() + p];
+        QCOMPARE(pt.x, double(direct.points[p].step));
+        QVERIFY(std::abs(pt.y - direct.points[p].induction[k].value) <= 1e-6);
+        QCOMPARE(pt.series, int(k));
+      }
+    QCOMPARE(chart->marker(), 5.0);  // the last step, where the slider starts
+    // Another statistic: its values per step.
+    v->setHistoryMeasure(2 + int(HeadStat::Previous));
+    for (size_t p = 0; p < direct.points.size(); ++p)
+      QVERIFY(std::abs(chart->points()[p].y - direct.points[p].stats[0].previous) <= 1e-6);
+    // The slider: step 2 becomes the model of every view.
+    v->setHistoryStep(1);
+    QCOMPARE(chart->marker(), 2.0);
+    QVERIFY(v->historyText().contains(QStringLiteral("Step 2")));
+    QTest::qWait(400);
+    idle(*w);
+    settle(*w);
+    QVERIFY2(w->engine()->modelSource().endsWith(QStringLiteral("step-000002.safetensors")),
+             qPrintable(w->engine()->modelSource()));
+    InductionOptions induction;  // as readTrainingHistory measures: halves of the task's length
+    induction.length = direct.index.task_options.max_len;
+    const std::vector<HeadScore> loaded = inductionScores(*w->engine()->model(), induction);
+    QCOMPARE(loaded.size(), heads);
+    for (size_t k = 0; k < heads; ++k)
+      QVERIFY2(std::abs(loaded[k].value - direct.points[1].induction[k].value) <= 1e-5,
+               qPrintable(QStringLiteral("head %1: %2 vs %3 (step 0 %4, step 4 %5)")
+                              .arg(k)
+                              .arg(loaded[k].value)
+                              .arg(direct.points[1].induction[k].value)
+                              .arg(direct.points[0].induction[k].value)
+                              .arg(direct.points[2].induction[k].value)));
+    QVERIFY(v->history());  // the history outlives the model it loaded
+    // The exports.
+    const QString csv = dir.filePath(QStringLiteral("history.csv"));
+    QString error;
+    QVERIFY2(v->exportHistoryCsv(csv, &error), qPrintable(error));
+    QCOMPARE(readAll(csv), QByteArray::fromStdString(historyHeadCsv(direct)));
+    const QString apng = dir.filePath(QStringLiteral("history.png"));
+    QVERIFY2(v->exportHistoryApng(apng, &error), qPrintable(error));
+    const QByteArray bytes = readAll(apng);
+    QVERIFY(bytes.startsWith("\x89PNG\r\n\x1a\n"));
+    QVERIFY(bytes.contains("acTL"));
+    QVERIFY(!QImage(apng).isNull());  // its first frame reads as a PNG
+    // A folder that holds no checkpoints says so.
+    QVERIFY(v->openHistory(dir.path()));
+    idle(*w);
+    QVERIFY(v->historyText().contains(QStringLiteral("index")));
+    // Screenshot of the induction scores over the steps.
+    v->setHistoryMeasure(0);
+    v->panels()->setCurrentIndex(3);
+    QCoreApplication::processEvents();
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)));
+    QVERIFY(w->grab().save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/atlas-history.png")));
   }
 
   // The view on each bundled model, its atlas run on the default corpus (the held-out set), saved

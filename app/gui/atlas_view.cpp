@@ -1,6 +1,7 @@
 #include "atlas_view.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -13,10 +14,12 @@
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSlider>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTimer>
 #include <QToolTip>
 #include <algorithm>
 #include <cmath>
@@ -29,6 +32,7 @@
 #include "model/circuits.h"
 #include "model/trace_dump.h"
 #include "teaching_util.h"
+#include "train/history_figures.h"
 #include "train/task_corpus.h"
 #include "train/tasks.h"
 
@@ -145,6 +149,16 @@ void ScatterPlot::setEmptyText(const QString& text) {
 
 void ScatterPlot::setNote(const QString& text) {
   note_ = text;
+  update();
+}
+
+void ScatterPlot::setLines(bool lines) {
+  lines_ = lines;
+  update();
+}
+
+void ScatterPlot::setMarker(double x) {
+  marker_ = x;
   update();
 }
 
@@ -271,6 +285,19 @@ void ScatterPlot::paint(QPainter& p, QSize size) const {
   // Error bars, then the points, the selected one last and ringed.
   p.setClipRect(r.adjusted(-6, -6, 6, 6));
   const double sx = r.width() / (x1_ - x0_), sy = r.height() / (y1_ - y0_);
+  if (std::isfinite(marker_)) {
+    const double x = r.left() + (marker_ - x0_) * sx;
+    p.setPen(QPen(QColor(0xff, 0x6f, 0x00), 2, Qt::DashLine));
+    p.drawLine(QPointF(x, r.top()), QPointF(x, r.bottom()));
+  }
+  if (lines_)
+    for (size_t i = 1; i < points_.size(); ++i) {
+      const Point &a = points_[i - 1], &b = points_[i];
+      if (a.series < 0 || a.series != b.series || !std::isfinite(a.y) || !std::isfinite(b.y))
+        continue;
+      p.setPen(QPen(b.color, 1.6));
+      p.drawLine(position(int(i - 1), size), position(int(i), size));
+    }
   for (int i = 0; i < int(points_.size()); ++i) {
     const Point& pt = points_[size_t(i)];
     if (!std::isfinite(pt.x) || !std::isfinite(pt.y)) continue;
@@ -283,7 +310,7 @@ void ScatterPlot::paint(QPainter& p, QSize size) const {
     if (std::isfinite(pt.sd_y) && pt.sd_y > 0)
       p.drawLine(QPointF(c.x(), c.y() - pt.sd_y * sy), QPointF(c.x(), c.y() + pt.sd_y * sy));
   }
-  const double radius = points_.size() > 400 ? 2.5 : 4.5;
+  const double radius = lines_ ? 2.5 : points_.size() > 400 ? 2.5 : 4.5;
   for (int i = 0; i < int(points_.size()); ++i) {
     const Point& pt = points_[size_t(i)];
     if (!std::isfinite(pt.x) || !std::isfinite(pt.y)) continue;
@@ -651,6 +678,49 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
          "on their two main directions (PCA)."));
   pv->addWidget(embedding_plot_, 1);
   panels_->addTab(pca, tr("Queries and keys"));
+  auto* hist = new QWidget(panels_);
+  auto* hv = new QVBoxLayout(hist);
+  hv->setContentsMargins(4, 4, 4, 4);
+  auto* hist_bar = new QHBoxLayout;
+  open_history_ = new QPushButton(tr("Open training history…"), hist);
+  open_history_->setToolTip(
+      tr("A folder of checkpoints kept during training (the Train view's "
+         "or attnviz-cli train --keep-dir)"));
+  hist_bar->addWidget(open_history_);
+  history_measure_ = new QComboBox(hist);
+  history_measure_->addItem(tr("Induction score (0–1)"));
+  history_measure_->addItem(tr("Copying score (−1…1)"));
+  for (const AtlasMeasure& m : atlasMeasures())
+    if (m.stat >= 0) history_measure_->addItem(m.title);
+  hist_bar->addWidget(history_measure_, 1);
+  hv->addLayout(hist_bar);
+  auto* step_bar = new QHBoxLayout;
+  step_slider_ = new QSlider(Qt::Horizontal, hist);
+  step_slider_->setEnabled(false);
+  step_slider_->setToolTip(tr("The kept steps: moving it opens that checkpoint in every view"));
+  step_bar->addWidget(step_slider_, 1);
+  export_history_ = new QPushButton(tr("CSV…"), hist);
+  export_history_->setToolTip(tr("Every head's scores and statistics at every kept step"));
+  export_apng_ = new QPushButton(tr("Animation…"), hist);
+  export_apng_->setToolTip(tr("An animated PNG: the heads' induction scores, a frame per step"));
+  export_history_->setEnabled(false);
+  export_apng_->setEnabled(false);
+  step_bar->addWidget(export_history_);
+  step_bar->addWidget(export_apng_);
+  hv->addLayout(step_bar);
+  history_label_ = new QLabel(hist);
+  history_label_->setWordWrap(true);
+  hv->addWidget(history_label_);
+  history_chart_ = new ScatterPlot(hist);
+  history_chart_->setLines(true);
+  history_chart_->setEmptyText(
+      tr("Open the checkpoints of a training run: every head's score over the steps, and a "
+         "slider that opens any step in every view."));
+  hv->addWidget(history_chart_, 1);
+  panels_->addTab(hist, tr("Training history"));
+  load_timer_ = new QTimer(this);
+  load_timer_->setSingleShot(true);
+  load_timer_->setInterval(250);  // a dragged slider loads where it stops
   right->setStretchFactor(0, 3);
   right->setStretchFactor(1, 2);
   split->setStretchFactor(0, 3);
@@ -693,6 +763,30 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
   connect(top_, &QListWidget::itemDoubleClicked, this, use);
   connect(bottom_, &QListWidget::itemDoubleClicked, this, use);
   connect(project_, &QPushButton::clicked, this, &AtlasView::projectSelected);
+  connect(open_history_, &QPushButton::clicked, this, [this] {
+    const QString dir =
+        QFileDialog::getExistingDirectory(this, tr("A folder of training checkpoints"));
+    if (!dir.isEmpty()) openHistory(dir);
+  });
+  connect(history_measure_, &QComboBox::currentIndexChanged, this, &AtlasView::updateHistoryChart);
+  connect(step_slider_, &QSlider::valueChanged, this, [this] {
+    showHistoryStep();
+    load_timer_->start();
+  });
+  connect(load_timer_, &QTimer::timeout, this, &AtlasView::loadHistoryStep);
+  connect(export_history_, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export the training history"), QStringLiteral("history.csv"), tr("CSV (*.csv)"));
+    QString error;
+    if (!path.isEmpty() && !exportHistoryCsv(path, &error)) history_label_->setText(error);
+  });
+  connect(export_apng_, &QPushButton::clicked, this, [this] {
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export the induction scores as an animation"),
+                                     QStringLiteral("history.png"), tr("Animated PNG (*.png)"));
+    QString error;
+    if (!path.isEmpty() && !exportHistoryApng(path, &error)) history_label_->setText(error);
+  });
   connect(state_, &AppState::selectionChanged, this, [this] {
     if (!syncing_) showSelection();
   });
@@ -716,6 +810,11 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
     progress_->setValue(std::clamp(done, 0, std::max(1, total)));
   });
   connect(engine, &Engine::jobFinished, this, [this](bool ok) {
+    if (reading_history_) {
+      reading_history_ = false;
+      open_history_->setEnabled(true);
+      if (!ok && !history_) history_label_->setText(tr("Reading the history was cancelled."));
+    }
     // A cancelled or failed run applies nothing: the buttons come back here.
     if (!running_) return;
     running_ = false;
@@ -1104,6 +1203,195 @@ bool AtlasView::projectSelected() {
     embedding_status_->setText(tr("Projecting…"));
   }
   return started;
+}
+
+// ---- the training history ----
+
+bool AtlasView::openHistory(const QString& dir) {
+  Engine* engine = state_->engine();
+  if (running_ || reading_history_) return false;
+  const std::string folder = dir.toStdString();
+  const bool started = engine->runProgressTask(
+      tr("Reading the training history"),
+      [this, folder, dir](const Model&, const std::atomic<bool>& cancel,
+                          const Engine::TaskProgress& progress) {
+        std::shared_ptr<const TrainingHistory> history;
+        QString error;
+        try {
+          HistoryOptions o;
+          o.cancel = &cancel;
+          o.progress = progress;
+          auto h = readTrainingHistory(folder, o);
+          if (h.points.empty())
+            throw Error(ErrorKind::BadInput, "the folder's index lists no checkpoint");
+          history = std::make_shared<const TrainingHistory>(std::move(h));
+        } catch (const Error& e) {
+          if (e.kind() == ErrorKind::Cancelled) throw;
+          error = messageSentence(e.what());
+        }
+        return std::function<void()>([this, history, error, dir] {
+          if (!history) {
+            history_label_->setText(error);
+            return;
+          }
+          history_ = history;
+          history_dir_ = dir;
+          const QSignalBlocker block(step_slider_);
+          step_slider_->setRange(0, int(history_->points.size()) - 1);
+          step_slider_->setValue(int(history_->points.size()) - 1);
+          step_slider_->setEnabled(true);
+          export_history_->setEnabled(true);
+          export_apng_->setEnabled(true);
+          updateHistoryChart();
+          showHistoryStep();
+        });
+      });
+  if (!started) {
+    history_label_->setText(engine->hasModel() ? tr("Wait until the running job is done.")
+                                               : tr("Open a model first."));
+    return false;
+  }
+  reading_history_ = true;
+  open_history_->setEnabled(false);
+  history_label_->setText(tr("Reading the checkpoints…"));
+  panels_->setCurrentWidget(history_chart_->parentWidget());
+  return true;
+}
+
+void AtlasView::setHistoryStep(int index) {
+  step_slider_->setValue(index);
+}
+
+int AtlasView::historyStep() const {
+  return step_slider_->value();
+}
+
+void AtlasView::setHistoryMeasure(int measure) {
+  history_measure_->setCurrentIndex(measure);
+}
+
+QString AtlasView::historyText() const {
+  return history_label_->text();
+}
+
+void AtlasView::updateHistoryChart() {
+  if (!history_) return;
+  const int measure = std::max(0, history_measure_->currentIndex());
+  const HistoryPoint& first = history_->points.front();
+  // The heads, as the first checkpoint lists them (every checkpoint is the same model shape).
+  const size_t heads =
+      measure < 2 ? (measure == 0 ? first.induction : first.copying).size() : first.stats.size();
+  std::map<int, int> layers;
+  auto headOf = [&](const HistoryPoint& p, size_t k, double* value) -> HeadScore {
+    if (measure < 2) {
+      const std::vector<HeadScore>& v = measure == 0 ? p.induction : p.copying;
+      *value = k < v.size() ? v[k].value : NAN;
+      return k < v.size() ? v[k] : HeadScore{};
+    }
+    const HeadStats& s = p.stats.at(k);
+    *value = headStatValue(s, kHeadStats[size_t(measure - 2)]);
+    return HeadScore{s.kind, s.layer, s.head, *value};
+  };
+  for (size_t k = 0; k < heads; ++k) {
+    double v = 0;
+    const HeadScore h = headOf(first, k, &v);
+    layers[int(h.kind)] = std::max(layers[int(h.kind)], h.layer + 1);
+  }
+  std::vector<ScatterPlot::Point> points;
+  for (size_t k = 0; k < heads; ++k)
+    for (const HistoryPoint& p : history_->points) {
+      ScatterPlot::Point pt;
+      const HeadScore h = headOf(p, k, &pt.y);
+      pt.x = p.step;
+      pt.series = int(k);
+      pt.color = headColor(h.kind, h.layer, layers[int(h.kind)]);
+      pt.tip = tr("%1 · layer %2 · head %3\nstep %4: %5")
+                   .arg(kindTitle(h.kind))
+                   .arg(h.layer + 1)
+                   .arg(h.head + 1)
+                   .arg(p.step)
+                   .arg(num(pt.y, 3));
+      points.push_back(pt);
+    }
+  std::vector<ScatterPlot::LegendEntry> legend;
+  for (AttentionKind kind : kAttentionKinds)
+    for (int l = 0; l < layers[int(kind)]; ++l)
+      legend.push_back(
+          {tr("%1 %2").arg(blockName(kind)).arg(l + 1), headColor(kind, l, layers[int(kind)])});
+  const bool signed_range = measure == 1;
+  const bool unbounded = measure >= 2 && (kHeadStats[size_t(measure - 2)] == HeadStat::Entropy ||
+                                          kHeadStats[size_t(measure - 2)] == HeadStat::Distance);
+  history_chart_->setData(std::move(points), tr("Training step"), history_measure_->currentText(),
+                          std::move(legend), {NAN, NAN},
+                          {signed_range ? -1.0 : 0.0, unbounded ? NAN : 1.0});
+  showHistoryStep();
+}
+
+void AtlasView::showHistoryStep() {
+  if (!history_) return;
+  const int i = std::clamp(step_slider_->value(), 0, int(history_->points.size()) - 1);
+  const HistoryPoint& p = history_->points[size_t(i)];
+  history_chart_->setMarker(p.step);
+  history_label_->setText(tr("Step %1 of %2 (checkpoint %3 of %4) · training loss %5 · held-out "
+                             "loss %6 nats per token")
+                              .arg(p.step)
+                              .arg(history_->index.steps_planned)
+                              .arg(i + 1)
+                              .arg(history_->points.size())
+                              .arg(num(p.train_loss, 3))
+                              .arg(num(p.probe_loss, 3)));
+}
+
+void AtlasView::loadHistoryStep() {
+  if (!history_) return;
+  const int i = std::clamp(step_slider_->value(), 0, int(history_->points.size()) - 1);
+  const std::vector<CheckpointEntry>& ck = history_->index.checkpoints;
+  const int step = history_->points[size_t(i)].step;
+  for (const CheckpointEntry& e : ck)
+    if (e.step == step) {
+      const QString path = QDir(history_dir_).filePath(QString::fromStdString(e.file));
+      if (state_->engine()->modelSource() == path) return;
+      // A job still running: try again shortly.
+      if (!state_->engine()->loadModel(path)) load_timer_->start();
+      return;
+    }
+}
+
+bool AtlasView::exportHistoryCsv(const QString& path, QString* error) const {
+  if (!history_) {
+    if (error) *error = tr("Open a training history first.");
+    return false;
+  }
+  QFile f(path);
+  const std::string csv = historyHeadCsv(*history_);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+      f.write(csv.data(), qint64(csv.size())) != qint64(csv.size())) {
+    if (error) *error = tr("Could not write %1: %2").arg(path, f.errorString());
+    return false;
+  }
+  return true;
+}
+
+bool AtlasView::exportHistoryApng(const QString& path, QString* error) const {
+  if (!history_) {
+    if (error) *error = tr("Open a training history first.");
+    return false;
+  }
+  std::string bytes;
+  try {
+    // The frames and their encoding are the core's, as attnviz-cli history --apng writes them.
+    bytes = encodeApng(inductionScoreFrames(*history_), 700, 2100);
+  } catch (const Error& e) {
+    if (error) *error = messageSentence(e.what());
+    return false;
+  }
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
+      f.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size())) {
+    if (error) *error = tr("Could not write %1: %2").arg(path, f.errorString());
+    return false;
+  }
+  return true;
 }
 
 bool AtlasView::exportCsv(const QString& path, QString* error) const {

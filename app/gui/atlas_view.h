@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "model/atlas.h"
+#include "train/history.h"
 #include "view.h"
 
 class QComboBox;
@@ -24,9 +25,11 @@ class QLabel;
 class QListWidget;
 class QProgressBar;
 class QPushButton;
+class QSlider;
 class QSpinBox;
 class QTabWidget;
 class QTableView;
+class QTimer;
 
 namespace attnviz::gui {
 
@@ -40,7 +43,8 @@ class ScatterPlot : public QWidget {
     double x = 0, y = 0;
     double sd_x = 0, sd_y = 0;  // error bars (0 or NaN: none)
     QColor color;
-    QString tip;  // the tooltip (plain text)
+    QString tip;      // the tooltip (plain text)
+    int series = -1;  // with lines on: consecutive points of one series are joined
   };
   struct LegendEntry {
     QString name;
@@ -56,6 +60,11 @@ class ScatterPlot : public QWidget {
   // A line under the plot's lower right corner: what is not shown ("4 heads have no value").
   void setNote(const QString& text);
   QString note() const { return note_; }
+  // Joins the points of each series by lines (a line chart: x the step) and marks x = marker with
+  // a vertical line (NaN: none).
+  void setLines(bool lines);
+  void setMarker(double x);
+  double marker() const { return marker_; }
   void setSelected(int index);  // -1: none
   int selected() const { return selected_; }
   const std::vector<Point>& points() const { return points_; }
@@ -88,6 +97,8 @@ class ScatterPlot : public QWidget {
   QString x_title_, y_title_, empty_text_, note_;
   double x0_ = 0, x1_ = 1, y0_ = 0, y1_ = 1;  // the axes' ranges
   int selected_ = -1;
+  bool lines_ = false;
+  double marker_ = NAN;
 };
 
 // What a head is measured by in the atlas: a statistic of HeadStats (mean ± sd over the corpus) or
@@ -197,6 +208,18 @@ class AtlasView : public View {
   QListWidget* bottomList() const { return bottom_; }
   QString evidenceNote() const;  // why the lists are empty ("" when they are not)
   QTabWidget* panels() const { return panels_; }
+
+  // The training history: a folder of checkpoints (train/history.h), read off the GUI thread;
+  // the slider's step loads that checkpoint as the model of every view.
+  bool openHistory(const QString& dir);
+  const TrainingHistory* history() const { return history_.get(); }
+  void setHistoryStep(int index);  // an index into history()->points
+  int historyStep() const;
+  void setHistoryMeasure(int measure);  // 0 induction, 1 copying, 2 + k: kHeadStats[k]
+  ScatterPlot* historyChart() const { return history_chart_; }
+  QString historyText() const;  // the line above the chart
+  bool exportHistoryCsv(const QString& path, QString* error = nullptr) const;
+  bool exportHistoryApng(const QString& path, QString* error = nullptr) const;
   QProgressBar* progressBar() const { return progress_; }
   QPushButton* runButton() const { return run_; }
   QPushButton* cancelButton() const { return cancel_; }
@@ -238,6 +261,21 @@ class AtlasView : public View {
   QPushButton* project_;
   QLabel* embedding_status_;
   ScatterPlot* embedding_plot_;
+
+  void updateHistoryChart();
+  void showHistoryStep();
+  void loadHistoryStep();
+  QPushButton* open_history_;
+  QSlider* step_slider_;
+  QLabel* history_label_;
+  QComboBox* history_measure_;
+  ScatterPlot* history_chart_;
+  QPushButton* export_history_;
+  QPushButton* export_apng_;
+  QTimer* load_timer_;
+  QString history_dir_;
+  std::shared_ptr<const TrainingHistory> history_;
+  bool reading_history_ = false;
 
   QString file_;
   AtlasResult result_;
