@@ -475,7 +475,10 @@ class AtlasViewTest : public QObject {
     o.format = FigureOptions::Format::Pdf;
     QVERIFY2(writeFigure(v, stem + ".pdf", o, &error), qPrintable(error));
     QVERIFY(readAll(stem + ".pdf").startsWith("%PDF-"));
-    // The CSV.
+    // The CSV; a folder that does not exist is refused with a message.
+    QVERIFY(!v->exportCsv(dir.filePath(QStringLiteral("no-such-folder/atlas.csv")), &error));
+    QVERIFY(!error.isEmpty());
+    error.clear();
     QVERIFY2(v->exportCsv(stem + ".csv", &error), qPrintable(error));
     const std::vector<QStringList> rows = parseCsv(readAll(stem + ".csv"));
     const Atlas& atlas = *v->result().atlas;

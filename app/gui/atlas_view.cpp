@@ -27,6 +27,7 @@
 
 #include "arch/bundled.h"
 #include "attention_data.h"
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "fonts.h"
 #include "model/circuits.h"
@@ -94,6 +95,18 @@ QString headName(const AtlasHead& h) {
 QString meanSd(double mean, double sd) {
   if (std::isnan(mean)) return QStringLiteral("—");
   return std::isnan(sd) ? num(mean, 3) : QStringLiteral("%1 ± %2").arg(num(mean, 3), num(sd, 3));
+}
+
+// Writes an export through the core's atomic file (no half-written file is left behind). False
+// with *error set when it cannot.
+bool writeBytes(const QString& path, const std::string& bytes, QString* error) {
+  try {
+    writeFileAtomically(path.toStdString(), bytes);
+    return true;
+  } catch (const Error& e) {
+    if (error) *error = messageSentence(e.what());
+    return false;
+  }
 }
 
 }  // namespace
@@ -1362,14 +1375,7 @@ bool AtlasView::exportHistoryCsv(const QString& path, QString* error) const {
     if (error) *error = tr("Open a training history first.");
     return false;
   }
-  QFile f(path);
-  const std::string csv = historyHeadCsv(*history_);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-      f.write(csv.data(), qint64(csv.size())) != qint64(csv.size())) {
-    if (error) *error = tr("Could not write %1: %2").arg(path, f.errorString());
-    return false;
-  }
-  return true;
+  return writeBytes(path, historyHeadCsv(*history_), error);
 }
 
 bool AtlasView::exportHistoryApng(const QString& path, QString* error) const {
@@ -1385,13 +1391,7 @@ bool AtlasView::exportHistoryApng(const QString& path, QString* error) const {
     if (error) *error = messageSentence(e.what());
     return false;
   }
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-      f.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size())) {
-    if (error) *error = tr("Could not write %1: %2").arg(path, f.errorString());
-    return false;
-  }
-  return true;
+  return writeBytes(path, bytes, error);
 }
 
 bool AtlasView::exportCsv(const QString& path, QString* error) const {
@@ -1399,14 +1399,7 @@ bool AtlasView::exportCsv(const QString& path, QString* error) const {
     if (error) *error = tr("Run a corpus first: there is no atlas to export.");
     return false;
   }
-  QFile f(path);
-  const std::string csv = model_->csv();
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) ||
-      f.write(csv.data(), qint64(csv.size())) != qint64(csv.size())) {
-    if (error) *error = tr("Could not write %1: %2").arg(path, f.errorString());
-    return false;
-  }
-  return true;
+  return writeBytes(path, model_->csv(), error);
 }
 
 QWidget* AtlasView::exportWidget() {
