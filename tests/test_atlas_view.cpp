@@ -394,6 +394,7 @@ class AtlasViewTest : public QObject {
     v->setCorpusFile(path);
     QVERIFY(v->runAtlas());
     QVERIFY(v->running());
+    QVERIFY(!v->runAtlas());  // one run at a time
     QVERIFY(!v->runButton()->isEnabled());
     QVERIFY(v->cancelButton()->isEnabled());
     v->cancel();

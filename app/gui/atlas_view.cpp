@@ -989,7 +989,12 @@ bool AtlasView::runAtlas() {
       explain();
     });
   });
-  if (!started) return false;
+  if (!started) {
+    status_->setText(
+        tr("The model is busy with another job: press Run the corpus again when it "
+           "is done."));
+    return false;
+  }
   running_ = true;
   run_->setEnabled(false);
   cancel_->setEnabled(true);
