@@ -855,9 +855,7 @@ void AtlasView::fillSources() {
     for (const std::string& dir : bundledModelDirs())
       held_out = held_out || QFileInfo::exists(QString::fromStdString(dir) + QLatin1Char('/') +
                                                bundled + QStringLiteral(".heldout.json"));
-  if (held_out)
-    source_->addItem(tr("%1's held-out sentences (never trained on)").arg(bundled),
-                     int(Source::HeldOut));
+  if (held_out) source_->addItem(tr("%1's held-out sentences").arg(bundled), int(Source::HeldOut));
   for (const std::string& name : taskNames())
     source_->addItem(tr("Training task “%1”: its held-out pairs").arg(QString::fromStdString(name)),
                      QVariantList{int(Source::TrainingTask), QString::fromStdString(name)});
@@ -964,11 +962,13 @@ bool AtlasView::runAtlas() {
         embedding_status_->clear();
         model_->setAtlas(result_.atlas, result_.scores);
         const CorpusRunReport& r = result_.atlas->run;
-        QString text = tr("%1: %2 sentences through the model in %3 batches (%4 s).")
+        QString text = tr("%1: %2 sentences through the model in %3 batches (%4).")
                            .arg(QString::fromStdString(result_.atlas->origin))
                            .arg(r.sentences)
                            .arg(r.batches)
-                           .arg(num(result_.atlas->seconds, 2));
+                           .arg(result_.atlas->seconds < 1
+                                    ? tr("%1 ms").arg(num(1000 * result_.atlas->seconds, 0))
+                                    : tr("%1 s").arg(num(result_.atlas->seconds, 1)));
         if (r.skipped_count > 0) {
           QStringList first;
           for (const SkippedSentence& s : r.skipped)
