@@ -33,6 +33,7 @@
 #include "model/circuits.h"
 #include "teaching_util.h"
 #include "train/history.h"
+#include "train/history_figures.h"
 #include "train/task_corpus.h"
 #include "train/tasks.h"
 
@@ -596,16 +597,61 @@ class AtlasViewTest : public QObject {
     QVERIFY(bytes.startsWith("\x89PNG\r\n\x1a\n"));
     QVERIFY(bytes.contains("acTL"));
     QVERIFY(!QImage(apng).isNull());  // its first frame reads as a PNG
+    // File › Export view draws the chart shown on the left: the history's, with its title.
+    v->plots()->setCurrentIndex(1);
+    QCOMPARE(v->exportWidget(), static_cast<QWidget*>(chart));
+    FigureOptions fo;
+    fo.format = FigureOptions::Format::Svg;
+    const QString svg = dir.filePath(QStringLiteral("history.svg"));
+    QVERIFY2(writeFigure(v, svg, fo, &error), qPrintable(error));
+    QVERIFY(readAll(svg).contains("Every head over training"));
     // A folder that holds no checkpoints says so.
     QVERIFY(v->openHistory(dir.path()));
     idle(*w);
     QVERIFY(v->historyText().contains(QStringLiteral("index")));
     // Screenshot of the induction scores over the steps.
     v->setHistoryMeasure(0);
-    v->panels()->setCurrentIndex(3);
+    v->plots()->setCurrentIndex(1);
     QCoreApplication::processEvents();
     QVERIFY(QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)));
     QVERIFY(w->grab().save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/atlas-history.png")));
+  }
+
+  // The induction recipe's run (CTest's induction_recipe, its folder in ATTNVIZ_RECIPE_DIR; run
+  // alone, the slot says it has no run to read): the timeline shows the jump — no head above 0.3
+  // at step 0, one above 0.5 at the end, as readTrainingHistory says — and the slider at the first
+  // step past 0.5 opens that checkpoint. Screenshot: build/screenshots/atlas-recipe.png.
+  void recipeHistory() {
+    const QString keep = qEnvironmentVariable("ATTNVIZ_RECIPE_DIR");
+    if (keep.isEmpty()) QSKIP("ATTNVIZ_RECIPE_DIR unset: ctest runs this after induction_recipe");
+    auto w = atlasWindow(QStringLiteral("reorder"));
+    AtlasView* v = atlasView(*w);
+    QVERIFY(v->openHistory(keep));
+    idle(*w);
+    QVERIFY2(v->history(), qPrintable(v->historyText()));
+    const TrainingHistory& h = *v->history();
+    auto best = [](const HistoryPoint& p) {
+      double m = 0;
+      for (const HeadScore& s : p.induction) m = std::max(m, s.value);
+      return m;
+    };
+    QVERIFY(best(h.points.front()) < 0.3);
+    QVERIFY(best(h.points.back()) > 0.5);
+    const Crossing crossing = firstCrossing(h, 0.5);
+    QVERIFY(crossing.step > 0);
+    int index = 0;
+    while (h.points[size_t(index)].step != crossing.step) ++index;
+    v->setHistoryStep(index);
+    QCOMPARE(v->historyChart()->marker(), double(crossing.step));
+    QTest::qWait(400);
+    idle(*w);
+    settle(*w);
+    QVERIFY(w->engine()->modelSource().endsWith(
+        QStringLiteral("step-%1.safetensors").arg(crossing.step, 6, 10, QLatin1Char('0'))));
+    v->plots()->setCurrentIndex(1);
+    QCoreApplication::processEvents();
+    QVERIFY(QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)));
+    QVERIFY(w->grab().save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/atlas-recipe.png")));
   }
 
   // The view on each bundled model, its atlas run on the default corpus (the held-out set), saved

@@ -629,7 +629,10 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
 
   // The scatter | the table and the heads like the selected one.
   auto* split = new QSplitter(Qt::Horizontal, this);
-  scatter_ = new ScatterPlot(split);
+  // Left: the heads over the corpus, or the heads over a training run.
+  left_ = new QTabWidget(split);
+  scatter_ = new ScatterPlot(left_);
+  left_->addTab(scatter_, tr("Heads over the corpus"));
   scatter_->setEmptyText(
       tr("Choose a corpus and press Run the corpus: every head of the model "
          "becomes a point here."));
@@ -691,7 +694,7 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
          "on their two main directions (PCA)."));
   pv->addWidget(embedding_plot_, 1);
   panels_->addTab(pca, tr("Queries and keys"));
-  auto* hist = new QWidget(panels_);
+  auto* hist = new QWidget(left_);
   auto* hv = new QVBoxLayout(hist);
   hv->setContentsMargins(4, 4, 4, 4);
   auto* hist_bar = new QHBoxLayout;
@@ -730,7 +733,7 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
       tr("Open the checkpoints of a training run: every head's score over the steps, and a "
          "slider that opens any step in every view."));
   hv->addWidget(history_chart_, 1);
-  panels_->addTab(hist, tr("Training history"));
+  left_->addTab(hist, tr("Heads over training"));
   load_timer_ = new QTimer(this);
   load_timer_->setSingleShot(true);
   load_timer_->setInterval(250);  // a dragged slider loads where it stops
@@ -1272,7 +1275,7 @@ bool AtlasView::openHistory(const QString& dir) {
   reading_history_ = true;
   open_history_->setEnabled(false);
   history_label_->setText(tr("Reading the checkpoints…"));
-  panels_->setCurrentWidget(history_chart_->parentWidget());
+  left_->setCurrentWidget(history_chart_->parentWidget());
   return true;
 }
 
@@ -1407,11 +1410,21 @@ bool AtlasView::exportCsv(const QString& path, QString* error) const {
   return writeBytes(path, model_->csv(), error);
 }
 
+ScatterPlot* AtlasView::figurePlot() const {
+  return left_->currentIndex() == 1 ? history_chart_ : scatter_;
+}
+
 QWidget* AtlasView::exportWidget() {
-  return scatter_;
+  return figurePlot();
 }
 
 QStringList AtlasView::figureTitle() const {
+  if (figurePlot() == history_chart_ && history_)
+    return {
+        tr("Every head over training: %1").arg(history_measure_->currentText()),
+        tr("%1 · task %2 · %3 checkpoints")
+            .arg(QFileInfo(history_dir_).fileName(), QString::fromStdString(history_->index.task))
+            .arg(history_->points.size())};
   QStringList lines = {tr("Head atlas: every head over a corpus (mean ± sd)")};
   if (const Atlas* a = model_->atlas())
     lines << tr("%1 · %2 sentences · %3")
@@ -1421,12 +1434,13 @@ QStringList AtlasView::figureTitle() const {
 }
 
 QSize AtlasView::figureBodySize(QSize available, bool) {
-  const QSize s = scatter_->size().isEmpty() ? scatter_->sizeHint() : scatter_->size();
+  const ScatterPlot* plot = figurePlot();
+  const QSize s = plot->size().isEmpty() ? plot->sizeHint() : plot->size();
   return s.boundedTo(available);
 }
 
 void AtlasView::paintFigureBody(QPainter& painter, QSize body, bool) {
-  scatter_->paint(painter, body);
+  figurePlot()->paint(painter, body);
 }
 
 void AtlasView::explain() {

@@ -208,6 +208,9 @@ class AtlasView : public View {
   QListWidget* bottomList() const { return bottom_; }
   QString evidenceNote() const;  // why the lists are empty ("" when they are not)
   QTabWidget* panels() const { return panels_; }
+  // Left: 0 the heads over the corpus (the scatter), 1 over training (the history's chart); File ›
+  // Export view draws the one shown.
+  QTabWidget* plots() const { return left_; }
 
   // The training history: a folder of checkpoints (train/history.h), read off the GUI thread;
   // the slider's step loads that checkpoint as the model of every view.
@@ -238,6 +241,8 @@ class AtlasView : public View {
   int selectedHead() const;  // index into the atlas's heads of AppState's head (-1: none)
   void selectHead(int index);
 
+  ScatterPlot* figurePlot() const;  // the plot shown on the left
+  QTabWidget* left_;
   QComboBox* source_;
   QPushButton* open_file_;
   QSpinBox* batch_;
