@@ -564,6 +564,20 @@ class AtlasViewTest : public QObject {
     v->setHistoryMeasure(2 + int(HeadStat::Previous));
     for (size_t p = 0; p < direct.points.size(); ++p)
       QVERIFY(std::abs(chart->points()[p].y - direct.points[p].stats[0].previous) <= 1e-6);
+    // The held-out loss at each position: a line per position.
+    v->setHistoryMeasure(2 + kHeadStatCount);
+    const size_t positions = direct.points.front().position_loss.size();
+    QVERIFY(positions > 2);
+    QCOMPARE(chart->points().size(), positions * direct.points.size());
+    for (size_t q = 0; q < positions; ++q)
+      for (size_t p = 0; p < direct.points.size(); ++p)
+        QVERIFY(std::abs(chart->points()[q * direct.points.size() + p].y -
+                         direct.points[p].position_loss[q]) <= 1e-9);
+    v->setHistoryMeasure(0);
+    // The three heads highest at the last step are named at their lines' ends.
+    int labels = 0;
+    for (const ScatterPlot::Point& pt : chart->points()) labels += !pt.label.isEmpty();
+    QCOMPARE(labels, 3);
     // The slider: step 2 becomes the model of every view.
     v->setHistoryStep(1);
     QCOMPARE(chart->marker(), 2.0);
@@ -652,6 +666,9 @@ class AtlasViewTest : public QObject {
     QCoreApplication::processEvents();
     QVERIFY(QDir().mkpath(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR)));
     QVERIFY(w->grab().save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/atlas-recipe.png")));
+    v->setHistoryMeasure(2 + kHeadStatCount);
+    QCoreApplication::processEvents();
+    QVERIFY(w->grab().save(QStringLiteral(ATTNVIZ_SCREENSHOT_DIR "/atlas-recipe-loss.png")));
   }
 
   // The view on each bundled model, its atlas run on the default corpus (the held-out set), saved

@@ -331,6 +331,20 @@ void ScatterPlot::paint(QPainter& p, QSize size) const {
     p.setBrush(pt.color);
     p.drawEllipse(position(i, size), radius, radius);
   }
+  // Labels beside their points, to the left of a line's last point.
+  for (int i = 0; i < int(points_.size()); ++i) {
+    const Point& pt = points_[size_t(i)];
+    if (pt.label.isEmpty() || !std::isfinite(pt.x) || !std::isfinite(pt.y)) continue;
+    const QPointF c = position(i, size);
+    // On a light backing, so that a label stays legible over the lines it crosses.
+    const QRectF box(c.x() - fm.horizontalAdvance(pt.label) - 7, c.y() - 4 - fm.ascent() - 1,
+                     fm.horizontalAdvance(pt.label) + 4, fm.height());
+    p.setPen(Qt::NoPen);
+    p.setBrush(QColor(255, 255, 255, 210));
+    p.drawRect(box);
+    p.setPen(pt.color.value() > 180 ? pt.color.darker(220) : pt.color);
+    p.drawText(QPointF(box.left() + 2, c.y() - 4), pt.label);
+  }
   if (selected_ >= 0 && std::isfinite(points_[size_t(selected_)].x) &&
       std::isfinite(points_[size_t(selected_)].y)) {
     p.setPen(QPen(QColor(0xff, 0x6f, 0x00), 2.5));
@@ -708,6 +722,7 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
   history_measure_->addItem(tr("Copying score (−1…1)"));
   for (const AtlasMeasure& m : atlasMeasures())
     if (m.stat >= 0) history_measure_->addItem(m.title);
+  history_measure_->addItem(tr("Held-out loss at each position (nats)"));
   hist_bar->addWidget(history_measure_, 1);
   hv->addLayout(hist_bar);
   auto* step_bar = new QHBoxLayout;
@@ -1298,6 +1313,36 @@ QString AtlasView::historyText() const {
 void AtlasView::updateHistoryChart() {
   if (!history_) return;
   const int measure = std::max(0, history_measure_->currentIndex());
+  if (measure == 2 + kHeadStatCount) {
+    // The loss at each target position of the probes: a line per position, early positions
+    // light, late ones dark (the positions after the repeat's start are where induction helps).
+    size_t positions = 0;
+    for (const HistoryPoint& p : history_->points)
+      positions = std::max(positions, p.position_loss.size());
+    std::vector<ScatterPlot::Point> points;
+    for (size_t q = 0; q < positions; ++q) {
+      const double t = positions <= 1 ? 0.5 : double(q) / double(positions - 1);
+      const QColor color = QColor::fromHsv(280, int(60 + 180 * t), int(235 - 150 * t));
+      for (size_t i = 0; i < history_->points.size(); ++i) {
+        const HistoryPoint& p = history_->points[i];
+        ScatterPlot::Point pt;
+        pt.x = p.step;
+        pt.y = q < p.position_loss.size() ? p.position_loss[q] : NAN;
+        pt.series = int(q);
+        pt.color = color;
+        pt.tip = tr("Position %1\nstep %2: %3 nats").arg(q).arg(p.step).arg(num(pt.y, 3));
+        if (i + 1 == history_->points.size() && (q == 0 || q + 1 == positions))
+          pt.label = tr("pos %1").arg(q);
+        points.push_back(pt);
+      }
+    }
+    history_chart_->setData(std::move(points), tr("Training step"), history_measure_->currentText(),
+                            {{tr("first position"), QColor::fromHsv(280, 60, 235)},
+                             {tr("last position"), QColor::fromHsv(280, 240, 85)}},
+                            {NAN, NAN}, {0.0, NAN});
+    showHistoryStep();
+    return;
+  }
   const HistoryPoint& first = history_->points.front();
   // The heads, as the first checkpoint lists them (every checkpoint is the same model shape).
   const size_t heads =
@@ -1318,11 +1363,23 @@ void AtlasView::updateHistoryChart() {
     const HeadScore h = headOf(first, k, &v);
     layers[int(h.kind)] = std::max(layers[int(h.kind)], h.layer + 1);
   }
+  // The three heads highest at the last step are named at their line's end.
+  std::vector<std::pair<double, size_t>> last;
+  for (size_t k = 0; k < heads; ++k) {
+    double v = 0;
+    headOf(history_->points.back(), k, &v);
+    if (std::isfinite(v)) last.push_back({v, k});
+  }
+  std::sort(last.begin(), last.end(), std::greater<>());
+  last.resize(std::min<size_t>(last.size(), 3));
   std::vector<ScatterPlot::Point> points;
   for (size_t k = 0; k < heads; ++k)
     for (const HistoryPoint& p : history_->points) {
       ScatterPlot::Point pt;
       const HeadScore h = headOf(p, k, &pt.y);
+      if (&p == &history_->points.back() &&
+          std::any_of(last.begin(), last.end(), [k](const auto& e) { return e.second == k; }))
+        pt.label = tr("L%1 H%2").arg(h.layer + 1).arg(h.head + 1);
       pt.x = p.step;
       pt.series = int(k);
       pt.color = headColor(h.kind, h.layer, layers[int(h.kind)]);

@@ -45,6 +45,7 @@ class ScatterPlot : public QWidget {
     QColor color;
     QString tip;      // the tooltip (plain text)
     int series = -1;  // with lines on: consecutive points of one series are joined
+    QString label;    // written beside the point ("L2 H3" at a line's end); empty: none
   };
   struct LegendEntry {
     QString name;
@@ -218,7 +219,9 @@ class AtlasView : public View {
   const TrainingHistory* history() const { return history_.get(); }
   void setHistoryStep(int index);  // an index into history()->points
   int historyStep() const;
-  void setHistoryMeasure(int measure);  // 0 induction, 1 copying, 2 + k: kHeadStats[k]
+  // 0 induction, 1 copying, 2 + k: kHeadStats[k], 2 + kHeadStatCount: the held-out loss at each
+  // position (a line per position instead of per head).
+  void setHistoryMeasure(int measure);
   ScatterPlot* historyChart() const { return history_chart_; }
   QString historyText() const;  // the line above the chart
   bool exportHistoryCsv(const QString& path, QString* error = nullptr) const;
