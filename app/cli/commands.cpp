@@ -12,9 +12,9 @@ namespace {
 // Every command, in the order `attnviz-cli --help` lists them.
 using AddCommand = Command (*)(CLI::App&);
 constexpr AddCommand kCommands[] = {
-    addInfoCommand,    addRunCommand,           addExportHtmlCommand, addDecodeCommand,
-    addLensCommand,    addContributionsCommand, addAtlasCommand,      addAttributeCommand,
-    addPatchCommand,   addConvertCommand,       addBenchCommand,      addTrainCommand,
+    addInfoCommand,    addRunCommand,           addExportHtmlCommand,    addDecodeCommand,
+    addLensCommand,    addContributionsCommand, addAtlasCommand,         addAttributeCommand,
+    addPatchCommand,   addConvertCommand,       addBenchCommand,         addTrainCommand,
     addHistoryCommand, addModelsCommand,        addArchitecturesCommand,
 };
 
