@@ -471,6 +471,31 @@ CorpusRunReport runCorpus(
 
 }  // namespace
 
+void addSentence(std::vector<AtlasHead>& heads, const std::vector<HeadStats>& stats, int sentence,
+                 int src_keys, int tgt_keys, int top_k) {
+  if (heads.empty())
+    for (const HeadStats& h : stats) {
+      AtlasHead a;
+      a.kind = h.kind;
+      a.layer = h.layer;
+      a.head = h.head;
+      a.extremes.fill(ExtremeValues(top_k));
+      heads.push_back(std::move(a));
+    }
+  if (heads.size() != stats.size())
+    throw Error(ErrorKind::BadInput, "addSentence: the statistics of another model's heads");
+  for (size_t k = 0; k < stats.size(); ++k) {
+    AtlasHead& a = heads[k];
+    for (HeadStat st : kHeadStats) {
+      const double v = headStatValue(stats[k], st);
+      a.stats[size_t(st)].add(v);
+      a.extremes[size_t(st)].add(sentence, v);
+    }
+    a.keys.add(double(keySide(a.kind) == Side::Source ? src_keys : tgt_keys));
+    a.rows.add(stats[k].rows);
+  }
+}
+
 Atlas buildAtlas(const Model& m, const Corpus& corpus, const AtlasOptions& options) {
   if (options.top_k < 0) throw Error(ErrorKind::BadInput, "top_k is negative");
   const auto t0 = std::chrono::steady_clock::now();
@@ -481,29 +506,9 @@ Atlas buildAtlas(const Model& m, const Corpus& corpus, const AtlasOptions& optio
   atlas.origin = corpus.origin;
   atlas.run =
       runCorpus(m, corpus, options.run, needs, [&](const Trace& t, const std::vector<Prepared>& b) {
-        for (size_t s = 0; s < b.size(); ++s) {
-          const std::vector<HeadStats> stats = headStatistics(t, c, (int)s);
-          if (atlas.heads.empty())
-            for (const HeadStats& h : stats) {
-              AtlasHead a;
-              a.kind = h.kind;
-              a.layer = h.layer;
-              a.head = h.head;
-              a.extremes.fill(ExtremeValues(options.top_k));
-              atlas.heads.push_back(std::move(a));
-            }
-          for (size_t k = 0; k < stats.size(); ++k) {
-            AtlasHead& a = atlas.heads[k];
-            for (HeadStat st : kHeadStats) {
-              const double v = headStatValue(stats[k], st);
-              a.stats[size_t(st)].add(v);
-              a.extremes[size_t(st)].add(b[s].sentence, v);
-            }
-            const Side ks = keySide(a.kind);
-            a.keys.add(double((ks == Side::Source ? b[s].src : b[s].tgt).size()));
-            a.rows.add(stats[k].rows);
-          }
-        }
+        for (size_t s = 0; s < b.size(); ++s)
+          addSentence(atlas.heads, headStatistics(t, c, (int)s), b[s].sentence,
+                      (int)b[s].src.size(), (int)b[s].tgt.size(), options.top_k);
         return true;
       });
   atlas.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -135,6 +135,13 @@ struct AtlasHead {
   HeadStats means() const;
 };
 
+// Adds one sentence's head statistics (headStatistics' order, every head of every block) to
+// `heads`, which it creates at the first sentence: each statistic's moments and evidence, the
+// query rows, and the sentence's unpadded keys per side (src_keys, tgt_keys). top_k: the evidence
+// kept per end when the heads are created.
+void addSentence(std::vector<AtlasHead>& heads, const std::vector<HeadStats>& stats, int sentence,
+                 int src_keys, int tgt_keys, int top_k);
+
 struct SkippedSentence {
   int sentence = -1;  // index in Corpus::entries (−1: a line that never became an entry)
   int line = 0;       // its line in the file (0: not from a file)

@@ -12,6 +12,7 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "compute/cpu_backend.h"
+#include "model/atlas.h"
 
 namespace attnviz {
 
@@ -31,18 +32,6 @@ std::string number(double v) {
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
-
-// The fields of HeadStats the history follows, by the names headStatsCsv gives them.
-struct StatField {
-  const char* name;
-  double HeadStats::*member;
-};
-constexpr StatField kStatFields[] = {
-    {"entropy", &HeadStats::entropy},   {"entropy_norm", &HeadStats::entropy_norm},
-    {"diagonal", &HeadStats::diagonal}, {"previous", &HeadStats::previous},
-    {"first", &HeadStats::first},       {"bos", &HeadStats::bos},
-    {"eos", &HeadStats::eos},           {"padding", &HeadStats::padding},
-    {"distance", &HeadStats::distance}, {"monotonicity", &HeadStats::monotonicity}};
 
 }  // namespace
 
@@ -206,27 +195,14 @@ HistoryPoint historyPoint(const Model& model, const Task& task, const HistoryOpt
   for (size_t p = 0; p < longest; ++p)
     h.position_loss.push_back(count[p] ? sum[p] / count[p] : kNaN);
   h.probe_loss = tokens ? total / (double)tokens : kNaN;
-  // Head statistics: each field's mean over the probes where it is defined.
-  std::vector<std::vector<HeadStats>> each;
-  for (int b = 0; b < n; ++b) each.push_back(headStatistics(t, c, b));
-  h.stats = each.front();
-  for (size_t k = 0; k < h.stats.size(); ++k) {
-    h.stats[k].rows = 0;
-    for (const auto& s : each) h.stats[k].rows += s[k].rows;
-  }
-  for (const StatField& f : kStatFields) {
-    std::vector<int> defined(h.stats.size(), 0);
-    for (HeadStats& x : h.stats) x.*f.member = 0;
-    for (const auto& s : each) {
-      for (size_t k = 0; k < s.size(); ++k)
-        if (!std::isnan(s[k].*f.member)) {
-          h.stats[k].*f.member += s[k].*f.member;
-          ++defined[k];
-        }
-    }
-    for (size_t k = 0; k < h.stats.size(); ++k)
-      h.stats[k].*f.member = defined[k] ? h.stats[k].*f.member / defined[k] : kNaN;
-  }
+  // Head statistics: each one's mean over the probes where it is defined, accumulated as the
+  // atlas accumulates a corpus (model/atlas.h).
+  std::vector<AtlasHead> heads;
+  for (int b = 0; b < n; ++b)
+    addSentence(heads, headStatistics(t, c, b), b,
+                in.src.empty() ? 0 : (int)in.src[size_t(b)].size(), (int)in.tgt[size_t(b)].size(),
+                0);
+  for (const AtlasHead& a : heads) h.stats.push_back(a.means());
   InductionOptions io = o.induction;
   io.cancel = o.cancel;
   h.induction = inductionScores(model, io);
@@ -278,8 +254,8 @@ std::string historyHeadCsv(const TrainingHistory& history) {
       line(p.step, s.kind, s.layer, s.head, "induction", s.value);
     for (const HeadScore& s : p.copying) line(p.step, s.kind, s.layer, s.head, "copying", s.value);
     for (const HeadStats& s : p.stats)
-      for (const StatField& f : kStatFields)
-        line(p.step, s.kind, s.layer, s.head, f.name, s.*f.member);
+      for (HeadStat st : kHeadStats)
+        line(p.step, s.kind, s.layer, s.head, headStatName(st), headStatValue(s, st));
   }
   return out;
 }
