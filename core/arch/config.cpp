@@ -538,9 +538,14 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
                             spec.defaults.embed_norm_eps > 0 ? c.embed_norm_eps : c.layer_norm_eps);
 
   if (c.hasCross()) {
-    // The source markers default to the target's ids (PyTorch's tutorial shares its specials).
-    const int* sb = c.bos_id < Vs ? &c.bos_id : &none;
-    const int* se = c.eos_id < Vs ? &c.eos_id : &none;
+    // The source markers default to the target's ids where the source vocabulary spells the same
+    // tokens there (PyTorch's tutorial shares its specials); elsewhere the source has none — the
+    // bundled reorder model's source ids 2 and 3 are the words "the" and "a", not markers.
+    auto shared = [&](int id) {
+      return id >= 0 && id < Vs && c.src_vocab[size_t(id)] == c.tgt_vocab[size_t(id)];
+    };
+    const int* sb = shared(c.bos_id) ? &c.bos_id : &none;
+    const int* se = shared(c.eos_id) ? &c.eos_id : &none;
     c.src_bos_id = getId(j, "src_bos_id", src, -1, Vs, "source vocabulary", sb, "bos_id");
     c.src_eos_id = getId(j, "src_eos_id", src, -1, Vs, "source vocabulary", se, "eos_id");
     // The family default (wrap) holds when the source vocabulary has the target's start and end
