@@ -17,6 +17,7 @@
 #include "compute/cpu_backend.h"
 #include "io/npy.h"
 #include "model/decoding.h"
+#include "model/head_stats.h"
 #include "model/masks.h"
 #include "model/model.h"
 #include "test_support.h"
@@ -429,6 +430,31 @@ class TestCore : public QObject {
     j["src_bos_eos"] = false;
     Model plain(makeRandomModel(ModelConfig::fromJson(j, "tiny"), 3), makeCpuBackend());
     QCOMPARE(plain.encodeSource("a b"), (std::vector<int>{4, 5}));
+  }
+
+  // The source's markers are the target's ids only where the source vocabulary spells the same
+  // tokens there: a word at that id is a word, not a start or end marker (its head statistics
+  // would count attention to it as a sink).
+  void sourceMarkersOnlyWhereSpelled() {
+    auto j = tinyConfig();
+    j["family"] = "pytorch-nn-transformer";
+    j["d_ff"] = 16;
+    j["src_vocab"] = {"<unk>", "<pad>", "the", "a", "b", "c"};
+    j["tgt_vocab"] = {"<unk>", "<pad>", "<bos>", "<eos>", "x", "y"};
+    j["pad_id"] = 1;
+    j["bos_id"] = 2;
+    j["eos_id"] = 3;
+    const auto cfg = ModelConfig::fromJson(j, "tiny");
+    QCOMPARE(cfg.src_bos_id, -1);
+    QCOMPARE(cfg.src_eos_id, -1);
+    QVERIFY(!cfg.src_bos_eos);
+    QCOMPARE(tokenRoles(cfg, Side::Source).bos, -1);
+    QCOMPARE(tokenRoles(cfg, Side::Source).eos, -1);
+    QCOMPARE(tokenRoles(cfg, Side::Target).bos, 2);
+    j["src_vocab"] = {"<unk>", "<pad>", "<bos>", "the", "b", "c"};  // only the start is shared
+    const auto half = ModelConfig::fromJson(j, "tiny");
+    QCOMPARE(half.src_bos_id, 2);
+    QCOMPARE(half.src_eos_id, -1);
   }
 
   // A start token equal to the pad id (Marian) is the start, not padding: never masked.
