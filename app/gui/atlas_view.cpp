@@ -36,6 +36,7 @@
 #include "train/history_figures.h"
 #include "train/task_corpus.h"
 #include "train/tasks.h"
+#include "widgets.h"
 
 namespace attnviz::gui {
 
@@ -655,15 +656,7 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
   proxy_ = new AtlasProxy(this);
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(AtlasTableModel::SortRole);
-  table_ = new QTableView(right);
-  table_->setModel(proxy_);
-  table_->setSortingEnabled(true);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_->verticalHeader()->hide();
-  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->sortByColumn(AtlasTableModel::Block, Qt::AscendingOrder);
+  table_ = makeSortableTable(proxy_, AtlasTableModel::Block, right);
 
   panels_ = new QTabWidget(right);
   like_ = new QListWidget(panels_);

@@ -16,6 +16,7 @@
 #include "attention_data.h"
 #include "overview_view.h"
 #include "teaching_util.h"
+#include "widgets.h"
 
 namespace attnviz::gui {
 
@@ -242,16 +243,7 @@ HeadStatsView::HeadStatsView(AppState* state, QWidget* parent)
   proxy_ = new HeadStatsProxy(this);
   proxy_->setSourceModel(model_);
   proxy_->setSortRole(HeadStatsModel::SortRole);
-  table_ = new QTableView(this);
-  table_->setModel(proxy_);
-  table_->setSortingEnabled(true);
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setSelectionMode(QAbstractItemView::SingleSelection);
-  table_->verticalHeader()->hide();
-  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->setAlternatingRowColors(false);
-  table_->sortByColumn(HeadStatsModel::Block, Qt::AscendingOrder);
+  table_ = makeSortableTable(proxy_, HeadStatsModel::Block, this);
   layout_->addWidget(table_, 1);
 
   connect(kind_filter_, &QComboBox::currentIndexChanged, this,

@@ -2,9 +2,11 @@
 
 #include <QEvent>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
 #include <QStyle>
+#include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -180,6 +182,19 @@ void ExplanationPanel::setExpanded(bool expanded) {
 
 bool ExplanationPanel::expanded() const {
   return toggle_->isChecked();
+}
+
+QTableView* makeSortableTable(QAbstractItemModel* model, int sort_column, QWidget* parent) {
+  auto* table = new QTableView(parent);
+  table->setModel(model);
+  table->setSortingEnabled(true);
+  table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table->setSelectionMode(QAbstractItemView::SingleSelection);
+  table->verticalHeader()->hide();
+  table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table->sortByColumn(sort_column, Qt::AscendingOrder);
+  return table;
 }
 
 }  // namespace attnviz::gui

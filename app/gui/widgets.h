@@ -8,6 +8,9 @@
 #include <QWidget>
 #include <functional>
 
+class QAbstractItemModel;
+class QTableView;
+
 class QLabel;
 class QPushButton;
 class QToolButton;
@@ -86,5 +89,10 @@ class ExplanationPanel : public QWidget {
   QLabel* body_;
   QString html_;
 };
+
+// A table of one row per item, sortable by its columns (by `model`'s sort role), one row selected
+// at a time, rows as tall as a line of text, columns as wide as their contents; sorted by
+// `sort_column` at first. The views' head tables (Head statistics, Head atlas) are such tables.
+QTableView* makeSortableTable(QAbstractItemModel* model, int sort_column, QWidget* parent);
 
 }  // namespace attnviz::gui
