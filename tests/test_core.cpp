@@ -20,6 +20,7 @@
 #include "model/head_stats.h"
 #include "model/masks.h"
 #include "model/model.h"
+#include "model/runs.h"
 #include "test_support.h"
 #include "text/vocab.h"
 
@@ -343,6 +344,61 @@ class TestCore : public QObject {
     j = tinyConfig();
     j["layer_norm_eps"] = 1e-50;
     QCOMPARE(kindOf([&] { ModelConfig::fromJson(j, "tiny"); }), ErrorKind::BadConfig);
+  }
+
+  // "-1: none", as the options' help says, for every special id: a decoder-only model has no
+  // padding token unless its file states one, an encoder-decoder may lack an end token (a decode
+  // then stops at its length limit) but not a start token; a model with one vocabulary's message
+  // says "the vocabulary".
+  void specialIdsNone() {
+    nlohmann::json gpt = {
+        {"family", "nanogpt"}, {"model", "GPT"}, {"d_model", 8},  {"d_ff", 32},
+        {"n_heads", 2},        {"n_layers", 1},  {"max_len", 16}, {"vocab", {"a", "b", "c"}}};
+    ModelConfig c = ModelConfig::fromJson(gpt, "gpt");
+    QCOMPARE(c.tgt_pad_id, -1);  // was 0: "pad 0" for a model that pads nothing
+    QCOMPARE(c.bos_id, -1);
+    for (const char* key : {"pad_id", "bos_id", "eos_id"}) {
+      auto j = gpt;
+      j[key] = -1;
+      QCOMPARE(ModelConfig::fromJson(j, "gpt").architecture(), Architecture::DecoderOnly);
+      j[key] = 3;
+      try {
+        ModelConfig::fromJson(j, "gpt");
+        QFAIL("an id outside the vocabulary");
+      } catch (const Error& e) {
+        const std::string m = e.what();
+        QVERIFY2(m.find("outside the vocabulary of 3 tokens (expected -1 or 0 to 2)") !=
+                     std::string::npos,
+                 m.c_str());
+      }
+    }
+    auto j = tinyConfig();
+    j["pad_id"] = -1;
+    j["eos_id"] = -1;
+    c = ModelConfig::fromJson(j, "tiny");
+    QCOMPARE(c.src_pad_id, -1);
+    QCOMPARE(c.tgt_pad_id, -1);
+    QCOMPARE(c.eos_id, -1);
+    j["bos_id"] = -1;
+    try {
+      ModelConfig::fromJson(j, "tiny");
+      QFAIL("an encoder-decoder without a start token");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("begins with a start token") != std::string::npos,
+               e.what());
+    }
+    // Without a padding token, sentences of one length still run together; different lengths
+    // are refused by name instead of padded with the id -1.
+    int len = 0;
+    QCOMPARE(padBatch({{1, 2}, {2, 1}}, -1, &len).size(), size_t(2));
+    QCOMPARE(len, 2);
+    try {
+      padBatch({{1, 2, 1}, {2}}, -1, &len);
+      QFAIL("padded with -1");
+    } catch (const Error& e) {
+      QCOMPARE(e.kind(), ErrorKind::BadInput);
+      QVERIFY2(std::string(e.what()).find("no padding token") != std::string::npos, e.what());
+    }
   }
 
   // Every missing key is named in one message.

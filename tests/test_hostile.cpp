@@ -998,10 +998,11 @@ void TestHostile::addConfigRows() {
       "\"pad_id\" is 99|0 to 8");
   row("pad_id outside the source vocabulary", set("pad_id", 7), K::BadVocabulary,
       "\"src_pad_id\" is 7 (from \"pad_id\")|source vocabulary of 6 tokens");
-  row("tgt_pad_id negative", set("tgt_pad_id", -1), K::BadVocabulary, "tgt_pad_id|-1");
+  // -1 is "none" (the options' documented value); below it is out of range.
+  row("tgt_pad_id below -1", set("tgt_pad_id", -2), K::BadVocabulary, "tgt_pad_id|-2|-1 or 0");
   row("bos_id = vocabulary size", set("bos_id", 9), K::BadVocabulary,
       "\"bos_id\" is 9|target vocabulary of 9 tokens|0 to 8");
-  row("eos_id negative", set("eos_id", -1), K::BadVocabulary, "\"eos_id\" is -1");
+  row("eos_id below -1", set("eos_id", -2), K::BadVocabulary, "\"eos_id\" is -2");
   row("eos_id 2^40", set("eos_id", 1ull << 40), K::BadVocabulary, "eos_id|1099511627776");
   row("eos_id 2^64-1", set("eos_id", ~uint64_t(0)), K::BadVocabulary,
       "eos_id|18446744073709551615");

@@ -74,8 +74,9 @@ int runInfo(const ModelArgs& args) {
   auto name = [&](int id) {
     return id >= 0 ? std::to_string(id) + " (" + safe(special[id]) + ")" : std::string("none");
   };
-  std::cout << "special ids:  pad " << (c.hasEncoder() ? c.src_pad_id : c.tgt_pad_id);
-  if (c.hasCross()) std::cout << "/" << c.tgt_pad_id;
+  auto padName = [](int id) { return id >= 0 ? std::to_string(id) : std::string("none"); };
+  std::cout << "special ids:  pad " << padName(c.hasEncoder() ? c.src_pad_id : c.tgt_pad_id);
+  if (c.hasCross()) std::cout << "/" << padName(c.tgt_pad_id);
   std::cout << ", bos " << name(c.bos_id) << ", eos " << name(c.eos_id)
             << (c.src_bos_eos ? ", source wrapped in start/end markers" : "") << "\n";
   if (c.classHead() != ClassHead::None) {

@@ -287,7 +287,9 @@ void MasksView::refresh() {
          "%6. "
          "%7</p>")
           .arg(code(fill))
-          .arg(dec ? c.tgt_pad_id : c.src_pad_id)
+          .arg((dec ? c.tgt_pad_id : c.src_pad_id) >= 0
+                   ? QString::number(dec ? c.tgt_pad_id : c.src_pad_id)
+                   : tr("none: this model has no padding token"))
           .arg(code(tr("M[b, i, j] = (key[b, j] == pad)")))
           .arg(code(tr("j &gt; i")))
           .arg(shapeString({t->batch, a.q_len, a.k_len}))

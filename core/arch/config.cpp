@@ -438,17 +438,35 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   if (enc) c.src_vocab = getVocab(j, j.contains("src_vocab") || dec ? "src_vocab" : "vocab", src);
   if (dec) c.tgt_vocab = getVocab(j, j.contains("tgt_vocab") || enc ? "tgt_vocab" : "vocab", src);
   const int Vs = (int)c.src_vocab.size(), Vt = (int)c.tgt_vocab.size();
-  const int zero = 0, none = -1;
+  const int none = -1;
   const int Vmax = std::max(Vs, Vt);
-  const int pad = getId(j, "pad_id", src, 0, Vmax, "larger vocabulary", &zero);
-  if (enc) c.src_pad_id = getId(j, "src_pad_id", src, 0, Vs, "source vocabulary", &pad, "pad_id");
-  if (dec) c.tgt_pad_id = getId(j, "tgt_pad_id", src, 0, Vt, "target vocabulary", &pad, "pad_id");
+  // Ids valid in both vocabularies are checked against the larger one; a model with one
+  // vocabulary says "the vocabulary".
+  const char* either = enc && dec ? "larger vocabulary" : "vocabulary";
+  // -1 is "none" for every special id. A pad id the file does not state: 0 where the family
+  // masks padding (its tutorials pad with 0), none where it masks no padding (nanoGPT, GPT-2):
+  // such a model has no padding token to report.
+  const int pad_default = c.src_padding_mask || c.tgt_padding_mask ? 0 : -1;
+  const int pad = getId(j, "pad_id", src, -1, Vmax, either, &pad_default);
+  if (enc)
+    c.src_pad_id = getId(j, "src_pad_id", src, -1, Vs, enc && dec ? "source vocabulary" : either,
+                         &pad, "pad_id");
+  if (dec)
+    c.tgt_pad_id = getId(j, "tgt_pad_id", src, -1, Vt, enc && dec ? "target vocabulary" : either,
+                         &pad, "pad_id");
   // Start and end tokens: of the target when there is a decoder, else of the one vocabulary.
   const int Vbe = dec ? Vt : Vs;
-  const char* which = dec ? "target vocabulary" : "source vocabulary";
-  c.bos_id = getId(j, "bos_id", src, c.hasCross() ? 0 : -1, Vbe, which, &none);
-  c.eos_id = getId(j, "eos_id", src, c.hasCross() ? 0 : -1, Vbe, which, &none);
-  const int unk = getId(j, "unk_id", src, -1, Vmax, "larger vocabulary", &none);
+  const char* which = enc && dec ? "target vocabulary" : either;
+  c.bos_id = getId(j, "bos_id", src, -1, Vbe, which, &none);
+  c.eos_id = getId(j, "eos_id", src, -1, Vbe, which, &none);
+  // Without an end token a decode stops at its length limit; without a start token an
+  // encoder-decoder's decoder has nothing to begin with.
+  if (c.hasCross() && c.bos_id < 0)
+    throw Error(ErrorKind::BadVocabulary,
+                src + (j.contains("bos_id") ? ": \"bos_id\" is -1 (none)" : ": no \"bos_id\"") +
+                    ", but an encoder-decoder's decoder begins with a start token: give the id "
+                    "of the target vocabulary's start token");
+  const int unk = getId(j, "unk_id", src, -1, Vmax, either, &none);
   if (enc)
     c.src_unk_id =
         getId(j, "src_unk_id", src, -1, Vs, "source vocabulary", unk < Vs ? &unk : &none);

@@ -889,8 +889,11 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
   };
   const int V = (int)special.size();
   const SpecialIds& ids = spec.ids;
+  // A family that masks no padding (a language model) has no padding token unless one is given,
+  // stated or spelled: none, not the tutorial's 0.
+  const int pad_tutorial = ids.pad == -2 ? V - 1 : spec.defaults.padding_mask ? ids.pad : -1;
   const IdFrom pad_from = id("pad_id", supplied.pad_id, {"<pad>", "[PAD]", "P", "<blank>"},
-                             ids.pad == -2 ? V - 1 : ids.pad, "the padding token's id", false);
+                             pad_tutorial, "the padding token's id", false);
   // A model that masks padding and whose file does not state the pad id: the id taken is offered
   // (an id of every vocabulary it is used with: the smaller one's).
   if (spec.defaults.padding_mask && pad_from != IdFrom::Stated && c.contains("pad_id")) {

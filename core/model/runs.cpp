@@ -72,6 +72,13 @@ std::vector<std::vector<int>> padBatch(const std::vector<std::vector<int>>& seqs
   int n = 0;
   for (const auto& s : seqs) n = std::max(n, (int)s.size());
   *len = n;
+  if (pad < 0)
+    for (const auto& s : seqs)
+      if ((int)s.size() != n)
+        throw Error(ErrorKind::BadInput,
+                    "the model has no padding token (pad_id -1: none), so sentences of different "
+                    "lengths cannot be run together in one batch: run them one at a time, or "
+                    "give the padding token's id");
   std::vector<std::vector<int>> out = seqs;
   for (auto& s : out) s.resize(n, pad);
   return out;
