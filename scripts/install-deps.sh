@@ -2,14 +2,18 @@
 # Installs the Debian packages attnviz needs to build, run and test (only those missing).
 # usage: scripts/install-deps.sh [--tests]   (--tests adds PyTorch, Xvfb, the sanitizer runtime,
 # node with the npm package gpt-3-encoder, GPT-2's tokenizer in JavaScript, for gpt2_node_reference,
-# and chromium with chromium-driver and Selenium, the browser the exported lesson page is tested in)
+# chromium with chromium-driver and Selenium, the browser the exported lesson page is tested in,
+# and the fonts imagemagick brings and a CJK font, which the GUI suites must not depend on)
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
       qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
       libeigen3-dev nlohmann-json3-dev libzip-dev libopenblas-dev libsentencepiece-dev libcli11-dev)
 if [[ "${1:-}" == "--tests" ]]; then
   pkgs+=(python3 python3-numpy python3-torch libopenblas0-pthread xvfb clang libclang-rt-dev
-         python3-sentencepiece python3-regex chromium chromium-driver python3-selenium)
+         python3-sentencepiece python3-regex chromium chromium-driver python3-selenium
+         # More fonts than a fresh machine has (imagemagick's, a CJK font): the GUI suites must
+         # draw the same pictures with them installed (tests/fonts.conf.in keeps them out).
+         fonts-droid-fallback fonts-noto-mono fonts-urw-base35 gsfonts fonts-noto-cjk)
   # node and npm from Debian unless a node is already there (NodeSource's nodejs brings its npm)
   command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 fi
