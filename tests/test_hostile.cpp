@@ -303,7 +303,7 @@ class TestHostile : public QObject {
   }
 
   // ---- a names map (--names) over a file without a config: its settings get the config's
-  // checks ----
+  // checks, and a role it names must be in the file ----
   void rejectsBadNamesMap_data();
   void rejectsBadNamesMap() {
     QFETCH(QString, added);  // JSON keys added to {"base": "nlp-tutorial"}
@@ -1089,6 +1089,15 @@ void TestHostile::rejectsBadNamesMap_data() {
       "\"mask_fill\" is 1000000000.0|large negative|must lose the softmax");
   row("mask_fill zero", R"({"mask_fill": 0})", K::BadConfig,
       "\"mask_fill\" is 0|must lose the softmax");
+  // A role named to a tensor the file does not hold: the encoder's feed-forward once read as
+  // absent (d_ff 0, attention-only); now the role and the name are given.
+  row("ffn_up not in the file", R"({"names": {"encoder.ffn_up": "encoder.layers.{N}.pos_ffn.up"}})",
+      K::MissingTensor,
+      "own_names.safetensors: the names map names tensors the file does not hold: "
+      "encoder.ffn_up (encoder.layers.0.pos_ffn.up.weight)");
+  row("two roles not in the file",
+      R"({"names": {"decoder.attn_q": "decoder.layers.{N}.q", "output": {"weight": "head"}}})",
+      K::MissingTensor, "decoder.attn_q (decoder.layers.0.q.weight), output (head)");
 }
 
 void TestHostile::rejectsDamagedFile_data() {

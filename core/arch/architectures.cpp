@@ -1025,7 +1025,7 @@ std::shared_ptr<const ArchSpec> customArchitecture(const nlohmann::json& m,
         badMap(source, "\"" + clipForMessage(key, 40) +
                            "\": an encoder-decoder's roles are named \"encoder." + key +
                            "\" or \"decoder." + key + "\"");
-      TensorName t{part, r, "", "", 0};
+      TensorName t{part, r, "", "", kFromMap};
       if (value.is_string()) {
         const std::string base = value.get<std::string>();
         const bool lone = r == Role::TokenEmbd || r == Role::PosEmbd || r == Role::PosTable ||
