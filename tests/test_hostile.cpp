@@ -598,6 +598,13 @@ class TestHostile : public QObject {
         << good << QStringList{"run", "--src", "ich\x01"} << "control character";
     QTest::newRow("id out of range")
         << good << QStringList{"run", "--src-ids", "1,2,77"} << "77|outside the vocabulary";
+    // --names: the map's settings checked as the config's, the message naming the map's file.
+    const QString names = dir_.path() + "/max_len_0.names.json";
+    writeBytes(names.toStdString(), R"({"base": "nlp-tutorial", "max_len": 0})");
+    QTest::newRow("names map max_len 0")
+        << modParts([](Parts& p) { p.metadata.erase("attnviz_config"); })
+        << QStringList{"info", "--names", names, "--n-heads", "4"}
+        << "max_len_0.names.json: \"max_len\" is 0, expected 2 to 1048576";
   }
   void cliReportsErrors() {
     QFETCH(QByteArray, bytes);
