@@ -302,6 +302,30 @@ class TestHostile : public QObject {
     verifyStillFine();
   }
 
+  // ---- a names map (--names) over a file without a config: its settings get the config's
+  // checks, and a role it names must be in the file ----
+  void rejectsBadNamesMap_data();
+  void rejectsBadNamesMap() {
+    QFETCH(QString, added);  // JSON keys added to {"base": "nlp-tutorial"}
+    QFETCH(ErrorKind, kind);
+    QFETCH(QString, mentions);
+    Parts p = Parts::tiny();
+    p.metadata.erase("attnviz_config");
+    const std::string model = dir_.path().toStdString() + "/own_names.safetensors";
+    writeBytes(model, p.bytes());
+    LoadOptions o;
+    o.supplied.names_map = {{"base", "nlp-tutorial"}};
+    o.supplied.n_heads = 4;
+    o.supplied.bos_id = 6;
+    o.supplied.eos_id = 7;
+    // The map without the row's keys opens the file: what the row adds is what is refused.
+    const auto fine = caught([&] { loadModel(model, o); });
+    QVERIFY2(!fine, fine ? fine->what() : "");
+    o.supplied.names_map.update(json::parse(added.toStdString()));
+    VERIFY_ERROR(caught([&] { loadModel(model, o); }), kind, mentions);
+    verifyStillFine();
+  }
+
   // Not a file at all.
   void rejectsDirectoriesAndMissingFiles() {
     const std::string d = dir_.path().toStdString();
@@ -574,6 +598,13 @@ class TestHostile : public QObject {
         << good << QStringList{"run", "--src", "ich\x01"} << "control character";
     QTest::newRow("id out of range")
         << good << QStringList{"run", "--src-ids", "1,2,77"} << "77|outside the vocabulary";
+    // --names: the map's settings checked as the config's, the message naming the map's file.
+    const QString names = dir_.path() + "/max_len_0.names.json";
+    writeBytes(names.toStdString(), R"({"base": "nlp-tutorial", "max_len": 0})");
+    QTest::newRow("names map max_len 0")
+        << modParts([](Parts& p) { p.metadata.erase("attnviz_config"); })
+        << QStringList{"info", "--names", names, "--n-heads", "4"}
+        << "max_len_0.names.json: \"max_len\" is 0, expected 2 to 1048576";
   }
   void cliReportsErrors() {
     QFETCH(QByteArray, bytes);
@@ -881,7 +912,8 @@ void TestHostile::addConfigRows() {
   row("examples without src", set("examples", json::array({json::object({{"tgt", "x"}})})),
       K::BadConfig, "examples");
   row("mask_fill a string", set("mask_fill", "big"), K::BadConfig, "mask_fill");
-  row("mask_fill positive", set("mask_fill", 1e9), K::BadConfig, "mask_fill|large negative");
+  row("mask_fill positive", set("mask_fill", 1e9), K::BadConfig,
+      "mask_fill|large negative|must lose the softmax");
   row("layer_norm_eps negative", set("layer_norm_eps", -1), K::BadConfig, "layer_norm_eps");
   row("name a number", set("name", 5), K::BadConfig, "\"name\"");
 
@@ -992,6 +1024,33 @@ void TestHostile::addConfigRows() {
         c["names_map"] = {{"names", {{"attn_query", "h.{N}.q"}}}};
       }),
       K::BadConfig, "attn_query|not a role|attn_q");
+  // A names map's settings get the config's own checks (the config's key dropped, so that the
+  // map's is the one read): each of these once loaded, a positive fill giving masked cells the
+  // weight.
+  auto own = [](const char* key, const json& v) {
+    return modConfig([=](json& c) {
+      c["family"] = "custom";
+      c["names_map"] = {{"base", "nlp-tutorial"}, {key, v}};
+      c.erase(key);
+    });
+  };
+  row("names map max_len 0", own("max_len", 0), K::BadConfig,
+      "names_map: \"max_len\" is 0, expected 2 to 1048576");
+  row("names map max_len -5", own("max_len", -5), K::BadConfig, "names_map: \"max_len\" is -5");
+  row("names map max_len 1e30", own("max_len", 1e30), K::BadConfig,
+      "names_map: \"max_len\" is 1e+30, expected an integer");
+  row("names map layer_norm_eps 0", own("layer_norm_eps", 0), K::BadConfig,
+      "names_map: \"layer_norm_eps\" is 0|positive float32");
+  row("names map layer_norm_eps negative", own("layer_norm_eps", -1e-5), K::BadConfig,
+      "names_map: \"layer_norm_eps\" is -1e-05");
+  row("names map rope_theta 0", own("rope_theta", 0), K::BadConfig,
+      "names_map: \"rope_theta\" is 0|finite number above 1");
+  row("names map rope_theta negative", own("rope_theta", -10000.0), K::BadConfig,
+      "names_map: \"rope_theta\" is -10000");
+  row("names map mask_fill positive", own("mask_fill", 1e9), K::BadConfig,
+      "names_map: \"mask_fill\" is 1000000000.0|large negative|must lose the softmax");
+  row("names map mask_fill a string", own("mask_fill", "big"), K::BadConfig,
+      "names_map: \"mask_fill\" is \"big\", expected a number or \"-inf\"");
 
   // Ids out of range.
   row("pad_id out of both vocabularies", set("pad_id", 99), K::BadVocabulary,
@@ -1009,6 +1068,44 @@ void TestHostile::addConfigRows() {
   row("unk_id out of range", set("unk_id", 100), K::BadVocabulary, "unk_id|100|-1 or 0 to 8");
   row("src_unk_id out of range", set("src_unk_id", 6), K::BadVocabulary, "src_unk_id|6|0 to 5");
   row("bos_id a string", set("bos_id", "6"), K::BadConfig, "bos_id|integer");
+}
+
+void TestHostile::rejectsBadNamesMap_data() {
+  QTest::addColumn<QString>("added");
+  QTest::addColumn<ErrorKind>("kind");
+  QTest::addColumn<QString>("mentions");
+  using K = ErrorKind;
+  auto row = [](const char* name, const char* added, ErrorKind k, const QString& m) {
+    QTest::newRow(name) << QString(added) << k << m;
+  };
+  // The settings, as the config checks them (each once accepted: the file's sinusoid table gave
+  // max_len, and a positive fill let the masked future positions win).
+  row("max_len 0", R"({"max_len": 0})", K::BadConfig,
+      "the names map: \"max_len\" is 0, expected 2 to 1048576");
+  row("max_len -5", R"({"max_len": -5})", K::BadConfig, "\"max_len\" is -5, expected 2 to");
+  row("max_len 1e30", R"({"max_len": 1e30})", K::BadConfig,
+      "\"max_len\" is 1e+30, expected an integer");
+  row("layer_norm_eps 0", R"({"layer_norm_eps": 0})", K::BadConfig,
+      "\"layer_norm_eps\" is 0|positive float32");
+  row("layer_norm_eps negative", R"({"layer_norm_eps": -0.5})", K::BadConfig,
+      "\"layer_norm_eps\" is -0.5|positive float32");
+  row("rope_theta 0", R"({"rope_theta": 0})", K::BadConfig,
+      "\"rope_theta\" is 0|finite number above 1");
+  row("rope_theta negative", R"({"rope_theta": -2})", K::BadConfig,
+      "\"rope_theta\" is -2|finite number above 1");
+  row("mask_fill positive", R"({"mask_fill": 1e9})", K::BadConfig,
+      "\"mask_fill\" is 1000000000.0|large negative|must lose the softmax");
+  row("mask_fill zero", R"({"mask_fill": 0})", K::BadConfig,
+      "\"mask_fill\" is 0|must lose the softmax");
+  // A role named to a tensor the file does not hold: the encoder's feed-forward once read as
+  // absent (d_ff 0, attention-only); now the role and the name are given.
+  row("ffn_up not in the file", R"({"names": {"encoder.ffn_up": "encoder.layers.{N}.pos_ffn.up"}})",
+      K::MissingTensor,
+      "own_names.safetensors: the names map names tensors the file does not hold: "
+      "encoder.ffn_up (encoder.layers.0.pos_ffn.up.weight)");
+  row("two roles not in the file",
+      R"({"names": {"decoder.attn_q": "decoder.layers.{N}.q", "output": {"weight": "head"}}})",
+      K::MissingTensor, "decoder.attn_q (decoder.layers.0.q.weight), output (head)");
 }
 
 void TestHostile::rejectsDamagedFile_data() {

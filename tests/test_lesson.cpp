@@ -1,8 +1,8 @@
 // The lesson page (model/lesson_html.h) without a browser: its size for the tutorial's full-size
 // model at 32 tokens, the estimate against the page written, the stored probabilities and scores
 // decoded here from the page's base64 against the trace (to the stated precision), the scope, text
-// that could end a <script> early, refusals (a bad scope, a page too large) and the atomic write.
-// tests/lesson_browser_check.py runs the page in chromium.
+// that could end a <script> early or spells the template's placeholders, refusals (a bad scope, a
+// page too large) and the atomic write. tests/lesson_browser_check.py runs the page in chromium.
 #include <QtTest>
 #include <cstring>
 #include <filesystem>
@@ -186,6 +186,43 @@ class TestLesson : public QObject {
     const auto data = pageData(page);
     QCOMPARE(data["source"][1].get<std::string>(),
              std::string("</script><script>alert(1)</script>"));
+  }
+
+  // A title or model name (a path, --title) spelling the template's placeholders stays text: the
+  // template is filled in one pass over the template only, so the data and the script land once,
+  // where they belong, never in the <title> (the page would never start).
+  void placeholdersInTheTextStayText() {
+    const TutorialRun r = tutorialRun(4);
+    LessonText text = someText();
+    text.title = "a @LESSON_DATA@ b /*@LESSON_JS@*/ c /*@LESSON_CSS@*/ d @LESSON_TITLE@";
+    text.model_name = "/tmp/@LESSON_DATA@/*@LESSON_JS@*/.pt";
+    const std::string page = lessonHtml(r.trace, r.model->config(), {}, {}, text);
+    QCOMPARE(estimateLessonBytes(r.trace, r.model->config(), {}, {}, text), uint64_t(page.size()));
+    auto count = [&](const std::string& what) {
+      int n = 0;
+      for (size_t at = page.find(what); at != std::string::npos; at = page.find(what, at + 1)) ++n;
+      return n;
+    };
+    QCOMPARE(count("<title>" + text.title + "</title>"), 1);
+    QCOMPARE(count("<h1 id=\"title\">" + text.title + "</h1>"), 1);
+    QCOMPARE(count("<script>" + lessonScript() + "</script>"), 1);
+    QCOMPARE(count(lessonScript()), 1);
+    QCOMPARE(count("<style>" + lessonStyle() + "</style>"), 1);
+    QCOMPARE(count(lessonStyle()), 1);
+    QCOMPARE(count("id=\"lesson-data\">"), 1);
+    // The placeholders left: the title's three copies' (<title>, heading, data) and the model
+    // name's in the data, no other.
+    QCOMPARE(count("@LESSON_DATA@"), 4);
+    QCOMPARE(count("/*@LESSON_JS@*/"), 4);
+    QCOMPARE(count("/*@LESSON_CSS@*/"), 3);
+    QCOMPARE(count("@LESSON_TITLE@"), 3);
+    // The data after the title and before the script, whole: it parses, the name as given.
+    QVERIFY(page.find("id=\"lesson-data\">") > page.find("</h1>"));
+    QVERIFY(page.find("id=\"lesson-data\">") < page.find("<script>" + lessonScript()));
+    const auto data = pageData(page);
+    QCOMPARE(data["title"].get<std::string>(), text.title);
+    QCOMPARE(data["model"]["name"].get<std::string>(), text.model_name);
+    QCOMPARE(int(data["blocks"].size()), 18);
   }
 
   void badScopesAreRefused() {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "arch/architectures.h"
 #include "arch/bundled.h"
 #include "arch/infer.h"
 #include "base/error.h"
@@ -104,7 +105,10 @@ static UserSupplied suppliedAnswers(const ModelArgs& a) {
   if (a.eos_id) j["eos_id"] = *a.eos_id;
   if (a.norm) j["norm"] = *a.norm;
   if (a.activation) j["activation"] = *a.activation;
-  if (a.names) j["names_map"] = readJsonFile(*a.names);
+  if (a.names) {
+    j["names_map"] = readJsonFile(*a.names);
+    customArchitecture(j["names_map"], *a.names);  // checked where the message can name the file
+  }
   UserSupplied u = UserSupplied::fromJson(j, "the command line");
   if (a.vocab && (a.src_vocab || a.tgt_vocab))
     throw Error(ErrorKind::Usage,

@@ -6,6 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "arch/config.h"
 #include "base/error.h"
 #include "base/json_safe.h"
 #include "base/safe_text.h"
@@ -978,13 +979,6 @@ std::shared_ptr<const ArchSpec> customArchitecture(const nlohmann::json& m,
   static constexpr std::pair<const char*, RopeLayout> kLayouts[] = {
       {"interleaved", RopeLayout::Interleaved}, {"halves", RopeLayout::Halves}};
   d.rope_layout = mapChoice(m, "rope_layout", source, d.rope_layout, kLayouts);
-  auto number = [&](const char* key, float fallback) {
-    if (!m.contains(key)) return fallback;
-    if (!m[key].is_number() || !std::isfinite(m[key].get<double>()))
-      badMap(source, "\"" + std::string(key) + "\" is " + clipForMessage(m[key].dump(), 40) +
-                         ", expected a finite number");
-    return m[key].get<float>();
-  };
   auto boolean = [&](const char* key, bool fallback) {
     if (!m.contains(key)) return fallback;
     if (!m[key].is_boolean())
@@ -992,10 +986,11 @@ std::shared_ptr<const ArchSpec> customArchitecture(const nlohmann::json& m,
                          ", expected true or false");
     return m[key].get<bool>();
   };
-  d.rope_theta = number("rope_theta", d.rope_theta);
-  d.layer_norm_eps = number("layer_norm_eps", d.layer_norm_eps);
-  d.mask_fill = number("mask_fill", d.mask_fill);
-  d.max_len = (int)number("max_len", (float)d.max_len);
+  // The settings the config has too, read with the config's checks (arch/config.h).
+  d.rope_theta = configRopeTheta(m, source, d.rope_theta);
+  d.layer_norm_eps = configEps(m, "layer_norm_eps", source, d.layer_norm_eps);
+  d.mask_fill = configMaskFill(m, source, d.mask_fill);
+  d.max_len = configMaxLen(m, source, d.max_len);
   d.embed_scale = boolean("embed_scale", d.embed_scale);
   a.tied_output = boolean("tied_output", a.tied_output);
   a.assumptions.clear();
@@ -1030,7 +1025,7 @@ std::shared_ptr<const ArchSpec> customArchitecture(const nlohmann::json& m,
         badMap(source, "\"" + clipForMessage(key, 40) +
                            "\": an encoder-decoder's roles are named \"encoder." + key +
                            "\" or \"decoder." + key + "\"");
-      TensorName t{part, r, "", "", 0};
+      TensorName t{part, r, "", "", kFromMap};
       if (value.is_string()) {
         const std::string base = value.get<std::string>();
         const bool lone = r == Role::TokenEmbd || r == Role::PosEmbd || r == Role::PosTable ||

@@ -320,7 +320,9 @@ std::optional<bool> getOptionalBool(const json& j, const char* key, const std::s
   return getBool(j, key, src, false);
 }
 
-float getEps(const json& j, const char* key, const std::string& src, float fallback) {
+}  // namespace
+
+float configEps(const json& j, const char* key, const std::string& src, float fallback) {
   if (!j.contains(key)) return fallback;
   const json& e = j[key];
   // Checked as the float the model uses: 1e-50 is positive as a double but 0 as a float.
@@ -331,7 +333,35 @@ float getEps(const json& j, const char* key, const std::string& src, float fallb
   return f;
 }
 
-}  // namespace
+int configMaxLen(const json& j, const std::string& src, int fallback) {
+  return getInt(j, "max_len", src, 2, ConfigLimits::kMaxLen, &fallback);
+}
+
+float configRopeTheta(const json& j, const std::string& src, float fallback) {
+  if (!j.contains("rope_theta")) return fallback;
+  const json& t = j["rope_theta"];
+  // Checked as the float the model uses: a base of 0, NaN or infinity has no frequencies.
+  const float f = t.is_number() ? static_cast<float>(t.get<double>()) : 0.0f;
+  if (!t.is_number() || !std::isfinite(f) || !(f > 1.0f))
+    bad(src, "\"rope_theta\" is " + t.dump().substr(0, 40) +
+                 ", expected a finite number above 1 (the rotary base, 10000 in most models)");
+  return f;
+}
+
+float configMaskFill(const json& j, const std::string& src, float fallback) {
+  if (!j.contains("mask_fill")) return fallback;
+  const json& m = j["mask_fill"];
+  if (m.is_string() && m.get<std::string>() == "-inf")
+    return -std::numeric_limits<float>::infinity();
+  if (!m.is_number())
+    bad(src, "\"mask_fill\" is " + m.dump().substr(0, 40) + ", expected a number or \"-inf\"");
+  const double v = m.get<double>();
+  if (!(v <= -1.0) || !std::isfinite(v) || v < -3.0e38)
+    bad(src, "\"mask_fill\" is " + m.dump() +
+                 ", expected a large negative number or \"-inf\" (masked scores must lose the "
+                 "softmax: a fill above the real scores gives the masked positions the weight)");
+  return static_cast<float>(v);
+}
 
 ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   if (!j.is_object()) bad(src, "config is " + jsonTypeName(j) + ", expected an object");
@@ -519,15 +549,7 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   static constexpr std::pair<const char*, RopeLayout> kRopeLayouts[] = {
       {"interleaved", RopeLayout::Interleaved}, {"halves", RopeLayout::Halves}};
   c.rope_layout = getChoice(j, "rope_layout", src, c.rope_layout, kRopeLayouts);
-  if (j.contains("rope_theta")) {
-    const json& t = j["rope_theta"];
-    // Checked as the float the model uses: a base of 0, NaN or infinity has no frequencies.
-    const float f = t.is_number() ? static_cast<float>(t.get<double>()) : 0.0f;
-    if (!t.is_number() || !std::isfinite(f) || !(f > 1.0f))
-      bad(src, "\"rope_theta\" is " + t.dump().substr(0, 40) +
-                   ", expected a finite number above 1 (the rotary base, 10000 in most models)");
-    c.rope_theta = f;
-  }
+  c.rope_theta = configRopeTheta(j, src, c.rope_theta);
   if (c.positional == Positional::Rotary && c.d_k % 2 != 0)
     bad(src, "rotary positions rotate pairs of a head's dimensions: d_k " + std::to_string(c.d_k) +
                  " is odd");
@@ -536,24 +558,12 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   c.position_offset = getInt(j, "position_offset", src, 0, 1024, &family_offset);
   if (c.position_offset && c.positional != Positional::Learned)
     bad(src, "\"position_offset\" needs learned positions");
-  const int default_len = c.max_len;  // 5000, or the family's
-  c.max_len = getInt(j, "max_len", src, 2, ConfigLimits::kMaxLen, &default_len);
-  if (j.contains("mask_fill")) {
-    const json& m = j["mask_fill"];
-    if (m.is_string() && m.get<std::string>() == "-inf") {
-      c.mask_fill = -std::numeric_limits<float>::infinity();
-    } else if (m.is_number()) {
-      double v = m.get<double>();
-      if (!(v <= -1.0) || !std::isfinite(v) || v < -3.0e38)
-        bad(src, "\"mask_fill\" is " + m.dump() + ", expected a large negative number or \"-inf\"");
-      c.mask_fill = static_cast<float>(v);
-    } else {
-      bad(src, "\"mask_fill\" is " + m.dump().substr(0, 40) + ", expected a number or \"-inf\"");
-    }
-  }
-  c.layer_norm_eps = getEps(j, "layer_norm_eps", src, c.layer_norm_eps);
-  c.embed_norm_eps = getEps(j, "embed_norm_eps", src,
-                            spec.defaults.embed_norm_eps > 0 ? c.embed_norm_eps : c.layer_norm_eps);
+  c.max_len = configMaxLen(j, src, c.max_len);  // default 5000, or the family's
+  c.mask_fill = configMaskFill(j, src, c.mask_fill);
+  c.layer_norm_eps = configEps(j, "layer_norm_eps", src, c.layer_norm_eps);
+  c.embed_norm_eps =
+      configEps(j, "embed_norm_eps", src,
+                spec.defaults.embed_norm_eps > 0 ? c.embed_norm_eps : c.layer_norm_eps);
 
   if (c.hasCross()) {
     // The source markers default to the target's ids where the source vocabulary spells the same

@@ -134,4 +134,13 @@ struct ConfigLimits {
   static constexpr int kMaxClasses = 1 << 16;
 };
 
+// The settings a names map shares with the config (docs/formats.md "Your own names"), each read
+// with the config's own checks: one validation however a config arrives. `fallback` when the key
+// is absent; `source` names where the JSON came from. Throws Error(BadConfig).
+int configMaxLen(const nlohmann::json& j, const std::string& source, int fallback);
+float configEps(const nlohmann::json& j, const char* key, const std::string& source,
+                float fallback);  // a positive float32, at most 1
+float configRopeTheta(const nlohmann::json& j, const std::string& source, float fallback);
+float configMaskFill(const nlohmann::json& j, const std::string& source, float fallback);
+
 }  // namespace attnviz

@@ -604,6 +604,24 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
     return t ? g.prefix + expandName(t->weight, layer, 0) : std::string("?");
   };
 
+  if (custom) {
+    // A role the map names is the user's word that the file holds it: a name the file lacks is
+    // refused here, not read as a model without that part (an attention-only one, say).
+    std::string absent;
+    for (const TensorName& t : spec.names) {
+      if (!(t.flags & kFromMap) || view.find(expandName(t.weight, 0, 0))) continue;
+      const std::string role = (spec.arch == Architecture::EncoderDecoder && t.part != Part::Head
+                                    ? std::string(partName(t.part)) + "."
+                                    : std::string()) +
+                               roleName(t.role);
+      absent += (absent.empty() ? "" : ", ") + role + " (" +
+                clipForMessage(g.prefix + expandName(t.weight, 0, 0), 80) + ")";
+    }
+    if (!absent.empty())
+      throw Error(ErrorKind::MissingTensor,
+                  file.path() + ": the names map names tensors the file does not hold: " + absent +
+                      " (docs/formats.md \"Your own names\")");
+  }
   nlohmann::json& c = inf.config;
   if (custom) {
     c["family"] = "custom";

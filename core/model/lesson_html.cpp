@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
 
 #include "base/atomic_file.h"
 #include "base/error.h"
@@ -222,13 +225,6 @@ std::string htmlEscape(const std::string& s) {
   return out;
 }
 
-void replaceOnce(std::string& s, const std::string& what, const std::string& with) {
-  const size_t p = s.find(what);
-  if (p == std::string::npos)
-    throw Error(ErrorKind::Io, "the built-in lesson template lacks " + what);
-  s.replace(p, what.size(), with);
-}
-
 std::string megabytes(uint64_t bytes) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f MB", double(bytes) / 1e6);
@@ -347,13 +343,40 @@ nlohmann::json lessonData(const Trace& t, const ModelConfig& c, const LessonScop
   return d;
 }
 
+// The template with its placeholders filled in one pass over the template only: each
+// occurrence is replaced once and what replaced it is never scanned again, so a title or data that
+// spells a placeholder (a model path, --title) stays text.
 std::string fill(const std::string& data_json, const std::string& title) {
-  std::string page = lessonTemplateHtml();
-  replaceOnce(page, kTitlePlaceholder, htmlEscape(title));  // the <title> and the heading
-  replaceOnce(page, kTitlePlaceholder, htmlEscape(title));
-  replaceOnce(page, kStylePlaceholder, lessonStyle());
-  replaceOnce(page, kScriptPlaceholder, lessonScript());
-  replaceOnce(page, kDataPlaceholder, data_json);
+  const std::string& page_template = lessonTemplateHtml();
+  const std::string escaped_title = htmlEscape(title);  // the <title> and the heading
+  const std::pair<std::string_view, const std::string*> fills[] = {
+      {kTitlePlaceholder, &escaped_title},
+      {kStylePlaceholder, &lessonStyle()},
+      {kScriptPlaceholder, &lessonScript()},
+      {kDataPlaceholder, &data_json}};
+  bool filled[std::size(fills)] = {};
+  std::string page;
+  page.reserve(page_template.size() + 2 * escaped_title.size() + lessonStyle().size() +
+               lessonScript().size() + data_json.size());
+  size_t at = 0;
+  for (;;) {
+    size_t next = std::string::npos, which = 0;
+    for (size_t i = 0; i < std::size(fills); ++i)
+      if (const size_t p = page_template.find(fills[i].first, at); p < next) {
+        next = p;
+        which = i;
+      }
+    if (next == std::string::npos) break;
+    page.append(page_template, at, next - at);
+    page += *fills[which].second;
+    filled[which] = true;
+    at = next + fills[which].first.size();
+  }
+  page.append(page_template, at);
+  for (size_t i = 0; i < std::size(fills); ++i)
+    if (!filled[i])
+      throw Error(ErrorKind::Io,
+                  "the built-in lesson template lacks " + std::string(fills[i].first));
   return page;
 }
 
