@@ -15,7 +15,9 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRawFont>
 #include <QScreen>
+#include <QSet>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -61,6 +63,7 @@
 #include "model_files.h"
 #include "overview_view.h"
 #include "positional_view.h"
+#include "text/token_display.h"
 #include "translation_panel.h"
 #include "view_registry.h"
 #include "widgets.h"
@@ -138,6 +141,9 @@ class GuiTest : public QObject {
 
  private slots:
   void initTestCase();
+
+  // Every character the token display adds is drawn by each bundled font.
+  void displayedTokensHaveGlyphs();
 
   // Colormaps and item models.
   void colormapEnds_data();
@@ -231,6 +237,34 @@ void GuiTest::colormapEnds_data() {
                          << QColor::fromRgbF(0.987053f, 0.991438f, 0.749504f);
   QTest::newRow("blues") << "blues" << QColor(0xf7, 0xfb, 0xff) << QColor(0x08, 0x30, 0x6b);
   QTest::newRow("greys") << "greys" << QColor(0xff, 0xff, 0xff) << QColor(0x00, 0x00, 0x00);
+}
+
+void GuiTest::displayedTokensHaveGlyphs() {
+  // One token for each rule of displayToken (text/token_display.h): controls, invisible
+  // characters, bytes that are not UTF-8, a space token, other whitespace.
+  const std::vector<std::string> tokens{
+      "\n",   "\t",       "\r",           "\x1B",          std::string(1, '\0'),
+      "\x7F", "\xC2\x85", "\xE2\x80\x8F", "\xE2\x80\xA8",  "\xFF",
+      " ",    "   ",      "\xC2\xA0",     " \xE3\x80\x80", "a b"};
+  QSet<char32_t> added;
+  for (const std::string& t : tokens) {
+    const QString in = QString::fromUtf8(t.data(), qsizetype(t.size()));
+    const QString shown = QString::fromStdString(displayToken(t));
+    for (char32_t cp : shown.toUcs4())
+      if (!in.toUcs4().contains(cp)) added.insert(cp);
+  }
+  QVERIFY(added.contains(U'\u2423'));  // the space token's marker
+  for (const char* file :
+       {"DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSans-Oblique.ttf", "DejaVuSansMono.ttf"}) {
+    QFile f(QStringLiteral(":/fonts/") + QLatin1String(file));
+    QVERIFY2(f.open(QIODevice::ReadOnly), file);
+    const QRawFont font(f.readAll(), 12);
+    QVERIFY2(font.isValid(), file);
+    for (char32_t cp : added)
+      QVERIFY2(font.supportsCharacter(cp), qPrintable(QStringLiteral("%1 has no glyph for U+%2")
+                                                          .arg(QLatin1String(file))
+                                                          .arg(uint(cp), 4, 16, QLatin1Char('0'))));
+  }
 }
 
 void GuiTest::colormapEnds() {

@@ -464,7 +464,7 @@ class TestTokenizers : public QObject {
     // Its vocabulary, '\n' and ' ' included, is a model's vocabulary.
     Vocabulary v(itos, -1, "meta.pkl");
     QCOMPARE(displayToken(v.token(0)), std::string("\\n"));
-    QCOMPARE(displayToken(v.token(1)), std::string("\xE2\x90\xA0"));
+    QCOMPARE(displayToken(v.token(1)), std::string("\xE2\x90\xA3"));
   }
 
   // ---- control characters as tokens ----
@@ -483,8 +483,8 @@ class TestTokenizers : public QObject {
                                              {"a\xe2\x80\xae"
                                               "b",
                                               "a\\u{202E}b"},
-                                             {" ", "\xE2\x90\xA0"},
-                                             {"   ", "\xE2\x90\xA0\xE2\x90\xA0\xE2\x90\xA0"},
+                                             {" ", "\xE2\x90\xA3"},
+                                             {"   ", "\xE2\x90\xA3\xE2\x90\xA3\xE2\x90\xA3"},
                                              {"\xe3\x80\x80", "\\u{3000}"},
                                              {" the", " the"},
                                              {"\\n", "\\n"},

@@ -107,7 +107,7 @@ void reportNonFinite(const std::string& summary, bool keep_going);
 
 // Text from a file (names, tokens, paths) for the terminal: control characters escaped.
 std::string safe(std::string_view text);
-// Tokens joined with spaces, each as text/token_display.h shows it (\n, \x1B, ␠ for a space token).
+// Tokens joined with spaces, each as text/token_display.h shows it (\n, \x1B, ␣ for a space token).
 std::string joinTokens(const std::vector<std::string>& tokens);
 // `text` shown as a token (text/token_display.h), cut with … or padded to `width` characters (code
 // points): a column of a table.

@@ -1,5 +1,5 @@
 // How every view labels a token: text/token_display.h's form (newline as \n, ESC as \x1B, a space
-// token as ␠), as a QString. Views call these wherever they draw a token, never the raw string.
+// token as ␣), as a QString. Views call these wherever they draw a token, never the raw string.
 #pragma once
 
 #include <QString>

@@ -53,7 +53,7 @@ std::string displayToken(std::string_view token) {
     } else if (invisibleControl(cp)) {
       out += hex("\\u{%04X}", cp);
     } else if (all_space && cp == ' ') {
-      out += "\xE2\x90\xA0";  // ␠
+      out += "\xE2\x90\xA3";  // ␣
     } else if (all_space) {
       out += hex("\\u{%04X}", cp);
     } else {
