@@ -227,6 +227,25 @@ void addInputArgs(CLI::App* cmd, InputArgs& a, bool segments) {
         ->type_name("0,0,1");
 }
 
+namespace {
+
+// The words of `text` that a word vocabulary reads as its unknown token, said on stderr as the
+// GUI's message bar says them (a tokenizer splits words into known pieces instead).
+void warnUnknownWords(const Model& m, const Vocabulary& vocab, const std::string& text,
+                      const char* field) {
+  if (m.loaded().tokenizer || vocab.unkId() < 0) return;
+  const std::vector<std::string> words = vocab.unknownWords(text);
+  if (words.empty()) return;
+  std::string list;
+  for (const std::string& w : words) list += (list.empty() ? "\"" : ", \"") + safe(w) + "\"";
+  std::cerr << "attnviz-cli: warning: the " << field << " has "
+            << (words.size() == 1 ? "a word" : std::to_string(words.size()) + " words")
+            << " the vocabulary does not know, read as " << displayToken(vocab.token(vocab.unkId()))
+            << ": " << list << "\n";
+}
+
+}  // namespace
+
 std::vector<int> sourceIds(const Model& m, const InputArgs& a) {
   const ModelConfig& c = m.config();
   if (!c.hasEncoder()) {
@@ -238,6 +257,7 @@ std::vector<int> sourceIds(const Model& m, const InputArgs& a) {
   if (a.src_ids) return parseIdList(*a.src_ids, (int)c.src_vocab.size(), "--src-ids");
   if (!a.src)
     throw Error(ErrorKind::Usage, "give the source sentence with --src \"…\" or --src-ids 1,2,3");
+  warnUnknownWords(m, m.srcVocab(), *a.src, c.hasDecoder() ? "source" : "input");
   return m.encodeSource(*a.src);
 }
 
@@ -254,7 +274,10 @@ std::vector<int> targetIds(const Model& m, const InputArgs& a) {
     if (c.bos_id >= 0 && tgt.front() != c.bos_id) tgt.insert(tgt.begin(), c.bos_id);
     return tgt;
   }
-  if (a.tgt) return m.encodeTarget(*a.tgt);
+  if (a.tgt) {
+    warnUnknownWords(m, m.tgtVocab(), *a.tgt, c.hasCross() ? "target" : "prompt");
+    return m.encodeTarget(*a.tgt);
+  }
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "base/error.h"
+#include "base/safe_text.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "model/decoding.h"
@@ -18,7 +19,7 @@ struct DecodeArgs {
   ModelArgs model;
   InputArgs input;
   int max_new_tokens = 0;
-  bool ids = false, keep_going = false;
+  bool ids = false, keep_going = false, escape = false;
 };
 
 // The decode and what it prints (redone on the CPU when it runs out of GPU memory: runOnModel).
@@ -55,7 +56,9 @@ int decodeOn(Model& m, const DecodeArgs& a) {
     return 0;
   }
   if (m.loaded().tokenizer) {  // subword pieces joined back into text
-    std::cout << safe(m.loaded().tokenizer->decode(Side::Target, out)) << "\n";
+    // Text as text: its newlines and tabs as they are (a character model's lines), every other
+    // control character escaped; --escape escapes them too.
+    std::cout << terminalSafe(m.loaded().tokenizer->decode(Side::Target, out), !a.escape) << "\n";
     return 0;
   }
   std::vector<std::string> words;
@@ -83,6 +86,8 @@ Command addDecodeCommand(CLI::App& cli) {
       ->check(CLI::Range(1, ConfigLimits::kMaxLen))
       ->type_name("N");
   cmd->add_flag("--ids", a->ids, "print the token ids (with the end token) instead of words");
+  cmd->add_flag("--escape", a->escape,
+                "print the text's newlines and tabs escaped (\\x0A, \\x09), on one line");
   addKeepGoing(cmd, a->keep_going);
   return {cmd, [a] { return runDecode(*a); }};
 }
