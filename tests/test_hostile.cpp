@@ -24,6 +24,7 @@
 #include "model/model.h"
 #include "model/trace.h"
 #include "test_support.h"
+#include "text/sentencepiece_tokenizer.h"
 
 using namespace attnviz;
 using json = nlohmann::json;
@@ -214,6 +215,61 @@ void verifyStillFine() {
   }
 }
 
+// Marian's source.spm (tests/data/hf/marian) with piece `index` rewritten: its text `text` and,
+// when type > 0, its type (protobuf field 3; the file's own otherwise). The proto is walked as
+// varint keys and length-delimited pieces (field 1 of ModelProto is every piece).
+QByteArray spmWithPiece(int index, const QByteArray& text, int type) {
+  const std::vector<uint8_t> in =
+      readBytes(std::string(ATTNVIZ_TEST_DATA) + "/hf/marian/source.spm");
+  auto varint = [&](size_t& at) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      v |= uint64_t(in.at(at) & 0x7f) << shift;
+      if (in.at(at++) < 0x80) return v;
+    }
+  };
+  auto put = [](QByteArray& out, uint64_t v) {
+    for (; v >= 0x80; v >>= 7) out.append(char(v | 0x80));
+    out.append(char(v));
+  };
+  QByteArray out;
+  int piece = 0;
+  for (size_t at = 0; at < in.size();) {
+    const size_t start = at;
+    const uint64_t key = varint(at);
+    const uint64_t n = (key & 7) == 2 ? varint(at) : (key & 7) == 5 ? 4 : (key & 7) == 1 ? 8 : 0;
+    if ((key & 7) == 0) varint(at);
+    at += n;
+    if (key != ((1 << 3) | 2) || piece++ != index) {
+      out.append(reinterpret_cast<const char*>(in.data() + start), qsizetype(at - start));
+      continue;
+    }
+    QByteArray body;
+    put(body, (1 << 3) | 2);
+    put(body, uint64_t(text.size()));
+    body.append(text);
+    for (size_t f = at - n; f < at;) {  // the piece's other fields: score, and the type unless set
+      const size_t fs = f;
+      const uint64_t k = varint(f);
+      if ((k & 7) == 2)
+        f += varint(f);
+      else if ((k & 7) == 5)
+        f += 4;
+      else
+        varint(f);
+      if ((k >> 3) != 1 && !((k >> 3) == 3 && type > 0))
+        body.append(reinterpret_cast<const char*>(in.data() + fs), qsizetype(f - fs));
+    }
+    if (type > 0) {
+      put(body, 3 << 3);
+      put(body, uint64_t(type));
+    }
+    put(out, key);
+    put(out, uint64_t(body.size()));
+    out.append(body);
+  }
+  return out;
+}
 }  // namespace
 
 class TestHostile : public QObject {
@@ -312,6 +368,45 @@ class TestHostile : public QObject {
     VERIFY_ERROR(caught([&] { SafetensorsFile::open(d + "/missing.safetensors"); }), ErrorKind::Io,
                  "missing.safetensors");
     verifyStillFine();
+  }
+
+  // ---- SentencePiece models: a piece libsentencepiece cannot take, named with its index ----
+  void rejectsBadSentencePiece_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("mentions");
+    const QByteArray nul(1, '\0');
+    // Piece 5 of source.spm is the normal piece "s"; 0 is <unk>, 2 the control piece </s>.
+    QTest::newRow("normal piece beginning with NUL")
+        << spmWithPiece(5, nul + "x", 0) << "piece 5 (normal)|NUL byte|zero length";
+    QTest::newRow("user-defined piece NUL") << spmWithPiece(5, nul, 4) << "piece 5 (user-defined)";
+    QTest::newRow("unused piece NUL") << spmWithPiece(5, nul, 5) << "piece 5 (unused)|NUL";
+    QTest::newRow("empty normal piece") << spmWithPiece(5, "", 0) << "piece 5 (normal) is empty";
+    QTest::newRow("empty control piece") << spmWithPiece(2, "", 0) << "piece 2 (special) is empty";
+  }
+  void rejectsBadSentencePiece() {
+    if (!sentencePieceAvailable()) QSKIP("this build has no SentencePiece (libsentencepiece-dev)");
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, mentions);
+    const std::string path = caseFile(dir_, ".spm");
+    writeBytes(path, bytes);
+    VERIFY_ERROR(caught([&] { readSentencePiecePieces(path); }), ErrorKind::BadVocabulary,
+                 QString::fromStdString(path) + "|" + mentions);
+    VERIFY_ERROR(caught([&] {
+                   openSentencePieceModel({path, 1, 2, false});
+                 }),
+                 ErrorKind::BadVocabulary, QString::fromStdString(path) + "|" + mentions);
+  }
+
+  // What libsentencepiece takes still loads: a control piece may begin with NUL (it is no key of
+  // the trie), and the untouched model reads its 48 pieces.
+  void sentencePieceControlPieceLoads() {
+    if (!sentencePieceAvailable()) QSKIP("this build has no SentencePiece (libsentencepiece-dev)");
+    const std::string path = dir_.path().toStdString() + "/control_nul.spm";
+    writeBytes(path, spmWithPiece(2, QByteArray(1, '\0') + "pad", 0));
+    const std::vector<std::string> pieces = readSentencePiecePieces(path);
+    QCOMPARE(pieces.size(), size_t(48));
+    QCOMPARE(pieces[2], std::string("\0pad", 4));
+    QCOMPARE(pieces[5], std::string("s"));
   }
 
   // ---- big headers: linear time, and names from the file clipped in messages ----
