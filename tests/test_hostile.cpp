@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -25,6 +26,8 @@
 #include "model/trace.h"
 #include "test_support.h"
 #include "text/sentencepiece_tokenizer.h"
+#include "train/history.h"
+#include "train/trainer.h"
 
 using namespace attnviz;
 using json = nlohmann::json;
@@ -407,6 +410,102 @@ class TestHostile : public QObject {
     QCOMPARE(pieces.size(), size_t(48));
     QCOMPARE(pieces[2], std::string("\0pad", 4));
     QCOMPARE(pieces[5], std::string("s"));
+  }
+
+  // ---- a training-history folder (train --keep-dir): nothing it names reaches outside it ----
+  void rejectsHostileHistoryFolder_data() {
+    QTest::addColumn<int>("which");
+    QTest::addColumn<ErrorKind>("kind");
+    QTest::addColumn<QString>("mentions");
+    using K = ErrorKind;
+    QTest::newRow("checkpoint symlinked outside")
+        << 0 << K::BadInput << "step 0|leads outside the folder";
+    QTest::newRow("index.json symlinked outside")
+        << 1 << K::BadInput << "index.json|leads outside the folder";
+    QTest::newRow("checkpoint symlinked to an outside folder")
+        << 2 << K::BadInput << "step 0|leads outside the folder";
+    QTest::newRow("max_len 2^32 + 5")
+        << 3 << K::BadInput << "\"max_len\" is 4294967301|integer 0 to 256";
+    QTest::newRow("step past steps_planned")
+        << 4 << K::BadInput << "checkpoint 1: \"step\" is 4294967296";
+    QTest::newRow("seed negative") << 5 << K::BadInput << "\"seed\" is -1";
+    QTest::newRow("10^6 entries naming one file")
+        << 6 << K::TooLarge << "lists 1000000 checkpoints; at most 10000";
+    QTest::newRow("one file for two steps")
+        << 7 << K::BadInput << "\"step-000000.safetensors\" is listed for steps 0 and 1";
+    QTest::newRow("one step twice") << 8 << K::BadInput << "step 1 is listed twice";
+  }
+  void rejectsHostileHistoryFolder() {
+    QFETCH(int, which);
+    QFETCH(ErrorKind, kind);
+    QFETCH(QString, mentions);
+    namespace fs = std::filesystem;
+    QTemporaryDir scratch;
+    const fs::path keep = fs::path(scratch.path().toStdString()) / "ck";
+    const fs::path outside = fs::path(scratch.path().toStdString()) / "outside";
+    fs::create_directories(outside / "secret-folder");
+    std::ofstream(outside / "secret-folder" / "private-name.txt") << "x";
+    std::ofstream(outside / "secret.txt") << "SECRET-FIRST-BYTES {";
+    TrainConfig tc;
+    tc.task = "induction";
+    tc.task_options.max_len = 6;
+    tc.preset = "attn-only-2l";
+    tc.steps = 1;
+    tc.batch = 2;
+    Trainer t(tc, makeCpuBackend());
+    KeepPlan plan;
+    plan.every = 1;
+    CheckpointKeeper keeper(keep.string(), tc, plan);
+    QVERIFY(keeper.keep(t, std::nan("")));
+    QVERIFY(keeper.keep(t, t.step().loss));
+    QCOMPARE((int)readTrainingHistory(keep.string(), {}).points.size(), 2);  // the good folder
+    json index = json::parse(readBytes((keep / "index.json").string()));
+    const fs::path step0 = keep / "step-000000.safetensors";
+    switch (which) {
+      case 0:
+        fs::rename(step0, outside / "model.safetensors");
+        fs::create_symlink(outside / "model.safetensors", step0);
+        break;
+      case 1:
+        fs::remove(keep / "index.json");
+        fs::create_symlink(outside / "secret.txt", keep / "index.json");
+        break;
+      case 2:
+        fs::remove(step0);
+        fs::create_directory_symlink(outside / "secret-folder", step0);
+        break;
+      case 3:
+        index["max_len"] = (1ull << 32) + 5;
+        break;
+      case 4:
+        index["checkpoints"][1]["step"] = 1ull << 32;
+        break;
+      case 5:
+        index["seed"] = -1;
+        break;
+      case 6: {
+        json one = index["checkpoints"][0];
+        index["checkpoints"] = json::array();
+        for (int i = 0; i < 1000000; ++i) index["checkpoints"].push_back(one);
+        break;
+      }
+      case 7:
+        index["checkpoints"][1]["file"] = "step-000000.safetensors";
+        break;
+      case 8:
+        index["checkpoints"][0]["step"] = 1;
+        break;
+    }
+    if (which >= 3)
+      writeBytes((keep / "index.json").string(), QByteArray::fromStdString(index.dump()));
+    QElapsedTimer timer;
+    timer.start();
+    auto err = caught([&] { readTrainingHistory(keep.string(), {}); });
+    VERIFY_ERROR(err, kind,
+                 QString::fromStdString((keep / "index.json").string()) + "|" + mentions);
+    QVERIFY2(timer.elapsed() < 20000, "took more than 20 s");
+    const QString msg = QString::fromUtf8(err->what());
+    QVERIFY2(!msg.contains("SECRET") && !msg.contains("private-name"), qPrintable(msg));
   }
 
   // ---- big headers: linear time, and names from the file clipped in messages ----
