@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
@@ -24,6 +25,9 @@
 #include "model/model.h"
 #include "model/trace.h"
 #include "test_support.h"
+#include "text/sentencepiece_tokenizer.h"
+#include "train/history.h"
+#include "train/trainer.h"
 
 using namespace attnviz;
 using json = nlohmann::json;
@@ -214,6 +218,61 @@ void verifyStillFine() {
   }
 }
 
+// Marian's source.spm (tests/data/hf/marian) with piece `index` rewritten: its text `text` and,
+// when type > 0, its type (protobuf field 3; the file's own otherwise). The proto is walked as
+// varint keys and length-delimited pieces (field 1 of ModelProto is every piece).
+QByteArray spmWithPiece(int index, const QByteArray& text, int type) {
+  const std::vector<uint8_t> in =
+      readBytes(std::string(ATTNVIZ_TEST_DATA) + "/hf/marian/source.spm");
+  auto varint = [&](size_t& at) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      v |= uint64_t(in.at(at) & 0x7f) << shift;
+      if (in.at(at++) < 0x80) return v;
+    }
+  };
+  auto put = [](QByteArray& out, uint64_t v) {
+    for (; v >= 0x80; v >>= 7) out.append(char(v | 0x80));
+    out.append(char(v));
+  };
+  QByteArray out;
+  int piece = 0;
+  for (size_t at = 0; at < in.size();) {
+    const size_t start = at;
+    const uint64_t key = varint(at);
+    const uint64_t n = (key & 7) == 2 ? varint(at) : (key & 7) == 5 ? 4 : (key & 7) == 1 ? 8 : 0;
+    if ((key & 7) == 0) varint(at);
+    at += n;
+    if (key != ((1 << 3) | 2) || piece++ != index) {
+      out.append(reinterpret_cast<const char*>(in.data() + start), qsizetype(at - start));
+      continue;
+    }
+    QByteArray body;
+    put(body, (1 << 3) | 2);
+    put(body, uint64_t(text.size()));
+    body.append(text);
+    for (size_t f = at - n; f < at;) {  // the piece's other fields: score, and the type unless set
+      const size_t fs = f;
+      const uint64_t k = varint(f);
+      if ((k & 7) == 2)
+        f += varint(f);
+      else if ((k & 7) == 5)
+        f += 4;
+      else
+        varint(f);
+      if ((k >> 3) != 1 && !((k >> 3) == 3 && type > 0))
+        body.append(reinterpret_cast<const char*>(in.data() + fs), qsizetype(f - fs));
+    }
+    if (type > 0) {
+      put(body, 3 << 3);
+      put(body, uint64_t(type));
+    }
+    put(out, key);
+    put(out, uint64_t(body.size()));
+    out.append(body);
+  }
+  return out;
+}
 }  // namespace
 
 class TestHostile : public QObject {
@@ -336,6 +395,141 @@ class TestHostile : public QObject {
     VERIFY_ERROR(caught([&] { SafetensorsFile::open(d + "/missing.safetensors"); }), ErrorKind::Io,
                  "missing.safetensors");
     verifyStillFine();
+  }
+
+  // ---- SentencePiece models: a piece libsentencepiece cannot take, named with its index ----
+  void rejectsBadSentencePiece_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("mentions");
+    const QByteArray nul(1, '\0');
+    // Piece 5 of source.spm is the normal piece "s"; 0 is <unk>, 2 the control piece </s>.
+    QTest::newRow("normal piece beginning with NUL")
+        << spmWithPiece(5, nul + "x", 0) << "piece 5 (normal)|NUL byte|zero length";
+    QTest::newRow("user-defined piece NUL") << spmWithPiece(5, nul, 4) << "piece 5 (user-defined)";
+    QTest::newRow("unused piece NUL") << spmWithPiece(5, nul, 5) << "piece 5 (unused)|NUL";
+    QTest::newRow("empty normal piece") << spmWithPiece(5, "", 0) << "piece 5 (normal) is empty";
+    QTest::newRow("empty control piece") << spmWithPiece(2, "", 0) << "piece 2 (special) is empty";
+  }
+  void rejectsBadSentencePiece() {
+    if (!sentencePieceAvailable()) QSKIP("this build has no SentencePiece (libsentencepiece-dev)");
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, mentions);
+    const std::string path = caseFile(dir_, ".spm");
+    writeBytes(path, bytes);
+    VERIFY_ERROR(caught([&] { readSentencePiecePieces(path); }), ErrorKind::BadVocabulary,
+                 QString::fromStdString(path) + "|" + mentions);
+    VERIFY_ERROR(caught([&] {
+                   openSentencePieceModel({path, 1, 2, false});
+                 }),
+                 ErrorKind::BadVocabulary, QString::fromStdString(path) + "|" + mentions);
+  }
+
+  // What libsentencepiece takes still loads: a control piece may begin with NUL (it is no key of
+  // the trie), and the untouched model reads its 48 pieces.
+  void sentencePieceControlPieceLoads() {
+    if (!sentencePieceAvailable()) QSKIP("this build has no SentencePiece (libsentencepiece-dev)");
+    const std::string path = dir_.path().toStdString() + "/control_nul.spm";
+    writeBytes(path, spmWithPiece(2, QByteArray(1, '\0') + "pad", 0));
+    const std::vector<std::string> pieces = readSentencePiecePieces(path);
+    QCOMPARE(pieces.size(), size_t(48));
+    QCOMPARE(pieces[2], std::string("\0pad", 4));
+    QCOMPARE(pieces[5], std::string("s"));
+  }
+
+  // ---- a training-history folder (train --keep-dir): nothing it names reaches outside it ----
+  void rejectsHostileHistoryFolder_data() {
+    QTest::addColumn<int>("which");
+    QTest::addColumn<ErrorKind>("kind");
+    QTest::addColumn<QString>("mentions");
+    using K = ErrorKind;
+    QTest::newRow("checkpoint symlinked outside")
+        << 0 << K::BadInput << "step 0|leads outside the folder";
+    QTest::newRow("index.json symlinked outside")
+        << 1 << K::BadInput << "index.json|leads outside the folder";
+    QTest::newRow("checkpoint symlinked to an outside folder")
+        << 2 << K::BadInput << "step 0|leads outside the folder";
+    QTest::newRow("max_len 2^32 + 5")
+        << 3 << K::BadInput << "\"max_len\" is 4294967301|integer 0 to 256";
+    QTest::newRow("step past steps_planned")
+        << 4 << K::BadInput << "checkpoint 1: \"step\" is 4294967296";
+    QTest::newRow("seed negative") << 5 << K::BadInput << "\"seed\" is -1";
+    QTest::newRow("10^6 entries naming one file")
+        << 6 << K::TooLarge << "lists 1000000 checkpoints; at most 10000";
+    QTest::newRow("one file for two steps")
+        << 7 << K::BadInput << "\"step-000000.safetensors\" is listed for steps 0 and 1";
+    QTest::newRow("one step twice") << 8 << K::BadInput << "step 1 is listed twice";
+  }
+  void rejectsHostileHistoryFolder() {
+    QFETCH(int, which);
+    QFETCH(ErrorKind, kind);
+    QFETCH(QString, mentions);
+    namespace fs = std::filesystem;
+    QTemporaryDir scratch;
+    const fs::path keep = fs::path(scratch.path().toStdString()) / "ck";
+    const fs::path outside = fs::path(scratch.path().toStdString()) / "outside";
+    fs::create_directories(outside / "secret-folder");
+    std::ofstream(outside / "secret-folder" / "private-name.txt") << "x";
+    std::ofstream(outside / "secret.txt") << "SECRET-FIRST-BYTES {";
+    TrainConfig tc;
+    tc.task = "induction";
+    tc.task_options.max_len = 6;
+    tc.preset = "attn-only-2l";
+    tc.steps = 1;
+    tc.batch = 2;
+    Trainer t(tc, makeCpuBackend());
+    KeepPlan plan;
+    plan.every = 1;
+    CheckpointKeeper keeper(keep.string(), tc, plan);
+    QVERIFY(keeper.keep(t, std::nan("")));
+    QVERIFY(keeper.keep(t, t.step().loss));
+    QCOMPARE((int)readTrainingHistory(keep.string(), {}).points.size(), 2);  // the good folder
+    json index = json::parse(readBytes((keep / "index.json").string()));
+    const fs::path step0 = keep / "step-000000.safetensors";
+    switch (which) {
+      case 0:
+        fs::rename(step0, outside / "model.safetensors");
+        fs::create_symlink(outside / "model.safetensors", step0);
+        break;
+      case 1:
+        fs::remove(keep / "index.json");
+        fs::create_symlink(outside / "secret.txt", keep / "index.json");
+        break;
+      case 2:
+        fs::remove(step0);
+        fs::create_directory_symlink(outside / "secret-folder", step0);
+        break;
+      case 3:
+        index["max_len"] = (1ull << 32) + 5;
+        break;
+      case 4:
+        index["checkpoints"][1]["step"] = 1ull << 32;
+        break;
+      case 5:
+        index["seed"] = -1;
+        break;
+      case 6: {
+        json one = index["checkpoints"][0];
+        index["checkpoints"] = json::array();
+        for (int i = 0; i < 1000000; ++i) index["checkpoints"].push_back(one);
+        break;
+      }
+      case 7:
+        index["checkpoints"][1]["file"] = "step-000000.safetensors";
+        break;
+      case 8:
+        index["checkpoints"][0]["step"] = 1;
+        break;
+    }
+    if (which >= 3)
+      writeBytes((keep / "index.json").string(), QByteArray::fromStdString(index.dump()));
+    QElapsedTimer timer;
+    timer.start();
+    auto err = caught([&] { readTrainingHistory(keep.string(), {}); });
+    VERIFY_ERROR(err, kind,
+                 QString::fromStdString((keep / "index.json").string()) + "|" + mentions);
+    QVERIFY2(timer.elapsed() < 20000, "took more than 20 s");
+    const QString msg = QString::fromUtf8(err->what());
+    QVERIFY2(!msg.contains("SECRET") && !msg.contains("private-name"), qPrintable(msg));
   }
 
   // ---- big headers: linear time, and names from the file clipped in messages ----

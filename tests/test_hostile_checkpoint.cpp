@@ -418,6 +418,41 @@ class TestHostileCheckpoint : public QObject {
     QVERIFY2(QString::fromUtf8(err->what()).contains(mentions), err->what());
   }
 
+  // A training script's settings saved as an argparse.Namespace beside the state_dict are read
+  // as plain data, the dict of its attributes: the file torch.save wrote
+  // (tools/make_checkpoints.py --corpus: namespace_args) and the same made here by hand, with the
+  // protocol 0/1 spelling (copyreg._reconstructor) too.
+  void namespaceSettingsRead() {
+    const nlohmann::json want = {{"lr", 0.001},       {"batch_size", 32}, {"name", "tiny"},
+                                 {"layers", nullptr}, {"compile", false}, {"seed", nullptr}};
+    const auto torchMade = TorchCheckpoint::open(kCorpus + "/namespace_args.pt");
+    QCOMPARE(torchMade->toFloat("w").data, (std::vector<float>{1, 2, 3, 4}));
+    QCOMPARE(torchMade->toFloat("b").data, (std::vector<float>{0.5f}));
+    nlohmann::json args = torchMade->arguments().at("args");
+    QCOMPARE(QString::fromStdString(args.at("layers").at("python").get<std::string>()),
+             QString("a list of 2 items"));
+    args["layers"] = nullptr;
+    QCOMPARE(QString::fromStdString(args.dump()), QString::fromStdString(want.dump()));
+    QCOMPARE(torchMade->arguments().at("epoch").get<int>(), 3);
+
+    for (const bool reconstructor : {false, true}) {
+      Pickle p;
+      p.proto().emptyDict().mark().str("model").orderedDict().mark();
+      goodTensorW(p).setitems().str("args");
+      if (reconstructor)
+        p.global("copyreg", "_reconstructor").global("argparse", "Namespace");
+      else
+        p.global("argparse", "Namespace").emptyTuple().newobj();
+      if (reconstructor) p.global("builtins", "object").none().tuple3().reduce();
+      p.emptyDict().mark().str("lr").real(0.25).str("name").str("run 7").str("steps");
+      p.integer(1500).setitems().build();
+      const auto ck = TorchCheckpoint::parse(inZip(p.setitems().stop()), "namespace.pt");
+      QCOMPARE(ck->toFloat("w").data, (std::vector<float>{1, 2, 3, 4}));
+      QCOMPARE(QString::fromStdString(ck->arguments().at("args").dump()),
+               QString(R"({"lr":0.25,"name":"run 7","steps":1500})"));
+    }
+  }
+
   // A train.py checkpoint's model_args of the wrong types: refused naming the key and what it
   // holds (or, where the args leave the heads open, asked for), never guessed.
   void refusesModelArgs_data() {
@@ -589,14 +624,45 @@ void TestHostileCheckpoint::addRows() {
         p.storage("1", 1).integer(0).ints({1}).ints({1}).tuple().reduce();
       })),
       K::ForbiddenGlobal, "state_dict refers to the Python function torch._utils._rebuild_tensor");
-  row("argparse.Namespace in a checkpoint dict", inZip([] {
-        Pickle p;
-        p.proto().emptyDict().mark().str("model").orderedDict().mark();
-        goodTensorW(p).setitems();
-        p.str("args").global("argparse", "Namespace").emptyTuple().newobj().emptyDict().build();
-        return p.setitems().stop();
-      }()),
-      K::ForbiddenGlobal, "checkpoint refers to the Python class argparse.Namespace");
+  // argparse.Namespace is read as the dict of its attributes (namespaceSettingsRead); only as
+  // pickle writes one: Namespace() or Namespace.__new__, then one BUILD of a dict with str keys.
+  auto withArgs = [](const std::function<void(Pickle&)>& args) {
+    Pickle p;
+    p.proto().emptyDict().mark().str("model").orderedDict().mark();
+    goodTensorW(p).setitems();
+    args(p.str("args"));
+    return inZip(p.setitems().stop());
+  };
+  auto ns = [](Pickle& p) -> Pickle& {
+    return p.global("argparse", "Namespace").emptyTuple().newobj();
+  };
+  row("argparse.ArgumentParser in a checkpoint dict", withArgs([](Pickle& p) {
+        p.global("argparse", "ArgumentParser").emptyTuple().newobj().emptyDict().build();
+      }),
+      K::ForbiddenGlobal, "checkpoint refers to the Python class argparse.ArgumentParser");
+  row("argparse.Namespace called with an argument",
+      withArgs([](Pickle& p) { p.global("argparse", "Namespace").str("lr").tuple1().reduce(); }),
+      K::BadPickle, "argparse.Namespace called with 1 argument(s); expected 0");
+  row("argparse.Namespace with a list for its state",
+      withArgs([&](Pickle& p) { ns(p).emptyList().build(); }), K::BadPickle,
+      "sets the state of an argparse.Namespace to a list of 0 items|a dict of its attributes");
+  row("argparse.Namespace with an attribute named by an int", withArgs([&](Pickle& p) {
+        ns(p).emptyDict().mark().integer(1).real(0.1).setitems().build();
+      }),
+      K::BadPickle, "an argparse.Namespace attribute named by an int (1), expected a str");
+  row("argparse.Namespace given a state twice", withArgs([&](Pickle& p) {
+        ns(p).emptyDict().mark().str("lr").real(0.1).setitems().build();
+        p.emptyDict().mark().str("lr").real(0.2).setitems().build();
+      }),
+      K::BadPickle, "sets the state of an argparse.Namespace a second time");
+  row("argparse.Namespace given items",
+      withArgs([&](Pickle& p) { ns(p).str("lr").real(0.1).setitem(); }), K::BadPickle,
+      "sets items of an argparse.Namespace of 0 entries; only a dict can take them");
+  row("a class of the script inside an argparse.Namespace", withArgs([&](Pickle& p) {
+        ns(p).emptyDict().mark().str("config");
+        p.global("__main__", "Config").emptyTuple().newobj().setitems().build();
+      }),
+      K::ForbiddenGlobal, "checkpoint refers to the Python class __main__.Config");
   row("numpy scalar in a checkpoint dict", inZip(stateDict([](Pickle& p) {
         p.str("acc").global("numpy.core.multiarray", "scalar").global("numpy", "dtype");
         p.str("f8").tuple1().reduce().str("abc").tuple2().reduce();

@@ -13,6 +13,7 @@ files torch.load refuses, which attnviz must refuse too.
 
 usage: /usr/bin/python3 tools/make_checkpoints.py --out DIR
        /usr/bin/python3 tools/make_checkpoints.py --corpus --out tests/fuzz/checkpoint_corpus
+           [--only namespace_args,...]
 """
 import argparse
 import collections
@@ -201,8 +202,9 @@ def write_cases(out):
         f.write("\n".join(cases) + "\n")
 
 
-def write_corpus(out):
-    """Tiny files for the fuzzer: every format and shape, plus each zip's data.pkl alone."""
+def write_corpus(out, only=None):
+    """Tiny files for the fuzzer: every format and shape, plus each zip's data.pkl alone (only the
+    seeds named in `only`, when given)."""
     model = make_model(vocab=3, d=2, layers=1)
     sd = model.state_dict()
     small = collections.OrderedDict(
@@ -236,14 +238,21 @@ def write_corpus(out):
     items.append(("llama2c_ckpt", {"model": llama, "model_args": {
         "dim": 4, "n_layers": 1, "n_heads": 2, "n_kv_heads": 1, "vocab_size": 3, "multiple_of": 4,
         "max_seq_len": 8, "norm_eps": float("nan")}}, {}))
+    # A training script's settings as argparse.Namespace beside the state_dict: read as a dict.
+    items.append(("namespace_args", {"model": small, "args": argparse.Namespace(
+        lr=0.001, batch_size=32, name="tiny", layers=[2, 2], compile=False, seed=None), "epoch": 3},
+        {}))
     for name, obj, kw in items:
+        if only and name not in only:
+            continue
         path = save(out, name, obj, **kw)
         if not kw.get("legacy"):
             with zipfile.ZipFile(path) as z:
                 pkl = [n for n in z.namelist() if n.endswith("/data.pkl")][0]
                 with open(os.path.join(out, name + ".data.pkl"), "wb") as f:
                     f.write(z.read(pkl))
-    write_hostile_seeds(out)
+    if not only:
+        write_hostile_seeds(out)
 
 
 def _rewrite_zip(src, dst, change):
@@ -288,9 +297,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--corpus", action="store_true")
+    ap.add_argument("--only", help="with --corpus: the seeds to write, by name (comma-separated)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    (write_corpus if args.corpus else write_cases)(args.out)
+    if args.corpus:
+        write_corpus(args.out, args.only.split(",") if args.only else None)
+    else:
+        write_cases(args.out)
     print("wrote", args.out)
 
 

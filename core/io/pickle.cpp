@@ -40,6 +40,7 @@ constexpr KnownGlobal kKnownGlobals[] = {
     {"_codecs", "encode", Global::CodecsEncode},
     {"copyreg", "_reconstructor", Global::Reconstructor},
     {"copyreg", "__newobj__", Global::NewObj},
+    {"argparse", "Namespace", Global::Namespace},
 };
 
 constexpr const char* kTorchDTypes[] = {
@@ -731,6 +732,8 @@ Value Unpickler::callKnown(Global fn, const std::string& name, const std::vector
     case Global::Reconstructor: {
       if (newobj) break;
       arity(3, 3);  // (cls, base, state): cls.__new__ without __init__
+      if (g_.is(a[0], Object::Type::Global) && g_.objects[a[0].ref].global == Global::Namespace)
+        return callKnown(Global::Namespace, g_.objects[a[0].ref].text, {}, true);
       if (!g_.is(a[0], Object::Type::Global) || g_.objects[a[0].ref].global != Global::Unknown)
         bad("copyreg._reconstructor asked to make " + g_.describe(a[0]));
       return instance(a[0].ref, makeContainer(Object::Type::Tuple, {}), false);
@@ -748,6 +751,14 @@ Value Unpickler::callKnown(Global fn, const std::string& name, const std::vector
         return t;
       }
       break;
+    case Global::Namespace: {
+      // argparse.Namespace() or Namespace.__new__: an empty record whose BUILD state (a dict of
+      // its attributes) becomes its entries. Namespace takes keyword arguments only.
+      arity(0, 0);
+      Value record = makeContainer(Object::Type::Dict, {});
+      g_.objects[record.ref].global = Global::Namespace;
+      return record;
+    }
     case Global::StorageType:
       bad("calls " + printable(name) +
           " directly; in a checkpoint, storages come only from persistent ids");
@@ -782,6 +793,23 @@ void Unpickler::build(const Value& state) {
     g_.objects[target.ref].items[2] = state;
     return;
   }
+  // A Namespace's attributes: its one state, a dict with string keys (what pickle writes for
+  // vars(namespace)), become its entries.
+  if (g_.is(target, Object::Type::Dict) && g_.objects[target.ref].global == Global::Namespace) {
+    if (!g_.is(state, Object::Type::Dict))
+      bad("sets the state of an argparse.Namespace to " + g_.describe(state) +
+          "; expected a dict of its attributes");
+    if (!g_.objects[target.ref].items.empty())
+      bad("sets the state of an argparse.Namespace a second time");
+    std::vector<Value> items = g_.objects[state.ref].items;
+    for (size_t i = 0; i < items.size(); i += 2)
+      if (!g_.str(items[i]))
+        bad("an argparse.Namespace attribute named by " + g_.describe(items[i]) +
+            ", expected a str");
+    countItems(items.size());
+    g_.objects[target.ref].items = std::move(items);
+    return;
+  }
   // An OrderedDict's attributes (a state_dict's _metadata) and a Parameter's Python state are
   // not needed to read tensors.
   if ((g_.is(target, Object::Type::Dict) || g_.is(target, Object::Type::Tensor)) &&
@@ -795,7 +823,9 @@ void Unpickler::build(const Value& state) {
 // APPEND(S) to a list, SETITEM(S) to a dict, ADDITEMS to a set; an opaque Instance records them.
 void Unpickler::addTo(Object::Type want, std::vector<Value> items) {
   Value& target = top();
-  const bool ok = g_.is(target, want) || g_.is(target, Object::Type::Instance);
+  const bool ok =
+      (g_.is(target, want) || g_.is(target, Object::Type::Instance)) &&
+      !(g_.is(target, Object::Type::Dict) && g_.objects[target.ref].global == Global::Namespace);
   if (!ok)
     bad(std::string(want == Object::Type::Dict   ? "sets items of "
                     : want == Object::Type::List ? "appends to "
@@ -1154,7 +1184,8 @@ std::string Graph::describe(const Value& v) const {
     case Object::Type::Tuple:
       return "a tuple of " + std::to_string(n) + " items";
     case Object::Type::Dict:
-      return "a dict of " + std::to_string(n / 2) + " entries";
+      return (o.global == Global::Namespace ? "an argparse.Namespace of " : "a dict of ") +
+             std::to_string(n / 2) + " entries";
     case Object::Type::Set:
       return "a set of " + std::to_string(n) + " items";
     case Object::Type::Global:

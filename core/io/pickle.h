@@ -90,6 +90,7 @@ enum class Global : uint8_t {
   Reconstructor,              // copyreg._reconstructor (protocol 0/1 objects)
   NewObj,                     // copyreg.__newobj__
   Object,                     // builtins.object
+  Namespace,                  // argparse.Namespace: a record of settings, read as its dict
 };
 
 // A torch storage class: its name and what its elements are.
@@ -108,7 +109,8 @@ struct Object {
     BigInt,    // text: little-endian two's complement, more than 8 bytes
     List,      // items
     Tuple,     // items
-    Dict,      // items: key0, value0, key1, value1, ... in insertion order
+    Dict,      // items: key0, value0, key1, value1, ... in insertion order; global
+               // Namespace: an argparse.Namespace, its attributes as the entries
     Set,       // items
     Global,    // text: "module.name"; global, storage_type
     Storage,   // index: Graph::storages
@@ -116,7 +118,7 @@ struct Object {
     Instance,  // an object of a class attnviz does not know: see below
   };
   Type type = Type::Str;
-  Global global = Global::Unknown;  // Global: which name
+  Global global = Global::Unknown;  // Global: which name; Dict: Namespace for a Namespace
   bool made_by_call = false;        // Instance: REDUCE on a function (not NEWOBJ of a class)
   uint32_t index = 0;               // Storage, Tensor: position in their table
   const StorageType* storage_type = nullptr;  // Global::StorageType

@@ -1,5 +1,7 @@
 #include "text/sentencepiece_tokenizer.h"
 
+#include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <unordered_map>
 
@@ -18,10 +20,85 @@ namespace {
 
 constexpr uintmax_t kMaxSpmBytes = 64ull << 20;  // Marian's models are under 1 MiB
 
+// A protobuf varint at bytes[at]; false when it runs past the end or over 10 bytes.
+bool readVarint(const std::string& bytes, size_t& at, uint64_t& v) {
+  v = 0;
+  for (int shift = 0; shift < 70 && at < bytes.size(); shift += 7) {
+    const uint8_t c = (uint8_t)bytes[at++];
+    v |= uint64_t(c & 0x7f) << shift;
+    if (c < 0x80) return true;
+  }
+  return false;
+}
+
+// Walks the fields of the protobuf message bytes[begin, end): f(field, wire type, value or length,
+// offset of a length-delimited value). Stops quietly at anything malformed (libsentencepiece then
+// says what).
+template <class F>
+void forEachField(const std::string& bytes, size_t begin, size_t end, F&& f) {
+  size_t at = begin;
+  while (at < end) {
+    uint64_t key = 0, v = 0;
+    if (!readVarint(bytes, at, key)) return;
+    const int wire = int(key & 7);
+    if (wire == 0) {
+      if (!readVarint(bytes, at, v)) return;
+    } else if (wire == 2) {
+      if (!readVarint(bytes, at, v) || v > end - at) return;
+    } else if (wire == 1 || wire == 5) {
+      v = wire == 1 ? 8 : 4;
+      if (v > end - at) return;
+    } else {
+      return;
+    }
+    if (at > end) return;
+    f(key >> 3, wire, v, at);
+    if (wire != 0) at += v;
+  }
+}
+
+// ModelProto.pieces (field 1): each SentencePiece's text (field 1) and type (field 3; NORMAL 1 by
+// default, USER_DEFINED 4, UNUSED 5 go into the tokenizer's trie). libsentencepiece refuses an
+// empty piece without saying which, and gives a trie piece's text to darts as a C string, so one
+// that begins with a NUL byte is a zero-length key that ends the load with darts' exception.
+void checkPieces(const std::string& bytes, const std::string& path) {
+  int index = 0;
+  forEachField(bytes, 0, bytes.size(), [&](uint64_t field, int wire, uint64_t n, size_t at) {
+    if (field != 1 || wire != 2) return;
+    std::string text;
+    uint64_t type = 1;
+    forEachField(bytes, at, at + n, [&](uint64_t f, int w, uint64_t v, size_t a) {
+      if (f == 1 && w == 2) text = bytes.substr(a, v);
+      if (f == 3 && w == 0) type = v;
+    });
+    const bool in_trie = type == 1 || type == 4 || type == 5;
+    if (text.empty() || (in_trie && text[0] == '\0'))
+      throw Error(ErrorKind::BadVocabulary,
+                  path + ": piece " + std::to_string(index) + " (" +
+                      (type == 1   ? "normal"
+                       : type == 4 ? "user-defined"
+                       : type == 5 ? "unused"
+                                   : "special") +
+                      ") is " +
+                      (text.empty()
+                           ? "empty"
+                           : "text beginning with a NUL byte, of zero length to libsentencepiece") +
+                      "; every piece needs text");
+    ++index;
+  });
+}
+
 std::unique_ptr<sentencepiece::SentencePieceProcessor> loadSpm(const std::string& path) {
-  checkedFileSize(path, kMaxSpmBytes, "the SentencePiece model");
+  const std::string bytes = readBoundedFile(path, kMaxSpmBytes, "the SentencePiece model");
+  checkPieces(bytes, path);
   auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  const auto status = sp->Load(path);
+  sentencepiece::util::Status status;
+  try {
+    status = sp->LoadFromSerializedProto(bytes);
+  } catch (const std::exception& e) {  // darts' exceptions for a trie it cannot build
+    throw Error(ErrorKind::BadVocabulary,
+                path + ": not a SentencePiece model libsentencepiece can load (" + e.what() + ")");
+  }
   if (!status.ok())
     throw Error(
         ErrorKind::BadVocabulary,

@@ -6,11 +6,14 @@
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "arch/weights.h"
 #include "arch/writer.h"
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "base/folder_path.h"
+#include "base/json_safe.h"
 #include "compute/cpu_backend.h"
 #include "model/atlas.h"
 
@@ -19,6 +22,8 @@ namespace attnviz {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int kMaxCheckpoints = 10000;  // what readTrainingHistory reads of one folder
+constexpr int64_t kMaxSteps = 100'000'000;
 
 std::string stepFile(int step) {
   char buf[48];
@@ -90,28 +95,62 @@ CheckpointIndex readCheckpointIndex(const std::string& dir) {
     throw Error(ErrorKind::Io, path +
                                    ": no checkpoint index here (a folder written by "
                                    "attnviz-cli train --keep-dir has one)");
-  const nlohmann::json j = readJsonFile(path);
+  const nlohmann::json j = readJsonFile(fileInsideFolder(dir, "index.json", path));
+  // An integer field in [lo, hi]: a float, a string or 2^32 + 5 is refused, never narrowed.
+  auto integer = [&](const nlohmann::json& obj, const char* key, int64_t lo, int64_t hi,
+                     const std::string& where) -> int64_t {
+    const nlohmann::json& v = obj.at(key);
+    const bool in = (v.is_number_unsigned() && v.get<uint64_t>() <= (uint64_t)hi) ||
+                    (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() >= lo &&
+                     v.get<int64_t>() <= hi);
+    if (!in)
+      throw Error(ErrorKind::BadInput, path + ": " + where + "\"" + key + "\" is " +
+                                           clipForMessage(v.dump(), 60) + ", expected an integer " +
+                                           std::to_string(lo) + " to " + std::to_string(hi));
+    return v.is_number_unsigned() ? (int64_t)v.get<uint64_t>() : v.get<int64_t>();
+  };
   CheckpointIndex x;
   try {
     if (j.at("format").get<std::string>() != "attnviz-checkpoints") throw std::runtime_error("");
     x.task = j.at("task").get<std::string>();
-    x.task_options.min_len = j.at("min_len").get<int>();
-    x.task_options.max_len = j.at("max_len").get<int>();
+    x.task_options.min_len = (int)integer(j, "min_len", 0, 256, "");
+    x.task_options.max_len = (int)integer(j, "max_len", 0, 256, "");
     x.task_options.path = j.at("data").get<std::string>();
     x.size = j.at("size").get<std::string>();
     x.norm = j.at("norm").get<std::string>();
-    x.seed = j.at("seed").get<uint64_t>();
-    x.steps_planned = j.at("steps_planned").get<int>();
-    for (const auto& e : j.at("checkpoints")) {
+    const nlohmann::json& seed = j.at("seed");
+    if (!seed.is_number_unsigned() && !(seed.is_number_integer() && seed.get<int64_t>() >= 0))
+      throw Error(ErrorKind::BadInput, path + ": \"seed\" is " + clipForMessage(seed.dump(), 60) +
+                                           ", expected an integer 0 to 2^64 - 1");
+    x.seed = seed.get<uint64_t>();
+    x.steps_planned = (int)integer(j, "steps_planned", 0, kMaxSteps, "");
+    const nlohmann::json& list = j.at("checkpoints");
+    if (list.is_array() && list.size() > (size_t)kMaxCheckpoints)
+      throw Error(ErrorKind::TooLarge, path + ": lists " + std::to_string(list.size()) +
+                                           " checkpoints; at most " +
+                                           std::to_string(kMaxCheckpoints) + " are read");
+    std::unordered_map<int, size_t> by_step;
+    std::unordered_map<std::string, int> by_file;
+    for (const auto& e : list) {
       CheckpointEntry c;
-      c.step = e.at("step").get<int>();
+      const std::string where = "checkpoint " + std::to_string(x.checkpoints.size()) + ": ";
+      c.step = (int)integer(e, "step", 0, x.steps_planned, where);
       c.loss = e.at("loss").is_null() ? kNaN : e.at("loss").get<double>();
       c.file = e.at("file").get<std::string>();
       if (c.file.empty() || c.file.find('/') != std::string::npos ||
           c.file.find('\\') != std::string::npos || c.file[0] == '.')
         throw std::runtime_error("");
+      if (!by_step.emplace(c.step, x.checkpoints.size()).second)
+        throw Error(ErrorKind::BadInput,
+                    path + ": step " + std::to_string(c.step) + " is listed twice");
+      if (auto [it, fresh] = by_file.emplace(c.file, c.step); !fresh)
+        throw Error(ErrorKind::BadInput,
+                    path + ": \"" + clipForMessage(c.file, 120) + "\" is listed for steps " +
+                        std::to_string(it->second) + " and " + std::to_string(c.step));
       x.checkpoints.push_back(std::move(c));
     }
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception&) {
     throw Error(ErrorKind::BadInput,
                 path +
@@ -223,7 +262,10 @@ TrainingHistory readTrainingHistory(const std::string& dir, const HistoryOptions
   for (int i = 0; i < total; ++i) {
     if (o.cancel && o.cancel->load()) throw Error(ErrorKind::Cancelled, "cancelled");
     const CheckpointEntry& e = history.index.checkpoints[(size_t)i];
-    const Model model(loadModel((std::filesystem::path(dir) / e.file).string()), backend);
+    const std::string file = fileInsideFolder(
+        dir, e.file,
+        checkpointIndexPath(dir) + ": the checkpoint of step " + std::to_string(e.step));
+    const Model model(loadModel(file), backend);
     HistoryPoint p = historyPoint(model, *task, options);
     p.step = e.step;
     p.train_loss = e.loss;
