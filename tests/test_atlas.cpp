@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "model/atlas.h"
+#include "model/circuits.h"
 #include "model/decoding.h"
 #include "model/pca.h"
 #include "test_support.h"
@@ -206,6 +207,41 @@ class TestAtlas : public QObject {
     // Every head of every kind: 2 encoder layers, 2 decoder layers with self and cross, 4 heads.
     QCOMPARE(atlas.heads.size(), size_t(24));
     compare(atlas, perSentence(m, corpus, 37), 4);
+  }
+
+  // The circuit scores beside the atlas (the CLI's table and JSON, the GUI's axes): each head's
+  // the one inductionScores / copyingScores give it; the reorder model's two vocabularies leave
+  // copying undefined (NaN, JSON null) with no note, cross-attention has no induction score.
+  void circuitScoresMatchedToHeads() {
+    const Model& m = model("reorder");
+    Corpus corpus = corpusFromHeldOut("reorder");
+    corpus.entries.resize(6);
+    const Atlas atlas = buildAtlas(m, corpus, {});
+    const AtlasScores scores = atlasScores(m, atlas);
+    QCOMPARE(scores.induction.size(), atlas.heads.size());
+    QCOMPARE(scores.copying.size(), atlas.heads.size());
+    QVERIFY2(scores.induction_note.empty(), scores.induction_note.c_str());
+    int matched = 0;
+    for (const HeadScore& h : inductionScores(m)) {
+      const AtlasHead* a = atlas.find(h.kind, h.layer, h.head);
+      QVERIFY(a);
+      const double mine = scores.induction[size_t(a - atlas.heads.data())];
+      QVERIFY(std::isnan(h.value) ? std::isnan(mine) : mine == h.value);
+      matched += std::isfinite(h.value);
+    }
+    QCOMPARE(matched, 16);  // 2 encoder + 2 decoder self-attention layers × 4 heads
+    const nlohmann::json j = nlohmann::json::parse(atlasJson(atlas, corpus, nullptr, &scores));
+    QCOMPARE(j["heads"].size(), atlas.heads.size());
+    for (size_t r = 0; r < atlas.heads.size(); ++r) {
+      const nlohmann::json& h = j["heads"][r];
+      if (std::isfinite(scores.induction[r]))
+        QCOMPARE(h["induction"].get<double>(), scores.induction[r]);
+      else
+        QVERIFY(h["induction"].is_null());
+      QVERIFY(h["copying"].is_null() == !std::isfinite(scores.copying[r]));
+      QVERIFY(h["kind"] != "cross" || h["induction"].is_null());
+    }
+    QVERIFY(j.contains("copying_note"));
   }
 
   void encoderDecoderDecoded() {

@@ -16,6 +16,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "model/atlas.h"
+#include "model/circuits.h"
 #include "train/task_corpus.h"
 
 namespace attnviz::cli {
@@ -88,6 +89,9 @@ std::function<void(const AtlasProgress&)> progressPrinter(const char* what) {
   const bool tty = isatty(STDERR_FILENO) != 0;
   auto last_tenth = std::make_shared<int>(-1);
   return [tty, what, last_tenth](const AtlasProgress& p) {
+    // What stdout holds goes first: where both go to one pipe, a line of the table is never cut
+    // by a progress line.
+    std::cout.flush();
     const int tenth = p.total > 0 ? 10 * p.done / p.total : 10;
     if (tty) {
       std::fprintf(stderr, "\r%s: %d/%d sentences, %d batches", what, p.done, p.total, p.batches);
@@ -112,6 +116,9 @@ int runAtlas(const AtlasArgs& a) {
   o.run.progress = progressPrinter("atlas");
   o.top_k = a.top_k;
   const Atlas atlas = buildAtlas(m, corpus, o);
+  // The circuit scores are the model's, not the corpus's (model/circuits.h), as the GUI's atlas
+  // shows them.
+  const AtlasScores scores = atlasScores(m, atlas);
 
   std::cout << "corpus: " << safe(corpus.origin) << " — " << atlas.run.sentences
             << " sentences run in " << atlas.run.batches << " batches"
@@ -144,6 +151,8 @@ int runAtlas(const AtlasArgs& a) {
   header << std::left << std::setw(9) << "kind" << std::setw(6) << "layer" << std::setw(5)
          << "head";
   for (HeadStat s : kHeadStats) header << " " << std::setw(13) << headStatName(s);
+  header << " " << std::setw(9) << "induction"
+         << " " << std::setw(9) << "copying";
   printRow(header);
   for (const AtlasHead& h : atlas.heads) {
     std::ostringstream row;
@@ -155,8 +164,18 @@ int runAtlas(const AtlasArgs& a) {
       const int pad = 13 - (int)v.size() + (v == "—" ? 2 : 1);
       row << " " << v << std::string(size_t(std::max(pad, 0)), ' ');
     }
+    const size_t r = size_t(&h - atlas.heads.data());
+    for (double score : {scores.induction[r], scores.copying[r]}) {
+      std::ostringstream v;
+      v << std::fixed << std::setprecision(3) << score;
+      const std::string shown = std::isfinite(score) ? v.str() : "—";
+      row << " " << std::setw(shown == "—" ? 11 : 9) << shown;  // "—" is three bytes wide
+    }
     printRow(row);
   }
+  for (const auto& [what, note] :
+       {std::pair{"induction", &scores.induction_note}, std::pair{"copying", &scores.copying_note}})
+    if (!note->empty()) std::cout << "no " << what << " scores: " << safe(*note) << "\n";
 
   if (!a.like.empty()) {
     const HeadName n = parseHead(a.like, "--like");
@@ -189,7 +208,8 @@ int runAtlas(const AtlasArgs& a) {
               << 100 * embedding->explained_ratio[1] << " % of the variance\n";
   }
   if (!a.json.empty()) {
-    writeFileAtomically(a.json, atlasJson(atlas, corpus, embedding ? &*embedding : nullptr));
+    writeFileAtomically(a.json,
+                        atlasJson(atlas, corpus, embedding ? &*embedding : nullptr, &scores));
     std::cout << "wrote " << safe(a.json) << "\n";
   }
   return 0;

@@ -435,33 +435,6 @@ std::vector<AtlasMeasure> atlasMeasures() {
 AtlasTableModel::AtlasTableModel(QObject* parent)
     : QAbstractTableModel(parent), measures_(atlasMeasures()) {}
 
-AtlasScores atlasScores(const Model& model, const Atlas& atlas, const std::atomic<bool>* cancel) {
-  AtlasScores out;
-  out.induction.assign(atlas.heads.size(), NAN);
-  out.copying.assign(atlas.heads.size(), NAN);
-  auto place = [&atlas](const std::vector<HeadScore>& scores, std::vector<double>& into) {
-    for (const HeadScore& s : scores)
-      for (size_t r = 0; r < atlas.heads.size(); ++r)
-        if (atlas.heads[r].kind == s.kind && atlas.heads[r].layer == s.layer &&
-            atlas.heads[r].head == s.head)
-          into[r] = s.value;
-  };
-  try {
-    InductionOptions o;
-    o.cancel = cancel;
-    place(inductionScores(model, o), out.induction);
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::Cancelled) throw;
-    out.induction_note = messageSentence(e.what());
-  }
-  try {
-    place(copyingScores(model), out.copying);
-  } catch (const Error& e) {
-    out.copying_note = messageSentence(e.what());
-  }
-  return out;
-}
-
 void AtlasTableModel::setAtlas(std::shared_ptr<const Atlas> atlas,
                                std::shared_ptr<const AtlasScores> scores) {
   beginResetModel();
@@ -925,81 +898,79 @@ bool AtlasView::runAtlas() {
       atlas_model_ == built_on && result_.atlas ? result_.scores : nullptr;
   const Model* scores_for = scores ? built_on : nullptr;
   status_text_.clear();
-  const bool started = engine->runProgressTask(tr("Head atlas"), [=, this](
-                                                                     const Model& model,
-                                                                     const std::atomic<bool>&
-                                                                         cancel,
-                                                                     const Engine::TaskProgress&
-                                                                         progress) {
-    AtlasResult result;
-    QString error;
-    try {
-      Corpus corpus;
-      switch (source) {
-        case Source::Examples:
-          corpus = corpusFromExamples(model.config());
-          break;
-        case Source::HeldOut:
-          corpus = corpusFromHeldOut(bundled);
-          break;
-        case Source::TrainingTask:
-          corpus = trainingTaskCorpus(*makeTask(task_name));
-          break;
-        case Source::File:
-          corpus = readCorpusFile(file);
-          break;
-      }
-      AtlasOptions run = options;
-      run.run.cancel = &cancel;
-      run.run.progress = [&progress](const AtlasProgress& p) { progress(p.done, p.total); };
-      auto atlas = std::make_shared<const Atlas>(buildAtlas(model, corpus, run));
-      // The circuit scores are the model's, not the corpus's: computed once per model.
-      result.scores =
-          scores && scores_for == &model
-              ? scores
-              : std::make_shared<const AtlasScores>(atlasScores(model, *atlas, &cancel));
-      result.corpus = std::make_shared<const Corpus>(std::move(corpus));
-      result.atlas = std::move(atlas);
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::Cancelled) throw;
-      error = messageSentence(e.what());
-    }
-    return std::function<void()>([this, result, error, built_on] {
-      if (error.isEmpty()) {
-        result_ = result;
-        atlas_model_ = built_on;
-        embedding_.reset();
-        embedding_plot_->setData({}, {}, {}, {});
-        embedding_status_->clear();
-        model_->setAtlas(result_.atlas, result_.scores);
-        const CorpusRunReport& r = result_.atlas->run;
-        QString text = tr("%1: %2 sentences through the model in %3 batches (%4).")
-                           .arg(QString::fromStdString(result_.atlas->origin))
-                           .arg(r.sentences)
-                           .arg(r.batches)
-                           .arg(result_.atlas->seconds < 1
-                                    ? tr("%1 ms").arg(num(1000 * result_.atlas->seconds, 0))
-                                    : tr("%1 s").arg(num(result_.atlas->seconds, 1)));
-        if (r.skipped_count > 0) {
-          QStringList first;
-          for (const SkippedSentence& s : r.skipped)
-            first << (s.line > 0 ? tr("line %1: %2").arg(s.line)
-                                 : tr("sentence %1: %2").arg(s.sentence + 1))
-                         .arg(QString::fromStdString(s.reason));
-          text += QLatin1Char(' ') + tr("%n skipped (%1).", nullptr, r.skipped_count)
-                                         .arg(first.join(QStringLiteral("; ")));
+  const bool started = engine->runProgressTask(
+      tr("Head atlas"), [=, this](const Model& model, const std::atomic<bool>& cancel,
+                                  const Engine::TaskProgress& progress) {
+        AtlasResult result;
+        QString error;
+        try {
+          Corpus corpus;
+          switch (source) {
+            case Source::Examples:
+              corpus = corpusFromExamples(model.config());
+              break;
+            case Source::HeldOut:
+              corpus = corpusFromHeldOut(bundled);
+              break;
+            case Source::TrainingTask:
+              corpus = trainingTaskCorpus(*makeTask(task_name));
+              break;
+            case Source::File:
+              corpus = readCorpusFile(file);
+              break;
+          }
+          AtlasOptions run = options;
+          run.run.cancel = &cancel;
+          run.run.progress = [&progress](const AtlasProgress& p) { progress(p.done, p.total); };
+          auto atlas = std::make_shared<const Atlas>(buildAtlas(model, corpus, run));
+          // The circuit scores are the model's, not the corpus's: computed once per model.
+          result.scores =
+              scores && scores_for == &model
+                  ? scores
+                  : std::make_shared<const AtlasScores>(atlasScores(model, *atlas, &cancel));
+          result.corpus = std::make_shared<const Corpus>(std::move(corpus));
+          result.atlas = std::move(atlas);
+        } catch (const Error& e) {
+          if (e.kind() == ErrorKind::Cancelled) throw;
+          error = messageSentence(e.what());
         }
-        for (const QString& note : {result_.scores->induction_note, result_.scores->copying_note})
-          if (!note.isEmpty()) text += QLatin1Char(' ') + note;
-        status_text_ = text;
-        updateScatter();
-        showSelection();
-      } else {
-        status_text_ = error;
-      }
-      explain();
-    });
-  });
+        return std::function<void()>([this, result, error, built_on] {
+          if (error.isEmpty()) {
+            result_ = result;
+            atlas_model_ = built_on;
+            embedding_.reset();
+            embedding_plot_->setData({}, {}, {}, {});
+            embedding_status_->clear();
+            model_->setAtlas(result_.atlas, result_.scores);
+            const CorpusRunReport& r = result_.atlas->run;
+            QString text = tr("%1: %2 sentences through the model in %3 batches (%4).")
+                               .arg(QString::fromStdString(result_.atlas->origin))
+                               .arg(r.sentences)
+                               .arg(r.batches)
+                               .arg(result_.atlas->seconds < 1
+                                        ? tr("%1 ms").arg(num(1000 * result_.atlas->seconds, 0))
+                                        : tr("%1 s").arg(num(result_.atlas->seconds, 1)));
+            if (r.skipped_count > 0) {
+              QStringList first;
+              for (const SkippedSentence& s : r.skipped)
+                first << (s.line > 0 ? tr("line %1: %2").arg(s.line)
+                                     : tr("sentence %1: %2").arg(s.sentence + 1))
+                             .arg(QString::fromStdString(s.reason));
+              text += QLatin1Char(' ') + tr("%n skipped (%1).", nullptr, r.skipped_count)
+                                             .arg(first.join(QStringLiteral("; ")));
+            }
+            for (const std::string& note :
+                 {result_.scores->induction_note, result_.scores->copying_note})
+              if (!note.empty()) text += QLatin1Char(' ') + messageSentence(note.c_str());
+            status_text_ = text;
+            updateScatter();
+            showSelection();
+          } else {
+            status_text_ = error;
+          }
+          explain();
+        });
+      });
   if (!started) {
     status_->setText(
         tr("The model is busy with another job: press Run the corpus again when it "

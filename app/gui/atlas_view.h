@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "model/atlas.h"
+#include "model/circuits.h"
 #include "train/history.h"
 #include "view.h"
 
@@ -112,17 +113,6 @@ struct AtlasMeasure {
   double low = NAN, high = NAN;  // its whole range when bounded (the scatter shows it all)
 };
 std::vector<AtlasMeasure> atlasMeasures();
-
-// A model's circuit scores per head of an atlas (in Atlas::heads' order; NaN where a score does
-// not apply), and why one is missing altogether ("" when computed).
-struct AtlasScores {
-  std::vector<double> induction, copying;
-  QString induction_note, copying_note;
-};
-// inductionScores and copyingScores of `model` matched to the atlas's heads; a score the model
-// refuses (Error(BadInput)) becomes NaN everywhere, with the reason in the note.
-AtlasScores atlasScores(const Model& model, const Atlas& atlas,
-                        const std::atomic<bool>* cancel = nullptr);
 
 // The atlas as the view shows it: the corpus, the atlas of the current model, and its scores.
 struct AtlasResult {

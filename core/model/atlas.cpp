@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "base/file_read.h"
 #include "base/json_safe.h"
+#include "model/circuits.h"
 #include "model/decoding.h"
 #include "model/pca.h"
 
@@ -536,7 +537,8 @@ std::vector<HeadDistance> headsLike(const Atlas& atlas, int index) {
   return out;
 }
 
-std::string atlasJson(const Atlas& atlas, const Corpus& corpus, const HeadEmbedding* embedding) {
+std::string atlasJson(const Atlas& atlas, const Corpus& corpus, const HeadEmbedding* embedding,
+                      const AtlasScores* scores) {
   using nlohmann::json;
   auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
   auto sentence = [&](int index) {
@@ -563,6 +565,10 @@ std::string atlasJson(const Atlas& atlas, const Corpus& corpus, const HeadEmbedd
     if (s.line > 0) o["line"] = s.line;
     j["skipped"].push_back(o);
   }
+  if (scores) {
+    j["induction_note"] = scores->induction_note;
+    j["copying_note"] = scores->copying_note;
+  }
   j["statistics"] = json::array();
   for (HeadStat st : kHeadStats) j["statistics"].push_back(headStatName(st));
   j["heads"] = json::array();
@@ -586,6 +592,11 @@ std::string atlasJson(const Atlas& atlas, const Corpus& corpus, const HeadEmbedd
         s[name] = items;
       }
       o["stats"][headStatName(st)] = s;
+    }
+    if (scores) {
+      const size_t r = j["heads"].size();
+      o["induction"] = number(scores->induction[r]);
+      o["copying"] = number(scores->copying[r]);
     }
     j["heads"].push_back(o);
   }

@@ -254,10 +254,14 @@ struct HeadEmbedding {
 HeadEmbedding headEmbedding(const Model& model, const Corpus& corpus, AttentionKind kind, int layer,
                             int head, const HeadEmbeddingOptions& options = {});
 
+struct AtlasScores;  // model/circuits.h
+
 // The whole atlas as JSON: the corpus, the skipped lines, and per head every statistic's mean, sd,
-// count, top and bottom sentences (with their text); with `embedding`, that head's points too.
-// docs/formats.md "Head atlas JSON".
+// count, top and bottom sentences (with their text); with `scores`, each head's induction and
+// copying scores (null where one does not apply) and why one is missing; with `embedding`, that
+// head's points too. docs/formats.md "Head atlas JSON".
 std::string atlasJson(const Atlas& atlas, const Corpus& corpus,
-                      const HeadEmbedding* embedding = nullptr);
+                      const HeadEmbedding* embedding = nullptr,
+                      const AtlasScores* scores = nullptr);
 
 }  // namespace attnviz

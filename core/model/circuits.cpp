@@ -346,4 +346,30 @@ std::vector<HeadScore> copyingScores(const Model& model, const std::atomic<bool>
   return out;
 }
 
+AtlasScores atlasScores(const Model& model, const Atlas& atlas, const std::atomic<bool>* cancel) {
+  AtlasScores out;
+  out.induction.assign(atlas.heads.size(), NAN);
+  out.copying.assign(atlas.heads.size(), NAN);
+  auto place = [&atlas](const std::vector<HeadScore>& scores, std::vector<double>& into) {
+    for (const HeadScore& s : scores)
+      if (const AtlasHead* h = atlas.find(s.kind, s.layer, s.head))
+        into[size_t(h - atlas.heads.data())] = s.value;
+  };
+  try {
+    InductionOptions o;
+    o.cancel = cancel;
+    place(inductionScores(model, o), out.induction);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Cancelled) throw;
+    out.induction_note = e.what();
+  }
+  try {
+    place(copyingScores(model, cancel), out.copying);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::Cancelled) throw;
+    out.copying_note = e.what();
+  }
+  return out;
+}
+
 }  // namespace attnviz

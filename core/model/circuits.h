@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "model/atlas.h"
 #include "model/model.h"
 #include "model/trace.h"
 
@@ -69,5 +71,17 @@ std::vector<std::pair<double, double>> eigenvalues(std::vector<double> a, int n)
 // V·d² for W_Eᵀ·W_U, then d²·d_v per head (GPT-2 small: about 30 + 5 GFLOP). Throws
 // Error(Cancelled) when `cancel` is set.
 std::vector<HeadScore> copyingScores(const Model& model, const std::atomic<bool>* cancel = nullptr);
+
+// A model's circuit scores per head of an atlas (in Atlas::heads' order; NaN where a score does
+// not apply), and why one is missing altogether (the refusal's message, "" when computed).
+struct AtlasScores {
+  std::vector<double> induction, copying;
+  std::string induction_note, copying_note;
+};
+// inductionScores and copyingScores of `model` matched to the atlas's heads; a score the model
+// refuses (an Error other than Cancelled) becomes NaN everywhere, with the reason in the note.
+// Throws Error(Cancelled) when `cancel` is set.
+AtlasScores atlasScores(const Model& model, const Atlas& atlas,
+                        const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace attnviz
