@@ -169,7 +169,7 @@ std::string outOfMemoryMessage(size_t bytes, const MemoryFacts& facts) {
           ", after giving " + formatBytes(facts.released) + " of cache back before a second try";
   }
   if (!detail.empty()) m += " (" + detail + ")";
-  return m + ". Use shorter sentences, a smaller batch or the CPU backend";
+  return m + kOutOfDeviceMemoryAdvice;
 }
 
 }  // namespace attnviz::cuda

@@ -7,6 +7,11 @@
 
 namespace attnviz {
 
+// The advice an out-of-memory message of a device backend ends with (ErrorKind::OutOfMemory);
+// a note that says the run was redone on the CPU leaves it out.
+inline constexpr const char* kOutOfDeviceMemoryAdvice =
+    ". Use shorter sentences, a smaller batch or the CPU backend";
+
 enum class ErrorKind {
   Io,                // the file cannot be opened or read
   FileTooShort,      // fewer than 8 bytes: no header length

@@ -54,7 +54,8 @@ class MemoryLimitedBackend final : public Backend {
       ++limit_->refused;
       throw Error(ErrorKind::OutOfMemory, "out of memory: cannot allocate " + formatBytes(bytes) +
                                               " (" + formatBytes(before) + " of the limit of " +
-                                              formatBytes(limit) + " in use)");
+                                              formatBytes(limit) + " in use)" +
+                                              kOutOfDeviceMemoryAdvice);
     }
     uint64_t peak = limit_->peak;
     while (before + bytes > peak && !limit_->peak.compare_exchange_weak(peak, before + bytes)) {

@@ -9,8 +9,13 @@ bool ranOutOfDeviceMemory(const Error& e) {
 }
 
 std::string redoneOnCpuNote(const Error& e) {
-  return std::string("the GPU ran out of memory (") + e.what() +
-         "): this run was redone on the CPU";
+  // The advice to use the CPU backend is moot: that is what happened.
+  std::string what = e.what();
+  const std::string advice = kOutOfDeviceMemoryAdvice;
+  if (what.size() >= advice.size() &&
+      what.compare(what.size() - advice.size(), advice.size(), advice) == 0)
+    what.erase(what.size() - advice.size());
+  return "the GPU ran out of memory (" + what + "): this run was redone on the CPU";
 }
 
 std::shared_ptr<Model> cpuCopyOf(const Model& model, int threads) {
