@@ -291,6 +291,26 @@ class CudaBackend final : public Backend {
     });
   }
 
+  void head_norm_forward(NormKind kind, HeadsGrad x, const float* gamma, int B, int T, int heads,
+                         int d_head, float eps) override {
+    guard("head_norm_forward", [&] {
+      CUDA_CHECK(cuda::head_norm_forward(kind, x.data, x.batch_stride, x.row_stride, gamma, B, T,
+                                         heads, d_head, eps, stream_.get()));
+    });
+  }
+
+  void head_norm_backward(NormKind kind, HeadsGrad dx, HeadsView x, const float* gamma,
+                          float* dgamma, int B, int T, int heads, int d_head, float eps) override {
+    guard("head_norm_backward", [&] {
+      const int64_t rows = std::max<int64_t>(int64_t{B} * T * heads, 1);
+      CudaBuffer stats((size_t)rows * 2 * sizeof(float), stream_, pool_, kDevice,
+                       /*zero_fill=*/false);
+      CUDA_CHECK(cuda::head_norm_backward(kind, dx.data, dx.batch_stride, dx.row_stride, x.data,
+                                          x.batch_stride, x.row_stride, gamma, dgamma, stats.f32(),
+                                          B, T, heads, d_head, eps, stream_.get()));
+    });
+  }
+
   void activation_forward(float* x, int64_t n, Activation act) override {
     guard("activation_forward",
           [&] { CUDA_CHECK(cuda::activation_forward(x, n, act, stream_.get())); });

@@ -111,6 +111,25 @@ __device__ inline NormStats norm_warp_stats(NormKind kind, const float* xr, int 
   return norm_stats(kind, center, warp_sum(squares), d, eps);
 }
 
+// A row's mean(dx̂) (0 unless the norm centres) and Σ dx̂ ⊙ x̂, dx̂ = dy ⊙ gamma, across a warp (every
+// lane has read its cells of dy when they return).
+struct NormGradSums {
+  float mean_dxhat, sum_dxhat_xhat;
+};
+__device__ inline NormGradSums norm_warp_grad_sums(NormKind kind, const float* xr, const float* g,
+                                                   const float* gamma, NormStats s, int d,
+                                                   int lane) {
+  float sum_dxhat = 0.0f, sum_dxhat_xhat = 0.0f;
+  for (int c = lane; c < d; c += kWarp) {
+    const float dxhat = gamma ? g[c] * gamma[c] : g[c];
+    sum_dxhat += dxhat;
+    sum_dxhat_xhat += dxhat * (xr[c] - s.center) * s.scale;
+  }
+  sum_dxhat_xhat = warp_sum(sum_dxhat_xhat);
+  const float mean_dxhat = norm_centred(kind) ? warp_sum(sum_dxhat) / static_cast<float>(d) : 0.0f;
+  return {mean_dxhat, sum_dxhat_xhat};
+}
+
 // One warp per row of x [rows, d], as norm_row. Every lane has read its elements before the
 // reductions complete, and writes only what it read, so y may alias x.
 __global__ void norm_forward_kernel1(NormKind kind, const float* x, const float* gamma,
@@ -131,15 +150,8 @@ __global__ void norm_backward_kernel1(NormKind kind, const float* dy, const floa
     const float* xr = x + row * d;
     const float* g = dy + row * d;
     const NormStats s = norm_warp_stats(kind, xr, d, eps, lane);
-    float sum_dxhat = 0.0f, sum_dxhat_xhat = 0.0f;
-    for (int c = lane; c < d; c += kWarp) {
-      const float dxhat = gamma ? g[c] * gamma[c] : g[c];
-      sum_dxhat += dxhat;
-      sum_dxhat_xhat += dxhat * (xr[c] - s.center) * s.scale;
-    }
-    sum_dxhat_xhat = warp_sum(sum_dxhat_xhat);
-    const float mean_dxhat =
-        norm_centred(kind) ? warp_sum(sum_dxhat) / static_cast<float>(d) : 0.0f;
+    const NormGradSums sums = norm_warp_grad_sums(kind, xr, g, gamma, s, d, lane);
+    const float mean_dxhat = sums.mean_dxhat, sum_dxhat_xhat = sums.sum_dxhat_xhat;
     if (dx)
       for (int c = lane; c < d; c += kWarp) {
         const float dxhat = gamma ? g[c] * gamma[c] : g[c];
@@ -167,6 +179,75 @@ __global__ void norm_backward_params_kernel1(const float* dy, const float* x,
     }
     if (dgamma) dgamma[c] += sg;
     if (dbeta) dbeta[c] += sb;
+  }
+}
+
+// Where head `row` (= (b·T + t)·heads + h) of a heads view starts.
+__device__ inline int64_t head_offset(int64_t row, int64_t batch_stride, int64_t row_stride, int T,
+                                      int heads, int d_head) {
+  const int64_t bt = row / heads, h = row % heads;
+  return (bt / T) * batch_stride + (bt % T) * row_stride + h * d_head;
+}
+
+// One warp per head, as norm_forward_kernel1 on that head's d_head values (in place).
+__global__ void head_norm_forward_kernel1(NormKind kind, float* x, int64_t batch_stride,
+                                          int64_t row_stride, const float* gamma, int64_t rows,
+                                          int T, int heads, int d_head, float eps) {
+  FOR_EACH_ROW_BY_WARP(row, rows) {
+    float* xr = x + head_offset(row, batch_stride, row_stride, T, heads, d_head);
+    const NormStats s = norm_warp_stats(kind, xr, d_head, eps, lane);
+    for (int c = lane; c < d_head; c += kWarp) xr[c] = norm_apply(xr[c], s, gamma, nullptr, c);
+  }
+}
+
+// One warp per head: its center and scale into row_stats [rows, 2].
+__global__ void head_norm_stats_kernel1(NormKind kind, const float* x, int64_t x_batch,
+                                        int64_t x_row, float* row_stats, int64_t rows, int T,
+                                        int heads, int d_head, float eps) {
+  FOR_EACH_ROW_BY_WARP(row, rows) {
+    const NormStats s = norm_warp_stats(
+        kind, x + head_offset(row, x_batch, x_row, T, heads, d_head), d_head, eps, lane);
+    if (lane == 0) {
+      row_stats[2 * row] = s.center;
+      row_stats[2 * row + 1] = s.scale;
+    }
+  }
+}
+
+// One thread per column c < d_head: dgamma[c] += Σ over heads in order of dy·x̂ (deterministic),
+// before dy is overwritten.
+__global__ void head_norm_backward_params_kernel1(const float* dy, int64_t dy_batch, int64_t dy_row,
+                                                  const float* x, int64_t x_batch, int64_t x_row,
+                                                  const float* row_stats, float* dgamma,
+                                                  int64_t rows, int T, int heads, int d_head) {
+  FOR_EACH_ELEMENT(c, d_head) {
+    float sg = 0.0f;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float g = dy[head_offset(r, dy_batch, dy_row, T, heads, d_head) + c];
+      const float xv = x[head_offset(r, x_batch, x_row, T, heads, d_head) + c];
+      sg += g * (xv - row_stats[2 * r]) * row_stats[2 * r + 1];
+    }
+    dgamma[c] += sg;
+  }
+}
+
+// One warp per head, as norm_backward_kernel1 on that head's values, writing dx over dy: every
+// lane reads its own cells before the reductions complete and writes only those.
+__global__ void head_norm_backward_kernel1(NormKind kind, float* dx, int64_t dx_batch,
+                                           int64_t dx_row, const float* x, int64_t x_batch,
+                                           int64_t x_row, const float* gamma, int64_t rows, int T,
+                                           int heads, int d_head, float eps) {
+  FOR_EACH_ROW_BY_WARP(row, rows) {
+    const float* xr = x + head_offset(row, x_batch, x_row, T, heads, d_head);
+    float* g = dx + head_offset(row, dx_batch, dx_row, T, heads, d_head);
+    const NormStats s = norm_warp_stats(kind, xr, d_head, eps, lane);
+    const NormGradSums sums = norm_warp_grad_sums(kind, xr, g, gamma, s, d_head, lane);
+    const float mean_dxhat = sums.mean_dxhat, sum_dxhat_xhat = sums.sum_dxhat_xhat;
+    for (int c = lane; c < d_head; c += kWarp) {
+      const float dxhat = gamma ? g[c] * gamma[c] : g[c];
+      g[c] =
+          norm_backward_element(dxhat, (xr[c] - s.center) * s.scale, s, mean_dxhat, sum_dxhat_xhat);
+    }
   }
 }
 
@@ -383,6 +464,34 @@ cudaError_t norm_forward(NormKind kind, const float* x, const float* gamma, cons
   if (rows <= 0 || d <= 0) return cudaSuccess;
   norm_forward_kernel1<<<blocksFor(rows, kRowBlock / kWarp), kRowBlock, 0, stream>>>(
       kind, x, gamma, beta, y, rows, d, eps);
+  return cudaGetLastError();
+}
+
+cudaError_t head_norm_forward(NormKind kind, float* x, int64_t batch_stride, int64_t row_stride,
+                              const float* gamma, int B, int T, int heads, int d_head, float eps,
+                              cudaStream_t stream) {
+  const int64_t rows = int64_t{B} * T * heads;
+  if (rows <= 0 || d_head <= 0) return cudaSuccess;
+  head_norm_forward_kernel1<<<blocksFor(rows, kRowBlock / kWarp), kRowBlock, 0, stream>>>(
+      kind, x, batch_stride, row_stride, gamma, rows, T, heads, d_head, eps);
+  return cudaGetLastError();
+}
+
+cudaError_t head_norm_backward(NormKind kind, float* dx, int64_t dx_batch, int64_t dx_row,
+                               const float* x, int64_t x_batch, int64_t x_row, const float* gamma,
+                               float* dgamma, float* row_stats, int B, int T, int heads, int d_head,
+                               float eps, cudaStream_t stream) {
+  const int64_t rows = int64_t{B} * T * heads;
+  if (rows <= 0 || d_head <= 0) return cudaSuccess;
+  const unsigned grid = blocksFor(rows, kRowBlock / kWarp);
+  if (gamma && dgamma) {
+    head_norm_stats_kernel1<<<grid, kRowBlock, 0, stream>>>(kind, x, x_batch, x_row, row_stats,
+                                                            rows, T, heads, d_head, eps);
+    head_norm_backward_params_kernel1<<<blocksFor(d_head, kElemBlock), kElemBlock, 0, stream>>>(
+        dx, dx_batch, dx_row, x, x_batch, x_row, row_stats, dgamma, rows, T, heads, d_head);
+  }
+  head_norm_backward_kernel1<<<grid, kRowBlock, 0, stream>>>(
+      kind, dx, dx_batch, dx_row, x, x_batch, x_row, gamma, rows, T, heads, d_head, eps);
   return cudaGetLastError();
 }
 

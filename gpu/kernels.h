@@ -29,6 +29,17 @@ cudaError_t norm_forward(NormKind kind, const float* x, const float* gamma, cons
 // Backward from the input x: dx += the input's gradient; dgamma, dbeta += Σ over rows (when
 // gamma is not null). row_stats: scratch [rows, 2] (center, scale) between the two kernels.
 //   dy, x, dx: [rows, d]; gamma, dgamma, dbeta: [d]
+// head_norm_forward: each head of a heads view normalised in place (backend.h)
+cudaError_t head_norm_forward(NormKind kind, float* x, int64_t batch_stride, int64_t row_stride,
+                              const float* gamma, int B, int T, int heads, int d_head, float eps,
+                              cudaStream_t stream);
+// head_norm_backward, in place: each head's center and scale into row_stats [B·T·heads, 2],
+// dgamma += Σ dy ⊙ x̂ (when gamma and dgamma are given), then dx overwritten. Each view is (data,
+// batch_stride, row_stride).
+cudaError_t head_norm_backward(NormKind kind, float* dx, int64_t dx_batch, int64_t dx_row,
+                               const float* x, int64_t x_batch, int64_t x_row, const float* gamma,
+                               float* dgamma, float* row_stats, int B, int T, int heads, int d_head,
+                               float eps, cudaStream_t stream);
 cudaError_t norm_backward(NormKind kind, const float* dy, const float* x, const float* gamma,
                           float* dx, float* dgamma, float* dbeta, float* row_stats, int rows, int d,
                           float eps, cudaStream_t stream);

@@ -603,6 +603,91 @@ AttentionLayout crossFusedKv(int B, int H, int kv, int Tq, int S, int d) {
                int64_t{kv} * d, false);
 }
 
+// ---- head_norm_forward, head_norm_backward: q and k normalised per head ----
+
+// Defined with the norms' checks below.
+void normRowReference(NormKind kind, const double* x, int d, double eps, double* xhat);
+void normRowGradient(NormKind kind, const float* x, const float* dy, const float* gamma, int d,
+                     double eps, double* dx, double* xhat);
+Outcome expectNormGradients(const std::vector<float>& dx, const std::vector<float>& cpu_dx,
+                            const std::vector<double>& ref_dx, const std::vector<float>& dg,
+                            const std::vector<double>& ref_dg, const std::vector<float>& dg0,
+                            bool gamma);
+
+// A heads view as the pass meets it: "contiguous" q [B, T, heads·d_head], or "fused_kv" the keys
+// of a key/value store [B, T, 2·heads·d_head] (each row's values after its keys).
+struct HeadNormCase {
+  NormKind kind;
+  const char* view;
+  int B, T, heads, d_head;
+  bool gamma;
+  float eps;
+  std::string vars() const { return VARS(kind, view, B, T, heads, d_head, gamma, eps); }
+  int64_t width() const { return int64_t{heads} * d_head; }
+  int64_t row() const { return std::strcmp(view, "fused_kv") == 0 ? 2 * width() : width(); }
+  int64_t size() const { return int64_t{B} * T * row(); }
+  int64_t at(int b, int t, int h) const {
+    return (int64_t{b} * T + t) * row() + int64_t{h} * d_head;
+  }
+  HeadsView in(const float* p) const { return {p, int64_t{T} * row(), row()}; }
+  HeadsGrad out(float* p) const { return {p, int64_t{T} * row(), row()}; }
+};
+
+Outcome headNorm(Backend& be, Backend& cpu, const HeadNormCase& c) {
+  const auto x = randomFloats(size_t(c.size()), 480, -3.0f, 5.0f);
+  const auto gamma = randomFloats(size_t(c.d_head), 481, 0.5f, 1.5f);
+  std::vector<double> ref(x.begin(), x.end());  // outside the heads: as it was
+  for (int b = 0; b < c.B; ++b)
+    for (int t = 0; t < c.T; ++t)
+      for (int h = 0; h < c.heads; ++h) {
+        double* row = ref.data() + c.at(b, t, h);
+        normRowReference(c.kind, row, c.d_head, c.eps, row);
+        if (c.gamma)
+          for (int k = 0; k < c.d_head; ++k) row[k] *= gamma[size_t(k)];
+      }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* xd = a.put(x);
+    on.head_norm_forward(c.kind, c.out(xd), c.gamma ? a.put(gamma) : nullptr, c.B, c.T, c.heads,
+                         c.d_head, c.eps);
+    return a.get(xd, x.size());
+  };
+  return againstBoth(run, be, cpu, ref, kNmseElementwise);
+}
+
+// Training, in place: the buffer holds dy and then dx (outside the heads: as it was); dgamma
+// starts non-zero ("accumulates" checked). dx against central differences of the double reference,
+// dgamma against Σ dy ⊙ x̂.
+Outcome headNormBackward(Backend& be, Backend& cpu, const HeadNormCase& c) {
+  const size_t n = size_t(c.size());
+  const auto x = randomFloats(n, 490, -3.0f, 5.0f), dy = randomFloats(n, 491);
+  const auto gamma = randomFloats(size_t(c.d_head), 492, 0.5f, 1.5f);
+  const auto dg0 = randomFloats(size_t(c.d_head), 494);
+  std::vector<double> rdx(dy.begin(), dy.end()), rdg(dg0.begin(), dg0.end());
+  std::vector<double> xhat(size_t(c.d_head));
+  for (int b = 0; b < c.B; ++b)
+    for (int t = 0; t < c.T; ++t)
+      for (int hd = 0; hd < c.heads; ++hd) {
+        const size_t at = size_t(c.at(b, t, hd));
+        std::fill_n(rdx.begin() + at, c.d_head, 0.0);
+        normRowGradient(c.kind, x.data() + at, dy.data() + at, c.gamma ? gamma.data() : nullptr,
+                        c.d_head, c.eps, rdx.data() + at, xhat.data());
+        for (int k = 0; k < c.d_head; ++k) rdg[size_t(k)] += dy[at + k] * xhat[size_t(k)];
+      }
+  struct Grads {
+    std::vector<float> dx, dg;
+  };
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float *dx = a.put(dy), *dg = a.put(dg0);
+    on.head_norm_backward(c.kind, c.out(dx), c.in(a.put(x)), c.gamma ? a.put(gamma) : nullptr, dg,
+                          c.B, c.T, c.heads, c.d_head, c.eps);
+    return Grads{a.get(dx, n), a.get(dg, dg0.size())};
+  };
+  const Grads got = run(be), on_cpu = run(cpu);
+  return expectNormGradients(got.dx, on_cpu.dx, rdx, got.dg, rdg, dg0, c.gamma);
+}
+
 // ---- rope_forward, rope_backward ----
 
 // The angle tables as PyTorch builds them, in float32: inv_freq_i = 1 / θ^(2i / d_head) with
@@ -1017,6 +1102,48 @@ void normRowReference(NormKind kind, const double* x, int d, double eps, double*
   for (int k = 0; k < d; ++k) xhat[k] = (x[k] - center) * scale;
 }
 
+// The gradient of Σ_k dy_k · x̂_k · gamma_k (gamma null: 1) over one row x of d values, by central
+// differences of normRowReference, added to dx; x̂ of the row into xhat.
+void normRowGradient(NormKind kind, const float* x, const float* dy, const float* gamma, int d,
+                     double eps, double* dx, double* xhat) {
+  std::vector<double> row(x, x + d);
+  auto loss = [&] {
+    normRowReference(kind, row.data(), d, eps, xhat);
+    double l = 0.0;
+    for (int k = 0; k < d; ++k) l += double(dy[k]) * xhat[k] * (gamma ? gamma[k] : 1.0);
+    return l;
+  };
+  const double h = 1e-4;
+  for (int k = 0; k < d; ++k) {
+    const double keep = row[size_t(k)];
+    row[size_t(k)] = keep + h;
+    const double up = loss();
+    row[size_t(k)] = keep - h;
+    const double down = loss();
+    row[size_t(k)] = keep;
+    dx[k] += (up - down) / (2 * h);
+  }
+  loss();  // x̂ of the row as it is
+}
+
+// The checks of a norm's gradients: dx against central differences and the CPU, dgamma against
+// its reference (or unchanged without gamma). Correct gradients come within ~1e-15 of the
+// differences (1e-10 at d = 1, where a fused multiply-add leaves dx̂ − mean(dx̂) a rounding error
+// times 1/√eps); a wrong one is far off (LayerNormStd's (d − 1) taken for d gives 8e-8 at d = 129,
+// 2e-2 at d = 2).
+Outcome expectNormGradients(const std::vector<float>& dx, const std::vector<float>& cpu_dx,
+                            const std::vector<double>& ref_dx, const std::vector<float>& dg,
+                            const std::vector<double>& ref_dg, const std::vector<float>& dg0,
+                            bool gamma) {
+  EXPECT_NMSE(nmse(dx, ref_dx), 1e-8, "dx vs central differences");
+  EXPECT_NMSE(nmse(dx, cpu_dx), 1e-8, "dx vs cpu");
+  if (gamma)
+    EXPECT_NMSE(nmse(dg, ref_dg), kNmseProduct, "dgamma vs reference");
+  else
+    EXPECT(dg == dg0, "no gamma: dgamma changed");
+  return pass();
+}
+
 struct NormCase {
   NormKind kind;
   int rows, d;
@@ -1069,31 +1196,14 @@ Outcome normBackward(Backend& be, Backend& cpu, const NormBackwardCase& c) {
              db0 = randomFloats(size_t(d), 375);
   std::vector<double> rdx(dx0.begin(), dx0.end()), rdg(dg0.begin(), dg0.end()),
       rdb(db0.begin(), db0.end());
-  std::vector<double> row(static_cast<size_t>(d)), xhat(static_cast<size_t>(d));
-  // loss(row) = Σ_k dy[r, k] · x̂_k · gamma_k (beta adds a constant)
-  auto loss = [&](int r) {
-    normRowReference(c.kind, row.data(), d, c.eps, xhat.data());
-    double l = 0.0;
-    for (int k = 0; k < d; ++k)
-      l += double(dy[size_t(r) * d + k]) * xhat[size_t(k)] * (c.gamma ? gamma[size_t(k)] : 1.0);
-    return l;
-  };
-  const double h = 1e-4;
-  for (int r = 0; r < rows; ++r) {
-    for (int k = 0; k < d; ++k) row[size_t(k)] = x[size_t(r) * d + k];
+  std::vector<double> xhat(static_cast<size_t>(d));
+  for (int r = 0; r < rows; ++r) {  // loss(row) = Σ_k dy[r, k] · x̂_k · gamma_k (beta: a constant)
+    const size_t at = size_t(r) * d;
+    normRowGradient(c.kind, x.data() + at, dy.data() + at, c.gamma ? gamma.data() : nullptr, d,
+                    c.eps, rdx.data() + at, xhat.data());
     for (int k = 0; k < d; ++k) {
-      const double keep = row[size_t(k)];
-      row[size_t(k)] = keep + h;
-      const double up = loss(r);
-      row[size_t(k)] = keep - h;
-      const double down = loss(r);
-      row[size_t(k)] = keep;
-      rdx[size_t(r) * d + k] += (up - down) / (2 * h);
-    }
-    loss(r);  // x̂ of the row as it is
-    for (int k = 0; k < d; ++k) {
-      rdg[size_t(k)] += dy[size_t(r) * d + k] * xhat[size_t(k)];
-      rdb[size_t(k)] += dy[size_t(r) * d + k];
+      rdg[size_t(k)] += dy[at + k] * xhat[size_t(k)];
+      rdb[size_t(k)] += dy[at + k];
     }
   }
   struct Grads {
@@ -1107,15 +1217,8 @@ Outcome normBackward(Backend& be, Backend& cpu, const NormBackwardCase& c) {
     return Grads{a.get(dx, n), a.get(dg, dg0.size()), a.get(db, db0.size())};
   };
   const Grads got = run(be), on_cpu = run(cpu);
-  // Correct gradients come within ~1e-15 of the differences (1e-10 at d = 1, where a fused
-  // multiply-add leaves dx̂ − mean(dx̂) a rounding error times 1/√eps); a wrong one is far off
-  // (LayerNormStd's (d − 1) taken for d gives 8e-8 at d = 129, 2e-2 at d = 2).
-  EXPECT_NMSE(nmse(got.dx, rdx), 1e-8, "dx vs central differences");
-  EXPECT_NMSE(nmse(got.dx, on_cpu.dx), 1e-8, "dx vs cpu");
-  if (c.gamma)
-    EXPECT_NMSE(nmse(got.dg, rdg), kNmseProduct, "dgamma vs reference");
-  else
-    EXPECT(got.dg == dg0, "no gamma: dgamma changed");
+  const Outcome grads = expectNormGradients(got.dx, on_cpu.dx, rdx, got.dg, rdg, dg0, c.gamma);
+  if (grads.status != Status::Pass) return grads;
   if (c.beta)
     EXPECT_NMSE(nmse(got.db, rdb), kNmseProduct, "dbeta vs reference");
   else
@@ -1799,6 +1902,16 @@ const std::vector<OpCase>& opCases() {
          {NormKind::RmsNorm, 9, 512, false, false, true, 1e-5f},
          {NormKind::RmsNorm, 4, 1, true, false, false, 1e-5f},
          {NormKind::RmsNorm, 300000, 3, true, false, true, 1e-6f}});
+    add(l, "head_norm", headNorm,
+        {{NormKind::RmsNorm, "contiguous", 2, 5, 4, 12, true, 1e-6f},
+         {NormKind::RmsNorm, "fused_kv", 2, 3, 2, 16, true, 1e-6f},
+         {NormKind::RmsNorm, "fused_kv", 1, 7, 3, 1, false, 1e-6f},
+         {NormKind::LayerNorm, "contiguous", 3, 2, 2, 33, true, 1e-5f}});
+    add(l, "head_norm_backward", headNormBackward,
+        {{NormKind::RmsNorm, "contiguous", 2, 5, 4, 12, true, 1e-6f},
+         {NormKind::RmsNorm, "fused_kv", 2, 3, 2, 16, true, 1e-6f},
+         {NormKind::RmsNorm, "fused_kv", 1, 7, 3, 8, false, 1e-6f},
+         {NormKind::LayerNorm, "contiguous", 3, 2, 2, 33, true, 1e-5f}});
     add(l, "norm_backward", normBackward,
         {{NormKind::LayerNorm, 5, 37, true, true, 1e-5f},
          {NormKind::LayerNorm, 5, 37, false, false, 1e-5f},

@@ -241,6 +241,22 @@ class Backend {
                              float* dx, float* dgamma, float* dbeta, int rows, int d,
                              float eps) = 0;
 
+  // norm_forward on each head of a heads view, in place (q and k normalised per head: Qwen3's
+  // q_norm and k_norm): for batch item b, row t and head h < heads, the d_head values at
+  //   x.data + b·batch_stride + t·row_stride + h·d_head
+  // are normalised as one row of norm_forward (kind, eps) and multiplied by gamma [d_head] (when
+  // not null). x: heads view of [B, T, ·].
+  virtual void head_norm_forward(NormKind kind, HeadsGrad x, const float* gamma, int B, int T,
+                                 int heads, int d_head, float eps) = 0;
+  // Backward of head_norm_forward, in place as rope_backward: dx holds the gradient of the norm's
+  // output and is overwritten by that of its input, each head's values as a row of norm_backward
+  // computes it from x (the values before the norm); dgamma += Σ over every row and head of
+  // dy ⊙ x̂ (nullptr: skipped).
+  //   dx, x: heads views of [B, T, ·] (heads heads of d_head); gamma, dgamma: [d_head]
+  virtual void head_norm_backward(NormKind kind, HeadsGrad dx, HeadsView x, const float* gamma,
+                                  float* dgamma, int B, int T, int heads, int d_head,
+                                  float eps) = 0;
+
   // x[i] = act(x[i]) for i < n, in place
   virtual void activation_forward(float* x, int64_t n, Activation act) = 0;
   // Backward of activation_forward from its input x: dx[i] = dy[i] · act'(x[i]), WRITTEN (dx may

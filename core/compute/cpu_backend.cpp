@@ -219,6 +219,28 @@ ATTNVIZ_CPU_CLONES void normRows(NormKind kind, const float* x, const float* gam
   }
 }
 
+// One head's values: g holds dy and is overwritten by dx = scale · (dx̂ − m − x̂ · Σ(dx̂ ⊙ x̂) /
+// grad_div), as normBackwardRows computes it; dgamma += dy ⊙ x̂ (when given).
+void headNormBackwardInPlace(NormKind kind, const float* x, const float* gamma, float* g,
+                             float* dgamma, int d, float eps) {
+  const RowNorm n = rowNorm(kind, x, d, eps);
+  float sum_a = 0.0f, sum_b = 0.0f;
+  for (int j = 0; j < d; ++j) {
+    const float xh = (x[j] - n.center) * n.scale;
+    const float dxh = gamma ? g[j] * gamma[j] : g[j];
+    sum_a += dxh;
+    sum_b += dxh * xh;
+    if (dgamma) dgamma[j] += g[j] * xh;
+  }
+  const float mean_dxhat = kind == NormKind::RmsNorm ? 0.0f : sum_a / (float)d;
+  const float k = n.grad_div > 0.0f ? sum_b / n.grad_div : 0.0f;
+  for (int j = 0; j < d; ++j) {
+    const float xh = (x[j] - n.center) * n.scale;
+    const float dxh = gamma ? g[j] * gamma[j] : g[j];
+    g[j] = n.scale * (dxh - mean_dxhat - xh * k);
+  }
+}
+
 // Backward of normRows over rows [r0, r1), from the input x: dx̂ = dy ⊙ gamma,
 // dx += scale · (dx̂ − m − x̂ · Σ(dx̂ ⊙ x̂) / grad_div) with m = mean(dx̂) (0 for RmsNorm); with gamma,
 // the rows' Σ dy ⊙ x̂ and Σ dy are added to dgamma and dbeta (this range's own sums; may be null).
@@ -834,6 +856,42 @@ class CpuBackend final : public Backend {
       if (dgamma) addInPlace(pg, dgamma, d);
       if (dbeta) addInPlace(pg + d, dbeta, d);
     }
+  }
+
+  // Each (b, t) row's heads are `heads` contiguous rows of d_head: normRows on them.
+  void head_norm_forward(NormKind kind, HeadsGrad x, const float* gamma, int B, int T, int heads,
+                         int d_head, float eps) override {
+    forRows((int64_t)B * T, (int64_t)heads * d_head, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        float* p = x.data + (r / T) * x.batch_stride + (r % T) * x.row_stride;
+        normRows(kind, p, gamma, nullptr, p, 0, heads, d_head, eps);
+      }
+    });
+  }
+
+  // As norm_backward: blocks of a fixed number of (b, t) rows, dgamma summed per block and the
+  // blocks added in order (the same result on any number of threads).
+  void head_norm_backward(NormKind kind, HeadsGrad dx, HeadsView x, const float* gamma,
+                          float* dgamma, int B, int T, int heads, int d_head, float eps) override {
+    const int64_t rows = (int64_t)B * T, width = (int64_t)heads * d_head;
+    if (rows <= 0 || width <= 0) return;
+    const bool params = gamma && dgamma;
+    const int64_t per_block = std::max<int64_t>(1, kMinElementsPerTask / width);
+    const int64_t blocks = (rows + per_block - 1) / per_block;
+    std::vector<float> partial(params ? (size_t)blocks * d_head : 0, 0.0f);
+    runTasks(blocks, threads_ > 1, [&](int64_t blk) {
+      const int64_t r0 = blk * per_block, r1 = std::min<int64_t>(rows, r0 + per_block);
+      float* pg = params ? partial.data() + (size_t)blk * d_head : nullptr;
+      for (int64_t r = r0; r < r1; ++r)
+        for (int h = 0; h < heads; ++h) {
+          const int64_t b = r / T, t = r % T;
+          headNormBackwardInPlace(
+              kind, x.data + b * x.batch_stride + t * x.row_stride + h * d_head, gamma,
+              dx.data + b * dx.batch_stride + t * dx.row_stride + h * d_head, pg, d_head, eps);
+        }
+    });
+    for (int64_t blk = 0; params && blk < blocks; ++blk)
+      addInPlace(partial.data() + (size_t)blk * d_head, dgamma, d_head);
   }
 
   void activation_forward(float* x, int64_t n, Activation act) override {

@@ -154,6 +154,14 @@ class MemoryLimitedBackend final : public Backend {
                      float* dgamma, float* dbeta, int rows, int d, float eps) override {
     inner_->norm_backward(kind, dy, x, gamma, dx, dgamma, dbeta, rows, d, eps);
   }
+  void head_norm_forward(NormKind kind, HeadsGrad x, const float* gamma, int B, int T, int heads,
+                         int d_head, float eps) override {
+    inner_->head_norm_forward(kind, x, gamma, B, T, heads, d_head, eps);
+  }
+  void head_norm_backward(NormKind kind, HeadsGrad dx, HeadsView x, const float* gamma,
+                          float* dgamma, int B, int T, int heads, int d_head, float eps) override {
+    inner_->head_norm_backward(kind, dx, x, gamma, dgamma, B, T, heads, d_head, eps);
+  }
   void activation_forward(float* x, int64_t n, Activation act) override {
     inner_->activation_forward(x, n, act);
   }
