@@ -5,7 +5,7 @@
 // modeling_bart.py — computed: every block's scores, masks and probabilities, logits, hidden
 // states, greedy and incremental decoding; the tokenizers split sentences as SentencePiece's Python
 // module and a Python byte-level BPE on python3-regex do; config.json's that attnviz cannot
-// reproduce are refused; the tensor names alone tell the family.
+// reproduce are refused; the tensor names alone tell the family; sharded weights read as one file.
 #include <QtTest>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +13,7 @@
 
 #include "arch/hf_folder.h"
 #include "arch/infer.h"
+#include "compute/cpu_backend.h"
 #include "io/safetensors.h"
 #include "model/decoding.h"
 #include "model/model.h"
@@ -281,6 +282,66 @@ class TestHf : public QObject {
     bool noted = false;
     for (const auto& n : lm->notes) noted = noted || n.find("BartModel") != std::string::npos;
     QVERIFY(noted);
+  }
+
+  // save_pretrained's shards: model.safetensors.index.json names each tensor's file; the folder
+  // computes what the one-file folder does. A hostile index is refused naming the problem.
+  void shards() {
+    const fs::path dir =
+        fs::temp_directory_path() / ("attnviz_test_hf_shards_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::copy(fs::path(hfDir()) / "marian", dir);
+    const std::vector<NamedTensor> all =
+        floatTensors(*openTensorFile((dir / "model.safetensors").string()));
+    fs::remove(dir / "model.safetensors");
+    QVERIFY(all.size() > 4);
+    nlohmann::json map = nlohmann::json::object();
+    std::vector<NamedTensor> first, second;
+    for (size_t i = 0; i < all.size(); ++i) {
+      const bool one = i < all.size() / 2;
+      (one ? first : second).push_back(all[i]);
+      map[all[i].name] =
+          one ? "model-00001-of-00002.safetensors" : "model-00002-of-00002.safetensors";
+    }
+    writeSafetensors((dir / "model-00001-of-00002.safetensors").string(), first, {});
+    writeSafetensors((dir / "model-00002-of-00002.safetensors").string(), second, {});
+    auto writeIndex = [&](const nlohmann::json& weight_map) {
+      writeText(
+          dir / "model.safetensors.index.json",
+          nlohmann::json{{"metadata", {{"total_size", 0}}}, {"weight_map", weight_map}}.dump());
+    };
+    writeIndex(map);
+    Inputs in;
+    in.src = {{5, 9, 14, 0}};
+    in.tgt = {{31, 7, 12}};
+    auto logits = [&](const std::string& path) {
+      Model m(loadModel(path), makeCpuBackend());
+      return m.forward(in).logits.data;
+    };
+    QCOMPARE(logits(dir.string()), logits(hfDir() + "/marian"));
+    QVERIFY(loadModel(dir.string())->path.find("index.json") != std::string::npos);
+
+    auto refused = [&](const nlohmann::json& weight_map, ErrorKind kind, const char* words) {
+      writeIndex(weight_map);
+      auto e = test::caught([&] { loadModel(dir.string()); });
+      QVERIFY2(e, words);
+      QVERIFY2(e->kind() == kind, e->what());
+      QVERIFY2(std::string(e->what()).find(words) != std::string::npos, e->what());
+    };
+    nlohmann::json outside = map, wrong = map, twice = map, missing = map;
+    outside[all[0].name] = "../model-00001-of-00002.safetensors";
+    refused(outside, ErrorKind::BadInput, "goes up with ..");
+    wrong[all[0].name] = "model-00002-of-00002.safetensors";
+    refused(wrong, ErrorKind::MissingTensor, "which does not hold it");
+    missing[all[0].name] = "model-00003-of-00002.safetensors";
+    refused(missing, ErrorKind::Io, "model-00003-of-00002.safetensors");
+    refused(nlohmann::json::array(), ErrorKind::BadConfig, "\"weight_map\" is an array");
+    writeSafetensors((dir / "model-00002-of-00002.safetensors").string(), all, {});
+    refused(twice, ErrorKind::DuplicateKey, "is in both");
+    writeText(dir / "model.safetensors.index.json", "{\"weight_map\": {");
+    auto e = test::caught([&] { loadModel(dir.string()); });
+    QVERIFY(e && e->kind() == ErrorKind::InvalidJson);
+    fs::remove_all(dir);
   }
 
   // Without config.json the tensor names tell the family; the sizes come from the shapes.

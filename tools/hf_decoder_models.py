@@ -1,6 +1,7 @@
 """Small PyTorch GPT-2, BERT and Llama models for attnviz's parity tests, written after Hugging Face
 transformers' modeling_gpt2.py (GPT2LMHeadModel), modeling_bert.py (BertForMaskedLM) and
-modeling_llama.py (LlamaForCausalLM): the same module structure, hence the same state_dict names
+modeling_llama.py (LlamaForCausalLM), modeling_qwen2.py (Qwen2ForCausalLM) and modeling_qwen3.py
+(Qwen3ForCausalLM): the same module structure, hence the same state_dict names
 (GPT-2's Conv1D weights stored [in, out]), and the same numerics in eager mode. Debian ships no
 transformers; these classes are what tests/test_tutorials.cpp compares with.
 
@@ -10,7 +11,9 @@ transformers; these classes are what tests/test_tutorials.cpp compares with.
                 pad_token_id
     Llama(cfg)  cfg: vocab_size, hidden_size, intermediate_size, num_hidden_layers,
                 num_attention_heads, num_key_value_heads, rms_norm_eps, rope_theta,
-                max_position_embeddings, tie_word_embeddings
+                max_position_embeddings, tie_word_embeddings[, head_dim]
+    Qwen2(cfg)  Llama's cfg: q, k and v with biases (o_proj without), full attention in every layer
+    Qwen3(cfg)  Llama's cfg: each head's q and k RMS-normalised (q_norm, k_norm) before the rotation
 
 Each records its attention blocks and offers ``trace(ids[, segments])`` -> the reference tensors
 (``dec_self.*`` or ``enc_self.*`` [B, L, H, Tq, Tk], ``logits``, ``hidden``) and ``config()`` ->
@@ -243,21 +246,32 @@ def _rotate_half(x):
     return torch.cat((-x2, x1), dim=-1)
 
 
+def _head_dim(c):
+    return c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
+
+
 class _LlamaAttention(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, qkv_bias=False, qk_norm=False):
         super().__init__()
         H = c["hidden_size"]
         self.n, self.nkv = c["num_attention_heads"], c["num_key_value_heads"]
-        self.hd = H // self.n
-        self.q_proj = nn.Linear(H, self.n * self.hd, bias=False)
-        self.k_proj = nn.Linear(H, self.nkv * self.hd, bias=False)
-        self.v_proj = nn.Linear(H, self.nkv * self.hd, bias=False)
+        self.hd = _head_dim(c)
+        self.q_proj = nn.Linear(H, self.n * self.hd, bias=qkv_bias)
+        self.k_proj = nn.Linear(H, self.nkv * self.hd, bias=qkv_bias)
+        self.v_proj = nn.Linear(H, self.nkv * self.hd, bias=qkv_bias)
         self.o_proj = nn.Linear(self.n * self.hd, H, bias=False)
+        self.qk_norm = qk_norm
+        if qk_norm:  # Qwen3: over each head's head_dim values, before the rotation
+            self.q_norm = _LlamaRMSNorm(self.hd, c["rms_norm_eps"])
+            self.k_norm = _LlamaRMSNorm(self.hd, c["rms_norm_eps"])
 
     def forward(self, x, cos, sin):
         B, T, _ = x.shape
-        q = self.q_proj(x).view(B, T, self.n, self.hd).transpose(1, 2)
-        k = self.k_proj(x).view(B, T, self.nkv, self.hd).transpose(1, 2)
+        q = self.q_proj(x).view(B, T, self.n, self.hd)
+        k = self.k_proj(x).view(B, T, self.nkv, self.hd)
+        if self.qk_norm:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
         v = self.v_proj(x).view(B, T, self.nkv, self.hd).transpose(1, 2)
         q = q * cos + _rotate_half(q) * sin
         k = k * cos + _rotate_half(k) * sin
@@ -284,9 +298,9 @@ class _LlamaMlp(nn.Module):
 
 
 class _LlamaLayer(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, qkv_bias=False, qk_norm=False):
         super().__init__()
-        self.self_attn = _LlamaAttention(c)
+        self.self_attn = _LlamaAttention(c, qkv_bias, qk_norm)
         self.mlp = _LlamaMlp(c)
         self.input_layernorm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
         self.post_attention_layernorm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
@@ -297,12 +311,16 @@ class _LlamaLayer(nn.Module):
 
 
 class Llama(nn.Module):
+    QKV_BIAS = False
+    QK_NORM = False
+
     def __init__(self, c):
         super().__init__()
         self.c = c
         self.model = nn.Module()
         self.model.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
-        self.model.layers = nn.ModuleList([_LlamaLayer(c) for _ in range(c["num_hidden_layers"])])
+        self.model.layers = nn.ModuleList([_LlamaLayer(c, self.QKV_BIAS, self.QK_NORM)
+                                           for _ in range(c["num_hidden_layers"])])
         self.model.norm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
         self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
         if c["tie_word_embeddings"]:
@@ -311,7 +329,7 @@ class Llama(nn.Module):
     def _run(self, idx):
         """(hidden, logits) of token ids [B, T]; each layer's attention recorded."""
         T = idx.shape[1]
-        hd = self.c["hidden_size"] // self.c["num_attention_heads"]
+        hd = _head_dim(self.c)
         inv_freq = 1.0 / (self.c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
         freqs = torch.outer(torch.arange(T).float(), inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
@@ -325,6 +343,18 @@ class Llama(nn.Module):
     def attention_layers(self):
         """Each layer's attention module; .last holds what its last pass recorded."""
         return [layer.self_attn for layer in self.model.layers]
+
+    def greedy(self, prompt, n, eos):
+        """generate() with do_sample=False: the argmax of the whole sequence rerun, n times, stopping
+        after eos (kept); the ids after the prompt."""
+        ids = list(prompt)
+        self.eval()
+        with torch.no_grad():
+            for _ in range(n):
+                ids.append(int(self._run(torch.tensor([ids]))[1][0, -1].argmax()))
+                if ids[-1] == eos:
+                    break
+        return ids[len(prompt):]
 
     def trace(self, ids):
         self.eval()
@@ -346,4 +376,38 @@ class Llama(nn.Module):
         c.update({"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_act": "silu",
                   "rope_scaling": None, "attention_bias": False, "mlp_bias": False,
                   "bos_token_id": 1, "eos_token_id": 2, "pretraining_tp": 1})
+        return c
+
+
+# ---- Qwen2 ----
+class Qwen2(Llama):
+    """Qwen2ForCausalLM (modeling_qwen2.py): Llama's blocks with biases on q_proj, k_proj and v_proj
+    (o_proj has none); sliding-window attention is off (use_sliding_window false), so every layer's
+    mask is the causal one."""
+    QKV_BIAS = True
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "hidden_act": "silu",
+                  "rope_scaling": None, "use_sliding_window": False, "sliding_window": 4096,
+                  "max_window_layers": c["num_hidden_layers"],
+                  "layer_types": ["full_attention"] * c["num_hidden_layers"],
+                  "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2})
+        return c
+
+
+# ---- Qwen3 ----
+class Qwen3(Llama):
+    """Qwen3ForCausalLM (modeling_qwen3.py): Llama's blocks (no biases: attention_bias false) with
+    q_norm and k_norm, RMSNorms over each head's head_dim values applied to the projected queries
+    and keys before the rotation; no sliding window."""
+    QK_NORM = True
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "hidden_act": "silu",
+                  "rope_scaling": None, "attention_bias": False, "use_sliding_window": False,
+                  "sliding_window": None, "max_window_layers": c["num_hidden_layers"],
+                  "layer_types": ["full_attention"] * c["num_hidden_layers"],
+                  "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2})
         return c

@@ -141,12 +141,31 @@ def llama2c(out, case):
     return os.path.join(case, "out", "ckpt.pt")
 
 
-def _hf_folder(out, case, model, config, state, weights, vocab_file, vocab):
+def _write_shards(folder, state, count):
+    """save_pretrained with a max_shard_size: model-0000i-of-0000n.safetensors, each a run of the
+    state_dict's tensors in order, and model.safetensors.index.json naming each tensor's file."""
+    names = list(state)
+    per = -(-len(names) // count)
+    weight_map, total = {}, 0
+    for i in range(count):
+        file = "model-%05d-of-%05d.safetensors" % (i + 1, count)
+        part = {k: state[k] for k in names[i * per:(i + 1) * per]}
+        stio.write(os.path.join(folder, file), part, {"format": "pt"})
+        weight_map.update({k: file for k in part})
+        total += sum(v.numel() * v.element_size() for v in part.values())
+    with open(os.path.join(folder, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2,
+                  sort_keys=True)
+
+
+def _hf_folder(out, case, model, config, state, weights, vocab_file, vocab, shards=1):
     folder = os.path.join(out, case)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(config, f, indent=2, sort_keys=True)
-    if weights == "model.safetensors":
+    if shards > 1:
+        _write_shards(folder, state, shards)
+    elif weights == "model.safetensors":
         stio.write(os.path.join(folder, weights), state, {"format": "pt"})
     else:
         torch.save(state, os.path.join(folder, weights))
@@ -163,6 +182,12 @@ GPT2_TEST = {"vocab_size": 45, "n_positions": 32, "n_embd": 32, "n_layer": 2, "n
 LLAMA_TEST = {"vocab_size": 46, "hidden_size": 32, "intermediate_size": 80, "num_hidden_layers": 2,
               "num_attention_heads": 4, "num_key_value_heads": 2, "rms_norm_eps": 1e-5,
               "rope_theta": 100000.0, "max_position_embeddings": 64, "tie_word_embeddings": True}
+# Qwen2's own shape traits: heads 12 wide (head_dim, not hidden / heads), q/k/v biases, an untied
+# lm_head, rotary base 1e6.
+QWEN2_TEST = {"vocab_size": 46, "hidden_size": 32, "intermediate_size": 72, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
+              "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "max_position_embeddings": 64,
+              "tie_word_embeddings": False}
 # Bigger shapes for the benchmarks (tools/bench_torch.py --model, tools/bench_cpu.py --model):
 # written by the same writers, with random weights and no reference tensors.
 BENCH_SIZES = {
@@ -224,6 +249,37 @@ def hf_llama(out, case, c=LLAMA_TEST, reference=True):
     return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
 
 
+def hf_qwen2(out, case):
+    """save_pretrained of an untied Qwen2ForCausalLM in two shards: lm_head.weight saved beside the
+    table."""
+    model = tm.init_peaked_(hf.Qwen2(QWEN2_TEST), 23)
+    vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(QWEN2_TEST["vocab_size"] - 3)]
+    ids = [[1, 30, 7, 7, 13, 42, 31, 2, 18], [1, 9, 25, 28, 4, 19, 10, 37, 36]]
+    prompt = [1, 30, 7]
+    _write_ref(out, case, model.trace(ids),
+               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 12,
+                                           "out_ids": model.greedy(prompt, 12, 2)}})
+    return _hf_folder(out, case, model, model.config(), dict(model.state_dict()), "model.safetensors",
+                      "vocab.json", vocab, shards=2)
+
+
+def hf_qwen3(out, case):
+    """save_pretrained of a tied Qwen3ForCausalLM (Qwen3-0.6B is tied): q_norm and k_norm per layer,
+    heads 16 wide."""
+    c = dict(QWEN2_TEST, head_dim=16, tie_word_embeddings=True)
+    model = tm.init_peaked_(hf.Qwen3(c), 29)
+    state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(c["vocab_size"] - 3)]
+    ids = [[1, 12, 40, 7, 7, 33, 21, 2, 5], [1, 44, 3, 26, 26, 15, 9, 38, 30]]
+    # The greedy decode runs attnviz's key/value cache: each new key normalised as the prompt's.
+    prompt = [1, 12, 40, 7]
+    _write_ref(out, case, model.trace(ids),
+               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 12,
+                                           "out_ids": model.greedy(prompt, 12, 2)}})
+    return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json",
+                      vocab)
+
+
 def bench_model(name):
     """The PyTorch model of BENCH_SIZES[name], with the weights write_bench_model writes."""
     kind, c = BENCH_SIZES[name]
@@ -268,6 +324,10 @@ def main():
         ("hf_bert", hf_bert, "save_pretrained folder (pytorch_model.bin)", "hf-bert", {}, [], []),
         ("hf_llama", hf_llama, "save_pretrained folder (model.safetensors, tied)", "hf-llama", {}, [],
          ["rmsnorm", "rotary-halves", "grouped-query", "swiglu"]),
+        ("hf_qwen3", hf_qwen3, "save_pretrained folder (model.safetensors, tied)", "hf-qwen3", {}, [],
+         []),
+        ("hf_qwen2", hf_qwen2, "save_pretrained folder (2 shards, untied)", "hf-qwen2", {}, [],
+         []),
     ]
     lines = []
     for case, write, how, family, supplied, asks, needs in cases:

@@ -14,20 +14,19 @@
 namespace attnviz {
 
 const char* roleName(Role r) {
-  static const char* const kNames[kRoleCount] = {"token_embd",  "position_embd",   "position_table",
-                                                 "token_types", "token_embd_norm", "attn_norm",
-                                                 "attn_q",      "attn_k",          "attn_v",
-                                                 "attn_qkv",    "attn_output",     "cross_norm",
-                                                 "cross_q",     "cross_k",         "cross_v",
-                                                 "cross_qkv",   "cross_output",    "ffn_norm",
-                                                 "ffn_up",      "ffn_gate",        "ffn_down",
-                                                 "output_norm", "output",          "mlm_dense",
-                                                 "mlm_norm",    "pooler",          "cls"};
+  static const char* const kNames[kRoleCount] = {
+      "token_embd",  "position_embd", "position_table", "token_types",  "token_embd_norm",
+      "attn_norm",   "attn_q",        "attn_k",         "attn_v",       "attn_qkv",
+      "attn_output", "attn_q_norm",   "attn_k_norm",    "cross_norm",   "cross_q",
+      "cross_k",     "cross_v",       "cross_qkv",      "cross_output", "ffn_norm",
+      "ffn_up",      "ffn_gate",      "ffn_down",       "output_norm",  "output",
+      "mlm_dense",   "mlm_norm",      "pooler",         "cls"};
   return kNames[(int)r];
 }
 
 bool isNormRole(Role r) {
-  return r == Role::EmbdNorm || r == Role::AttnNorm || r == Role::CrossNorm || r == Role::FfnNorm ||
+  return r == Role::EmbdNorm || r == Role::AttnNorm || r == Role::AttnQNorm ||
+         r == Role::AttnKNorm || r == Role::CrossNorm || r == Role::FfnNorm ||
          r == Role::FinalNorm || r == Role::MlmNorm;
 }
 
@@ -113,7 +112,8 @@ TensorName one(Part p, Role r, const std::string& name, unsigned flags = 0) {
 
 using Names = std::vector<TensorName>;
 
-void add(Names& to, const Names& more) {
+template <class T>
+void add(std::vector<T>& to, const std::vector<T>& more) {
   to.insert(to.end(), more.begin(), more.end());
 }
 
@@ -514,6 +514,45 @@ void addTutorials(std::vector<ArchSpec>& t) {
 
 // ---- Hugging Face folders beyond Marian and BART (config.json states the sizes) ----
 
+// Hugging Face's Llama layout (modeling_llama.py and the families written after it): names under
+// "model.", lm_head outside (absent with tie_word_embeddings); RMSNorm, rotary positions on halves
+// (rotate_half) with config.json's rope_theta, grouped-query attention, SwiGLU
+// down(silu(gate x) ⊙ up x); rotary_emb.inv_freq buffers ignored. Biases are read where the file
+// has them (Qwen2's q, k, v).
+ArchSpec llamaLayout(const char* family, const char* model, const char* title, const char* source) {
+  ArchSpec a = describe(family, model, title, source);
+  a.arch = Architecture::DecoderOnly;
+  a.defaults = llamaDefaults(RopeLayout::Halves, 1e-6f);
+  a.tied_output = true;
+  const std::string l = "layers.{N}.";
+  a.names = {one(kDec, Role::TokenEmbd, "embed_tokens.weight"),
+             one(kDec, Role::AttnNorm, l + "input_layernorm.weight")};
+  add(a.names, separate(kDec, false, l + "self_attn.", "q_proj", "k_proj", "v_proj", "o_proj"));
+  add(a.names,
+      {one(kDec, Role::FfnNorm, l + "post_attention_layernorm.weight"),
+       mod(kDec, Role::FfnGate, l + "mlp.gate_proj"), mod(kDec, Role::FfnUp, l + "mlp.up_proj"),
+       mod(kDec, Role::FfnDown, l + "mlp.down_proj"),
+       one(kDec, Role::FinalNorm, "norm.weight", kOptional),
+       one(kHead, Role::Output, "lm_head.weight")});
+  a.ignored = {"layers.{N}.self_attn.rotary_emb.inv_freq", "rotary_emb.inv_freq"};
+  a.args = {{"hidden_size", "d_model"},
+            {"num_attention_heads", "n_heads"},
+            {"num_key_value_heads", "n_kv_heads"},
+            {"num_hidden_layers", "n_layers"},
+            {"intermediate_size", "d_ff"},
+            {"hidden_act", "activation", ArgKind::Activation},
+            {"max_position_embeddings", "max_len"},
+            {"rms_norm_eps", "layer_norm_eps", ArgKind::Number},
+            {"rope_theta", "rope_theta", ArgKind::Number},
+            {"head_dim", "d_k"},
+            {"vocab_size", "vocab_size"},
+            {"bos_token_id", "bos_id"},
+            {"eos_token_id", "eos_id"},
+            {"rope_scaling", "", ArgKind::Refused},
+            {"tie_word_embeddings", "", ArgKind::Bool}};
+  return a;
+}
+
 void addHuggingFace(std::vector<ArchSpec>& t) {
   {
     // modeling_gpt2.py (GPT2LMHeadModel): names under "transformer." (a bare GPT2Model has none),
@@ -611,45 +650,47 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     t.push_back(a);
   }
   {
-    // modeling_llama.py (LlamaForCausalLM: SmolLM, TinyLlama, …): names under "model.",
-    // lm_head outside (absent with tie_word_embeddings); RMSNorm, rotary positions on halves
-    // (rotate_half) with config.json's rope_theta, grouped-query attention, SwiGLU
-    // down(silu(gate x) ⊙ up x); old files' rotary_emb.inv_freq buffers ignored.
-    ArchSpec a = describe("hf-llama", "LlamaForCausalLM",
-                          "Hugging Face LlamaForCausalLM (Llama, SmolLM, TinyLlama)",
-                          "Hugging Face transformers' modeling_llama.py");
-    a.arch = Architecture::DecoderOnly;
-    a.defaults = llamaDefaults(RopeLayout::Halves, 1e-6f);
-    a.tied_output = true;
-    const std::string l = "layers.{N}.";
-    a.names = {one(kDec, Role::TokenEmbd, "embed_tokens.weight"),
-               one(kDec, Role::AttnNorm, l + "input_layernorm.weight")};
-    add(a.names, separate(kDec, false, l + "self_attn.", "q_proj", "k_proj", "v_proj", "o_proj"));
-    add(a.names,
-        {one(kDec, Role::FfnNorm, l + "post_attention_layernorm.weight"),
-         mod(kDec, Role::FfnGate, l + "mlp.gate_proj"), mod(kDec, Role::FfnUp, l + "mlp.up_proj"),
-         mod(kDec, Role::FfnDown, l + "mlp.down_proj"),
-         one(kDec, Role::FinalNorm, "norm.weight", kOptional),
-         one(kHead, Role::Output, "lm_head.weight")});
-    a.ignored = {"layers.{N}.self_attn.rotary_emb.inv_freq", "rotary_emb.inv_freq"};
-    a.args = {{"hidden_size", "d_model"},
-              {"num_attention_heads", "n_heads"},
-              {"num_key_value_heads", "n_kv_heads"},
-              {"num_hidden_layers", "n_layers"},
-              {"intermediate_size", "d_ff"},
-              {"hidden_act", "activation", ArgKind::Activation},
-              {"max_position_embeddings", "max_len"},
-              {"rms_norm_eps", "layer_norm_eps", ArgKind::Number},
-              {"rope_theta", "rope_theta", ArgKind::Number},
-              {"head_dim", "d_k"},
-              {"vocab_size", "vocab_size"},
-              {"bos_token_id", "bos_id"},
-              {"eos_token_id", "eos_id"},
-              {"rope_scaling", "", ArgKind::Refused},
-              {"attention_bias", "", ArgKind::Bool},
-              {"mlp_bias", "", ArgKind::Bool},
-              {"tie_word_embeddings", "", ArgKind::Bool}};
+    // modeling_llama.py (LlamaForCausalLM: SmolLM, TinyLlama, …): the Llama layout below with
+    // config.json's rope_theta; old files' rotary_emb.inv_freq buffers ignored.
+    ArchSpec a = llamaLayout("hf-llama", "LlamaForCausalLM",
+                             "Hugging Face LlamaForCausalLM (Llama, SmolLM, TinyLlama)",
+                             "Hugging Face transformers' modeling_llama.py");
+    add(a.args, std::vector<ArgKey>{{"attention_bias", "", ArgKind::Bool},
+                                    {"mlp_bias", "", ArgKind::Bool}});
     huggingFace(a, "llama", {"LlamaForCausalLM", "LlamaModel"}, HfTokenizer::SentencePieceOrJson);
+    t.push_back(a);
+  }
+  {
+    // modeling_qwen2.py (Qwen2ForCausalLM: Qwen2, Qwen2.5): Llama's layout with biases on q, k and
+    // v (none on o_proj, read from the file). Sliding-window attention only when
+    // use_sliding_window is true (then the layers from max_window_layers on): refused, as is a
+    // layer_types list naming anything but full attention.
+    ArchSpec a = llamaLayout("hf-qwen2", "Qwen2ForCausalLM",
+                             "Hugging Face Qwen2ForCausalLM (Qwen2, Qwen2.5)",
+                             "Hugging Face transformers' modeling_qwen2.py");
+    add(a.args, std::vector<ArgKey>{{"use_sliding_window", "", ArgKind::Refused, "false"},
+                                    {"layer_types", "", ArgKind::Refused, "\"full_attention\""},
+                                    {"sliding_window", "", ArgKind::Ignored},
+                                    {"max_window_layers", "", ArgKind::Ignored}});
+    huggingFace(a, "qwen2", {"Qwen2ForCausalLM", "Qwen2Model"}, HfTokenizer::SentencePieceOrJson);
+    t.push_back(a);
+  }
+  {
+    // modeling_qwen3.py (Qwen3ForCausalLM): Llama's layout with each head's queries and keys
+    // RMS-normalised (q_norm, k_norm over head_dim) before the rotation; biases where
+    // attention_bias puts them (read from the file). The sliding window as Qwen2's: refused.
+    ArchSpec a =
+        llamaLayout("hf-qwen3", "Qwen3ForCausalLM", "Hugging Face Qwen3ForCausalLM (Qwen3)",
+                    "Hugging Face transformers' modeling_qwen3.py");
+    const std::string l = "layers.{N}.self_attn.";
+    add(a.names, std::vector<TensorName>{one(kDec, Role::AttnQNorm, l + "q_norm.weight"),
+                                         one(kDec, Role::AttnKNorm, l + "k_norm.weight")});
+    add(a.args, std::vector<ArgKey>{{"attention_bias", "", ArgKind::Bool},
+                                    {"use_sliding_window", "", ArgKind::Refused, "false"},
+                                    {"layer_types", "", ArgKind::Refused, "\"full_attention\""},
+                                    {"sliding_window", "", ArgKind::Ignored},
+                                    {"max_window_layers", "", ArgKind::Ignored}});
+    huggingFace(a, "qwen3", {"Qwen3ForCausalLM", "Qwen3Model"}, HfTokenizer::SentencePieceOrJson);
     t.push_back(a);
   }
 }

@@ -48,6 +48,8 @@ enum class Role : uint8_t {
   AttnV,        // [H_kv·d_v, d]
   AttnQkv,      // fused [H·d_k + H_kv·d_k + H_kv·d_v, d]: Q rows, then K, then V
   AttnOut,      // [d, H·d_v]
+  AttnQNorm,    // [d_k]: each head's queries normalised before the rotation (Qwen3's q_norm)
+  AttnKNorm,    // [d_k]: each head's keys likewise (k_norm)
   CrossNorm,    // cross-attention (decoder of an encoder-decoder): as self-attention
   CrossQ,
   CrossK,
@@ -131,7 +133,8 @@ enum class ArgKind : uint8_t {
   Number,      // a number
   Bool,        // true or false
   Activation,  // an activation's name in Hugging Face's spelling ("gelu_new", "silu", …)
-  Refused,     // must be absent, null or `value`: attnviz does not reproduce anything else
+  Refused,     // must be absent, null or `value` (a list: each item `value`): attnviz does not
+               // reproduce anything else
   Ignored,     // read, type-checked against `value`'s type when given, not used
 };
 struct ArgKey {

@@ -243,6 +243,10 @@ int64_t ModelConfig::parameterCount() const {
   const int64_t attn = lin(d, attnWidth(), ab) + lin(d, keyWidth(), ab) +
                        lin(d, kvValueWidth(), ab) + lin(valueWidth(), d, out_bias.value_or(true));
   const int64_t ln = 2 * d;
+  // Per-head norms of q and k (Qwen3): [d_k] each, in self-attention.
+  const int64_t qk_norm = [&](Part p) {
+    return spec().has(p, Role::AttnQNorm) ? 2 * (int64_t)d_k : 0;
+  }(hasDecoder() ? Part::Decoder : Part::Encoder);
   // The feed-forward and its norm; an attention-only model (d_ff 0) has neither.
   const int64_t ffn = d_ff > 0 ? lin(d, d_ff, fb) * (gated_ffn ? 2 : 1) + lin(d_ff, d, fb) + ln : 0;
   const int64_t pos =
@@ -252,10 +256,11 @@ int64_t ModelConfig::parameterCount() const {
   };
   int64_t n = 0;
   if (hasEncoder())
-    n += embeddings(src_vocab) + (int64_t)n_segments * d + n_encoder_layers * (attn + ffn + ln) +
-         (final_norm ? ln : 0);
+    n += embeddings(src_vocab) + (int64_t)n_segments * d +
+         n_encoder_layers * (attn + qk_norm + ffn + ln) + (final_norm ? ln : 0);
   if (hasDecoder())
-    n += embeddings(tgt_vocab) + n_decoder_layers * ((hasCross() ? 2 : 1) * (attn + ln) + ffn) +
+    n += embeddings(tgt_vocab) +
+         n_decoder_layers * ((hasCross() ? 2 : 1) * (attn + ln) + qk_norm + ffn) +
          (final_norm ? ln : 0);
   const int64_t V = (int64_t)outputVocab().size();
   switch (tokenHead()) {

@@ -258,7 +258,8 @@ json hfWithRopeTheta(const json& hf, const std::string& where) {
 
 std::string hfWeightsFile(const std::string& folder) {
   const fs::path dir(folder);
-  for (const char* name : {"model.safetensors", "pytorch_model.bin"})
+  for (const char* name : {"model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",
+                           "pytorch_model.bin.index.json"})
     if (fs::exists(dir / name)) return (dir / name).string();
   std::string held;
   std::error_code ec;
@@ -270,14 +271,10 @@ std::string hfWeightsFile(const std::string& folder) {
     }
     held += std::string(held.empty() ? "" : ", ") + e.path().filename().string();
   }
-  if (fs::exists(dir / "model.safetensors.index.json") ||
-      fs::exists(dir / "pytorch_model.bin.index.json"))
-    throw Error(ErrorKind::Io, folder +
-                                   ": the weights are sharded over several files "
-                                   "(*.index.json); attnviz reads one model.safetensors or "
-                                   "pytorch_model.bin");
   throw Error(ErrorKind::Io,
-              folder + ": no model.safetensors or pytorch_model.bin in the folder" +
+              folder +
+                  ": no model.safetensors, pytorch_model.bin or index of their shards in the "
+                  "folder" +
                   (held.empty() ? std::string(" (it is empty)") : " (it holds " + held + ")") +
                   "; open the model file itself");
 }

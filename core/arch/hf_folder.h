@@ -44,8 +44,9 @@ ModelConfig configFromHf(const nlohmann::json& hf, const std::string& folder,
 // partial rotation). `where` names the file in messages.
 nlohmann::json hfWithRopeTheta(const nlohmann::json& hf, const std::string& where);
 
-// The weights file in a folder: model.safetensors, else pytorch_model.bin. Throws Error(Io)
-// listing what it looked for and what the folder holds.
+// The weights file in a folder: model.safetensors, else pytorch_model.bin, else the index of their
+// shards (model.safetensors.index.json, pytorch_model.bin.index.json). Throws Error(Io) listing
+// what it looked for and what the folder holds.
 std::string hfWeightsFile(const std::string& folder);
 
 // The folder's tokenizer for an encoder-decoder of config `c` (hf-marian: SentencePiece; hf-bart:

@@ -249,7 +249,14 @@ nlohmann::json readArgs(const ArchSpec& spec, const nlohmann::json& args, const 
       }
       case ArgKind::Refused: {
         if (v.is_null()) continue;
-        if (!k.value.empty() && v == nlohmann::json::parse(k.value)) continue;
+        if (!k.value.empty()) {
+          const nlohmann::json accepted = nlohmann::json::parse(k.value);
+          if (v == accepted) continue;
+          // A list per layer (Qwen2's layer_types): each item the one value.
+          if (v.is_array() && !accepted.is_array() &&
+              std::all_of(v.begin(), v.end(), [&](const auto& e) { return e == accepted; }))
+            continue;
+        }
         throw Error(ErrorKind::BadConfig,
                     file + ": " + where + "[\"" + k.key + "\"] is " + describeArg(v) +
                         ": attnviz reproduces " +

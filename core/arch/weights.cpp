@@ -17,6 +17,7 @@
 #include "base/file_read.h"
 #include "base/json_safe.h"
 #include "io/safetensors.h"
+#include "io/sharded.h"
 #include "io/torch_checkpoint.h"
 #include "text/tokenizer.h"
 #include "text/tokenizer_files.h"
@@ -215,8 +216,9 @@ class SpecLoader {
   // A norm: γ [d] and β [d] (none where the spelling has no bias, or kBiasOptional and absent).
   // Absent with kOptional: the identity — unless `on` (a switch of the config says the norm is
   // there, kOptional only turned it off when absent). No spelling at all: the identity.
-  LayerNormWeights norm(Part p, Role role, int layer, bool on = false) {
-    const int64_t d = c_.d_model;
+  // A norm of d_model values, or of `width` (the per-head norms' d_k).
+  LayerNormWeights norm(Part p, Role role, int layer, bool on = false, int64_t width = 0) {
+    const int64_t d = width ? width : c_.d_model;
     LayerNormWeights n;
     const TensorName* t = pick(p, role, layer);
     if (!t) return n;
@@ -274,6 +276,10 @@ class SpecLoader {
       a.v = linear(p, Role((int)q + 2), l, d, Av, c_.v_bias);
     }
     a.out = linear(p, out, l, c_.valueWidth(), d, c_.out_bias);
+    if (!cross) {
+      a.q_norm = norm(p, Role::AttnQNorm, l, false, c_.d_k);
+      a.k_norm = norm(p, Role::AttnKNorm, l, false, c_.d_k);
+    }
     return a;
   }
 
@@ -526,8 +532,10 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
                   options.config_path);
   if (auto it = file.metadata().find("attnviz_config"); it != file.metadata().end())
     return parsed(it->second, file.path() + " __metadata__[\"attnviz_config\"]");
+  // attnviz's config beside the file (model.json for model.safetensors); an index of shards is
+  // itself a .json.
   const fs::path side = fs::path(model).replace_extension(".json");
-  if (fs::exists(side))
+  if (!isShardIndex(model.string()) && fs::exists(side))
     return parsed(readBoundedFile(side.string(), 64ull << 20, "the config file"), side.string());
   // Hugging Face's convention: config.json in the model's folder, attnviz's (it has a family) or
   // Hugging Face's own (it has a model_type).
@@ -659,6 +667,7 @@ uint64_t estimateModelBytes(const ModelConfig& config) {
 }
 
 std::unique_ptr<TensorSource> openTensorFile(const std::string& path) {
+  if (isShardIndex(path)) return ShardedSource::open(path, openTensorFile);
   switch (sniffTensorFile(path)) {
     case TensorFileFormat::TorchZip:
     case TensorFileFormat::TorchLegacy:
@@ -687,6 +696,11 @@ std::unique_ptr<TensorSource> openModelFile(const std::string& given_path,
   std::error_code ec;
   const std::string path =
       std::filesystem::is_directory(given_path, ec) ? hfWeightsFile(given_path) : given_path;
+  if (isShardIndex(path)) {  // several files: their sizes added, checked before any is read
+    auto sharded = ShardedSource::open(path, openTensorFile, options.max_model_bytes);
+    *size = sharded->bytes();
+    return sharded;
+  }
   *size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(ErrorKind::Io, path + ": cannot open the model (" + ec.message() + ")");
   if (*size > options.max_model_bytes)

@@ -39,6 +39,9 @@ struct AttentionWeights {
   LinearWeights k;    // [H_kv·d_k, d_model] (H_kv = config.kvHeads())
   LinearWeights v;    // [H_kv·d_v, d_model]
   LinearWeights out;  // [d_model, H·d_v]
+  // Each head's queries and keys normalised before the rotation ([d_k] each; self-attention of
+  // the families that have them, Qwen3), or identity.
+  LayerNormWeights q_norm, k_norm;
   bool empty() const { return q.empty(); }
 };
 
@@ -141,14 +144,15 @@ class MissingInfoError : public Error {
 };
 
 // Reads a model file with its config — or a Hugging Face folder (config.json, model.safetensors or
-// pytorch_model.bin, vocab.json, and the tokenizer's files). Throws Error naming the file, the
-// tensor or field, what was found and what was expected; every missing or mismatched tensor is
-// listed at once; when the config must be inferred and the tensors cannot tell everything,
-// MissingInfoError says what was inferred and what to supply.
+// pytorch_model.bin or their shards' index, vocab.json, and the tokenizer's files). Throws Error
+// naming the file, the tensor or field, what was found and what was expected; every missing or
+// mismatched tensor is listed at once; when the config must be inferred and the tensors cannot tell
+// everything, MissingInfoError says what was inferred and what to supply.
 std::shared_ptr<const LoadedModel> loadModel(const std::string& path,
                                              const LoadOptions& options = {});
 // The tensors of a model file, whatever its format (judged from its first bytes): safetensors, or a
-// PyTorch checkpoint (torch.save's zip or legacy format).
+// PyTorch checkpoint (torch.save's zip or legacy format); an index of shards (*.index.json) is read
+// as the one file its shards make (io/sharded.h).
 std::unique_ptr<TensorSource> openTensorFile(const std::string& path);
 // Every float tensor of `file` as F32, named prefix + its name (integer buffers left out): what
 // convertToSafetensors writes.

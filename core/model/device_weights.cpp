@@ -88,7 +88,8 @@ DeviceNorm packNorm(ParamPacker& pk, const LayerNormWeights& n) {
 }
 
 DeviceAttention packAttention(ParamPacker& pk, const AttentionWeights& a) {
-  return {packLinear(pk, {&a.q}), packLinear(pk, {&a.k, &a.v}), packLinear(pk, {&a.out})};
+  return {packLinear(pk, {&a.q}), packLinear(pk, {&a.k, &a.v}), packLinear(pk, {&a.out}),
+          packNorm(pk, a.q_norm), packNorm(pk, a.k_norm)};
 }
 
 DeviceStack packStack(ParamPacker& pk, const StackWeights& s) {

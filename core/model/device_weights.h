@@ -29,9 +29,10 @@ struct DeviceNorm {
 // input; keys and values from the same input (self-attention, into the key/value store) or from
 // the encoder's output (cross-attention, computed once per sentence).
 struct DeviceAttention {
-  DeviceLinear q;    // [A, d]            A = H·d_k
-  DeviceLinear kv;   // [Ak + Av, d]      Ak = H_kv·d_k, Av = H_kv·d_v
-  DeviceLinear out;  // [d, H·d_v]
+  DeviceLinear q;             // [A, d]            A = H·d_k
+  DeviceLinear kv;            // [Ak + Av, d]      Ak = H_kv·d_k, Av = H_kv·d_v
+  DeviceLinear out;           // [d, H·d_v]
+  DeviceNorm q_norm, k_norm;  // [d_k] each, per head before the rotation; null gamma: none
 };
 
 struct DeviceLayer {

@@ -161,7 +161,17 @@ void Pass::selfAttention(const float* in, float* out, const StackRun& r, int l,
   float* kvs = s.kvAt(l);
   project(in, W.q, qs, r.B, r.n, qpast, qcap);      // q [B, n, A]
   project(in, W.kv, kvs, r.B, r.n, s.past, s.cap);  // k|v rows [past, past + n) [B, ·, KV]
-  if (c.positional == Positional::Rotary) {         // q and the new k turned by their positions
+  if (W.q_norm.gamma) {  // each head's q and new k normalised (Qwen3's q_norm and k_norm)
+    if (t) {             // a training pass: its own buffers, the whole batch (past 0)
+      be.copy(qs, t->q_raw, (int64_t)r.B * r.n * A);
+      be.copy(kvs, t->kv_raw, (int64_t)r.B * r.n * KV);
+    }
+    be.head_norm_forward(c.norm_kind, {qs + (int64_t)qpast * A, (int64_t)qcap * A, A},
+                         W.q_norm.gamma, r.B, r.n, H, c.d_k, c.layer_norm_eps);
+    be.head_norm_forward(c.norm_kind, {kvs + (int64_t)s.past * KV, (int64_t)s.cap * KV, KV},
+                         W.k_norm.gamma, r.B, r.n, Hkv, c.d_k, c.layer_norm_eps);
+  }
+  if (c.positional == Positional::Rotary) {  // q and the new k turned by their positions
     const float *cos = dw.rotaryCos(), *sin = dw.rotarySin(c.d_k);
     be.rope_forward({qs + (int64_t)qpast * A, (int64_t)qcap * A, A}, cos, sin, r.B, r.n, H, c.d_k,
                     s.past, c.rope_layout);

@@ -23,6 +23,9 @@ struct AttentionTape {
   float* kv = nullptr;     // [B, n, Ak + Av] keys | values (self-attention; cross: Encoded)
   float* probs = nullptr;  // [B, H, n, Tk]
   float* ctx = nullptr;    // [rows, H·d_v]
+  // Before the per-head norms of q and k (models that have them; null otherwise).
+  float* q_raw = nullptr;   // [rows, A]
+  float* kv_raw = nullptr;  // [B, n, Ak + Av] (the keys' part read)
 };
 
 struct LayerTape {

@@ -60,6 +60,14 @@ void Backward::selfAttention(const DeviceAttention& W, const AttentionTape& t, c
     be.rope_backward({g.dq, (int64_t)n * A, A}, cos, sin, B, n, H, c.d_k, 0, c.rope_layout);
     be.rope_backward({g.dkv, kv_batch, KV}, cos, sin, B, n, Hkv, c.d_k, 0, c.rope_layout);
   }
+  if (W.q_norm.gamma) {  // back through the per-head norms of q and k, in place
+    be.head_norm_backward(c.norm_kind, {g.dq, (int64_t)n * A, A}, {t.q_raw, (int64_t)n * A, A},
+                          W.q_norm.gamma, grads.of(W.q_norm.gamma), B, n, H, c.d_k,
+                          c.layer_norm_eps);
+    be.head_norm_backward(c.norm_kind, {g.dkv, kv_batch, KV}, {t.kv_raw, kv_batch, KV},
+                          W.k_norm.gamma, grads.of(W.k_norm.gamma), B, n, Hkv, c.d_k,
+                          c.layer_norm_eps);
+  }
   linear(g.dq, in, W.q, din, rows);
   linear(g.dkv, in, W.kv, din, rows);
 }

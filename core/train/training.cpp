@@ -35,6 +35,10 @@ void carveStack(Arena& a, const ModelConfig& c, const DeviceStack& ds, StackTape
     lt.self_attn = {a.floats(rows * c.attnWidth()),
                     a.floats(rows * (c.keyWidth() + c.kvValueWidth())), a.floats(rows * H * n),
                     a.floats(rows * c.valueWidth())};
+    if (ds.layers[l].self_attn.q_norm.gamma) {
+      lt.self_attn.q_raw = a.floats(rows * c.attnWidth());
+      lt.self_attn.kv_raw = a.floats(rows * (c.keyWidth() + c.kvValueWidth()));
+    }
     if (ds.layers[l].has_cross) {
       sub(lt.cross);
       lt.cross_attn = {a.floats(rows * c.attnWidth()), nullptr, a.floats(rows * H * S),
