@@ -18,6 +18,7 @@
 #include "compute/cpu_backend.h"
 #include "model/decoding.h"
 #include "parity_support.h"
+#include "train/training.h"
 
 using namespace attnviz;
 
@@ -158,6 +159,45 @@ class TestTutorials : public QObject {
       if (!diff.empty()) diff += " (the model needs " + c["needs"].dump() + ")";
     }
     QVERIFY2(diff.empty(), diff.c_str());
+  }
+
+  // Qwen3's per-head q and k norms in the backward pass (training, attribution): the loss's
+  // gradient along every 7th weight — the q_norm and k_norm gains among them, and the projections
+  // and layers below them — is its central difference.
+  void qkNormGradients() {
+    nlohmann::json c;
+    for (const auto& e : cases())
+      if (e["case"] == "hf_qwen3") c = e;
+    QVERIFY(!c.is_null());
+    Model model(loadModel(casesDir() + "/" + c["path"].get<std::string>()), makeCpuBackend(1));
+    Training training(model);
+    Inputs in;
+    in.tgt = {{1, 12, 40, 7, 7, 33, 21}, {1, 44, 3, 26, 26, 15, 9}};
+    Targets tg;
+    tg.tokens = {{12, 40, 7, 7, 33, 21, 2}, {44, 3, 26, 26, 15, 9, 38}};
+    training.zeroGradients();
+    training.forwardBackward(in, tg);
+    const int64_t n = training.parameterCount();
+    const std::vector<float> grads(training.gradients(), training.gradients() + n);
+    float* params = training.parameters();  // host memory: the CPU backend's
+    const float h = 2e-3f;
+    int checked = 0;
+    for (int64_t i = 0; i < n; i += 7, ++checked) {
+      const float keep = params[i];
+      auto lossAt = [&](float v) {
+        params[i] = v;
+        return training.forwardBackward(in, tg).loss;
+      };
+      const double numeric = (lossAt(keep + h) - lossAt(keep - h)) / (2.0 * h);
+      params[i] = keep;
+      QVERIFY2(std::abs(numeric - grads[i]) <= 0.02 * std::abs(grads[i]) + 2e-3,
+               qPrintable(QString("parameter %1 of %2: gradient %3, central difference %4")
+                              .arg(i)
+                              .arg(n)
+                              .arg(grads[i])
+                              .arg(numeric)));
+    }
+    QVERIFY(checked > 100);
   }
 
  private:
