@@ -225,33 +225,44 @@ class HfSeq2Seq(nn.Module):
         src, tgt = torch.tensor(src_ids), torch.tensor(tgt_ids)
         with torch.no_grad():
             logits, hidden = self(src, tgt)
-        out = {}
         records = {"enc_self": [l.self_attn.last for l in self.model.encoder.layers],
                    "dec_self": [l.self_attn.last for l in self.model.decoder.layers],
                    "cross": [l.encoder_attn.last for l in self.model.decoder.layers]}
-        for kind, recs in records.items():
-            for key in ("scores", "mask", "probs"):
-                a = torch.stack([r[key] for r in recs], dim=1)  # [B, L, H, Tq, Tk]
-                out["%s.%s" % (kind, key)] = (a.to(torch.uint8) if key == "mask" else a.float()).numpy()
-        out["logits"] = logits.numpy()
-        out["hidden"] = hidden.numpy()
-        return out
+        return reference_tensors(records, logits, hidden)
 
     def greedy_decode(self, src_1d, max_len):
-        """From decoder_start_token_id, append the argmax of the last position; stop after eos (kept) or
-        after max_len ids. Returns the ids after the start token."""
-        self.eval()
-        tgt = [self.cfg["decoder_start_token_id"]]
-        out = []
-        with torch.no_grad():
-            while len(out) < max_len:
-                logits, _ = self(torch.tensor([src_1d]), torch.tensor([tgt]))
-                nxt = int(logits[0, -1].argmax())
-                out.append(nxt)
-                tgt.append(nxt)
-                if nxt == self.cfg["eos_token_id"]:
-                    break
-        return out
+        return greedy_decode(self, src_1d, max_len)
+
+
+def reference_tensors(records, logits, hidden):
+    """The reference tensors of docs/formats.md from each kind's per-layer records ({"scores", "mask",
+    "probs"} of [B, H, Tq, Tk]): KIND.scores/mask/probs [B, L, H, Tq, Tk], logits, hidden."""
+    out = {}
+    for kind, recs in records.items():
+        for key in ("scores", "mask", "probs"):
+            a = torch.stack([r[key] for r in recs], dim=1)  # [B, L, H, Tq, Tk]
+            out["%s.%s" % (kind, key)] = (a.to(torch.uint8) if key == "mask" else a.float()).numpy()
+    out["logits"] = logits.numpy()
+    out["hidden"] = hidden.numpy()
+    return out
+
+
+def greedy_decode(model, src_1d, max_len):
+    """From decoder_start_token_id, append the argmax of the last position; stop after eos (kept) or
+    after max_len ids. Returns the ids after the start token. `model(src, tgt)` returns (logits,
+    hidden); model.cfg holds the ids."""
+    model.eval()
+    tgt = [model.cfg["decoder_start_token_id"]]
+    out = []
+    with torch.no_grad():
+        while len(out) < max_len:
+            logits, _ = model(torch.tensor([src_1d]), torch.tensor([tgt]))
+            nxt = int(logits[0, -1].argmax())
+            out.append(nxt)
+            tgt.append(nxt)
+            if nxt == model.cfg["eos_token_id"]:
+                break
+    return out
 
 
 def init_for_reference_(model, seed, qk_gain=1.6, emb_std=1.0):
