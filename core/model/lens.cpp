@@ -284,7 +284,7 @@ Contributions directContributions(const Model& m, const Trace& t, const Contribu
     add(LogitPart::Kind::Embeddings, "embeddings (normed)", dot(g, emb_out));
   } else {
     add(LogitPart::Kind::TokenEmbedding, "token embedding", dot(g, emb_in));
-    if (c.positional != Positional::Rotary) {
+    if (c.positional != Positional::Rotary && c.positional != Positional::Relative) {
       double s = 0;
       for (int j = 0; j < d; ++j) s += g[j] * ((double)emb_out[j] - emb_in[j]);
       add(LogitPart::Kind::Positions, "positions", s);
