@@ -197,16 +197,7 @@ class HfSeq2Seq(nn.Module):
     # ---- the forward pass ----
 
     def _masks(self, src, tgt):
-        pad = self.cfg["pad_token_id"]
-        src_keep = src != pad                                   # [B, S]
-        tgt_keep = tgt != pad
-        tgt_keep[:, 0] = True                                   # the start token (Marian's is the pad id)
-        T = tgt.shape[1]
-        causal = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
-        enc = ~src_keep[:, None, None, :].expand(-1, 1, src.shape[1], -1)
-        dec = causal[None, None] | ~tgt_keep[:, None, None, :]
-        cross = ~src_keep[:, None, None, :].expand(-1, 1, T, -1)
-        return enc, dec, cross
+        return seq2seq_masks(src, tgt, self.cfg["pad_token_id"])
 
     def forward(self, src, tgt):
         """src [B, S], tgt [B, T] (from the start token) -> logits [B, T, V], decoder hidden [B, T, d]."""
@@ -232,6 +223,21 @@ class HfSeq2Seq(nn.Module):
 
     def greedy_decode(self, src_1d, max_len):
         return greedy_decode(self, src_1d, max_len)
+
+
+def seq2seq_masks(src, tgt, pad):
+    """The encoder's, the decoder's and the cross-attention's masks (True = masked) [B, 1, Tq, Tk]:
+    padding keys, and in the decoder the later positions; the target's start token (Marian's and
+    T5's is the pad id) is never padding."""
+    src_keep = src != pad                                   # [B, S]
+    tgt_keep = tgt != pad
+    tgt_keep[:, 0] = True
+    T = tgt.shape[1]
+    causal = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    enc = ~src_keep[:, None, None, :].expand(-1, 1, src.shape[1], -1)
+    dec = causal[None, None] | ~tgt_keep[:, None, None, :]
+    cross = ~src_keep[:, None, None, :].expand(-1, 1, T, -1)
+    return enc, dec, cross
 
 
 def reference_tensors(records, logits, hidden):

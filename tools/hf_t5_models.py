@@ -252,16 +252,7 @@ class T5(nn.Module):
         return c
 
     def _masks(self, src, tgt):
-        pad = self.cfg["pad_token_id"]
-        src_keep = src != pad
-        tgt_keep = tgt != pad
-        tgt_keep[:, 0] = True  # the start token is the pad id
-        T = tgt.shape[1]
-        causal = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
-        enc = ~src_keep[:, None, None, :].expand(-1, 1, src.shape[1], -1)
-        dec = causal[None, None] | ~tgt_keep[:, None, None, :]
-        cross = ~src_keep[:, None, None, :].expand(-1, 1, T, -1)
-        return enc, dec, cross
+        return hm.seq2seq_masks(src, tgt, self.cfg["pad_token_id"])
 
     def forward(self, src, tgt):
         """src [B, S], tgt [B, T] (from the start token) -> logits [B, T, V], decoder output [B, T, d]."""
