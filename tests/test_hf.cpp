@@ -378,6 +378,23 @@ class TestHf : public QObject {
     QVERIFY2(std::string(e->what()).find(message.toStdString()) != std::string::npos, e->what());
   }
 
+  // mT5 is the same code under model_type "mt5" (MT5ForConditionalGeneration): the Flan-T5-shaped
+  // folder relabelled loads as that class and computes the same attention and logits.
+  void mt5() {
+    const fs::path dir = editedCopy("t5_gated", [](nlohmann::json& c) {
+      c["model_type"] = "mt5";
+      c["architectures"] = {"MT5ForConditionalGeneration"};
+    });
+    auto lm = loadModel(dir.string());
+    fs::remove_all(dir);
+    QCOMPARE(lm->config.model, std::string("MT5ForConditionalGeneration"));
+    Model model(lm, backend_);
+    Case c = load("t5_gated");
+    const std::string diff =
+        test::compareWithReference(model.forward(test::referenceInputs(c.inputs)), c.ref);
+    QVERIFY2(diff.empty(), diff.c_str());
+  }
+
   // T5's weights alone cannot tell its activation, buckets or tied head: without config.json the
   // file is refused, not run with guesses.
   void t5NeedsConfig() {
