@@ -237,6 +237,24 @@ class CudaBackend final : public Backend {
     });
   }
 
+  void position_bias_forward(const float* table, float* scores, int B, int H, int Tq, int Tk,
+                             int q0, int num_buckets, int max_distance,
+                             bool bidirectional) override {
+    guard("position_bias_forward", [&] {
+      CUDA_CHECK(cuda::position_bias_forward(table, scores, B, H, Tq, Tk, q0, num_buckets,
+                                             max_distance, bidirectional, stream_.get()));
+    });
+  }
+
+  void position_bias_backward(const float* dscores, float* dtable, int B, int H, int Tq, int Tk,
+                              int q0, int num_buckets, int max_distance,
+                              bool bidirectional) override {
+    guard("position_bias_backward", [&] {
+      CUDA_CHECK(cuda::position_bias_backward(dscores, dtable, B, H, Tq, Tk, q0, num_buckets,
+                                              max_distance, bidirectional, stream_.get()));
+    });
+  }
+
   void masked_softmax_forward(const float* scores, const uint8_t* mask, float* probs, int B, int H,
                               int Tq, int Tk, float fill) override {
     guard("masked_softmax_forward", [&] {

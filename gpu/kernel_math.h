@@ -12,6 +12,7 @@
 // header.
 #include "../core/base/counter_rng.h"
 #include "../core/compute/functions.h"
+#include "../core/compute/position_buckets.h"
 
 #if defined(__CUDACC__)
 #define ATTNVIZ_HOST_DEVICE __host__ __device__

@@ -438,6 +438,41 @@ __global__ void adamw_update_kernel1(float* params, const float* grads, float* m
                             decoupled, bias_correction1, bias_correction2, grad_scale);
 }
 
+// One thread per score cell e = ((b·H + h)·Tq + i)·Tk + j.
+__global__ void position_bias_forward_kernel1(const float* table, float* scores, int64_t n, int H,
+                                              int Tq, int Tk, int q0, int num_buckets,
+                                              int max_distance, bool bidirectional) {
+  FOR_EACH_ELEMENT(e, n) {
+    const int j = (int)(e % Tk);
+    const int64_t r = e / Tk;
+    const int i = (int)(r % Tq), h = (int)(r / Tq % H);
+    const int k = relative_position_bucket(j - (q0 + i), bidirectional, num_buckets, max_distance);
+    scores[e] += table[int64_t{k} * H + h];
+  }
+}
+
+// Block (h, part): the cells of head h in a grid-stride share of the B·Tq score rows, summed per
+// bucket in shared memory (double), then added to dtable's column h.
+__global__ void position_bias_backward_kernel1(const float* dscores, float* dtable, int B, int H,
+                                               int Tq, int Tk, int q0, int num_buckets,
+                                               int max_distance, bool bidirectional) {
+  extern __shared__ double bucket_sum[];  // [num_buckets]
+  const int h = blockIdx.x;
+  for (int k = threadIdx.x; k < num_buckets; k += blockDim.x) bucket_sum[k] = 0.0;
+  __syncthreads();
+  const int64_t rows = int64_t{B} * Tq, cells = rows * Tk;
+  for (int64_t c = int64_t{blockIdx.y} * blockDim.x + threadIdx.x; c < cells;
+       c += int64_t{gridDim.y} * blockDim.x) {
+    const int64_t r = c / Tk, b = r / Tq;
+    const int i = (int)(r % Tq), j = (int)(c % Tk);
+    const int k = relative_position_bucket(j - (q0 + i), bidirectional, num_buckets, max_distance);
+    atomicAdd(bucket_sum + k, (double)dscores[((b * H + h) * Tq + i) * Tk + j]);
+  }
+  __syncthreads();
+  for (int k = threadIdx.x; k < num_buckets; k += blockDim.x)
+    if (bucket_sum[k] != 0.0) atomicAdd(dtable + int64_t{k} * H + h, (float)bucket_sum[k]);
+}
+
 }  // namespace
 
 cudaError_t masked_softmax_forward(const float* scores, const uint8_t* mask, float* probs, int B,
@@ -456,6 +491,28 @@ cudaError_t masked_softmax_backward(const float* probs, const float* dprobs, con
   if (rows <= 0 || Tk <= 0) return cudaSuccess;
   masked_softmax_backward_kernel1<<<blocksFor(rows, kRowBlock / kWarp), kRowBlock, 0, stream>>>(
       probs, dprobs, mask, dscores, rows, H, Tq, Tk);
+  return cudaGetLastError();
+}
+
+cudaError_t position_bias_forward(const float* table, float* scores, int B, int H, int Tq, int Tk,
+                                  int q0, int num_buckets, int max_distance, bool bidirectional,
+                                  cudaStream_t stream) {
+  const int64_t n = int64_t{B} * H * Tq * Tk;
+  if (n <= 0) return cudaSuccess;
+  position_bias_forward_kernel1<<<blocksFor(n, kElemBlock), kElemBlock, 0, stream>>>(
+      table, scores, n, H, Tq, Tk, q0, num_buckets, max_distance, bidirectional);
+  return cudaGetLastError();
+}
+
+cudaError_t position_bias_backward(const float* dscores, float* dtable, int B, int H, int Tq,
+                                   int Tk, int q0, int num_buckets, int max_distance,
+                                   bool bidirectional, cudaStream_t stream) {
+  const int64_t cells = int64_t{B} * Tq * Tk;
+  if (cells <= 0 || H <= 0 || num_buckets <= 0) return cudaSuccess;
+  const dim3 grid((unsigned)H, std::min<unsigned>(blocksFor(cells, kElemBlock), 64u));
+  position_bias_backward_kernel1<<<grid, kElemBlock, (size_t)num_buckets * sizeof(double),
+                                   stream>>>(dscores, dtable, B, H, Tq, Tk, q0, num_buckets,
+                                             max_distance, bidirectional);
   return cudaGetLastError();
 }
 

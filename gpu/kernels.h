@@ -57,6 +57,16 @@ cudaError_t activation_forward(float* x, int64_t n, Activation kind, cudaStream_
 cudaError_t activation_backward(const float* x, const float* dy, float* dx, int64_t n,
                                 Activation kind, cudaStream_t stream);
 
+// scores[b, h, i, j] += table[bucket(j − (q0 + i)), h] (T5's relative position bias)
+//   table: [num_buckets, H]; scores: [B, H, Tq, Tk]
+cudaError_t position_bias_forward(const float* table, float* scores, int B, int H, int Tq, int Tk,
+                                  int q0, int num_buckets, int max_distance, bool bidirectional,
+                                  cudaStream_t stream);
+// dtable[k, h] += Σ dscores[b, h, i, j] over the cells of bucket k (accumulates)
+cudaError_t position_bias_backward(const float* dscores, float* dtable, int B, int H, int Tq,
+                                   int Tk, int q0, int num_buckets, int max_distance,
+                                   bool bidirectional, cudaStream_t stream);
+
 // y[r, c] = act(x[r, c]) · x[r, f + c]: x [rows, 2f] holds [gate | up] per row, y: [rows, f]
 cudaError_t gated_activation_forward(const float* x, float* y, int rows, int f, Activation kind,
                                      cudaStream_t stream);

@@ -891,6 +891,83 @@ void softmaxRowReference(const float* s, const uint8_t* m, int Tk, float fill, d
     out[j] = sum == 0.0 ? 0.0 : std::exp((m[j] ? double(fill) : s[j]) - mx) / sum;
 }
 
+// ---- position_bias_forward, position_bias_backward (T5's relative position bias) ----
+struct PositionBiasCase {
+  int B, H, Tq, Tk, q0, num_buckets, max_distance;
+  bool bidirectional;
+  std::string vars() const {
+    return VARS(B, H, Tq, Tk, q0, num_buckets, max_distance, bidirectional);
+  }
+};
+
+// The bucket of rel = key − query, written from the contract in double: the sign's half (keys
+// after the query in the upper half when bidirectional, none of them counted when not), exact
+// below half of the half's buckets, logarithmic up to max_distance, the last bucket beyond.
+int bucketReference(int rel, const PositionBiasCase& c) {
+  int half = c.num_buckets, base = 0;
+  int distance = rel;
+  if (c.bidirectional) {
+    half /= 2;
+    base = rel > 0 ? half : 0;
+    distance = std::abs(rel);
+  } else {
+    distance = rel > 0 ? 0 : -rel;
+  }
+  const int exact = half / 2;
+  if (distance < exact) return base + distance;
+  const double scaled = std::log(double(distance) / exact) /
+                        std::log(double(c.max_distance) / exact) * (half - exact);
+  return base + std::min(exact + int(std::floor(scaled)), half - 1);
+}
+
+Outcome positionBias(Backend& be, Backend& cpu, const PositionBiasCase& c) {
+  const size_t cells = size_t(c.B) * c.H * c.Tq * c.Tk;
+  const auto table = randomFloats(size_t(c.num_buckets) * c.H, 500, -3.0f, 3.0f);
+  const auto scores = randomFloats(cells, 501);
+  std::vector<double> ref(cells);  // scores + table[bucket(j − (q0 + i)), h]
+  for (size_t e = 0; e < cells; ++e) {
+    const int j = int(e % c.Tk), i = int(e / c.Tk % c.Tq), h = int(e / c.Tk / c.Tq % c.H);
+    ref[e] = double(scores[e]) + table[size_t(bucketReference(j - (c.q0 + i), c)) * c.H + h];
+  }
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* s = a.put(scores);  // accumulated into
+    on.position_bias_forward(a.put(table), s, c.B, c.H, c.Tq, c.Tk, c.q0, c.num_buckets,
+                             c.max_distance, c.bidirectional);
+    return a.get(s, cells);
+  };
+  return againstBoth(run, be, cpu, ref, kNmseElementwise);
+}
+
+// Training: the gradient of the table, ACCUMULATED onto what dtable held, against the sum over
+// each bucket's cells in double; dscores itself is left as it was.
+Outcome positionBiasBackward(Backend& be, Backend& cpu, const PositionBiasCase& c) {
+  const size_t cells = size_t(c.B) * c.H * c.Tq * c.Tk, n = size_t(c.num_buckets) * c.H;
+  const auto dscores = randomFloats(cells, 510), dtable0 = randomFloats(n, 511);
+  std::vector<double> ref(dtable0.begin(), dtable0.end());
+  for (size_t e = 0; e < cells; ++e) {
+    const int j = int(e % c.Tk), i = int(e / c.Tk % c.Tq), h = int(e / c.Tk / c.Tq % c.H);
+    ref[size_t(bucketReference(j - (c.q0 + i), c)) * c.H + h] += dscores[e];
+  }
+  std::vector<float> dscores_after;
+  auto run = [&](Backend& on) {
+    Arena a(on);
+    float* g = a.put(dscores);
+    float* dtable = a.put(dtable0);
+    on.position_bias_backward(g, dtable, c.B, c.H, c.Tq, c.Tk, c.q0, c.num_buckets, c.max_distance,
+                              c.bidirectional);
+    dscores_after = a.get(g, cells);
+    return a.get(dtable, n);
+  };
+  const auto got = run(be);
+  EXPECT(dscores_after == dscores, "position_bias_backward changed dscores");
+  const auto on_cpu = run(cpu);
+  // Sums of up to B·Tq·Tk terms per bucket in another order (atomics on a GPU): a product's bound.
+  EXPECT_NMSE(nmse(got, ref), kNmseProduct, "vs reference");
+  EXPECT_NMSE(nmse(got, on_cpu), kNmseProduct, "vs cpu");
+  return pass();
+}
+
 // ---- masked_softmax_forward ----
 struct SoftmaxCase {
   int B, H, Tq, Tk;
@@ -1869,6 +1946,15 @@ const std::vector<OpCase>& opCases() {
          {RopeLayout::Halves, "fused_qkv", 1, 33, 2, 64, 7}});
     add(l, "attention_scores", scores, attentionLayouts());
     add(l, "attention_scores_backward", scoresBackward, attentionLayouts());
+    // T5's defaults (32 buckets, 128) both ways; a decoding step's one query row at its
+    // position; distances past max_distance; few buckets; a sweep past one grid of blocks.
+    const std::vector<PositionBiasCase> bias{
+        {2, 3, 5, 7, 0, 32, 128, true},   {2, 3, 5, 7, 0, 32, 128, false},
+        {1, 4, 1, 40, 39, 32, 20, false}, {1, 2, 150, 300, 0, 8, 64, true},
+        {2, 8, 65, 65, 0, 32, 128, true}, {1, 2, 3, 9, 6, 4, 16, true}};
+    add(l, "position_bias", positionBias, bias);
+    add(l, "position_bias", positionBias, {{4, 16, 260, 4100, 0, 32, 128, true}});
+    add(l, "position_bias_backward", positionBiasBackward, bias);
     add(l, "masked_softmax", softmax,
         {{2, 3, 5, 7, kFiniteFill, false},
          {2, 3, 5, 7, -kInf, false},
@@ -1957,6 +2043,7 @@ const std::vector<OpCase>& opCases() {
   static_assert(kRowSweep < int64_t{4} * 16 * 4100 && kRowSweep < 300000);  // softmax, norm
   static_assert(kElementSweep < int64_t{4097} * 16 * 256);                  // rope's pairs
   static_assert(kElementSweep < int64_t{4099} * 4097);                      // gated outputs
+  static_assert(kElementSweep < int64_t{4} * 16 * 260 * 4100);              // position bias
   return cases;
 }
 

@@ -1,11 +1,14 @@
-// Hugging Face folders (docs/formats.md "Hugging Face folders"): a MarianMTModel and a
-// BartForConditionalGeneration folder load (config.json mapped, model.safetensors or
-// pytorch_model.bin, vocab.json, the tokenizer's files) and reproduce what the PyTorch models of
-// tools/hf_reference_models.py — written after transformers' modeling_marian.py and
-// modeling_bart.py — computed: every block's scores, masks and probabilities, logits, hidden
-// states, greedy and incremental decoding; the tokenizers split sentences as SentencePiece's Python
-// module and a Python byte-level BPE on python3-regex do; config.json's that attnviz cannot
-// reproduce are refused; the tensor names alone tell the family; sharded weights read as one file.
+// Hugging Face folders (docs/formats.md "Hugging Face folders"): a MarianMTModel, a
+// BartForConditionalGeneration and two T5ForConditionalGeneration folders (T5 v1.0: ReLU, tied;
+// Flan-T5 / v1.1: gated-gelu, untied) load (config.json mapped, model.safetensors or
+// pytorch_model.bin, vocab.json or spiece.model, the tokenizer's files) and reproduce what the
+// PyTorch models of tools/hf_reference_models.py and tools/hf_t5_models.py — written after
+// transformers' modeling_marian.py, modeling_bart.py and modeling_t5.py — computed: every block's
+// scores (T5's after its relative position bias), masks and probabilities, logits, hidden states,
+// greedy and incremental decoding, and (T5) a training step's loss and gradients, the relative
+// position bias tables' included; the tokenizers split sentences as SentencePiece's Python module
+// and a Python byte-level BPE on python3-regex do; config.json's that attnviz cannot reproduce are
+// refused; the tensor names alone tell the family; sharded weights read as one file.
 #include <QtTest>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +25,7 @@
 #include "text/bpe_tokenizer.h"
 #include "text/sentencepiece_tokenizer.h"
 #include "text/tokenizer.h"
+#include "train/training.h"
 
 using namespace attnviz;
 namespace fs = std::filesystem;
@@ -61,6 +65,19 @@ fs::path editedCopy(const std::string& name, const std::function<void(nlohmann::
 
 }  // namespace
 
+// The largest difference of two gradients relative to the largest gradient (float32 sums over the
+// batch in another order: the parity suites' relative tolerance applies to the tensor's scale),
+// printed when it is too large.
+static double gradientDiff(const Tensor& got, const Tensor& want) {
+  if (got.shape != want.shape) return INFINITY;
+  double scale = 0;
+  for (float v : want.data) scale = std::max(scale, (double)std::abs(v));
+  const test::Diff d = test::compare(got.ptr(), want.ptr(), want.data.size(), scale);
+  if (d.worst > kRelTol)
+    qWarning("gradient differs by %g of its largest %g at %zu", d.worst, scale, d.index);
+  return d.worst;
+}
+
 class TestHf : public QObject {
   Q_OBJECT
 
@@ -81,6 +98,13 @@ class TestHf : public QObject {
     QTest::addColumn<QString>("name");
     QTest::newRow("marian") << QString("marian");
     QTest::newRow("bart") << QString("bart");
+    QTest::newRow("t5") << QString("t5");
+    QTest::newRow("t5_gated") << QString("t5_gated");
+  }
+  static bool isT5(const QString& name) { return name.startsWith("t5"); }
+  // The folder's weights file, as make_hf_references.py writes it.
+  static std::string weightsFile(const QString& name) {
+    return name == "bart" ? "pytorch_model.bin" : "model.safetensors";
   }
 
  private slots:
@@ -100,6 +124,50 @@ class TestHf : public QObject {
     const ModelConfig& m = c.model->config();
     const nlohmann::json hf = nlohmann::json::parse(
         std::ifstream(fs::path(hfDir()) / name.toStdString() / "config.json"));
+    QVERIFY(c.loaded->tokenizer != nullptr || !sentencePieceAvailable());
+    if (isT5(name)) {
+      t5Config(m, hf);
+    } else {
+      seq2seqConfig(name, m, hf);
+    }
+    // The folder and its weights file load alike.
+    const std::string file = hfDir() + "/" + name.toStdString() + "/" + weightsFile(name);
+    QCOMPARE(loadModel(file)->config.toJson(), m.toJson());
+  }
+
+  // T5Config's keys as modeling_t5.py reads them.
+  static void t5Config(const ModelConfig& m, const nlohmann::json& hf) {
+    QCOMPARE(m.family, std::string("hf-t5"));
+    QCOMPARE(m.d_model, hf["d_model"].get<int>());
+    QCOMPARE(m.n_heads, hf["num_heads"].get<int>());
+    QCOMPARE(m.d_k, hf["d_kv"].get<int>());
+    QCOMPARE(m.d_v, hf["d_kv"].get<int>());
+    QCOMPARE(m.d_ff, hf["d_ff"].get<int>());
+    QCOMPARE(m.n_encoder_layers, hf["num_layers"].get<int>());
+    QCOMPARE(m.n_decoder_layers, hf["num_decoder_layers"].get<int>());
+    QCOMPARE((int)m.tgt_vocab.size(), hf["vocab_size"].get<int>());
+    QCOMPARE(m.relative_buckets, hf["relative_attention_num_buckets"].get<int>());
+    QCOMPARE(m.relative_max_distance, hf["relative_attention_max_distance"].get<int>());
+    QCOMPARE(m.layer_norm_eps, hf["layer_norm_epsilon"].get<float>());
+    QCOMPARE(m.bos_id, hf["decoder_start_token_id"].get<int>());
+    QCOMPARE(m.bos_id, m.tgt_pad_id);  // the decoder starts with the pad token
+    QCOMPARE(m.eos_id, hf["eos_token_id"].get<int>());
+    QCOMPARE(m.positional, Positional::Relative);
+    QCOMPARE(m.norm, NormPlacement::Pre);
+    QCOMPARE(m.norm_kind, NormKind::RmsNorm);
+    QCOMPARE(m.scoreScale(), 1.0f);  // no 1/√d_kv
+    QVERIFY(m.final_norm && !m.embed_scale && !m.embed_norm);
+    QVERIFY(m.src_bos_eos && m.src_bos_id == -1 && m.src_eos_id == m.eos_id);  // source + </s>
+    const bool gated = hf["feed_forward_proj"] == "gated-gelu";
+    QCOMPARE(m.gated_ffn, gated);
+    QCOMPARE(m.activation, gated ? Activation::GeluTanh : Activation::Relu);
+    QCOMPARE(m.output_scale, hf["tie_word_embeddings"].get<bool>());
+    QVERIFY(!*m.q_bias && !*m.ffn_bias && !*m.proj_bias);
+    QCOMPARE(m.tgt_vocab[1], std::string("</s>"));
+    QCOMPARE(m.tgt_vocab.back(), std::string("<extra_id_0>"));
+  }
+
+  static void seq2seqConfig(const QString& name, const ModelConfig& m, const nlohmann::json& hf) {
     QCOMPARE(m.d_model, hf["d_model"].get<int>());
     QCOMPARE(m.n_heads, hf["encoder_attention_heads"].get<int>());
     QCOMPARE(m.d_ff, hf["encoder_ffn_dim"].get<int>());
@@ -110,7 +178,6 @@ class TestHf : public QObject {
     QCOMPARE(m.eos_id, hf["eos_token_id"].get<int>());
     QCOMPARE(m.tgt_pad_id, hf["pad_token_id"].get<int>());
     QCOMPARE(m.norm, NormPlacement::Post);
-    QVERIFY(c.loaded->tokenizer != nullptr || !sentencePieceAvailable());
     if (name == "marian") {
       QCOMPARE(m.family, std::string("hf-marian"));
       QCOMPARE(m.activation, Activation::Silu);
@@ -125,10 +192,6 @@ class TestHf : public QObject {
       QVERIFY(!m.embed_scale && m.embed_norm && m.src_bos_eos);
     }
     QVERIFY(*m.proj_bias);  // final_logits_bias
-    // The folder and its weights file load alike.
-    const std::string file = hfDir() + "/" + name.toStdString() +
-                             (name == "marian" ? "/model.safetensors" : "/pytorch_model.bin");
-    QCOMPARE(loadModel(file)->config.toJson(), m.toJson());
   }
 
   void trace_data() { cases(); }
@@ -213,9 +276,10 @@ class TestHf : public QObject {
     }
     // What cannot be a sentence is an input error, not a crash: blank, a control character,
     // invalid UTF-8, over 64 KiB, a 2000-byte word (BART: one BPE piece over 1 KiB; Marian: more
-    // tokens than max_len).
-    const std::vector<std::string> bad_inputs = {"   ", std::string("a\x01b"), "\xff",
-                                                 std::string(70000, 'a'), std::string(2000, 'a')};
+    // tokens than max_len; T5's relative positions take it).
+    std::vector<std::string> bad_inputs = {"   ", std::string("a\x01b"), "\xff",
+                                           std::string(70000, 'a')};
+    if (!isT5(name)) bad_inputs.push_back(std::string(2000, 'a'));
     for (const std::string& bad : bad_inputs) {
       auto e = test::caught([&] { c.model->encodeSource(bad); });
       QVERIFY(e && e->kind() == ErrorKind::BadInput);
@@ -228,8 +292,8 @@ class TestHf : public QObject {
     QTest::addColumn<QString>("value");
     QTest::addColumn<QString>("message");
     QTest::newRow("model_type") << "model_type"
-                                << "\"t5\""
-                                << "model_type \"t5\"";
+                                << "\"pegasus\""
+                                << "model_type \"pegasus\"";
     QTest::newRow("class") << "architectures"
                            << "[\"BartForSequenceClassification\"]"
                            << "BartForSequenceClassification";
@@ -262,6 +326,137 @@ class TestHf : public QObject {
     QVERIFY(e);
     QCOMPARE(e->kind(), ErrorKind::BadConfig);
     QVERIFY2(std::string(e->what()).find(message.toStdString()) != std::string::npos, e->what());
+  }
+
+  // T5's config.json keys attnviz cannot reproduce, and damaged ones, are refused naming the key;
+  // an untied lm_head that is missing is named, not replaced by the tied table.
+  void t5Refusals_data() {
+    QTest::addColumn<QString>("key");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("activation") << "feed_forward_proj"
+                                << "\"gated-gelu_fast\""
+                                << "gelu_fast";
+    QTest::newRow("format") << "feed_forward_proj"
+                            << "\"gated-gelu-x\""
+                            << "gated-{ACT_FN}";
+    QTest::newRow("buckets") << "relative_attention_num_buckets"
+                             << "2"
+                             << "relative_attention_num_buckets";
+    QTest::newRow("bucket table") << "relative_attention_num_buckets"
+                                  << "12"
+                                  << "relative_attention_bias";
+    QTest::newRow("distance") << "relative_attention_max_distance"
+                              << "4"
+                              << "relative_attention_max_distance";
+    QTest::newRow("not seq2seq") << "is_encoder_decoder"
+                                 << "false"
+                                 << "is_encoder_decoder";
+    QTest::newRow("pruned") << "pruned_heads"
+                            << "{\"0\": [1]}"
+                            << "pruned_heads";
+    QTest::newRow("epsilon") << "layer_norm_epsilon"
+                             << "-1"
+                             << "layer_norm_epsilon";
+    QTest::newRow("missing") << "d_kv"
+                             << "null"
+                             << "missing key \"d_kv\"";
+    QTest::newRow("untied") << "tie_word_embeddings"
+                            << "false"
+                            << "lm_head.weight";
+  }
+  void t5Refusals() {
+    QFETCH(QString, key);
+    QFETCH(QString, value);
+    QFETCH(QString, message);
+    const fs::path dir = editedCopy("t5", [&](nlohmann::json& c) {
+      c[key.toStdString()] = nlohmann::json::parse(value.toStdString());
+      if (key == "feed_forward_proj") c.erase("dense_act_fn");
+    });
+    auto e = test::caught([&] { loadModel(dir.string()); });
+    fs::remove_all(dir);
+    QVERIFY(e);
+    QVERIFY2(std::string(e->what()).find(message.toStdString()) != std::string::npos, e->what());
+  }
+
+  // mT5 is the same code under model_type "mt5" (MT5ForConditionalGeneration): the Flan-T5-shaped
+  // folder relabelled loads as that class and computes the same attention and logits.
+  void mt5() {
+    const fs::path dir = editedCopy("t5_gated", [](nlohmann::json& c) {
+      c["model_type"] = "mt5";
+      c["architectures"] = {"MT5ForConditionalGeneration"};
+    });
+    auto lm = loadModel(dir.string());
+    fs::remove_all(dir);
+    QCOMPARE(lm->config.model, std::string("MT5ForConditionalGeneration"));
+    Model model(lm, backend_);
+    Case c = load("t5_gated");
+    const std::string diff =
+        test::compareWithReference(model.forward(test::referenceInputs(c.inputs)), c.ref);
+    QVERIFY2(diff.empty(), diff.c_str());
+  }
+
+  // T5's weights alone cannot tell its activation, buckets or tied head: without config.json the
+  // file is refused, not run with guesses.
+  void t5NeedsConfig() {
+    const fs::path dir =
+        fs::temp_directory_path() / ("attnviz_test_hf_t5_bare_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy(fs::path(hfDir()) / "t5" / "model.safetensors", dir / "model.safetensors");
+    auto e = test::caught([&] { loadModel((dir / "model.safetensors").string()); });
+    fs::remove_all(dir);
+    QVERIFY(e);
+    QCOMPARE(e->kind(), ErrorKind::BadConfig);
+    QVERIFY2(std::string(e->what()).find("config.json") != std::string::npos, e->what());
+  }
+
+  // A training step through the T5 pass: the loss and the gradients of both relative position
+  // bias tables (and of parameters on the way there) as torch autograd computed them.
+  void t5Gradients_data() {
+    QTest::addColumn<QString>("name");
+    QTest::newRow("t5") << QString("t5");
+    QTest::newRow("t5_gated") << QString("t5_gated");
+  }
+  void t5Gradients() {
+    QFETCH(QString, name);
+    Case c = load(name);
+    Training training(*c.model);
+    Targets targets;
+    targets.tokens = c.inputs["training"]["targets"].get<std::vector<std::vector<int>>>();
+    const LossStats stats = training.forwardBackward(test::referenceInputs(c.inputs), targets);
+    const double want_loss = c.inputs["training"]["loss"].get<double>();
+    QVERIFY2(std::abs(stats.loss - want_loss) <= 1e-5 * std::abs(want_loss),
+             (std::to_string(stats.loss) + " vs " + std::to_string(want_loss)).c_str());
+    const ModelWeights g = training.currentGradients();
+    const bool gated = name == "t5_gated";
+    const std::pair<const Tensor*, std::string> pairs[] = {
+        {&g.encoder.relative_bias,
+         "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"},
+        {&g.decoder.relative_bias,
+         "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"},
+        {&g.encoder.layers[1].self_attn.q.weight, "encoder.block.1.layer.0.SelfAttention.q.weight"},
+        {&g.decoder.layers[1].cross_attn.k.weight,
+         "decoder.block.1.layer.1.EncDecAttention.k.weight"},
+        {gated ? &g.decoder.layers[0].ffn.gate.weight : &g.decoder.layers[0].ffn.fc1.weight,
+         gated ? "decoder.block.0.layer.2.DenseReluDense.wi_0.weight"
+               : "decoder.block.0.layer.2.DenseReluDense.wi.weight"},
+        {&g.encoder.final_norm.gamma, "encoder.final_layer_norm.weight"}};
+    for (const auto& [got, key] : pairs) {
+      const Tensor want = c.ref.toFloat("grad." + key);
+      QVERIFY2(got->shape == want.shape, (key + ": shape " + shapeToString(got->shape)).c_str());
+      QVERIFY2(gradientDiff(*got, want) <= kRelTol, key.c_str());
+    }
+    // shared.weight: attnviz keeps the encoder's and the decoder's token table as two parameters
+    // (with T5 v1.0's lm_head the decoder's), whose gradients add up to the shared table's.
+    Tensor tokens = g.encoder.embed.tokens;
+    for (size_t i = 0; i < tokens.data.size(); ++i)
+      tokens.data[i] += g.decoder.embed.tokens.data[i];
+    QVERIFY(gradientDiff(tokens, c.ref.toFloat("grad.shared.weight")) <= kRelTol);
+    // Gated: the untied lm_head has its own gradient.
+    if (gated)
+      QVERIFY(gradientDiff(g.head.projection.weight, c.ref.toFloat("grad.lm_head.weight")) <=
+              kRelTol);
   }
 
   // A folder without weights names what it holds; a BartModel (no head) loads with the head tied.
@@ -345,7 +540,11 @@ class TestHf : public QObject {
   }
 
   // Without config.json the tensor names tell the family; the sizes come from the shapes.
-  void inferred_data() { cases(); }
+  void inferred_data() {
+    QTest::addColumn<QString>("name");
+    QTest::newRow("marian") << QString("marian");
+    QTest::newRow("bart") << QString("bart");
+  }
   void inferred() {
     QFETCH(QString, name);
     const std::string file = name == "marian" ? "model.safetensors" : "pytorch_model.bin";

@@ -1,6 +1,6 @@
 """Hugging Face transformers as the judge: small random-weight models built with transformers
 (GPT2LMHeadModel, BertForMaskedLM, LlamaForCausalLM with grouped-query attention, MarianMTModel,
-BartForConditionalGeneration), saved with save_pretrained (and their tokenizers where the library
+BartForConditionalGeneration, T5ForConditionalGeneration as Flan-T5: gated-gelu, untied), saved with save_pretrained (and their tokenizers where the library
 builds one offline), run by `attnviz-cli run FOLDER --backend cpu|cuda --dump`, and every layer's and
 head's attention probabilities and the logits compared with what transformers returned
 (attn_implementation="eager", output_attentions=True), at the tolerances of tests/test_parity.cpp
@@ -10,16 +10,18 @@ a tokenizer was saved, attnviz's ids for a few sentences (tokens.json of `run --
 
 The inputs: decoder-only rows are not padded (attnviz's GPT-2 and Llama take no padding mask);
 BERT's second row is a sentence pair (segment ids 0 and 1) and its first is padded with [PAD];
-Marian's and BART's second rows are padded with the pad id on both sides (attention_mask and
-decoder_attention_mask to transformers; the decoder's start token, Marian's pad id, is kept).
+Marian's, BART's and T5's second rows are padded with the pad id on both sides (attention_mask and
+decoder_attention_mask to transformers; the decoder's start token, Marian's and T5's pad id, is
+kept).
 
 --stand-in: the same pipeline without transformers (this machine, PyTorch 1.13): the folders and
 reference tensors come from our own models of those classes, tools/hf_decoder_models.py (written by
-tools/make_tutorial_checkpoints.py) and tools/hf_reference_models.py (tools/make_hf_references.py),
+tools/make_tutorial_checkpoints.py), tools/hf_reference_models.py and tools/hf_t5_models.py
+(tools/make_hf_references.py),
 of which only the probabilities and the logits are kept, as transformers gives them.
 
 usage: python3 tools/hf_judge.py --cli PATH/attnviz-cli [--backends cpu,cuda] [--out DIR]
-                                 [--work DIR] [--models gpt2,bert,llama,marian,bart] [--stand-in]
+                                 [--work DIR] [--models gpt2,bert,llama,marian,bart,t5] [--stand-in]
 Prints a table model x tensor x backend -> max error, PASS/FAIL, and writes OUT/hf-judge.json.
 exit: 0 everything matched; 1 a mismatch, a failed model or CLI run; 77 transformers (or PyTorch)
 is not installed here (the line "unavailable: ..." says why); 2 usage.
@@ -37,7 +39,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare_dump as cd  # noqa: E402
 
-MODELS = ("gpt2", "bert", "llama", "marian", "bart")
+MODELS = ("gpt2", "bert", "llama", "marian", "bart", "t5")
 UNAVAILABLE = 77
 SEED = 27
 ROW_KEYS = (("src_ids", "--src-ids"), ("segment_ids", "--segment-ids"), ("tgt_ids", "--tgt-ids"))
@@ -81,11 +83,16 @@ def stand_in_case(name, work):
     import make_tutorial_checkpoints as mtc
 
     classes = {"gpt2": "GPT2LMHeadModel", "bert": "BertForMaskedLM", "llama": "LlamaForCausalLM",
-               "marian": "MarianMTModel", "bart": "BartForConditionalGeneration"}
+               "marian": "MarianMTModel", "bart": "BartForConditionalGeneration",
+               "t5": "T5ForConditionalGeneration"}
     case = Case(name, classes[name] + " (stand-in)")
-    if name in ("marian", "bart"):
-        mhr.make_case(name, work)
-        case.notes.append("tools/hf_reference_models.py, folder and inputs of tools/make_hf_references.py")
+    if name in ("marian", "bart", "t5"):
+        mhr.make_case("t5_gated" if name == "t5" else name, work)
+        if name == "t5":
+            os.replace(os.path.join(work, "t5_gated"), os.path.join(work, name))
+            os.replace(os.path.join(work, "t5_gated.ref.safetensors"), os.path.join(work, name + ".ref.safetensors"))
+        models = "tools/hf_t5_models.py" if name == "t5" else "tools/hf_reference_models.py"
+        case.notes.append(models + ", folder and inputs of tools/make_hf_references.py")
     else:
         {"gpt2": mtc.hf_gpt2, "bert": mtc.hf_bert, "llama": mtc.hf_llama}[name](work, name)
         case.notes.append("tools/hf_decoder_models.py, folder and inputs of tools/make_tutorial_checkpoints.py")
@@ -491,9 +498,39 @@ def hf_bart(case, work, rng):
                   BYTE_TEXTS, expect)
 
 
+def hf_t5(case, work, rng):
+    """Flan-T5 / T5 v1.1: gated-gelu, lm_head untied, relative position bias with few buckets over
+    short distances (the logarithmic buckets reached), spiece.model trained on the corpus."""
+    import transformers
+    import hf_tokenizers as ht
+
+    en, de = _tiny_corpus()
+    spm_bytes = ht.train_t5_spm(en + de, 60)
+    pieces = ht.T5Tokenizer(spm_bytes).sp.get_piece_size()
+    V = pieces + 100  # T5Tokenizer's extra ids
+    config = transformers.T5Config(
+        vocab_size=V, d_model=64, d_kv=16, d_ff=96, num_layers=2, num_decoder_layers=2, num_heads=4,
+        relative_attention_num_buckets=8, relative_attention_max_distance=10, feed_forward_proj="gated-gelu",
+        tie_word_embeddings=False, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0)
+    model = _hf_model("T5ForConditionalGeneration", config, SEED + 5)
+    src, tgt = _seq2seq_rows(rng, 3, pieces, 1, 0)
+    _seq2seq_forward(case, model, src, tgt, 0)
+    with open(os.path.join(case.folder, "spiece.model"), "wb") as f:
+        f.write(spm_bytes)
+
+    def expect(tok, t):
+        tgt_ids = _ids(tok, None, text_target=t)
+        return {"text": t, "args": ["--src", t, "--tgt", t],
+                "expect": {"src_ids": _ids(tok, t), "tgt_ids": [0] + tgt_ids[:-1 if tgt_ids[-1:] == [1] else None]}}
+
+    spiece = os.path.join(case.folder, "spiece.model")
+    _hf_tokenizer(case, lambda: transformers.T5Tokenizer(spiece), MARIAN_TEXTS, expect)
+
+
 HF_BUILDERS = {"gpt2": ("GPT2LMHeadModel", hf_gpt2), "bert": ("BertForMaskedLM", hf_bert),
                "llama": ("LlamaForCausalLM", hf_llama), "marian": ("MarianMTModel", hf_marian),
-               "bart": ("BartForConditionalGeneration", hf_bart)}
+               "bart": ("BartForConditionalGeneration", hf_bart),
+               "t5": ("T5ForConditionalGeneration", hf_t5)}
 
 
 def transformers_case(name, work):

@@ -197,16 +197,7 @@ class HfSeq2Seq(nn.Module):
     # ---- the forward pass ----
 
     def _masks(self, src, tgt):
-        pad = self.cfg["pad_token_id"]
-        src_keep = src != pad                                   # [B, S]
-        tgt_keep = tgt != pad
-        tgt_keep[:, 0] = True                                   # the start token (Marian's is the pad id)
-        T = tgt.shape[1]
-        causal = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
-        enc = ~src_keep[:, None, None, :].expand(-1, 1, src.shape[1], -1)
-        dec = causal[None, None] | ~tgt_keep[:, None, None, :]
-        cross = ~src_keep[:, None, None, :].expand(-1, 1, T, -1)
-        return enc, dec, cross
+        return seq2seq_masks(src, tgt, self.cfg["pad_token_id"])
 
     def forward(self, src, tgt):
         """src [B, S], tgt [B, T] (from the start token) -> logits [B, T, V], decoder hidden [B, T, d]."""
@@ -225,33 +216,59 @@ class HfSeq2Seq(nn.Module):
         src, tgt = torch.tensor(src_ids), torch.tensor(tgt_ids)
         with torch.no_grad():
             logits, hidden = self(src, tgt)
-        out = {}
         records = {"enc_self": [l.self_attn.last for l in self.model.encoder.layers],
                    "dec_self": [l.self_attn.last for l in self.model.decoder.layers],
                    "cross": [l.encoder_attn.last for l in self.model.decoder.layers]}
-        for kind, recs in records.items():
-            for key in ("scores", "mask", "probs"):
-                a = torch.stack([r[key] for r in recs], dim=1)  # [B, L, H, Tq, Tk]
-                out["%s.%s" % (kind, key)] = (a.to(torch.uint8) if key == "mask" else a.float()).numpy()
-        out["logits"] = logits.numpy()
-        out["hidden"] = hidden.numpy()
-        return out
+        return reference_tensors(records, logits, hidden)
 
     def greedy_decode(self, src_1d, max_len):
-        """From decoder_start_token_id, append the argmax of the last position; stop after eos (kept) or
-        after max_len ids. Returns the ids after the start token."""
-        self.eval()
-        tgt = [self.cfg["decoder_start_token_id"]]
-        out = []
-        with torch.no_grad():
-            while len(out) < max_len:
-                logits, _ = self(torch.tensor([src_1d]), torch.tensor([tgt]))
-                nxt = int(logits[0, -1].argmax())
-                out.append(nxt)
-                tgt.append(nxt)
-                if nxt == self.cfg["eos_token_id"]:
-                    break
-        return out
+        return greedy_decode(self, src_1d, max_len)
+
+
+def seq2seq_masks(src, tgt, pad):
+    """The encoder's, the decoder's and the cross-attention's masks (True = masked) [B, 1, Tq, Tk]:
+    padding keys, and in the decoder the later positions; the target's start token (Marian's and
+    T5's is the pad id) is never padding."""
+    src_keep = src != pad                                   # [B, S]
+    tgt_keep = tgt != pad
+    tgt_keep[:, 0] = True
+    T = tgt.shape[1]
+    causal = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+    enc = ~src_keep[:, None, None, :].expand(-1, 1, src.shape[1], -1)
+    dec = causal[None, None] | ~tgt_keep[:, None, None, :]
+    cross = ~src_keep[:, None, None, :].expand(-1, 1, T, -1)
+    return enc, dec, cross
+
+
+def reference_tensors(records, logits, hidden):
+    """The reference tensors of docs/formats.md from each kind's per-layer records ({"scores", "mask",
+    "probs"} of [B, H, Tq, Tk]): KIND.scores/mask/probs [B, L, H, Tq, Tk], logits, hidden."""
+    out = {}
+    for kind, recs in records.items():
+        for key in ("scores", "mask", "probs"):
+            a = torch.stack([r[key] for r in recs], dim=1)  # [B, L, H, Tq, Tk]
+            out["%s.%s" % (kind, key)] = (a.to(torch.uint8) if key == "mask" else a.float()).numpy()
+    out["logits"] = logits.numpy()
+    out["hidden"] = hidden.numpy()
+    return out
+
+
+def greedy_decode(model, src_1d, max_len):
+    """From decoder_start_token_id, append the argmax of the last position; stop after eos (kept) or
+    after max_len ids. Returns the ids after the start token. `model(src, tgt)` returns (logits,
+    hidden); model.cfg holds the ids."""
+    model.eval()
+    tgt = [model.cfg["decoder_start_token_id"]]
+    out = []
+    with torch.no_grad():
+        while len(out) < max_len:
+            logits, _ = model(torch.tensor([src_1d]), torch.tensor([tgt]))
+            nxt = int(logits[0, -1].argmax())
+            out.append(nxt)
+            tgt.append(nxt)
+            if nxt == model.cfg["eos_token_id"]:
+                break
+    return out
 
 
 def init_for_reference_(model, seed, qk_gain=1.6, emb_std=1.0):

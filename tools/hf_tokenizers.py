@@ -118,3 +118,36 @@ class MarianTokenizer:
         """The text of source ids (</s> and <pad> dropped), decoded by the source SentencePiece model."""
         tokens = {i: t for t, i in self.vocab.items()}
         return self.src.decode_pieces([tokens[i] for i in ids if tokens[i] not in ("</s>", "<pad>")])
+
+
+def train_t5_spm(sentences, vocab_size):
+    """A tiny unigram SentencePiece model laid out as T5's spiece.model: <pad> 0, </s> 1, <unk> 2, no
+    <s> (its serialized bytes), trained deterministically on one thread."""
+    import sentencepiece as spm
+
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(sentences), model_writer=model, vocab_size=vocab_size,
+                                   model_type="unigram", num_threads=1, character_coverage=1.0,
+                                   hard_vocab_limit=False, minloglevel=2, pad_id=0, eos_id=1, unk_id=2,
+                                   bos_id=-1)
+    return model.getvalue()
+
+
+class T5Tokenizer:
+    """T5Tokenizer's ids for plain text: the SentencePiece pieces' own ids, </s> appended to the source
+    (not to a target prefix); the extra ids <extra_id_N> follow the pieces, <extra_id_0> last."""
+
+    def __init__(self, spm_bytes, eos_id=1):
+        import sentencepiece as spm
+
+        self.sp = spm.SentencePieceProcessor(model_proto=spm_bytes)
+        self.eos_id = eos_id
+
+    def encode_source(self, text):
+        return list(self.sp.encode(text)) + [self.eos_id]
+
+    def encode_target(self, text):
+        return list(self.sp.encode(text))
+
+    def decode(self, ids):
+        return self.sp.decode([i for i in ids if i < self.sp.get_piece_size()])

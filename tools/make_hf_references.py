@@ -12,6 +12,12 @@ sentences tokenized by the Python tokenizers of tools/hf_tokenizers.py.
   one thread), vocab.json = </s>, <unk>, both models' pieces, <pad>.
 - bart: BartForConditionalGeneration; pytorch_model.bin (torch.save of the whole state_dict, tied
   copies included); vocab.json + merges.txt of a byte-level BPE learned here.
+- t5: T5ForConditionalGeneration as T5 v1.0 (tools/hf_t5_models.py): ReLU DenseReluDense, lm_head tied
+  to shared (the output × d_model^-0.5); t5_gated as Flan-T5 / v1.1: gated-gelu, lm_head untied, one
+  more decoder layer than encoder layers. Both: model.safetensors with shared.weight alone for the
+  token tables (save_pretrained's one copy), few buckets over short distances so that the
+  logarithmic buckets are reached; spiece.model trained here (<pad> 0, </s> 1, <unk> 2), no
+  vocab.json.
 
 The script is deterministic (byte-identical output run to run on one machine).
 
@@ -27,6 +33,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hf_reference_models as hm  # noqa: E402
+import hf_t5_models as t5m  # noqa: E402
 import hf_tokenizers as ht  # noqa: E402
 import stio  # noqa: E402
 
@@ -126,7 +133,38 @@ def _bart(seed):
     return model, tok, vocab, files, config, src, tgt, texts, EN[pairs[0][0]]
 
 
-CASES = {"marian": (_marian, 20009), "bart": (_bart, 20186)}  # seeds from --find-seed
+def _t5(seed, gated):
+    spm_bytes = ht.train_t5_spm(EN + DE, 60)
+    tok = ht.T5Tokenizer(spm_bytes)
+    pieces = tok.sp.get_piece_size()
+    V = pieces + 100  # T5Tokenizer's 100 extra ids after the pieces
+    torch.manual_seed(seed)
+    model = t5m.T5(V, d_model=32, d_kv=8, d_ff=48 if gated else 64, num_layers=2,
+                   num_decoder_layers=3 if gated else 2, num_heads=4,
+                   relative_attention_num_buckets=16 if gated else 8,
+                   relative_attention_max_distance=20 if gated else 10, layer_norm_epsilon=1e-6,
+                   feed_forward_proj="gated-gelu" if gated else "relu", tie_word_embeddings=not gated)
+    t5m.init_for_reference_(model, seed)
+    pairs = [(0, 0), (2, 2)] if gated else [(4, 4), (1, 1)]
+    src = [tok.encode_source(EN[i]) for i, _ in pairs]
+    tgt = [[0] + tok.encode_target(DE[j]) for _, j in pairs]
+    files = {"spiece.model": spm_bytes}
+    config = model.config_json(n_positions=512, output_past=True)
+    texts = [{"text": t, "src_ids": tok.encode_source(t), "tgt_ids": tok.encode_target(t),
+              "src_decoded": tok.decode(tok.encode_source(t)[:-1])} for t in MARIAN_TEXTS]
+    return model, tok, None, files, config, src, tgt, texts, EN[pairs[0][0]]
+
+
+CASES = {"marian": (_marian, 20009), "bart": (_bart, 20186),  # seeds from --find-seed
+         "t5": (lambda seed: _t5(seed, False), 30026), "t5_gated": (lambda seed: _t5(seed, True), 30060)}
+# The parameters whose loss gradients the T5 references keep (test_hf compares them).
+T5_GRADIENTS = ["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
+                "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
+                "shared.weight", "lm_head.weight", "encoder.block.1.layer.0.SelfAttention.q.weight",
+                "decoder.block.1.layer.1.EncDecAttention.k.weight",
+                "decoder.block.0.layer.2.DenseReluDense.wi.weight",
+                "decoder.block.0.layer.2.DenseReluDense.wi_0.weight",
+                "encoder.final_layer_norm.weight"]
 MIN_MARGIN = 0.02
 EOS_BIAS = 4.0  # added to the end token's final_logits_bias so that random models stop on their own
 GREEDY_MAX = 12
@@ -178,9 +216,10 @@ def make_case(name, out_dir):
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump(config, f, indent=2, sort_keys=True)
         f.write("\n")
-    with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as f:
-        json.dump(vocab, f, ensure_ascii=False, indent=0)
-        f.write("\n")
+    if vocab is not None:  # T5's vocabulary is spiece.model's
+        with open(os.path.join(folder, "vocab.json"), "w", encoding="utf-8") as f:
+            json.dump(vocab, f, ensure_ascii=False, indent=0)
+            f.write("\n")
     for fname, data in files.items():
         with open(os.path.join(folder, fname), "wb") as f:
             f.write(data)
@@ -189,6 +228,13 @@ def make_case(name, out_dir):
         # save_pretrained's safetensors: one copy of the tied table, no fixed sinusoid tables
         drop = {"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", "lm_head.weight",
                 "model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"}
+        stio.write(os.path.join(folder, "model.safetensors"),
+                   {k: v for k, v in state.items() if k not in drop}, {"format": "pt"})
+    elif name.startswith("t5"):
+        # save_pretrained's safetensors: shared.weight for the token tables, lm_head only untied
+        drop = {"encoder.embed_tokens.weight", "decoder.embed_tokens.weight"}
+        if model.cfg["tie_word_embeddings"]:
+            drop.add("lm_head.weight")
         stio.write(os.path.join(folder, "model.safetensors"),
                    {k: v for k, v in state.items() if k not in drop}, {"format": "pt"})
     else:
@@ -200,14 +246,26 @@ def make_case(name, out_dir):
     bad = _quality(model, src[0], out)
     if bad:
         raise SystemExit("%s: not a robust test (%s); pick another seed with --find-seed" % (name, bad))
+    if name.startswith("t5"):
+        # A training step's loss (next-token targets, padding and the last position not counted)
+        # and the gradients of the relative position bias tables and a few other parameters.
+        targets = [[row[i + 1] if i + 1 < len(row) and row[i + 1] != pad else -1 for i in range(len(row))]
+                   for row in tgt_b]
+        loss, grads = model.loss_gradients(src_b, tgt_b, targets)
+        for key in T5_GRADIENTS:
+            if key in grads:
+                tensors["grad." + key] = grads[key]
+        training = {"targets": targets, "loss": loss}
     meta = {"src_ids": src_b, "tgt_ids": tgt_b,
             "greedy": {"src_ids": src[0], "max_len": GREEDY_MAX, "out_ids": out, "src_text": sentence},
             "tokenize": texts}
+    if name.startswith("t5"):
+        meta["training"] = training
     ref = os.path.join(out_dir, name + ".ref.safetensors")
     stio.write(ref, tensors, {"inputs": json.dumps(meta, ensure_ascii=False)})
     size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder)) + os.path.getsize(ref)
-    print("%-7s V=%d B=%d S=%d T=%d greedy=%s  %.0f KiB" % (name, len(vocab), len(src_b), len(src_b[0]),
-                                                          len(tgt_b[0]), out, size / 1024))
+    print("%-8s V=%d B=%d S=%d T=%d greedy=%s  %.0f KiB" % (name, model.cfg["vocab_size"], len(src_b),
+                                                           len(src_b[0]), len(tgt_b[0]), out, size / 1024))
 
 
 def main():

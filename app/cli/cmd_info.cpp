@@ -59,9 +59,21 @@ int runInfo(const ModelArgs& args) {
             << (c.positional == Positional::Rotary ? ", theta " + shortNumber(c.rope_theta) + ", " +
                                                          ropeLayoutName(c.rope_layout) + " pairs"
                                                    : std::string())
+            << (c.positional == Positional::Relative
+                    ? " (a bias per head on the scores: " + std::to_string(c.relative_buckets) +
+                          " buckets up to distance " + std::to_string(c.relative_max_distance) + ")"
+                    : std::string())
             << "\n"
+            << "scores:       QK^T "
+            << (c.attn_scale == 1.0f  ? "(unscaled)"
+                : c.attn_scale > 0.0f ? "x " + shortNumber(c.attn_scale)
+                                      : "/ sqrt(" + std::to_string(c.d_k) + ")")
+            << (c.positional == Positional::Relative ? " + relative position bias" : "")
+            << ", then the mask\n"
             << "embeddings:   " << (c.embed_scale ? "scaled by sqrt(d_model)" : "unscaled")
-            << (c.n_segments ? ", " + std::to_string(c.n_segments) + " segments" : "") << "\n"
+            << (c.n_segments ? ", " + std::to_string(c.n_segments) + " segments" : "")
+            << (c.output_scale ? "; the output head reads the stream x 1/sqrt(d_model)" : "")
+            << "\n"
             << "mask fill:    " << c.mask_fill << "\n"
             << "parameters:   " << c.parameterCount() << "\n";
   if (c.hasEncoder())
@@ -78,7 +90,10 @@ int runInfo(const ModelArgs& args) {
   std::cout << "special ids:  pad " << padName(c.hasEncoder() ? c.src_pad_id : c.tgt_pad_id);
   if (c.hasCross()) std::cout << "/" << padName(c.tgt_pad_id);
   std::cout << ", bos " << name(c.bos_id) << ", eos " << name(c.eos_id)
-            << (c.src_bos_eos ? ", source wrapped in start/end markers" : "") << "\n";
+            << (c.src_bos_eos ? (c.src_bos_id >= 0 ? ", source wrapped in start/end markers"
+                                                   : ", the end marker appended to the source")
+                              : "")
+            << "\n";
   if (c.classHead() != ClassHead::None) {
     std::cout << "classes:      " << c.n_classes << ":";
     for (int k = 0; k < c.n_classes && k < (int)kShownTokens; ++k)

@@ -20,7 +20,7 @@ const char* roleName(Role r) {
       "attn_output", "attn_q_norm",   "attn_k_norm",    "cross_norm",   "cross_q",
       "cross_k",     "cross_v",       "cross_qkv",      "cross_output", "ffn_norm",
       "ffn_up",      "ffn_gate",      "ffn_down",       "output_norm",  "output",
-      "mlm_dense",   "mlm_norm",      "pooler",         "cls"};
+      "mlm_dense",   "mlm_norm",      "pooler",         "cls",          "attn_rel_b"};
   return kNames[(int)r];
 }
 
@@ -880,6 +880,71 @@ std::vector<ArchSpec> makeTable() {
         "model tells)";
     huggingFace(a, "bart", {"BartForConditionalGeneration", "BartModel"},
                 HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
+  {
+    // modeling_t5.py (T5ForConditionalGeneration; mT5 and Flan-T5 are the same code): pre-norm
+    // T5LayerNorm (RMSNorm, weight only, eps layer_norm_epsilon), no positions added but a
+    // relative position bias [buckets, H] held by each stack's first self-attention (bidirectional
+    // in the encoder, causal in the decoder) and added to the scores of every layer; scores not
+    // scaled (QKᵀ alone); q, k, v, o without biases; a final norm per stack; DenseReluDense
+    // (wi, ReLU, wo) or, gated (v1.1, Flan), act(wi_0) ⊙ wi_1 then wo; with tie_word_embeddings
+    // the decoder's output × d_model^-0.5 into lm_head = shared. config.json (configFromHf) states
+    // the rest.
+    ArchSpec a = describe("hf-t5", "T5ForConditionalGeneration",
+                          "Hugging Face T5ForConditionalGeneration (T5, mT5, Flan-T5)",
+                          "Hugging Face transformers' modeling_t5.py");
+    ArchDefaults& d = a.defaults;
+    d.norm = NormPlacement::Pre;
+    d.norm_kind = NormKind::RmsNorm;
+    d.layer_norm_eps = 1e-6f;
+    d.positional = Positional::Relative;
+    d.final_norm = true;
+    d.attn_scale = 1.0f;
+    d.max_len = 8192;      // relative positions set no limit: the one of a computed table's rows
+    d.src_bos_eos = true;  // the tokenizer appends </s> (no start marker)
+    a.tied_output = true;
+    for (Part p : {kEnc, kDec}) {
+      const bool dec = p == kDec;
+      const std::string s = dec ? "decoder" : "encoder";
+      const std::string l = s + ".block.{N}.layer.";
+      add(a.names, {one(p, Role::TokenEmbd, s + ".embed_tokens.weight", kTiedCopy),
+                    one(p, Role::TokenEmbd, "shared.weight", kTiedCopy),
+                    one(p, Role::RelPosBias,
+                        s + ".block.0.layer.0.SelfAttention.relative_attention_bias.weight"),
+                    one(p, Role::AttnNorm, l + "0.layer_norm.weight")});
+      add(a.names, separate(p, false, l + "0.SelfAttention.", "q", "k", "v", "o"));
+      if (dec) {
+        a.names.push_back(one(p, Role::CrossNorm, l + "1.layer_norm.weight"));
+        add(a.names, separate(p, true, l + "1.EncDecAttention.", "q", "k", "v", "o"));
+      }
+      const std::string f = l + (dec ? "2." : "1.");
+      add(a.names, {one(p, Role::FfnNorm, f + "layer_norm.weight"),
+                    one(p, Role::FfnUp, f + "DenseReluDense.wi.weight"),
+                    one(p, Role::FfnUp, f + "DenseReluDense.wi_1.weight"),
+                    one(p, Role::FfnGate, f + "DenseReluDense.wi_0.weight"),
+                    one(p, Role::FfnDown, f + "DenseReluDense.wo.weight"),
+                    one(p, Role::FinalNorm, s + ".final_layer_norm.weight")});
+    }
+    a.names.push_back(one(kHead, Role::Output, "lm_head.weight"));
+    a.ids.pad = 0;
+    a.ids.eos = 1;
+    a.ids.bos = -3;  // decoder_start_token_id: the pad token
+    a.decode = {5,
+                "attnviz's rule (source length + 5 new tokens); the decoder starts with "
+                "decoder_start_token_id (the pad token) and stops after </s>, as generate() "
+                "does greedily"};
+    a.notes =
+        "relative position bias and unscaled scores as modeling_t5.py computes them; "
+        "config.json beside the model states the feed-forward and the tied head";
+    huggingFace(a, "t5", {"T5ForConditionalGeneration", "T5Model"}, HfTokenizer::T5);
+    t.push_back(a);
+    // modeling_mt5.py: the same modules and math under model_type "mt5" (MT5Config's defaults
+    // differ: gated-gelu, untied; config.json states them).
+    a.model = "MT5ForConditionalGeneration";
+    a.title = "Hugging Face MT5ForConditionalGeneration (mT5)";
+    a.source = "Hugging Face transformers' modeling_mt5.py";
+    huggingFace(a, "mt5", {"MT5ForConditionalGeneration", "MT5Model"}, HfTokenizer::T5);
     t.push_back(a);
   }
   addTutorials(t);

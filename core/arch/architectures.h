@@ -27,8 +27,10 @@ enum class NormPlacement { Post, Pre };
 // Sinusoidal: PE(pos, 2i) = sin, PE(pos, 2i+1) = cos (the paper, the tutorials);
 // SinusoidalHalves: the same frequencies laid out [sin … | cos …] (Marian); Learned: a table.
 // Rotary: no table added to the embeddings; each head's queries and keys are rotated by their
-// position (rope_theta, rope_layout).
-enum class Positional { Sinusoidal, SinusoidalHalves, Learned, Rotary };
+// position (rope_theta, rope_layout). Relative: no table added either; T5's relative position
+// bias, a learned [buckets, H] table per stack, is added to each self-attention's scores by the
+// bucket of key − query (relative_buckets, relative_max_distance).
+enum class Positional { Sinusoidal, SinusoidalHalves, Learned, Rotary, Relative };
 // What the model outputs per position (token logits) and per sequence (class logits).
 enum class TokenHead { None, Linear, BertMlm };
 enum class ClassHead { None, MeanPool, Pooler };
@@ -66,8 +68,9 @@ enum class Role : uint8_t {
   MlmNorm,
   Pooler,      // BERT's pooler [d, d] on the first position (tanh)
   Classifier,  // class logits [n_classes, d]
+  RelPosBias,  // T5's relative position bias [buckets, H], per stack (its first layer holds it)
 };
-constexpr int kRoleCount = (int)Role::Classifier + 1;
+constexpr int kRoleCount = (int)Role::RelPosBias + 1;
 const char* roleName(Role r);  // "token_embd", "attn_q", "ffn_gate", … (llama.cpp's GGUF names)
 bool isNormRole(Role r);
 bool isLayerRole(Role r);  // per layer ({N} in its names)
@@ -112,6 +115,8 @@ struct ArchDefaults {
   Positional positional = Positional::Sinusoidal;
   float rope_theta = 10000.0f;
   RopeLayout rope_layout = RopeLayout::Interleaved;
+  float attn_scale = 0.0f;    // the scores' scale; 0 = 1/√d_k
+  bool output_scale = false;  // the token head's input × 1/√d_model (T5's tied embeddings)
   bool gated_ffn = false;
   bool final_norm = false;
   bool embed_scale = false;
@@ -170,7 +175,8 @@ struct SpecialIds {
 };
 
 // Which tokenizer a Hugging Face folder of this architecture uses.
-enum class HfTokenizer : uint8_t { None, Marian, ByteLevelBpe, WordPiece, SentencePieceOrJson };
+// T5: SentencePiece's spiece.model, </s> appended to the source.
+enum class HfTokenizer : uint8_t { None, Marian, ByteLevelBpe, WordPiece, SentencePieceOrJson, T5 };
 
 // How many tokens the tutorial's own greedy decoder makes (attnviz-cli decode's default).
 struct DecodeRule {

@@ -34,12 +34,16 @@ std::string outputs(const ArchSpec& a) {
   return s.empty() ? "the hidden states (no head)" : s;
 }
 
+std::string number(float v);
+
 std::string positions(const ArchDefaults& d) {
   std::string s = positionalName(d.positional);
+  if (d.positional == Positional::Relative) s += " position bias on the scores";
   if (d.position_offset) s += ", `position_offset` " + std::to_string(d.position_offset);
   if (d.max_len != 5000) s += ", max_len " + std::to_string(d.max_len);
   if (d.positional == Positional::Rotary)
     s += std::string(", ") + ropeLayoutName(d.rope_layout) + " pairs";
+  if (d.attn_scale > 0.0f) s += ", scores × " + number(d.attn_scale) + " (not 1/√d_k)";
   return s;
 }
 

@@ -42,6 +42,8 @@ const char* positionalName(Positional p) {
       return "learned";
     case Positional::Rotary:
       return "rotary";
+    case Positional::Relative:
+      return "relative";
   }
   return "?";
 }
@@ -236,6 +238,10 @@ std::vector<std::string> getVocab(const json& j, const char* key, const std::str
 
 }  // namespace
 
+float ModelConfig::scoreScale() const {
+  return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt((float)d_k);
+}
+
 int64_t ModelConfig::parameterCount() const {
   auto lin = [](int64_t in, int64_t out, bool bias) { return in * out + (bias ? out : 0); };
   const int64_t d = d_model;
@@ -251,8 +257,10 @@ int64_t ModelConfig::parameterCount() const {
   const int64_t ffn = d_ff > 0 ? lin(d, d_ff, fb) * (gated_ffn ? 2 : 1) + lin(d_ff, d, fb) + ln : 0;
   const int64_t pos =
       positional == Positional::Learned ? ((int64_t)max_len + position_offset) * d : 0;
+  const int64_t relative =
+      positional == Positional::Relative ? (int64_t)relative_buckets * n_heads : 0;
   auto embeddings = [&](const std::vector<std::string>& vocab) {
-    return (int64_t)vocab.size() * d + pos + (embed_norm ? ln : 0);
+    return (int64_t)vocab.size() * d + pos + (embed_norm ? ln : 0) + relative;
   };
   int64_t n = 0;
   if (hasEncoder())
@@ -292,6 +300,8 @@ void applyDefaults(ModelConfig& c) {
   c.positional = d.positional;
   c.rope_theta = d.rope_theta;
   c.rope_layout = d.rope_layout;
+  c.attn_scale = d.attn_scale;
+  c.output_scale = d.output_scale;
   c.gated_ffn = d.gated_ffn;
   c.final_norm = d.final_norm;
   c.embed_scale = d.embed_scale;
@@ -544,8 +554,35 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
       {"sinusoidal", Positional::Sinusoidal},
       {"sinusoidal-halves", Positional::SinusoidalHalves},
       {"learned", Positional::Learned},
-      {"rotary", Positional::Rotary}};
+      {"rotary", Positional::Rotary},
+      {"relative", Positional::Relative}};
   c.positional = getChoice(j, "positional", src, c.positional, kPositions);
+  if (c.positional == Positional::Relative) {
+    // T5's buckets: a bidirectional half of relative_buckets / 2, exact below a quarter, and a
+    // logarithmic range that needs max_distance beyond the exact ones.
+    const int buckets = c.relative_buckets, distance = c.relative_max_distance;
+    c.relative_buckets =
+        getInt(j, "relative_buckets", src, 4, ConfigLimits::kMaxRelativeBuckets, &buckets);
+    c.relative_max_distance =
+        getInt(j, "relative_max_distance", src, 1, ConfigLimits::kMaxLen, &distance);
+    if (c.relative_max_distance <= c.relative_buckets / 2)
+      bad(src, "\"relative_max_distance\" " + std::to_string(c.relative_max_distance) +
+                   " must exceed half of the " + std::to_string(c.relative_buckets) +
+                   " relative_buckets (the distances that have a bucket each)");
+  } else if (j.contains("relative_buckets") || j.contains("relative_max_distance")) {
+    bad(src,
+        "\"relative_buckets\" and \"relative_max_distance\" need \"positional\": \"relative\"");
+  }
+  if (j.contains("attn_scale")) {
+    const json& a = j["attn_scale"];
+    const float f = a.is_number() ? static_cast<float>(a.get<double>()) : 0.0f;
+    if (!a.is_number() || !std::isfinite(f) || !(f > 0.0f))
+      bad(src, "\"attn_scale\" is " + clipForMessage(a.dump(), 40) +
+                   ", expected a positive number (the factor of QKᵀ; absent = 1/√d_k)");
+    c.attn_scale = f;
+  }
+  c.output_scale = getBool(j, "output_scale", src, c.output_scale);
+  c.tied_output = getOptionalBool(j, "tied_output", src, std::nullopt);
   static constexpr std::pair<const char*, NormKind> kNormKinds[] = {
       {"layernorm", NormKind::LayerNorm},
       {"layernorm-std", NormKind::LayerNormStd},
@@ -587,9 +624,10 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
                                 c.src_vocab[c.src_bos_id] == c.tgt_vocab[c.bos_id] &&
                                 c.src_vocab[c.src_eos_id] == c.tgt_vocab[c.eos_id];
     c.src_bos_eos = getBool(j, "src_bos_eos", src, c.src_bos_eos && shared_markers);
-    if (c.src_bos_eos && (c.src_bos_id < 0 || c.src_eos_id < 0))
+    // A source with an end marker only (T5 appends </s>) has src_bos_id -1.
+    if (c.src_bos_eos && c.src_eos_id < 0)
       bad(src, "\"src_bos_eos\" is true but the source vocabulary of " + std::to_string(Vs) +
-                   " tokens has no start/end id (give src_bos_id and src_eos_id)");
+                   " tokens has no end id (give src_eos_id, and src_bos_id unless -1: none)");
   } else {
     c.src_bos_eos = false;
   }
@@ -685,6 +723,13 @@ json ModelConfig::toJson() const {
     j["rope_theta"] = rope_theta;
     j["rope_layout"] = ropeLayoutName(rope_layout);
   }
+  if (positional == Positional::Relative) {
+    j["relative_buckets"] = relative_buckets;
+    j["relative_max_distance"] = relative_max_distance;
+  }
+  if (attn_scale > 0.0f) j["attn_scale"] = attn_scale;
+  if (output_scale) j["output_scale"] = true;
+  if (tied_output) j["tied_output"] = *tied_output;
   if (gated_ffn) j["gated_ffn"] = true;
   if (position_offset) j["position_offset"] = position_offset;
   j["max_len"] = max_len;

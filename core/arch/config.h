@@ -71,6 +71,17 @@ struct ModelConfig {
   Positional positional = Positional::Sinusoidal;
   float rope_theta = 10000.0f;                       // Positional::Rotary
   RopeLayout rope_layout = RopeLayout::Interleaved;  // Positional::Rotary
+  // Positional::Relative (T5): the buckets of the relative position bias table [buckets, H] and
+  // the distance from which every key falls in a half's last bucket (compute/position_buckets.h).
+  int relative_buckets = 32;
+  int relative_max_distance = 128;
+  // The scores' scale: QKᵀ·attn_scale; 0 = 1/√d_k (T5: 1, no scaling).
+  float attn_scale = 0.0f;
+  // The token head's input × 1/√d_model (T5 with tie_word_embeddings, before the tied lm_head).
+  bool output_scale = false;
+  // Whether the output projection is the token table when the file has none of its own; unset =
+  // the descriptor's tied_output (config.json's tie_word_embeddings false: it must be there).
+  std::optional<bool> tied_output;
   // A gated feed-forward: fc2(act(gate(x)) ⊙ fc1(x)) — SwiGLU with Silu, GeGLU with Gelu.
   bool gated_ffn = false;
   int max_len = 5000;
@@ -108,6 +119,13 @@ struct ModelConfig {
   // head h reads: h / (n_heads / n_kv_heads), the g(h) of the attention ops (compute/backend.h).
   int queriesPerKvHead() const { return n_heads / kvHeads(); }
   int kvHeadOf(int h) const { return h / queriesPerKvHead(); }
+  // The factor of QKᵀ in the scores: attn_scale, or 1/√d_k when it is 0.
+  float scoreScale() const;
+  // Whether a score is q·k/√d_k alone, so that a trace may recompute it from the kept q and k
+  // (AttentionBlock::scores_from_qk); not with a relative position bias or another scale.
+  bool scoresAreScaledQk() const {
+    return positional != Positional::Relative && attn_scale == 0.0f;
+  }
   int attnWidth() const { return n_heads * d_k; }       // width of the Q projection
   int valueWidth() const { return n_heads * d_v; }      // width of the context
   int keyWidth() const { return kvHeads() * d_k; }      // width of the K projection
@@ -132,6 +150,7 @@ struct ConfigLimits {
   static constexpr int kMaxSinusoidalPositions = 8192;  // rows of a computed sinusoid table
   static constexpr int kMaxSegments = 64;
   static constexpr int kMaxClasses = 1 << 16;
+  static constexpr int kMaxRelativeBuckets = 1024;  // rows of a relative position bias table
 };
 
 // The settings a names map shares with the config (docs/formats.md "Your own names"), each read

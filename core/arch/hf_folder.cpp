@@ -1,6 +1,7 @@
 #include "arch/hf_folder.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -57,6 +58,250 @@ std::vector<std::string> idTokens(int V) {
 int findToken(const std::vector<std::string>& v, const char* token) {
   auto it = std::find(v.begin(), v.end(), token);
   return it == v.end() ? -1 : (int)(it - v.begin());
+}
+
+// A positive finite float32 (an epsilon), `fallback` when absent or null.
+float positive(const json& hf, const char* key, const std::string& where, float fallback) {
+  if (!hf.contains(key) || hf[key].is_null()) return fallback;
+  const json& v = hf[key];
+  const float f = v.is_number() ? (float)v.get<double>() : 0.0f;
+  if (!v.is_number() || !std::isfinite(f) || !(f > 0.0f) || f > 1.0f)
+    refuse(where, std::string("\"") + key + "\" is " + clipForMessage(v.dump(), 40) +
+                      ", expected a positive number of at most 1");
+  return f;
+}
+
+// A key that must be absent, null or `accepted` (attnviz does not reproduce anything else).
+void onlyValue(const json& hf, const char* key, const json& accepted, const std::string& where,
+               const std::string& why) {
+  if (hf.contains(key) && !hf[key].is_null() && hf[key] != accepted)
+    refuse(where,
+           std::string("\"") + key + "\" is " + clipForMessage(hf[key].dump(), 40) + ": " + why);
+}
+
+// T5Config (configuration_t5.py; MT5Config the same) onto attnviz's config keys. Every key
+// modeling_t5.py reads is read; the keys of training, generation and bookkeeping are named as
+// ignored in the notes; anything else is named too, never silently dropped.
+ModelConfig configFromT5(const json& hf, const std::string& folder, const ArchSpec& t,
+                         std::vector<std::string>* notes) {
+  const std::string where = (fs::path(folder) / "config.json").string();
+  const int d = integer(hf, "d_model", where, nullptr);
+  const int heads = integer(hf, "num_heads", where, nullptr);
+  const int d_kv = integer(hf, "d_kv", where, nullptr);
+  const int d_ff = integer(hf, "d_ff", where, nullptr);
+  const int layers = integer(hf, "num_layers", where, nullptr);
+  const int dec_layers = integer(hf, "num_decoder_layers", where, &layers);
+  const int V = integer(hf, "vocab_size", where, nullptr);
+  if (V < 1 || V > ConfigLimits::kMaxVocab)
+    refuse(where, "a vocabulary of " + std::to_string(V) + " tokens (1 to " +
+                      std::to_string(ConfigLimits::kMaxVocab) + " are read)");
+  const int buckets_default = 32, distance_default = 128;  // T5Config's
+  const int buckets = integer(hf, "relative_attention_num_buckets", where, &buckets_default);
+  const int distance = integer(hf, "relative_attention_max_distance", where, &distance_default);
+  if (buckets < 4 || buckets > ConfigLimits::kMaxRelativeBuckets)
+    refuse(where, "\"relative_attention_num_buckets\" is " + std::to_string(buckets) +
+                      ", expected 4 to " + std::to_string(ConfigLimits::kMaxRelativeBuckets) +
+                      " (the encoder's half of them, exact and logarithmic)");
+  if (distance <= buckets / 2)
+    refuse(where,
+           "\"relative_attention_max_distance\" " + std::to_string(distance) +
+               " is not beyond the " + std::to_string(buckets / 2) +
+               " distances with a bucket each (relative_attention_num_buckets / 2): "
+               "modeling_t5.py's logarithm of max_distance / (num_buckets / 2) has no range");
+
+  // feed_forward_proj "{act}" or "gated-{act}"; "gated-gelu" is gelu_new. A config.json that
+  // also holds dense_act_fn and is_gated_act (saved from the config object) has them win, as
+  // PretrainedConfig sets them after T5Config derives them.
+  const std::string proj = hf.contains("feed_forward_proj") && hf["feed_forward_proj"].is_string()
+                               ? hf["feed_forward_proj"].get<std::string>()
+                               : "relu";
+  if (hf.contains("feed_forward_proj") && !hf["feed_forward_proj"].is_string() &&
+      !hf["feed_forward_proj"].is_null())
+    refuse(where, "\"feed_forward_proj\" is " + clipForMessage(hf["feed_forward_proj"].dump(), 40) +
+                      ", expected \"relu\" or \"gated-gelu\"");
+  const bool gated_named = proj.rfind("gated-", 0) == 0;
+  std::string act = gated_named ? proj.substr(6) : proj;
+  if (act.find('-') != std::string::npos)
+    refuse(where, "\"feed_forward_proj\" is \"" + clipForMessage(proj, 40) +
+                      "\", expected \"{ACT_FN}\" or \"gated-{ACT_FN}\" (\"relu\", \"gated-gelu\")");
+  if (proj == "gated-gelu") act = "gelu_new";
+  const bool gated = boolean(hf, "is_gated_act", where, gated_named);
+  if (hf.contains("dense_act_fn") && !hf["dense_act_fn"].is_null()) {
+    if (!hf["dense_act_fn"].is_string())
+      refuse(where, "\"dense_act_fn\" is " + clipForMessage(hf["dense_act_fn"].dump(), 40) +
+                        ", expected an activation's name");
+    act = hf["dense_act_fn"].get<std::string>();
+  }
+  const std::pair<const char*, const char*> acts[] = {
+      {"relu", "relu"},          {"gelu", "gelu"},
+      {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"},
+      {"silu", "silu"},          {"swish", "silu"}};
+  const char* activation = nullptr;
+  for (const auto& [hf_name, ours] : acts)
+    if (act == hf_name) activation = ours;
+  if (!activation)
+    refuse(where, "the feed-forward's activation \"" + clipForMessage(act, 40) + "\" (from \"" +
+                      clipForMessage(proj, 40) +
+                      "\") is not one attnviz computes (relu, gelu, gelu_new, gelu_pytorch_tanh, "
+                      "silu)");
+
+  onlyValue(hf, "is_encoder_decoder", true, where,
+            "attnviz runs T5 as the encoder-decoder T5ForConditionalGeneration is");
+  onlyValue(hf, "is_decoder", false, where, "a T5 stack alone as a decoder is not run");
+  onlyValue(hf, "add_cross_attention", false, where, "T5's cross-attention is its own");
+  if (hf.contains("pruned_heads") && !hf["pruned_heads"].is_null() &&
+      !(hf["pruned_heads"].is_object() && hf["pruned_heads"].empty()))
+    refuse(where, "\"pruned_heads\" is " + clipForMessage(hf["pruned_heads"].dump(), 40) +
+                      ": attnviz runs every layer with num_heads heads");
+
+  const bool tied = boolean(hf, "tie_word_embeddings", where, true);
+  const int pad_default = 0, eos_default = 1;  // T5Config's
+  const int pad = integer(hf, "pad_token_id", where, &pad_default);
+  const int eos = integer(hf, "eos_token_id", where, &eos_default);
+  if (!hf.contains("decoder_start_token_id") || hf["decoder_start_token_id"].is_null())
+    notes->push_back(
+        "config.json has no decoder_start_token_id: the decoder starts with the pad token "
+        "(T5's published configs state 0, the pad id)");
+  const int start = integer(hf, "decoder_start_token_id", where, &pad);
+
+  // Vocabulary: spiece.model's pieces, then T5Tokenizer's <extra_id_N> (the last id is
+  // <extra_id_0>), fitted to the V rows of the table.
+  const fs::path dir(folder);
+  std::vector<std::string> tokens;
+  if (fs::exists(dir / "spiece.model") && sentencePieceAvailable()) {
+    tokens = readSentencePiecePieces((dir / "spiece.model").string());
+    const int pieces = (int)tokens.size();
+    const int extra = std::min(100, std::max(0, V - pieces));
+    for (int id = pieces; id < pieces + extra; ++id)
+      tokens.push_back("<extra_id_" + std::to_string(pieces + extra - 1 - id) + ">");
+    tokens = fitVocabulary(std::move(tokens), V, "spiece.model", notes);
+  } else {
+    tokens = idTokens(V);
+    notes->push_back(std::string(fs::exists(dir / "spiece.model")
+                                     ? "this build has no SentencePiece (libsentencepiece-dev)"
+                                     : "no spiece.model in " + folder) +
+                     ": tokens are shown as their ids");
+  }
+
+  json c;
+  c["family"] = t.family;
+  c["model"] = t.model;
+  c["d_model"] = d;
+  c["n_heads"] = heads;
+  c["d_k"] = c["d_v"] = d_kv;
+  c["d_ff"] = d_ff;
+  c["n_encoder_layers"] = layers;
+  c["n_decoder_layers"] = dec_layers;
+  c["activation"] = activation;
+  c["gated_ffn"] = gated;
+  c["layer_norm_eps"] = positive(hf, "layer_norm_epsilon", where, 1e-6f);
+  c["relative_buckets"] = buckets;
+  c["relative_max_distance"] = distance;
+  c["output_scale"] = tied;  // modeling_t5.py: sequence_output × d_model^-0.5 when tied
+  c["tied_output"] = tied;
+  c["src_vocab"] = c["tgt_vocab"] = tokens;
+  c["pad_id"] = pad;
+  c["eos_id"] = eos;
+  c["bos_id"] = start;
+  if (const int unk = findToken(tokens, "<unk>"); unk >= 0) c["src_unk_id"] = c["tgt_unk_id"] = unk;
+  c["src_bos_eos"] = true;  // T5Tokenizer appends </s> to the source; no start marker
+  c["src_bos_id"] = -1;
+  c["src_eos_id"] = eos;
+  c["name"] = fs::path(folder).filename().string();
+  c["description"] = "Hugging Face " + t.hf_classes.front() + " from " + folder;
+
+  // What else config.json says: training, generation and bookkeeping keys modeling_t5.py leaves
+  // alone, named; any other key named as unknown.
+  static const char* const kRead[] = {"model_type",
+                                      "architectures",
+                                      "d_model",
+                                      "num_heads",
+                                      "d_kv",
+                                      "d_ff",
+                                      "num_layers",
+                                      "num_decoder_layers",
+                                      "vocab_size",
+                                      "relative_attention_num_buckets",
+                                      "relative_attention_max_distance",
+                                      "feed_forward_proj",
+                                      "is_gated_act",
+                                      "dense_act_fn",
+                                      "is_encoder_decoder",
+                                      "is_decoder",
+                                      "add_cross_attention",
+                                      "pruned_heads",
+                                      "tie_word_embeddings",
+                                      "pad_token_id",
+                                      "eos_token_id",
+                                      "decoder_start_token_id",
+                                      "layer_norm_epsilon"};
+  static const char* const kIgnored[] = {"dropout_rate",
+                                         "classifier_dropout",
+                                         "initializer_factor",
+                                         "use_cache",
+                                         "n_positions",
+                                         "output_past",
+                                         "gradient_checkpointing",
+                                         "task_specific_params",
+                                         "torch_dtype",
+                                         "dtype",
+                                         "transformers_version",
+                                         "_name_or_path",
+                                         "tokenizer_class",
+                                         "bos_token_id",
+                                         "return_dict",
+                                         "output_attentions",
+                                         "output_hidden_states",
+                                         "use_return_dict",
+                                         "torchscript",
+                                         "tie_encoder_decoder",
+                                         "chunk_size_feed_forward",
+                                         "id2label",
+                                         "label2id",
+                                         "max_length",
+                                         "min_length",
+                                         "num_beams",
+                                         "early_stopping",
+                                         "length_penalty",
+                                         "no_repeat_ngram_size",
+                                         "prefix",
+                                         "forced_bos_token_id",
+                                         "forced_eos_token_id",
+                                         "bad_words_ids"};
+  std::string ignored, unknown;
+  for (const auto& [key, value] : hf.items()) {
+    auto in = [&](const auto& list) {
+      return std::find_if(std::begin(list), std::end(list),
+                          [&](const char* k) { return key == k; }) != std::end(list);
+    };
+    if (in(kRead)) continue;
+    std::string& to = in(kIgnored) ? ignored : unknown;
+    to += (to.empty() ? "" : ", ") + clipForMessage(key, 40);
+  }
+  if (!ignored.empty())
+    notes->push_back("config.json's " + ignored +
+                     ": training, generation or bookkeeping settings the forward pass does not "
+                     "read (attnviz's greedy decoder takes the plain argmax)");
+  if (!unknown.empty())
+    notes->push_back("config.json's " + unknown + ": not keys modeling_t5.py reads; ignored");
+  notes->push_back("Hugging Face " + t.hf_classes.front() + ": " + std::to_string(d) + " wide, " +
+                   std::to_string(layers) + "+" + std::to_string(dec_layers) + " layers, " +
+                   std::to_string(heads) + " heads of " + std::to_string(d_kv) + ", " +
+                   (gated ? "gated " : "") + act + ", relative position bias of " +
+                   std::to_string(buckets) + " buckets up to " + std::to_string(distance) +
+                   (tied ? ", lm_head tied to shared (× d_model^-0.5)" : ", lm_head untied"));
+  return ModelConfig::fromJson(c, where + " (Hugging Face config mapped to attnviz's)");
+}
+
+// Whether a SentencePiece tokenizer can be opened: its files are there (`files`) and this build
+// has SentencePiece; otherwise the note says why words are looked up as typed.
+bool sentencePieceReady(bool files, const char* missing, std::vector<std::string>* notes) {
+  const char* why = !files ? missing
+                    : !sentencePieceAvailable()
+                        ? "this build has no SentencePiece (libsentencepiece-dev)"
+                        : nullptr;
+  if (why) notes->push_back(std::string(why) + ": words are looked up in the vocabulary as typed");
+  return why == nullptr;
 }
 
 }  // namespace
@@ -117,6 +362,7 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
     refuse(where, t->summary() +
                       " is read by its descriptor's config keys, not as an "
                       "encoder-decoder");
+  if (t->hf_tokenizer == HfTokenizer::T5) return configFromT5(hf, folder, *t, notes);
   const bool marian = t->hf_tokenizer == HfTokenizer::Marian;
   const int d = integer(hf, "d_model", where, nullptr);
   const int heads = integer(hf, "encoder_attention_heads", where, nullptr);
@@ -286,18 +532,8 @@ std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, cons
   if (c.spec().hf_tokenizer == HfTokenizer::Marian) {
     const bool files = fs::exists(dir / "source.spm") && fs::exists(dir / "target.spm") &&
                        fs::exists(dir / "vocab.json");
-    if (!files) {
-      notes->push_back(
-          "no source.spm, target.spm and vocab.json: words are looked up in the "
-          "vocabulary as typed");
+    if (!sentencePieceReady(files, "no source.spm, target.spm and vocab.json", notes))
       return nullptr;
-    }
-    if (!sentencePieceAvailable()) {
-      notes->push_back(
-          "this build has no SentencePiece (libsentencepiece-dev): words are looked "
-          "up in the vocabulary as typed");
-      return nullptr;
-    }
     MarianTokenizerFiles f;
     f.source_spm = (dir / "source.spm").string();
     f.target_spm = (dir / "target.spm").string();
@@ -308,6 +544,16 @@ std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, cons
     f.eos_id = c.eos_id;
     f.pad_id = c.tgt_pad_id;
     t = openMarianTokenizer(f);
+  } else if (c.spec().hf_tokenizer == HfTokenizer::T5) {
+    if (!sentencePieceReady(fs::exists(dir / "spiece.model"), "no spiece.model", notes))
+      return nullptr;
+    // T5Tokenizer: the pieces' ids, </s> after the source, nothing before it.
+    SentencePieceModelFiles f;
+    f.model = (dir / "spiece.model").string();
+    f.bos_id = -1;
+    f.eos_id = c.src_eos_id;
+    f.eos_after_source = true;
+    t = openSentencePieceModel(f);
   } else if (c.spec().hf_tokenizer == HfTokenizer::ByteLevelBpe) {  // BART
     if (!fs::exists(dir / "merges.txt") || !fs::exists(dir / "vocab.json")) {
       notes->push_back(

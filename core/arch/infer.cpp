@@ -593,6 +593,13 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
   }
   const FamilyGuess& g = inf.guess;
   const ArchSpec& spec = *g.spec;
+  // T5's tensors cannot tell its feed-forward's activation, the bucketing of its relative
+  // positions nor whether lm_head is read × d_model^-0.5: only its config.json can.
+  if (spec.defaults.positional == Positional::Relative && !hf_config)
+    throw Error(ErrorKind::BadConfig,
+                file.path() + ": the tensors are " + spec.summary() +
+                    "'s, whose activation, relative position buckets and tied head only its "
+                    "config.json states; open the save_pretrained folder with its config.json");
   const PrefixedSource view(file, g.prefix);
   auto info = [&](const std::string& name) { return view.find(name); };
   auto fact = [&](const std::string& s) { inf.facts.push_back(s); };

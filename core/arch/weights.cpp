@@ -297,6 +297,9 @@ class SpecLoader {
       if (const TensorName* t = pick(p, Role::SegmentEmbd, 0))
         s.embed.segments = r_.get(t->weight, {c_.n_segments, d});
     if (c_.embed_norm) s.embed.norm = norm(p, Role::EmbdNorm, 0, true);
+    if (c_.positional == Positional::Relative)  // T5: the first layer's self-attention holds it
+      if (const TensorName* t = pick(p, Role::RelPosBias, 0))
+        s.relative_bias = r_.get(t->weight, {c_.relative_buckets, c_.n_heads});
     const bool cross = p == Part::Decoder && c_.hasCross();
     for (int l = 0; l < layers; ++l) {
       LayerWeights e;
@@ -322,7 +325,8 @@ class SpecLoader {
   // transformers 5) — the token table, with the bias the file may hold.
   LinearWeights outputProjection(const ModelWeights& w, int64_t d, int64_t V) {
     const TensorName* t = pick(Part::Head, Role::Output, 0);
-    if (!(t && !r_.has(t->weight) && spec_.tied_output)) return linear(t, 0, 0, d, V, c_.proj_bias);
+    if (!(t && !r_.has(t->weight) && c_.tied_output.value_or(spec_.tied_output)))
+      return linear(t, 0, 0, d, V, c_.proj_bias);
     LinearWeights p;
     const StackWeights& s = c_.hasDecoder() ? w.decoder : w.encoder;
     p.weight = s.embed.tokens;
@@ -841,6 +845,8 @@ StackWeights randomStack(const ModelConfig& c, int layers, int vocab, bool cross
   s.embed.tokens = randomTensor({vocab, c.d_model}, 1.0f, rng);
   if (c.positional == Positional::Learned)
     s.embed.positions = randomTensor({c.max_len + c.position_offset, c.d_model}, 0.1f, rng);
+  if (c.positional == Positional::Relative)
+    s.relative_bias = randomTensor({c.relative_buckets, c.n_heads}, 1.0f, rng);
   const bool fb = c.ffn_bias.value_or(false);
   for (int l = 0; l < layers; ++l) {
     LayerWeights e;
@@ -900,6 +906,7 @@ void visitTensors(W& w, F&& f) {
     f(stack + ".embed.positions", s->embed.positions);
     f(stack + ".embed.segments", s->embed.segments);
     norm(stack + ".embed.norm", s->embed.norm);
+    f(stack + ".relative_bias", s->relative_bias);
     for (size_t i = 0; i < s->layers.size(); ++i) {
       auto& l = s->layers[i];
       const std::string p = stack + ".layers." + std::to_string(i);

@@ -76,6 +76,9 @@ struct EmbeddingWeights {
 // An encoder or a decoder.
 struct StackWeights {
   EmbeddingWeights embed;
+  // T5's relative position bias [relative_buckets, n_heads] (Positional::Relative), shared by
+  // the stack's self-attention layers; empty otherwise.
+  Tensor relative_bias;
   std::vector<LayerWeights> layers;
   LayerNormWeights final_norm;  // identity unless config.final_norm
 };

@@ -193,6 +193,22 @@ class Backend {
                                          HeadsGrad dq, HeadsGrad dk, int B, int H, int kv_heads,
                                          int Tq, int Tk, int d_k, float scale) = 0;
 
+  // T5's relative position bias, added to the scores before the mask (ACCUMULATES):
+  //   scores[b, h, i, j] += table[bucket(j − (q0 + i)), h]
+  // where bucket = relative_position_bucket(·, bidirectional, num_buckets, max_distance)
+  // (compute/position_buckets.h): query row i sits at position q0 + i (a decoding step's new
+  // rows start at the cached length), key j at position j.
+  //   table: [num_buckets, H]; scores: [B, H, Tq, Tk]
+  virtual void position_bias_forward(const float* table, float* scores, int B, int H, int Tq,
+                                     int Tk, int q0, int num_buckets, int max_distance,
+                                     bool bidirectional) = 0;
+  // Backward of position_bias_forward (the scores' gradient flows on unchanged):
+  //   dtable[k, h] += Σ_{b, i, j: bucket(j − (q0 + i)) = k} dscores[b, h, i, j]
+  //   dscores: [B, H, Tq, Tk]; dtable: [num_buckets, H]
+  virtual void position_bias_backward(const float* dscores, float* dtable, int B, int H, int Tq,
+                                      int Tk, int q0, int num_buckets, int max_distance,
+                                      bool bidirectional) = 0;
+
   // probs[b, h, i, :] = softmax(where(mask[b, i, :], fill, scores[b, h, i, :]))
   //   scores, probs: [B, H, Tq, Tk], not overlapping; mask: [B, Tq, Tk] uint8 (1 = masked),
   //   shared by the heads.

@@ -12,6 +12,7 @@
 #include "base/counter_rng.h"
 #include "base/error.h"
 #include "base/host_memory.h"
+#include "compute/position_buckets.h"
 #include "compute/thread_pool.h"
 
 #if ATTNVIZ_HAVE_OPENBLAS
@@ -546,6 +547,17 @@ class HostBuffer final : public DeviceBuffer {
   uint8_t* data_;
 };
 
+// The bucket of every offset o − (Tq − 1) = j − i of a [Tq, Tk] block whose query i sits at
+// position q0 + i: entry o is the bucket of key j = o − (Tq − 1) + i for any query i.
+std::vector<int> offsetBuckets(int Tq, int Tk, int q0, int num_buckets, int max_distance,
+                               bool bidirectional) {
+  std::vector<int> bucket((size_t)std::max(Tq + Tk - 1, 0));
+  for (int o = 0; o < Tq + Tk - 1; ++o)
+    bucket[(size_t)o] =
+        relative_position_bucket(o - (Tq - 1) - q0, bidirectional, num_buckets, max_distance);
+  return bucket;
+}
+
 class CpuBackend final : public Backend {
  public:
   explicit CpuBackend(int threads) {
@@ -770,6 +782,43 @@ class CpuBackend final : public Backend {
   void rope_backward(HeadsGrad dx, const float* cos, const float* sin, int B, int T, int heads,
                      int d_head, int pos0, RopeLayout layout) override {
     rope(dx, cos, sin, B, T, heads, d_head, pos0, layout, -1.0f);
+  }
+
+  // scores[b, h, i, j] += table[bucket(j − (q0 + i)), h], one score row at a time.
+  void position_bias_forward(const float* table, float* scores, int B, int H, int Tq, int Tk,
+                             int q0, int num_buckets, int max_distance,
+                             bool bidirectional) override {
+    const std::vector<int> bucket =
+        offsetBuckets(Tq, Tk, q0, num_buckets, max_distance, bidirectional);
+    forRows((int64_t)B * H * Tq, Tk, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t h = r / Tq % H, i = r % Tq;
+        float* row = scores + r * Tk;
+        const int* k = bucket.data() + (Tq - 1 - i);  // k[j]: the bucket of offset j − i
+        for (int j = 0; j < Tk; ++j) row[j] += table[(int64_t)k[j] * H + h];
+      }
+    });
+  }
+
+  // dtable[k, h] += Σ dscores over the cells of bucket k: one head per task, each head's sums in
+  // double in a fixed order (the same result on any number of threads).
+  void position_bias_backward(const float* dscores, float* dtable, int B, int H, int Tq, int Tk,
+                              int q0, int num_buckets, int max_distance,
+                              bool bidirectional) override {
+    const std::vector<int> bucket =
+        offsetBuckets(Tq, Tk, q0, num_buckets, max_distance, bidirectional);
+    forRows(H, (int64_t)B * Tq * Tk, [&](int64_t h0, int64_t h1) {
+      std::vector<double> sum((size_t)num_buckets);
+      for (int64_t h = h0; h < h1; ++h) {
+        std::fill(sum.begin(), sum.end(), 0.0);
+        for (int64_t b = 0; b < B; ++b)
+          for (int i = 0; i < Tq; ++i) {
+            const float* g = dscores + ((b * H + h) * Tq + i) * Tk;
+            for (int j = 0; j < Tk; ++j) sum[(size_t)bucket[(size_t)(j - i + Tq - 1)]] += g[j];
+          }
+        for (int k = 0; k < num_buckets; ++k) dtable[(int64_t)k * H + h] += (float)sum[(size_t)k];
+      }
+    });
   }
 
   void masked_softmax_forward(const float* scores, const uint8_t* mask, float* probs, int B, int H,

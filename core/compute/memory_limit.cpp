@@ -129,6 +129,18 @@ class MemoryLimitedBackend final : public Backend {
                                  float scale) override {
     inner_->attention_scores_backward(dscores, q, k, dq, dk, B, H, kv_heads, Tq, Tk, d_k, scale);
   }
+  void position_bias_forward(const float* table, float* scores, int B, int H, int Tq, int Tk,
+                             int q0, int num_buckets, int max_distance,
+                             bool bidirectional) override {
+    inner_->position_bias_forward(table, scores, B, H, Tq, Tk, q0, num_buckets, max_distance,
+                                  bidirectional);
+  }
+  void position_bias_backward(const float* dscores, float* dtable, int B, int H, int Tq, int Tk,
+                              int q0, int num_buckets, int max_distance,
+                              bool bidirectional) override {
+    inner_->position_bias_backward(dscores, dtable, B, H, Tq, Tk, q0, num_buckets, max_distance,
+                                   bidirectional);
+  }
   void masked_softmax_forward(const float* scores, const uint8_t* mask, float* probs, int B, int H,
                               int Tq, int Tk, float fill) override {
     inner_->masked_softmax_forward(scores, mask, probs, B, H, Tq, Tk, fill);

@@ -101,6 +101,7 @@ DeviceStack packStack(ParamPacker& pk, const StackWeights& s) {
     d.positions = d.learned_positions;
   }
   d.embed_norm = packNorm(pk, s.embed.norm);
+  if (!s.relative_bias.empty()) d.relative_bias = pk.take(s.relative_bias);
   for (const auto& l : s.layers) {
     DeviceLayer e;
     e.self_attn = packAttention(pk, l.self_attn);

@@ -51,6 +51,7 @@ struct DeviceStack {
   // sinusoid table, or null (rotary positions rotate queries and keys instead).
   const float* positions = nullptr;
   DeviceNorm embed_norm;
+  float* relative_bias = nullptr;  // [relative_buckets, H] (T5) or null
   std::vector<DeviceLayer> layers;
   DeviceNorm final_norm;
 };

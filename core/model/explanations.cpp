@@ -29,6 +29,12 @@ std::string str(long long v) {
   return std::to_string(v);
 }
 
+std::string decimal(float v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", (double)v);
+  return text;
+}
+
 }  // namespace
 
 std::string maskFillText(float fill) {
@@ -131,12 +137,27 @@ std::string attentionExplanation(const ModelConfig& c, const Trace& t, const Att
                 kvGroupsText(c) +
                 ". The query heads of a group score the same keys with their own queries, so "
                 "their patterns still differ.</p>";
-  return "<p style='margin:0'><b>Scaled dot-product attention</b> " +
-         code("softmax(QK\u1d40/\u221ad<sub>k</sub> + M)\u00b7V") +
+  // The score as the family computes it: QKᵀ·scale (1/√d_k unless configured), plus T5's relative
+  // position bias in self-attention.
+  const bool bias = c.positional == Positional::Relative && a.kind != AttentionKind::Cross;
+  const std::string scale =
+      c.attn_scale > 0.0f
+          ? (c.attn_scale == 1.0f ? std::string() : "\u00b7" + decimal(c.attn_scale))
+          : "/\u221a" + str(c.d_k);
+  const std::string term = bias ? " + b<sub>h</sub>(bucket(j \u2212 i))" : "";
+  const std::string formula =
+      c.attn_scale > 0.0f ? "softmax(QK\u1d40" + scale + (bias ? " + B" : "") + " + M)\u00b7V"
+                          : std::string("softmax(QK\u1d40/\u221ad<sub>k</sub>") +
+                                (bias ? " + B" : "") + " + M)\u00b7V";
+  return std::string("<p style='margin:0'><b>") +
+         (c.attn_scale > 0.0f ? "Dot-product attention" : "Scaled dot-product attention") +
+         "</b> " + code(formula) +
          ". Each cell (row <i>i</i>, column <i>j</i>) is how much query <i>i</i> attends to key "
          "<i>j</i>: score " +
-         code("q<sub>i</sub>\u00b7k<sub>j</sub>/\u221a" + str(c.d_k)) + ", masked cells get " +
-         code(maskFillText(c.mask_fill)) +
+         code("q<sub>i</sub>\u00b7k<sub>j</sub>" + scale + term) +
+         (bias ? " (T5's relative position bias of head h, learned per bucket of the distance)"
+               : "") +
+         ", masked cells get " + code(maskFillText(c.mask_fill)) +
          ", and softmax turns every row into probabilities that sum to 1.</p>"
          "<p style='margin:4px 0 0 0'>Rows: " +
          rows_are + ". Columns: " + cols_are + ". Here " +

@@ -240,6 +240,9 @@ Contributions directContributions(const Model& m, const Trace& t, const Contribu
     for (int j = 0; j < d; ++j) u[j] += sign * row[j];
     if (proj.b) bias += sign * fetch(m, proj.b + id, 1)[0];
   }
+  // T5's tied embeddings: lm_head reads the stream × 1/√d (output_scale).
+  if (c.output_scale)
+    for (double& v : u) v /= std::sqrt((double)d);
   // g: the direction a piece of the stream is read along, through the frozen final norm.
   std::vector<double> g = u;
   std::vector<LogitPart> parts;
@@ -281,7 +284,7 @@ Contributions directContributions(const Model& m, const Trace& t, const Contribu
     add(LogitPart::Kind::Embeddings, "embeddings (normed)", dot(g, emb_out));
   } else {
     add(LogitPart::Kind::TokenEmbedding, "token embedding", dot(g, emb_in));
-    if (c.positional != Positional::Rotary) {
+    if (c.positional != Positional::Rotary && c.positional != Positional::Relative) {
       double s = 0;
       for (int j = 0; j < d; ++j) s += g[j] * ((double)emb_out[j] - emb_in[j]);
       add(LogitPart::Kind::Positions, "positions", s);

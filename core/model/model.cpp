@@ -46,10 +46,11 @@ std::vector<int> Model::encodeSource(const std::string& sentence) const {
                                            std::to_string(position_rows_));
     return ids;
   }
-  const int wrap = c.src_bos_eos ? 2 : 0;
+  const bool start = c.src_bos_eos && c.src_bos_id >= 0;  // T5 appends </s> only
+  const int wrap = c.src_bos_eos ? (start ? 2 : 1) : 0;
   std::vector<int> ids = src_vocab_.encode(sentence, position_rows_ - wrap);
   if (c.src_bos_eos) {
-    if (ids.front() != c.src_bos_id) ids.insert(ids.begin(), c.src_bos_id);
+    if (start && ids.front() != c.src_bos_id) ids.insert(ids.begin(), c.src_bos_id);
     if (ids.back() != c.src_eos_id) ids.push_back(c.src_eos_id);
     if ((int)ids.size() > position_rows_)
       throw Error(ErrorKind::BadInput,
@@ -189,6 +190,7 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) 
 
 bool Model::scoresFromQk(int B, int S, int T, uint64_t max_stored_scores_bytes) const {
   const ModelConfig& c = config();
+  if (!c.scoresAreScaledQk()) return false;  // a bias or another scale: the scores are stored
   const double cells =
       (double)B * c.n_heads *
       ((double)c.n_encoder_layers * S * S +
@@ -374,8 +376,9 @@ Trace Model::forward(const Inputs& in, const ForwardOptions& options) const {
   checkPassSize((int)B, S, T, options);
   // Long inputs keep q and k rather than their scores (kMaxStoredScoresBytes).
   ForwardOptions o = options;
-  o.scores_from_qk = o.scores_from_qk || (o.keep_scores && o.record &&
-                                          scoresFromQk((int)B, S, T, o.max_stored_scores_bytes));
+  o.scores_from_qk = c.scoresAreScaledQk() &&
+                     (o.scores_from_qk || (o.keep_scores && o.record &&
+                                           scoresFromQk((int)B, S, T, o.max_stored_scores_bytes)));
   Backend& be = *backend_;
   const int total = c.n_encoder_layers + c.n_decoder_layers;
   int done = 0;

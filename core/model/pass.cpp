@@ -184,7 +184,7 @@ void Pass::selfAttention(const float* in, float* out, const StackRun& r, int l,
   if (!t) patchHeads(r, r.self_kind, l);
   linear(t ? t->ctx : ctx, W.out, out, r.B * r.n);  // out [rows, d] ← ctx·W_oᵀ
   if (rec) rec->heads(ctx, r.B * r.n);
-  if (rec) rec->futureScores(stored_q, kvs, s.cap, scores);
+  if (rec) rec->futureScores(stored_q, kvs, s.cap, scores, stackOf(r.self_kind).relative_bias);
 }
 
 void Pass::crossAttention(const float* in, float* out, const StackRun& r, int l,
@@ -234,14 +234,24 @@ void Pass::attend(AttentionKind kind, int layer, HeadsView qv, HeadsView kv, int
   AttentionBlock* block = rec ? rec->block(kind, layer, n, Tk, mask_host) : nullptr;
   float* sc = rec ? rec->scoresTarget(block, scores) : scores;
   float* pr = t ? t->probs : rec ? rec->probsTarget(block, probs) : probs;
-  const float scale = 1.0f / std::sqrt((float)c.d_k);
   const HeadsView vv{kv.data + Ak, kv.batch_stride, kv.row_stride};
-  be.attention_scores_forward(qv, kv, sc, B, H, Hkv, n, Tk, c.d_k, scale);  // [B, H, n, Tk]
+  be.attention_scores_forward(qv, kv, sc, B, H, Hkv, n, Tk, c.d_k,
+                              c.scoreScale());  // [B, H, n, Tk]
+  // T5: scores + the stack's relative position bias (self-attention only; the n queries are the
+  // last n of the Tk positions), before the mask.
+  if (kind != AttentionKind::Cross)
+    if (const float* table = stackOf(kind).relative_bias)
+      be.position_bias_forward(table, sc, B, H, n, Tk, Tk - n, c.relative_buckets,
+                               c.relative_max_distance, kind == AttentionKind::EncoderSelf);
   be.masked_softmax_forward(tempered(kind, layer, sc, B, n, Tk), mask, pr, B, H, n, Tk,
                             c.mask_fill);
   if (rec) rec->attention(block, sc, pr, qv, kv, Ak, kv0);
   be.attention_context_forward(switchedOff(kind, layer, pr, B, n, Tk), vv, t ? t->ctx : ctx, B, H,
                                Hkv, n, Tk, c.d_v);  // ctx [B, n, C]
+}
+
+const DeviceStack& Pass::stackOf(AttentionKind kind) const {
+  return kind == AttentionKind::EncoderSelf ? dw.enc : dw.dec;
 }
 
 void Pass::patchStream(const StackRun& r, int layer, float* x) {
@@ -312,6 +322,13 @@ float* Pass::tokenHead(const float* x, int rows, HeadTape* t) {
   const DeviceHead& hd = dw.head;
   float* logits = t ? t->logits : a.floats((int64_t)rows * hd.projection.out);
   const float* in = x;
+  if (c.output_scale) {  // T5's tied embeddings: the stream × 1/√d_model before lm_head
+    const int64_t cells = (int64_t)rows * d;
+    float* scaled = t ? t->scaled_in : y;
+    be.copy(x, scaled, cells);
+    be.scale_forward(scaled, cells, 1.0f / std::sqrt((float)d));
+    in = scaled;
+  }
   if (c.tokenHead() == TokenHead::BertMlm) {
     // BERT's masked-LM head: N(act(x·W + b)) · decoderᵀ + decoder_bias.
     const int64_t cells = (int64_t)rows * d;

@@ -136,6 +136,8 @@ class Pass : public Widths {
   void project(const float* x, const DeviceLinear& l, float* store, int B, int n, int past,
                int cap);
   void norm(const float* x, const DeviceNorm& n, float* y, int rows, float eps);
+  // The stack a self-attention block belongs to (its relative position bias).
+  const DeviceStack& stackOf(AttentionKind kind) const;
   void checkCancel() const;
 
   Backend& be;

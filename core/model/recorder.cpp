@@ -97,7 +97,8 @@ void Recorder::captureHeads(HeadsView view, int row0, int rows, int col0, int d,
   }
 }
 
-void Recorder::futureScores(const float* q_store, const float* kv_store, int cap, float* scratch) {
+void Recorder::futureScores(const float* q_store, const float* kv_store, int cap, float* scratch,
+                            const float* relative_bias) {
   if (!to_.future) return;
   if (past_ == 0 || !o_.keep_scores || o_.scores_from_qk || !q_store) {
     to_.future->emplace_back();
@@ -108,7 +109,12 @@ void Recorder::futureScores(const float* q_store, const float* kv_store, int cap
   float* dst = host_ ? f.data() : scratch;
   be_.attention_scores_forward({q_store, (int64_t)cap * A, A},
                                {kv_store + (int64_t)past_ * KV, (int64_t)cap * KV, KV}, dst, B_, H,
-                               c_.kvHeads(), past_, n_, c_.d_k, 1.0f / std::sqrt((float)c_.d_k));
+                               c_.kvHeads(), past_, n_, c_.d_k, c_.scoreScale());
+  // T5's decoder: + the bias of key (past + j) − query i, as position_bias_forward with query
+  // positions starting at −past relative to the new keys
+  if (relative_bias)
+    be_.position_bias_forward(relative_bias, dst, B_, H, past_, n_, -past_, c_.relative_buckets,
+                              c_.relative_max_distance, false);
   if (!host_) a_.get(scratch, f.data(), f.size() * sizeof(float));
 }
 

@@ -48,8 +48,10 @@ class Recorder {
                  HeadsView kv, int values, int kv0);
   // Decoding: the scores of the earlier rows [0, past) — their queries in `q_store` [B, cap, A] —
   // against this run's new keys in `kv_store` [B, cap, KV], through `scratch`. An empty entry for
-  // blocks that have none (cross-attention, or when scores are not stored).
-  void futureScores(const float* q_store, const float* kv_store, int cap, float* scratch);
+  // blocks that have none (cross-attention, or when scores are not stored). `relative_bias`: the
+  // decoder's relative position bias table (T5), added as the pass adds it, or null.
+  void futureScores(const float* q_store, const float* kv_store, int cap, float* scratch,
+                    const float* relative_bias);
   void noFutureScores();
 
   bool keepsActivations() const { return acts_ != nullptr; }

@@ -57,6 +57,7 @@ struct HeadTape {
   float* mlm_pre = nullptr;       // [rows, d] BERT MLM transform's output
   float* mlm_act = nullptr;       // [rows, d] after the activation: the norm's input
   float* mlm_out = nullptr;       // [rows, d] the projection's input
+  float* scaled_in = nullptr;     // [rows, d] the stream × 1/√d (output_scale): lm_head's input
   float* pooled = nullptr;        // [B, d] mean or first position
   float* pooler_pre = nullptr;    // [B, d] BERT pooler's linear output
   float* pooler_act = nullptr;    // [B, d] after tanh: the classifier's input

@@ -37,24 +37,29 @@ void Backward::residual(float* dx, int rows, const DeviceNorm& n, const Sublayer
 }
 
 void Backward::attend(HeadsView qv, HeadsView kv, const float* probs, const uint8_t* mask, int B,
-                      int n, int Tk, HeadsGrad dk, HeadsGrad dv) {
+                      int n, int Tk, HeadsGrad dk, HeadsGrad dv, const DeviceStack* bias) {
   const HeadsView vv{kv.data + Ak, kv.batch_stride, kv.row_stride};
   be.attention_context_backward(g.dctx, probs, vv, g.dprobs, dv, B, H, Hkv, n, Tk, c.d_v);
   be.masked_softmax_backward(probs, g.dprobs, mask, g.dprobs, B, H, n, Tk);
+  // T5's relative position bias: the table's gradient, the sum of each bucket's score gradients
+  if (bias && bias->relative_bias && grads.of(bias->relative_bias))
+    be.position_bias_backward(g.dprobs, grads.of(bias->relative_bias), B, H, n, Tk, 0,
+                              c.relative_buckets, c.relative_max_distance, bias == &dw.enc);
   be.zero(g.dq, (int64_t)B * n * A);
   be.attention_scores_backward(g.dprobs, qv, kv, {g.dq, (int64_t)n * A, A}, dk, B, H, Hkv, n, Tk,
-                               c.d_k, 1.0f / std::sqrt((float)c.d_k));
+                               c.d_k, c.scoreScale());
 }
 
-void Backward::selfAttention(const DeviceAttention& W, const AttentionTape& t, const uint8_t* mask,
-                             const float* in, const float* dout, float* din, int B, int n) {
+void Backward::selfAttention(const DeviceStack& st, const DeviceAttention& W,
+                             const AttentionTape& t, const uint8_t* mask, const float* in,
+                             const float* dout, float* din, int B, int n) {
   const int rows = B * n;
   be.zero(g.dctx, (int64_t)rows * C);
   linear(dout, t.ctx, W.out, g.dctx, rows);
   be.zero(g.dkv, (int64_t)rows * KV);
   const int64_t kv_batch = (int64_t)n * KV;
   attend({t.q, (int64_t)n * A, A}, {t.kv, kv_batch, KV}, t.probs, mask, B, n, n,
-         {g.dkv, kv_batch, KV}, {g.dkv + Ak, kv_batch, KV});
+         {g.dkv, kv_batch, KV}, {g.dkv + Ak, kv_batch, KV}, &st);
   if (c.positional == Positional::Rotary) {  // back through the rotation of q and k
     const float *cos = dw.rotaryCos(), *sin = dw.rotarySin(c.d_k);
     be.rope_backward({g.dq, (int64_t)n * A, A}, cos, sin, B, n, H, c.d_k, 0, c.rope_layout);
@@ -130,7 +135,7 @@ void Backward::layers(float* dx, const DeviceStack& st, const StackTape& t,
                });
     residual(dx, rows, L.norm_self, lt.self, p,
              [&](const float* in, const float* dout, float* din) {
-               selfAttention(L.self_attn, lt.self_attn, t.mask, in, dout, din, t.B, t.n);
+               selfAttention(st, L.self_attn, lt.self_attn, t.mask, in, dout, din, t.B, t.n);
              });
   }
 }
@@ -159,7 +164,14 @@ void Backward::embed(const DeviceStack& st, const StackTape& t, float* dx, float
 void Backward::tokenHead(const HeadTape& t, const float* x, const float* dlogits, float* dx,
                          int rows) {
   const DeviceHead& h = dw.head;
-  if (c.tokenHead() == TokenHead::Linear) {
+  if (c.tokenHead() == TokenHead::Linear && c.output_scale) {
+    // lm_head read x·s (s = 1/√d): the weight's gradient from that input, dx += s · dlogits·W
+    const int64_t cells = (int64_t)rows * d;
+    be.zero(g.dn, cells);
+    linear(dlogits, t.scaled_in, h.projection, g.dn, rows);
+    be.scale_forward(g.dn, cells, 1.0f / std::sqrt((float)d));
+    be.residual_backward(g.dn, dx, cells);
+  } else if (c.tokenHead() == TokenHead::Linear) {
     linear(dlogits, x, h.projection, dx, rows);
   } else if (c.tokenHead() == TokenHead::BertMlm) {
     const int64_t cells = (int64_t)rows * d;

@@ -64,10 +64,13 @@ class Backward : public Widths {
   void residual(float* dx, int rows, const DeviceNorm& n, const SublayerTape& t, float p, F&& back);
   // Pass::attend, from the context's gradient in g.dctx: g.dq ← the queries' gradient; dk, dv +=
   // the keys' and values'.
+  // `bias`: the stack whose relative position bias the scores had (T5's self-attention; its
+  // table's gradient += from the scores'), or null.
   void attend(HeadsView qv, HeadsView kv, const float* probs, const uint8_t* mask, int B, int n,
-              int Tk, HeadsGrad dk, HeadsGrad dv);
-  void selfAttention(const DeviceAttention& W, const AttentionTape& t, const uint8_t* mask,
-                     const float* in, const float* dout, float* din, int B, int n);
+              int Tk, HeadsGrad dk, HeadsGrad dv, const DeviceStack* bias = nullptr);
+  void selfAttention(const DeviceStack& st, const DeviceAttention& W, const AttentionTape& t,
+                     const uint8_t* mask, const float* in, const float* dout, float* din, int B,
+                     int n);
   void crossAttention(const DeviceAttention& W, const AttentionTape& t, const uint8_t* mask,
                       const Model::Encoded& e, size_t layer, const float* in, const float* dout,
                       float* din, float* dmemory, int B, int n);

@@ -64,6 +64,7 @@ void carveStep(Arena& a, const ModelConfig& c, const DeviceWeights& dw, int B, i
   const int64_t V = dw.head.projection.out, C = dw.head.classifier.out;
   HeadTape& h = tape.head;
   if (c.tokenHead() != TokenHead::None) h.logits = a.floats(rows * V);
+  if (c.output_scale) h.scaled_in = a.floats(rows * d);
   if (c.tokenHead() == TokenHead::BertMlm) {
     h.mlm_pre = a.floats(rows * d);
     h.mlm_act = a.floats(rows * d);
