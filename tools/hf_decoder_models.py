@@ -1,7 +1,7 @@
 """Small PyTorch GPT-2, BERT and Llama models for attnviz's parity tests, written after Hugging Face
 transformers' modeling_gpt2.py (GPT2LMHeadModel), modeling_bert.py (BertForMaskedLM) and
 modeling_llama.py (LlamaForCausalLM), modeling_qwen2.py (Qwen2ForCausalLM) and modeling_qwen3.py
-(Qwen3ForCausalLM): the same module structure, hence the same state_dict names
+(Qwen3ForCausalLM), modeling_mistral.py and modeling_gemma.py: the same module structure, hence the same state_dict names
 (GPT-2's Conv1D weights stored [in, out]), and the same numerics in eager mode. Debian ships no
 transformers; these classes are what tests/test_tutorials.cpp compares with.
 
@@ -14,6 +14,8 @@ transformers; these classes are what tests/test_tutorials.cpp compares with.
                 max_position_embeddings, tie_word_embeddings[, head_dim]
     Qwen2(cfg)  Llama's cfg: q, k and v with biases (o_proj without), full attention in every layer
     Qwen3(cfg)  Llama's cfg: each head's q and k RMS-normalised (q_norm, k_norm) before the rotation
+    Mistral(cfg)  Llama's blocks, no sliding window (sliding_window null)
+    Gemma(cfg)  Llama's cfg: RMSNorms × (1 + weight), embeddings × √hidden_size, a tanh-GELU gate
 
 Each records its attention blocks and offers ``trace(ids[, segments])`` -> the reference tensors
 (``dec_self.*`` or ``enc_self.*`` [B, L, H, Tq, Tk], ``logits``, ``hidden``) and ``config()`` ->
@@ -285,25 +287,39 @@ class _LlamaAttention(nn.Module):
         return self.o_proj(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, -1))
 
 
-class _LlamaMlp(nn.Module):
-    def __init__(self, c):
+class _GemmaRMSNorm(nn.Module):
+    """GemmaRMSNorm: the weight starts at 0 and the norm multiplies by (1 + weight), in float32."""
+    def __init__(self, H, eps):
         super().__init__()
+        self.weight = nn.Parameter(torch.zeros(H))
+        self.eps = eps
+
+    def forward(self, x):
+        h = x.float()
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
+        return (h * (1.0 + self.weight.float())).type_as(x)
+
+
+class _LlamaMlp(nn.Module):
+    def __init__(self, c, act=F.silu):
+        super().__init__()
+        self.act = act
         H, I = c["hidden_size"], c["intermediate_size"]
         self.gate_proj = nn.Linear(H, I, bias=False)
         self.up_proj = nn.Linear(H, I, bias=False)
         self.down_proj = nn.Linear(I, H, bias=False)
 
     def forward(self, x):
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+        return self.down_proj(self.act(self.gate_proj(x)) * self.up_proj(x))
 
 
 class _LlamaLayer(nn.Module):
-    def __init__(self, c, qkv_bias=False, qk_norm=False):
+    def __init__(self, c, qkv_bias=False, qk_norm=False, norm=_LlamaRMSNorm, act=F.silu):
         super().__init__()
         self.self_attn = _LlamaAttention(c, qkv_bias, qk_norm)
-        self.mlp = _LlamaMlp(c)
-        self.input_layernorm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
-        self.post_attention_layernorm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        self.mlp = _LlamaMlp(c, act)
+        self.input_layernorm = norm(c["hidden_size"], c["rms_norm_eps"])
+        self.post_attention_layernorm = norm(c["hidden_size"], c["rms_norm_eps"])
 
     def forward(self, x, cos, sin):
         h = x + self.self_attn(self.input_layernorm(x), cos, sin)
@@ -313,15 +329,19 @@ class _LlamaLayer(nn.Module):
 class Llama(nn.Module):
     QKV_BIAS = False
     QK_NORM = False
+    NORM = _LlamaRMSNorm
+    ACT = staticmethod(F.silu)
+    EMBED_SCALE = False
 
     def __init__(self, c):
         super().__init__()
         self.c = c
         self.model = nn.Module()
         self.model.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
-        self.model.layers = nn.ModuleList([_LlamaLayer(c, self.QKV_BIAS, self.QK_NORM)
+        self.model.layers = nn.ModuleList([_LlamaLayer(c, self.QKV_BIAS, self.QK_NORM, self.NORM,
+                                                       self.ACT)
                                            for _ in range(c["num_hidden_layers"])])
-        self.model.norm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        self.model.norm = self.NORM(c["hidden_size"], c["rms_norm_eps"])
         self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
         if c["tie_word_embeddings"]:
             self.lm_head.weight = self.model.embed_tokens.weight
@@ -335,6 +355,8 @@ class Llama(nn.Module):
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = emb.cos()[None, None].to(idx.device), emb.sin()[None, None].to(idx.device)
         h = self.model.embed_tokens(idx)
+        if self.EMBED_SCALE:  # GemmaModel: × √hidden_size as a tensor of the embeddings' dtype
+            h = h * torch.tensor(self.c["hidden_size"] ** 0.5, dtype=h.dtype)
         for layer in self.model.layers:
             h = layer(h, cos, sin)
         hidden = self.model.norm(h)
@@ -410,4 +432,33 @@ class Qwen3(Llama):
                   "sliding_window": None, "max_window_layers": c["num_hidden_layers"],
                   "layer_types": ["full_attention"] * c["num_hidden_layers"],
                   "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2})
+        return c
+
+
+# ---- Mistral ----
+class Mistral(Llama):
+    """MistralForCausalLM (modeling_mistral.py) with sliding_window null: Llama's blocks."""
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "mistral", "architectures": ["MistralForCausalLM"], "hidden_act": "silu",
+                  "sliding_window": None, "attention_dropout": 0.0, "bos_token_id": 1,
+                  "eos_token_id": 2})
+        return c
+
+
+# ---- Gemma ----
+class Gemma(Llama):
+    """GemmaForCausalLM (modeling_gemma.py): RMSNorms × (1 + weight), embeddings × √hidden_size, the
+    gate through gelu_pytorch_tanh (hidden_activation), tied embeddings."""
+    NORM = _GemmaRMSNorm
+    ACT = staticmethod(lambda x: F.gelu(x, approximate="tanh"))
+    EMBED_SCALE = True
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "gemma", "architectures": ["GemmaForCausalLM"], "hidden_act": "gelu",
+                  "hidden_activation": "gelu_pytorch_tanh", "rope_scaling": None,
+                  "attention_bias": False, "attention_dropout": 0.0, "pad_token_id": 0,
+                  "bos_token_id": 2, "eos_token_id": 1})
         return c

@@ -280,6 +280,34 @@ def hf_qwen3(out, case):
                       vocab)
 
 
+def _hf_decoder_case(out, case, model_class, c, seed, prompt):
+    """save_pretrained of a decoder-only model written after transformers (tied: no lm_head saved),
+    with the reference trace and a greedy decode through attnviz's key/value cache."""
+    model = tm.init_peaked_(model_class(c), seed)
+    state = {k: v for k, v in model.state_dict().items()
+             if not (c["tie_word_embeddings"] and k == "lm_head.weight")}
+    vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(c["vocab_size"] - 3)]
+    ids = [[1] + [(7 * i + seed) % (c["vocab_size"] - 3) + 3 for i in range(8)],
+           [1] + [(11 * i + 2 * seed) % (c["vocab_size"] - 3) + 3 for i in range(8)]]
+    eos = model.config()["eos_token_id"]
+    _write_ref(out, case, model.trace(ids),
+               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 10,
+                                           "out_ids": model.greedy(prompt, 10, eos)}})
+    return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json",
+                      vocab)
+
+
+def hf_mistral(out, case):
+    return _hf_decoder_case(out, case, hf.Mistral, dict(LLAMA_TEST, tie_word_embeddings=False), 31,
+                            [1, 17, 4])
+
+
+def hf_gemma(out, case):
+    # Gemma's norms start at 0 (1 + weight): init_peaked_ puts them around 1, so 1 + w ≈ 2.
+    return _hf_decoder_case(out, case, hf.Gemma, dict(QWEN2_TEST, head_dim=16, tie_word_embeddings=True),
+                            37, [1, 9, 30])
+
+
 def bench_model(name):
     """The PyTorch model of BENCH_SIZES[name], with the weights write_bench_model writes."""
     kind, c = BENCH_SIZES[name]
@@ -324,6 +352,9 @@ def main():
         ("hf_bert", hf_bert, "save_pretrained folder (pytorch_model.bin)", "hf-bert", {}, [], []),
         ("hf_llama", hf_llama, "save_pretrained folder (model.safetensors, tied)", "hf-llama", {}, [],
          ["rmsnorm", "rotary-halves", "grouped-query", "swiglu"]),
+        ("hf_mistral", hf_mistral, "save_pretrained folder (model.safetensors, untied)", "hf-mistral",
+         {}, [], []),
+        ("hf_gemma", hf_gemma, "save_pretrained folder (model.safetensors, tied)", "hf-gemma", {}, [], []),
         ("hf_qwen3", hf_qwen3, "save_pretrained folder (model.safetensors, tied)", "hf-qwen3", {}, [],
          []),
         ("hf_qwen2", hf_qwen2, "save_pretrained folder (2 shards, untied)", "hf-qwen2", {}, [],

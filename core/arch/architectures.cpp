@@ -676,6 +676,37 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     t.push_back(a);
   }
   {
+    // modeling_mistral.py (MistralForCausalLM): Llama's layout; attention over a sliding window
+    // of the last sliding_window keys when config.json gives one (Mistral 7B v0.1's 4096) —
+    // refused, as attnviz does not reproduce it; v0.2 and later say null.
+    ArchSpec a =
+        llamaLayout("hf-mistral", "MistralForCausalLM", "Hugging Face MistralForCausalLM (Mistral)",
+                    "Hugging Face transformers' modeling_mistral.py");
+    add(a.args, std::vector<ArgKey>{{"sliding_window", "", ArgKind::Refused}});
+    huggingFace(a, "mistral", {"MistralForCausalLM", "MistralModel"},
+                HfTokenizer::SentencePieceOrJson);
+    t.push_back(a);
+  }
+  {
+    // modeling_gemma.py (GemmaForCausalLM): Llama's layout with RMSNorms that multiply by
+    // (1 + weight), the token embeddings scaled by √hidden_size, a tanh-GELU gate
+    // (hidden_activation; when null, gelu_pytorch_tanh as GemmaMLP then takes, whatever hidden_act
+    // says), tied embeddings, head_dim from config.json.
+    ArchSpec a =
+        llamaLayout("hf-gemma", "GemmaForCausalLM", "Hugging Face GemmaForCausalLM (Gemma)",
+                    "Hugging Face transformers' modeling_gemma.py");
+    a.defaults.activation = Activation::GeluTanh;
+    a.defaults.embed_scale = true;
+    for (TensorName& n : a.names)
+      if (isNormRole(n.role)) n.flags |= kGainPlusOne;
+    for (ArgKey& k : a.args)
+      if (k.key == "hidden_act") k = {"hidden_act", "", ArgKind::Ignored};
+    add(a.args, std::vector<ArgKey>{{"hidden_activation", "activation", ArgKind::Activation},
+                                    {"attention_bias", "", ArgKind::Bool}});
+    huggingFace(a, "gemma", {"GemmaForCausalLM", "GemmaModel"}, HfTokenizer::SentencePieceOrJson);
+    t.push_back(a);
+  }
+  {
     // modeling_qwen3.py (Qwen3ForCausalLM): Llama's layout with each head's queries and keys
     // RMS-normalised (q_norm, k_norm over head_dim) before the rotation; biases where
     // attention_bias puts them (read from the file). The sliding window as Qwen2's: refused.

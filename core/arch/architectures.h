@@ -88,6 +88,7 @@ constexpr unsigned kBiasRow = 1u << 4;       // the bias stored [1, out] (BART's
 constexpr unsigned kSeqFirst = 1u << 5;      // PosTable stored [max_len, 1, d]
 constexpr unsigned kBatchFirst = 1u << 6;    // PosTable stored [1, max_len, d]
 constexpr unsigned kFromMap = 1u << 7;       // named by the user's names map: must be there
+constexpr unsigned kGainPlusOne = 1u << 8;   // a norm's gain stored as w, applied as 1 + w (Gemma)
 
 // One spelling of a role: the weight's name pattern and the bias's ("" = none by this spelling).
 // In a pattern, {N} is the layer and {M} the head (a module per head: stacked into one

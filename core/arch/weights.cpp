@@ -225,6 +225,8 @@ class SpecLoader {
     const std::string w = expandName(t->weight, layer, 0);
     if (!on && (t->flags & kOptional) && !r_.has(w)) return n;
     n.gamma = r_.get(w, {d});
+    if (t->flags & kGainPlusOne)  // Gemma's RMSNorm multiplies by (1 + weight)
+      for (float& g : n.gamma.data) g += 1.0f;
     if (!t->bias.empty()) {
       const std::string b = expandName(t->bias, layer, 0);
       if (!(t->flags & kBiasOptional) || r_.has(b)) n.beta = r_.get(b, {d});
