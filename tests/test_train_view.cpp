@@ -18,12 +18,12 @@
 #include <memory>
 
 #include "arch/weights.h"
-#include "engine.h"
-#include "fonts.h"
 #include "gui_fixture.h"
-#include "main_window.h"
+#include "session/engine.h"
+#include "shell/main_window.h"
 #include "train/history.h"
-#include "train_view.h"
+#include "views/train/train_view.h"
+#include "widgets/fonts.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;
