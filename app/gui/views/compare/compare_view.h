@@ -12,6 +12,7 @@
 
 #include "model/model.h"
 #include "session/attention_data.h"
+#include "session/run_spec.h"
 #include "views/view.h"
 
 class QCheckBox;
@@ -25,27 +26,6 @@ class QPushButton;
 namespace attnviz::gui {
 
 class HeatmapWidget;
-
-// One run of a comparison: the inputs and the settings it runs with.
-struct RunSpec {
-  std::vector<int> src;  // encoder ids (empty without an encoder)
-  std::vector<int> tgt;  // decoder positions, teacher-forced (unless decode)
-  bool decode = false;   // decode the target greedily from `tgt` (the prefix) under these settings
-  MaskOptions masks;
-  std::vector<HeadIntervention> interventions;
-  bool keep_activations = false;  // the residual stream too (the logit lens, contributions)
-};
-
-// The run a snapshot shows, as a spec: its masks and the tokens of its sentence `batch` (the
-// selected one of a batch), the target as far as it was fed.
-RunSpec currentRunSpec(const Snapshot& snap, int batch);
-
-struct CompareRun {
-  std::shared_ptr<const Trace> trace;
-  std::vector<int> generated;  // decode: the ids chosen after the prefix (the end token included)
-};
-CompareRun runComparison(const Model& model, const RunSpec& spec,
-                         const std::atomic<bool>* cancel = nullptr);
 
 // A selection of A and B over their common rows and columns: A, B and B − A ([rows, cols]), the
 // token labels ("a→b" where the runs differ). rollout: the attention rollout up to the selected
