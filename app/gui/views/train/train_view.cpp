@@ -23,7 +23,7 @@
 #include "base/error.h"
 #include "compute/backends.h"
 #include "session/attention_data.h"
-#include "views/overview/overview_view.h"
+#include "views/thumbnails.h"
 
 namespace attnviz::gui {
 
