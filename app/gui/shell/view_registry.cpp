@@ -100,14 +100,6 @@ const std::vector<ViewSpec> kViews = {
 
 }  // namespace
 
-QString ViewSpec::titleText() const {
-  return QCoreApplication::translate("attnviz::gui::View", title);
-}
-
-QString ViewSpec::helpText() const {
-  return QCoreApplication::translate("attnviz::gui::View", help);
-}
-
 const std::vector<ViewSpec>& viewSpecs() {
   return kViews;
 }

@@ -7,20 +7,9 @@
 #include <QStringList>
 #include <vector>
 
+#include "views/view.h"
+
 namespace attnviz::gui {
-
-class AppState;
-class View;
-
-struct ViewSpec {
-  const char* name;   // "attention": --view, the saved view, the action "view-attention", files
-  const char* title;  // the tab and the View menu (a view may refine it: View::title())
-  const char* help;   // one line: the tab's tooltip and the View menu's status tip
-  View* (*make)(AppState* state);
-
-  QString titleText() const;  // title and help, translated
-  QString helpText() const;
-};
 
 // The views in tab order; Ctrl+1 … Ctrl+9 go to the first nine.
 const std::vector<ViewSpec>& viewSpecs();

@@ -1,9 +1,9 @@
 #include "views/view.h"
 
+#include <QCoreApplication>
 #include <QPainter>
 #include <algorithm>
 
-#include "shell/view_registry.h"
 #include "widgets/token_label.h"
 
 namespace attnviz::gui {
@@ -22,6 +22,14 @@ View::View(AppState* state, const QString& explanation_heading, QWidget* parent)
   // selectionChanged for both (a direct connection too would refresh every view twice).
   connect(state_, &AppState::selectionChanged, this, &View::markDirty);
   connect(state_, &AppState::colormapChanged, this, &View::markDirty);
+}
+
+QString ViewSpec::titleText() const {
+  return QCoreApplication::translate("attnviz::gui::View", title);
+}
+
+QString ViewSpec::helpText() const {
+  return QCoreApplication::translate("attnviz::gui::View", help);
 }
 
 QString View::name() const {

@@ -1,25 +1,35 @@
-// The base of the window's views (view_registry.cpp lists them): a collapsible explanation on top,
-// content below, refreshed from the shared AppState when visible (hidden views refresh when shown).
+// The base of the window's views (shell/view_registry.cpp lists them): a collapsible explanation on
+// top, content below, refreshed from the shared AppState when visible (hidden ones when shown).
 #pragma once
 
 #include <QVBoxLayout>
 #include <QWidget>
 #include <vector>
 
-#include "figures/figure.h"
 #include "session/app_state.h"
 #include "widgets/widgets.h"
 
 namespace attnviz::gui {
 
-struct ViewSpec;
+class View;
+
+// What the registry (shell/view_registry.cpp) says of a view: its line in the table.
+struct ViewSpec {
+  const char* name;   // "attention": --view, the saved view, the action "view-attention", files
+  const char* title;  // the tab and the View menu (a view may refine it: View::title())
+  const char* help;   // one line: the tab's tooltip and the View menu's status tip
+  View* (*make)(AppState* state);
+
+  QString titleText() const;  // title and help, translated
+  QString helpText() const;
+};
 
 class View : public QWidget {
   Q_OBJECT
  public:
   View(AppState* state, const QString& explanation_heading, QWidget* parent = nullptr);
 
-  // What the registry says of the view (view_registry.cpp; set once makeViews() has made it).
+  // What the registry says of the view (set once makeViews() has made it).
   const ViewSpec* spec() const { return spec_; }
   QString name() const;           // "attention", "overview", …
   virtual QString title() const;  // the tab's title: the registry's unless the view refines it
@@ -52,7 +62,7 @@ class View : public QWidget {
   QString sentenceLine() const;
 
  private:
-  friend std::vector<View*> makeViews(AppState* state);
+  friend std::vector<View*> makeViews(AppState* state);  // shell/view_registry.h
   const ViewSpec* spec_ = nullptr;
   bool dirty_ = true;
 };
