@@ -203,8 +203,12 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
   if (options_.presentation) setPresentationMode(true);
   syncBackendCombo();
   updateActions();
-  // Help › Tour, offered once after the first start (app/gui/shell/tour.h).
-  installTour(this, options_.use_settings);
+  // Help › Tour, offered once after the first start (shell/tour.h).
+  Tour* tour =
+      installTour({this, engine_, state_, src_edit_, tgt_edit_, [this] { return currentView(); },
+                   [this](const QString& name) { setCurrentView(name); },
+                   [this](int step) { decoding_->selectStep(step); }});
+  if (options_.use_settings) connect(this, &MainWindow::firstRunFinished, tour, &Tour::offerOnce);
 }
 
 MainWindow::~MainWindow() = default;

@@ -6,6 +6,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMainWindow>
 #include <QMenu>
 #include <QMenuBar>
 #include <QPushButton>
@@ -14,8 +15,6 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "shell/main_window.h"
-#include "views/decoding/decoding_view.h"
 #include "views/view.h"
 
 namespace attnviz::gui {
@@ -210,10 +209,10 @@ void TourPanel::closeEvent(QCloseEvent* event) {
 
 // ---- the tour ---------------------------------------------------------------------------------
 
-Tour::Tour(MainWindow* window, std::vector<TourStep> steps)
-    : QObject(window), window_(window), steps_(std::move(steps)) {
+Tour::Tour(TourWindow window, std::vector<TourStep> steps)
+    : QObject(window.window), window_(std::move(window)), steps_(std::move(steps)) {
   setObjectName(QStringLiteral("tour"));
-  panel_ = new TourPanel(window);
+  panel_ = new TourPanel(window_.window);
   panel_->hide();
   connect(panel_->back_, &QPushButton::clicked, this, &Tour::back);
   connect(panel_->next_, &QPushButton::clicked, this, [this] {
@@ -230,7 +229,7 @@ Tour::Tour(MainWindow* window, std::vector<TourStep> steps)
     }
     if (running()) stop();
   });
-  Engine* engine = window_->engine();
+  Engine* engine = window_.engine;
   connect(engine, &Engine::jobFinished, this, [this](bool) { onEngineIdle(); });
   connect(engine, &Engine::failed, this, [this](const QString& title, const QString& message) {
     if (!running() || !waiting_) return;
@@ -265,16 +264,16 @@ void Tour::offer() {
 void Tour::start() {
   offering_ = false;
   if (!running()) {
-    Engine* e = window_->engine();
+    Engine* e = window_.engine;
     before_ = Before{};
     before_.had_model = e->hasModel();
     before_.model = e->modelSource();
     before_.config = e->configPath();
-    before_.src = window_->sourceEdit()->text();
-    before_.prefix = window_->prefixEdit()->text();
+    before_.src = window_.source->text();
+    before_.prefix = window_.prefix->text();
     before_.masks = e->masks();
-    before_.selection = window_->state()->selection();
-    if (View* v = window_->currentView()) before_.view = v->name();
+    before_.selection = window_.state->selection();
+    if (View* v = window_.currentView()) before_.view = v->name();
   }
   panel_->back_->show();
   panel_->end_->setText(tr("End tour"));
@@ -340,7 +339,7 @@ void Tour::setStatus(const QString& text) {
 }
 
 int Tour::sharpestHead(AttentionKind kind, int layer) const {
-  auto snap = window_->engine()->snapshot();
+  auto snap = window_.engine->snapshot();
   if (!snap || !snap->trace) return 0;
   const AttentionBlock* a = snap->trace->block(kind, layer);
   if (!a || a->probs.empty()) return 0;
@@ -363,8 +362,8 @@ int Tour::sharpestHead(AttentionKind kind, int layer) const {
 }
 
 void Tour::queueStep(const TourStep& s) {
-  Engine* e = window_->engine();
-  MainWindow* w = window_;
+  Engine* e = window_.engine;
+  const TourWindow* w = &window_;
   // The model (a new one also runs its first example; the sentence below follows).
   ops_.push_back([e, s] {
     if (e->hasModel() && e->modelSource() == s.model) return false;
@@ -376,8 +375,8 @@ void Tour::queueStep(const TourStep& s) {
     return e->setMasks(MaskOptions{});
   });
   ops_.push_back([e, w, s] {
-    w->sourceEdit()->setText(s.src);
-    w->prefixEdit()->clear();
+    w->source->setText(s.src);
+    w->prefix->clear();
     return e->run(s.src, QString());
   });
   // Switches the step turns off: the same tokens again, with the mask off.
@@ -395,21 +394,21 @@ void Tour::queueStep(const TourStep& s) {
   // The view and the attention shown, once the trace is there.
   ops_.push_back([this, w, s] {
     w->setCurrentView(s.view);
-    AppState* st = w->state();
+    AppState* st = w->state;
     AttentionSelection sel = st->selection();
     sel.kind = s.kind;
     sel.layer = s.layer >= 0 ? s.layer : std::max(0, st->layerCount(s.kind) - 1);
     sel.head = s.head == TourStep::kSharpestHead ? sharpestHead(s.kind, sel.layer) : s.head;
     sel.batch = 0;
     st->setSelection(sel);
-    if (s.show_step >= 0) w->decodingView()->selectStep(s.show_step);
+    if (s.show_step >= 0) w->selectDecodingStep(s.show_step);
     return false;
   });
 }
 
 void Tour::queueRestore() {
-  Engine* e = window_->engine();
-  MainWindow* w = window_;
+  Engine* e = window_.engine;
+  const TourWindow* w = &window_;
   const Before b = before_;
   if (!b.had_model) return;  // nothing was open: leave the last step's model
   ops_.push_back([e, b] {
@@ -421,8 +420,8 @@ void Tour::queueRestore() {
     return e->setMasks(MaskOptions{});
   });
   ops_.push_back([e, w, b] {
-    w->sourceEdit()->setText(b.src);
-    w->prefixEdit()->setText(b.prefix);
+    w->source->setText(b.src);
+    w->prefix->setText(b.prefix);
     return !b.src.trimmed().isEmpty() && e->run(b.src, b.prefix);
   });
   ops_.push_back([e, b] {
@@ -431,7 +430,7 @@ void Tour::queueRestore() {
   });
   ops_.push_back([w, b] {
     if (!b.view.isEmpty()) w->setCurrentView(b.view);
-    w->state()->setSelection(b.selection);
+    w->state->setSelection(b.selection);
     return false;
   });
 }
@@ -439,7 +438,7 @@ void Tour::queueRestore() {
 void Tour::runOps() {
   if (in_ops_) return;
   in_ops_ = true;
-  Engine* e = window_->engine();
+  Engine* e = window_.engine;
   while (!ops_.empty()) {
     if (e->busy()) {
       waiting_ = true;
@@ -469,7 +468,7 @@ void Tour::runOps() {
 void Tour::onEngineIdle() {
   // jobFinished also comes while a job started by the finished one runs (a model load starts the
   // window's first run): wait until the engine is really idle.
-  if (!waiting_ || in_ops_ || window_->engine()->busy()) return;
+  if (!waiting_ || in_ops_ || window_.engine->busy()) return;
   waiting_ = false;
   // Let the window and the views take the new snapshot first.
   QTimer::singleShot(0, this, [this] {
@@ -479,10 +478,11 @@ void Tour::onEngineIdle() {
 
 // ---- installing -------------------------------------------------------------------------------
 
-Tour* installTour(MainWindow* window, bool offer_on_first_start) {
+Tour* installTour(const TourWindow& w) {
+  QMainWindow* window = w.window;
   if (auto* existing = window->findChild<Tour*>(QStringLiteral("tour"), Qt::FindDirectChildrenOnly))
     return existing;
-  auto* tour = new Tour(window);
+  auto* tour = new Tour(w);
   auto* action = new QAction(QObject::tr("&Tour: what to look for…"), window);
   action->setObjectName(QStringLiteral("tour"));
   action->setToolTip(
@@ -495,15 +495,14 @@ Tour* installTour(MainWindow* window, bool offer_on_first_start) {
     if (a->menu() && a->text().remove('&') == QObject::tr("Help")) help = a->menu();
   if (!help) help = window->menuBar()->addMenu(QObject::tr("&Help"));
   help->insertAction(help->actions().isEmpty() ? nullptr : help->actions().front(), action);
-  if (offer_on_first_start) {
-    QObject::connect(window, &MainWindow::firstRunFinished, tour, [tour] {
-      QSettings s;  // the application's: main() names it, the tests name their own
-      if (s.value(QString::fromLatin1(kOfferedKey), false).toBool() || tour->running()) return;
-      s.setValue(QString::fromLatin1(kOfferedKey), true);  // once, whatever the answer
-      tour->offer();
-    });
-  }
   return tour;
+}
+
+void Tour::offerOnce() {
+  QSettings s;  // the application's: main() names it, the tests name their own
+  if (s.value(QString::fromLatin1(kOfferedKey), false).toBool() || running()) return;
+  s.setValue(QString::fromLatin1(kOfferedKey), true);  // once, whatever the answer
+  offer();
 }
 
 }  // namespace attnviz::gui

@@ -1,8 +1,8 @@
 // The guided first look (Help › Tour): seven steps over the bundled models, each setting the window
 // up — model, sentence, masks, view, attention kind/layer/head, decoding steps, a branch — and
 // saying in two sentences what to notice. Offered once on the first start; skippable; never again
-// unless asked for. The tour drives the window only through its public API, as a user's clicks
-// would.
+// unless asked for. The tour drives the window only through what TourWindow gives it, as a user's
+// clicks would.
 #pragma once
 
 #include <QFrame>
@@ -17,12 +17,29 @@
 #include "session/attention_data.h"
 
 class QLabel;
+class QLineEdit;
+class QMainWindow;
 class QPushButton;
 class QToolButton;
 
 namespace attnviz::gui {
 
-class MainWindow;
+class AppState;
+class Engine;
+class View;
+
+// What the tour drives: the window, through what a user's clicks would do. MainWindow gives it this
+// (the tour knows nothing else of the window).
+struct TourWindow {
+  QMainWindow* window = nullptr;  // the panel floats over it; Help › Tour goes in its menu bar
+  Engine* engine = nullptr;
+  AppState* state = nullptr;
+  QLineEdit* source = nullptr;  // the input bar's sentence and target prefix
+  QLineEdit* prefix = nullptr;
+  std::function<View*()> currentView;
+  std::function<void(const QString&)> setCurrentView;  // by the view's name
+  std::function<void(int)> selectDecodingStep;         // the step the Decoding view shows
+};
 
 // One step: what it sets up, and what it says.
 struct TourStep {
@@ -96,7 +113,7 @@ class TourPanel : public QFrame {
 class Tour : public QObject {
   Q_OBJECT
  public:
-  explicit Tour(MainWindow* window, std::vector<TourStep> steps = tourSteps());
+  explicit Tour(TourWindow window, std::vector<TourStep> steps = tourSteps());
 
   const std::vector<TourStep>& steps() const { return steps_; }
   int count() const { return int(steps_.size()); }
@@ -109,6 +126,9 @@ class Tour : public QObject {
 
   // The panel asks whether to take the tour ("Take the tour" / "Not now").
   void offer();
+  // offer() unless the tour was offered before (QSettings "tour/offered"; the offer is made once,
+  // whatever the answer) or is running: the window calls it after its first run.
+  void offerOnce();
   // From the first step; remembers the model, sentence and masks to give them back at the end.
   void start();
   void goTo(int index);
@@ -133,7 +153,7 @@ class Tour : public QObject {
   void queueStep(const TourStep& s);
   void queueRestore();
 
-  MainWindow* window_;
+  TourWindow window_;
   std::vector<TourStep> steps_;
   QPointer<TourPanel> panel_;
   int current_ = -1;
@@ -151,9 +171,8 @@ class Tour : public QObject {
   } before_;
 };
 
-// Adds Help › Tour (action "tour") to the window and, with offer_on_first_start, offers the tour
-// in its panel after the first run unless it was offered before (QSettings "tour/offered"; the
-// offer is made once, whatever the answer). Returns the tour (a child of the window).
-Tour* installTour(MainWindow* window, bool offer_on_first_start);
+// Adds Help › Tour (action "tour") to the window, first in its Help menu. Returns the tour (a child
+// of the window; the one already there when called again).
+Tour* installTour(const TourWindow& window);
 
 }  // namespace attnviz::gui
