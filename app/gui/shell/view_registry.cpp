@@ -1,19 +1,24 @@
 // The window's views, one line each (view_registry.h).
 //
-// Adding a view:
-//   1. Write app/gui/NAME_view.h and NAME_view.cpp: `class NameView : public View` with the
-//      constructor `NameView(AppState* state, QWidget* parent = nullptr)`. refresh() draws it from
+// Adding a view — its folder, one line here, its test:
+//   1. Make its folder app/gui/views/NAME/ (NAME as in the table below) with NAME_view.h and
+//      NAME_view.cpp: `class NameView : public View` with the constructor
+//      `NameView(AppState* state, QWidget* parent = nullptr)`. refresh() draws it from
 //      state_->snapshot() and state_->selection() (it is called when the view is visible and out
 //      of date); explanation_->setHtml() says what it shows; exportWidget() picks what File ›
-//      Export draws; `emit openView("attention")` sends the user to another view. The build
-//      compiles every app/gui/*.cpp (app/gui/CMakeLists.txt): there is no list to add it to.
-//   2. Add its line to kViews below, where its tab should be: name, title, one line of help,
-//      make<NameView>. The tab, the View menu's entry, Ctrl+N for the first nine, the keyboard
-//      help, --view NAME, the saved view and a screenshot per view (tests/test_gui.cpp) follow.
+//      Export draws; `emit openView("attention")` sends the user to another view. It includes
+//      views/view.h and what it needs from views/, session/, widgets/ and the core, by their paths
+//      ("session/run_spec.h"), never another view's folder: what two views share moves down to
+//      views/ or below (tools/check_layers.py, a test, fails otherwise). The build compiles every
+//      .cpp under app/gui (app/gui/CMakeLists.txt): there is no list to add it to.
+//   2. Add its line to kViews below, where its tab should be — name, title, one line of help,
+//      make<NameView> — with its #include "views/NAME/NAME_view.h" above. The tab, the View
+//      menu's entry, Ctrl+N for the first nine, the keyboard help, --view NAME, the saved view and
+//      a screenshot per view (tests/test_gui.cpp) follow.
 //   3. Test it: tests/test_gui.cpp already switches to every view by its key and menu and checks
 //      that it explains itself; what it computes is checked in tests/test_teaching.cpp (or a suite
-//      of its own in tests/CMakeLists.txt). If it moves a view past Ctrl+9, update the README's
-//      Keys table.
+//      of its own: one attnviz_add_test line in tests/CMakeLists.txt). If it moves a view past
+//      Ctrl+9, update the README's Keys table.
 #include "shell/view_registry.h"
 
 #include <QCoreApplication>
