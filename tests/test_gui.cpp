@@ -198,12 +198,12 @@ class GuiTest : public QObject {
   void architectures_data();
   void architectures();
 
-  // Issue 29: the second visit (numbered as in the issue).
-  void svgExportsAreXml();                   // 1
-  void masksExplanationNamesEveryMaskOff();  // 2
-  void attentionHeadingShowsTheMasks();      // 3
-  void positionsCountFromOne();              // 4
-  void decodingFramesKeepTheFuture();        // 5
+  // What a second look at figures and explanations found.
+  void svgExportsAreXml();
+  void masksExplanationNamesEveryMaskOff();
+  void attentionHeadingShowsTheMasks();
+  void positionsCountFromOne();
+  void decodingFramesKeepTheFuture();
   void decodeToTheEndShowsProgress();        // 8
   void presentationModeGivesTheSizeBack();   // 10
   void restoredWindowFitsTheScreen();        // 10
@@ -1169,8 +1169,8 @@ void GuiTest::backendChooser() {
   QCOMPARE(w->engine()->threads(), availableCores());
 }
 
-// Issue 27: a run that runs out of GPU memory is redone on the CPU, the window says so, and the
-// model stays on its backend for the next run. Without a GPU: the CPU backend behind a memory limit
+// A run that runs out of GPU memory is redone on the CPU, the window says so, and the model stays
+// on its backend for the next run. Without a GPU: the CPU backend behind a memory limit
 // (compute/memory_limit.h) runs out as a full GPU does.
 void GuiTest::outOfGpuMemoryRedoneOnCpu() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
@@ -1403,7 +1403,7 @@ void GuiTest::settingsPersist() {
   {
     MainWindow w;  // no options: the last model and colormap come back
     QCOMPARE(w.state()->colormap().name(), QStringLiteral("magma"));
-    // The size comes back, within the screen (issue 29), down to the window's minimum.
+    // The size comes back, within the screen, down to the window's minimum.
     w.show();
     QTest::qWait(20);
     const QSize room = QGuiApplication::primaryScreen()->availableGeometry().size();
@@ -1919,7 +1919,7 @@ void GuiTest::architectures() {
 // Renders every view to build/screenshots: the default model at 1366×768 and 1920×1080, with and
 // without the explanations, then one model of each other architecture (to look at by eye; the
 // README's picture is one of them).
-// ---- issue 29 ---------------------------------------------------------------------------------
+// ---- a second look: SVG as XML, masks named, positions from 1, frames ------------------------
 
 namespace {
 
