@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "arch/weights.h"
-#include "attention_view.h"
 #include "compute/cpu_backend.h"
-#include "engine.h"
-#include "heatmap.h"
-#include "main_window.h"
+#include "session/engine.h"
+#include "shell/main_window.h"
+#include "views/attention/attention_view.h"
+#include "widgets/heatmap.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;

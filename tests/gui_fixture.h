@@ -9,7 +9,7 @@
 #include <QtTest/QtTest>
 #include <memory>
 
-#include "main_window.h"
+#include "shell/main_window.h"
 
 namespace gui_fixture {
 

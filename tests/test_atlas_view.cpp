@@ -22,20 +22,20 @@
 #include <cmath>
 #include <memory>
 
-#include "atlas_view.h"
-#include "attention_data.h"
 #include "compute/cpu_backend.h"
-#include "figure.h"
-#include "fonts.h"
+#include "figures/figure.h"
 #include "gui_fixture.h"
-#include "main_window.h"
 #include "model/atlas.h"
 #include "model/circuits.h"
-#include "teaching_util.h"
+#include "session/attention_data.h"
+#include "session/teaching_util.h"
+#include "shell/main_window.h"
 #include "train/history.h"
 #include "train/history_figures.h"
 #include "train/task_corpus.h"
 #include "train/tasks.h"
+#include "views/atlas/atlas_view.h"
+#include "widgets/fonts.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;

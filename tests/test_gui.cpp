@@ -37,36 +37,36 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "answers_dialog.h"
-#include "apng.h"
 #include "arch/bundled.h"
 #include "arch/weights.h"
-#include "attention_data.h"
-#include "attention_view.h"
-#include "bar_chart.h"
-#include "cell_view.h"
-#include "colormap.h"
 #include "compute/backends.h"
 #include "compute/cpu_backend.h"
 #include "compute/memory_limit.h"
 #include "compute/thread_pool.h"
-#include "decoding_view.h"
-#include "figure.h"
-#include "fonts.h"
+#include "figures/apng.h"
+#include "figures/figure.h"
 #include "gui_fixture.h"
-#include "heatmap.h"
 #include "io/safetensors.h"
-#include "item_models.h"
-#include "lesson_dialog.h"
-#include "main_window.h"
-#include "masks_view.h"
 #include "model_files.h"
-#include "overview_view.h"
-#include "positional_view.h"
+#include "session/attention_data.h"
+#include "session/item_models.h"
+#include "shell/answers_dialog.h"
+#include "shell/lesson_dialog.h"
+#include "shell/main_window.h"
+#include "shell/view_registry.h"
 #include "text/token_display.h"
-#include "translation_panel.h"
-#include "view_registry.h"
-#include "widgets.h"
+#include "views/attention/attention_view.h"
+#include "views/cell/cell_view.h"
+#include "views/decoding/decoding_view.h"
+#include "views/decoding/translation_panel.h"
+#include "views/masks/masks_view.h"
+#include "views/overview/overview_view.h"
+#include "views/positional/positional_view.h"
+#include "widgets/bar_chart.h"
+#include "widgets/colormap.h"
+#include "widgets/fonts.h"
+#include "widgets/heatmap.h"
+#include "widgets/widgets.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;
@@ -198,12 +198,12 @@ class GuiTest : public QObject {
   void architectures_data();
   void architectures();
 
-  // Issue 29: the second visit (numbered as in the issue).
-  void svgExportsAreXml();                   // 1
-  void masksExplanationNamesEveryMaskOff();  // 2
-  void attentionHeadingShowsTheMasks();      // 3
-  void positionsCountFromOne();              // 4
-  void decodingFramesKeepTheFuture();        // 5
+  // What a second look at figures and explanations found.
+  void svgExportsAreXml();
+  void masksExplanationNamesEveryMaskOff();
+  void attentionHeadingShowsTheMasks();
+  void positionsCountFromOne();
+  void decodingFramesKeepTheFuture();
   void decodeToTheEndShowsProgress();        // 8
   void presentationModeGivesTheSizeBack();   // 10
   void restoredWindowFitsTheScreen();        // 10
@@ -1169,8 +1169,8 @@ void GuiTest::backendChooser() {
   QCOMPARE(w->engine()->threads(), availableCores());
 }
 
-// Issue 27: a run that runs out of GPU memory is redone on the CPU, the window says so, and the
-// model stays on its backend for the next run. Without a GPU: the CPU backend behind a memory limit
+// A run that runs out of GPU memory is redone on the CPU, the window says so, and the model stays
+// on its backend for the next run. Without a GPU: the CPU backend behind a memory limit
 // (compute/memory_limit.h) runs out as a full GPU does.
 void GuiTest::outOfGpuMemoryRedoneOnCpu() {
   auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
@@ -1403,7 +1403,7 @@ void GuiTest::settingsPersist() {
   {
     MainWindow w;  // no options: the last model and colormap come back
     QCOMPARE(w.state()->colormap().name(), QStringLiteral("magma"));
-    // The size comes back, within the screen (issue 29), down to the window's minimum.
+    // The size comes back, within the screen, down to the window's minimum.
     w.show();
     QTest::qWait(20);
     const QSize room = QGuiApplication::primaryScreen()->availableGeometry().size();
@@ -1919,7 +1919,7 @@ void GuiTest::architectures() {
 // Renders every view to build/screenshots: the default model at 1366×768 and 1920×1080, with and
 // without the explanations, then one model of each other architecture (to look at by eye; the
 // README's picture is one of them).
-// ---- issue 29 ---------------------------------------------------------------------------------
+// ---- a second look: SVG as XML, masks named, positions from 1, frames ------------------------
 
 namespace {
 

@@ -18,14 +18,14 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "answers_dialog.h"
 #include "arch/weights.h"
 #include "compute/cpu_backend.h"
-#include "engine.h"
 #include "gui_fixture.h"
 #include "io/safetensors.h"
 #include "model/model.h"
-#include "widgets.h"
+#include "session/engine.h"
+#include "shell/answers_dialog.h"
+#include "widgets/widgets.h"
 
 using namespace attnviz;
 using attnviz::gui::AnswersDialog;

@@ -1,9 +1,10 @@
-// Qt Test suite of the tour (Help › Tour, app/gui/tour.h), offscreen: every step is run through the
-// window and its state asserted — the model, the sentence, the view, the attention shown, the
-// masks, the decoding steps — together with what each step's text claims about the bundled models
-// (so a retrained model that no longer does what the tour says fails here); the offer on the first
-// start (once, skippable, Help › Tour afterwards); giving back the user's model at the end. It also
-// renders the user's guide's pictures (docs/images) and fails when the committed ones are stale.
+// Qt Test suite of the tour (Help › Tour, app/gui/shell/tour.h), offscreen: every step is run
+// through the window and its state asserted — the model, the sentence, the view, the attention
+// shown, the masks, the decoding steps — together with what each step's text claims about the
+// bundled models (so a retrained model that no longer does what the tour says fails here); the
+// offer on the first start (once, skippable, Help › Tour afterwards); giving back the user's model
+// at the end. It also renders the user's guide's pictures (docs/images) and fails when the
+// committed ones are stale.
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
@@ -27,20 +28,20 @@
 #include <tuple>
 
 #include "arch/bundled.h"
-#include "atlas_view.h"
-#include "attention_data.h"
 #include "compute/cpu_backend.h"
-#include "decoding_view.h"
-#include "fonts.h"
 #include "gui_fixture.h"
 #include "llama_shaped.h"
-#include "main_window.h"
-#include "masks_view.h"
-#include "positional_view.h"
-#include "tour.h"
-#include "view.h"
-#include "view_registry.h"
-#include "why_view.h"
+#include "session/attention_data.h"
+#include "shell/main_window.h"
+#include "shell/tour.h"
+#include "shell/view_registry.h"
+#include "views/atlas/atlas_view.h"
+#include "views/decoding/decoding_view.h"
+#include "views/masks/masks_view.h"
+#include "views/positional/positional_view.h"
+#include "views/view.h"
+#include "views/why/why_view.h"
+#include "widgets/fonts.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;

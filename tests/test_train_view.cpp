@@ -18,12 +18,12 @@
 #include <memory>
 
 #include "arch/weights.h"
-#include "engine.h"
-#include "fonts.h"
 #include "gui_fixture.h"
-#include "main_window.h"
+#include "session/engine.h"
+#include "shell/main_window.h"
 #include "train/history.h"
-#include "train_view.h"
+#include "views/train/train_view.h"
+#include "widgets/fonts.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;
@@ -116,7 +116,7 @@ class TrainViewTest : public QObject {
     tv->timeline()->setValue(0);
     QVERIFY(tv->focusHeatmap()->data().title.contains(QStringLiteral("step 0")));
     QVERIFY(tv->headGrid()->grab().toImage() != end);
-    // The focused head's axis titles stay inside its heatmap (issue 29).
+    // The focused head's axis titles stay inside its heatmap.
     const QRectF title = tv->focusHeatmap()->rowTitleRect();
     QVERIFY(!title.isEmpty());
     QVERIFY2(QRectF(tv->focusHeatmap()->rect()).contains(title),
@@ -204,15 +204,15 @@ class TrainViewTest : public QObject {
     QVERIFY(tv->curves()->points() < 100000);
     QVERIFY(QFileInfo::exists(tv->savedPath()));
     QVERIFY(tv->statusLabel()->text().contains(QStringLiteral("Stopped after")));
-    // Issue 29: no stale "Stopping…" above it, and the axis ends where the run did.
+    // No stale "Stopping…" above it, and the axis ends where the run did.
     QVERIFY2(!tv->statusLabel()->text().contains(QStringLiteral("Stopping")),
              qPrintable(tv->statusLabel()->text()));
     QCOMPARE(tv->curves()->plannedSteps(), tv->curves()->points());
     QVERIFY(tv->curves()->xTicks().back() <= tv->curves()->points());
   }
 
-  // Issue 29: before a run the axis reads the steps asked for, in distinct round numbers whose
-  // labels stay inside the chart; the Size box shows its entry whole.
+  // Before a run the axis reads the steps asked for, in distinct round numbers whose labels stay
+  // inside the chart; the Size box shows its entry whole.
   void axesAndControlsBeforeARun() {
     auto w = openTrainWindow();
     TrainView* tv = trainView(*w);

@@ -24,21 +24,21 @@
 #include <cstring>
 #include <memory>
 
-#include "bar_chart.h"
-#include "decoding_view.h"
-#include "figure.h"
-#include "fonts.h"
+#include "figures/figure.h"
 #include "gui_fixture.h"
-#include "heatmap.h"
-#include "item_models.h"
-#include "main_window.h"
 #include "model/lens.h"
 #include "model/patching.h"
-#include "teaching_util.h"
-#include "token_label.h"
+#include "session/item_models.h"
+#include "session/teaching_util.h"
+#include "shell/main_window.h"
 #include "train/attribution.h"
-#include "why_patching.h"
-#include "why_view.h"
+#include "views/decoding/decoding_view.h"
+#include "views/why/why_patching.h"
+#include "views/why/why_view.h"
+#include "widgets/bar_chart.h"
+#include "widgets/fonts.h"
+#include "widgets/heatmap.h"
+#include "widgets/token_label.h"
 
 using namespace attnviz;
 using namespace attnviz::gui;

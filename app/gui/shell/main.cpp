@@ -1,0 +1,96 @@
+// attnviz: the Qt application's entry point. Parses the command line (--model, --src, --screenshot
+// …), opens the main window and, with --screenshot, saves it after the first run (drawn with the
+// bundled fonts) and exits.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QIcon>
+#include <QTimer>
+#include <cstdio>
+
+#include "shell/main_window.h"
+#include "shell/view_registry.h"
+#include "views/view.h"
+#include "widgets/fonts.h"
+
+using attnviz::gui::MainWindow;
+
+int main(int argc, char** argv) {
+  // A screenshot needs no screen: fall back to the offscreen platform when there is none.
+  for (int i = 1; i < argc; ++i)
+    if (QByteArray(argv[i]).startsWith("--screenshot") && qEnvironmentVariableIsEmpty("DISPLAY") &&
+        qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+        qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+      qputenv("QT_QPA_PLATFORM", "offscreen");
+
+  QApplication app(argc, argv);
+  QApplication::setApplicationName(QStringLiteral("attnviz"));
+  QApplication::setOrganizationName(QStringLiteral("attnviz"));
+  QApplication::setApplicationVersion(QStringLiteral(ATTNVIZ_VERSION));
+  QApplication::setDesktopFileName(QStringLiteral("attnviz"));
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/attnviz.svg")));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("See inside Transformers."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  QCommandLineOption model({"m", "model"}, "Bundled model name or .safetensors path.", "NAME|PATH");
+  QCommandLineOption config("config", "Config JSON for the model (when not inside it).", "FILE");
+  QCommandLineOption src({"s", "src"}, "Source sentence for the first run.", "TEXT");
+  QCommandLineOption tgt(
+      {"t", "tgt"}, "Target prefix for the first run (a decoder-only model: its prompt).", "TEXT");
+  QCommandLineOption backend("backend", "Compute backend: cpu or cuda.", "NAME");
+  QCommandLineOption view("view",
+                          QStringLiteral("View shown first: %1.")
+                              .arg(attnviz::gui::viewNames().join(QStringLiteral(", "))),
+                          "NAME");
+  QCommandLineOption screenshot(
+      "screenshot", "Save the window as PNG after the first run, then exit.", "FILE.png");
+  QCommandLineOption size("size", "Window size, e.g. 1400x900.", "WxH");
+  QCommandLineOption no_settings("no-settings", "Neither read nor write the saved settings.");
+  QCommandLineOption presentation("presentation", "Presentation mode: large fonts (F11).");
+  parser.addOptions(
+      {model, config, src, tgt, backend, view, screenshot, size, no_settings, presentation});
+  parser.process(app);
+
+  // A screenshot looks the same on every machine: drawn with the fonts attnviz ships.
+  if (parser.isSet(screenshot) && !attnviz::gui::usePinnedFonts())
+    std::fprintf(stderr, "attnviz: the bundled fonts could not be loaded\n");
+
+  MainWindow::Options opts;
+  opts.model = parser.value(model);
+  opts.config = parser.value(config);
+  opts.src = parser.value(src);
+  opts.tgt = parser.value(tgt);
+  opts.backend = parser.value(backend);
+  opts.view = parser.value(view);
+  opts.use_settings = !parser.isSet(no_settings) && !parser.isSet(screenshot);
+  opts.presentation = parser.isSet(presentation);
+
+  MainWindow window(opts);
+  if (parser.isSet(size)) {
+    const QStringList wh = parser.value(size).split('x');
+    if (wh.size() == 2) window.resize(wh[0].toInt(), wh[1].toInt());
+  } else if (parser.isSet(screenshot)) {
+    window.resize(1400, 900);
+  }
+  window.show();
+
+  if (parser.isSet(screenshot)) {
+    const QString file = parser.value(screenshot);
+    QObject::connect(&window, &MainWindow::firstRunFinished, &window, [&window, file] {
+      // Give off-thread heatmap renders a moment, then draw the window as it is.
+      window.engine()->waitUntilIdle(120000);
+      if (auto* v = window.currentView()) v->refreshNow();
+      QTimer::singleShot(400, &window, [&window, file] {
+        const bool ok = window.grab().save(file, "PNG");
+        std::fprintf(ok ? stdout : stderr, ok ? "wrote %s\n" : "could not write %s\n",
+                     qPrintable(QDir::toNativeSeparators(QFileInfo(file).absoluteFilePath())));
+        QApplication::exit(ok ? 0 : 1);
+      });
+    });
+  }
+  window.start();
+  return app.exec();
+}

@@ -1,0 +1,287 @@
+// The Atlas view: every head of every attention block over a whole corpus (model/atlas.h). The
+// corpus — a text file, the model's examples, a bundled model's held-out set or a training task's
+// held-out pairs — runs through the model off the GUI thread with progress and Cancel; then every
+// head is a point in a scatter of two of its statistics (means over the corpus, ± one standard
+// deviation as error bars) beside a sortable table of them, with the heads most like the selected
+// one, the corpus sentences where its pattern is strongest and weakest (double-click: that
+// sentence becomes the input of every view), and a 2-D PCA of its queries and keys.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QColor>
+#include <QSortFilterProxyModel>
+#include <QWidget>
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "model/atlas.h"
+#include "model/circuits.h"
+#include "train/history.h"
+#include "views/view.h"
+
+class QComboBox;
+class QLabel;
+class QListWidget;
+class QProgressBar;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QTabWidget;
+class QTableView;
+class QTimer;
+
+namespace attnviz::gui {
+
+// A scatter plot of points with optional error bars (± sd on either axis), a legend of colours,
+// axis titles, a tooltip per point and a selected point; painted the same on screen and in a
+// figure (paint). The Atlas view draws its heads and one head's queries and keys with it.
+class ScatterPlot : public QWidget {
+  Q_OBJECT
+ public:
+  struct Point {
+    double x = 0, y = 0;
+    double sd_x = 0, sd_y = 0;  // error bars (0 or NaN: none)
+    QColor color;
+    QString tip;      // the tooltip (plain text)
+    int series = -1;  // with lines on: consecutive points of one series are joined
+    QString label;    // written beside the point ("L2 H3" at a line's end); empty: none
+  };
+  struct LegendEntry {
+    QString name;
+    QColor color;
+  };
+  explicit ScatterPlot(QWidget* parent = nullptr);
+  // The axes hold every point with its error bars and at least x_span / y_span (a statistic's
+  // whole range, so that 0.04 does not look large; NaN: none).
+  void setData(std::vector<Point> points, const QString& x_title, const QString& y_title,
+               std::vector<LegendEntry> legend, std::pair<double, double> x_span = {NAN, NAN},
+               std::pair<double, double> y_span = {NAN, NAN});
+  void setEmptyText(const QString& text);
+  // A line under the plot's lower right corner: what is not shown ("4 heads have no value").
+  void setNote(const QString& text);
+  QString note() const { return note_; }
+  // Joins the points of each series by lines (a line chart: x the step) and marks x = marker with
+  // a vertical line (NaN: none).
+  void setLines(bool lines);
+  void setMarker(double x);
+  double marker() const { return marker_; }
+  void setSelected(int index);  // -1: none
+  int selected() const { return selected_; }
+  const std::vector<Point>& points() const { return points_; }
+  QString xTitle() const { return x_title_; }
+  QString yTitle() const { return y_title_; }
+  // Where point i is drawn in a plot of `size` (widget coordinates for the widget's size), and the
+  // point nearest `pos` within a few pixels (-1: none).
+  QPointF position(int index, QSize size) const;
+  QPointF position(int index) const { return position(index, size()); }
+  int pointAt(QPointF pos) const;
+  QString toolTipAt(QPointF pos) const;  // "" away from every point
+  void paint(QPainter& painter, QSize size) const;
+  QSize sizeHint() const override { return {520, 420}; }
+  QSize minimumSizeHint() const override { return {260, 220}; }
+
+ signals:
+  void pointClicked(int index);
+  void pointDoubleClicked(int index);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  bool event(QEvent* event) override;  // tooltips
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+
+ private:
+  QRectF plotRect(QSize size) const;
+  std::vector<Point> points_;
+  std::vector<LegendEntry> legend_;
+  QString x_title_, y_title_, empty_text_, note_;
+  double x0_ = 0, x1_ = 1, y0_ = 0, y1_ = 1;  // the axes' ranges
+  int selected_ = -1;
+  bool lines_ = false;
+  double marker_ = NAN;
+};
+
+// What a head is measured by in the atlas: a statistic of HeadStats (mean ± sd over the corpus) or
+// a circuit score of the model (one number per head, no spread).
+struct AtlasMeasure {
+  int stat = -1;   // index into kHeadStats; -1: a score
+  QString title;   // "Previous token", as the axes and the table's header say
+  QString tip;     // what it is, with its unit
+  int score = -1;  // with stat -1: 0 the induction score, 1 the copying score (model/circuits.h)
+  double low = NAN, high = NAN;  // its whole range when bounded (the scatter shows it all)
+};
+std::vector<AtlasMeasure> atlasMeasures();
+
+// The atlas as the view shows it: the corpus, the atlas of the current model, and its scores.
+struct AtlasResult {
+  std::shared_ptr<const Corpus> corpus;
+  std::shared_ptr<const Atlas> atlas;
+  std::shared_ptr<const AtlasScores> scores;
+};
+
+// One row per head of the atlas: block, layer and head (from 1), then per measure "mean ± sd".
+class AtlasTableModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Block, Layer, Head, FirstMeasure };
+  enum Roles { SortRole = Qt::UserRole + 1 };
+  explicit AtlasTableModel(QObject* parent = nullptr);
+  void setAtlas(std::shared_ptr<const Atlas> atlas, std::shared_ptr<const AtlasScores> scores);
+  const Atlas* atlas() const { return atlas_.get(); }
+  const std::vector<AtlasMeasure>& measures() const { return measures_; }
+  // The mean and sd of measure m for head `row` (NaN where the measure does not apply).
+  double mean(int row, int measure) const;
+  double sd(int row, int measure) const;
+  int rowOf(AttentionKind kind, int layer, int head) const;
+  // The table as CSV: block,layer,head, then per statistic NAME_mean,NAME_sd, then the scores
+  // induction,copying (layer and head from 1; an empty value where NaN).
+  std::string csv() const;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
+
+ private:
+  std::shared_ptr<const Atlas> atlas_;
+  std::shared_ptr<const AtlasScores> scores_;
+  std::vector<AtlasMeasure> measures_;
+};
+
+// Sorts by the numbers (NaN — "does not apply" — last).
+class AtlasProxy : public QSortFilterProxyModel {
+  Q_OBJECT
+ public:
+  using QSortFilterProxyModel::QSortFilterProxyModel;
+
+ protected:
+  bool lessThan(const QModelIndex& a, const QModelIndex& b) const override;
+};
+
+class AtlasView : public View {
+  Q_OBJECT
+ public:
+  explicit AtlasView(AppState* state, QWidget* parent = nullptr);
+  QWidget* exportWidget() override;
+  QStringList figureTitle() const override;
+  QSize figureBodySize(QSize available, bool legend) override;
+  void paintFigureBody(QPainter& painter, QSize body, bool legend) override;
+
+  // Where the corpus comes from (the combo's items).
+  enum class Source { Examples, HeldOut, TrainingTask, File };
+  // Chooses the corpus: a file (File: `path`), or a training task by its name.
+  void setCorpusFile(const QString& path);
+  bool setSource(Source source, const QString& task = {});
+  // Starts the run (false when the engine is busy or no model is loaded).
+  bool runAtlas();
+  bool running() const { return running_; }
+  void cancel();
+  const AtlasResult& result() const { return result_; }
+  QString statusText() const;  // the line under the buttons: what ran, what was skipped, errors
+  // The measures on the scatter's axes (indices into atlasMeasures()).
+  void setAxes(int x_measure, int y_measure);
+  // The evidence's statistic (an index into kHeadStats).
+  void setEvidenceStat(int stat);
+  bool exportCsv(const QString& path, QString* error = nullptr) const;
+  // The selected head's queries and keys, projected (a job of the engine).
+  bool projectSelected();
+  const HeadEmbedding* embedding() const { return embedding_.get(); }
+
+  ScatterPlot* scatter() const { return scatter_; }
+  ScatterPlot* embeddingPlot() const { return embedding_plot_; }
+  QTableView* table() const { return table_; }
+  AtlasTableModel* tableModel() const { return model_; }
+  AtlasProxy* proxy() const { return proxy_; }
+  QListWidget* likeList() const { return like_; }
+  QListWidget* topList() const { return top_; }
+  QListWidget* bottomList() const { return bottom_; }
+  QString evidenceNote() const;  // why the lists are empty ("" when they are not)
+  QTabWidget* panels() const { return panels_; }
+  // Left: 0 the heads over the corpus (the scatter), 1 over training (the history's chart); File ›
+  // Export view draws the one shown.
+  QTabWidget* plots() const { return left_; }
+
+  // The training history: a folder of checkpoints (train/history.h), read off the GUI thread;
+  // the slider's step loads that checkpoint as the model of every view.
+  bool openHistory(const QString& dir);
+  const TrainingHistory* history() const { return history_.get(); }
+  void setHistoryStep(int index);  // an index into history()->points
+  int historyStep() const;
+  // 0 induction, 1 copying, 2 + k: kHeadStats[k], 2 + kHeadStatCount: the held-out loss at each
+  // position (a line per position instead of per head).
+  void setHistoryMeasure(int measure);
+  ScatterPlot* historyChart() const { return history_chart_; }
+  QString historyText() const;  // the line above the chart
+  bool exportHistoryCsv(const QString& path, QString* error = nullptr) const;
+  bool exportHistoryApng(const QString& path, QString* error = nullptr) const;
+  QProgressBar* progressBar() const { return progress_; }
+  QPushButton* runButton() const { return run_; }
+  QPushButton* cancelButton() const { return cancel_; }
+
+ protected:
+  void refresh() override;
+
+ private:
+  void fillSources();
+  void updateScatter();
+  void showSelection();  // the selected head in the scatter, the table, the lists
+  void fillEvidence();
+  void fillLike();
+  void useSentence(int sentence);
+  void explain();
+  int selectedHead() const;  // index into the atlas's heads of AppState's head (-1: none)
+  void selectHead(int index);
+
+  ScatterPlot* figurePlot() const;  // the plot shown on the left
+  QTabWidget* left_;
+  QComboBox* source_;
+  QPushButton* open_file_;
+  QSpinBox* batch_;
+  QPushButton* run_;
+  QPushButton* cancel_;
+  QProgressBar* progress_;
+  QLabel* status_;
+  QComboBox* x_axis_;
+  QComboBox* y_axis_;
+  QPushButton* export_csv_;
+  ScatterPlot* scatter_;
+  QTableView* table_;
+  AtlasTableModel* model_;
+  AtlasProxy* proxy_;
+  QListWidget* like_;
+  QTabWidget* panels_;
+  QComboBox* evidence_stat_;
+  QListWidget* top_;
+  QListWidget* bottom_;
+  QLabel* evidence_note_;
+  QPushButton* project_;
+  QLabel* embedding_status_;
+  ScatterPlot* embedding_plot_;
+
+  void updateHistoryChart();
+  void showHistoryStep();
+  void loadHistoryStep();
+  QPushButton* open_history_;
+  QSlider* step_slider_;
+  QLabel* history_label_;
+  QComboBox* history_measure_;
+  ScatterPlot* history_chart_;
+  QPushButton* export_history_;
+  QPushButton* export_apng_;
+  QTimer* load_timer_;
+  QString history_dir_;
+  std::shared_ptr<const TrainingHistory> history_;
+  bool reading_history_ = false;
+
+  QString file_;
+  AtlasResult result_;
+  std::shared_ptr<const HeadEmbedding> embedding_;
+  QString status_text_;
+  const Model* atlas_model_ = nullptr;  // the model the atlas was built on
+  bool running_ = false;
+  bool syncing_ = false;
+};
+
+}  // namespace attnviz::gui

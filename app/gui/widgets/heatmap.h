@@ -1,0 +1,200 @@
+// The heatmap widget every view uses: a matrix of cells coloured through a colormap, token labels
+// on both axes, a colour legend, hatched masked cells, hover tooltips and zoom.
+#pragma once
+
+#include <QFutureWatcher>
+#include <QImage>
+#include <QScrollArea>
+#include <QStringList>
+#include <QWidget>
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "widgets/colormap.h"
+
+class QToolButton;
+class QLabel;
+
+namespace attnviz::gui {
+
+// What one heatmap shows. Every matrix is [rows, cols], row-major.
+struct HeatmapData {
+  int rows = 0, cols = 0;
+  std::vector<float> values;    // what is coloured (NaN = no value, drawn like a masked cell)
+  std::vector<uint8_t> masked;  // 1 = masked; empty = nothing masked
+  std::vector<float> probs;     // shown in the tooltip when not empty
+  std::vector<float> scores;    // raw scores, shown in the tooltip when not empty
+  QStringList row_labels, col_labels;
+  QString row_title, col_title;  // e.g. "queries (target tokens)"
+  QString row_noun = "query", col_noun = "key";
+  QString title;  // drawn above the matrix when not empty; '\n' starts a new (plain) line
+  QString value_name = "probability";  // legend title and tooltip name of `values`
+  double vmin = 0, vmax = 1;           // colour scale
+  bool mask_only = false;   // a picture of a mask: allowed cells white, masked cells hatched
+  bool show_values = true;  // print values in cells that are large enough
+  // Text written in each cell ([rows * cols], e.g. the token a cell predicts) in place of its
+  // value; what follows a '\n' is a second, smaller line, drawn when the cell is tall enough.
+  // Empty: the values (show_values).
+  QStringList cell_texts;
+  QStringList cell_notes;         // [rows * cols] more lines of each cell's tooltip; empty: none
+  QString tooltip_note;           // an extra line in every tooltip, e.g. "mean of 8 heads"
+  int highlight_row = -1;         // drawn with an outline (e.g. the current decoding step)
+  int highlight_col = -1;         // the same for a column (e.g. the position explained)
+  bool value_in_tooltip = false;  // also list `values` in the tooltip (beside probs and scores)
+  bool draw_mask = true;     // false: masked cells are coloured by value (the tooltip still tells)
+  bool square_cells = true;  // false: in fit mode, columns and rows stretch independently
+
+  bool isMasked(int r, int c) const { return !masked.empty() && masked[size_t(r) * cols + c] != 0; }
+  bool drawMasked(int r, int c) const { return draw_mask && isMasked(r, c); }
+  float value(int r, int c) const { return values[size_t(r) * cols + c]; }
+  // Colour-scale position of a cell in [0, 1] (NaN when it has no value).
+  double normalized(int r, int c) const;
+};
+
+// One pixel per cell: the colormap colour, or the masked fill. Safe to call off the GUI thread.
+QImage renderCells(const HeatmapData& data, const Colormap& cmap);
+
+class HeatmapWidget : public QWidget {
+  Q_OBJECT
+ public:
+  explicit HeatmapWidget(QWidget* parent = nullptr);
+  ~HeatmapWidget() override;
+
+  void setData(HeatmapData data);
+  const HeatmapData& data() const { return *data_; }
+  void setColormap(const Colormap& cmap);
+  const Colormap& colormap() const { return *cmap_; }
+
+  // Fit: cells shrink and grow with the widget. Otherwise cells are cellSize() pixels and the
+  // widget asks its scroll area for the room.
+  void setFit(bool fit);
+  bool fit() const { return fit_; }
+  void setCellSize(double px);
+  double cellSize() const;  // the current cell size in pixels
+  void setMaxFitCell(int px) {
+    max_fit_cell_ = px;
+    update();
+  }
+  void setShowLegend(bool show);
+  bool showLegend() const { return show_legend_; }
+  // Cells as vector rectangles rather than one scaled image (SVG and PDF exports do this by
+  // themselves: the painter's engine tells).
+  void setVectorCells(bool on) { vector_cells_ = on; }
+  // Labels and titles at this fraction of the widget's font (small multiples use ~0.85).
+  void setFontScale(double scale);
+  // The height at which every row label of the first max_rows rows has room (compact views ask
+  // their scroll area for it), and a narrow width.
+  QSize labelledMinimumSize(int max_rows = 24) const;
+  // Renders every matrix on the GUI thread (figures: drawn at once, whatever the size).
+  void setSynchronousRendering(bool on) { sync_render_ = on; }
+  // Takes another heatmap's data (without its title: a figure has its own), font and colormap, to
+  // be drawn for a figure: at once, with or without the legend.
+  void copyForFigure(const HeatmapWidget& from, bool legend);
+  // The tightest size (cells square, nothing empty around the matrix, its labels and legend) that
+  // fits in `available` with cells no larger than max_cell pixels; the cell size it uses.
+  QSize tightSize(QSize available, double max_cell, double* cell = nullptr) const;
+
+  // Geometry, for tests and for views that draw over the matrix.
+  QRectF cellRect(int row, int col) const;
+  QRectF gridRect() const;
+  // Where the rows' axis title is drawn (rotated, its box upright), inside the widget; the text as
+  // drawn in *text (elided only when the widget is shorter than the title).
+  QRectF rowTitleRect(QString* text = nullptr) const;
+  // The cell under pos: x = column, y = row; (-1, -1) when pos is not over a cell.
+  QPoint cellAt(const QPointF& pos) const;
+  QString tooltipText(int row, int col) const;
+  // True when every row/column label is drawn (cells are tall/wide enough for text).
+  bool allRowLabelsDrawn() const;
+  bool allColLabelsDrawn() const;
+  // True while a large matrix is still being rendered off the GUI thread.
+  bool rendering() const { return rendering_; }
+  QImage cellImage() const { return image_; }
+
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ signals:
+  void cellClicked(int row, int col);
+  void cellHovered(int row, int col);  // -1, -1 when the mouse leaves the matrix
+  void renderingDone();
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void leaveEvent(QEvent* event) override;
+  bool event(QEvent* event) override;
+  void changeEvent(QEvent* event) override;
+
+ private:
+  struct Layout {
+    QRectF grid;
+    double cell = 0;                 // min(cw, ch)
+    double cw = 0, ch = 0;           // cell width and height in pixels
+    int row_step = 1, col_step = 1;  // draw every n-th label
+    bool col_vertical = false;
+    double row_label_w = 0, col_label_h = 0;
+    QRectF legend;
+  };
+  Layout computeLayout(QSize size) const;
+  QSize sizeForCell(double cell) const;
+  void startRender();
+  double maxLabelWidth(const QStringList& labels) const;
+  // The widest row and column labels (each at most kMaxLabelWidth), measured once per data and
+  // font: every layout needs them, and measuring a thousand labels takes milliseconds.
+  std::pair<double, double> labelWidths() const;
+  double titleHeight() const;
+  QFont hfont() const;  // the font everything is drawn in
+  void drawLegend(QPainter& p, const Layout& l) const;
+
+  std::shared_ptr<const HeatmapData> data_;
+  const Colormap* cmap_;
+  QImage image_;
+  bool rendering_ = false;
+  int generation_ = 0;
+  int data_serial_ = 0;  // counts setData calls
+  struct LabelWidths {
+    int data_serial = -1;
+    QString font;  // QFont::key()
+    double row = 0, col = 0;
+  };
+  mutable LabelWidths label_widths_;
+  QFutureWatcher<QImage>* watcher_ = nullptr;
+  bool fit_ = true;
+  double cell_px_ = 28;
+  int max_fit_cell_ = 72;
+  bool show_legend_ = true;
+  bool vector_cells_ = false;
+  bool sync_render_ = false;
+  double font_scale_ = 1.0;
+  QPoint hover_{-1, -1};
+};
+
+// A heatmap in a scroll area with zoom buttons (−, fit, +) and Ctrl+wheel zoom.
+class HeatmapView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit HeatmapView(QWidget* parent = nullptr);
+  HeatmapWidget* heatmap() const { return heatmap_; }
+  QScrollArea* scrollArea() const { return scroll_; }
+  void setToolbarVisible(bool visible);
+
+ public slots:
+  void zoomIn();
+  void zoomOut();
+  void zoomFit();
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+ private:
+  void setZoom(double cell);
+  QScrollArea* scroll_;
+  HeatmapWidget* heatmap_;
+  QWidget* toolbar_;
+  QLabel* zoom_label_;
+};
+
+}  // namespace attnviz::gui
