@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Fetches the libraries attnviz builds with — Eigen 3.4 and nlohmann-json (headers), libzip (the
-# zip reader of PyTorch checkpoints) and pkgconf to find it, as Debian packages — into .deps/
+# zip reader of PyTorch checkpoints), Oniguruma (tokenizer.json's regular expressions) and pkgconf to find it, as Debian packages — into .deps/
 # (git-ignored) and unpacks them there, for a machine that has none of them and cannot download
 # them: the lent GPU machine (no Debian packages, no network). The device tool carries the folder
 # along (carry [".deps"], about 12 MiB); scripts/gpu-check.sh points CMake and the loader at it.
 # usage: scripts/fetch-gpu-deps.sh        (here, before calling the device tool)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs=(libeigen3-dev nlohmann-json3-dev libzip-dev libzip4 pkgconf-bin libpkgconf3)
+pkgs=(libeigen3-dev nlohmann-json3-dev libzip-dev libzip4 libonig-dev libonig5 pkgconf-bin libpkgconf3)
 deps=.deps
 rm -rf "$deps/debs" "$deps/root"
 mkdir -p "$deps/debs"

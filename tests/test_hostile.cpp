@@ -273,6 +273,51 @@ QByteArray spmWithPiece(int index, const QByteArray& text, int type) {
   }
   return out;
 }
+
+// Marian's source.spm (nmt_nfkc: a precompiled_charsmap of 44,288 Darts units) with its charsmap
+// patched in place by `patch(bytes of the charsmap)`: the normalizer_spec (ModelProto field 3) and
+// its precompiled_charsmap (field 2) found by walking the varint keys.
+QByteArray spmWithCharsmap(const std::function<void(char* map, size_t size)>& patch) {
+  const std::vector<uint8_t> in =
+      readBytes(std::string(ATTNVIZ_TEST_DATA) + "/hf/marian/source.spm");
+  QByteArray out(reinterpret_cast<const char*>(in.data()), qsizetype(in.size()));
+  auto varint = [&](size_t& at) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      v |= uint64_t(in.at(at) & 0x7f) << shift;
+      if (in.at(at++) < 0x80) return v;
+    }
+  };
+  // The fields of [begin, end): the offset and length of field `want`'s bytes.
+  auto find = [&](size_t begin, size_t end, uint64_t want) -> std::pair<size_t, size_t> {
+    for (size_t at = begin; at < end;) {
+      const uint64_t key = varint(at);
+      const uint64_t n = (key & 7) == 2 ? varint(at) : (key & 7) == 5 ? 4 : (key & 7) == 1 ? 8 : 0;
+      if ((key & 7) == 0) varint(at);
+      if (key == ((want << 3) | 2)) return {at, n};
+      at += n;
+    }
+    return {0, 0};
+  };
+  const auto [spec, spec_len] = find(0, in.size(), 3);
+  const auto [map, map_len] = find(spec, spec + spec_len, 2);
+  if (map_len < 4) qFatal("source.spm has no precompiled_charsmap");
+  patch(out.data() + map, map_len);
+  return out;
+}
+
+// Darts' unit fields, as libsentencepiece's darts.h reads them.
+uint32_t dartsOffset(uint32_t u) {
+  return (u >> 10) << ((u & (1u << 9)) >> 6);
+}
+uint32_t unitAt(const char* map, size_t i) {
+  uint32_t u;
+  std::memcpy(&u, map + 4 + 4 * i, 4);
+  return u;
+}
+void setUnit(char* map, size_t i, uint32_t u) {
+  std::memcpy(map + 4 + 4 * i, &u, 4);
+}
 }  // namespace
 
 class TestHostile : public QObject {
@@ -409,6 +454,46 @@ class TestHostile : public QObject {
     QTest::newRow("unused piece NUL") << spmWithPiece(5, nul, 5) << "piece 5 (unused)|NUL";
     QTest::newRow("empty normal piece") << spmWithPiece(5, "", 0) << "piece 5 (normal) is empty";
     QTest::newRow("empty control piece") << spmWithPiece(2, "", 0) << "piece 2 (special) is empty";
+    // A precompiled_charsmap whose double array points past its data crashed libsentencepiece's
+    // normalizer on the first encode; it is refused when the model is read, naming the field.
+    constexpr uint32_t kFar = (0x1FFFFFu << 10) | (1u << 9);  // offset 2^29 - 256: past any array
+    QTest::newRow("root unit pointing past the array")
+        << spmWithCharsmap([&](char* map, size_t) { setUnit(map, 0, kFar); })
+        << "normalizer_spec's precompiled_charsmap|root that points past its 44288 units";
+    QTest::newRow("a node's unit pointing past the array")
+        << spmWithCharsmap([&](char* map, size_t) {
+             // The first byte the root has a child for (nmt_nfkc maps full-width forms, …).
+             const uint32_t base = dartsOffset(unitAt(map, 0));
+             for (uint32_t c = 1; c < 256; ++c) {
+               const uint32_t u = unitAt(map, base ^ c);
+               if ((u & ((1u << 31) | 0xFF)) != c) continue;
+               setUnit(map, base ^ c, (u & 0x1FF) | kFar);
+               return;
+             }
+             qFatal("the charsmap's root has no child");
+           })
+        << "precompiled_charsmap|whose offset leads to unit";
+    QTest::newRow("trie longer than the charsmap") << spmWithCharsmap([&](char* map, size_t size) {
+      const uint32_t n = uint32_t(size - 2);
+      std::memcpy(map, &n, 4);
+    }) << "says its trie is 237559 bytes, more than the 237557 that follow";
+    QTest::newRow("replacement past the strings") << spmWithCharsmap([&](char* map, size_t) {
+      // The first child with a leaf: its value unit made to point past the strings.
+      const uint32_t base = dartsOffset(unitAt(map, 0));
+      for (uint32_t c = 1; c < 256; ++c) {
+        const uint32_t u = unitAt(map, base ^ c);
+        if ((u & ((1u << 31) | 0xFF)) != c) continue;
+        const uint32_t next = (base ^ c) ^ dartsOffset(u);
+        for (uint32_t d = 1; d < 256; ++d) {
+          const uint32_t w = unitAt(map, next ^ d);
+          if ((w & ((1u << 31) | 0xFF)) != d || !((w >> 8) & 1)) continue;
+          const uint32_t leaf = (next ^ d) ^ dartsOffset(w);
+          setUnit(map, leaf, (1u << 31) | 0x7FFFFFF0u);
+          return;
+        }
+      }
+      qFatal("no leaf two bytes deep");
+    }) << "precompiled_charsmap has a replacement at byte";
   }
   void rejectsBadSentencePiece() {
     if (!sentencePieceAvailable()) QSKIP("this build has no SentencePiece (libsentencepiece-dev)");
@@ -419,7 +504,7 @@ class TestHostile : public QObject {
     VERIFY_ERROR(caught([&] { readSentencePiecePieces(path); }), ErrorKind::BadVocabulary,
                  QString::fromStdString(path) + "|" + mentions);
     VERIFY_ERROR(caught([&] {
-                   openSentencePieceModel({path, 1, 2, false});
+                   openSentencePieceModel({path, 1, 2, false})->encodeTarget("ｆｕｌｌ width");
                  }),
                  ErrorKind::BadVocabulary, QString::fromStdString(path) + "|" + mentions);
   }

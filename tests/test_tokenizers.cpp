@@ -53,6 +53,14 @@ std::string committedNodeCases() {
   return std::string(ATTNVIZ_TEST_DATA) + "/tokenizers/gpt2_node.json";
 }
 
+// The Split tokenizers and Hugging Face tokenizers' ids, as tools/hf_tokenizers_reference.js
+// wrote them into the source tree (a fresh run: $ATTNVIZ_HF_SPLIT_DIR,
+// tests/hf_tokenizers_node_check.sh).
+std::string splitDir() {
+  if (const char* d = std::getenv("ATTNVIZ_HF_SPLIT_DIR"); d && *d) return d;
+  return std::string(ATTNVIZ_TEST_DATA) + "/tokenizers/split";
+}
+
 json readJson(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read " + path);
@@ -352,6 +360,52 @@ class TestTokenizers : public QObject {
       }
   }
 
+  // tokenizer.json's Split pre-tokenizer run by Oniguruma — Llama 3's and Qwen2's patterns before
+  // ByteLevel without its regex, every behaviour, invert, a string pattern, a pattern of empty
+  // matches — equal to Hugging Face's tokenizers (the npm package, by node) on the same files.
+  void splitPreTokenizer_data() {
+    QTest::addColumn<QString>("name");
+    for (const char* name :
+         {"llama3", "qwen2", "removed", "merged_with_previous", "merged_with_next", "contiguous",
+          "inverted", "inverted_removed", "string_pattern", "empty_matches"})
+      QTest::newRow(name) << name;
+  }
+  void splitPreTokenizer() {
+    QFETCH(QString, name);
+    const std::string dir = splitDir(), n = name.toStdString();
+    const json ref = readJson(dir + "/cases.json");
+    qInfo("reference: %s in %s", ref["reference"].get<std::string>().c_str(), dir.c_str());
+    const json& cases = ref["tokenizers"][n];
+    QVERIFY2(cases.size() >= 300, qPrintable(QString("%1 cases").arg(cases.size())));
+    const TokenizerJson t = readTokenizerJson(dir + "/" + n + ".tokenizer.json");
+    compareCases(
+        cases, [&](const std::string& s) { return t.tokenizer->encodeSource(s); },
+        qPrintable("Split " + name));
+    // Llama 3's template puts <|begin_of_text|> first; Qwen2's puts nothing.
+    QCOMPARE(t.prefix_ids.size(), size_t(name == "llama3" ? 1 : 0));
+    if (name == "llama3") QCOMPARE(t.tokens[t.prefix_ids[0]], std::string("<|begin_of_text|>"));
+    // Nothing removed: the ids give the text back (special tokens typed are dropped on decoding).
+    if (name == "llama3" || name == "qwen2")
+      for (const json& c : cases) {
+        const std::string text = c["text"].get<std::string>();
+        if (text.find("<|") == std::string::npos)
+          QCOMPARE(t.tokenizer->decode(Side::Target, c["ids"].get<std::vector<int>>()), text);
+      }
+  }
+
+  // A pattern that passes the checks made when the file is read but backtracks catastrophically on
+  // one sentence: that sentence is refused, naming the pattern, in bounded time.
+  void splitHostileSentence() {
+    const std::string path = tmp("split_hostile.json");
+    writeText(path, R"({"model": {"type": "BPE", "vocab": {"x": 0, "y": 1}, "merges": []},
+        "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(x+x+)+y"},
+                          "behavior": "Isolated"}})");
+    const TokenizerJson t = readTokenizerJson(path);
+    QCOMPARE(t.tokenizer->encodeTarget("xxyxxy"), (std::vector<int>{0, 0, 1, 0, 0, 1}));
+    refused([&] { t.tokenizer->encodeTarget(std::string(3000, 'x')); }, ErrorKind::BadInput,
+            "(x+x+)+y|gave up on this sentence|backtracks catastrophically", 5000);
+  }
+
   // A Hugging Face folder's tokenizer by model_type: the files found, the same ids as above.
   void hfFolders() {
     std::vector<std::string> notes;
@@ -561,9 +615,31 @@ class TestTokenizers : public QObject {
     row("unk not in vocab",
         R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "unk_token": "<unk>"}})",
         K::BadVocabulary, "unk_token \"<unk>\" is not in the vocabulary");
-    row("Split regex",
-        bpe(R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Isolated"})"),
-        K::BadConfig, "pre_tokenizer|Split on|\\\\s+|ByteLevel, Metaspace");
+    auto split = [&](const std::string& pattern, const char* behavior = "Isolated") {
+      return bpe(
+          "\"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": "
+          "\"Split\", " +
+          pattern + ", \"behavior\": \"" + behavior +
+          "\"}, {\"type\": \"ByteLevel\", \"use_regex\": false}]}");
+    };
+    row("Split pattern that does not compile", split(R"("pattern": {"Regex": "\\p{Nonsense}+"})"),
+        K::BadConfig,
+        "pre_tokenizer: Split|\"\\p{Nonsense}+\"|not a regular expression Oniguruma compiles "
+        "(invalid character property name");
+    row("Split pattern that backtracks catastrophically",
+        split(R"("pattern": {"Regex": "(\\p{L}+)+$"})"), K::BadConfig,
+        "(\\p{L}+)+$|backtracks catastrophically|Oniguruma stopped after 1000000 steps");
+    row("Split pattern nested too deep",
+        split("\"pattern\": {\"Regex\": \"" + std::string(100, '(') + "a" + std::string(100, ')') +
+              "\"}"),
+        K::BadConfig, "not a regular expression Oniguruma compiles");
+    row("Split pattern of 5000 bytes",
+        split("\"pattern\": {\"Regex\": \"" + std::string(5000, 'a') + "\"}"), K::BadConfig,
+        "5000 bytes long; at most 4096");
+    row("Split without a pattern", split(R"("pattern": {"Glob": "*"})"), K::BadConfig,
+        "Split's \"pattern\" is {\"Glob\":\"*\"}");
+    row("Split behaviour unknown", split(R"("pattern": {"Regex": "a"})", "Spliced"), K::BadConfig,
+        "Split's \"behavior\" is \"Spliced\"|MergedWithNext");
     row("NFKC", bpe(R"("normalizer": {"type": "Sequence", "normalizers": [{"type": "NFKC"}]})"),
         K::BadConfig, "normalizer|\"NFKC\"|Prepend");
     row("Replace regex",
@@ -596,6 +672,84 @@ class TestTokenizers : public QObject {
     writeText(path, text.toStdString());
     refused([&] { readTokenizerJson(path); }, (ErrorKind)kind,
             QString::fromStdString(path) + "|" + mentions);
+  }
+
+  // What one typed sentence may become through a tokenizer.json's pipeline is bounded: normalizers
+  // that multiply the text, a Prepend repeated for every stretch between added tokens, and ids that
+  // outgrow the text are refused as they grow, in bounded time and memory; added tokens are found
+  // with one automaton, so many of many lengths cost one pass over the text.
+  void hostileTokenizerJsonSentences() {
+    const std::string path = tmp("amplifying_tokenizer.json");
+    auto open = [&](const json& rest) {
+      json j = {
+          {"model", {{"type", "BPE"}, {"vocab", {{"a", 0}, {"x", 1}}}, {"merges", json::array()}}}};
+      j.update(rest);
+      writeText(path, j.dump());
+      return readTokenizerJson(path).tokenizer;
+    };
+    // Twelve Replace a → aaaaaaaaaa: one letter would become 10^12 bytes.
+    json replaces = json::array();
+    for (int i = 0; i < 12; ++i)
+      replaces.push_back(
+          {{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", std::string(10, 'a')}});
+    const auto chained = open({{"normalizer", {{"type", "Sequence"}, {"normalizers", replaces}}}});
+    QCOMPARE(chained->encodeTarget("x").size(), size_t(1));
+    refused([&] { chained->encodeTarget("a"); }, ErrorKind::BadInput,
+            "the normalizer Replace makes the sentence|over the 1.0 MiB a sentence may become",
+            2000);
+    // An 8 MiB Prepend before every stretch between added tokens.
+    const json added = json::array({{{"id", 2}, {"content", "<s>"}, {"special", true}}});
+    const auto big =
+        open({{"normalizer", {{"type", "Prepend"}, {"prepend", std::string(8 << 20, 'x')}}},
+              {"added_tokens", added}});
+    std::string many;
+    for (int i = 0; i < 10000; ++i) many += "a<s>";
+    refused([&] { big->encodeTarget(many); }, ErrorKind::BadInput, "the normalizer Prepend", 2000);
+    // A 100 KiB Prepend (a Split removes it again): ten stretches fit, the eleventh is over the
+    // sentence's budget.
+    const auto medium =
+        open({{"normalizer", {{"type", "Prepend"}, {"prepend", std::string(100 << 10, 'x')}}},
+              {"pre_tokenizer",
+               {{"type", "Split"}, {"pattern", {{"Regex", "x+"}}}, {"behavior", "Removed"}}},
+              {"added_tokens", added}});
+    QCOMPARE(medium->encodeTarget("a<s>a"), (std::vector<int>{0, 2, 0}));
+    refused([&] { medium->encodeTarget(many); }, ErrorKind::BadInput,
+            "over the 1.0 MiB a sentence may become", 2000);
+    // A 60 KiB Prepend: five stretches are 300k ids, over the 2^18 a sentence may give.
+    const auto ids =
+        open({{"normalizer", {{"type", "Prepend"}, {"prepend", std::string(60 << 10, 'x')}}},
+              {"added_tokens", added}});
+    refused([&] { ids->encodeTarget("a<s>a<s>a<s>a<s>a<s>a"); }, ErrorKind::BadInput,
+            "more than 262144 tokens", 2000);
+    // 1,024 added tokens a, aa, … of every length up to 1,024 on a 65,000-letter line: the longest
+    // at each step, 63 times a^1024 and then a^488, in one pass.
+    json lengths = json::array();
+    for (int k = 1; k <= 1024; ++k)
+      lengths.push_back({{"id", 1 + k}, {"content", std::string(k, 'a')}, {"special", false}});
+    const auto runs = open({{"added_tokens", lengths}});
+    QElapsedTimer timer;
+    timer.start();
+    std::vector<int> want(63, 1 + 1024);
+    want.push_back(1 + 488);
+    QCOMPARE(runs->encodeTarget(std::string(65000, 'a')), want);
+    QCOMPARE(runs->encodeTarget("xaax" + std::string(1025, 'a')),
+             (std::vector<int>{1, 1 + 2, 1, 1 + 1024, 1 + 1}));
+    QVERIFY2(timer.elapsed() < 1000, qPrintable(QString("%1 ms").arg(timer.elapsed())));
+    // Overlapping added tokens: leftmost first, then the longest there.
+    const auto overlap = open({{"added_tokens", json::array({{{"id", 2}, {"content", "ax"}},
+                                                             {{"id", 3}, {"content", "xaa"}},
+                                                             {{"id", 4}, {"content", "axa"}}})}});
+    QCOMPARE(overlap->encodeTarget("xaxaa"), (std::vector<int>{1, 4, 0}));
+    QCOMPARE(overlap->encodeTarget("xaa"), (std::vector<int>{3}));
+    // Their text together is bounded.
+    json huge = json::array();
+    for (int k = 0; k < 1100; ++k)
+      huge.push_back({{"id", 2 + k}, {"content", std::to_string(k) + std::string(1000, 'q')}});
+    refused(
+        [&] {
+          open({{"added_tokens", huge}});
+        },
+        ErrorKind::TooLarge, "the added tokens hold more than 1.0 MiB");
   }
 
   // merges.txt / vocab.bpe: malformed lines, merges the vocabulary lacks, more than 2^20 merges.

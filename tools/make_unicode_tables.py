@@ -1,17 +1,15 @@
-"""Write core/text/unicode_classes.cpp: the Unicode data attnviz's tokenizers need, from Python's
-unicodedata and str methods (the Unicode version of the Python that runs it is written into the file):
+"""Write core/text/unicode_tables.cpp: the Unicode data BERT's BasicTokenizer reads through Python
+(transformers' tokenization_bert.py) that Oniguruma does not provide, from Python's unicodedata and
+str methods (the Unicode version of the Python that runs it is written into the file): str.lower()
+of each code point alone (the full case mapping, as transformers' tokenize() lowercases a character
+at a time), and NFD (each code point's full canonical decomposition and the canonical combining
+classes; Hangul syllables are decomposed by the algorithm in core/text/unicode_text.cpp).
 
-- the code point ranges of letters (L*) and numbers (N*): \\p{L} and \\p{N} of GPT-2's pattern
-  (byte-level BPE, BART's and GPT-2's tokenizers, tokenizer.json's ByteLevel and Digits);
-- for BERT's BasicTokenizer (transformers' tokenization_bert.py, which calls unicodedata and str):
-  the categories C* (control, format, surrogate, private use, unassigned), Zs, P* and Mn,
-  str.isspace(), str.lower() of each code point alone (the full case mapping, as transformers'
-  tokenize() lowercases a character at a time), and NFD (each code point's full
-  canonical decomposition and the canonical combining classes; Hangul syllables are decomposed
-  by the algorithm in core/text/unicode_text.cpp).
+The character classes (letters, numbers, White_Space, C*, Zs, P*, Mn) are Oniguruma's
+(core/text/unicode_classes.cpp), the engine tokenizer.json's patterns run in.
 
-usage: /usr/bin/python3 tools/make_unicode_tables.py [--out core/text/unicode_classes.cpp]
-       clang-format -i core/text/unicode_classes.cpp      (the committed file is formatted)
+usage: /usr/bin/python3 tools/make_unicode_tables.py [--out core/text/unicode_tables.cpp]
+       clang-format -i core/text/unicode_tables.cpp      (the committed file is formatted)
 """
 import argparse
 import os
@@ -22,42 +20,11 @@ MAX = sys.maxunicode + 1
 HANGUL_FIRST, HANGUL_LAST = 0xAC00, 0xD7A3
 
 
-def ranges(pred):
-    out, start = [], None
-    for cp in range(MAX):
-        inside = pred(cp)
-        if inside and start is None:
-            start = cp
-        elif not inside and start is not None:
-            out.append((start, cp - 1))
-            start = None
-    if start is not None:
-        out.append((start, MAX - 1))
-    return out
-
-
-def range_table(name, rs):
-    rows = ["    {0x%X, 0x%X}," % r for r in rs]
-    return "const CodeRange %s[] = {\n%s\n};\n" % (name, "\n".join(rows))
-
-
-def category(cp):
-    return unicodedata.category(chr(cp))
-
-
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(root, "core", "text", "unicode_classes.cpp"))
+    ap.add_argument("--out", default=os.path.join(root, "core", "text", "unicode_tables.cpp"))
     args = ap.parse_args()
-    letters = ranges(lambda c: category(c).startswith("L"))
-    numbers = ranges(lambda c: category(c).startswith("N"))
-    others = ranges(lambda c: category(c).startswith("C"))
-    zs = ranges(lambda c: category(c) == "Zs")
-    punct = ranges(lambda c: category(c).startswith("P"))
-    mn = ranges(lambda c: category(c) == "Mn")
-    pyspace = ranges(lambda c: chr(c).isspace())
-
     # str.lower() per code point (without context: no final sigma).
     lower_rows = []
     for cp in range(MAX):
@@ -107,11 +74,6 @@ namespace attnviz {
 
 namespace {
 
-struct CodeRange {
-  char32_t first, last;
-};
-
-%(tables)s
 struct LowerEntry {
   char32_t cp;
   char32_t lower[2];  // 0 = unused
@@ -136,49 +98,7 @@ const ClassRun kCombiningClass[] = {
 %(ccc)s
 };
 
-template <size_t N>
-bool inRanges(const CodeRange (&table)[N], char32_t c) {
-  const CodeRange* end = table + N;
-  const CodeRange* it = std::upper_bound(table, end, c, [](char32_t v, const CodeRange& r) { return v < r.first; });
-  return it != table && c <= (it - 1)->last;
-}
-
 }  // namespace
-
-bool isUnicodeLetter(char32_t c) {
-  return inRanges(kLetters, c);
-}
-
-bool isUnicodeNumber(char32_t c) {
-  return inRanges(kNumbers, c);
-}
-
-bool isUnicodeSpace(char32_t c) {
-  // Unicode's White_Space property (PropList.txt)
-  return (c >= 0x9 && c <= 0xD) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
-         c == 0x205F || c == 0x3000;
-}
-
-bool isUnicodeOther(char32_t c) {
-  return c > 0x10FFFF || inRanges(kOthers, c);
-}
-
-bool isUnicodeSpaceSeparator(char32_t c) {
-  return inRanges(kSpaceSeparators, c);
-}
-
-bool isUnicodePunctuation(char32_t c) {
-  return inRanges(kPunctuation, c);
-}
-
-bool isUnicodeNonspacingMark(char32_t c) {
-  return inRanges(kNonspacingMarks, c);
-}
-
-bool isPythonSpace(char32_t c) {
-  return inRanges(kPythonSpaces, c);
-}
 
 int unicodeLowercase(char32_t c, char32_t out[2]) {
   const LowerEntry* end = kLower + sizeof kLower / sizeof kLower[0];
@@ -213,20 +133,14 @@ int unicodeCombiningClass(char32_t c) {
 }  // namespace attnviz
 """ % {
         "version": unicodedata.unidata_version,
-        "tables": "\n".join(range_table(n, r) for n, r in [
-            ("kLetters", letters), ("kNumbers", numbers), ("kOthers", others),
-            ("kSpaceSeparators", zs), ("kPunctuation", punct), ("kNonspacingMarks", mn),
-            ("kPythonSpaces", pyspace)]),
         "lower": "\n".join(lower_rows),
         "decomp": "\n".join(decomp_rows),
         "ccc": "\n".join(ccc_rows),
     }
     with open(args.out, "w") as f:
         f.write(text)
-    print("%s: Unicode %s; %d letter, %d number, %d C*, %d P*, %d Mn ranges; %d lowercase mappings, "
-          "%d decompositions, %d combining-class runs"
-          % (args.out, unicodedata.unidata_version, len(letters), len(numbers), len(others), len(punct),
-             len(mn), len(lower_rows), len(decomp_rows), len(ccc_rows)))
+    print("%s: Unicode %s; %d lowercase mappings, %d decompositions, %d combining-class runs"
+          % (args.out, unicodedata.unidata_version, len(lower_rows), len(decomp_rows), len(ccc_rows)))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@
 #include "base/json_safe.h"
 #include "base/safe_text.h"
 #include "text/bpe_merges.h"
-#include "text/unicode_classes.h"
+#include "text/onig_regex.h"
 #include "text/unicode_text.h"
 
 namespace attnviz {
@@ -36,10 +36,6 @@ struct ByteChars {
 const ByteChars& byteChars() {
   static const ByteChars table;
   return table;
-}
-
-bool isOther(char32_t c) {
-  return !isUnicodeSpace(c) && !isUnicodeLetter(c) && !isUnicodeNumber(c);
 }
 
 class ByteLevelBpe : public Tokenizer {
@@ -172,62 +168,18 @@ int gpt2CharByte(char32_t c) {
 }
 
 std::vector<std::string> gpt2Pretokenize(const std::string& text) {
-  // Code points and where each begins in `text`.
-  std::vector<char32_t> cp;
-  std::vector<size_t> at;
-  for (size_t i = 0; i < text.size();) {
-    at.push_back(i);
-    uint32_t c = 0;
-    const size_t len = utf8SequenceAt(text, i, &c);
-    cp.push_back(len ? (char32_t)c : U'\uFFFD');
-    i += len ? len : 1;
-  }
-  at.push_back(text.size());
-  const size_t n = cp.size();
+  // GPT-2's pattern (encoder.py; tokenizers' ByteLevel), in the engine tokenizer.json's patterns
+  // run in: \p{L}, \p{N} and \s are Oniguruma's (Unicode's categories, White_Space).
+  static const OnigPattern pattern(
+      "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", false,
+      "GPT-2's pre-tokenizer");
+  if (size_t bad = 0; !isValidUtf8(text, &bad))
+    throw Error(ErrorKind::BadInput, "the text is not valid UTF-8 (invalid byte at position " +
+                                         std::to_string(bad) + ")");
+  RegexBudget budget;
   std::vector<std::string> out;
-  auto emit = [&](size_t a, size_t b) { out.push_back(text.substr(at[a], at[b] - at[a])); };
-  auto run = [&](size_t from, bool (*in)(char32_t)) {
-    size_t k = from;
-    while (k < n && in(cp[k])) ++k;
-    return k;
-  };
-  // The pattern's alternatives, tried in order at each position:
-  // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-  for (size_t i = 0; i < n;) {
-    if (cp[i] == '\'') {
-      auto is = [&](size_t k, char c) { return k < n && cp[k] == (char32_t)c; };
-      size_t len = 0;
-      if (is(i + 1, 's') || is(i + 1, 't') || is(i + 1, 'm') || is(i + 1, 'd'))
-        len = 2;
-      else if ((is(i + 1, 'r') && is(i + 2, 'e')) || (is(i + 1, 'v') && is(i + 2, 'e')) ||
-               (is(i + 1, 'l') && is(i + 2, 'l')))
-        len = 3;
-      if (len) {
-        emit(i, i + len);
-        i += len;
-        continue;
-      }
-    }
-    const size_t j = cp[i] == ' ' && i + 1 < n ? i + 1 : i;  // the optional leading space
-    bool matched = false;
-    for (bool (*cls)(char32_t) : {&isUnicodeLetter, &isUnicodeNumber, &isOther}) {
-      if (cls(cp[j])) {
-        const size_t end = run(j, cls);
-        emit(i, end);
-        i = end;
-        matched = true;
-        break;
-      }
-    }
-    if (matched) continue;
-    // Whitespace: the run, less its last character when a non-space follows (that one leads the
-    // next piece), unless the run is that one character.
-    size_t end = run(i, &isUnicodeSpace);
-    if (end == i) end = i + 1;  // not reached: every code point is a letter, number, other or space
-    if (end < n && end - i >= 2) --end;
-    emit(i, end);
-    i = end;
-  }
+  // Every character is a letter, a number, a space or none of these: the matches tile the text.
+  for (const auto& [b, e] : pattern.findAll(text, budget)) out.push_back(text.substr(b, e - b));
   return out;
 }
 

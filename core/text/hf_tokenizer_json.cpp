@@ -5,7 +5,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,6 +15,7 @@
 #include "base/safe_text.h"
 #include "text/bpe_merges.h"
 #include "text/bpe_tokenizer.h"
+#include "text/onig_regex.h"
 #include "text/unicode_classes.h"
 #include "text/unicode_text.h"
 #include "text/vocab.h"
@@ -29,6 +29,11 @@ using json = nlohmann::json;
 constexpr uintmax_t kMaxFileBytes = 64ull << 20;     // Gemma 3's, among the largest, is 33 MiB
 constexpr uint64_t kMaxEntries = uint64_t(1) << 20;  // in one JSON list or object
 constexpr uint64_t kMaxValues = uint64_t(6) << 20;   // in the whole file
+// What one sentence may become: the normalizers' output (all its stretches together) and its ids.
+constexpr size_t kMaxNormalizedBytes = size_t(1) << 20;  // 16 times the longest sentence
+constexpr size_t kMaxSentenceIds = size_t(1) << 18;
+// The added tokens' text, all together (Gemma 3's 6k added tokens hold about 0.1 MiB).
+constexpr size_t kMaxAddedTokenBytes = size_t(1) << 20;
 
 // A first pass over the text that refuses a list or object too long before any is built: a
 // tokenizer.json with 10^7 merges costs its bytes, never a DOM of 10^7 strings.
@@ -150,6 +155,15 @@ char32_t oneChar(const std::string& s, const std::string& where, const char* key
   return cps[0];
 }
 
+// The size `s` has once every `from` in it is `to` (counted, not built).
+size_t replacedSize(const std::string& s, const std::string& from, const std::string& to) {
+  if (from.empty()) return s.size();
+  size_t hits = 0;
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + from.size()))
+    ++hits;
+  return s.size() - hits * from.size() + hits * to.size();
+}
+
 void replaceAll(std::string& s, const std::string& from, const std::string& to) {
   if (from.empty()) return;
   std::string out;
@@ -188,12 +202,23 @@ struct NormalizerStep {
 };
 
 struct PreTokenizerStep {
-  enum class Kind { ByteLevel, Metaspace, Digits, WhitespaceSplit } kind;
+  enum class Kind { ByteLevel, Metaspace, Digits, WhitespaceSplit, Split } kind;
   bool add_prefix_space = false, use_regex = true;  // ByteLevel
   std::string replacement;                          // Metaspace (one character)
   enum class Prepend { Always, First, Never } prepend = Prepend::Always;
   bool split = true;               // Metaspace
   bool individual_digits = false;  // Digits
+  // Split: the pattern, what becomes of its matches (tokenizers' SplitDelimiterBehavior), and
+  // whether the pattern marks what is between the delimiters instead.
+  std::shared_ptr<const OnigPattern> regex;
+  enum class Behavior {
+    Isolated,
+    Removed,
+    MergedWithPrevious,
+    MergedWithNext,
+    Contiguous
+  } behavior = Behavior::Isolated;
+  bool invert = false;
 };
 
 struct DecoderStep {
@@ -214,6 +239,79 @@ struct AddedToken {
 struct Piece {
   std::string text;
   bool at_start = false;
+};
+
+// The added tokens as one Aho–Corasick automaton over their reversed bytes: one pass over a text,
+// right to left, gives the longest added token that begins at each byte, in time linear in the
+// text (tokenizers matches added tokens leftmost-longest, with the aho-corasick crate).
+class AddedTokenMatcher {
+ public:
+  void add(const std::string& content, int index) {
+    int node = 0;
+    for (auto c = content.rbegin(); c != content.rend(); ++c) {
+      const int next = child(node, (unsigned char)*c);
+      if (next >= 0) {
+        node = next;
+        continue;
+      }
+      nodes_.push_back(Node{});
+      kids_.emplace_back();
+      const int created = (int)nodes_.size() - 1;
+      next_.emplace(key(node, (unsigned char)*c), created);
+      kids_[node].push_back({(unsigned char)*c, created});
+      node = created;
+    }
+    if (nodes_[node].token < 0) nodes_[node].token = index;
+  }
+
+  // The failure links, breadth first, and each node's longest token among its suffixes.
+  void build() {
+    std::vector<int> queue;
+    for (const auto& [c, v] : kids_[0]) queue.push_back(v);
+    for (int v : queue) nodes_[v].best = nodes_[v].token;
+    for (size_t q = 0; q < queue.size(); ++q) {
+      const int u = queue[q];
+      for (const auto& [c, v] : kids_[u]) {
+        int f = nodes_[u].fail;
+        while (f > 0 && child(f, c) < 0) f = nodes_[f].fail;
+        const int g = child(f, c);
+        nodes_[v].fail = g >= 0 && g != v ? g : 0;
+        nodes_[v].best = nodes_[v].token >= 0 ? nodes_[v].token : nodes_[nodes_[v].fail].best;
+        queue.push_back(v);
+      }
+    }
+    kids_.clear();
+    kids_.shrink_to_fit();
+  }
+
+  bool empty() const { return nodes_.size() == 1; }
+
+  // longest[i]: the index (as added) of the longest token that begins at text[i], -1 for none.
+  std::vector<int> longestAt(const std::string& text) const {
+    std::vector<int> longest(text.size(), -1);
+    int state = 0;
+    for (size_t i = text.size(); i-- > 0;) {
+      const unsigned char c = (unsigned char)text[i];
+      while (state > 0 && child(state, c) < 0) state = nodes_[state].fail;
+      const int next = child(state, c);
+      state = next >= 0 ? next : 0;
+      longest[i] = nodes_[state].best;
+    }
+    return longest;
+  }
+
+ private:
+  struct Node {
+    int fail = 0, token = -1, best = -1;
+  };
+  static uint64_t key(int node, unsigned char c) { return (uint64_t)node << 8 | c; }
+  int child(int node, unsigned char c) const {
+    auto it = next_.find(key(node, c));
+    return it == next_.end() ? -1 : it->second;
+  }
+  std::vector<Node> nodes_{Node{}};
+  std::vector<std::vector<std::pair<unsigned char, int>>> kids_{{}};  // while building
+  std::unordered_map<uint64_t, int> next_;                            // (node, byte) → child
 };
 
 class HfTokenizerJson : public Tokenizer {
@@ -378,6 +476,7 @@ class HfTokenizerJson : public Tokenizer {
 
   void readAddedTokens(const json& root, TokenizerJson& out) {
     const std::string where = file_ + ": added_tokens";
+    size_t added_bytes = 0;
     if (const json* list = member(root, "added_tokens")) {
       if (!list->is_array()) refuse(where, "expected a list, found " + jsonTypeName(*list));
       for (size_t i = 0; i < list->size(); ++i) {
@@ -412,11 +511,18 @@ class HfTokenizerJson : public Tokenizer {
         index_.emplace(t.content, t.id);
         if (t.special) special_ids_.insert(t.id);
         if (added_index_.emplace(t.content, added_.size()).second) {
-          added_lengths_.insert(t.content.size());
+          added_bytes += t.content.size();
+          if (added_bytes > kMaxAddedTokenBytes)
+            throw Error(
+                ErrorKind::TooLarge,
+                at + ": the added tokens hold more than " + formatBytes(kMaxAddedTokenBytes) +
+                    " of text together; no tokenizer a model was trained with has that much");
+          added_matcher_.add(t.content, (int)added_.size());
           added_.push_back(t);
         }
       }
     }
+    added_matcher_.build();
     // Ids no token names (a vocabulary with gaps) still need a row label.
     for (size_t i = 0; i < tokens_.size(); ++i)
       if (tokens_[i].empty()) {
@@ -495,17 +601,45 @@ class HfTokenizerJson : public Tokenizer {
       } else if (type == "WhitespaceSplit") {
         step.kind = PreTokenizerStep::Kind::WhitespaceSplit;
       } else if (type == "Split") {
-        const json* pat = member(*s, "pattern");
-        refuse(where, "Split on " + (pat ? clipForMessage(pat->dump(), 80) : std::string("?")) +
-                          " is not a pre-tokenizer attnviz implements (it implements ByteLevel, "
-                          "Metaspace, Digits, WhitespaceSplit and Sequence)");
+        readSplit(*s, where, step);
       } else {
         refuse(where, "\"" + clipForMessage(type, 40) +
                           "\" is not a pre-tokenizer attnviz implements (it implements ByteLevel, "
-                          "Metaspace, Digits, WhitespaceSplit and Sequence)");
+                          "Metaspace, Digits, WhitespaceSplit, Split and Sequence)");
       }
       pre_tokenizers_.push_back(step);
     }
+  }
+
+  // Split: {"pattern": {"Regex": …} or {"String": …}, "behavior": …, "invert": …}.
+  static void readSplit(const json& s, const std::string& where, PreTokenizerStep& step) {
+    step.kind = PreTokenizerStep::Kind::Split;
+    const json* pat = member(s, "pattern");
+    const json* regex = pat ? member(*pat, "Regex") : nullptr;
+    const json* literal = pat ? member(*pat, "String") : nullptr;
+    if (!(regex && regex->is_string()) && !(literal && literal->is_string()))
+      refuse(where, "Split's \"pattern\" is " +
+                        (pat ? clipForMessage(pat->dump(), 60) : std::string("missing")) +
+                        ", expected {\"Regex\": \"…\"} or {\"String\": \"…\"}");
+    step.regex = std::make_shared<const OnigPattern>(
+        (regex && regex->is_string() ? regex : literal)->get<std::string>(),
+        !(regex && regex->is_string()), where + ": Split");
+    using B = PreTokenizerStep::Behavior;
+    const std::string behavior = stringOr(s, "behavior", where, "");
+    static const std::pair<const char*, B> kBehaviors[] = {
+        {"Isolated", B::Isolated},
+        {"Removed", B::Removed},
+        {"MergedWithPrevious", B::MergedWithPrevious},
+        {"MergedWithNext", B::MergedWithNext},
+        {"Contiguous", B::Contiguous}};
+    bool known = false;
+    for (const auto& [name, b] : kBehaviors)
+      if (behavior == name) step.behavior = b, known = true;
+    if (!known)
+      refuse(where, "Split's \"behavior\" is \"" + clipForMessage(behavior, 30) +
+                        "\", expected Isolated, Removed, MergedWithPrevious, MergedWithNext or "
+                        "Contiguous");
+    step.invert = boolOr(s, "invert", where, false);
   }
 
   int specialId(const json& v, const std::string& where) {
@@ -614,17 +748,6 @@ class HfTokenizerJson : public Tokenizer {
     return it == index_.end() ? -1 : it->second;
   }
 
-  // The added token that begins at text[at], the longest when several do: one lookup per
-  // distinct length of added token (at most kMaxTokenBytes of them).
-  const AddedToken* addedAt(const std::string& text, size_t at) const {
-    for (auto len = added_lengths_.rbegin(); len != added_lengths_.rend(); ++len) {
-      if (at + *len > text.size()) continue;
-      auto it = added_index_.find(text.substr(at, *len));
-      if (it != added_index_.end()) return &added_[it->second];
-    }
-    return nullptr;
-  }
-
   void append(const std::string& text, std::vector<int>& ids) const {
     // Split off the added tokens (leftmost, longest), then each stretch of text goes through the
     // normalizers, the pre-tokenizers and the model.
@@ -634,10 +757,13 @@ class HfTokenizerJson : public Tokenizer {
       int added = -1;
     };
     std::vector<Segment> segments;
+    RegexBudget budget;  // what the sentence's regex searches may spend, together
     size_t from = 0;
-    for (size_t at = 0; at < text.size(); ++at) {
-      const AddedToken* t = addedAt(text, at);
-      if (!t) continue;
+    const std::vector<int> longest =
+        added_matcher_.empty() ? std::vector<int>() : added_matcher_.longestAt(text);
+    for (size_t at = 0; at < longest.size(); ++at) {
+      if (longest[at] < 0) continue;
+      const AddedToken* t = &added_[longest[at]];
       std::string before = text.substr(from, at - from);
       if (t->lstrip) before = stripWhitespace(before, false, true);
       segments.push_back({before, from, -1});
@@ -651,26 +777,51 @@ class HfTokenizerJson : public Tokenizer {
       at = from - 1;
     }
     segments.push_back({text.substr(from), from, -1});
+    size_t normalized_bytes = 0;  // of all the stretches so far
     for (const Segment& s : segments) {
       if (s.added >= 0) {
-        ids.push_back(s.added);
+        pushIds(ids, &s.added, 1);
         continue;
       }
       if (s.text.empty()) continue;
       std::string normalized = s.text;
-      for (const NormalizerStep& n : normalizers_) normalize(n, normalized);
+      for (const NormalizerStep& n : normalizers_)
+        normalize(n, normalized, kMaxNormalizedBytes - normalized_bytes);
+      normalized_bytes += normalized.size();
       std::vector<Piece> pieces{{normalized, s.offset == 0}};
-      for (const PreTokenizerStep& p : pre_tokenizers_) pieces = preTokenize(p, pieces);
+      for (const PreTokenizerStep& p : pre_tokenizers_) pieces = preTokenize(p, pieces, budget);
       for (const Piece& p : pieces) model(p.text, ids);
     }
   }
 
-  static void normalize(const NormalizerStep& n, std::string& s) {
+  // The ids of a sentence, counted as they are pushed: a pipeline that multiplies its text stops
+  // at kMaxSentenceIds.
+  static void pushIds(std::vector<int>& ids, const int* first, size_t n) {
+    if (ids.size() + n > kMaxSentenceIds)
+      throw Error(ErrorKind::BadInput,
+                  "the sentence gives more than " + std::to_string(kMaxSentenceIds) +
+                      " tokens through the tokenizer.json's pipeline; tokenizing stopped");
+    ids.insert(ids.end(), first, first + n);
+  }
+
+  // One normalizer on `s`, refused before its output is built when that would exceed `room`
+  // bytes (what is left of the sentence's kMaxNormalizedBytes).
+  void normalize(const NormalizerStep& n, std::string& s, size_t room) const {
+    auto check = [&](size_t size, const char* what) {
+      if (size > room)
+        throw Error(ErrorKind::BadInput, file_ + ": the normalizer " + what +
+                                             " makes the sentence " + formatBytes(size) +
+                                             " long, over the " + formatBytes(kMaxNormalizedBytes) +
+                                             " a sentence may become; tokenizing stopped");
+    };
     switch (n.kind) {
       case NormalizerStep::Kind::Prepend:
-        if (!s.empty()) s = n.a + s;
+        if (s.empty()) break;
+        check(s.size() + n.a.size(), "Prepend");
+        s = n.a + s;
         break;
       case NormalizerStep::Kind::Replace:
+        check(replacedSize(s, n.a, n.b), "Replace");
         replaceAll(s, n.a, n.b);
         break;
       case NormalizerStep::Kind::Strip:
@@ -679,10 +830,14 @@ class HfTokenizerJson : public Tokenizer {
     }
   }
 
-  static std::vector<Piece> preTokenize(const PreTokenizerStep& p, const std::vector<Piece>& in) {
+  static std::vector<Piece> preTokenize(const PreTokenizerStep& p, const std::vector<Piece>& in,
+                                        RegexBudget& budget) {
     std::vector<Piece> out;
     for (const Piece& piece : in) {
       switch (p.kind) {
+        case PreTokenizerStep::Kind::Split:
+          split(p, piece, budget, out);
+          break;
         case PreTokenizerStep::Kind::ByteLevel: {
           std::string s = piece.text;
           if (p.add_prefix_space && s.rfind(' ', 0) != 0) s = " " + s;
@@ -766,12 +921,79 @@ class HfTokenizerJson : public Tokenizer {
     return out;
   }
 
+  // tokenizers' Split: the piece cut into the stretches between the pattern's matches and the
+  // matches (NormalizedString::split), each kept, dropped or joined to a neighbour as `behavior`
+  // says; empty pieces are dropped (PreTokenizedString::split).
+  static void split(const PreTokenizerStep& p, const Piece& piece, RegexBudget& budget,
+                    std::vector<Piece>& out) {
+    if (piece.text.empty()) return;
+    struct Part {
+      size_t begin, end;
+      bool match;
+    };
+    std::vector<Part> parts;
+    size_t prev = 0;
+    for (const auto& [b, e] : p.regex->findAll(piece.text, budget)) {
+      if (prev != b) parts.push_back({prev, b, false});
+      parts.push_back({b, e, true});
+      prev = e;
+    }
+    if (prev != piece.text.size()) parts.push_back({prev, piece.text.size(), false});
+    if (p.invert)
+      for (Part& part : parts) part.match = !part.match;
+    using B = PreTokenizerStep::Behavior;
+    std::vector<Part> kept;  // match = removed, from here on
+    bool previous = false;
+    switch (p.behavior) {
+      case B::Isolated:
+        for (const Part& part : parts) kept.push_back({part.begin, part.end, false});
+        break;
+      case B::Removed:
+        kept = parts;
+        break;
+      case B::Contiguous:
+        for (const Part& part : parts) {
+          if (part.match == previous && !kept.empty())
+            kept.back().end = part.end;
+          else
+            kept.push_back({part.begin, part.end, false});
+          previous = part.match;
+        }
+        break;
+      case B::MergedWithPrevious:
+        for (const Part& part : parts) {
+          if (part.match && !previous && !kept.empty())
+            kept.back().end = part.end;
+          else
+            kept.push_back({part.begin, part.end, false});
+          previous = part.match;
+        }
+        break;
+      case B::MergedWithNext:
+        for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
+          if (part->match && !previous && !kept.empty())
+            kept.back().begin = part->begin;
+          else
+            kept.push_back({part->begin, part->end, false});
+          previous = part->match;
+        }
+        std::reverse(kept.begin(), kept.end());
+        break;
+    }
+    bool first = piece.at_start;
+    for (const Part& part : kept) {
+      if (part.match || part.end == part.begin) continue;
+      out.push_back({piece.text.substr(part.begin, part.end - part.begin), first});
+      first = false;
+    }
+  }
+
   // The BPE model on one pre-tokenized piece (tokenizers' BPE::merge_word, then the merges).
   void model(const std::string& piece, std::vector<int>& ids) const {
     if (piece.empty()) return;
     if (ignore_merges_)
       if (const int whole = id(piece); whole >= 0) {
-        ids.push_back(whole);
+        pushIds(ids, &whole, 1);
         return;
       }
     const std::u32string cps = utf8ToCodePoints(piece);
@@ -809,7 +1031,7 @@ class HfTokenizerJson : public Tokenizer {
       unk_open = true;
     }
     merges_.apply(word);
-    ids.insert(ids.end(), word.begin(), word.end());
+    pushIds(ids, word.data(), word.size());
   }
 
   // ---- decoding ----
@@ -916,7 +1138,7 @@ class HfTokenizerJson : public Tokenizer {
   int byte_token_[256]{};
   std::vector<AddedToken> added_;
   std::unordered_map<std::string, size_t> added_index_;  // content → added_
-  std::set<size_t> added_lengths_;
+  AddedTokenMatcher added_matcher_;
   std::unordered_set<int> special_ids_;
   std::vector<NormalizerStep> normalizers_;
   std::vector<PreTokenizerStep> pre_tokenizers_;

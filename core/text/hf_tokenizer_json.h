@@ -1,6 +1,6 @@
 // Hugging Face's tokenizer.json (the "fast" tokenizers' one file) for Llama-family folders: a BPE
-// model (vocab + merges) behind either GPT-2's byte-level pre-tokenizer (SmolLM, Llama 3 without
-// its Split pattern) or SentencePiece's conventions ("▁" for spaces, byte fallback "<0x0A>":
+// model (vocab + merges) behind either GPT-2's byte-level pre-tokenizer (SmolLM; Llama 3 and Qwen2
+// with their Split pattern) or SentencePiece's conventions ("▁" for spaces, byte fallback "<0x0A>":
 // TinyLlama, Llama 2), with the added tokens, the template that adds <s>, and the decoder. What
 // the file asks for that attnviz does not implement is refused, naming it.
 #pragma once
@@ -30,15 +30,17 @@ struct TokenizerJson {
 //   byte_fallback, ignore_merges, continuing_subword_prefix, end_of_word_suffix; dropout is not
 //   applied);
 // - normalizer: null, Sequence, Prepend, Replace (a string pattern), Strip;
-// - pre_tokenizer: null, Sequence, ByteLevel, Metaspace, Digits, WhitespaceSplit;
+// - pre_tokenizer: null, Sequence, ByteLevel, Metaspace, Digits, WhitespaceSplit, Split (its
+//   regex run by Oniguruma under limits, text/onig_regex.h; every behavior, invert);
 // - post_processor: null, TemplateProcessing, ByteLevel, BertProcessing, RobertaProcessing,
 //   Sequence of these;
 // - decoder (decode() only): ByteLevel, Metaspace, Replace, ByteFallback, Fuse, Strip, Sequence.
-// Added tokens typed in the text are recognised (leftmost, longest; lstrip/rstrip honoured), as
-// tokenizers does. Hostile files: over 64 MiB, more than 2^20 entries in any list or object (a
-// vocabulary or merges table), a merge whose parts or result the vocabulary lacks, ids out of
-// range or repeated — Error(TooLarge / BadVocabulary / InvalidJson) naming the file and entry,
-// before memory is spent on them.
+// Added tokens typed in the text are recognised (leftmost, longest, by one automaton;
+// lstrip/rstrip honoured), as tokenizers does. A sentence may become at most 1 MiB through the
+// normalizers and 2^18 ids, else Error(BadInput). Hostile files: over 64 MiB, more than 2^20
+// entries in any list or object (a vocabulary or merges table), a merge whose parts or result the
+// vocabulary lacks, ids out of range or repeated — Error(TooLarge / BadVocabulary / InvalidJson)
+// naming the file and entry, before memory is spent on them.
 TokenizerJson readTokenizerJson(const std::string& path);
 
 }  // namespace attnviz

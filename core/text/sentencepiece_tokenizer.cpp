@@ -1,9 +1,12 @@
 #include "text/sentencepiece_tokenizer.h"
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <filesystem>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "base/error.h"
 #include "base/file_read.h"
@@ -88,9 +91,96 @@ void checkPieces(const std::string& bytes, const std::string& path) {
   });
 }
 
+// A normalizer's precompiled_charsmap, as libsentencepiece reads it (normalizer.cc): a
+// little-endian uint32 n, n bytes of a Darts double array (4-byte units), then the replacement
+// strings, each ended by a NUL. Darts follows the units' offsets without checking them, so a unit
+// that points past the array crashes the first encode; this walks every node the lookup can reach
+// and checks every unit it would read. Each node is visited once: O(units × 256).
+constexpr size_t kMaxCharsmapUnits = size_t(1) << 20;  // nmt_nfkc's trie has 60k units
+
+void checkCharsmap(const std::string& map, const std::string& path, const char* spec) {
+  auto bad = [&](const std::string& why) {
+    return Error(ErrorKind::BadVocabulary, path + ": the " + spec + "'s precompiled_charsmap " +
+                                               why + "; libsentencepiece would read past its data");
+  };
+  if (map.empty()) return;  // no charsmap: the identity normalization
+  if (map.size() < 4) throw bad("is " + std::to_string(map.size()) + " bytes, too short");
+  const uint32_t trie_bytes = (uint32_t)(uint8_t)map[0] | (uint32_t)(uint8_t)map[1] << 8 |
+                              (uint32_t)(uint8_t)map[2] << 16 | (uint32_t)(uint8_t)map[3] << 24;
+  if (trie_bytes > map.size() - 4)
+    throw bad("says its trie is " + std::to_string(trie_bytes) + " bytes, more than the " +
+              std::to_string(map.size() - 4) + " that follow");
+  const size_t n = trie_bytes / 4;
+  if (n == 0) throw bad("has an empty trie");
+  if (n > kMaxCharsmapUnits)
+    throw bad("has a trie of " + std::to_string(n) + " units, more than " +
+              std::to_string(kMaxCharsmapUnits));
+  const char* units = map.data() + 4;
+  const std::string_view strings(map.data() + 4 + trie_bytes, map.size() - 4 - trie_bytes);
+  auto unit = [&](size_t i) {
+    uint32_t u;
+    std::memcpy(&u, units + 4 * i, 4);
+    return u;
+  };
+  // Darts' unit: offset, has_leaf, label, value.
+  auto offset = [](uint32_t u) { return (u >> 10) << ((u & (1u << 9)) >> 6); };
+  auto hasLeaf = [](uint32_t u) { return ((u >> 8) & 1) == 1; };
+  auto label = [](uint32_t u) { return u & ((1u << 31) | 0xFF); };
+  auto value = [](uint32_t u) { return u & ((1u << 31) - 1); };
+  std::vector<char> seen(n, 0);
+  std::vector<size_t> todo;  // positions of nodes, whose base is pos ^ offset
+  const size_t root_base = 0 ^ offset(unit(0));
+  if (root_base >= n) throw bad("has a root that points past its " + std::to_string(n) + " units");
+  todo.push_back(root_base);
+  std::vector<char> base_seen(n, 0);
+  base_seen[root_base] = 1;
+  while (!todo.empty()) {
+    const size_t base = todo.back();
+    todo.pop_back();
+    for (uint32_t c = 0; c < 256; ++c) {  // every byte a text may hold
+      const size_t child = base ^ c;
+      if (child >= n)
+        throw bad("has a node at unit " + std::to_string(base) + " whose byte " +
+                  std::to_string(c) + " leads to unit " + std::to_string(child) + " of " +
+                  std::to_string(n));
+      const uint32_t u = unit(child);
+      if (label(u) != c || seen[child]) continue;
+      seen[child] = 1;
+      const size_t next = child ^ offset(u);
+      if (next >= n)
+        throw bad("has a unit " + std::to_string(child) + " whose offset leads to unit " +
+                  std::to_string(next) + " of " + std::to_string(n));
+      if (hasLeaf(u)) {
+        const uint32_t v = value(unit(next));
+        if (v >= strings.size() || strings.find('\0', v) == std::string_view::npos)
+          throw bad("has a replacement at byte " + std::to_string(v) + " of its " +
+                    std::to_string(strings.size()) + " bytes of strings, not ended by a NUL");
+      }
+      if (!base_seen[next]) {
+        base_seen[next] = 1;
+        todo.push_back(next);
+      }
+    }
+  }
+}
+
+// ModelProto.normalizer_spec (field 3) and denormalizer_spec (field 5): their
+// precompiled_charsmap (field 2) each.
+void checkCharsmaps(const std::string& bytes, const std::string& path) {
+  forEachField(bytes, 0, bytes.size(), [&](uint64_t field, int wire, uint64_t n, size_t at) {
+    if ((field != 3 && field != 5) || wire != 2) return;
+    forEachField(bytes, at, at + n, [&](uint64_t f, int w, uint64_t v, size_t a) {
+      if (f == 2 && w == 2)
+        checkCharsmap(bytes.substr(a, v), path,
+                      field == 3 ? "normalizer_spec" : "denormalizer_spec");
+    });
+  });
+}
+
 std::unique_ptr<sentencepiece::SentencePieceProcessor> loadSpm(const std::string& path) {
   const std::string bytes = readBoundedFile(path, kMaxSpmBytes, "the SentencePiece model");
   checkPieces(bytes, path);
+  checkCharsmaps(bytes, path);
   auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
   sentencepiece::util::Status status;
   try {
