@@ -302,6 +302,8 @@ class TeachingTest : public QObject {
     for (const QString& n : bundledNames()) QTest::newRow(n.toUtf8().constData()) << n;
     QTest::newRow("gpt003") << dataModel("gpt003");
     QTest::newRow("bert003") << dataModel("bert003");
+    // T5: no 1/√d_k, and each head's relative position bias in self-attention.
+    QTest::newRow("t5") << QStringLiteral(ATTNVIZ_TEST_DATA "/hf/t5");
   }
 
   void cellBreakdownSumsToStoredScore() {
@@ -311,6 +313,8 @@ class TeachingTest : public QObject {
     if (model.endsWith(QLatin1String("gpt003.safetensors"))) src = QStringLiteral("the cat sat on");
     if (model.endsWith(QLatin1String("bert003.safetensors")))
       src = QStringLiteral("[CLS] hello how are you [SEP] i am fine [SEP]");
+    if (model.endsWith(QLatin1String("/hf/t5")))
+      src = QStringLiteral("we walk to the old station every morning .");
     auto w = window(model, QStringLiteral("cell"), src);
     QVERIFY2(w->engine()->snapshot() && w->engine()->snapshot()->trace,
              qPrintable(w->messageBar()->text()));
@@ -337,7 +341,12 @@ class TeachingTest : public QObject {
             }
             QVERIFY(close(sum, c->dot, 1e-5));
             // The breakdown sums to the score the model stored …
-            QVERIFY2(close(c->dot / std::sqrt(double(a.d_k)), a.score(0, h, i, j), 1e-4),
+            // q·k/√d_k, or T5's q·k + the bias of the cell's bucket in self-attention.
+            const bool t5 = model.endsWith(QLatin1String("/hf/t5"));
+            QCOMPARE(c->has_bias, t5 && a.kind != AttentionKind::Cross);
+            const double expected = t5 ? c->dot + c->bias : c->dot / std::sqrt(double(a.d_k));
+            QVERIFY(close(c->score, expected, 1e-6));
+            QVERIFY2(close(c->score, a.score(0, h, i, j), 1e-4),
                      qPrintable(QStringLiteral("%1 layer %2 head %3 (%4, %5): %6 vs %7")
                                     .arg(attentionKindName(a.kind))
                                     .arg(a.layer)

@@ -205,18 +205,25 @@ void addEmbedding(Column& col, const ModelConfig& c, const ArchShapes& sh, const
   col.add(sublayerBlock(e, -1, Sublayer::Embedding), shape(sh, {"B", len}));
   const bool learned = c.positional == Positional::Learned;
   const bool rotary = c.positional == Positional::Rotary;
+  const bool relative = c.positional == Positional::Relative;
   col.add(
       block(p + ".positional", Type::Positional,
-            rotary    ? QObject::tr("Rotary positions (inside attention)")
+            relative  ? QObject::tr("Relative position bias (inside attention)")
+            : rotary  ? QObject::tr("Rotary positions (inside attention)")
             : learned ? QObject::tr("+ Positional encoding (learned table)")
                       : QObject::tr("+ Positional encoding (sinusoids)"),
-            rotary ? QObject::tr("nothing added here · rope_theta = %1").arg(c.rope_theta)
-                   : QObject::tr("added to every position"),
-            rotary    ? QObject::tr("Rotary position embeddings (RoPE) add nothing to the token "
-                                       "vectors: inside every attention block each head's queries "
-                                       "and keys are rotated by an angle that grows with their "
-                                       "position, so a score depends on how far apart two tokens "
-                                       "are. The Positional encoding view shows the rotations.")
+            relative ? QObject::tr("nothing added here · %1 buckets").arg(c.relative_buckets)
+            : rotary ? QObject::tr("nothing added here · rope_theta = %1").arg(c.rope_theta)
+                     : QObject::tr("added to every position"),
+            relative  ? QObject::tr("T5's relative position bias adds nothing to the token "
+                                     "vectors: each head adds a learned number for the bucket of "
+                                     "the offset between key and query to their score, before the "
+                                     "mask. The Positional encoding view shows each head's bias.")
+            : rotary  ? QObject::tr("Rotary position embeddings (RoPE) add nothing to the token "
+                                     "vectors: inside every attention block each head's queries "
+                                     "and keys are rotated by an angle that grows with their "
+                                     "position, so a score depends on how far apart two tokens "
+                                     "are. The Positional encoding view shows the rotations.")
             : learned ? QObject::tr("Adds a learned vector for each position, so that attention "
                                     "can tell word order.")
                       : QObject::tr("Adds sines and cosines of the position at d_model / 2 "

@@ -27,7 +27,8 @@ AttentionView::AttentionView(AppState* state, QWidget* parent)
   values_->addItem(tr("Raw scores QKᵀ/√d_k"));
   values_->addItem(tr("Masked scores"));
   values_->setToolTip(
-      tr("Probabilities: after softmax. Raw scores: QKᵀ/√d_k before the mask. Masked scores: "
+      tr("Probabilities: after softmax. Raw scores: QKᵀ/√d_k before the mask (T5: QKᵀ plus the "
+         "head's relative position bias). Masked scores: "
          "what softmax sees, masked cells set to the fill value."));
   controls->addWidget(values_);
   controls->addWidget(new QLabel(tr("Colour scale:"), this));
@@ -49,6 +50,13 @@ void AttentionView::refresh() {
   auto snap = state_->snapshot();
   const Model* model = state_->model();
   heatmap()->setColormap(state_->colormap());
+  // The raw scores as the family makes them (T5: QKᵀ plus its relative position bias).
+  if (model) {
+    const ModelConfig& c = model->config();
+    values_->setItemText(1, c.positional == Positional::Relative ? tr("Raw scores QKᵀ + bias")
+                            : c.attn_scale == 0.0f               ? tr("Raw scores QKᵀ/√d_k")
+                                                   : tr("Raw scores QKᵀ·%1").arg(c.attn_scale));
+  }
   if (!snap || !snap->trace || !model) {
     caption_->setText(model ? tr("Type a source sentence and press Run") : tr("No model loaded"));
     HeatmapData empty;

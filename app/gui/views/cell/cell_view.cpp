@@ -11,13 +11,17 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "compute/position_buckets.h"
 #include "session/attention_data.h"
 #include "session/teaching_util.h"
 #include "widgets/colormap.h"
 
 namespace attnviz::gui {
 
-CellBreakdown cellBreakdown(const AttentionBlock& a, int b, int h, int i, int j, float mask_fill) {
+CellBreakdown cellBreakdown(const AttentionBlock& a, int b, int h, int i, int j,
+                            const LoadedModel& model, AttentionKind kind) {
+  const ModelConfig& cfg = model.config;
+  const float mask_fill = cfg.mask_fill;
   if (!a.hasQkv())
     throw Error(ErrorKind::BadInput,
                 "this trace did not keep the query, key and value vectors (keep_qkv): run again");
@@ -45,7 +49,20 @@ CellBreakdown cellBreakdown(const AttentionBlock& a, int b, int h, int i, int j,
     c.dot += double(q[x]) * double(k[x]);
   }
   c.sqrt_dk = std::sqrt(double(a.d_k));
-  c.score = c.dot / c.sqrt_dk;
+  c.scaled_by_root = cfg.attn_scale == 0.0f;
+  c.scale = cfg.scoreScale();
+  c.score = c.dot * c.scale;
+  if (cfg.positional == Positional::Relative && kind != AttentionKind::Cross) {
+    // Row i is query position i, column j key position j (the trace's blocks start at 0).
+    const bool decoder = kind == AttentionKind::DecoderSelf;
+    const Tensor& table =
+        decoder ? model.weights.decoder.relative_bias : model.weights.encoder.relative_bias;
+    c.has_bias = true;
+    c.bucket =
+        relative_position_bucket(j - i, !decoder, cfg.relative_buckets, cfg.relative_max_distance);
+    c.bias = table.data[size_t(c.bucket) * cfg.n_heads + h];
+    c.score += c.bias;
+  }
   c.stored_score = a.score(b, h, i, j);
   c.masked = a.masked(b, i, j);
   const float* pr = a.probRow(b, h, i);
@@ -220,9 +237,19 @@ double CellBreakdownWidget::render(QPainter& p) {
   strip(c_.product, absMax(c_.product), kLeft, y, cw, kStripH);
   y += kStripH + 6;
   line(tr("④ Σ (q_i ⊙ k_j) = q_i · k_j = %1").arg(num(c_.dot)), false, blue);
-  line(tr("⑤ ÷ √d_k = ÷ √%1 = ÷ %2  →  score = %3    (the trace holds %4 %5)")
-           .arg(c_.d_k)
-           .arg(num(c_.sqrt_dk))
+  const QString scaled =
+      c_.scaled_by_root ? tr("÷ √d_k = ÷ √%1 = ÷ %2").arg(c_.d_k).arg(num(c_.sqrt_dk))
+                        : (c_.scale == 1.0 ? tr("no scaling (this family does not divide by √d_k)")
+                                           : tr("× %1 (the family's scale)").arg(num(c_.scale)));
+  const QString biased = c_.has_bias
+                             ? tr(" + relative bias of head %1, bucket %2 of j − i = %3: %4")
+                                   .arg(c_.h + 1)
+                                   .arg(c_.bucket)
+                                   .arg(c_.j - c_.i)
+                                   .arg(num(c_.bias))
+                             : QString();
+  line(tr("⑤ %1%2  →  score = %3    (the trace holds %4 %5)")
+           .arg(scaled, biased)
            .arg(num(c_.score))
            .arg(num(c_.stored_score))
            .arg(check(c_.score, c_.stored_score)),
@@ -386,7 +413,7 @@ void CellView::refresh() {
   const QStringList keys = keyLabels(t, s.kind, s.batch);
   const QStringList queries = queryLabels(t, s.kind, s.batch);
   try {
-    const CellBreakdown c = cellBreakdown(*a, s.batch, s.head, i_, j_, model->config().mask_fill);
+    const CellBreakdown c = cellBreakdown(*a, s.batch, s.head, i_, j_, model->loaded(), s.kind);
     breakdown_->setBreakdown(&c, queries.value(i_), keys.value(j_), keys);
   } catch (const Error& e) {
     breakdown_->setBreakdown(nullptr, {}, {}, {});

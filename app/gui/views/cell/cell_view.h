@@ -22,8 +22,13 @@ struct CellBreakdown {
   std::vector<float> q, k, product;  // [d_k] q_i, k_j, q_i ⊙ k_j
   double dot = 0;                    // Σ q_i ⊙ k_j
   double sqrt_dk = 1;
-  double score = 0;         // dot / √d_k, recomputed
-  double stored_score = 0;  // what the trace holds
+  double scale = 1;            // the family's factor of q·k: 1/√d_k, or attn_scale (T5: 1)
+  bool scaled_by_root = true;  // scale is 1/√d_k
+  bool has_bias = false;       // T5's relative position bias (self-attention)
+  int bucket = 0;              // its bucket of j − i
+  double bias = 0;             // table[bucket, h]
+  double score = 0;            // dot · scale + bias, recomputed
+  double stored_score = 0;     // what the trace holds
   bool masked = false;
   float mask_fill = -1e9f;
   std::vector<float> row_scores;    // [k_len] the trace's scores of row i
@@ -38,9 +43,10 @@ struct CellBreakdown {
   std::vector<float> context;  // [d_v] Σ_j p_ij v_j: the head's output for query i
 };
 
-// Throws Error(BadInput) when the block has no Q, K, V or the cell is outside it.
+// Throws Error(BadInput) when the block has no Q, K, V or the cell is outside it. The score is
+// recomputed as `model` computes it (its scale, T5's relative position bias in self-attention).
 CellBreakdown cellBreakdown(const AttentionBlock& block, int b, int h, int i, int j,
-                            float mask_fill);
+                            const LoadedModel& model, AttentionKind kind);
 
 // The breakdown drawn as strips of coloured numbers, formulas and a bar chart of the row.
 class CellBreakdownWidget : public QWidget {

@@ -227,8 +227,15 @@ void MasksView::refresh() {
     return d;
   };
   const QString fill = maskFillText(c.mask_fill);
-  scores_->setData(titled(attentionHeatmap(*t, head, MatrixValues::Scores, true, c.mask_fill),
-                          tr("1 · scores QKᵀ/√d_k")));
+  // The scores as the family makes them: T5 adds each head's relative position bias in
+  // self-attention and does not divide by √d_k.
+  const bool bias = c.positional == Positional::Relative && head.kind != AttentionKind::Cross;
+  const QString qk = c.attn_scale == 0.0f   ? tr("QKᵀ/√d_k")
+                     : c.attn_scale == 1.0f ? tr("QKᵀ")
+                                            : tr("QKᵀ·%1").arg(double(c.attn_scale));
+  scores_->setData(
+      titled(attentionHeatmap(*t, head, MatrixValues::Scores, true, c.mask_fill),
+             bias ? tr("1 · scores %1 + position bias").arg(qk) : tr("1 · scores %1").arg(qk)));
   masked_scores_->setData(
       titled(attentionHeatmap(*t, head, MatrixValues::MaskedScores, true, c.mask_fill),
              tr("2 · masked (%1)").arg(fill)));

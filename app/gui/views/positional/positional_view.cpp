@@ -19,6 +19,7 @@
 #include <numbers>
 
 #include "arch/positional.h"
+#include "compute/position_buckets.h"
 
 namespace attnviz::gui {
 
@@ -107,6 +108,10 @@ struct PositionalView::Result {
   bool learned = false;
   bool rotary = false;
   std::vector<float> frequencies;  // rotary: θ_i of pair i [d_k / 2]
+  // Relative (T5): the bias of `head` of the encoder's or decoder's table, [N, N] in similarity.
+  bool relative = false;
+  bool decoder = false;
+  int head = 0;
   QString source;
 };
 
@@ -215,8 +220,9 @@ void PositionalView::showSide(bool target) {
 void PositionalView::refresh() {
   const Model* model = state_->model();
   const bool rotary = model && model->config().positional == Positional::Rotary;
-  // The rotary scores are signed: blue below 0, red above.
-  similarity_->setColormap(rotary ? Colormap::rdbu() : state_->colormap());
+  const bool relative = model && model->config().positional == Positional::Relative;
+  // The rotary scores and the relative biases are signed: blue below 0, red above.
+  similarity_->setColormap(rotary || relative ? Colormap::rdbu() : state_->colormap());
   if (model != model_seen_) {
     model_seen_ = model;
     const QSignalBlocker block(table_);
@@ -228,6 +234,14 @@ void PositionalView::refresh() {
         table_->addItem(tr("Decoder (learned)"));
       } else if (rotary) {
         table_->addItem(tr("Rotary (every head's queries and keys)"));
+      } else if (relative) {  // one item per stack and head: each head has its own bias
+        for (const bool dec : {false, true}) {
+          if (dec ? !c.hasDecoder() : !c.hasEncoder()) continue;
+          for (int h = 0; h < c.n_heads; ++h)
+            table_->addItem(dec ? tr("Decoder relative bias, head %1").arg(h + 1)
+                                : tr("Encoder relative bias, head %1").arg(h + 1),
+                            QVariant::fromValue(dec ? -(h + 1) : h + 1));
+        }
       } else {
         table_->addItem(tr("Sinusoidal (encoder and decoder)"));
       }
@@ -250,9 +264,10 @@ void PositionalView::refresh() {
       dims_->setText(s.join(QStringLiteral(", ")));
     }
     // Rotary positions add no table: no curves of dimensions, no position × dimension matrix.
-    dims_label_->setVisible(!rotary);
-    dims_->setVisible(!rotary);
-    matrix_->setVisible(!rotary);
+    // Relative positions (T5) add no table either: a bias per head and offset instead.
+    dims_label_->setVisible(!rotary && !relative);
+    dims_->setVisible(!rotary && !relative);
+    matrix_->setVisible(!rotary && !relative);
     offset_view_->setVisible(rotary);
   }
   recompute();
@@ -281,6 +296,31 @@ void PositionalView::recompute() {
   std::shared_ptr<const LoadedModel> loaded = model->loadedPtr();
   const int d = c.d_model;
   computing_ = true;
+  if (c.positional == Positional::Relative) {
+    const int item = table_->currentData().toInt();
+    const bool decoder = item < 0;
+    const int head = std::abs(item) - 1;
+    watcher_->setFuture(QtConcurrent::run([loaded, n, decoder, head]() {
+      // bias[i, j] = table[bucket(j − i), head], the bucket as the forward pass computes it.
+      const ModelConfig& cfg = loaded->config;
+      const Tensor& table =
+          decoder ? loaded->weights.decoder.relative_bias : loaded->weights.encoder.relative_bias;
+      auto r = std::make_shared<Result>();
+      r->relative = true;
+      r->decoder = decoder;
+      r->head = head;
+      std::vector<float> bias(size_t(n) * n, 0.0f);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          const int b = relative_position_bucket(j - i, !decoder, cfg.relative_buckets,
+                                                 cfg.relative_max_distance);
+          bias[size_t(i) * n + j] = table.data[size_t(b) * cfg.n_heads + head];
+        }
+      r->similarity = Tensor({n, n}, std::move(bias));
+      return r;
+    }));
+    return;
+  }
   if (c.positional == Positional::Rotary) {
     updateRotaryExplanation(n);
     watcher_->setFuture(QtConcurrent::run([loaded, n]() {
@@ -355,6 +395,10 @@ void PositionalView::updateExplanation(int n, bool learned) {
 void PositionalView::apply(const Result& r) {
   const Model* model = state_->model();
   if (!model) return;
+  if (r.relative) {
+    applyRelative(r);
+    return;
+  }
   if (r.rotary) {
     applyRotary(r);
     return;
@@ -486,6 +530,74 @@ void PositionalView::updateRotaryExplanation(int n) {
           .arg(c.rope_theta)
           .arg(shapeString({2, n, c.d_k / 2}))
           .arg(shapeString({1, c.kvHeads(), n, c.d_k})));
+}
+
+void PositionalView::applyRelative(const Result& r) {
+  const auto& c = state_->model()->config();
+  const int n = int(r.similarity.dim(0));
+  // The bias against the offset j − i: row 0 gives the keys after the query, the last row those
+  // before it.
+  QChart* chart = chart_view_->chart();
+  clearChart(chart);
+  auto* curve = new QLineSeries;
+  QList<QPointF> points;
+  float lo = 0, hi = 0;
+  for (int off = -(n - 1); off <= n - 1; ++off) {
+    const int i = off < 0 ? n - 1 : 0, j = i + off;
+    const float v = r.similarity.data[size_t(i) * n + j];
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    points.append(QPointF(off, v));
+  }
+  curve->replace(points);
+  curve->setPen(QPen(kLineColors[0], 2));
+  chart->addSeries(curve);
+  chart->legend()->hide();
+  auto* ax = new QValueAxis;
+  ax->setTitleText(tr("offset j − i (key position − query position)"));
+  ax->setRange(-(n - 1), n - 1);
+  ax->setLabelFormat(QStringLiteral("%d"));
+  auto* ay = new QValueAxis;
+  ay->setTitleText(tr("bias"));
+  const float pad = 0.05f * std::max(1e-6f, hi - lo);
+  ay->setRange(lo - pad, hi + pad);
+  attachAxes(chart, ax, ay);
+  chart->setTitle(tr("%1 head %2: the bias added to a score, by offset")
+                      .arg(r.decoder ? tr("Decoder") : tr("Encoder"))
+                      .arg(r.head + 1));
+
+  HeatmapData s = positionPairs(r.similarity, tr("query position i ↓"), tr("key position j →"),
+                                tr("query position"), tr("key position"));
+  s.value_name = tr("bias");
+  s.title = tr("bias[i, j] = table[bucket(j − i), head %1]").arg(r.head + 1);
+  float amax = 0;
+  for (float v : r.similarity.data) amax = std::max(amax, std::abs(v));
+  if (amax <= 0) amax = 1;
+  s.vmin = -amax;
+  s.vmax = amax;
+  similarity_->setData(std::move(s));
+  info_->setText(tr("relative position bias · %1 buckets · max_distance %2 · %3 heads")
+                     .arg(c.relative_buckets)
+                     .arg(c.relative_max_distance)
+                     .arg(c.n_heads));
+  explanation_->setHtml(
+      tr("<p style='margin:0'><b>Relative position bias (T5)</b> adds nothing to the token "
+         "vectors. Each head learns one number per <b>bucket</b> of the offset j − i between a "
+         "key and a query, and adds it to their score before the mask and the softmax: score = "
+         "q·k + bias[bucket(j − i)] (T5 does not divide by √d_k). Offsets below %1 each have a "
+         "bucket of their own; larger ones share buckets on a logarithmic scale up to %2, beyond "
+         "which they all read the last one. %3</p>"
+         "<p style='margin:4px 0 0 0'>The table [buckets, heads] = %4 is held by the first "
+         "layer of each stack and used by every layer of it; cross-attention has none. The "
+         "heatmap is this head's bias for every query and key position; the chart reads it "
+         "along one row, by offset.</p>")
+          .arg(r.decoder ? c.relative_buckets / 2 : c.relative_buckets / 4)
+          .arg(c.relative_max_distance)
+          .arg(r.decoder ? tr("In the decoder the buckets are causal: every key after the "
+                              "query reads bucket 0 (and is masked anyway).")
+                         : tr("In the encoder half the buckets are for keys after the query, "
+                              "half for keys before it."))
+          .arg(shapeString({c.relative_buckets, c.n_heads})));
 }
 
 void PositionalView::applyRotary(const Result& r) {

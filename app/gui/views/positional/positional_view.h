@@ -37,7 +37,8 @@ class PositionalView : public View {
   QChartView* offsetChartView() const { return offset_view_; }
   // The position × dimension matrix (hidden for rotary positions, which add nothing).
   HeatmapWidget* matrixMap() const { return matrix_; }
-  // The position similarity, or for rotary positions the score ⟨R(m)q, R(n)k⟩ / |q|² [m, n].
+  // The position similarity, or for rotary positions the score ⟨R(m)q, R(n)k⟩ / |q|² [m, n], or
+  // for T5's relative positions one head's bias added to the score of query i and key j.
   HeatmapWidget* similarityMap() const { return similarity_; }
   // The dimensions the curves show (parsed from the edit, clamped to d_model).
   std::vector<int> chosenDims() const;
@@ -53,6 +54,7 @@ class PositionalView : public View {
   void recompute();
   void apply(const Result& r);
   void applyRotary(const Result& r);
+  void applyRelative(const Result& r);
   void updateExplanation(int positions, bool learned);
   void updateRotaryExplanation(int positions);
   QComboBox* table_;
