@@ -1548,6 +1548,14 @@ void GuiTest::unknownWordsAreNamed() {
   QCOMPARE(spy.size(), 1);
   QCOMPARE(spy.first().at(0).toString(), QStringLiteral("sentence 2"));
   QCOMPARE(spy.first().at(1).toStringList(), QStringList{QStringLiteral("qq")});
+  // A model with a tokenizer splits a word its vocabulary lacks into pieces it has: no word is
+  // unknown ("walk" is ▁w·a·l·k in T5's spiece.model), as the CLI says too.
+  auto t5 = openWindow(QStringLiteral(ATTNVIZ_TEST_DATA "/hf/t5"),
+                       QStringLiteral("we walk to the old station every morning ."));
+  QVERIFY(t5->engine()->snapshot());
+  QVERIFY2(!t5->messageBar()->isVisible() ||
+               !t5->messageBar()->title().contains(QStringLiteral("Unknown words")),
+           qPrintable(t5->messageBar()->text()));
 }
 
 // The top-k bars: every label drawn (also with the message bar shown), the axis ends at 1,

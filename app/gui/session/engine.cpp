@@ -439,6 +439,8 @@ void Engine::adoptSession(std::shared_ptr<DecodingSession> session) {
 
 void Engine::checkUnknown(const Vocabulary& vocab, const std::string& text, const QString& field) {
   if (vocab.unkId() < 0) return;  // encode() names unknown words in its error
+  // A tokenizer splits a word the vocabulary lacks into pieces it has (the CLI's rule too).
+  if (model_ && model_->loaded().tokenizer) return;
   QStringList words;
   for (const auto& w : vocab.unknownWords(text)) words << QString::fromStdString(w);
   if (!words.isEmpty()) emit unknownWords(field, words, tokenLabel(vocab.token(vocab.unkId())));

@@ -199,7 +199,8 @@ class Engine : public QObject {
   std::shared_ptr<Snapshot> encoderSnapshot(std::shared_ptr<const Trace> trace,
                                             const MaskOptions& masks) const;
   void adoptSession(std::shared_ptr<DecodingSession> session);
-  // Emits unknownWords for the words of `text` that `vocab` maps to its unknown token.
+  // Emits unknownWords for the words of `text` that `vocab` maps to its unknown token (not for a
+  // model with a tokenizer, which splits them into pieces).
   void checkUnknown(const Vocabulary& vocab, const std::string& text, const QString& field);
 
   std::shared_ptr<Model> model_;              // declared before session_: outlives it
