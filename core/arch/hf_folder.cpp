@@ -269,7 +269,8 @@ ModelConfig configFromT5(const json& hf, const std::string& folder, const ArchSp
                                          "forced_eos_token_id",
                                          "bad_words_ids"};
   std::string ignored, unknown;
-  for (const auto& [key, value] : hf.items()) {
+  for (const auto& item : hf.items()) {
+    const std::string& key = item.key();  // a plain name: clang 14 cannot capture a binding
     auto in = [&](const auto& list) {
       return std::find_if(std::begin(list), std::end(list),
                           [&](const char* k) { return key == k; }) != std::end(list);
