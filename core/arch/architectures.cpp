@@ -553,6 +553,17 @@ ArchSpec llamaLayout(const char* family, const char* model, const char* title, c
   return a;
 }
 
+// Qwen2's and Qwen3's sliding window (modeling_qwen2.py, modeling_qwen3.py): only when
+// use_sliding_window is true (then on the layers from max_window_layers on), or where layer_types
+// names a sliding layer. attnviz does not reproduce it: both are refused, and the window's size
+// and first layer are read only with them.
+std::vector<ArgKey> qwenWindowKeys() {
+  return {{"use_sliding_window", "", ArgKind::Refused, "false"},
+          {"layer_types", "", ArgKind::Refused, "\"full_attention\""},
+          {"sliding_window", "", ArgKind::Ignored, ""},
+          {"max_window_layers", "", ArgKind::Ignored, ""}};
+}
+
 void addHuggingFace(std::vector<ArchSpec>& t) {
   {
     // modeling_gpt2.py (GPT2LMHeadModel): names under "transformer." (a bare GPT2Model has none),
@@ -668,10 +679,7 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     ArchSpec a = llamaLayout("hf-qwen2", "Qwen2ForCausalLM",
                              "Hugging Face Qwen2ForCausalLM (Qwen2, Qwen2.5)",
                              "Hugging Face transformers' modeling_qwen2.py");
-    add(a.args, std::vector<ArgKey>{{"use_sliding_window", "", ArgKind::Refused, "false"},
-                                    {"layer_types", "", ArgKind::Refused, "\"full_attention\""},
-                                    {"sliding_window", "", ArgKind::Ignored},
-                                    {"max_window_layers", "", ArgKind::Ignored}});
+    add(a.args, qwenWindowKeys());
     huggingFace(a, "qwen2", {"Qwen2ForCausalLM", "Qwen2Model"}, HfTokenizer::SentencePieceOrJson);
     t.push_back(a);
   }
@@ -716,11 +724,8 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     const std::string l = "layers.{N}.self_attn.";
     add(a.names, std::vector<TensorName>{one(kDec, Role::AttnQNorm, l + "q_norm.weight"),
                                          one(kDec, Role::AttnKNorm, l + "k_norm.weight")});
-    add(a.args, std::vector<ArgKey>{{"attention_bias", "", ArgKind::Bool},
-                                    {"use_sliding_window", "", ArgKind::Refused, "false"},
-                                    {"layer_types", "", ArgKind::Refused, "\"full_attention\""},
-                                    {"sliding_window", "", ArgKind::Ignored},
-                                    {"max_window_layers", "", ArgKind::Ignored}});
+    a.args.push_back({"attention_bias", "", ArgKind::Bool});
+    add(a.args, qwenWindowKeys());
     huggingFace(a, "qwen3", {"Qwen3ForCausalLM", "Qwen3Model"}, HfTokenizer::SentencePieceOrJson);
     t.push_back(a);
   }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "compute/cpu_backend.h"
+#include "compute/position_buckets.h"
 
 namespace attnviz {
 
@@ -101,6 +102,24 @@ Tensor positionSimilarity(const Tensor& table, int len) {
       s.data[(size_t)i * len + j] = (float)(acc / (norm[i] * norm[j]));
     }
   return s;
+}
+
+float relativePositionBias(const ModelConfig& cfg, const StackWeights& stack, bool decoder, int h,
+                           int i, int j, int* bucket) {
+  const int b =
+      relative_position_bucket(j - i, !decoder, cfg.relative_buckets, cfg.relative_max_distance);
+  if (bucket) *bucket = b;
+  return stack.relative_bias.data[size_t(b) * size_t(cfg.n_heads) + size_t(h)];
+}
+
+Tensor relativePositionBiasMatrix(const ModelConfig& cfg, const StackWeights& stack, bool decoder,
+                                  int h, int n) {
+  Tensor bias({n, n});
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      bias.data[size_t(i) * size_t(n) + size_t(j)] =
+          relativePositionBias(cfg, stack, decoder, h, i, j);
+  return bias;
 }
 
 }  // namespace attnviz

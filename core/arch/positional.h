@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "arch/weights.h"
 #include "base/tensor.h"
 #include "compute/functions.h"
 
@@ -28,6 +29,16 @@ std::vector<float> rotaryFrequencies(int d_head, float theta);
 // and the rotated copies compared: [len, len], cell (m, n) = ⟨R(m)x, R(n)x⟩ / |x|².
 Tensor rotaryScores(int len, int d_head, float theta, RopeLayout layout,
                     const std::vector<float>& x);
+
+// T5's relative position bias as the forward pass adds it to the score of query position i and key
+// position j in head h of a stack's self-attention: the stack's table [relative_buckets, n_heads]
+// at row bucket(j − i) (compute/position_buckets.h), bidirectional in the encoder, causal in the
+// decoder. `bucket`, when given, receives the row read. Needs Positional::Relative and the table.
+float relativePositionBias(const ModelConfig& cfg, const StackWeights& stack, bool decoder, int h,
+                           int i, int j, int* bucket = nullptr);
+// Those biases for positions 0 … n − 1: [n, n], cell (i, j).
+Tensor relativePositionBiasMatrix(const ModelConfig& cfg, const StackWeights& stack, bool decoder,
+                                  int h, int n);
 
 // PE·PEᵀ over the first `len` positions, each row normalised to unit length (cosine similarity).
 Tensor positionSimilarity(const Tensor& table, int len);

@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "arch/positional.h"
 #include "base/error.h"
-#include "compute/position_buckets.h"
 #include "session/attention_data.h"
 #include "session/teaching_util.h"
 #include "widgets/colormap.h"
@@ -55,12 +55,9 @@ CellBreakdown cellBreakdown(const AttentionBlock& a, int b, int h, int i, int j,
   if (cfg.positional == Positional::Relative && kind != AttentionKind::Cross) {
     // Row i is query position i, column j key position j (the trace's blocks start at 0).
     const bool decoder = kind == AttentionKind::DecoderSelf;
-    const Tensor& table =
-        decoder ? model.weights.decoder.relative_bias : model.weights.encoder.relative_bias;
     c.has_bias = true;
-    c.bucket =
-        relative_position_bucket(j - i, !decoder, cfg.relative_buckets, cfg.relative_max_distance);
-    c.bias = table.data[size_t(c.bucket) * cfg.n_heads + h];
+    c.bias = relativePositionBias(cfg, decoder ? model.weights.decoder : model.weights.encoder,
+                                  decoder, h, i, j, &c.bucket);
     c.score += c.bias;
   }
   c.stored_score = a.score(b, h, i, j);
@@ -366,9 +363,7 @@ CellView::CellView(AppState* state, QWidget* parent)
 }
 
 void CellView::selectCell(int i, int j) {
-  i_ = i;
-  j_ = j;
-  refreshNow();
+  state_->setCell(i, j);  // every view's cell; refreshes this one through selectionChanged
 }
 
 void CellView::refresh() {
@@ -390,14 +385,14 @@ void CellView::refresh() {
   if (mean) s.head = 0;  // a cell belongs to one head
   const AttentionBlock* a = t.block(s.kind, s.layer);
   if (!a) return;
-  // A new run (or another block) starts at the last query's strongest key.
-  if (snap->id != snapshot_id_ || i_ >= a->q_len || j_ >= a->k_len || i_ < 0 || j_ < 0) {
-    snapshot_id_ = snap->id;
-    if (i_ < 0 || i_ >= a->q_len || j_ < 0 || j_ >= a->k_len) {
-      i_ = a->q_len - 1;
-      const float* r = a->probRow(s.batch, s.head, i_);
-      j_ = int(std::max_element(r, r + a->k_len) - r);
-    }
+  // The cell chosen in any view; without one (or outside this block) the last query's strongest
+  // key.
+  i_ = s.query;
+  j_ = s.key;
+  if (i_ < 0 || i_ >= a->q_len || j_ < 0 || j_ >= a->k_len) {
+    i_ = a->q_len - 1;
+    const float* r = a->probRow(s.batch, s.head, i_);
+    j_ = int(std::max_element(r, r + a->k_len) - r);
   }
   HeatmapData d =
       attentionHeatmap(t, s, MatrixValues::Probabilities, true, model->config().mask_fill);

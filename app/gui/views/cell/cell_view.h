@@ -98,7 +98,6 @@ class CellView : public View {
   CellBreakdownWidget* breakdown_;
   QScrollArea* scroll_;
   int i_ = -1, j_ = -1;
-  uint64_t snapshot_id_ = 0;
 };
 
 }  // namespace attnviz::gui

@@ -19,7 +19,6 @@
 #include <numbers>
 
 #include "arch/positional.h"
-#include "compute/position_buckets.h"
 
 namespace attnviz::gui {
 
@@ -303,20 +302,12 @@ void PositionalView::recompute() {
     watcher_->setFuture(QtConcurrent::run([loaded, n, decoder, head]() {
       // bias[i, j] = table[bucket(j − i), head], the bucket as the forward pass computes it.
       const ModelConfig& cfg = loaded->config;
-      const Tensor& table =
-          decoder ? loaded->weights.decoder.relative_bias : loaded->weights.encoder.relative_bias;
       auto r = std::make_shared<Result>();
       r->relative = true;
       r->decoder = decoder;
       r->head = head;
-      std::vector<float> bias(size_t(n) * n, 0.0f);
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) {
-          const int b = relative_position_bucket(j - i, !decoder, cfg.relative_buckets,
-                                                 cfg.relative_max_distance);
-          bias[size_t(i) * n + j] = table.data[size_t(b) * cfg.n_heads + head];
-        }
-      r->similarity = Tensor({n, n}, std::move(bias));
+      r->similarity = relativePositionBiasMatrix(
+          cfg, decoder ? loaded->weights.decoder : loaded->weights.encoder, decoder, head, n);
       return r;
     }));
     return;
