@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "compute/cpu_backend.h"
 #include "model/decoding.h"
+#include "model/device_weights.h"
 #include "parity_support.h"
 #include "train/training.h"
 
@@ -134,8 +135,15 @@ class TestTutorials : public QObject {
     QVERIFY2(!err, err ? err->what() : "");
     const SafetensorsFile ref = SafetensorsFile::open(casesDir() + "/" + name + ".ref.safetensors");
     const nlohmann::json inputs = nlohmann::json::parse(ref.metadata().at("inputs"));
+    // As many parameters as PyTorch's model.parameters() holds (a tied table once), before the
+    // model runs (`info`) and after.
+    const int64_t parameters = inputs.at("parameters").get<int64_t>();
+    QCOMPARE(countParameters(loaded->config, loaded->weights), parameters);
     auto compare = [&]() -> std::string {
       Model m(loaded, makeCpuBackend());
+      if (m.parameterCount() != parameters)
+        return "the model holds " + std::to_string(m.parameterCount()) + " parameters, PyTorch's " +
+               std::to_string(parameters);
       std::string diff = test::compareWithReference(m.forward(test::referenceInputs(inputs)), ref);
       if (diff.empty() && inputs.contains("greedy")) {
         const auto& g = inputs["greedy"];

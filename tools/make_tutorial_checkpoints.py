@@ -39,7 +39,10 @@ def _adamw_state(model):
     return opt.state_dict()
 
 
-def _write_ref(out, case, tensors, inputs):
+def _write_ref(out, case, tensors, inputs, model):
+    """The reference tensors and their inputs, with PyTorch's count of the model's parameters (a
+    tied table once)."""
+    inputs = dict(inputs, parameters=sum(p.numel() for p in model.parameters()))
     stio.write(os.path.join(out, case + ".ref.safetensors"), tensors,
                {"inputs": json.dumps(inputs)})
 
@@ -64,7 +67,7 @@ def nanogpt(out, case, bias, compiled):
     ids = [[5, 9, 1, 30, 22, 7, 3, 18], [36, 2, 11, 4, 27, 14, 8, 20]]
     prompt = [5, 9, 1]
     _write_ref(out, case, model.trace(ids),
-               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 6, "out_ids": model.greedy(prompt, 6)}})
+               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 6, "out_ids": model.greedy(prompt, 6)}}, model)
     return os.path.join(case, "out", "ckpt.pt")
 
 
@@ -74,7 +77,7 @@ def mingpt(out, case):
     os.makedirs(os.path.join(out, case), exist_ok=True)
     torch.save(model.state_dict(), os.path.join(out, case, "model.pt"))
     ids = [[3, 40, 12, 7, 25, 1, 33], [9, 9, 14, 2, 38, 21, 6]]
-    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids}, model)
     return os.path.join(case, "model.pt")
 
 
@@ -84,7 +87,7 @@ def ngvideo(out, case):
     os.makedirs(os.path.join(out, case), exist_ok=True)
     torch.save(model.state_dict(), os.path.join(out, case, "model.pt"))
     ids = [[1, 20, 33, 4, 17, 9, 28], [0, 5, 39, 12, 12, 30, 2]]
-    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids}, model)
     return os.path.join(case, "model.pt")
 
 
@@ -99,7 +102,7 @@ def annotated(out, case):
     greedy = model.greedy(src[0], 8, 0, 1)
     _write_ref(out, case, model.trace(src, tgt),
                {"src_ids": src, "tgt_ids": tgt,
-                "greedy": {"src_ids": src[0], "max_len": 7, "out_ids": greedy}})
+                "greedy": {"src_ids": src[0], "max_len": 7, "out_ids": greedy}}, model)
     return os.path.join(case, "multi30k_model_final.pt")
 
 
@@ -118,7 +121,7 @@ def raschka(out, case, qkv_bias, with_optimizer):
         name = "model.pth"
         torch.save(model.state_dict(), os.path.join(out, case, name))
     ids = [[6, 44, 12, 31, 2, 19, 40, 8], [17, 3, 3, 28, 49, 10, 22, 35]]
-    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids}, model)
     return os.path.join(case, name)
 
 
@@ -137,7 +140,7 @@ def llama2c(out, case):
     os.makedirs(os.path.join(out, case, "out"), exist_ok=True)
     torch.save(ckpt, os.path.join(out, case, "out", "ckpt.pt"))
     ids = [[1, 40, 7, 22, 13, 30, 5, 9, 44], [1, 3, 18, 18, 27, 2, 35, 11, 6]]
-    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+    _write_ref(out, case, model.trace(ids), {"tgt_ids": ids}, model)
     return os.path.join(case, "out", "ckpt.pt")
 
 
@@ -219,7 +222,7 @@ def hf_gpt2(out, case, c=GPT2_TEST, reference=True):
     vocab = ["t%d" % i for i in range(c["vocab_size"] - 1)] + ["<|endoftext|>"]
     if reference:
         ids = [[12, 3, 40, 7, 21, 30, 2], [44, 8, 8, 15, 36, 1, 27]]
-        _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+        _write_ref(out, case, model.trace(ids), {"tgt_ids": ids}, model)
     return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
 
 
@@ -234,7 +237,7 @@ def hf_bert(out, case):
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + ["w%d" % i for i in range(37)]
     ids = [[2, 9, 4, 17, 30, 3, 0, 0], [2, 11, 25, 6, 3, 40, 12, 3]]
     seg = [[0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 1, 1, 1]]
-    _write_ref(out, case, model.trace(ids, seg), {"src_ids": ids, "segment_ids": seg})
+    _write_ref(out, case, model.trace(ids, seg), {"src_ids": ids, "segment_ids": seg}, model)
     return _hf_folder(out, case, model, model.config(), state, "pytorch_model.bin", "vocab.txt", vocab)
 
 
@@ -245,56 +248,43 @@ def hf_llama(out, case, c=LLAMA_TEST, reference=True):
     vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(c["vocab_size"] - 3)]
     if reference:
         ids = [[1, 22, 7, 40, 13, 3, 31, 9, 18], [1, 5, 5, 28, 44, 19, 10, 2, 36]]
-        _write_ref(out, case, model.trace(ids), {"tgt_ids": ids})
+        _write_ref(out, case, model.trace(ids), {"tgt_ids": ids}, model)
     return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
 
 
-def hf_qwen2(out, case):
-    """save_pretrained of an untied Qwen2ForCausalLM in two shards: lm_head.weight saved beside the
-    table."""
-    model = tm.init_peaked_(hf.Qwen2(QWEN2_TEST), 23)
-    vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(QWEN2_TEST["vocab_size"] - 3)]
-    ids = [[1, 30, 7, 7, 13, 42, 31, 2, 18], [1, 9, 25, 28, 4, 19, 10, 37, 36]]
-    prompt = [1, 30, 7]
-    _write_ref(out, case, model.trace(ids),
-               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 12,
-                                           "out_ids": model.greedy(prompt, 12, 2)}})
-    return _hf_folder(out, case, model, model.config(), dict(model.state_dict()), "model.safetensors",
-                      "vocab.json", vocab, shards=2)
-
-
-def hf_qwen3(out, case):
-    """save_pretrained of a tied Qwen3ForCausalLM (Qwen3-0.6B is tied): q_norm and k_norm per layer,
-    heads 16 wide."""
-    c = dict(QWEN2_TEST, head_dim=16, tie_word_embeddings=True)
-    model = tm.init_peaked_(hf.Qwen3(c), 29)
-    state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
-    vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(c["vocab_size"] - 3)]
-    ids = [[1, 12, 40, 7, 7, 33, 21, 2, 5], [1, 44, 3, 26, 26, 15, 9, 38, 30]]
-    # The greedy decode runs attnviz's key/value cache: each new key normalised as the prompt's.
-    prompt = [1, 12, 40, 7]
-    _write_ref(out, case, model.trace(ids),
-               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 12,
-                                           "out_ids": model.greedy(prompt, 12, 2)}})
-    return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json",
-                      vocab)
-
-
-def _hf_decoder_case(out, case, model_class, c, seed, prompt):
+def _hf_decoder_case(out, case, model_class, c, seed, prompt, ids=None, max_len=10, shards=1):
     """save_pretrained of a decoder-only model written after transformers (tied: no lm_head saved),
-    with the reference trace and a greedy decode through attnviz's key/value cache."""
+    with the reference trace of `ids` (two rows made from the seed unless given) and a greedy
+    decode of `prompt` through attnviz's key/value cache."""
     model = tm.init_peaked_(model_class(c), seed)
     state = {k: v for k, v in model.state_dict().items()
              if not (c["tie_word_embeddings"] and k == "lm_head.weight")}
     vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(c["vocab_size"] - 3)]
-    ids = [[1] + [(7 * i + seed) % (c["vocab_size"] - 3) + 3 for i in range(8)],
-           [1] + [(11 * i + 2 * seed) % (c["vocab_size"] - 3) + 3 for i in range(8)]]
+    if ids is None:
+        ids = [[1] + [(7 * i + seed) % (c["vocab_size"] - 3) + 3 for i in range(8)],
+               [1] + [(11 * i + 2 * seed) % (c["vocab_size"] - 3) + 3 for i in range(8)]]
     eos = model.config()["eos_token_id"]
     _write_ref(out, case, model.trace(ids),
-               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 10,
-                                           "out_ids": model.greedy(prompt, 10, eos)}})
+               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": max_len,
+                                           "out_ids": model.greedy(prompt, max_len, eos)}}, model)
     return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json",
-                      vocab)
+                      vocab, shards=shards)
+
+
+def hf_qwen2(out, case):
+    """An untied Qwen2ForCausalLM in two shards: lm_head.weight saved beside the table."""
+    return _hf_decoder_case(out, case, hf.Qwen2, QWEN2_TEST, 23, [1, 30, 7],
+                            ids=[[1, 30, 7, 7, 13, 42, 31, 2, 18], [1, 9, 25, 28, 4, 19, 10, 37, 36]],
+                            max_len=12, shards=2)
+
+
+def hf_qwen3(out, case):
+    """A tied Qwen3ForCausalLM (Qwen3-0.6B is tied): q_norm and k_norm per layer, heads 16 wide; the
+    greedy decode normalises each new key as the prompt's."""
+    return _hf_decoder_case(out, case, hf.Qwen3, dict(QWEN2_TEST, head_dim=16, tie_word_embeddings=True),
+                            29, [1, 12, 40, 7],
+                            ids=[[1, 12, 40, 7, 7, 33, 21, 2, 5], [1, 44, 3, 26, 26, 15, 9, 38, 30]],
+                            max_len=12)
 
 
 def hf_mistral(out, case):

@@ -4,6 +4,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "model/device_weights.h"
 #include "text/token_display.h"
 
 namespace attnviz::cli {
@@ -75,7 +76,7 @@ int runInfo(const ModelArgs& args) {
             << (c.output_scale ? "; the output head reads the stream x 1/sqrt(d_model)" : "")
             << "\n"
             << "mask fill:    " << c.mask_fill << "\n"
-            << "parameters:   " << c.parameterCount() << "\n";
+            << "parameters:   " << countParameters(c, lm->weights) << "\n";
   if (c.hasEncoder())
     std::cout << "src vocab:    " << c.src_vocab.size() << " tokens: " << someTokens(c.src_vocab)
               << "\n";

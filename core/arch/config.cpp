@@ -248,7 +248,7 @@ int64_t ModelConfig::parameterCount() const {
   const bool ab = q_bias.value_or(true), fb = ffn_bias.value_or(true);
   const int64_t attn = lin(d, attnWidth(), ab) + lin(d, keyWidth(), ab) +
                        lin(d, kvValueWidth(), ab) + lin(valueWidth(), d, out_bias.value_or(true));
-  const int64_t ln = 2 * d;
+  const int64_t ln = norm_kind == NormKind::RmsNorm ? d : 2 * d;  // RMSNorm: a gain, no bias
   // Per-head norms of q and k (Qwen3): [d_k] each, in self-attention.
   const int64_t qk_norm = [&](Part p) {
     return spec().has(p, Role::AttnQNorm) ? 2 * (int64_t)d_k : 0;
@@ -272,7 +272,7 @@ int64_t ModelConfig::parameterCount() const {
          (final_norm ? ln : 0);
   const int64_t V = (int64_t)outputVocab().size();
   switch (tokenHead()) {
-    case TokenHead::Linear:
+    case TokenHead::Linear:  // counted even when tied: whether it is, only the file tells
       n += lin(d, V, proj_bias.value_or(true));
       break;
     case TokenHead::BertMlm:

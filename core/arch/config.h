@@ -130,7 +130,9 @@ struct ModelConfig {
   int valueWidth() const { return n_heads * d_v; }      // width of the context
   int keyWidth() const { return kvHeads() * d_k; }      // width of the K projection
   int kvValueWidth() const { return kvHeads() * d_v; }  // width of the V projection
-  // From the sizes, before any tensor is read (biases counted when set or unset alike).
+  // From the sizes, before any tensor is read: an upper bound for the memory checks (biases
+  // counted when set or unset alike, an output head that may be tied counted too); the exact
+  // count of a loaded model is countParameters (model/device_weights.h).
   int64_t parameterCount() const;
 
   // Parses and validates; `source` names where the JSON came from, for messages.

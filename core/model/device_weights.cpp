@@ -10,18 +10,19 @@ namespace attnviz {
 namespace {
 
 // Lays the parameters out in DeviceWeights::params. Run twice over the same weights: first to
-// count (hands out null pointers), then to place and upload.
+// count (hands out null pointers; needs no backend), then to place and upload.
 class ParamPacker {
  public:
-  ParamPacker(Backend& be, DeviceWeights& dw) : be_(be), dw_(dw) {}
+  ParamPacker(Backend* be, DeviceWeights& dw) : be_(be), dw_(dw) {}
   void start(int64_t total) {
-    dw_.params = be_.allocate((size_t)std::max<int64_t>(total, 1) * sizeof(float));
+    dw_.params = be_->allocate((size_t)std::max<int64_t>(total, 1) * sizeof(float));
     dw_.n_params = total;
     dw_.bytes += (uint64_t)total * sizeof(float);
     base_ = dw_.params->f32();
     used_ = 0;
   }
   int64_t used() const { return used_; }
+  int64_t padded() const { return padded_; }  // zeros standing for a missing bias: not parameters
 
   // A region of n floats made of these host tensors in order (null = n_i zeros).
   float* take(std::initializer_list<std::pair<const Tensor*, int64_t>> parts) {
@@ -29,13 +30,14 @@ class ParamPacker {
     for (const auto& [t, n] : parts) {
       if (base_) {
         if (t) {
-          be_.upload(*dw_.params, t->ptr(), (size_t)n * sizeof(float),
-                     (size_t)used_ * sizeof(float));
+          be_->upload(*dw_.params, t->ptr(), (size_t)n * sizeof(float),
+                      (size_t)used_ * sizeof(float));
           dw_.pieces.emplace_back(t, used_);
         } else {
           dw_.padding.emplace_back(used_, n);
         }
       }
+      if (!t) padded_ += n;
       used_ += n;
     }
     return at;
@@ -48,10 +50,10 @@ class ParamPacker {
   }
 
  private:
-  Backend& be_;
+  Backend* be_;
   DeviceWeights& dw_;
   float* base_ = nullptr;
-  int64_t used_ = 0;
+  int64_t used_ = 0, padded_ = 0;
 };
 
 // Stacks the parts' rows: [W_1; W_2; ...] and their biases (all or none have one; a part without
@@ -178,7 +180,7 @@ DeviceWeights uploadWeights(Backend& be, const ModelConfig& c, const ModelWeight
     dw.rotary_rows = rows;
   }
   dw.tied = tiedOutput(c, w);
-  ParamPacker packer(be, dw);
+  ParamPacker packer(&be, dw);
   packWeights(packer, c, w, dw);  // counts
   packer.start(packer.used());
   packWeights(packer, c, w, dw);  // places and uploads
@@ -190,6 +192,14 @@ DeviceWeights uploadWeights(Backend& be, const ModelConfig& c, const ModelWeight
     }
   }
   return dw;
+}
+
+int64_t countParameters(const ModelConfig& c, const ModelWeights& w) {
+  DeviceWeights dw;
+  dw.tied = tiedOutput(c, w);
+  ParamPacker packer(nullptr, dw);
+  packWeights(packer, c, w, dw);
+  return packer.used() - packer.padded();
 }
 
 ModelWeights downloadWeights(Backend& be, const DeviceWeights& dw, const ModelWeights& like,

@@ -87,6 +87,9 @@ struct DeviceWeights {
 // Uploads the weights of `w` (in the layout of arch/weights.h) and the tables the config asks for,
 // with `rows` positions. Throws Error(Backend) when the backend cannot hold them.
 DeviceWeights uploadWeights(Backend& be, const ModelConfig& c, const ModelWeights& w, int rows);
+// The number of distinct parameters of the model: what uploadWeights lays out less the zeros that
+// stand for a missing bias; a tied output head is the token table, not a second copy.
+int64_t countParameters(const ModelConfig& c, const ModelWeights& w);
 
 // Every parameter as it is now, in the host layout of `like` (the weights they were uploaded
 // from): `base` is DeviceWeights::params or a gradient array with the same offsets.

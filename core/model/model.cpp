@@ -26,7 +26,9 @@ Model::Model(std::shared_ptr<const LoadedModel> model, std::shared_ptr<Backend> 
 Model::~Model() = default;
 
 int64_t Model::parameterCount() const {
-  return dw_->n_params;
+  int64_t zeros = 0;  // standing for a missing bias in a fused projection: not parameters
+  for (const auto& [at, n] : dw_->padding) zeros += n;
+  return dw_->n_params - zeros;
 }
 
 uint64_t Model::weightBytes() const {
