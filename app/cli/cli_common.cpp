@@ -14,6 +14,7 @@
 #include "model/cpu_fallback.h"
 #include "model/decoding.h"
 #include "model/finite_scan.h"
+#include "model/prompt.h"
 #include "text/token_display.h"
 #include "text/vocab.h"
 #include "text/vocab_files.h"
@@ -221,6 +222,10 @@ void addInputArgs(CLI::App* cmd, InputArgs& a, bool segments) {
                       ->type_name("1,4");
   src->excludes(src_ids);
   tgt->excludes(tgt_ids);
+  cmd->add_flag("--crop", a.crop,
+                "a decoder-only model's prompt longer than its positions: keep the start token and "
+                "the last tokens that fit, as nanoGPT's sample.py crops its context (said on "
+                "stderr); without it such a prompt is refused");
   if (segments)
     cmd->add_option("--segment-ids", a.segment_ids,
                     "one segment (token type) id per source token, for models with segments")
@@ -269,16 +274,30 @@ std::vector<int> targetIds(const Model& m, const InputArgs& a) {
                                         " has no decoder: give the input with --src or --src-ids");
     return {};
   }
+  std::vector<int> tgt;
   if (a.tgt_ids) {
-    std::vector<int> tgt = parseIdList(*a.tgt_ids, (int)c.tgt_vocab.size(), "--tgt-ids");
+    tgt = parseIdList(*a.tgt_ids, (int)c.tgt_vocab.size(), "--tgt-ids");
     if (c.bos_id >= 0 && tgt.front() != c.bos_id) tgt.insert(tgt.begin(), c.bos_id);
-    return tgt;
-  }
-  if (a.tgt) {
+    if (c.hasCross()) return tgt;
+  } else if (a.tgt) {
     warnUnknownWords(m, m.tgtVocab(), *a.tgt, c.hasCross() ? "target" : "prompt");
-    return m.encodeTarget(*a.tgt);
+    if (c.hasCross()) return m.encodeTarget(*a.tgt);
+  } else {
+    return {};
   }
-  return {};
+  // A decoder-only model's prompt: cut to the model's positions only when asked.
+  const Prompt p = a.tgt_ids ? cropPrompt(m, std::move(tgt)) : encodePrompt(m, *a.tgt);
+  if (p.cropped()) {
+    const std::string sizes = std::to_string(p.tokens) + " tokens long; the model takes " +
+                              std::to_string(m.maxPositions()) + " positions (its max_len)";
+    if (!a.crop)
+      throw Error(ErrorKind::BadInput, "the prompt is " + sizes + ": --crop keeps the last " +
+                                           std::to_string(p.kept) +
+                                           ", as nanoGPT's sample.py crops its context");
+    std::cerr << "attnviz-cli: note: the prompt is " << sizes << ": kept its last " << p.kept
+              << " tokens (--crop)\n";
+  }
+  return p.ids;
 }
 
 std::vector<int> segmentIds(const Model& m, const InputArgs& a) {

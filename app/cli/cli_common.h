@@ -65,6 +65,7 @@ int runOnModel(const ModelArgs& a, const std::function<int(Model&)>& body);
 // encoder-only model the source, a decoder-only model the target.
 struct InputArgs {
   std::optional<std::string> src, src_ids, tgt, tgt_ids, segment_ids;
+  bool crop = false;  // a decoder-only model's prompt past its positions: keep its last tokens
 };
 void addInputArgs(CLI::App* cmd, InputArgs& a, bool segments = false);
 // The encoder's ids; empty for a decoder-only model (whose input is the target).

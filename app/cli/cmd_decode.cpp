@@ -53,18 +53,26 @@ int decodeOn(Model& m, const DecodeArgs& a) {
     std::string line;
     for (int id : out) line += (line.empty() ? "" : ",") + std::to_string(id);
     std::cout << line << "\n";
-    return 0;
-  }
-  if (m.loaded().tokenizer) {  // subword pieces joined back into text
+  } else if (m.loaded().tokenizer) {  // subword pieces joined back into text
     // Text as text: its newlines and tabs as they are (a character model's lines), every other
     // control character escaped; --escape escapes them too.
     std::cout << terminalSafe(m.loaded().tokenizer->decode(Side::Target, out), !a.escape) << "\n";
-    return 0;
+  } else {
+    std::vector<std::string> words;
+    for (int id : out)
+      if (id != c.eos_id) words.push_back(m.tgtVocab().token(id));
+    std::cout << joinTokens(words) << "\n";
   }
-  std::vector<std::string> words;
-  for (int id : out)
-    if (id != c.eos_id) words.push_back(m.tgtVocab().token(id));
-  std::cout << joinTokens(words) << "\n";
+  // Why it ended, when not at the end token (after the text, which a pipe may be reading).
+  std::cout.flush();
+  if (s.stopReason() == DecodeStop::NewTokens)
+    std::cerr << "attnviz-cli: stopped after " << s.maxNewTokens() << " new tokens ("
+              << (a.max_new_tokens > 0 ? "--max-len " + std::to_string(a.max_new_tokens)
+                                       : std::string("the default; --max-len N changes it"))
+              << "); the end token was not chosen\n";
+  else if (s.stopReason() == DecodeStop::ModelPositions)
+    std::cerr << "attnviz-cli: stopped: the text fills the model's " << m.maxPositions()
+              << " positions (its max_len); the end token was not chosen\n";
   return 0;
 }
 

@@ -52,9 +52,10 @@ DecodingSession::DecodingSession(const Model& model, std::vector<int> src, std::
                                          " tokens; this model takes at most " +
                                          std::to_string(model.maxPositions()));
   prefix_len_ = (int)prefix.size();
-  limit_ = decodeLimit(model, prefix_len_,
-                       options_.max_new_tokens > 0 ? options_.max_new_tokens
-                                                   : defaultMaxNewTokens((int)src_.size()));
+  const int wanted =
+      options_.max_new_tokens > 0 ? options_.max_new_tokens : defaultMaxNewTokens((int)src_.size());
+  limit_ = decodeLimit(model, prefix_len_, wanted);
+  limited_by_model_ = (int64_t)prefix_len_ + std::max(wanted, 1) - 1 > model.maxPositions();
   use_cache_ = options_.masks.subsequent;
   const auto t0 = std::chrono::steady_clock::now();
   const ForwardOptions o = forwardOptions();
@@ -93,6 +94,12 @@ std::vector<int> DecodingSession::targetIds() const {
 
 bool DecodingSession::finished() const {
   return choice_ >= 0 && (choice_ == model_.config().eos_id || length() >= limit_);
+}
+
+DecodeStop DecodingSession::stopReason() const {
+  if (!finished()) return DecodeStop::NotYet;
+  if (choice_ == model_.config().eos_id) return DecodeStop::EndToken;
+  return limited_by_model_ ? DecodeStop::ModelPositions : DecodeStop::NewTokens;
 }
 
 std::vector<int> DecodingSession::generated() const {

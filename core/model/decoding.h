@@ -34,6 +34,10 @@ std::vector<int> startPrefix(const Model& model);
 // The k most probable tokens of a logits row of V: (id, softmax probability), most probable first.
 std::vector<std::pair<int, float>> topTokens(const float* logits, int V, int k);
 
+// Why a decode ended: the end token was chosen, the run's number of new tokens was reached, or the
+// target filled the model's positions (max_len) first.
+enum class DecodeStop { NotYet, EndToken, NewTokens, ModelPositions };
+
 class DecodingSession {
  public:
   struct Options {
@@ -69,7 +73,9 @@ class DecodingSession {
   std::vector<int> targetIds() const;
   int choice() const { return choice_; }  // chosen after the last position; -1 = not yet
   bool finished() const;                  // the end token was chosen, or a token at the limit
-  std::vector<int> generated() const;     // ids after the prefix, with the last choice
+  DecodeStop stopReason() const;
+  int maxNewTokens() const { return limit_ - prefix_len_ + 1; }  // ids the limit allows
+  std::vector<int> generated() const;  // ids after the prefix, with the last choice
 
   const float* lastLogits() const;  // [V] next-token logits after the last position
   int vocabSize() const;
@@ -107,6 +113,7 @@ class DecodingSession {
   Options options_;
   int prefix_len_ = 0;
   int limit_ = 0;
+  bool limited_by_model_ = false;  // the model's positions set limit_, not max_new_tokens
   bool use_cache_ = true;  // false with the look-ahead mask off: each step reruns the decoder
   int choice_ = -1;
   std::shared_ptr<const Model::Encoded> enc_;

@@ -310,6 +310,12 @@ bool Engine::setBackend(const QString& name) {
   });
 }
 
+std::shared_ptr<Backend> Engine::newBackend() const {
+  std::shared_ptr<Backend> be = createBackendOrFallback(backendName().toStdString()).backend;
+  if (threads_ > 0) be->setThreads(threads_);
+  return be;
+}
+
 bool Engine::setThreads(int n) {
   if (busy_) return false;
   threads_ = n < 0 ? 0 : n;
@@ -367,6 +373,8 @@ std::shared_ptr<Snapshot> Engine::makeSnapshot(const DecodingSession& session) c
   snap->max_positions = session.limit();
   snap->src_ids = session.source();
   snap->finished = session.finished();
+  snap->stop = session.stopReason();
+  snap->max_new_tokens = session.maxNewTokens();
   const Vocabulary& vocab = session.model().tgtVocab();
   const Trace& t = session.trace();
   const std::vector<int> fed = session.targetIds();

@@ -62,6 +62,8 @@ struct Snapshot {
   bool finished = false;
   int prefix_positions = 1;  // the start token and the typed prefix: Reset goes back here
   int max_positions = 0;     // decoding stops here
+  int max_new_tokens = 0;    // the ids a run may choose after the prefix
+  DecodeStop stop = DecodeStop::NotYet;
   std::vector<int> src_ids;
   // Encoder-only models with a class head: the class probabilities of sentence 0.
   std::vector<float> class_probs;
@@ -101,6 +103,8 @@ class Engine : public QObject {
   // loaded after it; false while a job runs. threads(): what the backend runs on now.
   bool setThreads(int n);
   int threadsSetting() const { return threads_; }
+  // A new backend of the kind in use, with the threads setting applied (a training run's own).
+  std::shared_ptr<Backend> newBackend() const;
   int threads() const;
   bool run(const QString& src, const QString& prefix);
   bool runBatch(const QStringList& sentences);

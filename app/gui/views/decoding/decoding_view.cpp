@@ -403,10 +403,17 @@ void DecodingView::refresh() {
 }
 
 QString DecodingView::decodeStatus(const Snapshot& snap) const {
-  if (snap.finished)
-    return snap.steps.back().chosen_id >= 0 && int(snap.steps.size()) < snap.max_positions
-               ? tr("Finished: the end token was chosen.")
-               : tr("Stopped at the maximum length (%1 positions).").arg(snap.max_positions);
+  switch (snap.stop) {
+    case DecodeStop::EndToken:
+      return tr("Finished: the end token was chosen.");
+    case DecodeStop::NewTokens:
+      return tr("Stopped after %n new tokens, the limit of one run.", nullptr, snap.max_new_tokens);
+    case DecodeStop::ModelPositions:
+      return tr("Stopped: the text fills the model's %n positions.", nullptr, snap.max_positions);
+    case DecodeStop::NotYet:
+      break;
+  }
+  if (snap.finished) return tr("Finished.");
   return tr("Next: “%1”, p = %2. Step forward (→) to take it, or pick another token.")
       .arg(snap.steps.back().argmax)
       .arg(snap.steps.back().argmax_prob, 0, 'f', 3);
@@ -447,7 +454,9 @@ void DecodingView::explain(const Snapshot& snap) {
          "values cached from earlier steps. The output projection and softmax give the next-token "
          "probabilities %2; greedy decoding appends the argmax, and you may pick another token to "
          "branch.</p>"
-         "<p style='margin:4px 0 0 0'>Shapes at step t = %3: the new self-attention row is "
+         "<p style='margin:4px 0 0 0'>Shapes at step t = %3 (t counts from 0, as the formulas "
+         "and PyTorch do; the views count positions from 1, so this is position %8): the new "
+         "self-attention row is "
          "[batch, heads, 1, t + 1] = %4%5, for each of %6 decoder layers; the logits are "
          "[1, vocab] = %7.</p>")
           .arg(c.hasCross() ? tr("the encoder runs once; then ")
@@ -462,7 +471,8 @@ void DecodingView::explain(const Snapshot& snap) {
                                   .arg(shapeString({1, c.n_heads, 1, std::max(t.src_len, 0)}))
                             : QString())
           .arg(c.n_decoder_layers)
-          .arg(shapeString({1, (long long)c.tgt_vocab.size()})));
+          .arg(shapeString({1, (long long)c.tgt_vocab.size()}))
+          .arg(pos + 1));
 }
 
 void DecodingView::showStep() {
