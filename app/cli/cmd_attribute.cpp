@@ -33,56 +33,59 @@ std::string correlation(double rho) {
 }
 
 int runAttribute(const AttributeArgs& a) {
-  Model m(openModel(a.model), openBackend(a.model));
-  const Vocabulary& out = m.vocab(lensStack(m.config()));
-  AttributionOptions o;
-  o.position = a.position;
-  o.token = outputToken(out, a.token, a.token_id, "--token");
-  o.versus = outputToken(out, a.versus, a.versus_id, "--versus");
-  o.steps = a.steps;
-  o.layer = a.layer - 1;  // the command line counts from 1, 0 = the default
-  o.head = a.head - 1;
-  const Inputs in = passInputs(m, a.input, MaskOptions{}, a.max_new_tokens);
-  const Attribution r = attribute(m, in, o);
+  // Redone on the CPU when it runs out of GPU memory (runOnModel).
+  return runOnModel(a.model, [&](Model& m) {
+    const Vocabulary& out = m.vocab(lensStack(m.config()));
+    AttributionOptions o;
+    o.position = a.position;
+    o.token = outputToken(out, a.token, a.token_id, "--token");
+    o.versus = outputToken(out, a.versus, a.versus_id, "--versus");
+    o.steps = a.steps;
+    o.layer = a.layer - 1;  // the command line counts from 1, 0 = the default
+    o.head = a.head - 1;
+    const Inputs in = passInputs(m, a.input, MaskOptions{}, a.max_new_tokens);
+    const Attribution r = attribute(m, in, o);
 
-  std::cout << std::fixed << std::setprecision(4) << "position " << r.position << ": f = logit[\""
-            << displayToken(out.token(r.token)) << "\"]";
-  if (r.versus >= 0) std::cout << " − logit[\"" << displayToken(out.token(r.versus)) << "\"]";
-  std::cout << " = " << r.f_input << "\n"
-            << "integrated gradients: baseline " << r.baseline << "; " << r.rule << "\n"
-            << "completeness: Σ attributions " << r.ig_total << " against f(input) − f(baseline) "
-            << r.f_input << " − " << (r.f_baseline < 0 ? "(" : "") << r.f_baseline
-            << (r.f_baseline < 0 ? ")" : "") << " = " << r.f_input - r.f_baseline << " (gap "
-            << r.gap << ", " << std::setprecision(2) << 100 * r.gap_relative << " %)\n";
-  for (const TokenAttributions& s : r.sides) {
-    std::cout << "\n"
-              << (s.side == Side::Source ? "source" : "target")
-              << " tokens; attention: " << s.attention_name << "; rollout: " << s.rollout_name
-              << "\n"
-              << "Spearman's ρ of |integrated gradients| with the attention "
-              << correlation(s.spearman_attention) << ", with rollout "
-              << correlation(s.spearman_rollout) << " (over tokens 0 to " << s.compared - 1
-              << ")\n";
-    std::cout << "  " << std::left << std::setw(5) << "i" << std::setw(16) << "token" << std::right
-              << std::setw(11) << "saliency" << std::setw(11) << "|g⊙x|" << std::setw(11)
-              << "integrated" << std::setw(11) << "attention" << std::setw(11) << "rollout"
-              << "\n";
-    for (size_t i = 0; i < s.ids.size(); ++i) {
-      std::string token = displayToken(s.tokens[i]);
-      if (token.size() > 15) token = token.substr(0, 14) + "…";
-      std::cout << "  " << std::left << std::setw(5) << i << std::setw(16) << token << std::right
-                << std::setprecision(4) << std::setw(11) << s.saliency[i] << std::setw(11)
-                << s.saliency_norm[i] << std::setw(11) << s.integrated[i] << std::setw(11)
-                << s.attention[i] << std::setw(11) << s.rollout[i] << "\n";
+    std::cout << std::fixed << std::setprecision(4) << "position " << r.position << ": f = logit[\""
+              << displayToken(out.token(r.token)) << "\"]";
+    if (r.versus >= 0) std::cout << " − logit[\"" << displayToken(out.token(r.versus)) << "\"]";
+    std::cout << " = " << r.f_input << "\n"
+              << "integrated gradients: baseline " << r.baseline << "; " << r.rule << "\n"
+              << "completeness: Σ attributions " << r.ig_total << " against f(input) − f(baseline) "
+              << r.f_input << " − " << (r.f_baseline < 0 ? "(" : "") << r.f_baseline
+              << (r.f_baseline < 0 ? ")" : "") << " = " << r.f_input - r.f_baseline << " (gap "
+              << r.gap << ", " << std::setprecision(2) << 100 * r.gap_relative << " %)\n";
+    for (const TokenAttributions& s : r.sides) {
+      std::cout << "\n"
+                << (s.side == Side::Source ? "source" : "target")
+                << " tokens; attention: " << s.attention_name << "; rollout: " << s.rollout_name
+                << "\n"
+                << "Spearman's ρ of |integrated gradients| with the attention "
+                << correlation(s.spearman_attention) << ", with rollout "
+                << correlation(s.spearman_rollout) << " (over tokens 0 to " << s.compared - 1
+                << ")\n";
+      std::cout << "  " << std::left << std::setw(5) << "i" << std::setw(16) << "token"
+                << std::right << std::setw(11) << "saliency" << std::setw(11) << "|g⊙x|"
+                << std::setw(11) << "integrated" << std::setw(11) << "attention" << std::setw(11)
+                << "rollout"
+                << "\n";
+      for (size_t i = 0; i < s.ids.size(); ++i) {
+        std::string token = displayToken(s.tokens[i]);
+        if (token.size() > 15) token = token.substr(0, 14) + "…";
+        std::cout << "  " << std::left << std::setw(5) << i << std::setw(16) << token << std::right
+                  << std::setprecision(4) << std::setw(11) << s.saliency[i] << std::setw(11)
+                  << s.saliency_norm[i] << std::setw(11) << s.integrated[i] << std::setw(11)
+                  << s.attention[i] << std::setw(11) << s.rollout[i] << "\n";
+      }
     }
-  }
-  if (!a.dump.empty()) {
-    std::vector<std::string> names{out.token(r.token)};
-    if (r.versus >= 0) names.push_back(out.token(r.versus));
-    dumpAttribution(r, names, a.dump);
-    std::cout << "\nwrote the attribution to " << safe(a.dump) << "\n";
-  }
-  return 0;
+    if (!a.dump.empty()) {
+      std::vector<std::string> names{out.token(r.token)};
+      if (r.versus >= 0) names.push_back(out.token(r.versus));
+      dumpAttribution(r, names, a.dump);
+      std::cout << "\nwrote the attribution to " << safe(a.dump) << "\n";
+    }
+    return 0;
+  });
 }
 
 }  // namespace

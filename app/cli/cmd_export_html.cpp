@@ -59,41 +59,43 @@ std::vector<int> numbersFromOne(const std::string& text, const char* what) {
 }
 
 int runExportHtml(const ExportHtmlArgs& a) {
-  Model m(openModel(a.model), openBackend(a.model));
-  const ModelConfig& c = m.config();
-  const Trace t = runPass(m, a.input, a.pass, {});
+  // Redone on the CPU when it runs out of GPU memory (runOnModel).
+  return runOnModel(a.model, [&](Model& m) {
+    const ModelConfig& c = m.config();
+    const Trace t = runPass(m, a.input, a.pass, {});
 
-  LessonScope scope;
-  for (const std::string& k : commaList(a.kinds)) scope.kinds.push_back(kindNamed(k));
-  scope.layers = numbersFromOne(a.layers, "layers");
-  scope.heads = numbersFromOne(a.heads, "heads");
-  scope.bits = a.bits;
-  scope.top_k = a.top_k;
+    LessonScope scope;
+    for (const std::string& k : commaList(a.kinds)) scope.kinds.push_back(kindNamed(k));
+    scope.layers = numbersFromOne(a.layers, "layers");
+    scope.heads = numbersFromOne(a.heads, "heads");
+    scope.bits = a.bits;
+    scope.top_k = a.top_k;
 
-  LessonStart start;
-  start.view = a.view;
-  start.kind = a.kind.empty() ? (c.hasDecoder() && c.hasEncoder() ? AttentionKind::Cross
-                                 : c.hasEncoder()                 ? AttentionKind::EncoderSelf
-                                                                  : AttentionKind::DecoderSelf)
-                              : kindNamed(a.kind);
-  start.layer = a.layer > 0 ? a.layer - 1 : t.layers(start.kind) - 1;
-  start.head = a.head == "mean" ? -1 : numbersFromOne(a.head, "heads").at(0);
-  start.step = a.step - 1;
-  LessonText text;
-  text.model_name = a.model.model;
-  text.title = a.title.empty() ? "attnviz lesson: " + a.model.model : a.title;
-  text.source_text = a.input.src.value_or("");
-  text.target_text = a.input.tgt.value_or("");
-  text.masks = a.pass.masks();
-  text.prefix_length = std::max(1, (int)targetIds(m, a.input).size());
-  text.output_vocab = &m.vocab(c.hasDecoder() ? Side::Target : Side::Source);
-  const uint64_t bytes = estimateLessonBytes(t, c, scope, start, text);
-  std::cout << "the lesson: " << (bytes + 500) / 1000 << " kB (probabilities in " << a.bits
-            << " bits, within ±" << lessonProbabilityError(a.bits) << ")\n";
-  if (a.estimate) return 0;
-  writeLessonHtml(a.out, t, c, scope, start, text);
-  std::cout << "wrote " << safe(a.out) << "\n";
-  return 0;
+    LessonStart start;
+    start.view = a.view;
+    start.kind = a.kind.empty() ? (c.hasDecoder() && c.hasEncoder() ? AttentionKind::Cross
+                                   : c.hasEncoder()                 ? AttentionKind::EncoderSelf
+                                                                    : AttentionKind::DecoderSelf)
+                                : kindNamed(a.kind);
+    start.layer = a.layer > 0 ? a.layer - 1 : t.layers(start.kind) - 1;
+    start.head = a.head == "mean" ? -1 : numbersFromOne(a.head, "heads").at(0);
+    start.step = a.step - 1;
+    LessonText text;
+    text.model_name = a.model.model;
+    text.title = a.title.empty() ? "attnviz lesson: " + a.model.model : a.title;
+    text.source_text = a.input.src.value_or("");
+    text.target_text = a.input.tgt.value_or("");
+    text.masks = a.pass.masks();
+    text.prefix_length = std::max(1, (int)targetIds(m, a.input).size());
+    text.output_vocab = &m.vocab(c.hasDecoder() ? Side::Target : Side::Source);
+    const uint64_t bytes = estimateLessonBytes(t, c, scope, start, text);
+    std::cout << "the lesson: " << (bytes + 500) / 1000 << " kB (probabilities in " << a.bits
+              << " bits, within ±" << lessonProbabilityError(a.bits) << ")\n";
+    if (a.estimate) return 0;
+    writeLessonHtml(a.out, t, c, scope, start, text);
+    std::cout << "wrote " << safe(a.out) << "\n";
+    return 0;
+  });
 }
 
 }  // namespace

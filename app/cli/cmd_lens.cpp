@@ -40,15 +40,12 @@ std::string probability(double p) {
 }
 
 struct Run {
-  std::unique_ptr<Model> model;
   Trace trace;
   std::vector<std::string> inputs;  // the tokens at the lens's positions
 };
 
-Run runPass(const LensArgs& a) {
+Run runPass(const Model& m, const LensArgs& a) {
   Run r;
-  r.model = std::make_unique<Model>(openModel(a.model), openBackend(a.model));
-  const Model& m = *r.model;
   ForwardOptions o = lensForwardOptions();
   o.keep_scores = false;
   r.trace = m.forward(passInputs(m, a.input, o.masks, a.max_new_tokens), o);
@@ -60,106 +57,111 @@ Run runPass(const LensArgs& a) {
 }
 
 int runLens(const LensArgs& a) {
-  const Run r = runPass(a);
-  const Model& m = *r.model;
-  const Vocabulary& out = m.vocab(lensStack(m.config()));
-  LensOptions lo;
-  lo.top_k = a.top_k;
-  lo.target = outputToken(out, a.target, a.target_id, "--target");
-  lo.keep_logits = !a.dump.empty();
-  const LogitLens lens = logitLens(m, r.trace, lo);
-  const int n = lens.positions, K = lens.top_k;
-  std::cout << "reading: " << lens.reading << "\n";
-  std::cout << "target: "
-            << (lo.target >= 0 ? "\"" + displayToken(out.token(lo.target)) + "\" at every position"
-                               : std::string("the token the model chooses at each position"))
-            << "\n\n";
-  const int label = 12;
-  auto header = [&](const char* what) {
-    std::cout << what << "\n" << std::left << std::setw(label) << "position";
-    for (int i = 0; i < n; ++i) std::cout << tokenColumn(std::to_string(i), kColumn);
-    std::cout << "\n" << std::setw(label) << "input";
-    for (int i = 0; i < n; ++i) std::cout << tokenColumn(r.inputs[i], kColumn);
-    std::cout << "\n" << std::setw(label) << "target";
-    for (int i = 0; i < n; ++i) std::cout << tokenColumn(out.token(lens.targets[i]), kColumn);
-    std::cout << "\n";
-  };
-  header("top token and its probability per layer (rows) and position (columns):");
-  for (int row = 0; row < lens.rows; ++row) {
-    std::cout << std::setw(label) << lens.row_names[row];
-    for (int i = 0; i < n; ++i) {
-      const int64_t k0 = lens.cell(row, i) * K;
-      const std::string p = " " + probability(lens.top_probs[k0]) + " ";
-      std::cout << tokenColumn(out.token(lens.top_ids[k0]), kColumn - (int)p.size()) << p;
-    }
-    std::cout << "\n";
-  }
-  std::cout << "\n";
-  header("the target's probability (rank) per layer and position:");
-  for (int row = 0; row < lens.rows; ++row) {
-    std::cout << std::setw(label) << lens.row_names[row];
-    for (int i = 0; i < n; ++i) {
-      const int64_t c = lens.cell(row, i);
-      std::cout << tokenColumn(
-          probability(lens.target_probs[c]) + " (" + std::to_string(lens.target_ranks[c]) + ")",
-          kColumn);
-    }
-    std::cout << "\n";
-  }
-  if (K > 1) {  // the decoding step: the last position's top K per layer
-    std::cout << "\nthe last position's top " << K << " per layer:\n";
+  // Redone on the CPU when it runs out of GPU memory (runOnModel).
+  return runOnModel(a.model, [&](Model& m) {
+    const Run r = runPass(m, a);
+    const Vocabulary& out = m.vocab(lensStack(m.config()));
+    LensOptions lo;
+    lo.top_k = a.top_k;
+    lo.target = outputToken(out, a.target, a.target_id, "--target");
+    lo.keep_logits = !a.dump.empty();
+    const LogitLens lens = logitLens(m, r.trace, lo);
+    const int n = lens.positions, K = lens.top_k;
+    std::cout << "reading: " << lens.reading << "\n";
+    std::cout << "target: "
+              << (lo.target >= 0
+                      ? "\"" + displayToken(out.token(lo.target)) + "\" at every position"
+                      : std::string("the token the model chooses at each position"))
+              << "\n\n";
+    const int label = 12;
+    auto header = [&](const char* what) {
+      std::cout << what << "\n" << std::left << std::setw(label) << "position";
+      for (int i = 0; i < n; ++i) std::cout << tokenColumn(std::to_string(i), kColumn);
+      std::cout << "\n" << std::setw(label) << "input";
+      for (int i = 0; i < n; ++i) std::cout << tokenColumn(r.inputs[i], kColumn);
+      std::cout << "\n" << std::setw(label) << "target";
+      for (int i = 0; i < n; ++i) std::cout << tokenColumn(out.token(lens.targets[i]), kColumn);
+      std::cout << "\n";
+    };
+    header("top token and its probability per layer (rows) and position (columns):");
     for (int row = 0; row < lens.rows; ++row) {
       std::cout << std::setw(label) << lens.row_names[row];
-      for (int k = 0; k < K; ++k) {
-        const int64_t at = lens.cell(row, n - 1) * K + k;
-        std::cout << " " << displayToken(out.token(lens.top_ids[at])) << " "
-                  << probability(lens.top_probs[at]);
+      for (int i = 0; i < n; ++i) {
+        const int64_t k0 = lens.cell(row, i) * K;
+        const std::string p = " " + probability(lens.top_probs[k0]) + " ";
+        std::cout << tokenColumn(out.token(lens.top_ids[k0]), kColumn - (int)p.size()) << p;
       }
       std::cout << "\n";
     }
-  }
-  if (!a.dump.empty()) {
-    dumpLens(lens, r.inputs, out, nullptr, a.dump);
-    std::cout << "wrote the lens to " << safe(a.dump) << "\n";
-  }
-  return 0;
+    std::cout << "\n";
+    header("the target's probability (rank) per layer and position:");
+    for (int row = 0; row < lens.rows; ++row) {
+      std::cout << std::setw(label) << lens.row_names[row];
+      for (int i = 0; i < n; ++i) {
+        const int64_t c = lens.cell(row, i);
+        std::cout << tokenColumn(
+            probability(lens.target_probs[c]) + " (" + std::to_string(lens.target_ranks[c]) + ")",
+            kColumn);
+      }
+      std::cout << "\n";
+    }
+    if (K > 1) {  // the decoding step: the last position's top K per layer
+      std::cout << "\nthe last position's top " << K << " per layer:\n";
+      for (int row = 0; row < lens.rows; ++row) {
+        std::cout << std::setw(label) << lens.row_names[row];
+        for (int k = 0; k < K; ++k) {
+          const int64_t at = lens.cell(row, n - 1) * K + k;
+          std::cout << " " << displayToken(out.token(lens.top_ids[at])) << " "
+                    << probability(lens.top_probs[at]);
+        }
+        std::cout << "\n";
+      }
+    }
+    if (!a.dump.empty()) {
+      dumpLens(lens, r.inputs, out, nullptr, a.dump);
+      std::cout << "wrote the lens to " << safe(a.dump) << "\n";
+    }
+    return 0;
+  });
 }
 
 int runContributions(const LensArgs& a) {
-  const Run r = runPass(a);
-  const Model& m = *r.model;
-  const Vocabulary& out = m.vocab(lensStack(m.config()));
-  ContributionOptions co;
-  co.position = a.position;
-  co.token = outputToken(out, a.target, a.target_id, "--token");
-  co.versus = outputToken(out, a.versus, a.versus_id, "--versus");
-  const Contributions c = directContributions(m, r.trace, co);
-  std::cout << "position " << c.position << " (input \"" << displayToken(r.inputs[c.position])
-            << "\"): logit[\"" << displayToken(out.token(c.token)) << "\"]";
-  if (c.versus >= 0) std::cout << " − logit[\"" << displayToken(out.token(c.versus)) << "\"]";
-  std::cout << std::fixed << std::setprecision(4) << " = " << c.logit << "\n";
-  std::cout << "sum of the parts: " << c.total << " (" << c.norm << ")\n\n";
-  const int shown = std::min<int>((int)c.parts.size(), a.parts);
-  for (int k = 0; k < shown; ++k) {
-    const LogitPart& p = c.parts[k];
-    std::cout << "  " << std::left << std::setw(28) << p.name << std::right << std::setw(10)
-              << std::showpos << p.value << std::noshowpos << "\n";
-  }
-  if (shown < (int)c.parts.size()) {
-    double rest = 0;
-    for (size_t k = shown; k < c.parts.size(); ++k) rest += c.parts[k].value;
-    std::cout << "  " << std::left << std::setw(28)
-              << (std::to_string(c.parts.size() - shown) + " more parts") << std::right
-              << std::setw(10) << std::showpos << rest << std::noshowpos << "\n";
-  }
-  if (!a.dump.empty()) {
-    LensOptions lo;
-    lo.target = c.token;
-    lo.keep_logits = true;
-    dumpLens(logitLens(m, r.trace, lo), r.inputs, out, &c, a.dump);
-    std::cout << "wrote the lens and the contributions to " << safe(a.dump) << "\n";
-  }
-  return 0;
+  // Redone on the CPU when it runs out of GPU memory (runOnModel).
+  return runOnModel(a.model, [&](Model& m) {
+    const Run r = runPass(m, a);
+    const Vocabulary& out = m.vocab(lensStack(m.config()));
+    ContributionOptions co;
+    co.position = a.position;
+    co.token = outputToken(out, a.target, a.target_id, "--token");
+    co.versus = outputToken(out, a.versus, a.versus_id, "--versus");
+    const Contributions c = directContributions(m, r.trace, co);
+    std::cout << "position " << c.position << " (input \"" << displayToken(r.inputs[c.position])
+              << "\"): logit[\"" << displayToken(out.token(c.token)) << "\"]";
+    if (c.versus >= 0) std::cout << " − logit[\"" << displayToken(out.token(c.versus)) << "\"]";
+    std::cout << std::fixed << std::setprecision(4) << " = " << c.logit << "\n";
+    std::cout << "sum of the parts: " << c.total << " (" << c.norm << ")\n\n";
+    const int shown = std::min<int>((int)c.parts.size(), a.parts);
+    for (int k = 0; k < shown; ++k) {
+      const LogitPart& p = c.parts[k];
+      std::cout << "  " << std::left << std::setw(28) << p.name << std::right << std::setw(10)
+                << std::showpos << p.value << std::noshowpos << "\n";
+    }
+    if (shown < (int)c.parts.size()) {
+      double rest = 0;
+      for (size_t k = shown; k < c.parts.size(); ++k) rest += c.parts[k].value;
+      std::cout << "  " << std::left << std::setw(28)
+                << (std::to_string(c.parts.size() - shown) + " more parts") << std::right
+                << std::setw(10) << std::showpos << rest << std::noshowpos << "\n";
+    }
+    if (!a.dump.empty()) {
+      LensOptions lo;
+      lo.target = c.token;
+      lo.keep_logits = true;
+      dumpLens(logitLens(m, r.trace, lo), r.inputs, out, &c, a.dump);
+      std::cout << "wrote the lens and the contributions to " << safe(a.dump) << "\n";
+    }
+    return 0;
+  });
 }
 
 void addPassArgs(CLI::App* cmd, LensArgs& a) {

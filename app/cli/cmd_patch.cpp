@@ -61,44 +61,46 @@ void printMap(const PatchHeatmap& map) {
 }
 
 int runPatch(const PatchArgs& a) {
-  const auto model = std::make_unique<Model>(openModel(a.model), openBackend(a.model));
-  const Model& m = *model;
-  const Inputs clean = passInputs(m, a.input, MaskOptions{}, a.max_new_tokens);
-  Inputs corrupted = clean;
-  const bool src = a.corrupt.src || a.corrupt.src_ids, tgt = a.corrupt.tgt || a.corrupt.tgt_ids;
-  if (!src && !tgt)
-    throw Error(ErrorKind::Usage,
-                "give the corrupted input with --corrupt-src / --corrupt-src-ids or --corrupt-tgt "
-                "/ --corrupt-tgt-ids (the sides not given are the clean input's)");
-  if (src) corrupted.src = {sourceIds(m, a.corrupt)};
-  if (tgt) corrupted.tgt = {targetIds(m, a.corrupt)};
-  PatchOptions o;
-  o.position = a.position;
-  const Vocabulary& out = m.vocab(m.config().hasDecoder() ? Side::Target : Side::Source);
-  o.answer = outputToken(out, a.answer, a.answer_id, "--answer");
-  o.foil = outputToken(out, a.foil, a.foil_id, "--foil");
-  o.residuals = !a.heads_only;
-  o.heads = !a.residuals_only;
-  const auto t0 = std::chrono::steady_clock::now();
-  const PatchingResult r = patchActivations(m, clean, corrupted, o);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << std::fixed << std::setprecision(4);
-  std::cout << "metric: m = logit[\"" << displayToken(r.answer_token) << "\"] − logit[\""
-            << displayToken(r.foil_token) << "\"] at "
-            << (r.stack == Side::Source ? "encoder" : "decoder") << " position " << r.position
-            << "\n";
-  std::cout << "m(clean) = " << r.clean << ", m(corrupted) = " << r.corrupted << "\n";
-  std::cout << "restored = (m(patched) − m(corrupted)) / (m(clean) − m(corrupted)); 100% = the "
-               "clean margin back whole\n";
-  std::cout << std::setprecision(2) << r.runs << " patched runs in " << seconds << " s on "
-            << m.backend().name() << "\n";
-  for (const PatchHeatmap& map : r.maps) printMap(map);
-  if (!a.dump.empty()) {
-    dumpPatching(r, a.dump);
-    std::cout << "\nwrote the heatmaps to " << safe(a.dump) << "\n";
-  }
-  return 0;
+  // Redone on the CPU when it runs out of GPU memory (runOnModel).
+  return runOnModel(a.model, [&](Model& m) {
+    const Inputs clean = passInputs(m, a.input, MaskOptions{}, a.max_new_tokens);
+    Inputs corrupted = clean;
+    const bool src = a.corrupt.src || a.corrupt.src_ids, tgt = a.corrupt.tgt || a.corrupt.tgt_ids;
+    if (!src && !tgt)
+      throw Error(
+          ErrorKind::Usage,
+          "give the corrupted input with --corrupt-src / --corrupt-src-ids or --corrupt-tgt "
+          "/ --corrupt-tgt-ids (the sides not given are the clean input's)");
+    if (src) corrupted.src = {sourceIds(m, a.corrupt)};
+    if (tgt) corrupted.tgt = {targetIds(m, a.corrupt)};
+    PatchOptions o;
+    o.position = a.position;
+    const Vocabulary& out = m.vocab(m.config().hasDecoder() ? Side::Target : Side::Source);
+    o.answer = outputToken(out, a.answer, a.answer_id, "--answer");
+    o.foil = outputToken(out, a.foil, a.foil_id, "--foil");
+    o.residuals = !a.heads_only;
+    o.heads = !a.residuals_only;
+    const auto t0 = std::chrono::steady_clock::now();
+    const PatchingResult r = patchActivations(m, clean, corrupted, o);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << std::fixed << std::setprecision(4);
+    std::cout << "metric: m = logit[\"" << displayToken(r.answer_token) << "\"] − logit[\""
+              << displayToken(r.foil_token) << "\"] at "
+              << (r.stack == Side::Source ? "encoder" : "decoder") << " position " << r.position
+              << "\n";
+    std::cout << "m(clean) = " << r.clean << ", m(corrupted) = " << r.corrupted << "\n";
+    std::cout << "restored = (m(patched) − m(corrupted)) / (m(clean) − m(corrupted)); 100% = the "
+                 "clean margin back whole\n";
+    std::cout << std::setprecision(2) << r.runs << " patched runs in " << seconds << " s on "
+              << m.backend().name() << "\n";
+    for (const PatchHeatmap& map : r.maps) printMap(map);
+    if (!a.dump.empty()) {
+      dumpPatching(r, a.dump);
+      std::cout << "\nwrote the heatmaps to " << safe(a.dump) << "\n";
+    }
+    return 0;
+  });
 }
 
 }  // namespace

@@ -410,7 +410,7 @@ ModelConfig findConfig(const TensorSource& file, const std::string& explicit_pat
                            side.string());
   throw Error(ErrorKind::BadConfig,
               file.path() + ": no config found (looked for __metadata__[\"attnviz_config\"] and " +
-                  side.string() + "; pass --config FILE.json)");
+                  side.string() + "; give the model's config file)");
 }
 
 std::string answersPath(const std::string& model_path) {

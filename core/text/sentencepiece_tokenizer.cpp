@@ -406,7 +406,7 @@ std::shared_ptr<const Tokenizer> openMarianTokenizer(const MarianTokenizerFiles&
   throw Error(ErrorKind::BadConfig,
               files.source_spm +
                   ": this build of attnviz has no SentencePiece (install libsentencepiece-dev and "
-                  "rebuild); give the source as ids with --src-ids");
+                  "rebuild); give the source as token ids instead");
 }
 
 #endif

@@ -54,7 +54,7 @@ std::vector<int> parseStepList(const std::string& list) {
     if (item.empty() || item.size() > 9 ||
         !std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; }))
       throw Error(ErrorKind::Usage,
-                  "--keep-steps takes steps separated by commas, e.g. "
+                  "the steps to keep are numbers separated by commas, e.g. "
                   "0,50,100 (got \"" +
                       list + "\")");
     steps.push_back(std::stoi(item));
@@ -94,7 +94,7 @@ CheckpointIndex readCheckpointIndex(const std::string& dir) {
   if (!std::filesystem::exists(path))
     throw Error(ErrorKind::Io, path +
                                    ": no checkpoint index here (a folder written by "
-                                   "attnviz-cli train --keep-dir has one)");
+                                   "a training run that keeps checkpoints has one)");
   const nlohmann::json j = readJsonFile(fileInsideFolder(dir, "index.json", path));
   // An integer field in [lo, hi]: a float, a string or 2^32 + 5 is refused, never narrowed.
   auto integer = [&](const nlohmann::json& obj, const char* key, int64_t lo, int64_t hi,

@@ -403,7 +403,7 @@ class InductionTask : public Task {
   explicit InductionTask(const TaskOptions& o) : min_(o.min_len), max_(o.max_len) {
     if (min_ < 2 || max_ < min_ || max_ > 128)
       throw Error(ErrorKind::Usage,
-                  "the induction task repeats a sequence of --min-len to --max-len symbols: "
+                  "the induction task repeats a sequence of min_len to max_len symbols: "
                   "2 <= min <= max <= 128 (got " +
                       std::to_string(min_) + ".." + std::to_string(max_) + ")");
     for (char ch : std::string("0123456789abcdefghijklmnopqrstuvwxyz"))
