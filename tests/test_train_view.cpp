@@ -91,6 +91,8 @@ class TrainViewTest : public QObject {
     choose(tv->taskCombo(), QStringLiteral("copy"));
     choose(tv->sizeCombo(), QStringLiteral("tiny"));
     tv->stepsSpin()->setValue(240);
+    // The window's CPU threads setting holds for a training run too.
+    QVERIFY(w->engine()->setThreads(1));
     QSignalSpy finished(tv, &TrainView::trainingFinished);
     tv->startButton()->click();
     QVERIFY(tv->running());
@@ -108,6 +110,9 @@ class TrainViewTest : public QObject {
     QCOMPARE(tv->timeline()->maximum(), int(snaps.size()) - 1);
     QCOMPARE(tv->timeline()->value(), tv->timeline()->maximum());  // followed the run live
     QVERIFY(tv->statusLabel()->text().contains(QStringLiteral("held-out exact match")));
+    if (w->engine()->backendName() == QStringLiteral("cpu"))
+      QVERIFY2(tv->statusLabel()->text().contains(QStringLiteral(", 1 thread)")),
+               qPrintable(tv->statusLabel()->text()));
     // The grid shows every block × head: encoder self, decoder self, cross for 1+1 layers, 2 heads.
     QCOMPARE(tv->headGrid()->blocks(), 3);
     QCOMPARE(tv->headGrid()->heads(), 2);

@@ -74,7 +74,9 @@ TitleBlock titleBlock(View* view, const FigureOptions& o, int width = 0) {
 QSize requested(View* view, const FigureOptions& o, const TitleBlock& t) {
   if (o.size.isValid() && !o.size.isEmpty()) return o.size;
   const QSize screen = view->exportWidget()->size();
-  return QSize(screen.width() + 2 * kMargin, screen.height() + 2 * kMargin + t.height);
+  // Not smaller than what the view needs to show everything (every token labelled).
+  const QSize body = screen.expandedTo(view->figureLeastBodySize(o.legend));
+  return QSize(body.width() + 2 * kMargin, body.height() + 2 * kMargin + t.height);
 }
 
 // The figure's layout: its size, and its title broken to its width.
@@ -91,7 +93,10 @@ FigureLayout figureLayout(View* view, const FigureOptions& o) {
   // wide as the body or the title (at most the width asked for), and the title breaks to that.
   const TitleBlock widest =
       titleBlock(view, o, std::min(std::max(unbroken.natural_width, 1), max_inner));
-  const QSize avail(max_inner, std::max(40, max.height() - 2 * kMargin - widest.height));
+  QSize avail(max_inner, std::max(40, max.height() - 2 * kMargin - widest.height));
+  // At the default size the body gets at least what shows everything, whatever the title takes.
+  if (!o.size.isValid() || o.size.isEmpty())
+    avail = avail.expandedTo(view->figureLeastBodySize(o.legend));
   const QSize body = view->figureBodySize(avail, o.legend);
   const int w = std::min(max.width(), std::max(body.width(), unbroken.natural_width) + 2 * kMargin);
   FigureLayout l;

@@ -8,7 +8,11 @@ namespace attnviz::gui {
 
 AppState::AppState(Engine* engine, QObject* parent)
     : QObject(parent), engine_(engine), colormap_(&Colormap::viridis()) {
-  connect(engine_, &Engine::modelChanged, this, [this] { setSelection(selection_); });
+  connect(engine_, &Engine::modelChanged, this, [this] {
+    AttentionSelection s = selection_;
+    s.query = s.key = -1;  // a cell of another model's blocks
+    setSelection(s);
+  });
   connect(engine_, &Engine::snapshotChanged, this, [this] { setSelection(selection_); });
 }
 
@@ -72,6 +76,13 @@ void AppState::toggleMean() {
 void AppState::setBatchIndex(int b) {
   AttentionSelection s = selection_;
   s.batch = b;
+  setSelection(s);
+}
+
+void AppState::setCell(int query, int key) {
+  AttentionSelection s = selection_;
+  s.query = query;
+  s.key = key;
   setSelection(s);
 }
 

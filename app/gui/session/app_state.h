@@ -27,6 +27,8 @@ class AppState : public QObject {
   void moveHead(int delta);  // round the list: the mean of the heads, head 1 … head n
   void toggleMean();
   void setBatchIndex(int b);
+  // The cell every view shows first: query row `query`, key column `key` of the selected block.
+  void setCell(int query, int key);
   int layerCount(AttentionKind kind) const;
   int headCount() const;
 

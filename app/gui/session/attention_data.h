@@ -21,6 +21,9 @@ struct AttentionSelection {
   int layer = 0;
   int head = -1;  // -1 = mean of the heads
   int batch = 0;
+  // The one cell chosen (a click in the Attention view or Inside a cell): query row, key column of
+  // the block; -1 when none (each view then picks its own).
+  int query = -1, key = -1;
   bool operator==(const AttentionSelection&) const = default;
 };
 

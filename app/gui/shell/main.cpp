@@ -17,12 +17,17 @@
 using attnviz::gui::MainWindow;
 
 int main(int argc, char** argv) {
-  // A screenshot needs no screen: fall back to the offscreen platform when there is none.
-  for (int i = 1; i < argc; ++i)
-    if (QByteArray(argv[i]).startsWith("--screenshot") && qEnvironmentVariableIsEmpty("DISPLAY") &&
+  // A screenshot, --help and --version need no screen: fall back to the offscreen platform when
+  // there is none.
+  for (int i = 1; i < argc; ++i) {
+    const QByteArray arg(argv[i]);
+    const bool screenless = arg.startsWith("--screenshot") || arg == "--help" || arg == "-h" ||
+                            arg == "--help-all" || arg == "-?" || arg == "--version" || arg == "-v";
+    if (screenless && qEnvironmentVariableIsEmpty("DISPLAY") &&
         qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
         qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
       qputenv("QT_QPA_PLATFORM", "offscreen");
+  }
 
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("attnviz"));
@@ -35,7 +40,10 @@ int main(int argc, char** argv) {
   parser.setApplicationDescription(QStringLiteral("See inside Transformers."));
   parser.addHelpOption();
   parser.addVersionOption();
-  QCommandLineOption model({"m", "model"}, "Bundled model name or .safetensors path.", "NAME|PATH");
+  QCommandLineOption model({"m", "model"},
+                           "A bundled model's name, or a model file or folder (.safetensors, a "
+                           "PyTorch .pt/.pth/.bin checkpoint, a Hugging Face folder).",
+                           "NAME|PATH");
   QCommandLineOption config("config", "Config JSON for the model (when not inside it).", "FILE");
   QCommandLineOption src({"s", "src"}, "Source sentence for the first run.", "TEXT");
   QCommandLineOption tgt(

@@ -47,6 +47,7 @@
 #include "compute/backends.h"
 #include "compute/thread_pool.h"
 #include "figures/apng.h"
+#include "model/prompt.h"
 #include "model/trace_dump.h"
 #include "session/attention_data.h"
 #include "session/item_models.h"
@@ -92,6 +93,33 @@ constexpr int kMaxRecentModels = 8;
 constexpr double kPresentationScale = 1.4;
 
 }  // namespace
+
+QStringList distinctPathLabels(const QStringList& paths) {
+  // Each path's last k components, k growing for the paths whose label another path shares
+  // (two training runs' out/ckpt.pt: "run-a/out/ckpt.pt", "run-b/out/ckpt.pt").
+  std::vector<QStringList> parts;
+  for (const QString& p : paths)
+    parts.push_back(QDir::cleanPath(QDir::fromNativeSeparators(p)).split(u'/', Qt::SkipEmptyParts));
+  std::vector<int> k(size_t(paths.size()), 1);
+  QStringList labels;
+  for (int round = 0; round < 64; ++round) {
+    labels.clear();
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const int n = std::min<int>(k[i], int(parts[i].size()));
+      labels << parts[i].mid(parts[i].size() - n).join(u'/');
+    }
+    bool grew = false;
+    for (size_t i = 0; i < parts.size(); ++i)
+      if (labels.count(labels[int(i)]) > 1 && k[i] < int(parts[i].size())) {
+        ++k[i];
+        grew = true;
+      }
+    if (!grew) break;
+  }
+  return labels;
+}
+
+namespace {}  // namespace
 
 MainWindow::MainWindow(const Options& options, QWidget* parent)
     : QMainWindow(parent), options_(options) {
@@ -811,6 +839,9 @@ void MainWindow::onModelChanged() {
   examples_menu_->clear();
   updateInputBar();
   updateMaskIndicators();
+  // A warning about the input's words spoke of the previous model's vocabulary.
+  if (message_bar_->isVisible() && message_bar_->tag() == QStringLiteral("input"))
+    message_bar_->clear();
   if (!model) return;
   const auto& c = model->config();
   status_backend_->setText(tr("Backend: %1").arg(engine_->backendDescription()));
@@ -896,17 +927,22 @@ void MainWindow::onModelChanged() {
 void MainWindow::updateInputBar() {
   const Model* m = engine_->model();
   const bool enc = !m || m->config().hasEncoder(), dec = !m || m->config().hasDecoder();
+  // A word vocabulary reads words between spaces; a tokenizer (characters, subwords) any text.
+  const bool words = !m || !m->loaded().tokenizer;
   if (enc && dec) {
     src_label_->setText(tr("Source:"));
-    src_edit_->setPlaceholderText(tr("A source sentence, words separated by spaces"));
+    src_edit_->setPlaceholderText(words ? tr("A source sentence, words separated by spaces")
+                                        : tr("A source sentence"));
     run_button_->setToolTip(tr("Encode the source and decode greedily to the end (Ctrl+Enter)"));
   } else if (dec) {
     src_label_->setText(tr("Prompt:"));
-    src_edit_->setPlaceholderText(tr("The start of a text, words separated by spaces"));
+    src_edit_->setPlaceholderText(words ? tr("The start of a text, words separated by spaces")
+                                        : tr("The start of a text to continue"));
     run_button_->setToolTip(tr("Continue the prompt greedily to the end (Ctrl+Enter)"));
   } else {
     src_label_->setText(tr("Input:"));
-    src_edit_->setPlaceholderText(tr("An input sentence, words separated by spaces"));
+    src_edit_->setPlaceholderText(words ? tr("An input sentence, words separated by spaces")
+                                        : tr("An input text"));
     run_button_->setToolTip(tr("Run the encoder on the input (Ctrl+Enter)"));
   }
   // A target prefix forces the first tokens of a translation; a decoder-only model's prompt is
@@ -1077,13 +1113,15 @@ void MainWindow::syncModelCombo() {
   QStringList files = recent_models_;
   if (!cur.isEmpty() && model_combo_->findData(cur) < 0 && !files.contains(cur)) files << cur;
   bool separated = model_combo_->count() == 0;
-  for (const QString& f : files) {
-    if (f != cur && !QFileInfo(f).isFile()) continue;
+  files.removeIf([&](const QString& f) { return f != cur && !QFileInfo(f).isFile(); });
+  const QStringList labels = distinctPathLabels(files);
+  for (int k = 0; k < files.size(); ++k) {
+    const QString& f = files[k];
     if (!separated) {
       model_combo_->insertSeparator(model_combo_->count());
       separated = true;
     }
-    model_combo_->addItem(QFileInfo(f).fileName(), f);
+    model_combo_->addItem(labels[k], f);
     model_combo_->setItemData(model_combo_->count() - 1, f, Qt::ToolTipRole);
   }
   if (model_combo_->count() == 0) model_combo_->addItem(tr("(no model)"), QString());
@@ -1137,10 +1175,35 @@ void MainWindow::runCurrentInput() {
   if (message_bar_->isVisible() && message_bar_->tag() == QStringLiteral("input"))
     message_bar_->clear();
   const ModelConfig& c = engine_->model()->config();
-  if (c.hasCross() || !c.hasDecoder())
+  if (c.hasCross() || !c.hasDecoder()) {
     engine_->run(src_edit_->text(), c.hasCross() ? tgt_edit_->text() : QString());
-  else
-    engine_->run(QString(), src_edit_->text());  // the prompt is the decoder's prefix
+    return;
+  }
+  // A prompt past the model's positions: offered cut as nanoGPT's sample.py cuts its context,
+  // never cut unasked (what cannot be read at all, the engine's run says).
+  const Model* m = engine_->model();
+  Prompt p;
+  try {
+    p = encodePrompt(*m, src_edit_->text().toStdString());
+  } catch (const Error&) {
+  }
+  if (p.cropped()) {
+    message_bar_->showMessage(
+        MessageBar::Level::Warning, tr("The prompt is longer than the model reads"),
+        tr("It is %1 tokens long; the model takes %2 positions (its max_len). nanoGPT's "
+           "sample.py keeps the last %3 tokens and goes on.")
+            .arg(p.tokens)
+            .arg(m->maxPositions())
+            .arg(p.kept),
+        QStringLiteral("input"));
+    const QString kept = QString::fromStdString(promptText(*m, p));
+    message_bar_->setAction(tr("Keep the last %1 tokens").arg(p.kept), [this, kept] {
+      src_edit_->setText(kept);
+      runCurrentInput();
+    });
+    return;
+  }
+  engine_->run(QString(), src_edit_->text());  // the prompt is the decoder's prefix
 }
 
 void MainWindow::focusView() {
@@ -1170,13 +1233,23 @@ void MainWindow::setPresentationMode(bool on) {
   if (on && !presentation_) size_before_presentation_ = size();
   const bool give_back = !on && presentation_ && size_before_presentation_.isValid() &&
                          !isMaximized() && !isFullScreen();
+  const bool was = presentation_;
   presentation_ = on;
   QFont f = normal_font_;
   if (on) f.setPointSizeF(normal_font_.pointSizeF() * kPresentationScale);
   setFont(f);
-  // The room goes to the views: the structure panel steps aside (the keys still move across
-  // layers and heads).
+  // The room goes to the views' figures: the structure panel steps aside (the keys still move
+  // across layers and heads) and the explanations fold (X brings them back); leaving gives back
+  // what was shown.
   tree_->setVisible(!on);
+  if (QAction* explain = action(QStringLiteral("explanations"))) {
+    if (on && !was) {
+      explanations_before_presentation_ = explain->isChecked();
+      explain->setChecked(false);
+    } else if (!on && was) {
+      explain->setChecked(explanations_before_presentation_);
+    }
+  }
   if (give_back)  // once the layouts have taken the smaller fonts in (they may grow the window)
     QTimer::singleShot(0, this, [this, size = size_before_presentation_] {
       // Nested layouts settle over a few rounds, each of which may grow the window again.
@@ -1679,7 +1752,10 @@ void MainWindow::saveSettings() {
   s.setValue(QStringLiteral("splitter"), splitter_->saveState());
   s.setValue(QStringLiteral("colormap"), state_->colormap().name());
   s.setValue(QStringLiteral("threads"), threads_spin_->value());
-  s.setValue(QStringLiteral("explanations"), action(QStringLiteral("explanations"))->isChecked());
+  // Presentation mode folds the explanations for a while: what the user chose is kept.
+  s.setValue(QStringLiteral("explanations"),
+             presentation_ ? explanations_before_presentation_
+                           : action(QStringLiteral("explanations"))->isChecked());
   if (View* v = currentView()) s.setValue(QStringLiteral("view"), v->name());
   s.setValue(QStringLiteral("backend"), engine_->backendName());
   s.setValue(QStringLiteral("recentModels"), recent_models_);

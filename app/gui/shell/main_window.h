@@ -38,6 +38,10 @@ class PositionalView;
 class StructureModel;
 class View;
 
+// The Model box's names of model files: each path's shortest trailing part that no other path of
+// the list shares ("ckpt.pt", or "run-a/out/ckpt.pt" beside "run-b/out/ckpt.pt").
+QStringList distinctPathLabels(const QStringList& paths);
+
 // What the command line can ask of the window.
 struct MainWindowOptions {
   QString model;    // bundled name or .safetensors path; empty: the last one used, or "reorder"
@@ -221,7 +225,8 @@ class MainWindow : public QMainWindow {
   FigureOptions figure_defaults_;
   bool presentation_ = false;
   QFont normal_font_;
-  QSize size_before_presentation_;  // given back when presentation mode ends
+  QSize size_before_presentation_;                // given back when presentation mode ends
+  bool explanations_before_presentation_ = true;  // likewise the explanations shown or not
   QPointer<QWidget> focus_before_busy_;
   Engine* engine_;
   AppState* state_;

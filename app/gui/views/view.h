@@ -40,6 +40,12 @@ class View : public QWidget {
   // The figure's body: the size it takes within `available` (logical pixels), and drawing it at
   // (0, 0). By default the export widget as on screen, scaled down to fit when it must.
   virtual QSize figureBodySize(QSize available, bool legend);
+  // The least body a figure of the default size gets (a heatmap with every token labelled);
+  // empty: the export widget's size on screen is the start.
+  virtual QSize figureLeastBodySize(bool legend) {
+    (void)legend;
+    return {};
+  }
   virtual void paintFigureBody(QPainter& painter, QSize body, bool legend);
   ExplanationPanel* explanation() const { return explanation_; }
   // Brings the view up to date now if it is out of date (tests, screenshots).

@@ -273,6 +273,16 @@ QSize HeatmapWidget::sizeForCell(double cell) const {
   return QSize(int(std::ceil(w)), int(std::ceil(h)));
 }
 
+double HeatmapWidget::labelledCell() const {
+  // A label every row while ch ≥ 0.9 line heights (computeLayout's row_step), the same for the
+  // columns when their labels stand upright.
+  return std::ceil(QFontMetricsF(hfont()).height() * 0.9);
+}
+
+QSize HeatmapWidget::labelledSize() const {
+  return sizeForCell(labelledCell());
+}
+
 QSize HeatmapWidget::tightSize(QSize available, double max_cell, double* cell_out) const {
   // sizeForCell grows with the cell: the largest cell that fits, by bisection.
   double lo = 0.25, hi = std::max(0.25, max_cell);
@@ -315,6 +325,11 @@ QSize HeatmapWidget::minimumSizeHint() const {
   return QSize(160, 120);
 }
 
+QString HeatmapWidget::thinnedTitle(const QString& title, int step) {
+  // Too many tokens for a label each at this size: said, not left to be guessed.
+  return step <= 1 ? title : tr("%1 · one label in %2").arg(title).arg(step);
+}
+
 QRectF HeatmapWidget::rowTitleRect(QString* text) const {
   const HeatmapData& d = *data_;
   if (d.row_title.isEmpty()) return {};
@@ -325,7 +340,7 @@ QRectF HeatmapWidget::rowTitleRect(QString* text) const {
   // the title above), and cut short (with "…") only where there is not room for it there.
   const double top = kPad + titleHeight();
   const double room = std::max(0.0, height() - kPad - top);
-  QString t = d.row_title;
+  QString t = thinnedTitle(d.row_title, d.row_labels.isEmpty() ? 1 : l.row_step);
   double tw = fm.horizontalAdvance(t) + 4;
   if (tw > room) {
     t = fm.elidedText(t, Qt::ElideRight, std::max(0.0, room - 4));
@@ -652,10 +667,10 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
   p.setFont(title_font);
   p.setPen(palette().color(QPalette::PlaceholderText).darker(130));
   if (!d.col_title.isEmpty()) {
-    const double tw = fm.horizontalAdvance(d.col_title) + 4;
+    const QString title = thinnedTitle(d.col_title, d.col_labels.isEmpty() ? 1 : l.col_step);
+    const double tw = fm.horizontalAdvance(title) + 4;
     const double x = std::max(kPad, l.grid.center().x() - tw / 2);
-    p.drawText(QRectF(x, l.grid.top() - l.col_label_h - lh - 2, tw + 10, lh), Qt::AlignLeft,
-               d.col_title);
+    p.drawText(QRectF(x, l.grid.top() - l.col_label_h - lh - 2, tw + 10, lh), Qt::AlignLeft, title);
   }
   if (!d.row_title.isEmpty()) {
     QString text;

@@ -95,6 +95,9 @@ class HeatmapWidget : public QWidget {
   // The tightest size (cells square, nothing empty around the matrix, its labels and legend) that
   // fits in `available` with cells no larger than max_cell pixels; the cell size it uses.
   QSize tightSize(QSize available, double max_cell, double* cell = nullptr) const;
+  // The smallest cell at which every row and column has its label, and the size it takes.
+  double labelledCell() const;
+  QSize labelledSize() const;
 
   // Geometry, for tests and for views that draw over the matrix.
   QRectF cellRect(int row, int col) const;
@@ -140,6 +143,8 @@ class HeatmapWidget : public QWidget {
   };
   Layout computeLayout(QSize size) const;
   QSize sizeForCell(double cell) const;
+  // An axis title with the thinning of its labels said (one every `step` rows or columns).
+  static QString thinnedTitle(const QString& title, int step);
   void startRender();
   double maxLabelWidth(const QStringList& labels) const;
   // The widest row and column labels (each at most kMaxLabelWidth), measured once per data and

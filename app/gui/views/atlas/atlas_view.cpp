@@ -733,6 +733,13 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
   });
   connect(run_, &QPushButton::clicked, this, &AtlasView::runAtlas);
   connect(cancel_, &QPushButton::clicked, this, &AtlasView::cancel);
+  // What was said of the last run's sentences (none found, cancelled) is not said of another
+  // source.
+  connect(source_, &QComboBox::currentIndexChanged, this, [this] {
+    if (running_) return;
+    status_text_.clear();
+    status_->clear();
+  });
   connect(x_axis_, &QComboBox::currentIndexChanged, this, &AtlasView::updateScatter);
   connect(y_axis_, &QComboBox::currentIndexChanged, this, &AtlasView::updateScatter);
   connect(evidence_stat_, &QComboBox::currentIndexChanged, this, &AtlasView::fillEvidence);
@@ -794,6 +801,9 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
     embedding_.reset();
     atlas_model_ = nullptr;
     status_text_.clear();
+    status_->clear();
+    progress_->setRange(0, 1);  // no "100 %" of the previous model's run
+    progress_->setValue(0);
     model_->setAtlas(nullptr, nullptr);
     embedding_plot_->setData({}, {}, {}, {});
     embedding_status_->clear();
@@ -831,8 +841,10 @@ void AtlasView::fillSources() {
   const QSignalBlocker block(source_);
   const int previous = source_->currentData().toInt();
   source_->clear();
-  source_->addItem(tr("The model's example sentences"), int(Source::Examples));
   const Model* model = state_->model();
+  // A checkpoint states no examples: then its first source is another one.
+  if (!model || !model->config().examples.empty())
+    source_->addItem(tr("The model's example sentences"), int(Source::Examples));
   const QString bundled = state_->engine()->modelSource();
   bool held_out = false;
   if (model && !bundled.contains(QLatin1Char('/')) && !bundled.contains(QLatin1Char('.')))
@@ -846,7 +858,7 @@ void AtlasView::fillSources() {
   if (!file_.isEmpty())
     source_->addItem(tr("File: %1").arg(QFileInfo(file_).fileName()), int(Source::File));
   // The held-out set when there is one: sentences the model never saw.
-  int pick = held_out ? 1 : 0;
+  int pick = held_out ? source_->findData(int(Source::HeldOut)) : 0;
   if (previous == int(Source::File) && !file_.isEmpty()) pick = source_->count() - 1;
   source_->setCurrentIndex(pick);
 }

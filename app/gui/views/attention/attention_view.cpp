@@ -44,6 +44,9 @@ AttentionView::AttentionView(AppState* state, QWidget* parent)
   layout_->addWidget(view_, 1);
   connect(values_, &QComboBox::currentIndexChanged, this, [this] { refreshNow(); });
   connect(scale_, &QComboBox::currentIndexChanged, this, [this] { refreshNow(); });
+  // A clicked cell is the one Inside a cell takes apart.
+  connect(heatmap(), &HeatmapWidget::cellClicked, this,
+          [this](int row, int col) { state_->setCell(row, col); });
 }
 
 void AttentionView::refresh() {
@@ -58,7 +61,11 @@ void AttentionView::refresh() {
                                                    : tr("Raw scores QKᵀ·%1").arg(c.attn_scale));
   }
   if (!snap || !snap->trace || !model) {
-    caption_->setText(model ? tr("Type a source sentence and press Run") : tr("No model loaded"));
+    const ModelConfig* mc = model ? &model->config() : nullptr;
+    caption_->setText(!mc                ? tr("No model loaded")
+                      : mc->hasCross()   ? tr("Type a source sentence and press Run")
+                      : mc->hasDecoder() ? tr("Type a prompt and press Run")
+                                         : tr("Type an input and press Run"));
     HeatmapData empty;
     empty.title = model ? tr("Press Run (Ctrl+Enter) to see the attention") : tr("Open a model");
     heatmap()->setData(empty);
@@ -127,6 +134,12 @@ QSize AttentionView::figureBodySize(QSize available, bool legend) {
   HeatmapWidget hm;
   setUpFigureHeatmap(hm, *heatmap(), legend);
   return hm.tightSize(available, 64);
+}
+
+QSize AttentionView::figureLeastBodySize(bool legend) {
+  HeatmapWidget hm;
+  setUpFigureHeatmap(hm, *heatmap(), legend);
+  return hm.labelledSize();
 }
 
 void AttentionView::paintFigureBody(QPainter& p, QSize body, bool legend) {

@@ -17,6 +17,7 @@ class AttentionView : public View {
   QWidget* exportWidget() override { return view_->heatmap(); }
   QStringList figureTitle() const override;
   QSize figureBodySize(QSize available, bool legend) override;
+  QSize figureLeastBodySize(bool legend) override;
   void paintFigureBody(QPainter& painter, QSize body, bool legend) override;
 
   HeatmapView* heatmapView() const { return view_; }

@@ -646,7 +646,7 @@ void TrainView::startTraining() {
   tc.preset = size_combo_->currentData().toString().toStdString();
   tc.steps = steps_spin_->value();
   tc.seed = (uint64_t)seed_spin_->value();
-  run.backend = createBackendOrFallback(state_->engine()->backendName().toStdString()).backend;
+  run.backend = state_->engine()->newBackend();  // the CPU threads chosen in the window too
   if (!QDir().mkpath(save_dir_)) {
     status_->setText(tr("Cannot create %1 to save the trained model in").arg(save_dir_));
     return;

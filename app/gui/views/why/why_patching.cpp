@@ -152,8 +152,12 @@ void WhyPatchingTab::syncInput() {
                "tokens as the clean one, so that positions line up. The target stays the current "
                "run's.")
                 .arg(n)
-          : tr("Change one word of the prompt (%1 tokens with the start token): the corrupted "
+      : model->config().bos_id >= 0
+          ? tr("Change one word of the prompt (%1 tokens with the start token): the corrupted "
                "prompt must have as many tokens as the clean one, so that positions line up.")
+                .arg(n)
+          : tr("Change one word of the prompt (%1 tokens): the corrupted prompt must have as "
+               "many tokens as the clean one, so that positions line up.")
                 .arg(n));
   // A result of another input no longer describes the run shown.
   if (result_ && (result_clean_.src != clean_.src || result_clean_.tgt != clean_.tgt)) {
