@@ -3,7 +3,7 @@
 # them into docs/images: test_tour sets the window up as each picture needs (the tour's steps, the
 # views) and, with ATTNVIZ_UPDATE_GUIDE_IMAGES=1, saves instead of comparing. The test command
 # (scripts/test.sh) runs the same test without it and fails when a committed picture is stale. Both
-# draw with the bundled fonts (resources/fonts, app/gui/fonts.h): any machine renders the same.
+# draw with the bundled fonts (resources/fonts, app/gui/widgets/fonts.h): any machine renders the same.
 # Look at the pictures before committing them.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -932,7 +932,7 @@ void TestHostile::addFileRows() {
   row("header length beyond the file", withLength(1000, "{}      "), K::HeaderTooLarge,
       "1000|past the end|16-byte file");
   row("file cut inside the header", good.left(100), K::HeaderTooLarge, "past the end|100-byte");
-  // A text file named .safetensors: its first letters are no length (issue 29).
+  // A text file named .safetensors: its first letters are no length.
   row("text file", QByteArray("hello world, this is a text file\n"), K::HeaderTooLarge,
       "not a safetensors file (it starts with text: \"hello wo\")");
   row("UTF-8 text file cut inside a character",
@@ -1265,8 +1265,8 @@ void TestHostile::addConfigRows() {
       K::BadVocabulary, "src_vocab\"[1]|expected a string");
   row("token 2000 bytes", set("src_vocab", {"P", std::string(2000, 'x'), "a", "b", "c", "d"}),
       K::BadVocabulary, "2000 bytes|at most 1024");
-  // Control characters in tokens are tokens (nanoGPT's '\n', issue 24): they load and are shown
-  // escaped (test_tokenizers' controlTokens); in names they cannot be meant (issue 14).
+  // Control characters in tokens are tokens (nanoGPT's '\n'): they load and are shown
+  // escaped (test_tokenizers' controlTokens); in names they cannot be meant.
   row("name with a terminal title sequence", set("name", "\x1b]0;model OK\x07"), K::BadConfig,
       "\"name\" \"\\x1B]0;model OK\\x07\" contains|\\x1B at byte 0");
   row("description with BEL", set("description", "line one\nline two\x07"), K::BadConfig,

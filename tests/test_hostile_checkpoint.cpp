@@ -745,7 +745,7 @@ void TestHostileCheckpoint::addRows() {
       K::BadPickle, "sets items of a tensor");
   row("APPEND to a dict", bare([](Pickle& p) { p.emptyDict().none().append(); }), K::BadPickle,
       "appends to a dict|only a list");
-  // Dict keys Python cannot hash: torch.load fails on them, and so does attnviz (issue 29).
+  // Dict keys Python cannot hash: torch.load fails on them, and so does attnviz.
   row("dict key a list", inZip(stateDict([](Pickle& p) { p.emptyList().str("v"); })), K::BadPickle,
       "SETITEMS|a dict key that is a list of 0 items|cannot hash");
   row("dict key a tuple holding a dict",

@@ -1,6 +1,6 @@
 // PNG and animated PNG (APNG) encoding of RGBA images (zlib's deflate), and a small raster to draw
 // figures on without a GUI toolkit: rectangles, lines and text in a 5×7 pixel font. What the CLI's
-// figures are made of; the GUI's APNG export (app/gui/apng.h) encodes its frames here too.
+// figures are made of; the GUI's APNG export (app/gui/figures/apng.h) encodes its frames here too.
 #pragma once
 
 #include <cstddef>

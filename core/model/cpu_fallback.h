@@ -3,7 +3,7 @@
 // backend's error, the same request runs again on the CPU backend, with the same weights, and the
 // user is told. The GPU backend stays usable (running out of memory is not a lost context): the
 // caller keeps its model there for later requests, which may fit. attnviz-cli's run and decode
-// (app/cli/cli_common.h runOnModel) and the GUI's engine jobs (app/gui/engine.cpp) use it.
+// (app/cli/cli_common.h runOnModel) and the GUI's engine jobs (app/gui/session/engine.cpp) use it.
 #pragma once
 
 #include <memory>
