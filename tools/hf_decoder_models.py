@@ -1,7 +1,7 @@
 """Small PyTorch GPT-2, BERT and Llama models for attnviz's parity tests, written after Hugging Face
 transformers' modeling_gpt2.py (GPT2LMHeadModel), modeling_bert.py (BertForMaskedLM) and
 modeling_llama.py (LlamaForCausalLM), modeling_qwen2.py (Qwen2ForCausalLM) and modeling_qwen3.py
-(Qwen3ForCausalLM), modeling_mistral.py and modeling_gemma.py: the same module structure, hence the same state_dict names
+(Qwen3ForCausalLM), modeling_mistral.py, modeling_gemma.py and modeling_gpt_neo.py: the same module structure, hence the same state_dict names
 (GPT-2's Conv1D weights stored [in, out]), and the same numerics in eager mode. Debian ships no
 transformers; these classes are what tests/test_tutorials.cpp compares with.
 
@@ -16,6 +16,8 @@ transformers; these classes are what tests/test_tutorials.cpp compares with.
     Qwen3(cfg)  Llama's cfg: each head's q and k RMS-normalised (q_norm, k_norm) before the rotation
     Mistral(cfg)  Llama's blocks, no sliding window (sliding_window null)
     Gemma(cfg)  Llama's cfg: RMSNorms × (1 + weight), embeddings × √hidden_size, a tanh-GELU gate
+    GptNeo(cfg) modeling_gpt_neo.py: GPT-2's blocks with separate q/k/v, unscaled scores, global and
+                local (window_size) layers
 
 Each records its attention blocks and offers ``trace(ids[, segments])`` -> the reference tensors
 (``dec_self.*`` or ``enc_self.*`` [B, L, H, Tq, Tk], ``logits``, ``hidden``) and ``config()`` ->
@@ -461,4 +463,126 @@ class Gemma(Llama):
                   "hidden_activation": "gelu_pytorch_tanh", "rope_scaling": None,
                   "attention_bias": False, "attention_dropout": 0.0, "pad_token_id": 0,
                   "bos_token_id": 2, "eos_token_id": 1})
+        return c
+
+
+# ---- GPT-Neo ----
+def _greedy(model, prompt, n, eos):
+    """generate() with do_sample=False: the argmax of the whole sequence rerun, n times, stopping
+    after eos (kept); the ids after the prompt."""
+    ids = list(prompt)
+    model.eval()
+    with torch.no_grad():
+        for _ in range(n):
+            ids.append(int(model._run(torch.tensor([ids]))[1][0, -1].argmax()))
+            if ids[-1] == eos:
+                break
+    return ids[len(prompt):]
+
+
+class _NeoSelfAttention(nn.Module):
+    """GPTNeoSelfAttention: q, k, v without biases, out_proj with one; the scores q·k unscaled, in
+    float32; a "local" layer also masks every key more than window_size - 1 positions back."""
+
+    def __init__(self, c, kind):
+        super().__init__()
+        H = c["hidden_size"]
+        self.n, self.hd = c["num_heads"], H // c["num_heads"]
+        self.kind, self.window = kind, c["window_size"]
+        self.k_proj = nn.Linear(H, H, bias=False)
+        self.v_proj = nn.Linear(H, H, bias=False)
+        self.q_proj = nn.Linear(H, H, bias=False)
+        self.out_proj = nn.Linear(H, H, bias=True)
+
+    def forward(self, x):
+        B, T, H = x.shape
+        q, k, v = [lin(x).view(B, T, self.n, self.hd).transpose(1, 2)
+                   for lin in (self.q_proj, self.k_proj, self.v_proj)]
+        w = torch.matmul(q.float(), k.float().transpose(-1, -2))
+        masked = _causal(T, x.device)
+        if self.kind == "local":
+            i = torch.arange(T, device=x.device)
+            masked = masked | (i[None, :] <= i[:, None] - self.window).view(1, 1, T, T)
+        probs = F.softmax(torch.where(masked, torch.finfo(w.dtype).min, w), dim=-1)
+        _record(self, w, masked, probs)
+        return self.out_proj(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, H))
+
+
+class _NeoBlock(nn.Module):
+    def __init__(self, c, kind):
+        super().__init__()
+        H, eps = c["hidden_size"], c["layer_norm_epsilon"]
+        inner = c.get("intermediate_size") or 4 * H
+        self.ln_1 = nn.LayerNorm(H, eps=eps)
+        self.attn = nn.Module()
+        self.attn.attention = _NeoSelfAttention(c, kind)
+        self.ln_2 = nn.LayerNorm(H, eps=eps)
+        self.mlp = nn.Module()
+        self.mlp.c_fc = nn.Linear(H, inner)
+        self.mlp.c_proj = nn.Linear(inner, H)
+
+    def forward(self, x):
+        x = x + self.attn.attention(self.ln_1(x))
+        return x + self.mlp.c_proj(F.gelu(self.mlp.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+def _neo_layers(types):
+    """GPTNeoConfig.expand_attention_types_params: [[["global", "local"], 2]] -> the layers."""
+    out = []
+    for pattern, count in types:
+        for _ in range(count):
+            out.extend(pattern)
+    return out
+
+
+class GptNeo(nn.Module):
+    """GPTNeoForCausalLM (modeling_gpt_neo.py): learned positions, pre-LayerNorm blocks whose
+    attention alternates global and local (window_size), gelu_new, ln_f, lm_head tied to wte.
+    cfg: vocab_size, hidden_size, num_layers, num_heads, max_position_embeddings, window_size,
+    attention_types, layer_norm_epsilon[, intermediate_size]."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        H = c["hidden_size"]
+        self.transformer = nn.Module()
+        self.transformer.wte = nn.Embedding(c["vocab_size"], H)
+        self.transformer.wpe = nn.Embedding(c["max_position_embeddings"], H)
+        self.transformer.h = nn.ModuleList([_NeoBlock(c, kind)
+                                            for kind in _neo_layers(c["attention_types"])])
+        self.transformer.ln_f = nn.LayerNorm(H, eps=c["layer_norm_epsilon"])
+        self.lm_head = nn.Linear(H, c["vocab_size"], bias=False)
+        self.lm_head.weight = self.transformer.wte.weight
+
+    def _run(self, idx):
+        t = self.transformer
+        h = t.wte(idx) + t.wpe(torch.arange(idx.shape[1], device=idx.device))
+        for block in t.h:
+            h = block(h)
+        hidden = t.ln_f(h)
+        return hidden, self.lm_head(hidden)
+
+    def attention_layers(self):
+        return [b.attn.attention for b in self.transformer.h]
+
+    def greedy(self, prompt, n, eos):
+        return _greedy(self, prompt, n, eos)
+
+    def trace(self, ids):
+        self.eval()
+        with torch.no_grad():
+            hidden, logits = self._run(torch.tensor(ids))
+        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
+        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
+        return out
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "gpt_neo", "architectures": ["GPTNeoForCausalLM"],
+                  "attention_layers": _neo_layers(c["attention_types"]),
+                  "activation_function": "gelu_new", "intermediate_size": c.get("intermediate_size"),
+                  "embed_dropout": 0.0, "attention_dropout": 0.0, "resid_dropout": 0.0,
+                  "classifier_dropout": 0.1, "initializer_range": 0.02, "use_cache": True,
+                  "bos_token_id": c["vocab_size"] - 1, "eos_token_id": c["vocab_size"] - 1,
+                  "tie_word_embeddings": True})
         return c

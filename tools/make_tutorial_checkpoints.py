@@ -308,6 +308,28 @@ def hf_gemma(out, case):
                             37, [1, 9, 30])
 
 
+# GPT-Neo as TinyStories-1M's config.json has it (global and local layers alternating), small: the
+# window (16 keys) holds every test input, so local and global layers mask alike.
+GPT_NEO_TEST = {"vocab_size": 47, "hidden_size": 32, "num_layers": 2, "num_heads": 4,
+                "max_position_embeddings": 32, "window_size": 16,
+                "attention_types": [[["global", "local"], 1]], "layer_norm_epsilon": 1e-5,
+                "tie_word_embeddings": True}
+
+
+def hf_gpt_neo(out, case):
+    """save_pretrained of GPTNeoForCausalLM (tied: no lm_head.weight), vocab.json of GPT-2's kind."""
+    c = GPT_NEO_TEST
+    model = tm.init_peaked_(hf.GptNeo(c), 41)
+    state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    vocab = ["t%d" % i for i in range(c["vocab_size"] - 1)] + ["<|endoftext|>"]
+    ids = [[12, 3, 40, 7, 21, 30, 2, 9, 9], [44, 8, 8, 15, 36, 1, 27, 5, 33]]
+    prompt = [12, 3, 40]
+    _write_ref(out, case, model.trace(ids),
+               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 10,
+                                           "out_ids": model.greedy(prompt, 10, c["vocab_size"] - 1)}})
+    return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
+
+
 def bench_model(name):
     """The PyTorch model of BENCH_SIZES[name], with the weights write_bench_model writes."""
     kind, c = BENCH_SIZES[name]
@@ -357,6 +379,8 @@ def main():
         ("hf_gemma", hf_gemma, "save_pretrained folder (model.safetensors, tied)", "hf-gemma", {}, [], []),
         ("hf_qwen3", hf_qwen3, "save_pretrained folder (model.safetensors, tied)", "hf-qwen3", {}, [],
          []),
+        ("hf_gpt_neo", hf_gpt_neo, "save_pretrained folder (model.safetensors, tied)", "hf-gpt-neo",
+         {}, [], []),
         ("hf_qwen2", hf_qwen2, "save_pretrained folder (2 shards, untied)", "hf-qwen2", {}, [],
          []),
     ]

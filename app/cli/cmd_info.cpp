@@ -63,6 +63,10 @@ int runInfo(const ModelArgs& args) {
                     ? " (a bias per head on the scores: " + std::to_string(c.relative_buckets) +
                           " buckets up to distance " + std::to_string(c.relative_max_distance) + ")"
                     : std::string())
+            << (c.local_window > 0 && c.local_window < c.max_len
+                    ? "; inputs of at most " + std::to_string(c.local_window) +
+                          " tokens (local attention layers' window)"
+                    : std::string())
             << "\n"
             << "scores:       QK^T "
             << (c.attn_scale == 1.0f  ? "(unscaled)"

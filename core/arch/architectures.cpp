@@ -724,6 +724,50 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     huggingFace(a, "qwen3", {"Qwen3ForCausalLM", "Qwen3Model"}, HfTokenizer::SentencePieceOrJson);
     t.push_back(a);
   }
+  {
+    // modeling_gpt_neo.py (GPTNeoForCausalLM: GPT-Neo, the TinyStories models): GPT-2's blocks
+    // with separate q, k, v (no biases) and out_proj (bias) as nn.Linear, the scores QKᵀ not
+    // scaled by 1/√d, gelu_new, tied lm_head. attention_layers alternate "global" (causal) and
+    // "local" (each query sees its last window_size keys): for inputs up to window_size tokens the
+    // two are the same mask, and attnviz runs only those when a layer is local (local_window).
+    ArchSpec a = describe("hf-gpt-neo", "GPTNeoForCausalLM",
+                          "Hugging Face GPTNeoForCausalLM (GPT-Neo, TinyStories)",
+                          "Hugging Face transformers' modeling_gpt_neo.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults = gptDefaults(Activation::GeluTanh);
+    a.defaults.attn_scale = 1.0f;
+    a.defaults.max_len = 2048;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    const std::string l = "h.{N}.";
+    a.names = {one(kDec, Role::TokenEmbd, "wte.weight"), one(kDec, Role::PosEmbd, "wpe.weight"),
+               mod(kDec, Role::AttnNorm, l + "ln_1")};
+    add(a.names,
+        separate(kDec, false, l + "attn.attention.", "q_proj", "k_proj", "v_proj", "out_proj"));
+    add(a.names,
+        {mod(kDec, Role::FfnNorm, l + "ln_2"), mod(kDec, Role::FfnUp, l + "mlp.c_fc"),
+         mod(kDec, Role::FfnDown, l + "mlp.c_proj"), mod(kDec, Role::FinalNorm, "ln_f", kOptional),
+         one(kHead, Role::Output, "lm_head.weight")});
+    a.ignored = {"h.{N}.attn.attention.bias", "h.{N}.attn.attention.masked_bias"};
+    // window_size reaches here only when a layer is local (hfWithGptNeoLayers checks
+    // attention_types and attention_layers and drops it otherwise).
+    a.args = {{"hidden_size", "d_model"},
+              {"num_heads", "n_heads"},
+              {"num_layers", "n_layers"},
+              {"max_position_embeddings", "max_len"},
+              {"intermediate_size", "d_ff"},
+              {"activation_function", "activation", ArgKind::Activation},
+              {"layer_norm_epsilon", "layer_norm_eps", ArgKind::Number},
+              {"vocab_size", "vocab_size"},
+              {"eos_token_id", "eos_id"},
+              {"window_size", "local_window"},
+              {"attention_types", "", ArgKind::Ignored},
+              {"attention_layers", "", ArgKind::Ignored},
+              {"tie_word_embeddings", "", ArgKind::Bool},
+              {"add_cross_attention", "", ArgKind::Refused, "false"}};
+    huggingFace(a, "gpt_neo", {"GPTNeoForCausalLM", "GPTNeoModel"}, HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
 }
 
 std::vector<ArchSpec> makeTable() {

@@ -601,6 +601,12 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   if (c.position_offset && c.positional != Positional::Learned)
     bad(src, "\"position_offset\" needs learned positions");
   c.max_len = configMaxLen(j, src, c.max_len);  // default 5000, or the family's
+  {
+    const int none = 0;
+    c.local_window = getInt(j, "local_window", src, 0, ConfigLimits::kMaxLen, &none);
+    if (c.local_window && !c.hasDecoder())
+      bad(src, "\"local_window\" needs a decoder (causal self-attention)");
+  }
   c.mask_fill = configMaskFill(j, src, c.mask_fill);
   c.layer_norm_eps = configEps(j, "layer_norm_eps", src, c.layer_norm_eps);
   c.embed_norm_eps =
@@ -733,6 +739,7 @@ json ModelConfig::toJson() const {
   if (gated_ffn) j["gated_ffn"] = true;
   if (position_offset) j["position_offset"] = position_offset;
   j["max_len"] = max_len;
+  if (local_window) j["local_window"] = local_window;
   if (std::isinf(mask_fill))
     j["mask_fill"] = "-inf";
   else

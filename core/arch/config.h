@@ -85,6 +85,10 @@ struct ModelConfig {
   // A gated feed-forward: fc2(act(gate(x)) ⊙ fc1(x)) — SwiGLU with Silu, GeGLU with Gelu.
   bool gated_ffn = false;
   int max_len = 5000;
+  // Some layers attend only to each query's last local_window keys (GPT-Neo's "local" layers);
+  // attnviz runs inputs of at most local_window tokens, where that window is the causal mask
+  // itself. 0 = no such layer.
+  int local_window = 0;
   int position_offset = 0;  // a learned table's first rows unused (BART: 2): position p reads row
                             // p + offset
   float mask_fill = -1e9f;  // may be -infinity

@@ -44,6 +44,13 @@ ModelConfig configFromHf(const nlohmann::json& hf, const std::string& folder,
 // partial rotation). `where` names the file in messages.
 nlohmann::json hfWithRopeTheta(const nlohmann::json& hf, const std::string& where);
 
+// GPT-Neo's layers: attention_layers (what GPTNeoConfig keeps, written by save_pretrained), else
+// attention_types expanded ([[["global", "local"], 12]]: the pattern, so many times), each "global"
+// or "local", as many as num_layers. `hf` with window_size kept when a layer is local (attnviz then
+// limits inputs to it: ModelConfig::local_window) and removed when none is. Throws Error(BadConfig)
+// for another kind of layer, a wrong count, the two keys disagreeing or a window below 1.
+nlohmann::json hfWithGptNeoLayers(const nlohmann::json& hf, const std::string& where);
+
 // The weights file in a folder: model.safetensors, else pytorch_model.bin, else the index of their
 // shards (model.safetensors.index.json, pytorch_model.bin.index.json). Throws Error(Io) listing
 // what it looked for and what the folder holds.

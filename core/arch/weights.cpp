@@ -580,7 +580,9 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
             !tok.tokens.empty() ? fitVocabulary(std::move(tok.tokens), V, tok.files, &f.notes)
                                 : hfVocabulary(folder, spec, V, &f.notes);
       }
-      const nlohmann::json hf_args = hfWithRopeTheta(j, folder_config.string());
+      nlohmann::json hf_args = hfWithRopeTheta(j, folder_config.string());
+      if (spec.hf_model_type == "gpt_neo")
+        hf_args = hfWithGptNeoLayers(hf_args, folder_config.string());
       const Inference inf = inferConfig(file, given, &hf_args);
       if (!inf.complete())
         throw MissingInfoError(folder_config.string() + ": " + inf.explain(), inf);
