@@ -586,3 +586,118 @@ class GptNeo(nn.Module):
                   "bos_token_id": c["vocab_size"] - 1, "eos_token_id": c["vocab_size"] - 1,
                   "tie_word_embeddings": True})
         return c
+
+
+# ---- GPT-NeoX / Pythia ----
+class _NeoXAttention(nn.Module):
+    """GPTNeoXAttention: query_key_value fused per head (the output viewed [.., heads, 3·head_size]:
+    each head's q, k, v side by side), rotate_half rotary positions on each head's first
+    rotary_ndims = int(head_size · rotary_pct) values, scores × head_size^-0.5, dense."""
+
+    def __init__(self, c):
+        super().__init__()
+        H = c["hidden_size"]
+        self.n, self.hd = c["num_attention_heads"], H // c["num_attention_heads"]
+        self.rot = int(self.hd * c["rotary_pct"])
+        bias = c.get("attention_bias", True)
+        self.query_key_value = nn.Linear(H, 3 * H, bias=bias)
+        self.dense = nn.Linear(H, H, bias=bias)
+
+    def forward(self, x, cos, sin):
+        B, T, H = x.shape
+        qkv = self.query_key_value(x).view(B, T, self.n, 3 * self.hd)
+        q = qkv[..., : self.hd].permute(0, 2, 1, 3)
+        k = qkv[..., self.hd: 2 * self.hd].permute(0, 2, 1, 3)
+        v = qkv[..., 2 * self.hd:].permute(0, 2, 1, 3)
+        q_rot, q_pass = q[..., : self.rot], q[..., self.rot:]
+        k_rot, k_pass = k[..., : self.rot], k[..., self.rot:]
+        q = torch.cat((q_rot * cos + _rotate_half(q_rot) * sin, q_pass), dim=-1)
+        k = torch.cat((k_rot * cos + _rotate_half(k_rot) * sin, k_pass), dim=-1)
+        w = torch.matmul(q, k.transpose(-1, -2)) * self.hd ** -0.5
+        masked = _causal(T, x.device)
+        probs = F.softmax(torch.where(masked, torch.finfo(w.dtype).min, w), dim=-1)
+        _record(self, w, masked, probs)
+        return self.dense(torch.matmul(probs, v).permute(0, 2, 1, 3).reshape(B, T, H))
+
+
+class _NeoXMlp(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense_h_to_4h = nn.Linear(c["hidden_size"], c["intermediate_size"])
+        self.dense_4h_to_h = nn.Linear(c["intermediate_size"], c["hidden_size"])
+
+    def forward(self, x):
+        return self.dense_4h_to_h(F.gelu(self.dense_h_to_4h(x)))  # hidden_act "gelu"
+
+
+class _NeoXLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.parallel = c["use_parallel_residual"]
+        self.input_layernorm = nn.LayerNorm(c["hidden_size"], eps=c["layer_norm_eps"])
+        self.post_attention_layernorm = nn.LayerNorm(c["hidden_size"], eps=c["layer_norm_eps"])
+        self.attention = _NeoXAttention(c)
+        self.mlp = _NeoXMlp(c)
+
+    def forward(self, x, cos, sin):
+        a = self.attention(self.input_layernorm(x), cos, sin)
+        if self.parallel:  # x + attn(ln1(x)) + mlp(ln2(x))
+            return self.mlp(self.post_attention_layernorm(x)) + a + x
+        a = a + x
+        return self.mlp(self.post_attention_layernorm(a)) + a
+
+
+class GptNeoX(nn.Module):
+    """GPTNeoXForCausalLM (modeling_gpt_neox.py): embed_in, layers of _NeoXLayer, final_layer_norm,
+    embed_out (untied unless tie_word_embeddings). cfg: vocab_size, hidden_size, num_hidden_layers,
+    num_attention_heads, intermediate_size, rotary_pct, rotary_emb_base, max_position_embeddings,
+    layer_norm_eps, use_parallel_residual, tie_word_embeddings."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        H = c["hidden_size"]
+        self.gpt_neox = nn.Module()
+        self.gpt_neox.embed_in = nn.Embedding(c["vocab_size"], H)
+        self.gpt_neox.layers = nn.ModuleList([_NeoXLayer(c) for _ in range(c["num_hidden_layers"])])
+        self.gpt_neox.final_layer_norm = nn.LayerNorm(H, eps=c["layer_norm_eps"])
+        self.embed_out = nn.Linear(H, c["vocab_size"], bias=False)
+        if c["tie_word_embeddings"]:
+            self.embed_out.weight = self.gpt_neox.embed_in.weight
+
+    def _run(self, idx):
+        T = idx.shape[1]
+        rot = int(self.c["hidden_size"] // self.c["num_attention_heads"] * self.c["rotary_pct"])
+        inv_freq = 1.0 / (self.c["rotary_emb_base"] ** (torch.arange(0, rot, 2, dtype=torch.int64).float() / rot))
+        freqs = torch.outer(torch.arange(T).float(), inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        h = self.gpt_neox.embed_in(idx)
+        for layer in self.gpt_neox.layers:
+            h = layer(h, cos, sin)
+        hidden = self.gpt_neox.final_layer_norm(h)
+        return hidden, self.embed_out(hidden)
+
+    def attention_layers(self):
+        return [layer.attention for layer in self.gpt_neox.layers]
+
+    def greedy(self, prompt, n, eos):
+        return _greedy(self, prompt, n, eos)
+
+    def trace(self, ids):
+        self.eval()
+        with torch.no_grad():
+            hidden, logits = self._run(torch.tensor(ids))
+        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
+        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
+        return out
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], "hidden_act": "gelu",
+                  "attention_bias": True, "attention_dropout": 0.0, "hidden_dropout": 0.0,
+                  "classifier_dropout": 0.1, "initializer_range": 0.02, "use_cache": True,
+                  "rope_scaling": None, "bos_token_id": 0, "eos_token_id": 0,
+                  # what newer GPTNeoXConfig versions save beside rotary_pct and rotary_emb_base
+                  "partial_rotary_factor": c["rotary_pct"], "rope_theta": c["rotary_emb_base"]})
+        return c

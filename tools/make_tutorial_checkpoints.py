@@ -330,6 +330,38 @@ def hf_gpt_neo(out, case):
     return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
 
 
+# GPT-NeoX as Pythia's config.json has it (parallel residual, a quarter of each head rotating, base
+# 10000, untied embed_out), small: heads 16 wide, 4 of their dimensions rotating.
+GPT_NEOX_TEST = {"vocab_size": 50, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                 "intermediate_size": 128, "rotary_pct": 0.25, "rotary_emb_base": 10000,
+                 "max_position_embeddings": 64, "layer_norm_eps": 1e-5, "use_parallel_residual": True,
+                 "tie_word_embeddings": False}
+
+
+def _hf_neox(out, case, c, seed, ids, prompt):
+    model = tm.init_peaked_(hf.GptNeoX(c), seed)
+    state = {k: v for k, v in model.state_dict().items()
+             if not (c["tie_word_embeddings"] and k == "embed_out.weight")}
+    vocab = ["<|endoftext|>", "<|padding|>"] + ["n%d" % i for i in range(c["vocab_size"] - 2)]
+    _write_ref(out, case, model.trace(ids),
+               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 10,
+                                           "out_ids": model.greedy(prompt, 10, 0)}})
+    return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
+
+
+def hf_gpt_neox(out, case):
+    """save_pretrained of GPTNeoXForCausalLM as Pythia's: the parallel residual, embed_out saved."""
+    return _hf_neox(out, case, GPT_NEOX_TEST, 43,
+                    [[7, 22, 13, 40, 3, 31, 9, 18, 25], [5, 5, 28, 44, 19, 10, 2, 36, 11]], [7, 22, 13])
+
+
+def hf_gpt_neox_seq(out, case):
+    """use_parallel_residual false (GPT-NeoX's sequential blocks), half of each head rotating, tied."""
+    return _hf_neox(out, case, dict(GPT_NEOX_TEST, use_parallel_residual=False, rotary_pct=0.5,
+                                    tie_word_embeddings=True), 47,
+                    [[3, 9, 27, 41, 12, 12, 6, 33, 20], [48, 2, 15, 30, 8, 21, 39, 4, 17]], [3, 9, 27])
+
+
 def bench_model(name):
     """The PyTorch model of BENCH_SIZES[name], with the weights write_bench_model writes."""
     kind, c = BENCH_SIZES[name]
@@ -381,6 +413,10 @@ def main():
          []),
         ("hf_gpt_neo", hf_gpt_neo, "save_pretrained folder (model.safetensors, tied)", "hf-gpt-neo",
          {}, [], []),
+        ("hf_gpt_neox", hf_gpt_neox, "save_pretrained folder (model.safetensors, untied)",
+         "hf-gpt-neox", {}, [], []),
+        ("hf_gpt_neox_seq", hf_gpt_neox_seq, "save_pretrained folder (model.safetensors, tied)",
+         "hf-gpt-neox", {}, [], []),
         ("hf_qwen2", hf_qwen2, "save_pretrained folder (2 shards, untied)", "hf-qwen2", {}, [],
          []),
     ]

@@ -768,6 +768,62 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     huggingFace(a, "gpt_neo", {"GPTNeoForCausalLM", "GPTNeoModel"}, HfTokenizer::ByteLevelBpe);
     t.push_back(a);
   }
+  {
+    // modeling_gpt_neox.py (GPTNeoXForCausalLM: GPT-NeoX, Pythia): names under "gpt_neox.", the
+    // untied embed_out outside; pre-LayerNorm, exact GELU; query_key_value fused per head
+    // ([heads, 3, head_size] rows); rotary positions (rotate_half) on each head's first
+    // int(head_size · rotary_pct) dimensions with base rotary_emb_base; with use_parallel_residual
+    // x + attn(ln1(x)) + mlp(ln2(x)), else the sequential blocks; final_layer_norm.
+    ArchSpec a = describe("hf-gpt-neox", "GPTNeoXForCausalLM",
+                          "Hugging Face GPTNeoXForCausalLM (GPT-NeoX, Pythia)",
+                          "Hugging Face transformers' modeling_gpt_neox.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults.activation = Activation::Gelu;
+    a.defaults.norm = NormPlacement::Pre;
+    a.defaults.positional = Positional::Rotary;
+    a.defaults.rope_layout = RopeLayout::Halves;
+    a.defaults.rotary_pct = 0.25f;
+    a.defaults.parallel_residual = true;
+    a.defaults.final_norm = true;
+    a.defaults.mask_fill = kNegInf;
+    a.defaults.max_len = 2048;
+    a.defaults.padding_mask = false;
+    a.heads_split_d_model = true;
+    a.tied_output = false;
+    const std::string l = "layers.{N}.";
+    a.names = {one(kDec, Role::TokenEmbd, "embed_in.weight"),
+               mod(kDec, Role::AttnNorm, l + "input_layernorm"),
+               mod(kDec, Role::AttnQkv, l + "attention.query_key_value", kQkvPerHead),
+               mod(kDec, Role::AttnOut, l + "attention.dense"),
+               mod(kDec, Role::FfnNorm, l + "post_attention_layernorm"),
+               mod(kDec, Role::FfnUp, l + "mlp.dense_h_to_4h"),
+               mod(kDec, Role::FfnDown, l + "mlp.dense_4h_to_h"),
+               mod(kDec, Role::FinalNorm, "final_layer_norm"),
+               one(kHead, Role::Output, "embed_out.weight")};
+    a.ignored = {"layers.{N}.attention.bias", "layers.{N}.attention.masked_bias",
+                 "layers.{N}.attention.rotary_emb.inv_freq", "rotary_emb.inv_freq"};
+    // rope_theta and partial_rotary_factor (newer saves write them beside rotary_emb_base and
+    // rotary_pct) are checked against those by hfWithGptNeoXRotary.
+    a.args = {{"hidden_size", "d_model"},
+              {"num_attention_heads", "n_heads"},
+              {"num_hidden_layers", "n_layers"},
+              {"intermediate_size", "d_ff"},
+              {"hidden_act", "activation", ArgKind::Activation},
+              {"max_position_embeddings", "max_len"},
+              {"layer_norm_eps", "layer_norm_eps", ArgKind::Number},
+              {"rotary_pct", "rotary_pct", ArgKind::Number},
+              {"rotary_emb_base", "rope_theta", ArgKind::Number},
+              {"use_parallel_residual", "parallel_residual", ArgKind::Bool},
+              {"vocab_size", "vocab_size"},
+              {"eos_token_id", "eos_id"},
+              {"tie_word_embeddings", "tied_output", ArgKind::Bool},
+              {"attention_bias", "", ArgKind::Bool},
+              {"rope_scaling", "", ArgKind::Refused},
+              {"rope_theta", "", ArgKind::Ignored},
+              {"partial_rotary_factor", "", ArgKind::Ignored}};
+    huggingFace(a, "gpt_neox", {"GPTNeoXForCausalLM", "GPTNeoXModel"}, HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
 }
 
 std::vector<ArchSpec> makeTable() {

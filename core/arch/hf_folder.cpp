@@ -567,6 +567,26 @@ json hfWithGptNeoLayers(const json& hf, const std::string& where) {
   return out;
 }
 
+json hfWithGptNeoXRotary(const json& hf, const std::string& where) {
+  if (!hf.is_object()) return hf;
+  const std::pair<const char*, const char*> copies[] = {{"rope_theta", "rotary_emb_base"},
+                                                        {"partial_rotary_factor", "rotary_pct"}};
+  for (const auto& [copy, key] : copies) {
+    if (!hf.contains(copy) || hf[copy].is_null()) continue;
+    const json& c = hf[copy];
+    if (!hf.contains(key) || hf[key].is_null())
+      refuse(where, std::string("\"") + copy + "\" " + clipForMessage(c.dump(), 40) +
+                        " without \"" + key +
+                        "\": GPTNeoXConfig reads the latter (its default otherwise); give it");
+    const json& k = hf[key];
+    if (!c.is_number() || !k.is_number() || c.get<double>() != k.get<double>())
+      refuse(where, std::string("\"") + copy + "\" " + clipForMessage(c.dump(), 40) + " and \"" +
+                        key + "\" " + clipForMessage(k.dump(), 40) +
+                        " differ: which the model was trained with is unclear");
+  }
+  return hf;
+}
+
 std::string hfWeightsFile(const std::string& folder) {
   const fs::path dir(folder);
   for (const char* name : {"model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",

@@ -51,6 +51,11 @@ nlohmann::json hfWithRopeTheta(const nlohmann::json& hf, const std::string& wher
 // for another kind of layer, a wrong count, the two keys disagreeing or a window below 1.
 nlohmann::json hfWithGptNeoLayers(const nlohmann::json& hf, const std::string& where);
 
+// GPT-NeoX's rotary settings: rotary_pct and rotary_emb_base, which GPTNeoXConfig reads; the
+// rope_theta and partial_rotary_factor newer versions save beside them must agree (alone, without
+// the keys they copy, which one a version reads is unclear: refused). Throws Error(BadConfig).
+nlohmann::json hfWithGptNeoXRotary(const nlohmann::json& hf, const std::string& where);
+
 // The weights file in a folder: model.safetensors, else pytorch_model.bin, else the index of their
 // shards (model.safetensors.index.json, pytorch_model.bin.index.json). Throws Error(Io) listing
 // what it looked for and what the folder holds.

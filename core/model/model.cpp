@@ -163,7 +163,8 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) 
   const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * H;
   auto arena = [&](uint64_t rows, uint64_t keys) {
     return mul({rows,
-                2 * d + A + Cw + F + per_key * keys + (o.keep_activations ? std::max(d, Cw) : 0),
+                (c.parallel_residual ? 3 : 2) * d + A + Cw + F + per_key * keys +
+                    (o.keep_activations ? std::max(d, Cw) : 0),
                 4});
   };
   // Sublayer activations (keep_activations): an input and an output [B, len, d] per entry, five
