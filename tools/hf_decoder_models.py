@@ -1,7 +1,8 @@
 """Small PyTorch GPT-2, BERT and Llama models for attnviz's parity tests, written after Hugging Face
 transformers' modeling_gpt2.py (GPT2LMHeadModel), modeling_bert.py (BertForMaskedLM) and
 modeling_llama.py (LlamaForCausalLM), modeling_qwen2.py (Qwen2ForCausalLM) and modeling_qwen3.py
-(Qwen3ForCausalLM), modeling_mistral.py, modeling_gemma.py and modeling_gpt_neo.py: the same module structure, hence the same state_dict names
+(Qwen3ForCausalLM), modeling_mistral.py, modeling_gemma.py, modeling_gpt_neo.py, modeling_gpt_neox.py and
+modeling_opt.py: the same module structure, hence the same state_dict names
 (GPT-2's Conv1D weights stored [in, out]), and the same numerics in eager mode. Debian ships no
 transformers; these classes are what tests/test_tutorials.cpp compares with.
 
@@ -18,6 +19,9 @@ transformers; these classes are what tests/test_tutorials.cpp compares with.
     Gemma(cfg)  Llama's cfg: RMSNorms × (1 + weight), embeddings × √hidden_size, a tanh-GELU gate
     GptNeo(cfg) modeling_gpt_neo.py: GPT-2's blocks with separate q/k/v, unscaled scores, global and
                 local (window_size) layers
+    GptNeoX(cfg) modeling_gpt_neox.py: fused per-head query_key_value, rotary on the first rotary_pct of
+                each head, the parallel residual or the sequential blocks (use_parallel_residual)
+    Opt(cfg)    modeling_opt.py: positions at offset 2, ReLU, pre- or post-norm (do_layer_norm_before)
 
 Each records its attention blocks and offers ``trace(ids[, segments])`` -> the reference tensors
 (``dec_self.*`` or ``enc_self.*`` [B, L, H, Tq, Tk], ``logits``, ``hidden``) and ``config()`` ->
@@ -700,4 +704,102 @@ class GptNeoX(nn.Module):
                   "rope_scaling": None, "bos_token_id": 0, "eos_token_id": 0,
                   # what newer GPTNeoXConfig versions save beside rotary_pct and rotary_emb_base
                   "partial_rotary_factor": c["rotary_pct"], "rope_theta": c["rotary_emb_base"]})
+        return c
+
+
+# ---- OPT ----
+class _OptAttention(nn.Module):
+    """OPTAttention: q_proj(x) × head_dim^-0.5, then q·k; biases on q, k, v, out_proj."""
+
+    def __init__(self, c):
+        super().__init__()
+        H = c["hidden_size"]
+        self.n, self.hd = c["num_attention_heads"], H // c["num_attention_heads"]
+        bias = c.get("enable_bias", True)
+        self.q_proj, self.k_proj = nn.Linear(H, H, bias=bias), nn.Linear(H, H, bias=bias)
+        self.v_proj, self.out_proj = nn.Linear(H, H, bias=bias), nn.Linear(H, H, bias=bias)
+
+    def forward(self, x):
+        B, T, H = x.shape
+        q = (self.q_proj(x) * self.hd ** -0.5).view(B, T, self.n, self.hd).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.n, self.hd).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.n, self.hd).transpose(1, 2)
+        w = torch.matmul(q, k.transpose(-1, -2))
+        masked = _causal(T, x.device)
+        probs = F.softmax(torch.where(masked, torch.finfo(w.dtype).min, w), dim=-1)
+        _record(self, w, masked, probs)
+        return self.out_proj(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, H))
+
+
+class _OptLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H = c["hidden_size"]
+        self.pre = c["do_layer_norm_before"]
+        self.self_attn = _OptAttention(c)
+        self.self_attn_layer_norm = nn.LayerNorm(H)
+        self.fc1 = nn.Linear(H, c["ffn_dim"], bias=c.get("enable_bias", True))
+        self.fc2 = nn.Linear(c["ffn_dim"], H, bias=c.get("enable_bias", True))
+        self.final_layer_norm = nn.LayerNorm(H)
+
+    def forward(self, x):
+        h = self.self_attn(self.self_attn_layer_norm(x) if self.pre else x) + x
+        if not self.pre:  # opt-350m: the norm after the residual
+            h = self.self_attn_layer_norm(h)
+        f = self.fc2(F.relu(self.fc1(self.final_layer_norm(h) if self.pre else h))) + h
+        return f if self.pre else self.final_layer_norm(f)
+
+
+class Opt(nn.Module):
+    """OPTForCausalLM (modeling_opt.py) with word_embed_proj_dim = hidden_size: learned positions
+    read at position + 2, OPT's layers, the decoder's final_layer_norm when do_layer_norm_before,
+    lm_head tied to embed_tokens. cfg: vocab_size, hidden_size, num_hidden_layers,
+    num_attention_heads, ffn_dim, max_position_embeddings, do_layer_norm_before."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        H = c["hidden_size"]
+        self.model = nn.Module()
+        d = self.model.decoder = nn.Module()
+        d.embed_tokens = nn.Embedding(c["vocab_size"], H, padding_idx=1)
+        d.embed_positions = nn.Embedding(c["max_position_embeddings"] + 2, H)
+        if c["do_layer_norm_before"]:
+            d.final_layer_norm = nn.LayerNorm(H)
+        d.layers = nn.ModuleList([_OptLayer(c) for _ in range(c["num_hidden_layers"])])
+        self.lm_head = nn.Linear(H, c["vocab_size"], bias=False)
+        self.lm_head.weight = d.embed_tokens.weight
+
+    def _run(self, idx):
+        d = self.model.decoder
+        # positions from the attention mask (all ones): cumsum − 1, then + 2
+        pos = torch.cumsum(torch.ones_like(idx), dim=1) - 1
+        h = d.embed_tokens(idx) + d.embed_positions(pos + 2)
+        for layer in d.layers:
+            h = layer(h)
+        hidden = d.final_layer_norm(h) if self.c["do_layer_norm_before"] else h
+        return hidden, self.lm_head(hidden)
+
+    def attention_layers(self):
+        return [layer.self_attn for layer in self.model.decoder.layers]
+
+    def greedy(self, prompt, n, eos):
+        return _greedy(self, prompt, n, eos)
+
+    def trace(self, ids):
+        self.eval()
+        with torch.no_grad():
+            hidden, logits = self._run(torch.tensor(ids))
+        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
+        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
+        return out
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "opt", "architectures": ["OPTForCausalLM"], "activation_function": "relu",
+                  "word_embed_proj_dim": c["hidden_size"], "enable_bias": True,
+                  "layer_norm_elementwise_affine": True, "_remove_final_layer_norm": False,
+                  "dropout": 0.0, "attention_dropout": 0.0, "layerdrop": 0.0, "init_std": 0.02,
+                  "use_cache": True, "pad_token_id": 1, "bos_token_id": 2, "eos_token_id": 2,
+                  "tie_word_embeddings": True})
         return c

@@ -362,6 +362,34 @@ def hf_gpt_neox_seq(out, case):
                     [[3, 9, 27, 41, 12, 12, 6, 33, 20], [48, 2, 15, 30, 8, 21, 39, 4, 17]], [3, 9, 27])
 
 
+# OPT as opt-125m's config.json has it (pre-norm, ReLU, tied), small; and opt-350m's post-norm
+# blocks (do_layer_norm_before false), without its project_in / project_out (refused by attnviz).
+OPT_TEST = {"vocab_size": 52, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "ffn_dim": 64, "max_position_embeddings": 30, "do_layer_norm_before": True}
+
+
+def _hf_opt(out, case, c, seed, ids, prompt):
+    model = tm.init_peaked_(hf.Opt(c), seed)
+    state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    vocab = ["<s>", "<pad>", "</s>", "<unk>"] + ["o%d" % i for i in range(c["vocab_size"] - 4)]
+    _write_ref(out, case, model.trace(ids),
+               {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": 10,
+                                           "out_ids": model.greedy(prompt, 10, 2)}})
+    return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
+
+
+def hf_opt(out, case):
+    """save_pretrained of OPTForCausalLM (tied: no lm_head.weight); prompts begin with </s> (2), as
+    OPT's tokenizer starts them."""
+    return _hf_opt(out, case, OPT_TEST, 53,
+                   [[2, 17, 40, 8, 23, 30, 5, 11, 49], [2, 9, 9, 36, 14, 27, 44, 6, 21]], [2, 17, 40])
+
+
+def hf_opt_post(out, case):
+    return _hf_opt(out, case, dict(OPT_TEST, do_layer_norm_before=False), 59,
+                   [[2, 31, 4, 19, 19, 42, 7, 12, 28], [2, 5, 38, 22, 10, 47, 15, 33, 8]], [2, 31, 4])
+
+
 def bench_model(name):
     """The PyTorch model of BENCH_SIZES[name], with the weights write_bench_model writes."""
     kind, c = BENCH_SIZES[name]
@@ -417,6 +445,9 @@ def main():
          "hf-gpt-neox", {}, [], []),
         ("hf_gpt_neox_seq", hf_gpt_neox_seq, "save_pretrained folder (model.safetensors, tied)",
          "hf-gpt-neox", {}, [], []),
+        ("hf_opt", hf_opt, "save_pretrained folder (model.safetensors, tied)", "hf-opt", {}, [], []),
+        ("hf_opt_post", hf_opt_post, "save_pretrained folder (do_layer_norm_before false)", "hf-opt",
+         {}, [], []),
         ("hf_qwen2", hf_qwen2, "save_pretrained folder (2 shards, untied)", "hf-qwen2", {}, [],
          []),
     ]

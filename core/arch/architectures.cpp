@@ -824,6 +824,48 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     huggingFace(a, "gpt_neox", {"GPTNeoXForCausalLM", "GPTNeoXModel"}, HfTokenizer::ByteLevelBpe);
     t.push_back(a);
   }
+  {
+    // modeling_opt.py (OPTForCausalLM): names under "model.decoder.", lm_head tied to
+    // embed_tokens; learned positions read at position + 2 (OPTLearnedPositionalEmbedding's
+    // offset); q, k, v, out_proj and fc1/fc2 with biases (enable_bias), ReLU; LayerNorms before
+    // each sublayer and a final_layer_norm (do_layer_norm_before), or after each residual
+    // (opt-350m: do_layer_norm_before false, no final norm). word_embed_proj_dim other than
+    // hidden_size (project_in / project_out) is refused (hfOptNorm).
+    ArchSpec a = describe("hf-opt", "OPTForCausalLM", "Hugging Face OPTForCausalLM (OPT)",
+                          "Hugging Face transformers' modeling_opt.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults = gptDefaults(Activation::Relu);
+    a.defaults.position_offset = 2;
+    a.defaults.max_len = 2048;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    const std::string l = "layers.{N}.";
+    a.names = {one(kDec, Role::TokenEmbd, "embed_tokens.weight"),
+               one(kDec, Role::PosEmbd, "embed_positions.weight")};
+    add(a.names, separate(kDec, false, l + "self_attn.", "q_proj", "k_proj", "v_proj", "out_proj"));
+    add(a.names,
+        {mod(kDec, Role::AttnNorm, l + "self_attn_layer_norm"), mod(kDec, Role::FfnUp, l + "fc1"),
+         mod(kDec, Role::FfnDown, l + "fc2"), mod(kDec, Role::FfnNorm, l + "final_layer_norm"),
+         mod(kDec, Role::FinalNorm, "final_layer_norm", kOptional),
+         one(kHead, Role::Output, "lm_head.weight")});
+    a.args = {{"hidden_size", "d_model"},
+              {"num_attention_heads", "n_heads"},
+              {"num_hidden_layers", "n_layers"},
+              {"ffn_dim", "d_ff"},
+              {"activation_function", "activation", ArgKind::Activation},
+              {"max_position_embeddings", "max_len"},
+              {"vocab_size", "vocab_size"},
+              {"bos_token_id", "bos_id"},
+              {"eos_token_id", "eos_id"},
+              {"tie_word_embeddings", "tied_output", ArgKind::Bool},
+              {"enable_bias", "", ArgKind::Bool},
+              {"do_layer_norm_before", "", ArgKind::Bool},
+              {"word_embed_proj_dim", "", ArgKind::Int},
+              {"_remove_final_layer_norm", "", ArgKind::Refused, "false"},
+              {"layer_norm_elementwise_affine", "", ArgKind::Refused, "true"}};
+    huggingFace(a, "opt", {"OPTForCausalLM", "OPTModel"}, HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
 }
 
 std::vector<ArchSpec> makeTable() {

@@ -587,6 +587,19 @@ json hfWithGptNeoXRotary(const json& hf, const std::string& where) {
   return hf;
 }
 
+std::string hfOptNorm(const json& hf, const std::string& where) {
+  if (!hf.is_object()) return "pre";
+  if (hf.contains("word_embed_proj_dim") && !hf["word_embed_proj_dim"].is_null() &&
+      hf["word_embed_proj_dim"] != hf.value("hidden_size", json()))
+    refuse(where, "word_embed_proj_dim " + clipForMessage(hf["word_embed_proj_dim"].dump(), 20) +
+                      " differs from hidden_size " +
+                      clipForMessage(hf.value("hidden_size", json()).dump(), 20) +
+                      ": OPT then projects the embeddings in and the output out (project_in, "
+                      "project_out), which attnviz does not run (opt-350m)");
+  if (hf.contains("do_layer_norm_before") && hf["do_layer_norm_before"] == false) return "post";
+  return "pre";
+}
+
 std::string hfWeightsFile(const std::string& folder) {
   const fs::path dir(folder);
   for (const char* name : {"model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",

@@ -56,6 +56,11 @@ nlohmann::json hfWithGptNeoLayers(const nlohmann::json& hf, const std::string& w
 // the keys they copy, which one a version reads is unclear: refused). Throws Error(BadConfig).
 nlohmann::json hfWithGptNeoXRotary(const nlohmann::json& hf, const std::string& where);
 
+// OPT's norm placement: "pre" when do_layer_norm_before is true or absent (OPTConfig's default),
+// "post" when false (opt-350m). Throws Error(BadConfig) for a word_embed_proj_dim other than
+// hidden_size (project_in / project_out, which attnviz does not run).
+std::string hfOptNorm(const nlohmann::json& hf, const std::string& where);
+
 // The weights file in a folder: model.safetensors, else pytorch_model.bin, else the index of their
 // shards (model.safetensors.index.json, pytorch_model.bin.index.json). Throws Error(Io) listing
 // what it looked for and what the folder holds.

@@ -611,10 +611,18 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
         hf_args = hfWithGptNeoLayers(hf_args, folder_config.string());
       if (spec.hf_model_type == "gpt_neox")
         hf_args = hfWithGptNeoXRotary(hf_args, folder_config.string());
+      // OPT's do_layer_norm_before (checked, with word_embed_proj_dim, before the tensors).
+      const std::string opt_norm =
+          spec.hf_model_type == "opt" ? hfOptNorm(hf_args, folder_config.string()) : "";
       const Inference inf = inferConfig(file, given, &hf_args);
       if (!inf.complete())
         throw MissingInfoError(folder_config.string() + ": " + inf.explain(), inf);
       nlohmann::json c = inf.config;
+      if (!opt_norm.empty() && !given.norm) {
+        c["norm"] = opt_norm;
+        f.notes.push_back(opt_norm + "-LayerNorm (config.json[\"do_layer_norm_before\"] " +
+                          (opt_norm == "pre" ? "true or absent)" : "false)"));
+      }
       c["name"] = model.parent_path().filename().string();
       c["description"] = "Hugging Face " + spec.hf_classes.front() + " from " + folder;
       f.config = ModelConfig::fromJson(c, folder_config.string() +
