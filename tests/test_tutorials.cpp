@@ -173,16 +173,35 @@ class TestTutorials : public QObject {
   // gradient along every 7th weight — the q_norm and k_norm gains among them, and the projections
   // and layers below them — is its central difference.
   void qkNormGradients() {
+    checkGradients("hf_qwen3", {{1, 12, 40, 7, 7, 33, 21}, {1, 44, 3, 26, 26, 15, 9}},
+                   {{12, 40, 7, 7, 33, 21, 2}, {44, 3, 26, 26, 15, 9, 38}});
+  }
+
+  // GPT-NeoX's parallel residual (both sublayers from the layer's input) and partial rotary (a
+  // quarter of each head turned), then its sequential blocks with half of each head turned: the
+  // backward pass against central differences.
+  void parallelResidualAndPartialRotaryGradients() {
+    checkGradients("hf_gpt_neox", {{7, 22, 13, 40, 3, 31, 9}, {5, 5, 28, 44, 19, 10, 2}},
+                   {{22, 13, 40, 3, 31, 9, 18}, {5, 28, 44, 19, 10, 2, 36}});
+    checkGradients("hf_gpt_neox_seq", {{3, 9, 27, 41, 12, 12, 6}, {48, 2, 15, 30, 8, 21, 39}},
+                   {{9, 27, 41, 12, 12, 6, 33}, {2, 15, 30, 8, 21, 39, 4}});
+  }
+
+ private:
+  // The training pass's gradients of case `name` on one batch against central differences of its
+  // loss, every 7th parameter.
+  static void checkGradients(const char* name, const std::vector<std::vector<int>>& ids,
+                             const std::vector<std::vector<int>>& targets) {
     nlohmann::json c;
     for (const auto& e : cases())
-      if (e["case"] == "hf_qwen3") c = e;
-    QVERIFY(!c.is_null());
+      if (e["case"] == name) c = e;
+    QVERIFY2(!c.is_null(), name);
     Model model(loadModel(casesDir() + "/" + c["path"].get<std::string>()), makeCpuBackend(1));
     Training training(model);
     Inputs in;
-    in.tgt = {{1, 12, 40, 7, 7, 33, 21}, {1, 44, 3, 26, 26, 15, 9}};
+    in.tgt = ids;
     Targets tg;
-    tg.tokens = {{12, 40, 7, 7, 33, 21, 2}, {44, 3, 26, 26, 15, 9, 38}};
+    tg.tokens = targets;
     training.zeroGradients();
     training.forwardBackward(in, tg);
     const int64_t n = training.parameterCount();
@@ -199,7 +218,8 @@ class TestTutorials : public QObject {
       const double numeric = (lossAt(keep + h) - lossAt(keep - h)) / (2.0 * h);
       params[i] = keep;
       QVERIFY2(std::abs(numeric - grads[i]) <= 0.02 * std::abs(grads[i]) + 2e-3,
-               qPrintable(QString("parameter %1 of %2: gradient %3, central difference %4")
+               qPrintable(QString("%1: parameter %2 of %3: gradient %4, central difference %5")
+                              .arg(name)
                               .arg(i)
                               .arg(n)
                               .arg(grads[i])
@@ -208,7 +228,6 @@ class TestTutorials : public QObject {
     QVERIFY(checked > 100);
   }
 
- private:
   // f() in a forked child: its result, or what ended the child.
   static std::string inChild(const std::function<std::string()>& f) {
     int fds[2];

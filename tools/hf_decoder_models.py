@@ -1,7 +1,8 @@
 """Small PyTorch GPT-2, BERT and Llama models for attnviz's parity tests, written after Hugging Face
 transformers' modeling_gpt2.py (GPT2LMHeadModel), modeling_bert.py (BertForMaskedLM) and
 modeling_llama.py (LlamaForCausalLM), modeling_qwen2.py (Qwen2ForCausalLM) and modeling_qwen3.py
-(Qwen3ForCausalLM), modeling_mistral.py and modeling_gemma.py: the same module structure, hence the same state_dict names
+(Qwen3ForCausalLM), modeling_mistral.py, modeling_gemma.py, modeling_gpt_neo.py, modeling_gpt_neox.py and
+modeling_opt.py: the same module structure, hence the same state_dict names
 (GPT-2's Conv1D weights stored [in, out]), and the same numerics in eager mode. Debian ships no
 transformers; these classes are what tests/test_tutorials.cpp compares with.
 
@@ -16,6 +17,11 @@ transformers; these classes are what tests/test_tutorials.cpp compares with.
     Qwen3(cfg)  Llama's cfg: each head's q and k RMS-normalised (q_norm, k_norm) before the rotation
     Mistral(cfg)  Llama's blocks, no sliding window (sliding_window null)
     Gemma(cfg)  Llama's cfg: RMSNorms × (1 + weight), embeddings × √hidden_size, a tanh-GELU gate
+    GptNeo(cfg) modeling_gpt_neo.py: GPT-2's blocks with separate q/k/v, unscaled scores, global and
+                local (window_size) layers
+    GptNeoX(cfg) modeling_gpt_neox.py: fused per-head query_key_value, rotary on the first rotary_pct of
+                each head, the parallel residual or the sequential blocks (use_parallel_residual)
+    Opt(cfg)    modeling_opt.py: positions at offset 2, ReLU, pre- or post-norm (do_layer_norm_before)
 
 Each records its attention blocks and offers ``trace(ids[, segments])`` -> the reference tensors
 (``dec_self.*`` or ``enc_self.*`` [B, L, H, Tq, Tk], ``logits``, ``hidden``) and ``config()`` ->
@@ -461,4 +467,339 @@ class Gemma(Llama):
                   "hidden_activation": "gelu_pytorch_tanh", "rope_scaling": None,
                   "attention_bias": False, "attention_dropout": 0.0, "pad_token_id": 0,
                   "bos_token_id": 2, "eos_token_id": 1})
+        return c
+
+
+# ---- GPT-Neo ----
+def _greedy(model, prompt, n, eos):
+    """generate() with do_sample=False: the argmax of the whole sequence rerun, n times, stopping
+    after eos (kept); the ids after the prompt."""
+    ids = list(prompt)
+    model.eval()
+    with torch.no_grad():
+        for _ in range(n):
+            ids.append(int(model._run(torch.tensor([ids]))[1][0, -1].argmax()))
+            if ids[-1] == eos:
+                break
+    return ids[len(prompt):]
+
+
+class _NeoSelfAttention(nn.Module):
+    """GPTNeoSelfAttention: q, k, v without biases, out_proj with one; the scores q·k unscaled, in
+    float32; a "local" layer also masks every key more than window_size - 1 positions back."""
+
+    def __init__(self, c, kind):
+        super().__init__()
+        H = c["hidden_size"]
+        self.n, self.hd = c["num_heads"], H // c["num_heads"]
+        self.kind, self.window = kind, c["window_size"]
+        self.k_proj = nn.Linear(H, H, bias=False)
+        self.v_proj = nn.Linear(H, H, bias=False)
+        self.q_proj = nn.Linear(H, H, bias=False)
+        self.out_proj = nn.Linear(H, H, bias=True)
+
+    def forward(self, x):
+        B, T, H = x.shape
+        q, k, v = [lin(x).view(B, T, self.n, self.hd).transpose(1, 2)
+                   for lin in (self.q_proj, self.k_proj, self.v_proj)]
+        w = torch.matmul(q.float(), k.float().transpose(-1, -2))
+        masked = _causal(T, x.device)
+        if self.kind == "local":
+            i = torch.arange(T, device=x.device)
+            masked = masked | (i[None, :] <= i[:, None] - self.window).view(1, 1, T, T)
+        probs = F.softmax(torch.where(masked, torch.finfo(w.dtype).min, w), dim=-1)
+        _record(self, w, masked, probs)
+        return self.out_proj(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, H))
+
+
+class _NeoBlock(nn.Module):
+    def __init__(self, c, kind):
+        super().__init__()
+        H, eps = c["hidden_size"], c["layer_norm_epsilon"]
+        inner = c.get("intermediate_size") or 4 * H
+        self.ln_1 = nn.LayerNorm(H, eps=eps)
+        self.attn = nn.Module()
+        self.attn.attention = _NeoSelfAttention(c, kind)
+        self.ln_2 = nn.LayerNorm(H, eps=eps)
+        self.mlp = nn.Module()
+        self.mlp.c_fc = nn.Linear(H, inner)
+        self.mlp.c_proj = nn.Linear(inner, H)
+
+    def forward(self, x):
+        x = x + self.attn.attention(self.ln_1(x))
+        return x + self.mlp.c_proj(F.gelu(self.mlp.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+def _neo_layers(types):
+    """GPTNeoConfig.expand_attention_types_params: [[["global", "local"], 2]] -> the layers."""
+    out = []
+    for pattern, count in types:
+        for _ in range(count):
+            out.extend(pattern)
+    return out
+
+
+class GptNeo(nn.Module):
+    """GPTNeoForCausalLM (modeling_gpt_neo.py): learned positions, pre-LayerNorm blocks whose
+    attention alternates global and local (window_size), gelu_new, ln_f, lm_head tied to wte.
+    cfg: vocab_size, hidden_size, num_layers, num_heads, max_position_embeddings, window_size,
+    attention_types, layer_norm_epsilon[, intermediate_size]."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        H = c["hidden_size"]
+        self.transformer = nn.Module()
+        self.transformer.wte = nn.Embedding(c["vocab_size"], H)
+        self.transformer.wpe = nn.Embedding(c["max_position_embeddings"], H)
+        self.transformer.h = nn.ModuleList([_NeoBlock(c, kind)
+                                            for kind in _neo_layers(c["attention_types"])])
+        self.transformer.ln_f = nn.LayerNorm(H, eps=c["layer_norm_epsilon"])
+        self.lm_head = nn.Linear(H, c["vocab_size"], bias=False)
+        self.lm_head.weight = self.transformer.wte.weight
+
+    def _run(self, idx):
+        t = self.transformer
+        h = t.wte(idx) + t.wpe(torch.arange(idx.shape[1], device=idx.device))
+        for block in t.h:
+            h = block(h)
+        hidden = t.ln_f(h)
+        return hidden, self.lm_head(hidden)
+
+    def attention_layers(self):
+        return [b.attn.attention for b in self.transformer.h]
+
+    def greedy(self, prompt, n, eos):
+        return _greedy(self, prompt, n, eos)
+
+    def trace(self, ids):
+        self.eval()
+        with torch.no_grad():
+            hidden, logits = self._run(torch.tensor(ids))
+        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
+        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
+        return out
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "gpt_neo", "architectures": ["GPTNeoForCausalLM"],
+                  "attention_layers": _neo_layers(c["attention_types"]),
+                  "activation_function": "gelu_new", "intermediate_size": c.get("intermediate_size"),
+                  "embed_dropout": 0.0, "attention_dropout": 0.0, "resid_dropout": 0.0,
+                  "classifier_dropout": 0.1, "initializer_range": 0.02, "use_cache": True,
+                  "bos_token_id": c["vocab_size"] - 1, "eos_token_id": c["vocab_size"] - 1,
+                  "tie_word_embeddings": True})
+        return c
+
+
+# ---- GPT-NeoX / Pythia ----
+class _NeoXAttention(nn.Module):
+    """GPTNeoXAttention: query_key_value fused per head (the output viewed [.., heads, 3·head_size]:
+    each head's q, k, v side by side), rotate_half rotary positions on each head's first
+    rotary_ndims = int(head_size · rotary_pct) values, scores × head_size^-0.5, dense."""
+
+    def __init__(self, c):
+        super().__init__()
+        H = c["hidden_size"]
+        self.n, self.hd = c["num_attention_heads"], H // c["num_attention_heads"]
+        self.rot = int(self.hd * c["rotary_pct"])
+        bias = c.get("attention_bias", True)
+        self.query_key_value = nn.Linear(H, 3 * H, bias=bias)
+        self.dense = nn.Linear(H, H, bias=bias)
+
+    def forward(self, x, cos, sin):
+        B, T, H = x.shape
+        qkv = self.query_key_value(x).view(B, T, self.n, 3 * self.hd)
+        q = qkv[..., : self.hd].permute(0, 2, 1, 3)
+        k = qkv[..., self.hd: 2 * self.hd].permute(0, 2, 1, 3)
+        v = qkv[..., 2 * self.hd:].permute(0, 2, 1, 3)
+        q_rot, q_pass = q[..., : self.rot], q[..., self.rot:]
+        k_rot, k_pass = k[..., : self.rot], k[..., self.rot:]
+        q = torch.cat((q_rot * cos + _rotate_half(q_rot) * sin, q_pass), dim=-1)
+        k = torch.cat((k_rot * cos + _rotate_half(k_rot) * sin, k_pass), dim=-1)
+        w = torch.matmul(q, k.transpose(-1, -2)) * self.hd ** -0.5
+        masked = _causal(T, x.device)
+        probs = F.softmax(torch.where(masked, torch.finfo(w.dtype).min, w), dim=-1)
+        _record(self, w, masked, probs)
+        return self.dense(torch.matmul(probs, v).permute(0, 2, 1, 3).reshape(B, T, H))
+
+
+class _NeoXMlp(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense_h_to_4h = nn.Linear(c["hidden_size"], c["intermediate_size"])
+        self.dense_4h_to_h = nn.Linear(c["intermediate_size"], c["hidden_size"])
+
+    def forward(self, x):
+        return self.dense_4h_to_h(F.gelu(self.dense_h_to_4h(x)))  # hidden_act "gelu"
+
+
+class _NeoXLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.parallel = c["use_parallel_residual"]
+        self.input_layernorm = nn.LayerNorm(c["hidden_size"], eps=c["layer_norm_eps"])
+        self.post_attention_layernorm = nn.LayerNorm(c["hidden_size"], eps=c["layer_norm_eps"])
+        self.attention = _NeoXAttention(c)
+        self.mlp = _NeoXMlp(c)
+
+    def forward(self, x, cos, sin):
+        a = self.attention(self.input_layernorm(x), cos, sin)
+        if self.parallel:  # x + attn(ln1(x)) + mlp(ln2(x))
+            return self.mlp(self.post_attention_layernorm(x)) + a + x
+        a = a + x
+        return self.mlp(self.post_attention_layernorm(a)) + a
+
+
+class GptNeoX(nn.Module):
+    """GPTNeoXForCausalLM (modeling_gpt_neox.py): embed_in, layers of _NeoXLayer, final_layer_norm,
+    embed_out (untied unless tie_word_embeddings). cfg: vocab_size, hidden_size, num_hidden_layers,
+    num_attention_heads, intermediate_size, rotary_pct, rotary_emb_base, max_position_embeddings,
+    layer_norm_eps, use_parallel_residual, tie_word_embeddings."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        H = c["hidden_size"]
+        self.gpt_neox = nn.Module()
+        self.gpt_neox.embed_in = nn.Embedding(c["vocab_size"], H)
+        self.gpt_neox.layers = nn.ModuleList([_NeoXLayer(c) for _ in range(c["num_hidden_layers"])])
+        self.gpt_neox.final_layer_norm = nn.LayerNorm(H, eps=c["layer_norm_eps"])
+        self.embed_out = nn.Linear(H, c["vocab_size"], bias=False)
+        if c["tie_word_embeddings"]:
+            self.embed_out.weight = self.gpt_neox.embed_in.weight
+
+    def _run(self, idx):
+        T = idx.shape[1]
+        rot = int(self.c["hidden_size"] // self.c["num_attention_heads"] * self.c["rotary_pct"])
+        inv_freq = 1.0 / (self.c["rotary_emb_base"] ** (torch.arange(0, rot, 2, dtype=torch.int64).float() / rot))
+        freqs = torch.outer(torch.arange(T).float(), inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        h = self.gpt_neox.embed_in(idx)
+        for layer in self.gpt_neox.layers:
+            h = layer(h, cos, sin)
+        hidden = self.gpt_neox.final_layer_norm(h)
+        return hidden, self.embed_out(hidden)
+
+    def attention_layers(self):
+        return [layer.attention for layer in self.gpt_neox.layers]
+
+    def greedy(self, prompt, n, eos):
+        return _greedy(self, prompt, n, eos)
+
+    def trace(self, ids):
+        self.eval()
+        with torch.no_grad():
+            hidden, logits = self._run(torch.tensor(ids))
+        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
+        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
+        return out
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "gpt_neox", "architectures": ["GPTNeoXForCausalLM"], "hidden_act": "gelu",
+                  "attention_bias": True, "attention_dropout": 0.0, "hidden_dropout": 0.0,
+                  "classifier_dropout": 0.1, "initializer_range": 0.02, "use_cache": True,
+                  "rope_scaling": None, "bos_token_id": 0, "eos_token_id": 0,
+                  # what newer GPTNeoXConfig versions save beside rotary_pct and rotary_emb_base
+                  "partial_rotary_factor": c["rotary_pct"], "rope_theta": c["rotary_emb_base"]})
+        return c
+
+
+# ---- OPT ----
+class _OptAttention(nn.Module):
+    """OPTAttention: q_proj(x) × head_dim^-0.5, then q·k; biases on q, k, v, out_proj."""
+
+    def __init__(self, c):
+        super().__init__()
+        H = c["hidden_size"]
+        self.n, self.hd = c["num_attention_heads"], H // c["num_attention_heads"]
+        bias = c.get("enable_bias", True)
+        self.q_proj, self.k_proj = nn.Linear(H, H, bias=bias), nn.Linear(H, H, bias=bias)
+        self.v_proj, self.out_proj = nn.Linear(H, H, bias=bias), nn.Linear(H, H, bias=bias)
+
+    def forward(self, x):
+        B, T, H = x.shape
+        q = (self.q_proj(x) * self.hd ** -0.5).view(B, T, self.n, self.hd).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.n, self.hd).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.n, self.hd).transpose(1, 2)
+        w = torch.matmul(q, k.transpose(-1, -2))
+        masked = _causal(T, x.device)
+        probs = F.softmax(torch.where(masked, torch.finfo(w.dtype).min, w), dim=-1)
+        _record(self, w, masked, probs)
+        return self.out_proj(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, H))
+
+
+class _OptLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H = c["hidden_size"]
+        self.pre = c["do_layer_norm_before"]
+        self.self_attn = _OptAttention(c)
+        self.self_attn_layer_norm = nn.LayerNorm(H)
+        self.fc1 = nn.Linear(H, c["ffn_dim"], bias=c.get("enable_bias", True))
+        self.fc2 = nn.Linear(c["ffn_dim"], H, bias=c.get("enable_bias", True))
+        self.final_layer_norm = nn.LayerNorm(H)
+
+    def forward(self, x):
+        h = self.self_attn(self.self_attn_layer_norm(x) if self.pre else x) + x
+        if not self.pre:  # opt-350m: the norm after the residual
+            h = self.self_attn_layer_norm(h)
+        f = self.fc2(F.relu(self.fc1(self.final_layer_norm(h) if self.pre else h))) + h
+        return f if self.pre else self.final_layer_norm(f)
+
+
+class Opt(nn.Module):
+    """OPTForCausalLM (modeling_opt.py) with word_embed_proj_dim = hidden_size: learned positions
+    read at position + 2, OPT's layers, the decoder's final_layer_norm when do_layer_norm_before,
+    lm_head tied to embed_tokens. cfg: vocab_size, hidden_size, num_hidden_layers,
+    num_attention_heads, ffn_dim, max_position_embeddings, do_layer_norm_before."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        H = c["hidden_size"]
+        self.model = nn.Module()
+        d = self.model.decoder = nn.Module()
+        d.embed_tokens = nn.Embedding(c["vocab_size"], H, padding_idx=1)
+        d.embed_positions = nn.Embedding(c["max_position_embeddings"] + 2, H)
+        if c["do_layer_norm_before"]:
+            d.final_layer_norm = nn.LayerNorm(H)
+        d.layers = nn.ModuleList([_OptLayer(c) for _ in range(c["num_hidden_layers"])])
+        self.lm_head = nn.Linear(H, c["vocab_size"], bias=False)
+        self.lm_head.weight = d.embed_tokens.weight
+
+    def _run(self, idx):
+        d = self.model.decoder
+        # positions from the attention mask (all ones): cumsum − 1, then + 2
+        pos = torch.cumsum(torch.ones_like(idx), dim=1) - 1
+        h = d.embed_tokens(idx) + d.embed_positions(pos + 2)
+        for layer in d.layers:
+            h = layer(h)
+        hidden = d.final_layer_norm(h) if self.c["do_layer_norm_before"] else h
+        return hidden, self.lm_head(hidden)
+
+    def attention_layers(self):
+        return [layer.self_attn for layer in self.model.decoder.layers]
+
+    def greedy(self, prompt, n, eos):
+        return _greedy(self, prompt, n, eos)
+
+    def trace(self, ids):
+        self.eval()
+        with torch.no_grad():
+            hidden, logits = self._run(torch.tensor(ids))
+        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
+        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
+        return out
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "opt", "architectures": ["OPTForCausalLM"], "activation_function": "relu",
+                  "word_embed_proj_dim": c["hidden_size"], "enable_bias": True,
+                  "layer_norm_elementwise_affine": True, "_remove_final_layer_norm": False,
+                  "dropout": 0.0, "attention_dropout": 0.0, "layerdrop": 0.0, "init_std": 0.02,
+                  "use_cache": True, "pad_token_id": 1, "bos_token_id": 2, "eos_token_id": 2,
+                  "tie_word_embeddings": True})
         return c

@@ -252,18 +252,22 @@ def hf_llama(out, case, c=LLAMA_TEST, reference=True):
     return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
 
 
-def _hf_decoder_case(out, case, model_class, c, seed, prompt, ids=None, max_len=10, shards=1):
-    """save_pretrained of a decoder-only model written after transformers (tied: no lm_head saved),
-    with the reference trace of `ids` (two rows made from the seed unless given) and a greedy
-    decode of `prompt` through attnviz's key/value cache."""
+def _hf_decoder_case(out, case, model_class, c, seed, prompt, ids=None, max_len=10, shards=1,
+                     vocab=None, eos=None, tied_key="lm_head.weight"):
+    """save_pretrained of a decoder-only model written after transformers (tied: no `tied_key`
+    saved), with the reference trace of `ids` (two rows made from the seed unless given) and a
+    greedy decode of `prompt` through attnviz's key/value cache, stopping at `eos` (the config's
+    eos_token_id unless given)."""
     model = tm.init_peaked_(model_class(c), seed)
-    state = {k: v for k, v in model.state_dict().items()
-             if not (c["tie_word_embeddings"] and k == "lm_head.weight")}
-    vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(c["vocab_size"] - 3)]
+    tied = c.get("tie_word_embeddings", True)
+    state = {k: v for k, v in model.state_dict().items() if not (tied and k == tied_key)}
+    if vocab is None:
+        vocab = ["<unk>", "<s>", "</s>"] + ["p%d" % i for i in range(c["vocab_size"] - 3)]
     if ids is None:
         ids = [[1] + [(7 * i + seed) % (c["vocab_size"] - 3) + 3 for i in range(8)],
                [1] + [(11 * i + 2 * seed) % (c["vocab_size"] - 3) + 3 for i in range(8)]]
-    eos = model.config()["eos_token_id"]
+    if eos is None:
+        eos = model.config()["eos_token_id"]
     _write_ref(out, case, model.trace(ids),
                {"tgt_ids": ids, "greedy": {"tgt_ids": prompt, "max_len": max_len,
                                            "out_ids": model.greedy(prompt, max_len, eos)}}, model)
@@ -296,6 +300,74 @@ def hf_gemma(out, case):
     # Gemma's norms start at 0 (1 + weight): init_peaked_ puts them around 1, so 1 + w ≈ 2.
     return _hf_decoder_case(out, case, hf.Gemma, dict(QWEN2_TEST, head_dim=16, tie_word_embeddings=True),
                             37, [1, 9, 30])
+
+
+# GPT-Neo as TinyStories-1M's config.json has it (global and local layers alternating), small: the
+# window (16 keys) holds every test input, so local and global layers mask alike.
+GPT_NEO_TEST = {"vocab_size": 47, "hidden_size": 32, "num_layers": 2, "num_heads": 4,
+                "max_position_embeddings": 32, "window_size": 16,
+                "attention_types": [[["global", "local"], 1]], "layer_norm_epsilon": 1e-5,
+                "tie_word_embeddings": True}
+
+
+def hf_gpt_neo(out, case):
+    """save_pretrained of GPTNeoForCausalLM (tied: no lm_head.weight), vocab.json of GPT-2's kind."""
+    c = GPT_NEO_TEST
+    return _hf_decoder_case(out, case, hf.GptNeo, c, 41, [12, 3, 40],
+                            ids=[[12, 3, 40, 7, 21, 30, 2, 9, 9], [44, 8, 8, 15, 36, 1, 27, 5, 33]],
+                            vocab=["t%d" % i for i in range(c["vocab_size"] - 1)] + ["<|endoftext|>"],
+                            eos=c["vocab_size"] - 1)
+
+
+# GPT-NeoX as Pythia's config.json has it (parallel residual, a quarter of each head rotating, base
+# 10000, untied embed_out), small: heads 16 wide, 4 of their dimensions rotating.
+GPT_NEOX_TEST = {"vocab_size": 50, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                 "intermediate_size": 128, "rotary_pct": 0.25, "rotary_emb_base": 10000,
+                 "max_position_embeddings": 64, "layer_norm_eps": 1e-5, "use_parallel_residual": True,
+                 "tie_word_embeddings": False}
+
+
+def _hf_neox(out, case, c, seed, ids, prompt):
+    vocab = ["<|endoftext|>", "<|padding|>"] + ["n%d" % i for i in range(c["vocab_size"] - 2)]
+    return _hf_decoder_case(out, case, hf.GptNeoX, c, seed, prompt, ids=ids, vocab=vocab, eos=0,
+                            tied_key="embed_out.weight")
+
+
+def hf_gpt_neox(out, case):
+    """save_pretrained of GPTNeoXForCausalLM as Pythia's: the parallel residual, embed_out saved."""
+    return _hf_neox(out, case, GPT_NEOX_TEST, 43,
+                    [[7, 22, 13, 40, 3, 31, 9, 18, 25], [5, 5, 28, 44, 19, 10, 2, 36, 11]], [7, 22, 13])
+
+
+def hf_gpt_neox_seq(out, case):
+    """use_parallel_residual false (GPT-NeoX's sequential blocks), half of each head rotating, tied."""
+    return _hf_neox(out, case, dict(GPT_NEOX_TEST, use_parallel_residual=False, rotary_pct=0.5,
+                                    tie_word_embeddings=True), 47,
+                    [[3, 9, 27, 41, 12, 12, 6, 33, 20], [48, 2, 15, 30, 8, 21, 39, 4, 17]], [3, 9, 27])
+
+
+# OPT as opt-125m's config.json has it (pre-norm, ReLU, tied), small; and opt-350m's post-norm
+# blocks (do_layer_norm_before false), without its project_in / project_out (refused by attnviz).
+OPT_TEST = {"vocab_size": 52, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "ffn_dim": 64, "max_position_embeddings": 30, "do_layer_norm_before": True}
+
+
+def _hf_opt(out, case, c, seed, ids, prompt):
+    vocab = ["<s>", "<pad>", "</s>", "<unk>"] + ["o%d" % i for i in range(c["vocab_size"] - 4)]
+    return _hf_decoder_case(out, case, hf.Opt, dict(c, tie_word_embeddings=True), seed, prompt,
+                            ids=ids, vocab=vocab, eos=2)
+
+
+def hf_opt(out, case):
+    """save_pretrained of OPTForCausalLM (tied: no lm_head.weight); prompts begin with </s> (2), as
+    OPT's tokenizer starts them."""
+    return _hf_opt(out, case, OPT_TEST, 53,
+                   [[2, 17, 40, 8, 23, 30, 5, 11, 49], [2, 9, 9, 36, 14, 27, 44, 6, 21]], [2, 17, 40])
+
+
+def hf_opt_post(out, case):
+    return _hf_opt(out, case, dict(OPT_TEST, do_layer_norm_before=False), 59,
+                   [[2, 31, 4, 19, 19, 42, 7, 12, 28], [2, 5, 38, 22, 10, 47, 15, 33, 8]], [2, 31, 4])
 
 
 def bench_model(name):
@@ -347,6 +419,15 @@ def main():
         ("hf_gemma", hf_gemma, "save_pretrained folder (model.safetensors, tied)", "hf-gemma", {}, [], []),
         ("hf_qwen3", hf_qwen3, "save_pretrained folder (model.safetensors, tied)", "hf-qwen3", {}, [],
          []),
+        ("hf_gpt_neo", hf_gpt_neo, "save_pretrained folder (model.safetensors, tied)", "hf-gpt-neo",
+         {}, [], []),
+        ("hf_gpt_neox", hf_gpt_neox, "save_pretrained folder (model.safetensors, untied)",
+         "hf-gpt-neox", {}, [], []),
+        ("hf_gpt_neox_seq", hf_gpt_neox_seq, "save_pretrained folder (model.safetensors, tied)",
+         "hf-gpt-neox", {}, [], []),
+        ("hf_opt", hf_opt, "save_pretrained folder (model.safetensors, tied)", "hf-opt", {}, [], []),
+        ("hf_opt_post", hf_opt_post, "save_pretrained folder (do_layer_norm_before false)", "hf-opt",
+         {}, [], []),
         ("hf_qwen2", hf_qwen2, "save_pretrained folder (2 shards, untied)", "hf-qwen2", {}, [],
          []),
     ]

@@ -55,14 +55,24 @@ int runInfo(const ModelArgs& args) {
                 : c.norm_kind == NormKind::LayerNormStd ? "LayerNorm (unbiased std + eps)"
                                                         : "LayerNorm")
             << (c.final_norm ? " + final norms" : "") << (c.embed_norm ? " + embedding norm" : "")
+            << (c.parallel_residual ? "; parallel residual x + attn(N1(x)) + ffn(N2(x))" : "")
             << "\n"
             << "positions:    " << positionalName(c.positional) << ", max_len " << c.max_len
             << (c.positional == Positional::Rotary ? ", theta " + shortNumber(c.rope_theta) + ", " +
                                                          ropeLayoutName(c.rope_layout) + " pairs"
                                                    : std::string())
+            << (c.positional == Positional::Rotary && c.rotaryDims() != c.d_k
+                    ? " on the first " + std::to_string(c.rotaryDims()) + " of " +
+                          std::to_string(c.d_k) + " dimensions of each head (rotary_pct " +
+                          shortNumber(c.rotary_pct) + ")"
+                    : std::string())
             << (c.positional == Positional::Relative
                     ? " (a bias per head on the scores: " + std::to_string(c.relative_buckets) +
                           " buckets up to distance " + std::to_string(c.relative_max_distance) + ")"
+                    : std::string())
+            << (c.local_window > 0 && c.local_window < c.max_len
+                    ? "; inputs of at most " + std::to_string(c.local_window) +
+                          " tokens (local attention layers' window)"
                     : std::string())
             << "\n"
             << "scores:       QK^T "

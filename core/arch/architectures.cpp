@@ -729,6 +729,148 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     huggingFace(a, "qwen3", {"Qwen3ForCausalLM", "Qwen3Model"}, HfTokenizer::SentencePieceOrJson);
     t.push_back(a);
   }
+  {
+    // modeling_gpt_neo.py (GPTNeoForCausalLM: GPT-Neo, the TinyStories models): GPT-2's blocks
+    // with separate q, k, v (no biases) and out_proj (bias) as nn.Linear, the scores QKᵀ not
+    // scaled by 1/√d, gelu_new, tied lm_head. attention_layers alternate "global" (causal) and
+    // "local" (each query sees its last window_size keys): for inputs up to window_size tokens the
+    // two are the same mask, and attnviz runs only those when a layer is local (local_window).
+    ArchSpec a = describe("hf-gpt-neo", "GPTNeoForCausalLM",
+                          "Hugging Face GPTNeoForCausalLM (GPT-Neo, TinyStories)",
+                          "Hugging Face transformers' modeling_gpt_neo.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults = gptDefaults(Activation::GeluTanh);
+    a.defaults.attn_scale = 1.0f;
+    a.defaults.max_len = 2048;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    const std::string l = "h.{N}.";
+    a.names = {one(kDec, Role::TokenEmbd, "wte.weight"), one(kDec, Role::PosEmbd, "wpe.weight"),
+               mod(kDec, Role::AttnNorm, l + "ln_1")};
+    add(a.names,
+        separate(kDec, false, l + "attn.attention.", "q_proj", "k_proj", "v_proj", "out_proj"));
+    add(a.names,
+        {mod(kDec, Role::FfnNorm, l + "ln_2"), mod(kDec, Role::FfnUp, l + "mlp.c_fc"),
+         mod(kDec, Role::FfnDown, l + "mlp.c_proj"), mod(kDec, Role::FinalNorm, "ln_f", kOptional),
+         one(kHead, Role::Output, "lm_head.weight")});
+    a.ignored = {"h.{N}.attn.attention.bias", "h.{N}.attn.attention.masked_bias"};
+    // window_size reaches here only when a layer is local (hfWithGptNeoLayers checks
+    // attention_types and attention_layers and drops it otherwise).
+    a.args = {{"hidden_size", "d_model"},
+              {"num_heads", "n_heads"},
+              {"num_layers", "n_layers"},
+              {"max_position_embeddings", "max_len"},
+              {"intermediate_size", "d_ff"},
+              {"activation_function", "activation", ArgKind::Activation},
+              {"layer_norm_epsilon", "layer_norm_eps", ArgKind::Number},
+              {"vocab_size", "vocab_size"},
+              {"eos_token_id", "eos_id"},
+              {"window_size", "local_window"},
+              {"attention_types", "", ArgKind::Ignored},
+              {"attention_layers", "", ArgKind::Ignored},
+              {"tie_word_embeddings", "", ArgKind::Bool},
+              {"add_cross_attention", "", ArgKind::Refused, "false"}};
+    huggingFace(a, "gpt_neo", {"GPTNeoForCausalLM", "GPTNeoModel"}, HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
+  {
+    // modeling_gpt_neox.py (GPTNeoXForCausalLM: GPT-NeoX, Pythia): names under "gpt_neox.", the
+    // untied embed_out outside; pre-LayerNorm, exact GELU; query_key_value fused per head
+    // ([heads, 3, head_size] rows); rotary positions (rotate_half) on each head's first
+    // int(head_size · rotary_pct) dimensions with base rotary_emb_base; with use_parallel_residual
+    // x + attn(ln1(x)) + mlp(ln2(x)), else the sequential blocks; final_layer_norm.
+    ArchSpec a = describe("hf-gpt-neox", "GPTNeoXForCausalLM",
+                          "Hugging Face GPTNeoXForCausalLM (GPT-NeoX, Pythia)",
+                          "Hugging Face transformers' modeling_gpt_neox.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults.activation = Activation::Gelu;
+    a.defaults.norm = NormPlacement::Pre;
+    a.defaults.positional = Positional::Rotary;
+    a.defaults.rope_layout = RopeLayout::Halves;
+    a.defaults.rotary_pct = 0.25f;
+    a.defaults.parallel_residual = true;
+    a.defaults.final_norm = true;
+    a.defaults.mask_fill = kNegInf;
+    a.defaults.max_len = 2048;
+    a.defaults.padding_mask = false;
+    a.heads_split_d_model = true;
+    a.tied_output = false;
+    const std::string l = "layers.{N}.";
+    a.names = {one(kDec, Role::TokenEmbd, "embed_in.weight"),
+               mod(kDec, Role::AttnNorm, l + "input_layernorm"),
+               mod(kDec, Role::AttnQkv, l + "attention.query_key_value", kQkvPerHead),
+               mod(kDec, Role::AttnOut, l + "attention.dense"),
+               mod(kDec, Role::FfnNorm, l + "post_attention_layernorm"),
+               mod(kDec, Role::FfnUp, l + "mlp.dense_h_to_4h"),
+               mod(kDec, Role::FfnDown, l + "mlp.dense_4h_to_h"),
+               mod(kDec, Role::FinalNorm, "final_layer_norm"),
+               one(kHead, Role::Output, "embed_out.weight")};
+    a.ignored = {"layers.{N}.attention.bias", "layers.{N}.attention.masked_bias",
+                 "layers.{N}.attention.rotary_emb.inv_freq", "rotary_emb.inv_freq"};
+    // rope_theta and partial_rotary_factor (newer saves write them beside rotary_emb_base and
+    // rotary_pct) are checked against those by hfWithGptNeoXRotary.
+    a.args = {{"hidden_size", "d_model"},
+              {"num_attention_heads", "n_heads"},
+              {"num_hidden_layers", "n_layers"},
+              {"intermediate_size", "d_ff"},
+              {"hidden_act", "activation", ArgKind::Activation},
+              {"max_position_embeddings", "max_len"},
+              {"layer_norm_eps", "layer_norm_eps", ArgKind::Number},
+              {"rotary_pct", "rotary_pct", ArgKind::Number},
+              {"rotary_emb_base", "rope_theta", ArgKind::Number},
+              {"use_parallel_residual", "parallel_residual", ArgKind::Bool},
+              {"vocab_size", "vocab_size"},
+              {"eos_token_id", "eos_id"},
+              {"tie_word_embeddings", "tied_output", ArgKind::Bool},
+              {"attention_bias", "", ArgKind::Bool},
+              {"rope_scaling", "", ArgKind::Refused},
+              {"rope_theta", "", ArgKind::Ignored},
+              {"partial_rotary_factor", "", ArgKind::Ignored}};
+    huggingFace(a, "gpt_neox", {"GPTNeoXForCausalLM", "GPTNeoXModel"}, HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
+  {
+    // modeling_opt.py (OPTForCausalLM): names under "model.decoder.", lm_head tied to
+    // embed_tokens; learned positions read at position + 2 (OPTLearnedPositionalEmbedding's
+    // offset); q, k, v, out_proj and fc1/fc2 with biases (enable_bias), ReLU; LayerNorms before
+    // each sublayer and a final_layer_norm (do_layer_norm_before), or after each residual
+    // (opt-350m: do_layer_norm_before false, no final norm). word_embed_proj_dim other than
+    // hidden_size (project_in / project_out) is refused (hfOptNorm).
+    ArchSpec a = describe("hf-opt", "OPTForCausalLM", "Hugging Face OPTForCausalLM (OPT)",
+                          "Hugging Face transformers' modeling_opt.py");
+    a.arch = Architecture::DecoderOnly;
+    a.defaults = gptDefaults(Activation::Relu);
+    a.defaults.position_offset = 2;
+    a.defaults.max_len = 2048;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    const std::string l = "layers.{N}.";
+    a.names = {one(kDec, Role::TokenEmbd, "embed_tokens.weight"),
+               one(kDec, Role::PosEmbd, "embed_positions.weight")};
+    add(a.names, separate(kDec, false, l + "self_attn.", "q_proj", "k_proj", "v_proj", "out_proj"));
+    add(a.names,
+        {mod(kDec, Role::AttnNorm, l + "self_attn_layer_norm"), mod(kDec, Role::FfnUp, l + "fc1"),
+         mod(kDec, Role::FfnDown, l + "fc2"), mod(kDec, Role::FfnNorm, l + "final_layer_norm"),
+         mod(kDec, Role::FinalNorm, "final_layer_norm", kOptional),
+         one(kHead, Role::Output, "lm_head.weight")});
+    a.args = {{"hidden_size", "d_model"},
+              {"num_attention_heads", "n_heads"},
+              {"num_hidden_layers", "n_layers"},
+              {"ffn_dim", "d_ff"},
+              {"activation_function", "activation", ArgKind::Activation},
+              {"max_position_embeddings", "max_len"},
+              {"vocab_size", "vocab_size"},
+              {"bos_token_id", "bos_id"},
+              {"eos_token_id", "eos_id"},
+              {"tie_word_embeddings", "tied_output", ArgKind::Bool},
+              {"enable_bias", "", ArgKind::Bool},
+              {"do_layer_norm_before", "", ArgKind::Bool},
+              {"word_embed_proj_dim", "", ArgKind::Int},
+              {"_remove_final_layer_norm", "", ArgKind::Refused, "false"},
+              {"layer_norm_elementwise_affine", "", ArgKind::Refused, "true"}};
+    huggingFace(a, "opt", {"OPTForCausalLM", "OPTModel"}, HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
 }
 
 std::vector<ArchSpec> makeTable() {

@@ -89,6 +89,7 @@ constexpr unsigned kSeqFirst = 1u << 5;      // PosTable stored [max_len, 1, d]
 constexpr unsigned kBatchFirst = 1u << 6;    // PosTable stored [1, max_len, d]
 constexpr unsigned kFromMap = 1u << 7;       // named by the user's names map: must be there
 constexpr unsigned kGainPlusOne = 1u << 8;   // a norm's gain stored as w, applied as 1 + w (Gemma)
+constexpr unsigned kQkvPerHead = 1u << 9;    // a fused QKV's rows per head: [H, 3, d_k] (GPT-NeoX)
 
 // One spelling of a role: the weight's name pattern and the bias's ("" = none by this spelling).
 // In a pattern, {N} is the layer and {M} the head (a module per head: stacked into one
@@ -119,6 +120,10 @@ struct ArchDefaults {
   float attn_scale = 0.0f;    // the scores' scale; 0 = 1/√d_k
   bool output_scale = false;  // the token head's input × 1/√d_model (T5's tied embeddings)
   bool gated_ffn = false;
+  // GPT-NeoX: x + attn(N₁(x)) + ffn(N₂(x)), both sublayers reading the layer's input.
+  bool parallel_residual = false;
+  // Rotary positions on the first rotary_pct of each head's dimensions (GPT-NeoX's rotary_pct).
+  float rotary_pct = 1.0f;
   bool final_norm = false;
   bool embed_scale = false;
   bool embed_norm = false;

@@ -43,6 +43,8 @@ std::string positions(const ArchDefaults& d) {
   if (d.max_len != 5000) s += ", max_len " + std::to_string(d.max_len);
   if (d.positional == Positional::Rotary)
     s += std::string(", ") + ropeLayoutName(d.rope_layout) + " pairs";
+  if (d.positional == Positional::Rotary && d.rotary_pct != 1.0f)
+    s += " on the first " + number(d.rotary_pct) + " of each head";
   if (d.attn_scale > 0.0f) s += ", scores × " + number(d.attn_scale) + " (not 1/√d_k)";
   return s;
 }
@@ -58,6 +60,7 @@ std::string norms(const ArchDefaults& d) {
   std::string s = d.norm == NormPlacement::Pre ? "pre" : "post";
   s += std::string(" ") + normKindName(d.norm_kind);
   if (d.layer_norm_eps != 1e-5f) s += " (eps " + number(d.layer_norm_eps) + ")";
+  if (d.parallel_residual) s += ", parallel residual";
   return s;
 }
 
@@ -69,6 +72,7 @@ std::string flagsText(const TensorName& t) {
   if (t.flags & kTiedCopy) add("one shared table");
   if (t.flags & kBiasOptional) add("bias when present");
   if (t.flags & kBiasRow) add("bias stored [1, out]");
+  if (t.flags & kQkvPerHead) add("rows per head: [heads, 3, d_k]");
   if (t.flags & kSeqFirst) add("[max_len, 1, d]");
   if (t.flags & kBatchFirst) add("[1, max_len, d]");
   return s.empty() ? s : s + ")";

@@ -303,6 +303,8 @@ void applyDefaults(ModelConfig& c) {
   c.attn_scale = d.attn_scale;
   c.output_scale = d.output_scale;
   c.gated_ffn = d.gated_ffn;
+  c.parallel_residual = d.parallel_residual;
+  c.rotary_pct = d.rotary_pct;
   c.final_norm = d.final_norm;
   c.embed_scale = d.embed_scale;
   c.embed_norm = d.embed_norm;
@@ -596,11 +598,40 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
     bad(src, "rotary positions rotate pairs of a head's dimensions: d_k " + std::to_string(c.d_k) +
                  " is odd");
   c.gated_ffn = getBool(j, "gated_ffn", src, c.gated_ffn);
+  c.parallel_residual = getBool(j, "parallel_residual", src, c.parallel_residual);
+  if (c.parallel_residual && (c.architecture() != Architecture::DecoderOnly ||
+                              c.norm != NormPlacement::Pre || c.d_ff <= 0))
+    bad(src,
+        "\"parallel_residual\" needs a pre-norm decoder-only model with a feed-forward (GPT-NeoX)");
+  if (j.contains("rotary_pct")) {
+    const json& v = j["rotary_pct"];
+    const double f = v.is_number() ? v.get<double>() : 0.0;
+    if (!v.is_number() || !(f > 0.0) || f > 1.0)
+      bad(src, "\"rotary_pct\" is " + clipForMessage(v.dump(), 40) +
+                   ", expected a number above 0 and at most 1 (the share of each head's "
+                   "dimensions that rotate)");
+    c.rotary_pct = (float)f;
+  }
+  if (c.rotary_pct != 1.0f) {
+    if (c.positional != Positional::Rotary) bad(src, "\"rotary_pct\" needs rotary positions");
+    const int rd = c.rotaryDims();
+    if (rd < 2 || rd % 2 != 0)
+      bad(src, "\"rotary_pct\" " +
+                   clipForMessage(j.value("rotary_pct", json(c.rotary_pct)).dump(), 40) +
+                   " of d_k " + std::to_string(c.d_k) + " rotates " + std::to_string(rd) +
+                   " dimensions; rotary positions rotate pairs: an even number from 2 is needed");
+  }
   const int family_offset = c.position_offset;
   c.position_offset = getInt(j, "position_offset", src, 0, 1024, &family_offset);
   if (c.position_offset && c.positional != Positional::Learned)
     bad(src, "\"position_offset\" needs learned positions");
   c.max_len = configMaxLen(j, src, c.max_len);  // default 5000, or the family's
+  {
+    const int none = 0;
+    c.local_window = getInt(j, "local_window", src, 0, ConfigLimits::kMaxLen, &none);
+    if (c.local_window && !c.hasDecoder())
+      bad(src, "\"local_window\" needs a decoder (causal self-attention)");
+  }
   c.mask_fill = configMaskFill(j, src, c.mask_fill);
   c.layer_norm_eps = configEps(j, "layer_norm_eps", src, c.layer_norm_eps);
   c.embed_norm_eps =
@@ -731,8 +762,11 @@ json ModelConfig::toJson() const {
   if (output_scale) j["output_scale"] = true;
   if (tied_output) j["tied_output"] = *tied_output;
   if (gated_ffn) j["gated_ffn"] = true;
+  if (parallel_residual) j["parallel_residual"] = true;
+  if (rotary_pct != 1.0f) j["rotary_pct"] = rotary_pct;
   if (position_offset) j["position_offset"] = position_offset;
   j["max_len"] = max_len;
+  if (local_window) j["local_window"] = local_window;
   if (std::isinf(mask_fill))
     j["mask_fill"] = "-inf";
   else

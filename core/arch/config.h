@@ -84,7 +84,17 @@ struct ModelConfig {
   std::optional<bool> tied_output;
   // A gated feed-forward: fc2(act(gate(x)) ⊙ fc1(x)) — SwiGLU with Silu, GeGLU with Gelu.
   bool gated_ffn = false;
+  // Each layer x ← x + SelfAttention(N₁(x)) + FeedForward(N₂(x)), both reading the layer's input
+  // (GPT-NeoX's use_parallel_residual); pre-norm decoder-only models only.
+  bool parallel_residual = false;
+  // Positional::Rotary: the share of each head's d_k dimensions that rotate, the first
+  // rotaryDims() of them (GPT-NeoX's rotary_pct); the rest pass unturned.
+  float rotary_pct = 1.0f;
   int max_len = 5000;
+  // Some layers attend only to each query's last local_window keys (GPT-Neo's "local" layers);
+  // attnviz runs inputs of at most local_window tokens, where that window is the causal mask
+  // itself. 0 = no such layer.
+  int local_window = 0;
   int position_offset = 0;  // a learned table's first rows unused (BART: 2): position p reads row
                             // p + offset
   float mask_fill = -1e9f;  // may be -infinity
@@ -126,6 +136,8 @@ struct ModelConfig {
   bool scoresAreScaledQk() const {
     return positional != Positional::Relative && attn_scale == 0.0f;
   }
+  // The rotated dimensions of each head: int(d_k · rotary_pct), as GPT-NeoX truncates it.
+  int rotaryDims() const { return (int)((double)d_k * (double)rotary_pct); }
   int attnWidth() const { return n_heads * d_k; }       // width of the Q projection
   int valueWidth() const { return n_heads * d_v; }      // width of the context
   int keyWidth() const { return kvHeads() * d_k; }      // width of the K projection

@@ -503,6 +503,104 @@ json hfWithRopeTheta(const json& hf, const std::string& where) {
   return out;
 }
 
+json hfWithGptNeoLayers(const json& hf, const std::string& where) {
+  if (!hf.is_object()) return hf;
+  auto kinds = [&](const json& list, const char* key) {
+    if (!list.is_array())
+      refuse(where, std::string("\"") + key + "\" is " + clipForMessage(list.dump(), 60) +
+                        ", expected a list of \"global\" and \"local\"");
+    std::vector<std::string> out;
+    for (const json& k : list) {
+      if (!k.is_string() || (k != "global" && k != "local"))
+        refuse(where, std::string("\"") + key + "\" names " + clipForMessage(k.dump(), 40) +
+                          ": GPT-Neo's layers are \"global\" or \"local\"");
+      out.push_back(k.get<std::string>());
+    }
+    return out;
+  };
+  std::vector<std::string> layers, expanded;
+  const bool types = hf.contains("attention_types") && !hf["attention_types"].is_null();
+  if (types) {
+    const json& t = hf["attention_types"];
+    if (!t.is_array())
+      refuse(where, "\"attention_types\" is " + clipForMessage(t.dump(), 60) +
+                        ", expected [[[\"global\", \"local\"], count], …]");
+    for (const json& item : t) {
+      if (!item.is_array() || item.size() != 2 || !item[1].is_number_integer() ||
+          item[1].get<int64_t>() < 0 || item[1].get<int64_t>() > ConfigLimits::kMaxLayers)
+        refuse(where, "\"attention_types\" holds " + clipForMessage(item.dump(), 60) +
+                          ", expected [[\"global\", \"local\"], count]");
+      const std::vector<std::string> pattern = kinds(item[0], "attention_types");
+      for (int64_t i = 0; i < item[1].get<int64_t>(); ++i)
+        expanded.insert(expanded.end(), pattern.begin(), pattern.end());
+      if (expanded.size() > (size_t)ConfigLimits::kMaxLayers)
+        refuse(where, "\"attention_types\" names more than " +
+                          std::to_string(ConfigLimits::kMaxLayers) + " layers");
+    }
+  }
+  if (hf.contains("attention_layers") && !hf["attention_layers"].is_null()) {
+    layers = kinds(hf["attention_layers"], "attention_layers");
+    if (types && layers != expanded)
+      refuse(where,
+             "\"attention_layers\" and \"attention_types\" name different layers; GPTNeoConfig "
+             "takes attention_layers, but which the model was trained with is unclear");
+  } else if (types) {
+    layers = expanded;
+  } else {
+    refuse(where,
+           "no \"attention_types\" or \"attention_layers\": which of GPT-Neo's layers are "
+           "local cannot be told");
+  }
+  if (hf.contains("num_layers") && hf["num_layers"].is_number_integer() &&
+      hf["num_layers"].get<int64_t>() != (int64_t)layers.size())
+    refuse(where, "the attention layers name " + std::to_string(layers.size()) +
+                      " layers, num_layers says " + hf["num_layers"].dump());
+  json out = hf;
+  if (std::find(layers.begin(), layers.end(), "local") == layers.end()) {
+    out.erase("window_size");
+    return out;
+  }
+  const json w = hf.contains("window_size") ? hf["window_size"] : json(256);  // GPTNeoConfig's
+  if (!w.is_number_integer() || w.get<int64_t>() < 1 || w.get<int64_t>() > ConfigLimits::kMaxLen)
+    refuse(where, "\"window_size\" is " + clipForMessage(w.dump(), 40) +
+                      ", expected a positive integer (the keys a local layer sees)");
+  out["window_size"] = w;
+  return out;
+}
+
+json hfWithGptNeoXRotary(const json& hf, const std::string& where) {
+  if (!hf.is_object()) return hf;
+  const std::pair<const char*, const char*> copies[] = {{"rope_theta", "rotary_emb_base"},
+                                                        {"partial_rotary_factor", "rotary_pct"}};
+  for (const auto& [copy, key] : copies) {
+    if (!hf.contains(copy) || hf[copy].is_null()) continue;
+    const json& c = hf[copy];
+    if (!hf.contains(key) || hf[key].is_null())
+      refuse(where, std::string("\"") + copy + "\" " + clipForMessage(c.dump(), 40) +
+                        " without \"" + key +
+                        "\": GPTNeoXConfig reads the latter (its default otherwise); give it");
+    const json& k = hf[key];
+    if (!c.is_number() || !k.is_number() || c.get<double>() != k.get<double>())
+      refuse(where, std::string("\"") + copy + "\" " + clipForMessage(c.dump(), 40) + " and \"" +
+                        key + "\" " + clipForMessage(k.dump(), 40) +
+                        " differ: which the model was trained with is unclear");
+  }
+  return hf;
+}
+
+std::string hfOptNorm(const json& hf, const std::string& where) {
+  if (!hf.is_object()) return "pre";
+  if (hf.contains("word_embed_proj_dim") && !hf["word_embed_proj_dim"].is_null() &&
+      hf["word_embed_proj_dim"] != hf.value("hidden_size", json()))
+    refuse(where, "word_embed_proj_dim " + clipForMessage(hf["word_embed_proj_dim"].dump(), 20) +
+                      " differs from hidden_size " +
+                      clipForMessage(hf.value("hidden_size", json()).dump(), 20) +
+                      ": OPT then projects the embeddings in and the output out (project_in, "
+                      "project_out), which attnviz does not run (opt-350m)");
+  if (hf.contains("do_layer_norm_before") && hf["do_layer_norm_before"] == false) return "post";
+  return "pre";
+}
+
 std::string hfWeightsFile(const std::string& folder) {
   const fs::path dir(folder);
   for (const char* name : {"model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",

@@ -44,6 +44,23 @@ ModelConfig configFromHf(const nlohmann::json& hf, const std::string& folder,
 // partial rotation). `where` names the file in messages.
 nlohmann::json hfWithRopeTheta(const nlohmann::json& hf, const std::string& where);
 
+// GPT-Neo's layers: attention_layers (what GPTNeoConfig keeps, written by save_pretrained), else
+// attention_types expanded ([[["global", "local"], 12]]: the pattern, so many times), each "global"
+// or "local", as many as num_layers. `hf` with window_size kept when a layer is local (attnviz then
+// limits inputs to it: ModelConfig::local_window) and removed when none is. Throws Error(BadConfig)
+// for another kind of layer, a wrong count, the two keys disagreeing or a window below 1.
+nlohmann::json hfWithGptNeoLayers(const nlohmann::json& hf, const std::string& where);
+
+// GPT-NeoX's rotary settings: rotary_pct and rotary_emb_base, which GPTNeoXConfig reads; the
+// rope_theta and partial_rotary_factor newer versions save beside them must agree (alone, without
+// the keys they copy, which one a version reads is unclear: refused). Throws Error(BadConfig).
+nlohmann::json hfWithGptNeoXRotary(const nlohmann::json& hf, const std::string& where);
+
+// OPT's norm placement: "pre" when do_layer_norm_before is true or absent (OPTConfig's default),
+// "post" when false (opt-350m). Throws Error(BadConfig) for a word_embed_proj_dim other than
+// hidden_size (project_in / project_out, which attnviz does not run).
+std::string hfOptNorm(const nlohmann::json& hf, const std::string& where);
+
 // The weights file in a folder: model.safetensors, else pytorch_model.bin, else the index of their
 // shards (model.safetensors.index.json, pytorch_model.bin.index.json). Throws Error(Io) listing
 // what it looked for and what the folder holds.

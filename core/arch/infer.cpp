@@ -834,7 +834,8 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
     fact(std::to_string(n) + " classes (" + nameOf(Part::Head, Role::Classifier) + ")");
   }
   // What the args state over what the tensors assumed: epsilons, rotary base, activation, …
-  for (const char* key : {"layer_norm_eps", "rope_theta", "activation", "n_segments"})
+  for (const char* key : {"layer_norm_eps", "rope_theta", "activation", "n_segments",
+                          "local_window", "rotary_pct", "parallel_residual", "tied_output"})
     if (args.contains(key)) c[key] = args[key];
   for (const char* key : {"d_model", "d_ff", "n_layers", "vocab_size", "max_len", "d_k"})
     if (auto v = stated(key);

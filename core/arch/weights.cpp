@@ -133,6 +133,22 @@ Tensor rowsOf(const Tensor& t, int64_t from, int64_t n) {
                 std::vector<float>(t.data.begin() + from * C, t.data.begin() + (from + n) * C));
 }
 
+// A fused projection whose rows are per head [heads, 3, width] (GPT-NeoX's query_key_value) as
+// Q rows, then K, then V: the row of part p (0 q, 1 k, 2 v), head h, i < width moves from
+// (h·3 + p)·width + i to (p·heads + h)·width + i.
+Tensor qkvFromPerHead(const Tensor& t, int heads, int64_t width) {
+  if (t.empty()) return t;
+  const int64_t C = t.shape.size() == 2 ? t.shape[1] : 1;
+  Tensor out(t.shape, std::vector<float>(t.data.size()));
+  for (int h = 0; h < heads; ++h)
+    for (int p = 0; p < 3; ++p) {
+      const int64_t from = ((int64_t)h * 3 + p) * width * C,
+                    to = ((int64_t)p * heads + h) * width * C;
+      std::copy(t.data.begin() + from, t.data.begin() + from + width * C, out.data.begin() + to);
+    }
+  return out;
+}
+
 // Reads weights into the one layout by the names of one architecture's descriptor, deciding unset
 // bias switches from the file's first layer.
 class SpecLoader {
@@ -243,8 +259,18 @@ class SpecLoader {
     if (present(p, qkv, l)) {
       // Fused: Q rows, then K, then V (nn.MultiheadAttention's in_proj, GPT's c_attn).
       std::optional<bool> bias = c_.q_bias;
-      LinearWeights all = linear(p, qkv, l, d, A + Ak + Av, bias);
+      const TensorName* fused = pick(p, qkv, l);
+      LinearWeights all = linear(fused, l, 0, d, A + Ak + Av, bias);
       c_.q_bias = c_.k_bias = c_.v_bias = bias;
+      if (fused && (fused->flags & kQkvPerHead)) {  // [H, 3, d_k] rows: one head's q, k, v
+        if (c_.kvHeads() != c_.n_heads || c_.d_v != c_.d_k)
+          throw Error(ErrorKind::BadConfig,
+                      expandName(fused->weight, l, 0) +
+                          " holds each head's query, key and value rows together: it needs as "
+                          "many key/value heads as heads and d_v = d_k");
+        all.weight = qkvFromPerHead(all.weight, c_.n_heads, c_.d_k);
+        all.bias = qkvFromPerHead(all.bias, c_.n_heads, c_.d_k);
+      }
       if (!all.weight.empty()) {
         a.q.weight = rowsOf(all.weight, 0, A);
         a.k.weight = rowsOf(all.weight, A, Ak);
@@ -580,11 +606,23 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
             !tok.tokens.empty() ? fitVocabulary(std::move(tok.tokens), V, tok.files, &f.notes)
                                 : hfVocabulary(folder, spec, V, &f.notes);
       }
-      const nlohmann::json hf_args = hfWithRopeTheta(j, folder_config.string());
+      nlohmann::json hf_args = hfWithRopeTheta(j, folder_config.string());
+      if (spec.hf_model_type == "gpt_neo")
+        hf_args = hfWithGptNeoLayers(hf_args, folder_config.string());
+      if (spec.hf_model_type == "gpt_neox")
+        hf_args = hfWithGptNeoXRotary(hf_args, folder_config.string());
+      // OPT's do_layer_norm_before (checked, with word_embed_proj_dim, before the tensors).
+      const std::string opt_norm =
+          spec.hf_model_type == "opt" ? hfOptNorm(hf_args, folder_config.string()) : "";
       const Inference inf = inferConfig(file, given, &hf_args);
       if (!inf.complete())
         throw MissingInfoError(folder_config.string() + ": " + inf.explain(), inf);
       nlohmann::json c = inf.config;
+      if (!opt_norm.empty() && !given.norm) {
+        c["norm"] = opt_norm;
+        f.notes.push_back(opt_norm + "-LayerNorm (config.json[\"do_layer_norm_before\"] " +
+                          (opt_norm == "pre" ? "true or absent)" : "false)"));
+      }
       c["name"] = model.parent_path().filename().string();
       c["description"] = "Hugging Face " + spec.hf_classes.front() + " from " + folder;
       f.config = ModelConfig::fromJson(c, folder_config.string() +

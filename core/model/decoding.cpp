@@ -50,7 +50,8 @@ DecodingSession::DecodingSession(const Model& model, std::vector<int> src, std::
   if ((int)prefix.size() > model.maxPositions())
     throw Error(ErrorKind::BadInput, "the prefix has " + std::to_string(prefix.size()) +
                                          " tokens; this model takes at most " +
-                                         std::to_string(model.maxPositions()));
+                                         std::to_string(model.maxPositions()) +
+                                         model.limitReason());
   prefix_len_ = (int)prefix.size();
   const int wanted =
       options_.max_new_tokens > 0 ? options_.max_new_tokens : defaultMaxNewTokens((int)src_.size());

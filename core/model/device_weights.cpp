@@ -176,7 +176,7 @@ DeviceWeights uploadWeights(Backend& be, const ModelConfig& c, const ModelWeight
                                   : sinusoidalTable(rows, c.d_model),
                               &dw.bytes);
   if (c.positional == Positional::Rotary) {
-    dw.rotary = uploadTable(be, rotaryTable(rows, c.d_k, c.rope_theta), &dw.bytes);
+    dw.rotary = uploadTable(be, rotaryTable(rows, c.rotaryDims(), c.rope_theta), &dw.bytes);
     dw.rotary_rows = rows;
   }
   dw.tied = tiedOutput(c, w);

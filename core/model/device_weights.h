@@ -77,10 +77,11 @@ struct DeviceWeights {
   uint64_t bytes = 0;
   bool tied = false;  // the output projection reads the token table (one parameter, one gradient)
 
-  // The rotary angles' tables [rotary_rows, d_k / 2] (rope_forward's cos and sin), or null.
+  // The rotary angles' tables [rotary_rows, rotated / 2] (rope_forward's cos and sin), or null;
+  // `rotated`: the rotated dimensions of a head (ModelConfig::rotaryDims).
   const float* rotaryCos() const { return rotary ? rotary->f32() : nullptr; }
-  const float* rotarySin(int d_k) const {
-    return rotary ? rotary->f32() + (int64_t)rotary_rows * (d_k / 2) : nullptr;
+  const float* rotarySin(int rotated) const {
+    return rotary ? rotary->f32() + (int64_t)rotary_rows * (rotated / 2) : nullptr;
   }
 };
 

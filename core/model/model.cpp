@@ -21,6 +21,16 @@ Model::Model(std::shared_ptr<const LoadedModel> model, std::shared_ptr<Backend> 
                        ? c.max_len
                        : std::min(c.max_len, ConfigLimits::kMaxSinusoidalPositions);
   dw_ = std::make_unique<DeviceWeights>(uploadWeights(*backend_, c, w, position_rows_));
+  max_tokens_ = c.local_window > 0 ? std::min(position_rows_, c.local_window) : position_rows_;
+}
+
+std::string Model::limitReason() const {
+  if (max_tokens_ < position_rows_)
+    return " (its local attention layers see each query's last " +
+           std::to_string(config().local_window) +
+           " keys; attnviz does not reproduce that window over longer inputs, where it differs "
+           "from causal attention)";
+  return " (max_len)";
 }
 
 Model::~Model() = default;
@@ -42,22 +52,22 @@ std::vector<int> Model::encodeSource(const std::string& sentence) const {
                                          " has no encoder: give the input as the target");
   if (model_->tokenizer) {  // the model's own tokenizer adds its markers itself
     std::vector<int> ids = model_->tokenizer->encodeSource(sentence);
-    if ((int)ids.size() > position_rows_)
+    if ((int)ids.size() > max_tokens_)
       throw Error(ErrorKind::BadInput, "the sentence is " + std::to_string(ids.size()) +
                                            " tokens long; the model takes at most " +
-                                           std::to_string(position_rows_));
+                                           std::to_string(max_tokens_));
     return ids;
   }
   const bool start = c.src_bos_eos && c.src_bos_id >= 0;  // T5 appends </s> only
   const int wrap = c.src_bos_eos ? (start ? 2 : 1) : 0;
-  std::vector<int> ids = src_vocab_.encode(sentence, position_rows_ - wrap);
+  std::vector<int> ids = src_vocab_.encode(sentence, max_tokens_ - wrap);
   if (c.src_bos_eos) {
     if (start && ids.front() != c.src_bos_id) ids.insert(ids.begin(), c.src_bos_id);
     if (ids.back() != c.src_eos_id) ids.push_back(c.src_eos_id);
-    if ((int)ids.size() > position_rows_)
+    if ((int)ids.size() > max_tokens_)
       throw Error(ErrorKind::BadInput,
                   "the sentence with its start and end markers has " + std::to_string(ids.size()) +
-                      " tokens; the model takes at most " + std::to_string(position_rows_));
+                      " tokens; the model takes at most " + std::to_string(max_tokens_));
   }
   return ids;
 }
@@ -73,11 +83,12 @@ std::vector<int> Model::encodeTarget(const std::string& prefix) const {
   if (!blank) {
     std::vector<int> words = model_->tokenizer
                                  ? model_->tokenizer->encodeTarget(prefix)
-                                 : tgt_vocab_.encode(prefix, position_rows_ - (int)ids.size());
-    if ((int)(ids.size() + words.size()) > position_rows_)
+                                 : tgt_vocab_.encode(prefix, max_tokens_ - (int)ids.size());
+    if ((int)(ids.size() + words.size()) > max_tokens_)
       throw Error(ErrorKind::BadInput, "the prefix is " + std::to_string(words.size()) +
                                            " tokens long; the model takes at most " +
-                                           std::to_string(position_rows_ - (int)ids.size()));
+                                           std::to_string(max_tokens_ - (int)ids.size()) +
+                                           limitReason());
     if (!words.empty() && !ids.empty() && words.front() == c.bos_id) words.erase(words.begin());
     ids.insert(ids.end(), words.begin(), words.end());
   }
@@ -154,7 +165,8 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) 
   const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * H;
   auto arena = [&](uint64_t rows, uint64_t keys) {
     return mul({rows,
-                2 * d + A + Cw + F + per_key * keys + (o.keep_activations ? std::max(d, Cw) : 0),
+                (c.parallel_residual ? 3 : 2) * d + A + Cw + F + per_key * keys +
+                    (o.keep_activations ? std::max(d, Cw) : 0),
                 4});
   };
   // Sublayer activations (keep_activations): an input and an output [B, len, d] per entry, five
@@ -202,10 +214,10 @@ bool Model::scoresFromQk(int B, int S, int T, uint64_t max_stored_scores_bytes) 
 
 void Model::checkPassSize(int B, int S, int T, const ForwardOptions& o) const {
   const ModelConfig& c = config();
-  if (S > position_rows_ || T > position_rows_)
+  if (S > max_tokens_ || T > max_tokens_)
     throw Error(ErrorKind::BadInput, "the sequence has " + std::to_string(std::max(S, T)) +
                                          " tokens; this model takes at most " +
-                                         std::to_string(position_rows_) + " (max_len)");
+                                         std::to_string(max_tokens_) + limitReason());
   const uint64_t bytes = estimatePassBytes(B, S, T, o);
   if (bytes > o.max_trace_bytes)
     throw Error(ErrorKind::TooLarge,
@@ -256,7 +268,7 @@ std::shared_ptr<const Model::Encoded> Model::encode(const std::vector<int>& src,
 
 std::unique_ptr<Model::DecoderCache> Model::newDecoderCache(int capacity) const {
   const ModelConfig& c = config();
-  capacity = std::max(1, std::min(capacity, position_rows_));
+  capacity = std::max(1, std::min(capacity, max_tokens_));
   auto cache = std::make_unique<DecoderCache>();
   cache->capacity = capacity;
   const size_t KV = c.keyWidth() + c.kvValueWidth();

@@ -119,8 +119,11 @@ class Model {
   const Vocabulary& vocab(Side side) const {
     return side == Side::Source ? src_vocab_ : tgt_vocab_;
   }
-  // Rows of the position table: the longest sequence the model takes.
-  int maxPositions() const { return position_rows_; }
+  // The longest sequence the model takes: the rows of the position table, or fewer where a local
+  // attention window (ModelConfig::local_window) would differ from causal attention beyond it.
+  int maxPositions() const { return max_tokens_; }
+  // Why maxPositions() is the limit, for messages: " (max_len)" or the local window's reason.
+  std::string limitReason() const;
 
   // Text → ids. The source is wrapped in BOS … EOS when the config says so; the target starts
   // with the start token (when the model has one). Throw Error(BadInput).
@@ -200,6 +203,7 @@ class Model {
   std::unique_ptr<DeviceWeights> dw_;
   Vocabulary src_vocab_, tgt_vocab_;
   int position_rows_ = 0;
+  int max_tokens_ = 0;
 
   void checkIds(const std::vector<std::vector<int>>& seqs, const Vocabulary& v,
                 const char* what) const;

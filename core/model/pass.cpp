@@ -20,12 +20,32 @@ Pass::Pass(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const For
   scores = a.floats(cells);
   probs = a.floats(cells);
   if (!o.interventions.empty()) extra = a.floats(cells);
+  if (c.parallel_residual) layer_in = a.floats((int64_t)rows * d);
+}
+
+void applyRotary(Backend& be, const ModelConfig& c, const DeviceWeights& dw, HeadsGrad x, int B,
+                 int T, int heads, int pos0, bool backward) {
+  const int rd = c.rotaryDims();
+  const float *cos = dw.rotaryCos(), *sin = dw.rotarySin(rd);
+  auto turn = [&](HeadsGrad v, int n_heads, int width) {
+    if (backward)
+      be.rope_backward(v, cos, sin, B, T, n_heads, width, pos0, c.rope_layout);
+    else
+      be.rope_forward(v, cos, sin, B, T, n_heads, width, pos0, c.rope_layout);
+  };
+  if (rd == c.d_k) {
+    turn(x, heads, c.d_k);
+    return;
+  }
+  for (int h = 0; h < heads; ++h)  // head h's first rd values, one head at a time
+    turn({x.data + (int64_t)h * c.d_k, x.batch_stride, x.row_stride}, 1, rd);
 }
 
 uint64_t Pass::floatsFor(const ModelConfig& c, const ForwardOptions& o, int rows, int max_keys) {
   const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * (uint64_t)c.n_heads * max_keys;
   const uint64_t ffn = (uint64_t)c.d_ff * (c.gated_ffn ? 3 : 1);
-  return (uint64_t)rows * (2 * c.d_model + c.attnWidth() + c.valueWidth() + ffn + per_key) +
+  return (uint64_t)rows * ((c.parallel_residual ? 3 : 2) * c.d_model + c.attnWidth() +
+                           c.valueWidth() + ffn + per_key) +
          Recorder::floatsFor(c, o, rows);
 }
 
@@ -83,6 +103,13 @@ void Pass::layers(float* x, const StackRun& r, int* done, int total) {
     checkCancel();
     const DeviceLayer& L = st.layers[l];
     LayerTape* t = r.tape ? &r.tape->layers[l] : nullptr;
+    // The parallel residual (GPT-NeoX): x ← x + SelfAttention(N₁(x)) + FeedForward(N₂(x)), the
+    // feed-forward's norm reading the layer's input, kept here (with a tape: as its norm's input).
+    float* in = nullptr;
+    if (c.parallel_residual) {
+      in = t ? t->ffn.norm_in : layer_in;
+      be.copy(x, in, (int64_t)rows * d);
+    }
     // x ← x + SelfAttention(N(x))                 (post-norm: x ← N(x + SelfAttention(x)))
     residual(x, rows, L.norm_self, t ? &t->self : nullptr, r.dropout, l, Sublayer::SelfAttention,
              Sublayer::NormSelf, [&](const float* in, float* out) {
@@ -96,9 +123,11 @@ void Pass::layers(float* x, const StackRun& r, int* done, int total) {
                });
     // x ← x + FeedForward(N(x))                  (none in an attention-only model, d_ff 0)
     if (c.d_ff > 0)
-      residual(x, rows, L.norm_ffn, t ? &t->ffn : nullptr, r.dropout, l, Sublayer::FeedForward,
-               Sublayer::NormFeedForward,
-               [&](const float* in, float* out) { feedForward(in, out, rows, L, t, r.dropout); });
+      residual(
+          x, rows, L.norm_ffn, t ? &t->ffn : nullptr, r.dropout, l, Sublayer::FeedForward,
+          Sublayer::NormFeedForward,
+          [&](const float* f_in, float* out) { feedForward(f_in, out, rows, L, t, r.dropout); },
+          in);
     patchStream(r, l, x);
     if (rec && rec->keepsActivations()) rec->residual(l, x, rows);
     ++*done;
@@ -119,17 +148,18 @@ void Pass::finalNorm(const DeviceStack& st, const float* x, float* y, int rows) 
 
 template <class F>
 void Pass::residual(float* x, int rows, const DeviceNorm& n, SublayerTape* t, float p, int layer,
-                    Sublayer s, Sublayer ns, F&& f) {
+                    Sublayer s, Sublayer ns, F&& f, const float* from) {
   const int64_t cells = (int64_t)rows * d;
   const bool keep = rec && rec->keepsActivations();
   if (c.norm == NormPlacement::Pre) {
+    const float* src = from ? from : x;
     float* normed = h;
     if (t) {
-      be.copy(x, t->norm_in, cells);
+      if (src != t->norm_in) be.copy(src, t->norm_in, cells);
       normed = t->f_in;
     }
-    norm(x, n, normed, rows, c.layer_norm_eps);
-    if (keep) rec->sublayer(layer, ns, x, normed, rows);
+    norm(src, n, normed, rows, c.layer_norm_eps);
+    if (keep) rec->sublayer(layer, ns, src, normed, rows);
     f(normed, y);
     if (keep) rec->sublayer(layer, s, normed, y, rows);
     if (t) be.dropout_forward(y, cells, p, t->seed);
@@ -172,11 +202,10 @@ void Pass::selfAttention(const float* in, float* out, const StackRun& r, int l,
                          W.k_norm.gamma, r.B, r.n, Hkv, c.d_k, c.layer_norm_eps);
   }
   if (c.positional == Positional::Rotary) {  // q and the new k turned by their positions
-    const float *cos = dw.rotaryCos(), *sin = dw.rotarySin(c.d_k);
-    be.rope_forward({qs + (int64_t)qpast * A, (int64_t)qcap * A, A}, cos, sin, r.B, r.n, H, c.d_k,
-                    s.past, c.rope_layout);
-    be.rope_forward({kvs + (int64_t)s.past * KV, (int64_t)s.cap * KV, KV}, cos, sin, r.B, r.n, Hkv,
-                    c.d_k, s.past, c.rope_layout);
+    applyRotary(be, c, dw, {qs + (int64_t)qpast * A, (int64_t)qcap * A, A}, r.B, r.n, H, s.past,
+                false);
+    applyRotary(be, c, dw, {kvs + (int64_t)s.past * KV, (int64_t)s.cap * KV, KV}, r.B, r.n, Hkv,
+                s.past, false);
   }
   const HeadsView qv{qs + (int64_t)qpast * A, (int64_t)qcap * A, A};
   const HeadsView kv{kvs, (int64_t)s.cap * KV, KV};

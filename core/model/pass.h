@@ -19,6 +19,12 @@ namespace attnviz {
 // The widths a pass works with: d_model; H query heads of d_k, H_kv key/value heads; the query
 // width A = H·d_k, the key width Ak = H_kv·d_k, the value width Av = H_kv·d_v, the fused
 // key|value width KV = Ak + Av, and the context width C = H·d_v.
+// Rotary positions on `heads` heads of a heads view (rope_forward, or rope_backward when
+// `backward`): the whole head, or each head's first c.rotaryDims() dimensions when fewer rotate
+// (GPT-NeoX's rotary_pct), the rest left as they are. Positions from pos0.
+void applyRotary(Backend& be, const ModelConfig& c, const DeviceWeights& dw, HeadsGrad x, int B,
+                 int T, int heads, int pos0, bool backward);
+
 struct Widths {
   explicit Widths(const ModelConfig& c)
       : d(c.d_model),
@@ -99,9 +105,11 @@ class Pass : public Widths {
   // One residual block around f(in, out) [rows, d]: pre-norm x ← x + f(N(x)), post-norm
   // x ← N(x + f(x)). With a tape, f's output goes through dropout and the tape keeps f's input and
   // the norm's; the recorder keeps f's and the norm's inputs and outputs as sublayers s and ns.
+  // `from`: what the pre-norm's norm reads instead of x (the parallel residual's layer input;
+  // null = x).
   template <class F>
   void residual(float* x, int rows, const DeviceNorm& n, SublayerTape* t, float p, int layer,
-                Sublayer s, Sublayer ns, F&& f);
+                Sublayer s, Sublayer ns, F&& f, const float* from = nullptr);
   // Self-attention of layer l over in [rows, d] → out [rows, d]: queries, and the new keys and
   // values into the store; attention over every key so far; the output projection.
   void selfAttention(const float* in, float* out, const StackRun& r, int l,
@@ -149,7 +157,8 @@ class Pass : public Widths {
   // scratch: [rows, d] ×2, [rows, A], [rows, C], [rows, d_ff (×2 gated)], [rows, H, keys] ×2 (×3
   // with interventions)
   float *h, *y, *q, *ctx, *ffn, *scores, *probs, *extra = nullptr;
-  float* ffn_act = nullptr;  // [rows, d_ff] the gated activation's output
+  float* ffn_act = nullptr;   // [rows, d_ff] the gated activation's output
+  float* layer_in = nullptr;  // [rows, d] the parallel residual's layer input (no tape)
 };
 
 }  // namespace attnviz

@@ -62,7 +62,12 @@ TokenizerFiles openHfFolderTokenizer(const std::string& folder, const std::strin
                                      int bos_id, std::vector<std::string>* notes) {
   const fs::path dir(folder);
   TokenizerFiles out;
+  const bool byte_level =
+      model_type == "gpt_neo" || model_type == "gpt_neox" || model_type == "opt";
   if (model_type == "gpt2") {
+    if (const auto files = findGpt2Files(folder)) out = openTokenizerFile(files->vocab, -1);
+  } else if (byte_level && !fs::exists(dir / "tokenizer.json")) {
+    // GPT-2's byte-level BPE (GPT2Tokenizer's vocab.json + merges.txt) when no tokenizer.json.
     if (const auto files = findGpt2Files(folder)) out = openTokenizerFile(files->vocab, -1);
   } else if (model_type == "bert") {
     if (fs::exists(dir / "vocab.txt")) {

@@ -18,10 +18,10 @@ void Backward::norm(const float* dy, const float* x, const DeviceNorm& n, float*
 
 template <class F>
 void Backward::residual(float* dx, int rows, const DeviceNorm& n, const SublayerTape& t, float p,
-                        F&& back) {
+                        F&& back, const float* up) {
   const int64_t cells = (int64_t)rows * d;
   if (c.norm == NormPlacement::Pre) {  // x_out = x + drop(f(N(x)))
-    be.copy(dx, g.dy, cells);
+    be.copy(up ? up : dx, g.dy, cells);
     be.dropout_backward(g.dy, cells, p, t.seed);
     be.zero(g.dfin, cells);
     back(t.f_in, g.dy, g.dfin);
@@ -61,9 +61,8 @@ void Backward::selfAttention(const DeviceStack& st, const DeviceAttention& W,
   attend({t.q, (int64_t)n * A, A}, {t.kv, kv_batch, KV}, t.probs, mask, B, n, n,
          {g.dkv, kv_batch, KV}, {g.dkv + Ak, kv_batch, KV}, &st);
   if (c.positional == Positional::Rotary) {  // back through the rotation of q and k
-    const float *cos = dw.rotaryCos(), *sin = dw.rotarySin(c.d_k);
-    be.rope_backward({g.dq, (int64_t)n * A, A}, cos, sin, B, n, H, c.d_k, 0, c.rope_layout);
-    be.rope_backward({g.dkv, kv_batch, KV}, cos, sin, B, n, Hkv, c.d_k, 0, c.rope_layout);
+    applyRotary(be, c, dw, {g.dq, (int64_t)n * A, A}, B, n, H, 0, true);
+    applyRotary(be, c, dw, {g.dkv, kv_batch, KV}, B, n, Hkv, 0, true);
   }
   if (W.q_norm.gamma) {  // back through the per-head norms of q and k, in place
     be.head_norm_backward(c.norm_kind, {g.dq, (int64_t)n * A, A}, {t.q_raw, (int64_t)n * A, A},
@@ -122,6 +121,13 @@ void Backward::layers(float* dx, const DeviceStack& st, const StackTape& t,
   for (size_t l = st.layers.size(); l-- > 0;) {
     const DeviceLayer& L = st.layers[l];
     const LayerTape& lt = t.layers[l];
+    // The parallel residual: both sublayers receive the layer output's gradient, kept in g.dn (a
+    // pre-norm layer's free scratch) while the feed-forward's share is added to dx.
+    const float* up = nullptr;
+    if (c.parallel_residual) {
+      be.copy(dx, g.dn, (int64_t)rows * d);
+      up = g.dn;
+    }
     if (c.d_ff > 0)  // an attention-only model (d_ff 0) has no feed-forward
       residual(dx, rows, L.norm_ffn, lt.ffn, p,
                [&](const float* in, const float* dout, float* din) {
@@ -133,10 +139,12 @@ void Backward::layers(float* dx, const DeviceStack& st, const StackTape& t,
                  crossAttention(L.cross_attn, lt.cross_attn, t.cross_mask, *enc, l, in, dout, din,
                                 dmemory, t.B, t.n);
                });
-    residual(dx, rows, L.norm_self, lt.self, p,
-             [&](const float* in, const float* dout, float* din) {
-               selfAttention(st, L.self_attn, lt.self_attn, t.mask, in, dout, din, t.B, t.n);
-             });
+    residual(
+        dx, rows, L.norm_self, lt.self, p,
+        [&](const float* in, const float* dout, float* din) {
+          selfAttention(st, L.self_attn, lt.self_attn, t.mask, in, dout, din, t.B, t.n);
+        },
+        up);
   }
 }
 

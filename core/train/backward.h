@@ -59,9 +59,11 @@ class Backward : public Widths {
   void linear(const float* dy, const float* x, const DeviceLinear& l, float* dx, int rows);
   void norm(const float* dy, const float* x, const DeviceNorm& n, float* dx, int rows, float eps);
   // Pass::residual. dx [rows, d]: the gradient of the block's output on entry, of its input on
-  // return. back(f_in, dout, din) is f's backward: din += ∂f/∂f_in · dout.
+  // return. back(f_in, dout, din) is f's backward: din += ∂f/∂f_in · dout. `up` (pre-norm only):
+  // the block output's gradient when it is not dx (the parallel residual's second sublayer).
   template <class F>
-  void residual(float* dx, int rows, const DeviceNorm& n, const SublayerTape& t, float p, F&& back);
+  void residual(float* dx, int rows, const DeviceNorm& n, const SublayerTape& t, float p, F&& back,
+                const float* up = nullptr);
   // Pass::attend, from the context's gradient in g.dctx: g.dq ← the queries' gradient; dk, dv +=
   // the keys' and values'.
   // `bias`: the stack whose relative position bias the scores had (T5's self-attention; its

@@ -95,7 +95,7 @@ void attachAxes(QChart* chart, QAbstractAxis* x, QAbstractAxis* y) {
 
 // Rotary positions: which dimensions of a head pair i turns, as the model's layout pairs them.
 QString pairDims(const ModelConfig& c) {
-  return c.rope_layout == RopeLayout::Halves ? QObject::tr("(i, i + %1)").arg(c.d_k / 2)
+  return c.rope_layout == RopeLayout::Halves ? QObject::tr("(i, i + %1)").arg(c.rotaryDims() / 2)
                                              : QObject::tr("(2i, 2i + 1)");
 }
 
@@ -319,9 +319,9 @@ void PositionalView::recompute() {
       const ModelConfig& cfg = loaded->config;
       auto r = std::make_shared<Result>();
       r->rotary = true;
-      r->frequencies = rotaryFrequencies(cfg.d_k, cfg.rope_theta);
-      r->similarity = rotaryScores(n, cfg.d_k, cfg.rope_theta, cfg.rope_layout,
-                                   std::vector<float>(size_t(cfg.d_k), 1.0f));
+      r->frequencies = rotaryFrequencies(cfg.rotaryDims(), cfg.rope_theta);
+      r->similarity = rotaryScores(n, cfg.rotaryDims(), cfg.rope_theta, cfg.rope_layout,
+                                   std::vector<float>(size_t(cfg.rotaryDims()), 1.0f));
       return r;
     }));
     return;
@@ -477,7 +477,7 @@ void PositionalView::apply(const Result& r) {
 
 void PositionalView::updateRotaryExplanation(int n) {
   const auto& c = state_->model()->config();
-  const std::vector<float> speeds = rotaryFrequencies(c.d_k, c.rope_theta);
+  const std::vector<float> speeds = rotaryFrequencies(c.rotaryDims(), c.rope_theta);
   if (speeds.empty()) return;
   const double kTurn = 2 * std::numbers::pi;
   // "6.3" positions for a full turn, "19869" for a slow one.
@@ -507,19 +507,24 @@ void PositionalView::updateRotaryExplanation(int n) {
          "distinguishable over longer texts. Shapes: the forward pass's rotation table holds cos "
          "and sin, [2, positions, d_head/2] = %11; Q [batch, heads, len, d_head] and K [batch, "
          "key/value heads, len, d_head] = %12 are turned head by head.</p>")
-          .arg(c.d_k)
-          .arg(c.d_k / 2)
+          .arg(c.rotaryDims() == c.d_k
+                   ? QString::number(c.d_k)
+                   : tr("%1 (only the first %2 rotate, rotary_pct %3; the rest pass unturned)")
+                         .arg(c.d_k)
+                         .arg(c.rotaryDims())
+                         .arg(c.rotary_pct))
+          .arg(c.rotaryDims() / 2)
           .arg(pairDims(c), layout)
           .arg(code(tr("θ<sub>i</sub> = rope_theta<sup>−2i/d_head</sup> = "
                        "%1<sup>−2i/%2</sup>")
                         .arg(c.rope_theta)
-                        .arg(c.d_k)))
+                        .arg(c.rotaryDims())))
           .arg(speeds.front(), 0, 'g', 3)
           .arg(turn(speeds.front()))
           .arg(speeds.back(), 0, 'g', 3)
           .arg(turn(speeds.back()))
           .arg(c.rope_theta)
-          .arg(shapeString({2, n, c.d_k / 2}))
+          .arg(shapeString({2, n, c.rotaryDims() / 2}))
           .arg(shapeString({1, c.kvHeads(), n, c.d_k})));
 }
 
