@@ -222,8 +222,15 @@ Names torchLayers(const std::string& root) {
   return n;
 }
 
-// Hugging Face's BART and Marian (modeling_bart.py, modeling_marian.py), read without "model.".
-Names hfSeq2Seq(bool bart) {
+// Hugging Face's encoder-decoders after BART (modeling_bart.py, modeling_marian.py,
+// modeling_mbart.py, modeling_pegasus.py, modeling_m2m_100.py), read without "model.".
+enum class HfPositions { Learned, StoredTable, Computed };
+struct HfSeq2SeqNames {
+  HfPositions positions = HfPositions::Learned;
+  bool embed_norm = false;  // layernorm_embedding (BART, mBART)
+  bool final_norm = false;  // each stack's layer_norm is there (mBART, Pegasus, M2M100)
+};
+Names hfSeq2Seq(const HfSeq2SeqNames& k) {
   Names n;
   for (Part p : {kEnc, kDec}) {
     const bool dec = p == kDec;
@@ -231,13 +238,13 @@ Names hfSeq2Seq(bool bart) {
     // One shared table; the file may keep any of its names: a stack's own is read first.
     add(n, {one(p, Role::TokenEmbd, s + ".embed_tokens.weight", kTiedCopy),
             one(p, Role::TokenEmbd, "shared.weight", kTiedCopy)});
-    if (bart) {
-      add(n, {one(p, Role::PosEmbd, s + ".embed_positions.weight"),
-              mod(p, Role::EmbdNorm, s + ".layernorm_embedding")});
-    } else {
-      // Marian's [sin | cos] table may be saved (a fixed Parameter); the model computes it.
+    if (k.positions == HfPositions::Learned)
+      n.push_back(one(p, Role::PosEmbd, s + ".embed_positions.weight"));
+    // Marian's and Pegasus's [sin | cos] table may be saved (a fixed Parameter); the model
+    // computes it.
+    if (k.positions == HfPositions::StoredTable)
       n.push_back(one(p, Role::PosTable, s + ".embed_positions.weight"));
-    }
+    if (k.embed_norm) n.push_back(mod(p, Role::EmbdNorm, s + ".layernorm_embedding"));
     const std::string l = s + ".layers.{N}.";
     add(n, separate(p, false, l + "self_attn.", "q_proj", "k_proj", "v_proj", "out_proj"));
     n.push_back(mod(p, Role::AttnNorm, l + "self_attn_layer_norm"));
@@ -247,7 +254,7 @@ Names hfSeq2Seq(bool bart) {
     }
     add(n, {mod(p, Role::FfnUp, l + "fc1"), mod(p, Role::FfnDown, l + "fc2"),
             mod(p, Role::FfnNorm, l + "final_layer_norm"),
-            mod(p, Role::FinalNorm, s + ".layer_norm", kOptional)});
+            mod(p, Role::FinalNorm, s + ".layer_norm", k.final_norm ? 0u : kOptional)});
   }
   n.push_back({kHead, Role::Output, "lm_head.weight", "final_logits_bias", kBiasRow});
   return n;
@@ -877,7 +884,7 @@ std::vector<ArchSpec> makeTable() {
     a.defaults.max_len = 512;
     a.heads_split_d_model = true;
     a.tied_output = true;
-    a.names = hfSeq2Seq(false);
+    a.names = hfSeq2Seq({HfPositions::StoredTable, false, false});
     a.ids.pad = -2;
     a.ids.eos = 0;
     a.ids.bos = -3;
@@ -901,7 +908,7 @@ std::vector<ArchSpec> makeTable() {
     a.defaults.src_bos_eos = true;
     a.heads_split_d_model = true;
     a.tied_output = true;
-    a.names = hfSeq2Seq(true);
+    a.names = hfSeq2Seq({HfPositions::Learned, true, false});
     a.ids.pad = 1;
     a.ids.eos = 2;
     a.ids.bos = -4;
@@ -911,6 +918,36 @@ std::vector<ArchSpec> makeTable() {
         "model tells)";
     huggingFace(a, "bart", {"BartForConditionalGeneration", "BartModel"},
                 HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
+  {
+    // modeling_mbart.py: BART's modules with pre-norm layers (each sublayer's LayerNorm before
+    // it, the residual after), layernorm_embedding after token + position embeddings, and a final
+    // layer_norm on each stack; learned positions from row 2; GELU, no embedding scale unless
+    // scale_embedding (MBartConfig's defaults). config.json (configFromHf) states the rest.
+    ArchSpec a = describe("hf-mbart", "MBartForConditionalGeneration",
+                          "Hugging Face MBartForConditionalGeneration (mBART, mBART-50)",
+                          "Hugging Face transformers' modeling_mbart.py");
+    a.defaults.activation = Activation::Gelu;
+    a.defaults.norm = NormPlacement::Pre;
+    a.defaults.final_norm = true;
+    a.defaults.positional = Positional::Learned;
+    a.defaults.position_offset = 2;
+    a.defaults.embed_norm = true;
+    a.defaults.max_len = 1024;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    a.names = hfSeq2Seq({HfPositions::Learned, true, true});
+    a.ids.pad = 1;
+    a.ids.eos = 2;
+    a.ids.bos = -4;
+    a.decode = {5,
+                "attnviz's rule (source length + 5 new tokens); the decoder starts with "
+                "decoder_start_token_id and stops after </s>, as generate() does greedily; a "
+                "forced_bos_token_id (mBART-50's target language) is not forced: give it as the "
+                "target prefix"};
+    a.notes = "pre-norm layers with final layer norms, as modeling_mbart.py computes them";
+    huggingFace(a, "mbart", {"MBartForConditionalGeneration", "MBartModel"}, HfTokenizer::None);
     t.push_back(a);
   }
   {
