@@ -16,6 +16,7 @@
 
 #include "arch/hf_folder.h"
 #include "arch/infer.h"
+#include "arch/positional.h"
 #include "compute/cpu_backend.h"
 #include "io/safetensors.h"
 #include "model/decoding.h"
@@ -101,6 +102,7 @@ class TestHf : public QObject {
     QTest::newRow("t5") << QString("t5");
     QTest::newRow("t5_gated") << QString("t5_gated");
     QTest::newRow("mbart") << QString("mbart");
+    QTest::newRow("m2m_100") << QString("m2m_100");
   }
   static bool isT5(const QString& name) { return name.startsWith("t5"); }
   // The families whose SentencePiece models attnviz does not read yet: token ids are the inputs.
@@ -199,6 +201,11 @@ class TestHf : public QObject {
       QCOMPARE(m.positional, Positional::Learned);
       QCOMPARE(m.position_offset, 2);
       QVERIFY(m.embed_norm && !m.src_bos_eos);  // the ids carry </s> and the language code
+    } else if (name == "m2m_100") {
+      QCOMPARE(m.family, std::string("hf-m2m100"));
+      QCOMPARE(m.activation, Activation::Relu);
+      QCOMPARE(m.positional, Positional::SinusoidalFairseq);
+      QVERIFY(!m.embed_norm && !m.src_bos_eos);  // __en__ X </s> as ids
     } else if (name == "marian") {
       QCOMPARE(m.family, std::string("hf-marian"));
       QCOMPARE(m.activation, Activation::Silu);
@@ -425,6 +432,7 @@ class TestHf : public QObject {
     QTest::addColumn<QString>("name");
     QTest::newRow("t5") << QString("t5");
     QTest::newRow("mbart") << QString("mbart");
+    QTest::newRow("m2m_100") << QString("m2m_100");
   }
   void needsConfig() {
     QFETCH(QString, name);
@@ -487,6 +495,37 @@ class TestHf : public QObject {
     if (gated)
       QVERIFY(gradientDiff(g.head.projection.weight, c.ref.toFloat("grad.lm_head.weight")) <=
               kRelTol);
+  }
+
+  // fairseq's sinusoid as M2M100SinusoidalPositionalEmbedding builds it (half_dim − 1 in the
+  // frequencies' denominator, [sin | cos], read from row padding_idx + 1 on), against the
+  // reference's own table; a pad token reading the zero row is checked by trace(m2m_100), whose
+  // batch is padded.
+  void fairseqSinusoid() {
+    Case c = load("m2m_100");
+    const Tensor want = c.ref.toFloat("positions.table");
+    const ModelConfig& m = c.model->config();
+    const Tensor got = sinusoidalFairseqTable((int)want.dim(0), m.d_model, m.src_pad_id);
+    QCOMPARE(got.shape, want.shape);
+    const test::Diff d = test::compare(got.ptr(), want.ptr(), want.data.size(), 1.0);
+    QVERIFY2(d.worst <= 1e-6, std::to_string(d.worst).c_str());
+    // Not Marian's table: the frequencies differ.
+    const Tensor marian = sinusoidalHalvesTable((int)want.dim(0), m.d_model);
+    QVERIFY(test::compare(marian.ptr(), want.ptr(), want.data.size(), 1.0).worst > 1e-2);
+    // A pad inside the source and the target (make_hf_references.py's MIDPAD_SRC / MIDPAD_TGT):
+    // the tokens after it are placed by their count of non-pad tokens, as modeling_m2m_100.py
+    // places them.
+    Inputs in;
+    in.src = {{62, 60, 1, 57, 17, 2}};
+    in.tgt = {{2, 63, 1, 5, 14}};
+    const Trace t = c.model->forward(in);
+    for (const char* key : {"logits", "hidden"}) {
+      const Tensor ref = c.ref.toFloat(std::string("midpad.") + key);
+      const Tensor& mine = std::string(key) == "logits" ? t.logits : t.hidden;
+      QCOMPARE(mine.shape, ref.shape);
+      const test::Diff e = test::compare(mine.ptr(), ref.ptr(), ref.data.size(), 1.0);
+      QVERIFY2(e.worst <= kRelTol, (std::string(key) + " " + std::to_string(e.worst)).c_str());
+    }
   }
 
   // A folder without weights names what it holds; a BartModel (no head) loads with the head tied.

@@ -241,6 +241,8 @@ T5_GRADIENTS = ["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.w
 MIN_MARGIN = 0.02
 EOS_BIAS = 4.0  # added to the end token's final_logits_bias so that random models stop on their own
 GREEDY_MAX = 12
+MIDPAD_SRC = [[62, 60, 1, 57, 17, 2]]
+MIDPAD_TGT = [[2, 63, 1, 5, 14]]
 IDS_EOS_BIAS = 1.0  # mBART, Pegasus, M2M100: their logits are of unit scale
 OUT_GAIN = 6.0
 
@@ -327,6 +329,16 @@ def make_case(name, out_dir):
     bad = _quality(model, src[0], out)
     if bad:
         raise SystemExit("%s: not a robust test (%s); pick another seed with --find-seed" % (name, bad))
+    if name == "m2m_100":
+        # M2M100SinusoidalPositionalEmbedding's table from row padding_idx + 1 on (where attnviz's
+        # position 0 reads), max_position_embeddings rows
+        table = model.model.encoder.embed_positions.weights
+        tensors["positions.table"] = table[pad + 1:pad + 1 + model.cfg["max_position_embeddings"]].numpy()
+        # A pad inside the source and the target: the tokens after it read the rows of their
+        # count of non-pad tokens, not of their index.
+        mid = model.trace(MIDPAD_SRC, MIDPAD_TGT)
+        tensors["midpad.logits"] = mid["logits"]
+        tensors["midpad.hidden"] = mid["hidden"]
     if name.startswith("t5"):
         # A training step's loss (next-token targets, padding and the last position not counted)
         # and the gradients of the relative position bias tables and a few other parameters.

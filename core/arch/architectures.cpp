@@ -951,6 +951,37 @@ std::vector<ArchSpec> makeTable() {
     t.push_back(a);
   }
   {
+    // modeling_m2m_100.py (M2M100, NLLB-200): mBART's pre-norm layers and final layer norms, no
+    // layernorm_embedding; fairseq's sinusoid (M2M100SinusoidalPositionalEmbedding, a buffer that
+    // is not saved) at positions counted from padding_idx + 1 over the tokens that are not
+    // padding; embeddings × √d_model and ReLU (M2M100Config's defaults).
+    ArchSpec a = describe("hf-m2m100", "M2M100ForConditionalGeneration",
+                          "Hugging Face M2M100ForConditionalGeneration (M2M100, NLLB-200)",
+                          "Hugging Face transformers' modeling_m2m_100.py");
+    a.defaults.activation = Activation::Relu;
+    a.defaults.norm = NormPlacement::Pre;
+    a.defaults.final_norm = true;
+    a.defaults.embed_scale = true;
+    a.defaults.positional = Positional::SinusoidalFairseq;
+    a.defaults.max_len = 1024;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    a.names = hfSeq2Seq({HfPositions::Computed, false, true});
+    // Older versions kept the computed table as a Parameter `weights` (never saved since).
+    a.ignored = {"encoder.embed_positions.weights", "decoder.embed_positions.weights"};
+    a.ids.pad = 1;
+    a.ids.eos = 2;
+    a.ids.bos = -4;
+    a.decode = {5,
+                "attnviz's rule (source length + 5 new tokens); the decoder starts with "
+                "decoder_start_token_id (</s>) and stops after </s>, as generate() does greedily; "
+                "the target language code generate() forces (forced_bos_token_id) is not forced: "
+                "give it as the target prefix"};
+    a.notes = "pre-norm layers and fairseq's sinusoid, as modeling_m2m_100.py computes them";
+    huggingFace(a, "m2m_100", {"M2M100ForConditionalGeneration", "M2M100Model"}, HfTokenizer::None);
+    t.push_back(a);
+  }
+  {
     // modeling_t5.py (T5ForConditionalGeneration; mT5 and Flan-T5 are the same code): pre-norm
     // T5LayerNorm (RMSNorm, weight only, eps layer_norm_epsilon), no positions added but a
     // relative position bias [buckets, H] held by each stack's first self-attention (bidirectional
@@ -1148,7 +1179,8 @@ std::shared_ptr<const ArchSpec> customArchitecture(const nlohmann::json& m,
       {"sinusoidal", Positional::Sinusoidal},
       {"learned", Positional::Learned},
       {"rotary", Positional::Rotary},
-      {"sinusoidal-halves", Positional::SinusoidalHalves}};
+      {"sinusoidal-halves", Positional::SinusoidalHalves},
+      {"sinusoidal-fairseq", Positional::SinusoidalFairseq}};
   d.positional = mapChoice(m, "positional", source, d.positional, kPositions);
   static constexpr std::pair<const char*, RopeLayout> kLayouts[] = {
       {"interleaved", RopeLayout::Interleaved}, {"halves", RopeLayout::Halves}};

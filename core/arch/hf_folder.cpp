@@ -379,6 +379,9 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
   if (dec_ffn != ffn)
     refuse(where, "encoder_ffn_dim " + std::to_string(ffn) + " and decoder_ffn_dim " +
                       std::to_string(dec_ffn) + " differ; attnviz runs one feed-forward width");
+  if (m2m && d < 4)
+    refuse(where, "d_model " + std::to_string(d) +
+                      ": M2M100's sinusoid divides by d_model / 2 - 1, which is not positive");
   if (heads == 0 || d % heads != 0)
     refuse(where, "d_model " + std::to_string(d) + " is not divisible by " + std::to_string(heads) +
                       " heads");
