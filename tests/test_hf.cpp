@@ -1,14 +1,16 @@
 // Hugging Face folders (docs/formats.md "Hugging Face folders"): a MarianMTModel, a
 // BartForConditionalGeneration and two T5ForConditionalGeneration folders (T5 v1.0: ReLU, tied;
-// Flan-T5 / v1.1: gated-gelu, untied) load (config.json mapped, model.safetensors or
-// pytorch_model.bin, vocab.json or spiece.model, the tokenizer's files) and reproduce what the
-// PyTorch models of tools/hf_reference_models.py and tools/hf_t5_models.py — written after
-// transformers' modeling_marian.py, modeling_bart.py and modeling_t5.py — computed: every block's
-// scores (T5's after its relative position bias), masks and probabilities, logits, hidden states,
-// greedy and incremental decoding, and (T5) a training step's loss and gradients, the relative
-// position bias tables' included; the tokenizers split sentences as SentencePiece's Python module
-// and a Python byte-level BPE on python3-regex do; config.json's that attnviz cannot reproduce are
-// refused; the tensor names alone tell the family; sharded weights read as one file.
+// Flan-T5 / v1.1: gated-gelu, untied), an MBartForConditionalGeneration, an
+// M2M100ForConditionalGeneration and a PegasusForConditionalGeneration (these three on ids) load
+// (config.json mapped, model.safetensors or pytorch_model.bin, vocab.json or spiece.model, the
+// tokenizer's files) and reproduce what the PyTorch models of tools/hf_reference_models.py and
+// tools/hf_t5_models.py — written after transformers' modeling_marian.py, modeling_bart.py and
+// modeling_t5.py — computed: every block's scores (T5's after its relative position bias), masks
+// and probabilities, logits, hidden states, greedy and incremental decoding, and (T5) a training
+// step's loss and gradients, the relative position bias tables' included; the tokenizers split
+// sentences as SentencePiece's Python module and a Python byte-level BPE on python3-regex do;
+// config.json's that attnviz cannot reproduce are refused; the tensor names alone tell the family;
+// sharded weights read as one file.
 #include <QtTest>
 #include <filesystem>
 #include <fstream>
@@ -103,6 +105,7 @@ class TestHf : public QObject {
     QTest::newRow("t5_gated") << QString("t5_gated");
     QTest::newRow("mbart") << QString("mbart");
     QTest::newRow("m2m_100") << QString("m2m_100");
+    QTest::newRow("pegasus") << QString("pegasus");
   }
   static bool isT5(const QString& name) { return name.startsWith("t5"); }
   // The families whose SentencePiece models attnviz does not read yet: token ids are the inputs.
@@ -201,6 +204,12 @@ class TestHf : public QObject {
       QCOMPARE(m.positional, Positional::Learned);
       QCOMPARE(m.position_offset, 2);
       QVERIFY(m.embed_norm && !m.src_bos_eos);  // the ids carry </s> and the language code
+    } else if (name == "pegasus") {
+      QCOMPARE(m.family, std::string("hf-pegasus"));
+      QCOMPARE(m.activation, Activation::Relu);
+      QCOMPARE(m.positional, Positional::SinusoidalHalves);
+      QCOMPARE(m.bos_id, m.tgt_pad_id);  // the decoder starts with the pad token
+      QVERIFY(!m.embed_norm && m.src_bos_eos && m.src_bos_id == -1);  // X </s>
     } else if (name == "m2m_100") {
       QCOMPARE(m.family, std::string("hf-m2m100"));
       QCOMPARE(m.activation, Activation::Relu);
@@ -433,6 +442,7 @@ class TestHf : public QObject {
     QTest::newRow("t5") << QString("t5");
     QTest::newRow("mbart") << QString("mbart");
     QTest::newRow("m2m_100") << QString("m2m_100");
+    QTest::newRow("pegasus") << QString("pegasus");
   }
   void needsConfig() {
     QFETCH(QString, name);

@@ -951,6 +951,35 @@ std::vector<ArchSpec> makeTable() {
     t.push_back(a);
   }
   {
+    // modeling_pegasus.py: Marian's [sin | cos] sinusoid (PegasusSinusoidalPositionalEmbedding,
+    // a fixed Parameter save_pretrained keeps) with mBART's pre-norm layers and final layer norms,
+    // no layernorm_embedding; GELU and no embedding scale unless config.json says (PegasusConfig's
+    // defaults); the decoder starts with the pad token.
+    ArchSpec a = describe("hf-pegasus", "PegasusForConditionalGeneration",
+                          "Hugging Face PegasusForConditionalGeneration (Pegasus)",
+                          "Hugging Face transformers' modeling_pegasus.py");
+    a.defaults.activation = Activation::Gelu;
+    a.defaults.norm = NormPlacement::Pre;
+    a.defaults.final_norm = true;
+    a.defaults.positional = Positional::SinusoidalHalves;
+    a.defaults.max_len = 1024;
+    a.defaults.src_bos_eos = true;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    a.names = hfSeq2Seq({HfPositions::StoredTable, false, true});
+    a.ids.pad = 0;
+    a.ids.eos = 1;
+    a.ids.bos = -3;
+    a.decode = {5,
+                "attnviz's rule (source length + 5 new tokens); the decoder starts with "
+                "decoder_start_token_id (the pad token) and stops after </s>, as generate() does "
+                "greedily"};
+    a.notes = "pre-norm layers and Marian's sinusoid, as modeling_pegasus.py computes them";
+    huggingFace(a, "pegasus", {"PegasusForConditionalGeneration", "PegasusModel"},
+                HfTokenizer::None);
+    t.push_back(a);
+  }
+  {
     // modeling_m2m_100.py (M2M100, NLLB-200): mBART's pre-norm layers and final layer norms, no
     // layernorm_embedding; fairseq's sinusoid (M2M100SinusoidalPositionalEmbedding, a buffer that
     // is not saved) at positions counted from padding_idx + 1 over the tokens that are not
