@@ -538,6 +538,30 @@ class TestHf : public QObject {
     }
   }
 
+  // mBART-50's and NLLB's target language (forced_bos_token_id) is not forced by attnviz's greedy
+  // decoder: the notes say so and how to give it as the prefix; an M2M100 too narrow for its
+  // sinusoid's frequencies is refused.
+  void forcedBosAndNarrow() {
+    for (const char* name : {"mbart", "m2m_100"}) {
+      const fs::path dir =
+          editedCopy(name, [](nlohmann::json& c) { c["forced_bos_token_id"] = 63; });
+      auto lm = loadModel(dir.string());
+      fs::remove_all(dir);
+      bool noted = false;
+      for (const auto& n : lm->notes)
+        noted = noted || n.find("--tgt-ids 2,63") != std::string::npos;
+      QVERIFY2(noted, name);
+    }
+    const fs::path dir = editedCopy("m2m_100", [](nlohmann::json& c) {
+      c["d_model"] = 2;
+      c["encoder_attention_heads"] = c["decoder_attention_heads"] = 1;
+    });
+    auto e = test::caught([&] { loadModel(dir.string()); });
+    fs::remove_all(dir);
+    QVERIFY(e && e->kind() == ErrorKind::BadConfig);
+    QVERIFY2(std::string(e->what()).find("d_model 2") != std::string::npos, e->what());
+  }
+
   // A folder without weights names what it holds; a BartModel (no head) loads with the head tied.
   void folders() {
     const fs::path empty =
