@@ -1,14 +1,16 @@
 // Hugging Face folders (docs/formats.md "Hugging Face folders"): a MarianMTModel, a
 // BartForConditionalGeneration and two T5ForConditionalGeneration folders (T5 v1.0: ReLU, tied;
-// Flan-T5 / v1.1: gated-gelu, untied) load (config.json mapped, model.safetensors or
-// pytorch_model.bin, vocab.json or spiece.model, the tokenizer's files) and reproduce what the
-// PyTorch models of tools/hf_reference_models.py and tools/hf_t5_models.py — written after
-// transformers' modeling_marian.py, modeling_bart.py and modeling_t5.py — computed: every block's
-// scores (T5's after its relative position bias), masks and probabilities, logits, hidden states,
-// greedy and incremental decoding, and (T5) a training step's loss and gradients, the relative
-// position bias tables' included; the tokenizers split sentences as SentencePiece's Python module
-// and a Python byte-level BPE on python3-regex do; config.json's that attnviz cannot reproduce are
-// refused; the tensor names alone tell the family; sharded weights read as one file.
+// Flan-T5 / v1.1: gated-gelu, untied), an MBartForConditionalGeneration, an
+// M2M100ForConditionalGeneration and a PegasusForConditionalGeneration (these three on ids) load
+// (config.json mapped, model.safetensors or pytorch_model.bin, vocab.json or spiece.model, the
+// tokenizer's files) and reproduce what the PyTorch models of tools/hf_reference_models.py and
+// tools/hf_t5_models.py — written after transformers' modeling_marian.py, modeling_bart.py and
+// modeling_t5.py — computed: every block's scores (T5's after its relative position bias), masks
+// and probabilities, logits, hidden states, greedy and incremental decoding, and (T5) a training
+// step's loss and gradients, the relative position bias tables' included; the tokenizers split
+// sentences as SentencePiece's Python module and a Python byte-level BPE on python3-regex do;
+// config.json's that attnviz cannot reproduce are refused; the tensor names alone tell the family;
+// sharded weights read as one file.
 #include <QtTest>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 
 #include "arch/hf_folder.h"
 #include "arch/infer.h"
+#include "arch/positional.h"
 #include "compute/cpu_backend.h"
 #include "io/safetensors.h"
 #include "model/decoding.h"
@@ -100,8 +103,15 @@ class TestHf : public QObject {
     QTest::newRow("bart") << QString("bart");
     QTest::newRow("t5") << QString("t5");
     QTest::newRow("t5_gated") << QString("t5_gated");
+    QTest::newRow("mbart") << QString("mbart");
+    QTest::newRow("m2m_100") << QString("m2m_100");
+    QTest::newRow("pegasus") << QString("pegasus");
   }
   static bool isT5(const QString& name) { return name.startsWith("t5"); }
+  // The families whose SentencePiece models attnviz does not read yet: token ids are the inputs.
+  static bool idsOnly(const QString& name) {
+    return name == "mbart" || name == "pegasus" || name == "m2m_100";
+  }
   // The folder's weights file, as make_hf_references.py writes it.
   static std::string weightsFile(const QString& name) {
     return name == "bart" ? "pytorch_model.bin" : "model.safetensors";
@@ -124,7 +134,15 @@ class TestHf : public QObject {
     const ModelConfig& m = c.model->config();
     const nlohmann::json hf = nlohmann::json::parse(
         std::ifstream(fs::path(hfDir()) / name.toStdString() / "config.json"));
-    QVERIFY(c.loaded->tokenizer != nullptr || !sentencePieceAvailable());
+    if (idsOnly(name)) {
+      // No tokenizer, and the notes say why text is not read.
+      QVERIFY(c.loaded->tokenizer == nullptr);
+      bool said = false;
+      for (const auto& n : c.loaded->notes) said = said || n.find("--src-ids") != std::string::npos;
+      QVERIFY(said);
+    } else {
+      QVERIFY(c.loaded->tokenizer != nullptr || !sentencePieceAvailable());
+    }
     if (isT5(name)) {
       t5Config(m, hf);
     } else {
@@ -177,8 +195,27 @@ class TestHf : public QObject {
     QCOMPARE(m.bos_id, hf["decoder_start_token_id"].get<int>());
     QCOMPARE(m.eos_id, hf["eos_token_id"].get<int>());
     QCOMPARE(m.tgt_pad_id, hf["pad_token_id"].get<int>());
-    QCOMPARE(m.norm, NormPlacement::Post);
-    if (name == "marian") {
+    QCOMPARE(m.norm, idsOnly(name) ? NormPlacement::Pre : NormPlacement::Post);
+    QCOMPARE(m.final_norm, idsOnly(name));
+    QCOMPARE(m.embed_scale, hf["scale_embedding"].get<bool>());
+    if (name == "mbart") {
+      QCOMPARE(m.family, std::string("hf-mbart"));
+      QCOMPARE(m.activation, Activation::Gelu);
+      QCOMPARE(m.positional, Positional::Learned);
+      QCOMPARE(m.position_offset, 2);
+      QVERIFY(m.embed_norm && !m.src_bos_eos);  // the ids carry </s> and the language code
+    } else if (name == "pegasus") {
+      QCOMPARE(m.family, std::string("hf-pegasus"));
+      QCOMPARE(m.activation, Activation::Relu);
+      QCOMPARE(m.positional, Positional::SinusoidalHalves);
+      QCOMPARE(m.bos_id, m.tgt_pad_id);  // the decoder starts with the pad token
+      QVERIFY(!m.embed_norm && m.src_bos_eos && m.src_bos_id == -1);  // X </s>
+    } else if (name == "m2m_100") {
+      QCOMPARE(m.family, std::string("hf-m2m100"));
+      QCOMPARE(m.activation, Activation::Relu);
+      QCOMPARE(m.positional, Positional::SinusoidalFairseq);
+      QVERIFY(!m.embed_norm && !m.src_bos_eos);  // __en__ X </s> as ids
+    } else if (name == "marian") {
       QCOMPARE(m.family, std::string("hf-marian"));
       QCOMPARE(m.activation, Activation::Silu);
       QCOMPARE(m.positional, Positional::SinusoidalHalves);
@@ -259,6 +296,7 @@ class TestHf : public QObject {
   void tokenize() {
     QFETCH(QString, name);
     Case c = load(name);
+    if (idsOnly(name)) QSKIP("no tokenizer for this family yet: token ids are the inputs");
     if (!c.loaded->tokenizer) QSKIP("this build has no SentencePiece (libsentencepiece-dev)");
     const Tokenizer& tok = *c.loaded->tokenizer;
     const int start = c.model->config().bos_id;
@@ -292,8 +330,8 @@ class TestHf : public QObject {
     QTest::addColumn<QString>("value");
     QTest::addColumn<QString>("message");
     QTest::newRow("model_type") << "model_type"
-                                << "\"pegasus\""
-                                << "model_type \"pegasus\"";
+                                << "\"prophetnet\""
+                                << "model_type \"prophetnet\"";
     QTest::newRow("class") << "architectures"
                            << "[\"BartForSequenceClassification\"]"
                            << "BartForSequenceClassification";
@@ -396,14 +434,24 @@ class TestHf : public QObject {
     QVERIFY2(diff.empty(), diff.c_str());
   }
 
-  // T5's weights alone cannot tell its activation, buckets or tied head: without config.json the
-  // file is refused, not run with guesses.
-  void t5NeedsConfig() {
-    const fs::path dir =
-        fs::temp_directory_path() / ("attnviz_test_hf_t5_bare_" + std::to_string(::getpid()));
+  // T5's weights alone cannot tell its activation, buckets or tied head, mBART's (named as BART's
+  // with final layer norms) where its norms sit: without config.json the file is refused, not run
+  // with guesses.
+  void needsConfig_data() {
+    QTest::addColumn<QString>("name");
+    QTest::newRow("t5") << QString("t5");
+    QTest::newRow("mbart") << QString("mbart");
+    QTest::newRow("m2m_100") << QString("m2m_100");
+    QTest::newRow("pegasus") << QString("pegasus");
+  }
+  void needsConfig() {
+    QFETCH(QString, name);
+    const fs::path dir = fs::temp_directory_path() / ("attnviz_test_hf_bare_" + name.toStdString() +
+                                                      "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
-    fs::copy(fs::path(hfDir()) / "t5" / "model.safetensors", dir / "model.safetensors");
+    fs::copy(fs::path(hfDir()) / name.toStdString() / "model.safetensors",
+             dir / "model.safetensors");
     auto e = test::caught([&] { loadModel((dir / "model.safetensors").string()); });
     fs::remove_all(dir);
     QVERIFY(e);
@@ -457,6 +505,61 @@ class TestHf : public QObject {
     if (gated)
       QVERIFY(gradientDiff(g.head.projection.weight, c.ref.toFloat("grad.lm_head.weight")) <=
               kRelTol);
+  }
+
+  // fairseq's sinusoid as M2M100SinusoidalPositionalEmbedding builds it (half_dim − 1 in the
+  // frequencies' denominator, [sin | cos], read from row padding_idx + 1 on), against the
+  // reference's own table; a pad token reading the zero row is checked by trace(m2m_100), whose
+  // batch is padded.
+  void fairseqSinusoid() {
+    Case c = load("m2m_100");
+    const Tensor want = c.ref.toFloat("positions.table");
+    const ModelConfig& m = c.model->config();
+    const Tensor got = sinusoidalFairseqTable((int)want.dim(0), m.d_model, m.src_pad_id);
+    QCOMPARE(got.shape, want.shape);
+    const test::Diff d = test::compare(got.ptr(), want.ptr(), want.data.size(), 1.0);
+    QVERIFY2(d.worst <= 1e-6, std::to_string(d.worst).c_str());
+    // Not Marian's table: the frequencies differ.
+    const Tensor marian = sinusoidalHalvesTable((int)want.dim(0), m.d_model);
+    QVERIFY(test::compare(marian.ptr(), want.ptr(), want.data.size(), 1.0).worst > 1e-2);
+    // A pad inside the source and the target (make_hf_references.py's MIDPAD_SRC / MIDPAD_TGT):
+    // the tokens after it are placed by their count of non-pad tokens, as modeling_m2m_100.py
+    // places them.
+    Inputs in;
+    in.src = {{62, 60, 1, 57, 17, 2}};
+    in.tgt = {{2, 63, 1, 5, 14}};
+    const Trace t = c.model->forward(in);
+    for (const char* key : {"logits", "hidden"}) {
+      const Tensor ref = c.ref.toFloat(std::string("midpad.") + key);
+      const Tensor& mine = std::string(key) == "logits" ? t.logits : t.hidden;
+      QCOMPARE(mine.shape, ref.shape);
+      const test::Diff e = test::compare(mine.ptr(), ref.ptr(), ref.data.size(), 1.0);
+      QVERIFY2(e.worst <= kRelTol, (std::string(key) + " " + std::to_string(e.worst)).c_str());
+    }
+  }
+
+  // mBART-50's and NLLB's target language (forced_bos_token_id) is not forced by attnviz's greedy
+  // decoder: the notes say so and how to give it as the prefix; an M2M100 too narrow for its
+  // sinusoid's frequencies is refused.
+  void forcedBosAndNarrow() {
+    for (const char* name : {"mbart", "m2m_100"}) {
+      const fs::path dir =
+          editedCopy(name, [](nlohmann::json& c) { c["forced_bos_token_id"] = 63; });
+      auto lm = loadModel(dir.string());
+      fs::remove_all(dir);
+      bool noted = false;
+      for (const auto& n : lm->notes)
+        noted = noted || n.find("--tgt-ids 2,63") != std::string::npos;
+      QVERIFY2(noted, name);
+    }
+    const fs::path dir = editedCopy("m2m_100", [](nlohmann::json& c) {
+      c["d_model"] = 2;
+      c["encoder_attention_heads"] = c["decoder_attention_heads"] = 1;
+    });
+    auto e = test::caught([&] { loadModel(dir.string()); });
+    fs::remove_all(dir);
+    QVERIFY(e && e->kind() == ErrorKind::BadConfig);
+    QVERIFY2(std::string(e->what()).find("d_model 2") != std::string::npos, e->what());
   }
 
   // A folder without weights names what it holds; a BartModel (no head) loads with the head tied.

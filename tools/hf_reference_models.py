@@ -1,5 +1,7 @@
-"""Small PyTorch Marian and BART models for attnviz's parity tests, written after Hugging Face
-transformers' modeling_marian.py and modeling_bart.py (MarianMTModel, BartForConditionalGeneration):
+"""Small PyTorch Marian, BART, mBART, Pegasus and M2M100 models for attnviz's parity tests, written
+after Hugging Face transformers' modeling_marian.py, modeling_bart.py, modeling_mbart.py,
+modeling_pegasus.py and modeling_m2m_100.py (MarianMTModel, BartForConditionalGeneration,
+MBartForConditionalGeneration, PegasusForConditionalGeneration, M2M100ForConditionalGeneration):
 the same module structure, hence the same state_dict names, and the same numerics in eager mode.
 Debian ships no transformers; these classes are what the tests compare with.
 
@@ -13,6 +15,14 @@ embedding LayerNorm; kind "bart": learned positions whose rows start at offset 2
 post-norm layers (self_attn, self_attn_layer_norm, encoder_attn, encoder_attn_layer_norm, fc1, fc2,
 final_layer_norm), q_proj scaled by head_dim^-0.5, an additive mask of float32's lowest value, and
 lm_head tied to model.shared with final_logits_bias added.
+
+kind "mbart": BART's embeddings (learned positions from row 2, layernorm_embedding) with pre-norm
+layers (each sublayer's LayerNorm before it, the residual added after) and a final layer_norm on
+each stack. kind "pegasus": Marian's [sin | cos] positions with mBART's pre-norm layers and final
+layer norms, no layernorm_embedding. kind "m2m_100": pre-norm as mBART, no layernorm_embedding, the
+fairseq sinusoid of M2M100SinusoidalPositionalEmbedding (m2m100_sinusoid) read at position ids
+counted from padding_idx + 1 over the tokens that are not padding (a pad token reads the zero row
+padding_idx).
 
 ``trace(src_ids, tgt_ids)`` returns the reference tensors of docs/formats.md (enc_self/dec_self/cross
 scores, masks, probs [B, L, H, Tq, Tk], logits, hidden); ``greedy_decode(src, max_len)`` decodes as
@@ -52,6 +62,39 @@ class SinusoidalPositions(nn.Embedding):
 
     def forward(self, seq_len, past=0):
         return super().forward(torch.arange(past, past + seq_len))
+
+
+def m2m100_sinusoid(n_rows, dim, padding_idx):
+    """M2M100SinusoidalPositionalEmbedding.get_embedding, in float32 as it computes: frequencies
+    exp(-k · ln(10000) / (dim/2 - 1)) for k < dim/2, row p = [sin(p·f) | cos(p·f)] (a zero column
+    when dim is odd), the row padding_idx zero."""
+    half = dim // 2
+    freq = torch.exp(torch.arange(half, dtype=torch.float) * -(math.log(10000) / (half - 1)))
+    angle = torch.arange(n_rows, dtype=torch.float).unsqueeze(1) * freq.unsqueeze(0)
+    table = torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)
+    if dim % 2 == 1:
+        table = torch.cat([table, torch.zeros(n_rows, 1)], dim=1)
+    table[padding_idx, :] = 0
+    return table
+
+
+class M2M100Positions(nn.Module):
+    """M2M100's positions: a fixed buffer `weights` (not saved), each token's row from its id (a pad
+    token reads the zero row padding_idx, the others padding_idx + 1 + their count of non-pad
+    tokens so far minus one), past positions counted on."""
+
+    offset = 2
+
+    def __init__(self, n_pos, dim, padding_idx):
+        super().__init__()
+        self.padding_idx = padding_idx
+        self.register_buffer("weights", m2m100_sinusoid(n_pos + 2 * self.offset, dim, padding_idx),
+                             persistent=False)
+
+    def forward(self, ids, past=0):
+        keep = ids.ne(self.padding_idx).int()
+        position_ids = (torch.cumsum(keep, dim=1).type_as(keep) + past) * keep + self.padding_idx
+        return self.weights.index_select(0, position_ids.view(-1).long()).view(*ids.shape, -1)
 
 
 class LearnedPositions(nn.Embedding):
@@ -96,8 +139,9 @@ class Attention(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    def __init__(self, d_model, heads, ffn_dim, act):
+    def __init__(self, d_model, heads, ffn_dim, act, pre_norm=False):
         super().__init__()
+        self.pre_norm = pre_norm
         self.self_attn = Attention(d_model, heads)
         self.self_attn_layer_norm = nn.LayerNorm(d_model)
         self.act = act
@@ -106,13 +150,18 @@ class EncoderLayer(nn.Module):
         self.final_layer_norm = nn.LayerNorm(d_model)
 
     def forward(self, h, masked):
+        if self.pre_norm:  # MBartEncoderLayer: norm, sublayer, residual
+            x = self.self_attn_layer_norm(h)
+            h = h + self.self_attn(x, x, masked)
+            return h + self.fc2(self.act(self.fc1(self.final_layer_norm(h))))
         h = self.self_attn_layer_norm(h + self.self_attn(h, h, masked))
         return self.final_layer_norm(h + self.fc2(self.act(self.fc1(h))))
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, d_model, heads, ffn_dim, act):
+    def __init__(self, d_model, heads, ffn_dim, act, pre_norm=False):
         super().__init__()
+        self.pre_norm = pre_norm
         self.self_attn = Attention(d_model, heads)
         self.act = act
         self.self_attn_layer_norm = nn.LayerNorm(d_model)
@@ -123,34 +172,61 @@ class DecoderLayer(nn.Module):
         self.final_layer_norm = nn.LayerNorm(d_model)
 
     def forward(self, h, self_masked, memory, cross_masked):
+        if self.pre_norm:  # MBartDecoderLayer
+            x = self.self_attn_layer_norm(h)
+            h = h + self.self_attn(x, x, self_masked)
+            h = h + self.encoder_attn(self.encoder_attn_layer_norm(h), memory, cross_masked)
+            return h + self.fc2(self.act(self.fc1(self.final_layer_norm(h))))
         h = self.self_attn_layer_norm(h + self.self_attn(h, h, self_masked))
         h = self.encoder_attn_layer_norm(h + self.encoder_attn(h, memory, cross_masked))
         return self.final_layer_norm(h + self.fc2(self.act(self.fc1(h))))
 
 
 class Stack(nn.Module):
-    """MarianEncoder/BartEncoder (decoder=False) or MarianDecoder/BartDecoder."""
+    """The encoder (decoder=False) or the decoder of each kind (MarianEncoder, BartEncoder, …)."""
 
     def __init__(self, kind, shared, cfg, decoder):
         super().__init__()
         d = cfg["d_model"]
+        self.kind = kind
         self.embed_tokens = shared
         self.embed_scale = math.sqrt(d) if cfg["scale_embedding"] else 1.0
         n_pos = cfg["max_position_embeddings"]
-        self.embed_positions = SinusoidalPositions(n_pos, d) if kind == "marian" else LearnedPositions(n_pos, d)
+        if kind in ("marian", "pegasus"):
+            self.embed_positions = SinusoidalPositions(n_pos, d)
+        elif kind == "m2m_100":
+            self.embed_positions = M2M100Positions(n_pos, d, cfg["pad_token_id"])
+        else:
+            self.embed_positions = LearnedPositions(n_pos, d)
         act = ACTIVATIONS[cfg["activation_function"]]
         layer = DecoderLayer if decoder else EncoderLayer
         n = cfg["decoder_layers" if decoder else "encoder_layers"]
-        self.layers = nn.ModuleList([layer(d, cfg["encoder_attention_heads"], cfg["encoder_ffn_dim"], act)
-                                     for _ in range(n)])
-        if kind == "bart":
+        pre_norm = kind in PRE_NORM
+        self.layers = nn.ModuleList([layer(d, cfg["encoder_attention_heads"], cfg["encoder_ffn_dim"], act,
+                                           pre_norm) for _ in range(n)])
+        if kind in ("bart", "mbart"):
             self.layernorm_embedding = nn.LayerNorm(d)
+        if pre_norm:
+            self.layer_norm = nn.LayerNorm(d)
 
     def embed(self, ids):
-        h = self.embed_tokens(ids) * self.embed_scale + self.embed_positions(ids.shape[1])
+        if self.kind == "m2m_100":
+            positions = self.embed_positions(ids)
+        else:
+            positions = self.embed_positions(ids.shape[1])
+        h = self.embed_tokens(ids) * self.embed_scale + positions
         if hasattr(self, "layernorm_embedding"):
             h = self.layernorm_embedding(h)
         return h
+
+    def final(self, h):
+        return self.layer_norm(h) if hasattr(self, "layer_norm") else h
+
+
+PRE_NORM = ("mbart", "pegasus", "m2m_100")
+ARCHITECTURES = {"marian": "MarianMTModel", "bart": "BartForConditionalGeneration",
+                 "mbart": "MBartForConditionalGeneration", "pegasus": "PegasusForConditionalGeneration",
+                 "m2m_100": "M2M100ForConditionalGeneration"}
 
 
 class Model(nn.Module):
@@ -164,13 +240,15 @@ class Model(nn.Module):
 
 
 class HfSeq2Seq(nn.Module):
-    """MarianMTModel (kind "marian") or BartForConditionalGeneration (kind "bart")."""
+    """MarianMTModel (kind "marian"), BartForConditionalGeneration ("bart"),
+    MBartForConditionalGeneration ("mbart"), PegasusForConditionalGeneration ("pegasus") or
+    M2M100ForConditionalGeneration ("m2m_100")."""
 
     def __init__(self, kind, vocab_size, d_model, heads, ffn_dim, encoder_layers, decoder_layers,
                  max_position_embeddings, pad_token_id, eos_token_id, decoder_start_token_id,
                  activation_function, scale_embedding, bos_token_id=None):
         super().__init__()
-        assert kind in ("marian", "bart")
+        assert kind in ARCHITECTURES
         self.kind = kind
         self.cfg = dict(vocab_size=vocab_size, d_model=d_model, encoder_attention_heads=heads,
                         decoder_attention_heads=heads, encoder_ffn_dim=ffn_dim, decoder_ffn_dim=ffn_dim,
@@ -187,7 +265,7 @@ class HfSeq2Seq(nn.Module):
 
     def config_json(self, **extra):
         """config.json as save_pretrained writes it (the keys the model reads, and a few it does not)."""
-        arch = "MarianMTModel" if self.kind == "marian" else "BartForConditionalGeneration"
+        arch = ARCHITECTURES[self.kind]
         c = dict(self.cfg, model_type=self.kind, architectures=[arch], is_encoder_decoder=True,
                  dropout=0.1, attention_dropout=0.0, activation_dropout=0.0, init_std=0.02,
                  tie_word_embeddings=True, torch_dtype="float32")
@@ -205,10 +283,11 @@ class HfSeq2Seq(nn.Module):
         h = self.model.encoder.embed(src)
         for layer in self.model.encoder.layers:
             h = layer(h, enc_mask)
-        memory = h
+        memory = self.model.encoder.final(h)
         h = self.model.decoder.embed(tgt)
         for layer in self.model.decoder.layers:
             h = layer(h, dec_mask, memory, cross_mask)
+        h = self.model.decoder.final(h)
         return self.lm_head(h) + self.final_logits_bias, h
 
     def trace(self, src_ids, tgt_ids):

@@ -18,6 +18,16 @@ sentences tokenized by the Python tokenizers of tools/hf_tokenizers.py.
   token tables (save_pretrained's one copy), few buckets over short distances so that the
   logarithmic buckets are reached; spiece.model trained here (<pad> 0, </s> 1, <unk> 2), no
   vocab.json.
+- mbart: MBartForConditionalGeneration (pre-norm, layernorm_embedding, final layer norms, learned
+  positions, embeddings × √d_model); the source ends in </s> and a language code (X </s> en_XX), the
+  target starts from decoder_start_token_id </s> with the other language's code (mBART-50's layout).
+- pegasus: PegasusForConditionalGeneration (pre-norm, final layer norms, Marian's [sin | cos] table
+  saved as the fixed Parameter it is, ReLU); the source ends in </s>, the decoder starts with <pad>.
+- m2m_100: M2M100ForConditionalGeneration (NLLB's code): pre-norm, final layer norms, the fairseq
+  sinusoid from padding_idx + 1 with pad tokens on its zero row (the padded batch has them), ReLU;
+  the source __en__ X </s>, the target from </s> with __de__.
+  These three: model.safetensors with one copy of the tied table and no vocabulary or tokenizer
+  files (attnviz does not read their SentencePiece models yet): token ids are the inputs.
 
 The script is deterministic (byte-identical output run to run on one machine).
 
@@ -155,8 +165,71 @@ def _t5(seed, gated):
     return model, tok, None, files, config, src, tgt, texts, EN[pairs[0][0]]
 
 
+def _ids_case(kind, seed):
+    """mBART, Pegasus and M2M100 on token ids alone: V = 64 with the family's special ids first and
+    (mBART, M2M100) two language codes last; sentences of random word ids; the targets are decoder
+    inputs (the labels shifted right: no end token)."""
+    V = 64
+    g = torch.Generator().manual_seed(seed + 7)
+
+    def words(n):
+        return [int(i) for i in torch.randint(4, V - 2, (n,), generator=g)]
+
+    torch.manual_seed(seed)
+    if kind == "pegasus":
+        pad, eos, start = 0, 1, 0
+        src = [words(7) + [eos], words(4) + [eos]]
+        tgt = [[start] + words(6), [start] + words(3)]
+        model = hm.HfSeq2Seq("pegasus", V, d_model=32, heads=4, ffn_dim=64, encoder_layers=2, decoder_layers=2,
+                             max_position_embeddings=64, pad_token_id=pad, eos_token_id=eos,
+                             decoder_start_token_id=start, activation_function="relu", scale_embedding=True)
+        extra = dict(forced_eos_token_id=eos, normalize_before=True, add_final_layer_norm=True,
+                     normalize_embedding=False, static_position_embeddings=True, encoder_layerdrop=0.0,
+                     decoder_layerdrop=0.0, classifier_dropout=0.0, use_cache=True, num_beams=8,
+                     length_penalty=0.6, max_length=64)
+    elif kind == "mbart":
+        pad, eos, start = 1, 2, 2
+        en, de = V - 2, V - 1
+        src = [words(7) + [eos, en], words(4) + [eos, en]]
+        tgt = [[start, de] + words(6), [start, de] + words(3)]
+        model = hm.HfSeq2Seq("mbart", V, d_model=32, heads=4, ffn_dim=48, encoder_layers=2, decoder_layers=2,
+                             max_position_embeddings=64, pad_token_id=pad, eos_token_id=eos,
+                             decoder_start_token_id=start, activation_function="gelu", scale_embedding=True,
+                             bos_token_id=0)
+        extra = dict(forced_eos_token_id=eos, normalize_before=True, add_final_layer_norm=True,
+                     normalize_embedding=True, static_position_embeddings=False, encoder_layerdrop=0.0,
+                     decoder_layerdrop=0.0, classifier_dropout=0.0, use_cache=True, num_beams=5,
+                     max_length=200, tokenizer_class="MBart50Tokenizer")
+    else:
+        pad, eos, start = 1, 2, 2
+        en, de = V - 2, V - 1
+        src = [[en] + words(7) + [eos], [en] + words(4) + [eos]]
+        tgt = [[start, de] + words(6), [start, de] + words(3)]
+        model = hm.HfSeq2Seq("m2m_100", V, d_model=32, heads=4, ffn_dim=64, encoder_layers=2, decoder_layers=2,
+                             max_position_embeddings=64, pad_token_id=pad, eos_token_id=eos,
+                             decoder_start_token_id=start, activation_function="relu", scale_embedding=True,
+                             bos_token_id=0)
+        extra = dict(encoder_layerdrop=0.05, decoder_layerdrop=0.05, use_cache=True, num_beams=5,
+                     max_length=200, tokenizer_class="NllbTokenizer")
+    # Token embeddings of std d^-1/2 (× √d_model: unit scale in the stream, not the input token's
+    # copy dominating the tied logits), whose logits are of unit scale: a smaller end-token bias.
+    # The sublayers' outputs × OUT_GAIN: a pre-norm stream the input token's own embedding does not
+    # dominate (the tied logits would copy it).
+    hm.init_for_reference_(model, seed, emb_std=32 ** -0.5)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith(("out_proj.weight", "fc2.weight")):
+                p.mul_(OUT_GAIN)
+        model.final_logits_bias[0, eos] += IDS_EOS_BIAS
+    config = model.config_json(**extra)
+    return model, None, None, {}, config, src, tgt, [], None
+
+
 CASES = {"marian": (_marian, 20009), "bart": (_bart, 20186),  # seeds from --find-seed
-         "t5": (lambda seed: _t5(seed, False), 30026), "t5_gated": (lambda seed: _t5(seed, True), 30060)}
+         "t5": (lambda seed: _t5(seed, False), 30026), "t5_gated": (lambda seed: _t5(seed, True), 30060),
+         "mbart": (lambda seed: _ids_case("mbart", seed), 40016),
+         "pegasus": (lambda seed: _ids_case("pegasus", seed), 50024),
+         "m2m_100": (lambda seed: _ids_case("m2m_100", seed), 60009)}
 # The parameters whose loss gradients the T5 references keep (test_hf compares them).
 T5_GRADIENTS = ["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
                 "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight",
@@ -168,6 +241,10 @@ T5_GRADIENTS = ["encoder.block.0.layer.0.SelfAttention.relative_attention_bias.w
 MIN_MARGIN = 0.02
 EOS_BIAS = 4.0  # added to the end token's final_logits_bias so that random models stop on their own
 GREEDY_MAX = 12
+MIDPAD_SRC = [[62, 60, 1, 57, 17, 2]]
+MIDPAD_TGT = [[2, 63, 1, 5, 14]]
+IDS_EOS_BIAS = 1.0  # mBART, Pegasus, M2M100: their logits are of unit scale
+OUT_GAIN = 6.0
 
 
 def _pad(rows, pad):
@@ -230,6 +307,12 @@ def make_case(name, out_dir):
                 "model.encoder.embed_positions.weight", "model.decoder.embed_positions.weight"}
         stio.write(os.path.join(folder, "model.safetensors"),
                    {k: v for k, v in state.items() if k not in drop}, {"format": "pt"})
+    elif name in ("mbart", "pegasus", "m2m_100"):
+        # save_pretrained's safetensors: model.shared.weight for the tied tables (Pegasus keeps its
+        # fixed sinusoid Parameters; M2M100's table is a buffer that is not saved)
+        drop = {"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight", "lm_head.weight"}
+        stio.write(os.path.join(folder, "model.safetensors"),
+                   {k: v for k, v in state.items() if k not in drop}, {"format": "pt"})
     elif name.startswith("t5"):
         # save_pretrained's safetensors: shared.weight for the token tables, lm_head only untied
         drop = {"encoder.embed_tokens.weight", "decoder.embed_tokens.weight"}
@@ -246,6 +329,16 @@ def make_case(name, out_dir):
     bad = _quality(model, src[0], out)
     if bad:
         raise SystemExit("%s: not a robust test (%s); pick another seed with --find-seed" % (name, bad))
+    if name == "m2m_100":
+        # M2M100SinusoidalPositionalEmbedding's table from row padding_idx + 1 on (where attnviz's
+        # position 0 reads), max_position_embeddings rows
+        table = model.model.encoder.embed_positions.weights
+        tensors["positions.table"] = table[pad + 1:pad + 1 + model.cfg["max_position_embeddings"]].numpy()
+        # A pad inside the source and the target: the tokens after it read the rows of their
+        # count of non-pad tokens, not of their index.
+        mid = model.trace(MIDPAD_SRC, MIDPAD_TGT)
+        tensors["midpad.logits"] = mid["logits"]
+        tensors["midpad.hidden"] = mid["hidden"]
     if name.startswith("t5"):
         # A training step's loss (next-token targets, padding and the last position not counted)
         # and the gradients of the relative position bias tables and a few other parameters.

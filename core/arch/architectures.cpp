@@ -222,8 +222,15 @@ Names torchLayers(const std::string& root) {
   return n;
 }
 
-// Hugging Face's BART and Marian (modeling_bart.py, modeling_marian.py), read without "model.".
-Names hfSeq2Seq(bool bart) {
+// Hugging Face's encoder-decoders after BART (modeling_bart.py, modeling_marian.py,
+// modeling_mbart.py, modeling_pegasus.py, modeling_m2m_100.py), read without "model.".
+enum class HfPositions { Learned, StoredTable, Computed };
+struct HfSeq2SeqNames {
+  HfPositions positions = HfPositions::Learned;
+  bool embed_norm = false;  // layernorm_embedding (BART, mBART)
+  bool final_norm = false;  // each stack's layer_norm is there (mBART, Pegasus, M2M100)
+};
+Names hfSeq2Seq(const HfSeq2SeqNames& k) {
   Names n;
   for (Part p : {kEnc, kDec}) {
     const bool dec = p == kDec;
@@ -231,13 +238,13 @@ Names hfSeq2Seq(bool bart) {
     // One shared table; the file may keep any of its names: a stack's own is read first.
     add(n, {one(p, Role::TokenEmbd, s + ".embed_tokens.weight", kTiedCopy),
             one(p, Role::TokenEmbd, "shared.weight", kTiedCopy)});
-    if (bart) {
-      add(n, {one(p, Role::PosEmbd, s + ".embed_positions.weight"),
-              mod(p, Role::EmbdNorm, s + ".layernorm_embedding")});
-    } else {
-      // Marian's [sin | cos] table may be saved (a fixed Parameter); the model computes it.
+    if (k.positions == HfPositions::Learned)
+      n.push_back(one(p, Role::PosEmbd, s + ".embed_positions.weight"));
+    // Marian's and Pegasus's [sin | cos] table may be saved (a fixed Parameter); the model
+    // computes it.
+    if (k.positions == HfPositions::StoredTable)
       n.push_back(one(p, Role::PosTable, s + ".embed_positions.weight"));
-    }
+    if (k.embed_norm) n.push_back(mod(p, Role::EmbdNorm, s + ".layernorm_embedding"));
     const std::string l = s + ".layers.{N}.";
     add(n, separate(p, false, l + "self_attn.", "q_proj", "k_proj", "v_proj", "out_proj"));
     n.push_back(mod(p, Role::AttnNorm, l + "self_attn_layer_norm"));
@@ -247,7 +254,7 @@ Names hfSeq2Seq(bool bart) {
     }
     add(n, {mod(p, Role::FfnUp, l + "fc1"), mod(p, Role::FfnDown, l + "fc2"),
             mod(p, Role::FfnNorm, l + "final_layer_norm"),
-            mod(p, Role::FinalNorm, s + ".layer_norm", kOptional)});
+            mod(p, Role::FinalNorm, s + ".layer_norm", k.final_norm ? 0u : kOptional)});
   }
   n.push_back({kHead, Role::Output, "lm_head.weight", "final_logits_bias", kBiasRow});
   return n;
@@ -1024,7 +1031,7 @@ std::vector<ArchSpec> makeTable() {
     a.defaults.max_len = 512;
     a.heads_split_d_model = true;
     a.tied_output = true;
-    a.names = hfSeq2Seq(false);
+    a.names = hfSeq2Seq({HfPositions::StoredTable, false, false});
     a.ids.pad = -2;
     a.ids.eos = 0;
     a.ids.bos = -3;
@@ -1048,7 +1055,7 @@ std::vector<ArchSpec> makeTable() {
     a.defaults.src_bos_eos = true;
     a.heads_split_d_model = true;
     a.tied_output = true;
-    a.names = hfSeq2Seq(true);
+    a.names = hfSeq2Seq({HfPositions::Learned, true, false});
     a.ids.pad = 1;
     a.ids.eos = 2;
     a.ids.bos = -4;
@@ -1058,6 +1065,96 @@ std::vector<ArchSpec> makeTable() {
         "model tells)";
     huggingFace(a, "bart", {"BartForConditionalGeneration", "BartModel"},
                 HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
+  {
+    // modeling_mbart.py: BART's modules with pre-norm layers (each sublayer's LayerNorm before
+    // it, the residual after), layernorm_embedding after token + position embeddings, and a final
+    // layer_norm on each stack; learned positions from row 2; GELU, no embedding scale unless
+    // scale_embedding (MBartConfig's defaults). config.json (configFromHf) states the rest.
+    ArchSpec a = describe("hf-mbart", "MBartForConditionalGeneration",
+                          "Hugging Face MBartForConditionalGeneration (mBART, mBART-50)",
+                          "Hugging Face transformers' modeling_mbart.py");
+    a.defaults.activation = Activation::Gelu;
+    a.defaults.norm = NormPlacement::Pre;
+    a.defaults.final_norm = true;
+    a.defaults.positional = Positional::Learned;
+    a.defaults.position_offset = 2;
+    a.defaults.embed_norm = true;
+    a.defaults.max_len = 1024;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    a.names = hfSeq2Seq({HfPositions::Learned, true, true});
+    a.ids.pad = 1;
+    a.ids.eos = 2;
+    a.ids.bos = -4;
+    a.decode = {5,
+                "attnviz's rule (source length + 5 new tokens); the decoder starts with "
+                "decoder_start_token_id and stops after </s>, as generate() does greedily; a "
+                "forced_bos_token_id (mBART-50's target language) is not forced: give it as the "
+                "target prefix"};
+    a.notes = "pre-norm layers with final layer norms, as modeling_mbart.py computes them";
+    huggingFace(a, "mbart", {"MBartForConditionalGeneration", "MBartModel"}, HfTokenizer::None);
+    t.push_back(a);
+  }
+  {
+    // modeling_pegasus.py: Marian's [sin | cos] sinusoid (PegasusSinusoidalPositionalEmbedding,
+    // a fixed Parameter save_pretrained keeps) with mBART's pre-norm layers and final layer norms,
+    // no layernorm_embedding; GELU and no embedding scale unless config.json says (PegasusConfig's
+    // defaults); the decoder starts with the pad token.
+    ArchSpec a = describe("hf-pegasus", "PegasusForConditionalGeneration",
+                          "Hugging Face PegasusForConditionalGeneration (Pegasus)",
+                          "Hugging Face transformers' modeling_pegasus.py");
+    a.defaults.activation = Activation::Gelu;
+    a.defaults.norm = NormPlacement::Pre;
+    a.defaults.final_norm = true;
+    a.defaults.positional = Positional::SinusoidalHalves;
+    a.defaults.max_len = 1024;
+    a.defaults.src_bos_eos = true;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    a.names = hfSeq2Seq({HfPositions::StoredTable, false, true});
+    a.ids.pad = 0;
+    a.ids.eos = 1;
+    a.ids.bos = -3;
+    a.decode = {5,
+                "attnviz's rule (source length + 5 new tokens); the decoder starts with "
+                "decoder_start_token_id (the pad token) and stops after </s>, as generate() does "
+                "greedily"};
+    a.notes = "pre-norm layers and Marian's sinusoid, as modeling_pegasus.py computes them";
+    huggingFace(a, "pegasus", {"PegasusForConditionalGeneration", "PegasusModel"},
+                HfTokenizer::None);
+    t.push_back(a);
+  }
+  {
+    // modeling_m2m_100.py (M2M100, NLLB-200): mBART's pre-norm layers and final layer norms, no
+    // layernorm_embedding; fairseq's sinusoid (M2M100SinusoidalPositionalEmbedding, a buffer that
+    // is not saved) at positions counted from padding_idx + 1 over the tokens that are not
+    // padding; embeddings × √d_model and ReLU (M2M100Config's defaults).
+    ArchSpec a = describe("hf-m2m100", "M2M100ForConditionalGeneration",
+                          "Hugging Face M2M100ForConditionalGeneration (M2M100, NLLB-200)",
+                          "Hugging Face transformers' modeling_m2m_100.py");
+    a.defaults.activation = Activation::Relu;
+    a.defaults.norm = NormPlacement::Pre;
+    a.defaults.final_norm = true;
+    a.defaults.embed_scale = true;
+    a.defaults.positional = Positional::SinusoidalFairseq;
+    a.defaults.max_len = 1024;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    a.names = hfSeq2Seq({HfPositions::Computed, false, true});
+    // Older versions kept the computed table as a Parameter `weights` (never saved since).
+    a.ignored = {"encoder.embed_positions.weights", "decoder.embed_positions.weights"};
+    a.ids.pad = 1;
+    a.ids.eos = 2;
+    a.ids.bos = -4;
+    a.decode = {5,
+                "attnviz's rule (source length + 5 new tokens); the decoder starts with "
+                "decoder_start_token_id (</s>) and stops after </s>, as generate() does greedily; "
+                "the target language code generate() forces (forced_bos_token_id) is not forced: "
+                "give it as the target prefix"};
+    a.notes = "pre-norm layers and fairseq's sinusoid, as modeling_m2m_100.py computes them";
+    huggingFace(a, "m2m_100", {"M2M100ForConditionalGeneration", "M2M100Model"}, HfTokenizer::None);
     t.push_back(a);
   }
   {
@@ -1258,7 +1355,8 @@ std::shared_ptr<const ArchSpec> customArchitecture(const nlohmann::json& m,
       {"sinusoidal", Positional::Sinusoidal},
       {"learned", Positional::Learned},
       {"rotary", Positional::Rotary},
-      {"sinusoidal-halves", Positional::SinusoidalHalves}};
+      {"sinusoidal-halves", Positional::SinusoidalHalves},
+      {"sinusoidal-fairseq", Positional::SinusoidalFairseq}};
   d.positional = mapChoice(m, "positional", source, d.positional, kPositions);
   static constexpr std::pair<const char*, RopeLayout> kLayouts[] = {
       {"interleaved", RopeLayout::Interleaved}, {"halves", RopeLayout::Halves}};

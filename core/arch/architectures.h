@@ -29,8 +29,18 @@ enum class NormPlacement { Post, Pre };
 // Rotary: no table added to the embeddings; each head's queries and keys are rotated by their
 // position (rope_theta, rope_layout). Relative: no table added either; T5's relative position
 // bias, a learned [buckets, H] table per stack, is added to each self-attention's scores by the
-// bucket of key − query (relative_buckets, relative_max_distance).
-enum class Positional { Sinusoidal, SinusoidalHalves, Learned, Rotary, Relative };
+// bucket of key − query (relative_buckets, relative_max_distance). SinusoidalFairseq: fairseq's
+// table as M2M100 / NLLB build it ([sin | cos], frequencies 10000^(−k/(d/2 − 1))), read from row
+// pad + 1 on; a pad token reads the table's zero row (padding_idx) and a token after a pad the
+// row of its count of non-pad tokens (create_position_ids_from_input_ids).
+enum class Positional {
+  Sinusoidal,
+  SinusoidalHalves,
+  Learned,
+  Rotary,
+  Relative,
+  SinusoidalFairseq
+};
 // What the model outputs per position (token logits) and per sequence (class logits).
 enum class TokenHead { None, Linear, BertMlm };
 enum class ClassHead { None, MeanPool, Pooler };

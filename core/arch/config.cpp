@@ -44,6 +44,8 @@ const char* positionalName(Positional p) {
       return "rotary";
     case Positional::Relative:
       return "relative";
+    case Positional::SinusoidalFairseq:
+      return "sinusoidal-fairseq";
   }
   return "?";
 }
@@ -557,7 +559,8 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
       {"sinusoidal-halves", Positional::SinusoidalHalves},
       {"learned", Positional::Learned},
       {"rotary", Positional::Rotary},
-      {"relative", Positional::Relative}};
+      {"relative", Positional::Relative},
+      {"sinusoidal-fairseq", Positional::SinusoidalFairseq}};
   c.positional = getChoice(j, "positional", src, c.positional, kPositions);
   if (c.positional == Positional::Relative) {
     // T5's buckets: a bidirectional half of relative_buckets / 2, exact below a quarter, and a

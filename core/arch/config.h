@@ -24,7 +24,8 @@ const std::string& modelClassName(const std::string& model);
 std::string familyTitle(const std::string& family);  // what a user recognises: the tutorial
 const char* architectureName(Architecture a);  // "encoder-decoder", "encoder-only", "decoder-only"
 const char* activationName(Activation a);
-const char* positionalName(Positional p);  // "sinusoidal", "sinusoidal-halves", "learned", "rotary"
+const char* positionalName(Positional p);  // "sinusoidal", "sinusoidal-halves", "learned",
+                                           // "rotary", "relative", "sinusoidal-fairseq"
 const char* normKindName(NormKind k);      // "layernorm", "layernorm-std", "rmsnorm"
 const char* ropeLayoutName(RopeLayout l);  // "interleaved", "halves"
 

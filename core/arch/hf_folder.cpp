@@ -365,6 +365,9 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
                       "encoder-decoder");
   if (t->hf_tokenizer == HfTokenizer::T5) return configFromT5(hf, folder, *t, notes);
   const bool marian = t->hf_tokenizer == HfTokenizer::Marian;
+  const std::string& type = t->hf_model_type;
+  const bool bart = type == "bart", mbart = type == "mbart", pegasus = type == "pegasus",
+             m2m = type == "m2m_100";
   const int d = integer(hf, "d_model", where, nullptr);
   const int heads = integer(hf, "encoder_attention_heads", where, nullptr);
   const int dec_heads = integer(hf, "decoder_attention_heads", where, &heads);
@@ -376,6 +379,9 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
   if (dec_ffn != ffn)
     refuse(where, "encoder_ffn_dim " + std::to_string(ffn) + " and decoder_ffn_dim " +
                       std::to_string(dec_ffn) + " differ; attnviz runs one feed-forward width");
+  if (m2m && d < 4)
+    refuse(where, "d_model " + std::to_string(d) +
+                      ": M2M100's sinusoid divides by d_model / 2 - 1, which is not positive");
   if (heads == 0 || d % heads != 0)
     refuse(where, "d_model " + std::to_string(d) + " is not divisible by " + std::to_string(heads) +
                       " heads");
@@ -396,12 +402,14 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
   c["n_encoder_layers"] = integer(hf, "encoder_layers", where, nullptr);
   c["n_decoder_layers"] = integer(hf, "decoder_layers", where, nullptr);
   c["max_len"] = integer(hf, "max_position_embeddings", where, nullptr);
-  c["embed_scale"] = boolean(hf, "scale_embedding", where, false);
+  // The configuration classes' defaults: M2M100Config scales the embeddings and runs ReLU.
+  c["embed_scale"] = boolean(hf, "scale_embedding", where, m2m);
 
   const std::string act =
       hf.contains("activation_function") && hf["activation_function"].is_string()
           ? hf["activation_function"].get<std::string>()
-          : "gelu";
+      : m2m ? "relu"
+            : "gelu";
   const std::pair<const char*, const char*> acts[] = {
       {"swish", "silu"}, {"silu", "silu"},          {"gelu", "gelu"},
       {"relu", "relu"},  {"gelu_new", "gelu_tanh"}, {"gelu_pytorch_tanh", "gelu_tanh"}};
@@ -436,30 +444,59 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
   c["tgt_vocab"] = tgt;
 
   // Special ids (the classes' defaults when config.json lacks them). The decoder starts with
-  // decoder_start_token_id: Marian's pad token, BART's end token.
-  const int pad_default = marian ? V - 1 : 1, eos_default = marian ? 0 : 2;
+  // decoder_start_token_id: Marian's and Pegasus's pad token, BART's and M2M100's end token;
+  // MBartConfig states none, and generate() then starts with bos_token_id.
+  const int pad_default = marian    ? V - 1
+                          : pegasus ? 0
+                                    : 1,
+            eos_default = marian    ? 0
+                          : pegasus ? 1
+                                    : 2;
   const int pad = integer(hf, "pad_token_id", where, &pad_default);
   const int eos = integer(hf, "eos_token_id", where, &eos_default);
-  const int start_default = marian ? pad : eos;
+  const int bos_default = 0;
+  const int bos = integer(hf, "bos_token_id", where, &bos_default);
+  const int start_default = marian || pegasus ? pad : mbart ? bos : eos;
+  if (mbart && (!hf.contains("decoder_start_token_id") || hf["decoder_start_token_id"].is_null()))
+    notes->push_back(
+        "config.json has no decoder_start_token_id: the decoder starts with "
+        "bos_token_id " +
+        std::to_string(bos) +
+        ", as generate() does (mBART-cc25's translations start with the target "
+        "language code: give it as the target prefix)");
   c["pad_id"] = pad;
   c["eos_id"] = eos;
   c["bos_id"] = integer(hf, "decoder_start_token_id", where, &start_default);
   if (const int unk = findToken(src, "<unk>"); unk >= 0) c["src_unk_id"] = unk;
   if (const int unk = findToken(tgt, "<unk>"); unk >= 0) c["tgt_unk_id"] = unk;
-  if (marian) {
-    c["src_bos_eos"] = false;
-  } else {
+  if (bart) {
     // BART's tokenizer wraps the source in <s> … </s>.
-    const int bos_default = 0;
     c["src_bos_eos"] = true;
-    c["src_bos_id"] = integer(hf, "bos_token_id", where, &bos_default);
+    c["src_bos_id"] = bos;
     c["src_eos_id"] = eos;
+  } else if (pegasus) {
+    // PegasusTokenizer appends </s>, nothing before it.
+    c["src_bos_eos"] = true;
+    c["src_bos_id"] = -1;
+    c["src_eos_id"] = eos;
+  } else {
+    // Marian's tokenizer appends </s> itself; mBART's and M2M100's put a language code beside it
+    // (mBART: X </s> en_XX; M2M100/NLLB: __en__ X </s>), which ids given as they are carry.
+    c["src_bos_eos"] = false;
   }
   c["name"] = fs::path(folder).filename().string();
   c["description"] = "Hugging Face " + head_class + " from " + folder;
 
   // What config.json says that attnviz's greedy decoder or the model's code leaves alone.
-  for (const char* key : {"forced_bos_token_id", "forced_eos_token_id", "bad_words_ids"})
+  if (hf.contains("forced_bos_token_id") && !hf["forced_bos_token_id"].is_null())
+    notes->push_back("config.json's forced_bos_token_id " +
+                     clipForMessage(hf["forced_bos_token_id"].dump(), 40) +
+                     ": generate() forces it as the first token after the start token; "
+                     "attnviz's greedy decoder does not, give it as the target prefix "
+                     "(--tgt-ids " +
+                     std::to_string(c["bos_id"].get<int>()) + "," +
+                     clipForMessage(hf["forced_bos_token_id"].dump(), 40) + ")");
+  for (const char* key : {"forced_eos_token_id", "bad_words_ids"})
     if (hf.contains(key) && !hf[key].is_null())
       notes->push_back(std::string("config.json's ") + key + " " +
                        clipForMessage(hf[key].dump(), 40) +
@@ -668,6 +705,19 @@ std::shared_ptr<const Tokenizer> openHfTokenizer(const std::string& folder, cons
     f.pad_id = c.src_pad_id;
     f.unk_id = c.src_unk_id;
     t = openByteLevelBpe(f);
+  } else if (c.spec().hf_model_type == "mbart" || c.spec().hf_model_type == "m2m_100" ||
+             c.spec().hf_model_type == "pegasus") {
+    const std::string& type = c.spec().hf_model_type;
+    notes->push_back(
+        std::string(type == "pegasus"
+                        ? "Pegasus's spiece.model with its 103 reserved ids before the pieces"
+                    : type == "mbart"
+                        ? "mBART's sentencepiece.bpe.model with fairseq's id offsets and "
+                          "language codes"
+                        : "M2M100's and NLLB's SentencePiece models with fairseq's id offsets "
+                          "and language codes") +
+        " are not read yet: the source is given as ids (--src-ids, or ids typed as words), "
+        "the tokens shown as their ids");
   }
   if (t) notes->push_back("tokenizer: " + t->describe());
   return t;

@@ -600,6 +600,23 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
                 file.path() + ": the tensors are " + spec.summary() +
                     "'s, whose activation, relative position buckets and tied head only its "
                     "config.json states; open the save_pretrained folder with its config.json");
+  // mBART's, Pegasus's and M2M100's tensors are named as BART's and Marian's (a final layer_norm
+  // added): where each norm sits and how positions are counted only config.json states.
+  const std::string& type = spec.hf_model_type;
+  if ((type == "mbart" || type == "pegasus" || type == "m2m_100") && !hf_config)
+    throw Error(ErrorKind::BadConfig,
+                file.path() + ": the tensors are " + spec.summary() +
+                    "'s, whose norm placement, positions and embedding scale only its "
+                    "config.json states; open the save_pretrained folder with its config.json");
+  if ((type == "bart" || type == "marian") && !hf_config) {
+    if (const TensorName* n = present(file, g.prefix, spec, Part::Encoder, Role::FinalNorm, 0))
+      throw Error(ErrorKind::BadConfig,
+                  file.path() + ": " + g.prefix + n->weight + " is a final layer norm, which " +
+                      spec.hf_classes.front() +
+                      " has not; the tensors may be a pre-norm model's (mBART, Pegasus, "
+                      "M2M100) named alike: open the save_pretrained folder with its "
+                      "config.json");
+  }
   const PrefixedSource view(file, g.prefix);
   auto info = [&](const std::string& name) { return view.find(name); };
   auto fact = [&](const std::string& s) { inf.facts.push_back(s); };

@@ -38,6 +38,24 @@ Tensor sinusoidalHalvesTable(int len, int d_model) {
   return pe;
 }
 
+Tensor sinusoidalFairseqTable(int len, int d_model, int padding_idx) {
+  Tensor pe({len, d_model});
+  const int half = d_model / 2;
+  if (half < 2) return pe;  // no frequencies (the config refuses such a width)
+  // emb = log(10000) / (half − 1) in double, then exp(arange(half) · −emb) and
+  // arange(rows) · f in float32, as get_embedding computes them.
+  const float k = static_cast<float>(-(std::log(10000.0) / (half - 1)));
+  for (int i = 0; i < half; ++i) {
+    const float f = std::exp(static_cast<float>(i) * k);
+    for (int p = 0; p < len; ++p) {
+      const float arg = static_cast<float>(padding_idx + 1 + p) * f;
+      pe.data[(size_t)p * d_model + i] = std::sin(arg);
+      pe.data[(size_t)p * d_model + half + i] = std::cos(arg);
+    }
+  }
+  return pe;
+}
+
 std::vector<float> rotaryFrequencies(int d_head, float theta) {
   std::vector<float> inv((size_t)(d_head / 2));
   // inv_freq = 1 / θ^(arange(0, d, 2).float() / d), all float32.

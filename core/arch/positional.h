@@ -16,6 +16,11 @@ Tensor sinusoidalTable(int len, int d_model);
 // [len, d_model]: the same frequencies as [sin(pos·div_0) … sin(pos·div_{d/2-1}) | cos(…) …], as
 // Marian's sinusoidal embedding lays them out (computed in double, as it does, then rounded).
 Tensor sinusoidalHalvesTable(int len, int d_model);
+// [len, d_model]: fairseq's sinusoid as M2M100SinusoidalPositionalEmbedding.get_embedding builds
+// it in float32 — f_k = exp(k · −ln(10000)/(d/2 − 1)), row r = [sin(r·f) | cos(r·f)] (a zero last
+// column when d_model is odd) — with row p holding its row padding_idx + 1 + p, where position p
+// of a sentence without padding reads it. d_model >= 4.
+Tensor sinusoidalFairseqTable(int len, int d_model, int padding_idx);
 
 // Rotary position embeddings' angles as PyTorch computes them in float32 (llama2.c's
 // precompute_freqs_cis, Hugging Face's LlamaRotaryEmbedding): pair i of a head turns by

@@ -805,7 +805,7 @@ std::shared_ptr<const LoadedModel> loadOpened(const TensorSource& file, uint64_t
   if (!prefix.empty()) m->notes.push_back("tensor name prefix \"" + prefix + "\" stripped");
   if (found.tokenizer)
     m->tokenizer = found.tokenizer;
-  else if (config.hasCross() && config.spec().hf_tokenizer != HfTokenizer::None)
+  else if (config.hasCross() && !config.spec().hf_model_type.empty())
     m->tokenizer =
         openHfTokenizer(std::filesystem::path(path).parent_path().string(), config, &m->notes);
   return m;

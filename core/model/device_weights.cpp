@@ -169,10 +169,13 @@ BufferPtr uploadTable(Backend& be, const Tensor& t, uint64_t* bytes) {
 
 DeviceWeights uploadWeights(Backend& be, const ModelConfig& c, const ModelWeights& w, int rows) {
   DeviceWeights dw;
-  if (c.positional == Positional::Sinusoidal || c.positional == Positional::SinusoidalHalves)
+  if (c.positional == Positional::Sinusoidal || c.positional == Positional::SinusoidalHalves ||
+      c.positional == Positional::SinusoidalFairseq)
     dw.sinusoid = uploadTable(be,
                               c.positional == Positional::SinusoidalHalves
                                   ? sinusoidalHalvesTable(rows, c.d_model)
+                              : c.positional == Positional::SinusoidalFairseq
+                                  ? sinusoidalFairseqTable(rows, c.d_model, c.src_pad_id)
                                   : sinusoidalTable(rows, c.d_model),
                               &dw.bytes);
   if (c.positional == Positional::Rotary) {

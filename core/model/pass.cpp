@@ -61,11 +61,40 @@ void Pass::norm(const float* x, const DeviceNorm& n, float* out, int rows, float
   be.norm_forward(c.norm_kind, x, n.gamma, n.beta, out, rows, d, eps);
 }
 
+std::vector<PositionFix> positionFixes(const ModelConfig& c, int pad,
+                                       const std::vector<std::vector<int>>& tokens, int past,
+                                       int n) {
+  std::vector<PositionFix> out;
+  if (c.positional != Positional::SinusoidalFairseq) return out;
+  for (size_t b = 0; b < tokens.size(); ++b) {
+    int count = 0;
+    for (int j = 0; j < n && past + j < (int)tokens[b].size(); ++j) {
+      const int row = (int)b * n + j, index = past + j;
+      if (tokens[b][(size_t)index] == pad) {
+        out.push_back({row, index, -1});
+      } else if (past + count++ != index) {
+        out.push_back({row, index, past + count - 1});
+      }
+    }
+  }
+  return out;
+}
+
 void Pass::embed(const DeviceStack& st, const int32_t* ids, const int32_t* segs, float* x, int B,
-                 int n, int pos0, StackTape* t, float p) {
+                 int n, int pos0, StackTape* t, float p, const std::vector<PositionFix>* fixes) {
   const int64_t cells = (int64_t)B * n * d;
   const float scale = c.embed_scale ? std::sqrt((float)d) : 1.0f;
   be.embedding_forward(ids, st.tokens, st.positions, x, B, n, d, pos0, scale);
+  // Positions counted over the tokens that are not padding (M2M100): each such row's position
+  // replaced, through y as scratch (the sinusoid is no parameter: nothing to the gradients).
+  if (fixes && st.positions)
+    for (const PositionFix& f : *fixes) {
+      float* row = x + (int64_t)f.row * d;
+      be.copy(st.positions + (int64_t)f.from * d, y, d);
+      be.scale_forward(y, d, -1.0f);
+      be.residual_forward(y, row, d);
+      if (f.to >= 0) be.residual_forward(st.positions + (int64_t)f.to * d, row, d);
+    }
   if (t && !t->token_scale.empty()) {
     // x ← x + (α_b − 1)·tokens[ids]·scale: sentence b's token rows scaled by α_b, the positions
     // not (integrated gradients' path from the all-zero token embeddings).
@@ -87,7 +116,7 @@ void Pass::start(const DeviceStack& st, Side side, const int32_t* ids, const int
                  float* x, StackRun& r, int pos0, StackTape* t, float p) {
   const StreamResume* resume = o.patches && !t ? o.patches->resumeOf(side) : nullptr;
   if (!resume || resume->layer < 0 || r.store.past != 0) {
-    embed(st, ids, segs, x, r.B, r.n, pos0, t, p);
+    embed(st, ids, segs, x, r.B, r.n, pos0, t, p, &r.position_fixes);
     return;
   }
   const int64_t cells = (int64_t)r.n * d;

@@ -51,6 +51,18 @@ struct KvStore {
 };
 
 // One run of a stack over n new positions [past, past + n) of B sequences (past = store.past).
+// A row of the embeddings whose position is not its index (Positional::SinusoidalFairseq): x[row]
+// ← x[row] − table[from] + table[to] (to = −1: nothing added, a pad token's zero row).
+struct PositionFix {
+  int row = 0, from = 0, to = -1;
+};
+// The fixes of a batch [B][past + n] whose last n positions are fed (fairseq's
+// create_position_ids_from_input_ids: a pad token reads the zero row, another token the row of
+// past + its count of non-pad tokens among the n − 1); none for other positions.
+std::vector<PositionFix> positionFixes(const ModelConfig& c, int pad,
+                                       const std::vector<std::vector<int>>& tokens, int past,
+                                       int n);
+
 struct StackRun {
   const DeviceStack* stack = nullptr;
   AttentionKind self_kind = AttentionKind::EncoderSelf;
@@ -64,6 +76,7 @@ struct StackRun {
   int first_layer = 0;        // the first layer run (activation patching resumes part-way up)
   StackTape* tape = nullptr;  // training: what the backward needs (past = 0)
   float dropout = 0.0f;       // training: the tape's dropout probability
+  std::vector<PositionFix> position_fixes;  // rows whose position is not their index
 };
 
 class Pass : public Widths {
@@ -79,7 +92,8 @@ class Pass : public Widths {
   // x [B·n, d] ← tokens[ids]·scale (+ segments[segs]) + positions[pos0 …], then the embedding
   // norm; with a tape, dropout (and the tape's token_scale, when it has one, on the token rows).
   void embed(const DeviceStack& st, const int32_t* ids, const int32_t* segs, float* x, int B, int n,
-             int pos0, StackTape* t = nullptr, float p = 0.0f);
+             int pos0, StackTape* t = nullptr, float p = 0.0f,
+             const std::vector<PositionFix>* fixes = nullptr);
   // The stream x [B·n, d] a stack run starts from: the embeddings (embed), or with a StreamResume
   // for `side` (activation patching, a whole pass) the stream given, copied for every sentence,
   // and r.first_layer ← its layer + 1.

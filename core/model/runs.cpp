@@ -134,6 +134,7 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
   }
   r.self_mask = dmask;
   r.self_mask_host = &mask;
+  r.position_fixes = positionFixes(c, c.src_pad_id, enc.src, 0, S);
   P.start(dw.enc, Side::Source, ids, segs, x, r, 0, t, tape ? tape->dropout : 0.0f);
   P.layers(x, r, done, total);
   // Every decoder layer's cross-attention keys and values, once per sentence.
@@ -216,6 +217,7 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
   r.cross_mask_host = &cross_mask;
   r.tape = t;
   r.dropout = tape ? tape->dropout : 0.0f;
+  r.position_fixes = positionFixes(c, c.tgt_pad_id, all_tokens, past, n);
   float* x = t ? t->out : arena.floats((int64_t)B * n * d);
   P.start(dw.dec, Side::Target, ids, nullptr, x, r, past, t, r.dropout);
   int done = c.n_encoder_layers;

@@ -341,6 +341,8 @@ void PositionalView::recompute() {
     } else {
       r->table = loaded->config.positional == Positional::SinusoidalHalves
                      ? sinusoidalHalvesTable(n, d)
+                 : loaded->config.positional == Positional::SinusoidalFairseq
+                     ? sinusoidalFairseqTable(n, d, loaded->config.src_pad_id)
                      : sinusoidalTable(n, d);
     }
     r->similarity = positionSimilarity(r->table, int(r->table.dim(0)));
