@@ -93,7 +93,32 @@ class _Gpt2Block(nn.Module):
         return x + self.mlp(self.ln_2(x))
 
 
-class Gpt2(nn.Module):
+class _CausalLM(nn.Module):
+    """What every decoder-only reference shares, given _run(ids) -> (hidden, logits) and
+    attention_layers() (each attention module's .last: what its last pass recorded)."""
+
+    def greedy(self, prompt, n, eos):
+        """generate() with do_sample=False: the argmax of the whole sequence rerun, n times, stopping
+        after eos (kept); the ids after the prompt."""
+        ids = list(prompt)
+        self.eval()
+        with torch.no_grad():
+            for _ in range(n):
+                ids.append(int(self._run(torch.tensor([ids]))[1][0, -1].argmax()))
+                if ids[-1] == eos:
+                    break
+        return ids[len(prompt):]
+
+    def trace(self, ids):
+        self.eval()
+        with torch.no_grad():
+            hidden, logits = self._run(torch.tensor(ids))
+        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
+        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
+        return out
+
+
+class Gpt2(_CausalLM):
     def __init__(self, c):
         super().__init__()
         self.c = c
@@ -116,14 +141,6 @@ class Gpt2(nn.Module):
     def attention_layers(self):
         """Each layer's attention module; .last holds what its last pass recorded."""
         return [b.attn for b in self.transformer.h]
-
-    def trace(self, ids):
-        self.eval()
-        with torch.no_grad():
-            hidden, logits = self._run(torch.tensor(ids))
-        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
-        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
-        return out
 
     def attentions(self, idx):
         """What GPT2LMHeadModel(idx, output_attentions=True) returns: the logits and every layer's
@@ -332,7 +349,7 @@ class _LlamaLayer(nn.Module):
         return h + self.mlp(self.post_attention_layernorm(h))
 
 
-class Llama(nn.Module):
+class Llama(_CausalLM):
     QKV_BIAS = False
     QK_NORM = False
     NORM = _LlamaRMSNorm
@@ -371,26 +388,6 @@ class Llama(nn.Module):
     def attention_layers(self):
         """Each layer's attention module; .last holds what its last pass recorded."""
         return [layer.self_attn for layer in self.model.layers]
-
-    def greedy(self, prompt, n, eos):
-        """generate() with do_sample=False: the argmax of the whole sequence rerun, n times, stopping
-        after eos (kept); the ids after the prompt."""
-        ids = list(prompt)
-        self.eval()
-        with torch.no_grad():
-            for _ in range(n):
-                ids.append(int(self._run(torch.tensor([ids]))[1][0, -1].argmax()))
-                if ids[-1] == eos:
-                    break
-        return ids[len(prompt):]
-
-    def trace(self, ids):
-        self.eval()
-        with torch.no_grad():
-            hidden, logits = self._run(torch.tensor(ids))
-        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
-        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
-        return out
 
     def attentions(self, idx):
         """What LlamaForCausalLM(idx, output_attentions=True) returns (eager attention): the logits
@@ -471,19 +468,6 @@ class Gemma(Llama):
 
 
 # ---- GPT-Neo ----
-def _greedy(model, prompt, n, eos):
-    """generate() with do_sample=False: the argmax of the whole sequence rerun, n times, stopping
-    after eos (kept); the ids after the prompt."""
-    ids = list(prompt)
-    model.eval()
-    with torch.no_grad():
-        for _ in range(n):
-            ids.append(int(model._run(torch.tensor([ids]))[1][0, -1].argmax()))
-            if ids[-1] == eos:
-                break
-    return ids[len(prompt):]
-
-
 class _NeoSelfAttention(nn.Module):
     """GPTNeoSelfAttention: q, k, v without biases, out_proj with one; the scores q·k unscaled, in
     float32; a "local" layer also masks every key more than window_size - 1 positions back."""
@@ -539,7 +523,7 @@ def _neo_layers(types):
     return out
 
 
-class GptNeo(nn.Module):
+class GptNeo(_CausalLM):
     """GPTNeoForCausalLM (modeling_gpt_neo.py): learned positions, pre-LayerNorm blocks whose
     attention alternates global and local (window_size), gelu_new, ln_f, lm_head tied to wte.
     cfg: vocab_size, hidden_size, num_layers, num_heads, max_position_embeddings, window_size,
@@ -568,17 +552,6 @@ class GptNeo(nn.Module):
 
     def attention_layers(self):
         return [b.attn.attention for b in self.transformer.h]
-
-    def greedy(self, prompt, n, eos):
-        return _greedy(self, prompt, n, eos)
-
-    def trace(self, ids):
-        self.eval()
-        with torch.no_grad():
-            hidden, logits = self._run(torch.tensor(ids))
-        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
-        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
-        return out
 
     def config(self):
         c = dict(self.c)
@@ -651,7 +624,7 @@ class _NeoXLayer(nn.Module):
         return self.mlp(self.post_attention_layernorm(a)) + a
 
 
-class GptNeoX(nn.Module):
+class GptNeoX(_CausalLM):
     """GPTNeoXForCausalLM (modeling_gpt_neox.py): embed_in, layers of _NeoXLayer, final_layer_norm,
     embed_out (untied unless tie_word_embeddings). cfg: vocab_size, hidden_size, num_hidden_layers,
     num_attention_heads, intermediate_size, rotary_pct, rotary_emb_base, max_position_embeddings,
@@ -684,17 +657,6 @@ class GptNeoX(nn.Module):
 
     def attention_layers(self):
         return [layer.attention for layer in self.gpt_neox.layers]
-
-    def greedy(self, prompt, n, eos):
-        return _greedy(self, prompt, n, eos)
-
-    def trace(self, ids):
-        self.eval()
-        with torch.no_grad():
-            hidden, logits = self._run(torch.tensor(ids))
-        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
-        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
-        return out
 
     def config(self):
         c = dict(self.c)
@@ -750,7 +712,7 @@ class _OptLayer(nn.Module):
         return f if self.pre else self.final_layer_norm(f)
 
 
-class Opt(nn.Module):
+class Opt(_CausalLM):
     """OPTForCausalLM (modeling_opt.py) with word_embed_proj_dim = hidden_size: learned positions
     read at position + 2, OPT's layers, the decoder's final_layer_norm when do_layer_norm_before,
     lm_head tied to embed_tokens. cfg: vocab_size, hidden_size, num_hidden_layers,
@@ -782,17 +744,6 @@ class Opt(nn.Module):
 
     def attention_layers(self):
         return [layer.self_attn for layer in self.model.decoder.layers]
-
-    def greedy(self, prompt, n, eos):
-        return _greedy(self, prompt, n, eos)
-
-    def trace(self, ids):
-        self.eval()
-        with torch.no_grad():
-            hidden, logits = self._run(torch.tensor(ids))
-        out = _stack({"dec_self": [a.last for a in self.attention_layers()]})
-        out["logits"], out["hidden"] = logits.numpy(), hidden.numpy()
-        return out
 
     def config(self):
         c = dict(self.c)
