@@ -3,7 +3,8 @@
 // (compute/memory_limit.h) runs out as a full GPU does, with Error(OutOfMemory). Checked: the
 // limit itself; a forward pass and a greedy decode that run out are redone and give exactly what
 // a model on the plain CPU backend gives, with the note; a request that fits runs on the limited
-// backend again afterwards; other errors are not redone; attnviz-cli run and decode under the test
+// backend again afterwards; a backend lost for good has every request redone; other errors are
+// not redone; attnviz-cli run and decode under the test
 // hook ATTNVIZ_TEST_MEMORY_LIMIT exit 0 with the note on stderr and print and dump what --backend
 // cpu does. The same on a real GPU: scripts/gpu-check.sh's oom-fallback.
 #include <QDir>
@@ -205,6 +206,45 @@ class TestCpuFallback : public QObject {
     QVERIFY(&session->model() == kept.get() && kept != limited_);
     QCOMPARE(session->targetIds(), want.targetIds());
     compareTraces(session->trace(), want.trace());
+  }
+
+  // A backend that fails for good in the middle of a pass (a lost CUDA context, here the limited
+  // backend with lose_device): the pass is redone on the CPU with the lost-device note, the backend
+  // stays failed, and every later request — even one that would fit — is redone too, until the
+  // caller moves to the copy (deviceLost tells it to).
+  void lostDeviceRedoneOnCpu() {
+    auto limit = std::make_shared<MemoryLimit>(limit_->bytes.load());
+    limit->lose_device = true;
+    auto lost = std::make_shared<Model>(loaded_, limitMemory(createBackend("cpu"), limit));
+    QVERIFY(!deviceLost(*lost));
+    compareTraces(lost->forward(short_), cpu_->forward(short_));  // fits: runs there
+    QVERIFY(!deviceLost(*lost));
+    std::string note;
+    std::vector<const Model*> ran_on;
+    const Trace got = runRedoingOnCpu(lost, 1, &note, [&](const std::shared_ptr<Model>& m) {
+      ran_on.push_back(m.get());
+      return m->forward(long_);
+    });
+    QCOMPARE(ran_on.size(), size_t(2));
+    QCOMPARE(ran_on[0], lost.get());
+    QVERIFY(deviceLost(*lost));
+    QVERIFY2(QString::fromStdString(note).startsWith("the GPU failed (allocate: a lost device"),
+             note.c_str());
+    QVERIFY2(QString::fromStdString(note).endsWith("): this run was redone on the CPU"),
+             note.c_str());
+    compareTraces(got, cpu_->forward(long_));
+    // The short pass fitted before; the backend is gone now, so it is redone as well.
+    ran_on.clear();
+    const Trace again = runRedoingOnCpu(lost, 1, &note, [&](const std::shared_ptr<Model>& m) {
+      ran_on.push_back(m.get());
+      return m->forward(short_);
+    });
+    QCOMPARE(ran_on.size(), size_t(2));
+    QVERIFY2(QString::fromStdString(note).contains("the backend is unusable: a lost device"),
+             note.c_str());
+    compareTraces(again, cpu_->forward(short_));
+    // A healthy backend's errors are not taken for a lost device.
+    QVERIFY(!deviceLost(*limited_));
   }
 
   // Errors other than running out of memory reach the caller, and the request runs once.

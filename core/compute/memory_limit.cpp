@@ -1,6 +1,7 @@
 #include "compute/memory_limit.h"
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -47,11 +48,22 @@ class MemoryLimitedBackend final : public Backend {
   int threads() const override { return inner_->threads(); }
 
   BufferPtr allocate(size_t bytes) override {
+    if (std::string lost = failure(); !lost.empty())
+      throw Error(ErrorKind::Backend, "allocate: the backend is unusable: " + lost);
     const uint64_t before = limit_->in_use.fetch_add(bytes);
     const uint64_t limit = limit_->bytes;
     if (before + bytes > limit) {
       limit_->in_use -= bytes;
       ++limit_->refused;
+      if (limit_->lose_device) {
+        const std::string lost = "a lost device (a test's) at " + formatBytes(before + bytes) +
+                                 " of the limit of " + formatBytes(limit);
+        {
+          std::lock_guard<std::mutex> lock(failure_mutex_);
+          if (failure_.empty()) failure_ = lost;
+        }
+        throw Error(ErrorKind::Backend, "allocate: " + lost);
+      }
       throw Error(ErrorKind::OutOfMemory, "out of memory: cannot allocate " + formatBytes(bytes) +
                                               " (" + formatBytes(before) + " of the limit of " +
                                               formatBytes(limit) + " in use)" +
@@ -79,7 +91,13 @@ class MemoryLimitedBackend final : public Backend {
   }
   void synchronize() override { inner_->synchronize(); }
   bool hostVisible() const override { return inner_->hostVisible(); }
-  std::string failure() const override { return inner_->failure(); }
+  std::string failure() const override {
+    {
+      std::lock_guard<std::mutex> lock(failure_mutex_);
+      if (!failure_.empty()) return failure_;
+    }
+    return inner_->failure();
+  }
 
   // Every op as the inner backend's.
   void embedding_forward(const int32_t* ids, const float* table, const float* positions, float* out,
@@ -224,6 +242,8 @@ class MemoryLimitedBackend final : public Backend {
  private:
   std::shared_ptr<Backend> inner_;
   std::shared_ptr<MemoryLimit> limit_;
+  mutable std::mutex failure_mutex_;
+  std::string failure_;  // set once, when a limit with lose_device is passed
 };
 
 }  // namespace

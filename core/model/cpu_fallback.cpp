@@ -18,6 +18,16 @@ std::string redoneOnCpuNote(const Error& e) {
   return "the GPU ran out of memory (" + what + "): this run was redone on the CPU";
 }
 
+bool deviceLost(const Model& model) {
+  return !model.backend().healthy();
+}
+
+std::string lostDeviceNote(const Model& model, const Error& e) {
+  // The error of this run, or (when the run met a backend already lost) the first fault.
+  std::string what = e.kind() == ErrorKind::Backend ? e.what() : model.backend().failure();
+  return "the GPU failed (" + what + "): this run was redone on the CPU";
+}
+
 std::shared_ptr<Model> cpuCopyOf(const Model& model, int threads) {
   std::shared_ptr<Backend> cpu = createBackend("cpu");
   if (threads > 0) cpu->setThreads(threads);

@@ -127,9 +127,10 @@ bool Engine::start(const QString& what, bool cancellable,
     } catch (const Error& err) {
       const QString title = errorTitle(err);
       const QString msg = QString::fromStdString(err.what());
-      return [e, title, msg] {
+      const bool cancelled = err.kind() == ErrorKind::Cancelled;
+      return [e, title, msg, cancelled] {
         e->job_failed_ = true;
-        emit e->failed(title, msg);
+        emit e->failed(title, msg, cancelled);
       };
     } catch (const std::bad_alloc&) {
       return [e, what] {
@@ -160,12 +161,21 @@ bool Engine::startOnModel(const QString& what, bool cancellable, ModelWork work)
       return work(ctx, m);
     });
     if (note.empty()) return apply;
-    // `ran_on` (the CPU copy) lives as long as what the job made needs it.
-    const QString message = messageSentence(note.c_str()) +
-                            tr(" The model stays on the GPU: the next run tries it again.");
-    return [this, apply, ran_on, message] {
+    // `ran_on` (the CPU copy) lives as long as what the job made needs it. After a fatal fault the
+    // GPU runs nothing more: the copy becomes the engine's model.
+    const bool lost = deviceLost(*model);
+    const QString message =
+        messageSentence(note.c_str()) +
+        (lost ? tr(" The model now runs on the CPU; restart attnviz to use the GPU again.")
+              : tr(" The model stays on the GPU: the next run tries it again."));
+    return [this, apply, ran_on, message, lost, model] {
+      if (lost && model_ == model) {
+        model_ = ran_on;
+        backend_name_ = QStringLiteral("cpu");
+      }
       if (apply) apply();
       emit notice(message);
+      if (lost) emit backendChanged();
     };
   });
 }

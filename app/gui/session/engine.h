@@ -151,8 +151,11 @@ class Engine : public QObject {
   void modelChanged();
   void snapshotChanged();
   void masksChanged(const MaskOptions& masks);
-  void failed(const QString& title, const QString& message);
+  // A job ended with an error; `cancelled`: the user's own Cancel (or Esc), not a fault.
+  void failed(const QString& title, const QString& message, bool cancelled = false);
   void notice(const QString& message);  // warnings: loader warnings, backend fallback
+  // The model moved to another backend without being asked (the GPU failed for good).
+  void backendChanged();
   // The model at `path` has no config and its tensors leave `inference.missing` open: ask, then
   // loadModel(path, config_path, answers). `supplied`: what was given this time.
   void answersNeeded(const QString& path, const QString& config_path,
@@ -182,7 +185,8 @@ class Engine : public QObject {
   // A job on the loaded model: `work` gets the model to run on — the engine's, or, when the job ran
   // out of GPU memory there, a copy on the CPU on which the whole job is redone
   // (model/cpu_fallback.h); a notice then says so. The engine's model stays on its backend for the
-  // next job, which may fit; a decoding session redone on the CPU goes on there.
+  // next job, which may fit; a decoding session redone on the CPU goes on there. After a fatal GPU
+  // fault the CPU copy becomes the engine's model (backendChanged).
   using ModelWork = std::function<Apply(const JobContext&, const std::shared_ptr<Model>& model)>;
   bool startOnModel(const QString& what, bool cancellable, ModelWork work);
   void finish();
