@@ -12,7 +12,10 @@ Checks, on the bundled reorder model:
 - the decoding slider steps the decoding: each step's top-k next tokens are the softmax of
   logits.npy's row, and the new cross-attention row is that row of the dump;
 - an 8-bit page agrees with the dump to its own stated precision;
-- screenshots of the Attention and Decoding views are saved in OUT_DIR;
+- the title names the model and the sentence; masked cells are grey as in the application; at a
+  phone's width every tab is whole;
+- screenshots of the Attention and Decoding views (and the page at a phone's width) are saved in
+  OUT_DIR;
 - pages of a decoder-only (GPT-like) and an encoder-only (BERT-like) model of tests/data load and
   draw every view they have with no console error.
 
@@ -95,6 +98,7 @@ def main():
             # A shown value is within the stated error of the stored one, then rounded to
             # `decimals` for display: both bounds together.
             tolerance = data["max_error"] + 0.5 * 10 ** -data["decimals"] + 1e-9
+            check(driver.title == f"Attention in {MODEL}: “{SOURCE}”", f"the title: {driver.title!r}")
             state = driver.execute_script("return window.attnvizLesson.state")
             check(state["kind"] == "cross" and state["layer"] == LAYER - 1 and
                   state["head"] == HEAD - 1, f"opens on the teacher's selection: {state}")
@@ -135,6 +139,21 @@ def main():
                   f"masked cell hovered: {text!r}")
             text, _ = hover(driver, 1, 0)
             check("not masked" in text, f"unmasked cell hovered: {text!r}")
+            # Drawn as the application draws masked cells: grey fill and grey hatch, no colour of
+            # the map (a few pixels of the cell, on and between the hatch's lines).
+            px = driver.execute_script("""
+                const canvas = document.getElementById('heatmap');
+                const c = window.attnvizLesson.cellCenter(0, 1), r = canvas.getBoundingClientRect();
+                const sx = canvas.width / r.width, sy = canvas.height / r.height;
+                const g = canvas.getContext('2d'), out = [];
+                for (const [dx, dy] of [[-3, -3], [0, 0], [2, 1], [-1, 3], [3, -2]]) {
+                  const x = Math.round((c.x - r.left + dx) * sx), y = Math.round((c.y - r.top + dy) * sy);
+                  const d = g.getImageData(x, y, 1, 1).data;
+                  out.push([d[0], d[1], d[2]]);
+                }
+                return out;""")
+            check(all(max(p) - min(p) <= 6 and min(p) >= 0x80 for p in px),
+                  f"the masked cell is grey, as in the application: {px}")
             # Back to the teacher's view for the screenshot.
             select(driver, "kind", "cross")
             select(driver, "layer", str(LAYER - 1))
@@ -197,6 +216,22 @@ def main():
             resources = driver.execute_script(
                 "return performance.getEntriesByType('resource').map(e => e.name)")
             check(not resources, f"the page fetched no resource: {resources}")
+        # A phone's width: every tab whole, inside the page, its word not cut.
+        driver.set_window_size(390, 844)
+        load(driver, page16)
+        tabs = driver.execute_script(
+            "return [...document.querySelectorAll('#tabs button')].map(b => ({r: "
+            "b.getBoundingClientRect().toJSON(), cut: b.scrollWidth > b.clientWidth}))")
+        width = driver.execute_script("return document.documentElement.clientWidth")
+        check(len(tabs) == 4 and all(t["r"]["left"] >= 0 and t["r"]["right"] <= width + 0.5 and
+                                     not t["cut"] for t in tabs),
+              f"at a phone's width ({width} px) every tab is whole: "
+              f"{[(round(t['r']['left']), round(t['r']['right']), t['cut']) for t in tabs]}")
+        overflow = driver.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        check(overflow <= 0, f"at a phone's width nothing is wider than the page ({overflow} px over)")
+        driver.save_screenshot(os.path.join(out, "lesson-phone.png"))
+        driver.set_window_size(1280, 1000)
         # The other architectures: a decoder-only model (decoding the prompt's positions) and an
         # encoder-only one (no decoding view), every view drawn.
         for name, args, views in (

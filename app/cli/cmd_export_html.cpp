@@ -82,9 +82,11 @@ int runExportHtml(const ExportHtmlArgs& a) {
     start.step = a.step - 1;
     LessonText text;
     text.model_name = a.model.model;
-    text.title = a.title.empty() ? "attnviz lesson: " + a.model.model : a.title;
     text.source_text = a.input.src.value_or("");
     text.target_text = a.input.tgt.value_or("");
+    text.title = a.title.empty() ? lessonTitle(a.model.model,
+                                               c.hasEncoder() ? text.source_text : text.target_text)
+                                 : a.title;
     text.masks = a.pass.masks();
     text.prefix_length = std::max(1, (int)targetIds(m, a.input).size());
     text.output_vocab = &m.vocab(c.hasDecoder() ? Side::Target : Side::Source);
@@ -131,7 +133,10 @@ Command addExportHtmlCommand(CLI::App& cli) {
       ->capture_default_str();
   cmd->add_option("--step", a->step, "the decoding step it opens on, from 1 (default: the last)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--title", a->title, "the page's title (default: attnviz lesson: MODEL)");
+  cmd->add_option(
+      "--title", a->title,
+      "the page's title (default: Attention in MODEL: “SENTENCE”, the model named by its file "
+      "and folder)");
   cmd->add_flag("--estimate", a->estimate, "print the page's size and write nothing");
   addPassArgs(cmd, a->pass);
   return {cmd, [a] { return runExportHtml(*a); }};

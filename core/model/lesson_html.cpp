@@ -10,6 +10,7 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "base/safe_text.h"
 #include "model/decoding.h"
 #include "model/explanations.h"
 #include "text/token_display.h"
@@ -414,6 +415,38 @@ std::string lessonHtml(const Trace& t, const ModelConfig& c, const LessonScope& 
 void writeLessonHtml(const std::string& path, const Trace& t, const ModelConfig& c,
                      const LessonScope& scope, const LessonStart& start, const LessonText& text) {
   writeFileAtomically(path, lessonHtml(t, c, scope, start, text));
+}
+
+std::string lessonTitle(const std::string& model, const std::string& sentence) {
+  // The file and its folder (the last two parts of the path).
+  std::vector<std::string> parts;
+  size_t at = 0;
+  while (at <= model.size()) {
+    const size_t slash = model.find_first_of("/\\", at);
+    const size_t stop = slash == std::string::npos ? model.size() : slash;
+    if (stop > at && model.compare(at, stop - at, ".") != 0)
+      parts.push_back(model.substr(at, stop - at));
+    if (slash == std::string::npos) break;
+    at = slash + 1;
+  }
+  std::string label = parts.empty() ? model : parts.back();
+  if (parts.size() >= 2) label = parts[parts.size() - 2] + "/" + label;
+  // The sentence on one line, trimmed, at most 60 characters (whole UTF-8 sequences).
+  std::string words;
+  for (char ch : sentence) {
+    const bool space = ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+    if (space && (words.empty() || words.back() == ' ')) continue;
+    words += space ? ' ' : ch;
+  }
+  while (!words.empty() && words.back() == ' ') words.pop_back();
+  size_t cut = 0;
+  int chars = 0;
+  while (cut < words.size() && chars < 60) {
+    cut += std::max<size_t>(1, utf8SequenceAt(words, cut));
+    ++chars;
+  }
+  if (cut < words.size()) words = words.substr(0, cut) + "…";
+  return words.empty() ? "Attention in " + label : "Attention in " + label + ": “" + words + "”";
 }
 
 }  // namespace attnviz

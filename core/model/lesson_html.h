@@ -35,7 +35,7 @@ struct LessonStart {
 
 // The page's text that is not in the trace.
 struct LessonText {
-  std::string title;        // the page's title ("attnviz lesson: reorder")
+  std::string title;        // the page's title (lessonTitle)
   std::string model_name;   // "reorder", "model.pt"
   std::string source_text;  // what was typed (empty for a decoder-only model)
   std::string target_text;  // the target prefix or prompt typed
@@ -43,6 +43,12 @@ struct LessonText {
   int prefix_length = 1;    // decoder positions given (the start token and any typed prefix)
   const Vocabulary* output_vocab = nullptr;  // names the top-k next tokens (ids without it)
 };
+
+// The title a page gets unless the teacher gives one: the model, named by its file and folder
+// ("out-shakespeare-char/ckpt.pt": many checkpoints share a file name; a bundled model by its
+// name), and the sentence typed, cut after 60 characters — "Attention in
+// out-shakespeare-char/ckpt.pt: “ROMEO:”". `model`: a bundled model's name or a path.
+std::string lessonTitle(const std::string& model, const std::string& sentence);
 
 // The page is refused above this size (browsers slow down well before a string of hundreds of MB).
 constexpr uint64_t kMaxLessonBytes = 48ull << 20;

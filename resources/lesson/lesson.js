@@ -74,6 +74,9 @@
   const viridis = [
     [68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
     [31, 158, 137], [53, 183, 121], [109, 205, 89], [180, 222, 44], [253, 231, 37]];
+  // The application's masked cells (its viridis map): a light grey, hatched in a darker one.
+  const MASKED_FILL = '#d6d6d6', MASKED_HATCH = '#8a8a8a';
+
   function colour(t) {
     t = Math.min(1, Math.max(0, isFinite(t) ? t : 0)) * (viridis.length - 1);
     const i = Math.min(viridis.length - 2, Math.floor(t)), f = t - i;
@@ -151,9 +154,8 @@
       for (let j = 0; j < m.cols; ++j) {
         const x = left + j * cell, y = top + i * cell;
         const masked = m.masked && m.masked(i, j);
-        // Too small to hatch: masked cells grey, as in the overview's thumbnails.
-        const plain = masked && cell < 6 ? '#c9ccd3' : null;
-        ctx.fillStyle = masked && m.maskedFill ? m.maskedFill : plain || colour((m.value(i, j) - lo) / span);
+        // Masked cells as the application draws them: grey, hatched where there is room.
+        ctx.fillStyle = masked ? MASKED_FILL : m.allowedFill || colour((m.value(i, j) - lo) / span);
         ctx.fillRect(x, y, cell, cell);
         if (masked && cell >= 6) hatch(ctx, x, y, cell);
       }
@@ -168,8 +170,8 @@
     ctx.beginPath();
     ctx.rect(x, y, size, size);
     ctx.clip();
-    ctx.strokeStyle = 'rgba(255,255,255,0.75)';
-    ctx.lineWidth = 1.2;
+    ctx.strokeStyle = MASKED_HATCH;
+    ctx.lineWidth = 1;
     const stride = Math.max(4, size / 4);
     for (let d = -size; d < size; d += stride) {
       ctx.beginPath();
@@ -358,7 +360,7 @@
     for (let i = 0; i < b.q * b.k; ++i) hi = Math.max(hi, b.probs[off + i]);
     for (let i = 0; i < b.q; ++i)
       for (let j = 0; j < b.k; ++j) {
-        ctx.fillStyle = b.mask[i * b.k + j] ? '#c9ccd3' : colour(b.probs[off + i * b.k + j] / (hi || 1));
+        ctx.fillStyle = b.mask[i * b.k + j] ? MASKED_FILL : colour(b.probs[off + i * b.k + j] / (hi || 1));
         ctx.fillRect(j * cell, i * cell, cell, cell);
       }
   }
@@ -377,7 +379,7 @@
       rowLabels: tokensOf(k.query_side), colLabels: tokensOf(k.key_side),
       value: () => 1, min: 0, max: 1,
       masked: (i, j) => b.mask[i * b.k + j] !== 0,
-      maskedFill: '#4a4f5c',
+      allowedFill: '#ffffff',
     });
   }
   $('mask-canvas').addEventListener('mousemove', (e) => {
