@@ -179,6 +179,7 @@ class GuiTest : public QObject {
   void longRunShowsProgressAndCancels();
   void backendChooser();
   void outOfGpuMemoryRedoneOnCpu();
+  void lostGpuMovesTheModelToCpu();
   void exports();
   void exportsLesson();
   void settingsPersist();
@@ -1137,8 +1138,14 @@ void GuiTest::longRunShowsProgressAndCancels() {
   QVERIFY(idle(w));
   QVERIFY(!w.engine()->snapshot());  // nothing half-done is shown
   QCOMPARE(w.messageBar()->title(), QStringLiteral("Cancelled"));
+  QCOMPARE(w.messageBar()->level(), MessageBar::Level::Info);  // the user's doing, not a fault
   QCOMPARE(w.sourceEdit()->text(), words.join(' '));
   QVERIFY(w.runButton()->isEnabled());
+  // A later job that succeeds withdraws it (the backend chosen again: the model is rebuilt).
+  w.engine()->setMaxNewTokens(4);
+  QVERIFY(w.engine()->setBackend(QStringLiteral("cpu")));
+  QVERIFY(idle(w));
+  QVERIFY2(!w.messageBar()->isVisible(), qPrintable(w.messageBar()->title()));
 }
 
 void GuiTest::backendChooser() {
@@ -1254,6 +1261,59 @@ void GuiTest::outOfGpuMemoryRedoneOnCpu() {
   QCOMPARE(failures.count(), 0);
   QCOMPARE(uint64_t(limit->refused), refused_before);
   QVERIFY(limit->peak > in_use_before);  // its buffers came from the limited backend
+}
+
+// A GPU that fails for good (a lost CUDA context) in the middle of a run: the run is redone on the
+// CPU, the window says the model now runs there, the backend box and the status bar say "cpu", and
+// the next runs go to the CPU copy without a note. Without a GPU: the limited CPU backend with
+// lose_device fails as a lost context does.
+void GuiTest::lostGpuMovesTheModelToCpu() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  Engine* e = w->engine();
+  const auto loaded = e->model()->loadedPtr();
+  auto limit = std::make_shared<MemoryLimit>(~uint64_t(0));
+  auto model = std::make_shared<Model>(loaded, limitMemory(createBackend("cpu"), limit));
+  QVERIFY(e->setModel(model, QStringLiteral("nlp_tiny")));
+  QVERIFY(idle(*w));
+  limit->lose_device = true;
+  limit->bytes = uint64_t(limit->in_use) + 1;  // the weights fit, the next pass does not
+  QSignalSpy notices(e, &Engine::notice);
+  QSignalSpy failures(e, &Engine::failed);
+  QSignalSpy moved(e, &Engine::backendChanged);
+  QVERIFY(e->run(QStringLiteral("ich mochte ein bier"), {}));
+  QVERIFY(idle(*w));
+  QCOMPARE(failures.count(), 0);
+  QCOMPARE(notices.count(), 1);
+  QCOMPARE(moved.count(), 1);
+  const QString note = notices.at(0).at(0).toString();
+  QVERIFY2(note.startsWith(QStringLiteral("The GPU failed (allocate: a lost device")) &&
+               note.endsWith(QStringLiteral("): this run was redone on the CPU. The model now runs "
+                                            "on the CPU; restart attnviz to use the GPU again.")),
+           qPrintable(note));
+  QVERIFY(e->model() != model.get());
+  QCOMPARE(e->backendName(), QStringLiteral("cpu"));
+  QVERIFY2(!e->backendDescription().contains(QStringLiteral("for a test")),
+           qPrintable(e->backendDescription()));
+  QCOMPARE(w->backendCombo()->currentData().toString(), QStringLiteral("cpu"));
+  QCOMPARE(w->statusBackend()->text(), QStringLiteral("Backend: %1").arg(e->backendDescription()));
+  // What is shown is the CPU's decode.
+  Model cpu(loaded, createBackend("cpu"));
+  DecodingSession::Options o;
+  o.keep_scores = true;
+  o.keep_qkv = true;
+  DecodingSession want(cpu, cpu.encodeSource("ich mochte ein bier"), {}, o);
+  want.runToEnd();
+  const auto snap = e->snapshot();
+  QCOMPARE(int(snap->steps.size()), want.length());
+  for (size_t b = 0; b < snap->trace->blocks.size(); ++b)
+    QVERIFY(snap->trace->blocks[b].probs == want.trace().blocks[b].probs);
+  // The next run goes to the CPU copy: no note, no error, the lost backend not asked again.
+  const uint64_t refused = limit->refused;
+  QVERIFY(e->run(QStringLiteral("ich mochte ein bier ein bier"), {}));
+  QVERIFY(idle(*w));
+  QCOMPARE(notices.count(), 1);
+  QCOMPARE(failures.count(), 0);
+  QCOMPARE(uint64_t(limit->refused), refused);
 }
 
 void GuiTest::exports() {

@@ -191,18 +191,29 @@ MainWindow::MainWindow(const Options& options, QWidget* parent)
     progress_->setValue(std::min(done, total));
     status_busy_->setText(what + QStringLiteral("…"));
   });
-  connect(engine_, &Engine::failed, this, [this](const QString& title, const QString& message) {
-    message_bar_->showMessage(MessageBar::Level::Error, title, message);
-    syncModelCombo();
-    syncBackendCombo();
-  });
+  // What a job's failure says lasts until a later job succeeds; a cancel is the user's own doing,
+  // said without alarm.
+  connect(engine_, &Engine::failed, this,
+          [this](const QString& title, const QString& message, bool cancelled) {
+            message_bar_->showMessage(
+                cancelled ? MessageBar::Level::Info : MessageBar::Level::Error, title, message,
+                QStringLiteral("job"));
+            syncModelCombo();
+            syncBackendCombo();
+          });
   connect(engine_, &Engine::notice, this, [this](const QString& message) {
     message_bar_->showMessage(MessageBar::Level::Warning, tr("Please note"), message);
+  });
+  connect(engine_, &Engine::backendChanged, this, [this] {
+    syncBackendCombo();
+    status_backend_->setText(tr("Backend: %1").arg(engine_->backendDescription()));
   });
   connect(engine_, &Engine::unknownWords, this, &MainWindow::showUnknownWords);
   connect(engine_, &Engine::answersNeeded, this, &MainWindow::askForAnswers);
   connect(engine_, &Engine::namesUnknown, this, &MainWindow::showNamesRefused);
-  connect(engine_, &Engine::jobFinished, this, [this](bool) {
+  connect(engine_, &Engine::jobFinished, this, [this](bool ok) {
+    if (ok && message_bar_->isVisible() && message_bar_->tag() == QStringLiteral("job"))
+      message_bar_->clear();
     if (pending_ != Pending::None && !engine_->busy()) {
       pending_ = Pending::None;
       emit firstRunFinished();
@@ -1497,9 +1508,10 @@ LessonText MainWindow::lessonText() const {
   LessonText text;
   const QString model = QFileInfo(engine_->modelSource()).fileName();
   text.model_name = model.toStdString();
-  text.title = tr("attnviz lesson: %1").arg(model).toStdString();
   text.source_text = src_edit_->text().toStdString();
   text.target_text = tgt_edit_->text().toStdString();
+  // The input box holds what was typed: the source, or a decoder-only model's prompt.
+  text.title = lessonTitle(engine_->modelSource().toStdString(), text.source_text);
   text.masks = engine_->masks();
   if (auto snap = engine_->snapshot()) {
     text.masks = snap->masks;
