@@ -1,6 +1,7 @@
 #include "cli_common.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <iostream>
 
@@ -343,6 +344,30 @@ void addPassMaxLen(CLI::App* cmd, int& max_new_tokens) {
                   "the tutorial's rule)")
       ->check(CLI::Range(1, ConfigLimits::kMaxLen))
       ->type_name("N");
+}
+
+void addPositionOption(CLI::App* cmd, int& position, const std::string& help) {
+  cmd->add_option("--position", position,
+                  help + " (counted from 1: 1 is the first; default: the last)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            int p = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
+            if (ec == std::errc() && end == text.data() + text.size() && p >= 1) return {};
+            return "positions count from 1 (1 is the first token, as in the application), not " +
+                   safe(text);
+          },
+          "P ≥ 1"))
+      ->type_name("P");
+}
+
+int positionIndex(int position, int n) {
+  if (position <= 0) return -1;
+  if (position > n)
+    throw Error(ErrorKind::Usage, "--position " + std::to_string(position) + ": the sentence has " +
+                                      std::to_string(n) + " position" + (n == 1 ? "" : "s") +
+                                      " (1 to " + std::to_string(n) + ")");
+  return position - 1;
 }
 
 int outputToken(const Vocabulary& out, const std::optional<std::string>& token,

@@ -82,6 +82,14 @@ Inputs passInputs(const Model& m, const InputArgs& a, const MaskOptions& masks, 
 // --max-len N of a command that runs one pass (passInputs): an encoder-decoder given no --tgt
 // decodes at most N new tokens first.
 void addPassMaxLen(CLI::App* cmd, int& max_new_tokens);
+// --position P of lens, contributions, attribute and patch: counted from 1, as attnviz counts
+// layers, heads and positions everywhere (the GUI, the lesson page and every command's output);
+// unset (0), the last position.
+void addPositionOption(CLI::App* cmd, int& position, const std::string& help);
+// The position's index from 0, as the core takes it: −1 (the last) when unset; Error(Usage) when
+// the output stack has fewer than `position` positions (`n`).
+int positionIndex(int position, int n);
+
 // The id of an output token given as a string (--NAME) or an id (--NAME-id); −1 when neither.
 int outputToken(const Vocabulary& out, const std::optional<std::string>& token,
                 const std::optional<std::string>& id, const char* option);

@@ -21,7 +21,7 @@ struct AttributeArgs {
   ModelArgs model;
   InputArgs input;
   std::string dump;
-  int max_new_tokens = 0, position = -1, steps = 32, layer = 0, head = 0;
+  int max_new_tokens = 0, position = 0, steps = 32, layer = 0, head = 0;
   std::optional<std::string> token, token_id, versus, versus_id;
 };
 
@@ -37,17 +37,19 @@ int runAttribute(const AttributeArgs& a) {
   return runOnModel(a.model, [&](Model& m) {
     const Vocabulary& out = m.vocab(lensStack(m.config()));
     AttributionOptions o;
-    o.position = a.position;
     o.token = outputToken(out, a.token, a.token_id, "--token");
     o.versus = outputToken(out, a.versus, a.versus_id, "--versus");
     o.steps = a.steps;
     o.layer = a.layer - 1;  // the command line counts from 1, 0 = the default
     o.head = a.head - 1;
     const Inputs in = passInputs(m, a.input, MaskOptions{}, a.max_new_tokens);
+    o.position = positionIndex(
+        a.position,
+        int(lensStack(m.config()) == Side::Target ? in.tgt[0].size() : in.src[0].size()));
     const Attribution r = attribute(m, in, o);
 
-    std::cout << std::fixed << std::setprecision(4) << "position " << r.position << ": f = logit[\""
-              << displayToken(out.token(r.token)) << "\"]";
+    std::cout << std::fixed << std::setprecision(4) << "position " << r.position + 1
+              << ": f = logit[\"" << displayToken(out.token(r.token)) << "\"]";
     if (r.versus >= 0) std::cout << " − logit[\"" << displayToken(out.token(r.versus)) << "\"]";
     std::cout << " = " << r.f_input << "\n"
               << "integrated gradients: baseline " << r.baseline << "; " << r.rule << "\n"
@@ -62,8 +64,7 @@ int runAttribute(const AttributeArgs& a) {
                 << "\n"
                 << "Spearman's ρ of |integrated gradients| with the attention "
                 << correlation(s.spearman_attention) << ", with rollout "
-                << correlation(s.spearman_rollout) << " (over tokens 0 to " << s.compared - 1
-                << ")\n";
+                << correlation(s.spearman_rollout) << " (over tokens 1 to " << s.compared << ")\n";
       std::cout << "  " << std::left << std::setw(5) << "i" << std::setw(16) << "token"
                 << std::right << std::setw(11) << "saliency" << std::setw(11) << "|g⊙x|"
                 << std::setw(11) << "integrated" << std::setw(11) << "attention" << std::setw(11)
@@ -72,10 +73,10 @@ int runAttribute(const AttributeArgs& a) {
       for (size_t i = 0; i < s.ids.size(); ++i) {
         std::string token = displayToken(s.tokens[i]);
         if (token.size() > 15) token = token.substr(0, 14) + "…";
-        std::cout << "  " << std::left << std::setw(5) << i << std::setw(16) << token << std::right
-                  << std::setprecision(4) << std::setw(11) << s.saliency[i] << std::setw(11)
-                  << s.saliency_norm[i] << std::setw(11) << s.integrated[i] << std::setw(11)
-                  << s.attention[i] << std::setw(11) << s.rollout[i] << "\n";
+        std::cout << "  " << std::left << std::setw(5) << i + 1 << std::setw(16) << token
+                  << std::right << std::setprecision(4) << std::setw(11) << s.saliency[i]
+                  << std::setw(11) << s.saliency_norm[i] << std::setw(11) << s.integrated[i]
+                  << std::setw(11) << s.attention[i] << std::setw(11) << s.rollout[i] << "\n";
       }
     }
     if (!a.dump.empty()) {
@@ -101,10 +102,7 @@ Command addAttributeCommand(CLI::App& cli) {
   addModelArgs(cmd, a->model);
   addInputArgs(cmd, a->input, true);
   addPassMaxLen(cmd, a->max_new_tokens);
-  cmd->add_option("--position", a->position,
-                  "the output position explained (default: the last; 0 is the first)")
-      ->check(CLI::NonNegativeNumber)
-      ->type_name("I");
+  addPositionOption(cmd, a->position, "the output position explained");
   addTokenOptions(cmd, "token", "the output token explained (default: the one the model chooses)",
                   a->token, a->token_id);
   addTokenOptions(cmd, "versus", "explain logit[token] − logit[this token] instead", a->versus,

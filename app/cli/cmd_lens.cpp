@@ -27,7 +27,7 @@ struct LensArgs {
   ModelArgs model;
   InputArgs input;
   std::string dump;
-  int max_new_tokens = 0, top_k = 5, position = -1;
+  int max_new_tokens = 0, top_k = 5, position = 0;
   std::optional<std::string> target, target_id, versus, versus_id;
   int parts = 20;
   bool keep_going = false;
@@ -76,7 +76,7 @@ int runLens(const LensArgs& a) {
     const int label = 12;
     auto header = [&](const char* what) {
       std::cout << what << "\n" << std::left << std::setw(label) << "position";
-      for (int i = 0; i < n; ++i) std::cout << tokenColumn(std::to_string(i), kColumn);
+      for (int i = 0; i < n; ++i) std::cout << tokenColumn(std::to_string(i + 1), kColumn);
       std::cout << "\n" << std::setw(label) << "input";
       for (int i = 0; i < n; ++i) std::cout << tokenColumn(r.inputs[i], kColumn);
       std::cout << "\n" << std::setw(label) << "target";
@@ -131,11 +131,11 @@ int runContributions(const LensArgs& a) {
     const Run r = runPass(m, a);
     const Vocabulary& out = m.vocab(lensStack(m.config()));
     ContributionOptions co;
-    co.position = a.position;
+    co.position = positionIndex(a.position, int(r.inputs.size()));
     co.token = outputToken(out, a.target, a.target_id, "--token");
     co.versus = outputToken(out, a.versus, a.versus_id, "--versus");
     const Contributions c = directContributions(m, r.trace, co);
-    std::cout << "position " << c.position << " (input \"" << displayToken(r.inputs[c.position])
+    std::cout << "position " << c.position + 1 << " (input \"" << displayToken(r.inputs[c.position])
               << "\"): logit[\"" << displayToken(out.token(c.token)) << "\"]";
     if (c.versus >= 0) std::cout << " − logit[\"" << displayToken(out.token(c.versus)) << "\"]";
     std::cout << std::fixed << std::setprecision(4) << " = " << c.logit << "\n";
@@ -203,10 +203,7 @@ Command addContributionsCommand(CLI::App& cli) {
       "norm's scale frozen at this input; pre-norm models");
   auto a = std::make_shared<LensArgs>();
   addPassArgs(cmd, *a);
-  cmd->add_option("--position", a->position,
-                  "the position explained (default: the last; 0 is the first)")
-      ->check(CLI::NonNegativeNumber)
-      ->type_name("I");
+  addPositionOption(cmd, a->position, "the position explained");
   addTokenOptions(cmd, "token",
                   "the output token whose logit is split (default: the one the model chooses)",
                   a->target, a->target_id);

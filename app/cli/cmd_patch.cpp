@@ -26,7 +26,7 @@ struct PatchArgs {
   InputArgs input;
   InputArgs corrupt;  // only the sides that differ from the clean input
   std::string dump;
-  int max_new_tokens = 0, position = -1;
+  int max_new_tokens = 0, position = 0;
   std::optional<std::string> answer, answer_id, foil, foil_id;
   bool residuals_only = false, heads_only = false;
 };
@@ -44,7 +44,7 @@ void printMap(const PatchHeatmap& map) {
             << "\n";
   std::cout << std::left << std::setw(kLabel) << "";
   for (int j = 0; j < map.cols; ++j)
-    std::cout << tokenColumn(map.heads ? map.col_labels[j] : std::to_string(j), kColumn);
+    std::cout << tokenColumn(map.heads ? map.col_labels[j] : std::to_string(j + 1), kColumn);
   std::cout << "\n";
   if (!map.heads) {
     std::cout << std::setw(kLabel) << "token";
@@ -74,7 +74,8 @@ int runPatch(const PatchArgs& a) {
     if (src) corrupted.src = {sourceIds(m, a.corrupt)};
     if (tgt) corrupted.tgt = {targetIds(m, a.corrupt)};
     PatchOptions o;
-    o.position = a.position;
+    o.position = positionIndex(
+        a.position, int(m.config().hasDecoder() ? clean.tgt[0].size() : clean.src[0].size()));
     const Vocabulary& out = m.vocab(m.config().hasDecoder() ? Side::Target : Side::Source);
     o.answer = outputToken(out, a.answer, a.answer_id, "--answer");
     o.foil = outputToken(out, a.foil, a.foil_id, "--foil");
@@ -87,7 +88,7 @@ int runPatch(const PatchArgs& a) {
     std::cout << std::fixed << std::setprecision(4);
     std::cout << "metric: m = logit[\"" << displayToken(r.answer_token) << "\"] − logit[\""
               << displayToken(r.foil_token) << "\"] at "
-              << (r.stack == Side::Source ? "encoder" : "decoder") << " position " << r.position
+              << (r.stack == Side::Source ? "encoder" : "decoder") << " position " << r.position + 1
               << "\n";
     std::cout << "m(clean) = " << r.clean << ", m(corrupted) = " << r.corrupted << "\n";
     std::cout << "restored = (m(patched) − m(corrupted)) / (m(clean) − m(corrupted)); 100% = the "
@@ -127,10 +128,7 @@ Command addPatchCommand(CLI::App& cli) {
   csrc->excludes(csrc_ids);
   ctgt->excludes(ctgt_ids);
   addPassMaxLen(cmd, a->max_new_tokens);  // the corrupted run is given the same target
-  cmd->add_option("--position", a->position,
-                  "the position whose logits are compared (default: the last; 0 is the first)")
-      ->check(CLI::NonNegativeNumber)
-      ->type_name("I");
+  addPositionOption(cmd, a->position, "the position whose logits are compared");
   addTokenOptions(cmd, "answer", "the answer token (default: the clean run's choice)", a->answer,
                   a->answer_id);
   addTokenOptions(cmd, "foil",

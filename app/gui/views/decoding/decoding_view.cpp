@@ -454,9 +454,8 @@ void DecodingView::explain(const Snapshot& snap) {
          "values cached from earlier steps. The output projection and softmax give the next-token "
          "probabilities %2; greedy decoding appends the argmax, and you may pick another token to "
          "branch.</p>"
-         "<p style='margin:4px 0 0 0'>Shapes at step t = %3 (t counts from 0, as the formulas "
-         "and PyTorch do; the views count positions from 1, so this is position %8): the new "
-         "self-attention row is "
+         "<p style='margin:4px 0 0 0'>Shapes at position %8 (t = %3 in the formulas, which "
+         "count from 0 as PyTorch does): the new self-attention row is "
          "[batch, heads, 1, t + 1] = %4%5, for each of %6 decoder layers; the logits are "
          "[1, vocab] = %7.</p>")
           .arg(c.hasCross() ? tr("the encoder runs once; then ")
