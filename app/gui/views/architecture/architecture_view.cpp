@@ -748,17 +748,26 @@ void ArchitectureDiagram::paintEvent(QPaintEvent*) {
     p.setBrush(Qt::NoBrush);
     p.setPen(text);
     const double tw = b.rect.width() - 12;
-    const QString label = QFontMetricsF(bold).elidedText(b.label, Qt::ElideRight, tw);
-    p.setFont(bold);
+    // A text wider than its box is drawn a little smaller rather than cut ("+ Positional encoding
+    // (learned table)" in a large font); only past a quarter smaller is it elided.
+    auto fitted = [tw](QFont f, const QString& s) {
+      const double w = QFontMetricsF(f).horizontalAdvance(s);
+      if (w > tw) f.setPointSizeF(f.pointSizeF() * std::max(0.75, tw / w));
+      return f;
+    };
+    const QFont label_font = fitted(bold, b.label);
+    const QString label = QFontMetricsF(label_font).elidedText(b.label, Qt::ElideRight, tw);
+    p.setFont(label_font);
     if (b.detail.isEmpty()) {
       p.drawText(b.rect.adjusted(6, 0, -6, 0), Qt::AlignCenter, label);
     } else {
       p.drawText(b.rect.adjusted(6, 2, -6, -b.rect.height() / 2),
                  Qt::AlignHCenter | Qt::AlignBottom, label);
-      p.setFont(small);
+      const QFont detail_font = fitted(small, b.detail);
+      p.setFont(detail_font);
       p.setPen(QColor(0x40, 0x40, 0x40));
       p.drawText(b.rect.adjusted(6, b.rect.height() / 2, -6, -2), Qt::AlignHCenter | Qt::AlignTop,
-                 QFontMetricsF(small).elidedText(b.detail, Qt::ElideRight, tw));
+                 QFontMetricsF(detail_font).elidedText(b.detail, Qt::ElideRight, tw));
     }
   }
 }
