@@ -1109,6 +1109,18 @@ std::unique_ptr<MainWindow> tutorialSizeWindow() {
   return w;
 }
 
+// The window's model again, on the CPU backend behind `limit` (compute/memory_limit.h: it runs out
+// of memory, or fails for good, as a GPU does), once the window is idle; nullptr when it cannot be
+// set.
+std::shared_ptr<Model> onLimitedBackend(MainWindow& w, const std::shared_ptr<MemoryLimit>& limit) {
+  Engine* e = w.engine();
+  auto model =
+      std::make_shared<Model>(e->model()->loadedPtr(), limitMemory(createBackend("cpu"), limit));
+  if (!e->setModel(model, QStringLiteral("nlp_tiny"))) return nullptr;
+  if (!idle(w)) return nullptr;  // the window may run its input again on the new model
+  return model;
+}
+
 }  // namespace
 
 void GuiTest::longRunShowsProgressAndCancels() {
@@ -1188,9 +1200,8 @@ void GuiTest::outOfGpuMemoryRedoneOnCpu() {
   Engine* e = w->engine();
   const auto loaded = e->model()->loadedPtr();
   auto limit = std::make_shared<MemoryLimit>(~uint64_t(0));
-  auto model = std::make_shared<Model>(loaded, limitMemory(createBackend("cpu"), limit));
-  QVERIFY(e->setModel(model, QStringLiteral("nlp_tiny")));
-  QVERIFY(idle(*w));  // the window may run its input again on the new model
+  const auto model = onLimitedBackend(*w, limit);
+  QVERIFY(model);
   const QString short_src = QStringLiteral("ich mochte ein bier");
   QString long_src = short_src;
   while (int(model->encodeSource((long_src + " ein bier").toStdString()).size()) <
@@ -1272,9 +1283,8 @@ void GuiTest::lostGpuMovesTheModelToCpu() {
   Engine* e = w->engine();
   const auto loaded = e->model()->loadedPtr();
   auto limit = std::make_shared<MemoryLimit>(~uint64_t(0));
-  auto model = std::make_shared<Model>(loaded, limitMemory(createBackend("cpu"), limit));
-  QVERIFY(e->setModel(model, QStringLiteral("nlp_tiny")));
-  QVERIFY(idle(*w));
+  const auto model = onLimitedBackend(*w, limit);
+  QVERIFY(model);
   limit->lose_device = true;
   limit->bytes = uint64_t(limit->in_use) + 1;  // the weights fit, the next pass does not
   QSignalSpy notices(e, &Engine::notice);
