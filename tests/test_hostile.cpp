@@ -2,7 +2,6 @@
 // case, each asserting the exact ErrorKind and a message that names the file and the tensor or
 // field; after each case a valid model still loads and runs. Every file is generated here, in a
 // QTemporaryDir, from tests/data/nlp_tiny.safetensors (re-laid-out, then corrupted byte by byte).
-#include <QElapsedTimer>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -607,12 +606,9 @@ class TestHostile : public QObject {
     }
     if (which >= 3)
       writeBytes((keep / "index.json").string(), QByteArray::fromStdString(index.dump()));
-    QElapsedTimer timer;
-    timer.start();
     auto err = caught([&] { readTrainingHistory(keep.string(), {}); });
     VERIFY_ERROR(err, kind,
                  QString::fromStdString((keep / "index.json").string()) + "|" + mentions);
-    QVERIFY2(timer.elapsed() < 20000, "took more than 20 s");
     const QString msg = QString::fromUtf8(err->what());
     QVERIFY2(!msg.contains("SECRET") && !msg.contains("private-name"), qPrintable(msg));
   }
@@ -620,7 +616,9 @@ class TestHostile : public QObject {
   // ---- big headers: linear time, and names from the file clipped in messages ----
   void bigHeaders() {
     // 300000 extra zero-size tensors (an 18 MB header). nlohmann's parse callback made this
-    // quadratic (minutes; a 100 MB header hung for hours); linear, it takes a second or two.
+    // quadratic (minutes; a 100 MB header hung for hours); linear, it takes a second or two. No
+    // clock is read here (a loaded machine is slow, not wrong): the suite's CTest timeout is the
+    // guard against a return of the quadratic parse.
     auto [h, d] = Parts::tiny().layout();
     std::string text = h.dump();
     std::string extra;
@@ -633,17 +631,12 @@ class TestHostile : public QObject {
     text.insert(1, extra);
     const std::string path = dir_.path().toStdString() + "/many_tensors.safetensors";
     writeBytes(path, assemble(text, d));
-    QElapsedTimer timer;
-    timer.start();
     // Tensors the model does not use are an error naming them, unless the load is partial.
     VERIFY_ERROR(caught([&] { loadModel(path); }), ErrorKind::UnusedTensor,
                  "300000 of the file's 300037 tensors are not used|\"z0|partial load");
     LoadOptions partial;
     partial.allow_partial = true;
     auto m = loadModel(path, partial);
-    const qint64 ms = timer.elapsed();
-    qInfo("300000 extra tensors (%zu-byte header): loaded twice in %lld ms", text.size(), ms);
-    QVERIFY2(ms < 60000, "loading is not linear in the number of tensors");
     QCOMPARE(m->warnings.size(), size_t(1));
     QVERIFY(QString::fromStdString(m->warnings[0])
                 .startsWith("300000 of the file's 300037 tensors are not used"));

@@ -300,7 +300,6 @@ class TestHostileCheckpoint : public QObject {
     checkRefusal(*err, kind, mentions, path);
     if (QTest::currentTestFailed()) return;
     QVERIFY2(QString::fromUtf8(err->what()).size() < 2000, "the message is not clipped");
-    QVERIFY2(ms < 20000, "took more than 20 s");
     // From memory: the same kind.
     auto mem = caught([&] { TorchCheckpoint::parse(b, "in-memory.pt"); });
     QVERIFY(mem.has_value());

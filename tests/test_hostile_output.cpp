@@ -11,7 +11,6 @@
 
 #include <QCryptographicHash>
 #include <QDir>
-#include <QElapsedTimer>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -567,11 +566,8 @@ class TestHostileOutput : public QObject {
     QVERIFY(::truncate(file.c_str(), off_t(4) << 30) == 0);
     std::ofstream("/proc/self/clear_refs") << "5";  // the peak resident set starts here
     const uint64_t rss = statusBytes("VmRSS");
-    QElapsedTimer timer;
-    timer.start();
     VERIFY_ERROR(caught([&] { loadModel(file); }), ErrorKind::InvalidJson,
                  "huge-not-json.safetensors|invalid JSON");
-    QVERIFY2(timer.elapsed() < 2000, "the data was read before the header was checked");
     if (const uint64_t peak = statusBytes("VmHWM"); peak > 0)
       QVERIFY2(peak - rss < (uint64_t(64) << 20), "the data was read before the header");
     // A FIFO is refused at once (no blocking open).
@@ -594,11 +590,8 @@ class TestHostileOutput : public QObject {
     c["n_encoder_layers"] = c["n_decoder_layers"] = 256;
     const std::string file = path("limits.safetensors").toStdString();
     test::writeRandomModel(file, test::smallConfig(), 1, {}, c);
-    QElapsedTimer timer;
-    timer.start();
     VERIFY_ERROR(caught([&] { loadModel(file); }), ErrorKind::TooLarge,
                  "256+256 layers|to load and run|the limit is 8.0 GiB");
-    QVERIFY(timer.elapsed() < 2000);
   }
 
   // ---- text from files reaches the terminal escaped ----

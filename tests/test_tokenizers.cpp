@@ -13,7 +13,6 @@
 // gpt-3-encoder output.
 #include <sys/resource.h>
 
-#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <filesystem>
@@ -124,11 +123,8 @@ class TestTokenizers : public QObject {
 
   // Expects `f` to throw an Error of `kind` whose message mentions every |-separated part.
   template <class F>
-  void refused(F&& f, ErrorKind kind, const QString& mentions, qint64 max_ms = 10000) {
-    QElapsedTimer timer;
-    timer.start();
+  void refused(F&& f, ErrorKind kind, const QString& mentions) {
     auto err = test::caught(f);
-    const qint64 ms = timer.elapsed();
     QVERIFY2(err.has_value(), qPrintable("no error; expected " + mentions));
     const QString msg = QString::fromUtf8(err->what());
     QVERIFY2(err->kind() == kind, qPrintable(QString("kind %1, expected %2: %3")
@@ -138,7 +134,6 @@ class TestTokenizers : public QObject {
     for (const QString& part : mentions.split('|'))
       QVERIFY2(msg.contains(part), qPrintable("\"" + msg + "\" does not mention \"" + part + "\""));
     QVERIFY2(msg.size() < 1000, qPrintable("an unclipped message: " + msg.left(200)));
-    QVERIFY2(ms < max_ms, qPrintable(QString("took %1 ms").arg(ms)));
   }
 
  private slots:
@@ -162,7 +157,7 @@ class TestTokenizers : public QObject {
     const uintmax_t bytes = fs::file_size(path);
     QVERIFY(bytes < (64u << 20));
     refused([&] { readTokenizerJson(path); }, ErrorKind::TooLarge,
-            "\"model.merges\" holds more than 1048576 entries", 20000);
+            "\"model.merges\" holds more than 1048576 entries");
     const long grown = peakRssMiB() - rss_before;
     qInfo("10^7 merges: peak resident memory grew by %ld MiB (the file is %d MiB)", grown,
           (int)(bytes >> 20));
@@ -403,7 +398,7 @@ class TestTokenizers : public QObject {
     const TokenizerJson t = readTokenizerJson(path);
     QCOMPARE(t.tokenizer->encodeTarget("xxyxxy"), (std::vector<int>{0, 0, 1, 0, 0, 1}));
     refused([&] { t.tokenizer->encodeTarget(std::string(3000, 'x')); }, ErrorKind::BadInput,
-            "(x+x+)+y|gave up on this sentence|backtracks catastrophically", 5000);
+            "(x+x+)+y|gave up on this sentence|backtracks catastrophically");
   }
 
   // A Hugging Face folder's tokenizer by model_type: the files found, the same ids as above.
@@ -695,8 +690,7 @@ class TestTokenizers : public QObject {
     const auto chained = open({{"normalizer", {{"type", "Sequence"}, {"normalizers", replaces}}}});
     QCOMPARE(chained->encodeTarget("x").size(), size_t(1));
     refused([&] { chained->encodeTarget("a"); }, ErrorKind::BadInput,
-            "the normalizer Replace makes the sentence|over the 1.0 MiB a sentence may become",
-            2000);
+            "the normalizer Replace makes the sentence|over the 1.0 MiB a sentence may become");
     // An 8 MiB Prepend before every stretch between added tokens.
     const json added = json::array({{{"id", 2}, {"content", "<s>"}, {"special", true}}});
     const auto big =
@@ -704,7 +698,7 @@ class TestTokenizers : public QObject {
               {"added_tokens", added}});
     std::string many;
     for (int i = 0; i < 10000; ++i) many += "a<s>";
-    refused([&] { big->encodeTarget(many); }, ErrorKind::BadInput, "the normalizer Prepend", 2000);
+    refused([&] { big->encodeTarget(many); }, ErrorKind::BadInput, "the normalizer Prepend");
     // A 100 KiB Prepend (a Split removes it again): ten stretches fit, the eleventh is over the
     // sentence's budget.
     const auto medium =
@@ -714,27 +708,24 @@ class TestTokenizers : public QObject {
               {"added_tokens", added}});
     QCOMPARE(medium->encodeTarget("a<s>a"), (std::vector<int>{0, 2, 0}));
     refused([&] { medium->encodeTarget(many); }, ErrorKind::BadInput,
-            "over the 1.0 MiB a sentence may become", 2000);
+            "over the 1.0 MiB a sentence may become");
     // A 60 KiB Prepend: five stretches are 300k ids, over the 2^18 a sentence may give.
     const auto ids =
         open({{"normalizer", {{"type", "Prepend"}, {"prepend", std::string(60 << 10, 'x')}}},
               {"added_tokens", added}});
     refused([&] { ids->encodeTarget("a<s>a<s>a<s>a<s>a<s>a"); }, ErrorKind::BadInput,
-            "more than 262144 tokens", 2000);
+            "more than 262144 tokens");
     // 1,024 added tokens a, aa, … of every length up to 1,024 on a 65,000-letter line: the longest
     // at each step, 63 times a^1024 and then a^488, in one pass.
     json lengths = json::array();
     for (int k = 1; k <= 1024; ++k)
       lengths.push_back({{"id", 1 + k}, {"content", std::string(k, 'a')}, {"special", false}});
     const auto runs = open({{"added_tokens", lengths}});
-    QElapsedTimer timer;
-    timer.start();
     std::vector<int> want(63, 1 + 1024);
     want.push_back(1 + 488);
     QCOMPARE(runs->encodeTarget(std::string(65000, 'a')), want);
     QCOMPARE(runs->encodeTarget("xaax" + std::string(1025, 'a')),
              (std::vector<int>{1, 1 + 2, 1, 1 + 1024, 1 + 1}));
-    QVERIFY2(timer.elapsed() < 1000, qPrintable(QString("%1 ms").arg(timer.elapsed())));
     // Overlapping added tokens: leftmost first, then the longest there.
     const auto overlap = open({{"added_tokens", json::array({{{"id", 2}, {"content", "ax"}},
                                                              {{"id", 3}, {"content", "xaa"}},
@@ -793,8 +784,6 @@ class TestTokenizers : public QObject {
                                      std::string("\xff"), std::string(70000, 'a')})
         refused([&, &tok = tok] { tok->encodeTarget(bad); }, ErrorKind::BadInput, "");
       // 54 KiB in one word: O(n log n) merges, BERT's [UNK] past 100 characters.
-      QElapsedTimer timer;
-      timer.start();
       std::string word;
       for (int i = 0; i < 6000; ++i) word += "Speak and";
       word.erase(std::remove(word.begin(), word.end(), ' '), word.end());
@@ -803,8 +792,6 @@ class TestTokenizers : public QObject {
       std::string words;
       while (words.size() < 60000) words += std::string(100, 'q') + " ";
       if (std::string(name) != "chars") tok->encodeTarget(words);
-      QVERIFY2(timer.elapsed() < 5000,
-               qPrintable(QString("%1: %2 ms").arg(name).arg(timer.elapsed())));
     }
   }
 

@@ -4,7 +4,6 @@
 // show the attention change: the reversal task's anti-diagonal forming.
 #include <QComboBox>
 #include <QDir>
-#include <QElapsedTimer>
 #include <QLabel>
 #include <QPointer>
 #include <QPushButton>
@@ -283,11 +282,8 @@ class TrainViewTest : public QObject {
       QTRY_VERIFY_WITH_TIMEOUT(tv->paused(), 20000);
     }
     QPointer<TrainView> view = tv;
-    QElapsedTimer t;
-    t.start();
     w.reset();  // the window, its views, the worker: the thread is joined before the view goes
     QVERIFY(!view);
-    QVERIFY2(t.elapsed() < 20000, qPrintable(QString("closing took %1 ms").arg(t.elapsed())));
     QTest::qWait(50);  // anything still queued for the view would arrive now
     QVERIFY(QDir(dir.path()).entryList(QDir::Files).isEmpty());
   }
