@@ -35,6 +35,7 @@
 #include "train/task_corpus.h"
 #include "train/tasks.h"
 #include "views/atlas/atlas_view.h"
+#include "views/head_stat_texts.h"
 #include "widgets/fonts.h"
 
 using namespace attnviz;
@@ -136,6 +137,23 @@ class AtlasViewTest : public QObject {
     AtlasTableModel* m = v->tableModel();
     QCOMPARE(m->rowCount(), int(direct.heads.size()));
     const std::vector<AtlasMeasure> measures = atlasMeasures();
+    // The statistics' titles and tooltips come from the table the Head statistics view reads too:
+    // one measure per HeadStat in kHeadStats's order, then the two scores.
+    QCOMPARE(int(measures.size()), kHeadStatCount + 2);
+    for (int k = 0; k < kHeadStatCount; ++k) {
+      const HeadStatText& t = headStatText(kHeadStats[size_t(k)]);
+      QCOMPARE(measures[size_t(k)].stat, k);
+      QCOMPARE(measures[size_t(k)].title, t.title());
+      QCOMPARE(m->headerData(AtlasTableModel::FirstMeasure + k, Qt::Horizontal).toString(),
+               t.title());
+      QVERIFY(m->headerData(AtlasTableModel::FirstMeasure + k, Qt::Horizontal, Qt::ToolTipRole)
+                  .toString()
+                  .startsWith(t.explanation + QStringLiteral(". Mean ± standard deviation")));
+    }
+    QCOMPARE(measures[size_t(HeadStat::Previous)].title,
+             QStringLiteral("Previous token (share of attention, 0–1)"));
+    QCOMPARE(measures[size_t(HeadStat::EntropyNorm)].title, QStringLiteral("Entropy 0–1"));
+    QCOMPARE(measures[size_t(kHeadStatCount)].score, 0);
     for (int r = 0; r < m->rowCount(); ++r) {
       const AtlasHead& h = direct.heads[size_t(r)];
       QCOMPARE(m->data(m->index(r, AtlasTableModel::Block)).toString(),

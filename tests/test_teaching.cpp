@@ -42,6 +42,7 @@
 #include "views/cell/cell_view.h"
 #include "views/compare/compare_view.h"
 #include "views/head_badges.h"
+#include "views/head_stat_texts.h"
 #include "views/heads/head_stats_view.h"
 #include "views/overview/overview_view.h"
 #include "views/positional/positional_view.h"
@@ -464,25 +465,43 @@ class TeachingTest : public QObject {
     for (int r = 0; r < m->rowCount(); ++r) {
       const HeadStats& s = m->stats()[size_t(r)];
       QCOMPARE(s.kind, want[size_t(r)].kind);
-      QCOMPARE(m->index(r, HeadStatsModel::Entropy).data(HeadStatsModel::SortRole).toDouble(),
+      QCOMPARE(m->index(r, HeadStatsModel::column(HeadStat::Entropy))
+                   .data(HeadStatsModel::SortRole)
+                   .toDouble(),
                want[size_t(r)].entropy);
-      const double mono =
-          m->index(r, HeadStatsModel::Monotonicity).data(HeadStatsModel::SortRole).toDouble();
+      const double mono = m->index(r, HeadStatsModel::column(HeadStat::Monotonicity))
+                              .data(HeadStatsModel::SortRole)
+                              .toDouble();
       QVERIFY(std::isnan(mono) == std::isnan(want[size_t(r)].monotonicity));
       QCOMPARE(m->index(r, HeadStatsModel::Pattern).data().toString(), headBadge(want[size_t(r)]));
     }
+    // The statistics' headers and tooltips come from the shared table, in kHeadStats's order.
+    QCOMPARE(m->columnCount(), HeadStatsModel::FirstStat + kHeadStatCount + 1);
+    for (HeadStat stat : kHeadStats) {
+      const int c = HeadStatsModel::column(stat);
+      QCOMPARE(m->headerData(c, Qt::Horizontal).toString(), headStatText(stat).column);
+      QCOMPARE(m->headerData(c, Qt::Horizontal, Qt::ToolTipRole).toString(),
+               headStatText(stat).explanation);
+    }
+    QCOMPARE(m->headerData(HeadStatsModel::column(HeadStat::Previous), Qt::Horizontal).toString(),
+             QStringLiteral("Previous"));
+    QCOMPARE(m->headerData(HeadStatsModel::Pattern, Qt::Horizontal).toString(),
+             QStringLiteral("Pattern"));
+    QCOMPARE(m->headerData(HeadStatsModel::Likeness, Qt::Horizontal).toString(),
+             QStringLiteral("vs chosen"));
     // The reversal model has a head that reads the source backwards.
     bool reversed = false;
     for (const auto& s : want) reversed = reversed || headBadge(s) == QStringLiteral("reversed");
     QVERIFY(reversed);
     // Sorting by a column orders the numbers, "does not apply" last.
-    v->table()->sortByColumn(HeadStatsModel::Diagonal, Qt::AscendingOrder);
+    v->table()->sortByColumn(HeadStatsModel::column(HeadStat::Diagonal), Qt::AscendingOrder);
     HeadStatsProxy* p = v->proxy();
     double last = -1;
     bool nan_seen = false;
     for (int r = 0; r < p->rowCount(); ++r) {
-      const double x =
-          p->index(r, HeadStatsModel::Diagonal).data(HeadStatsModel::SortRole).toDouble();
+      const double x = p->index(r, HeadStatsModel::column(HeadStat::Diagonal))
+                           .data(HeadStatsModel::SortRole)
+                           .toDouble();
       if (std::isnan(x)) {
         nan_seen = true;
         continue;

@@ -35,6 +35,7 @@
 #include "train/history_figures.h"
 #include "train/task_corpus.h"
 #include "train/tasks.h"
+#include "views/head_stat_texts.h"
 #include "widgets/fonts.h"
 #include "widgets/widgets.h"
 
@@ -386,28 +387,12 @@ void ScatterPlot::mouseDoubleClickEvent(QMouseEvent* event) {
 // ---- the measures and the table ---------------------------------------------------------------
 
 std::vector<AtlasMeasure> atlasMeasures() {
-  const QString share = QObject::tr("share of attention, 0–1");
-  std::vector<AtlasMeasure> m = {
-      {int(HeadStat::Entropy), QObject::tr("Entropy (nats)"),
-       QObject::tr("Mean over query rows of −Σ p ln p, in nats: 0 = all attention on one key")},
-      {int(HeadStat::EntropyNorm), QObject::tr("Entropy 0–1"),
-       QObject::tr("Entropy ÷ ln(number of keys): 0 = one key, 1 = spread evenly")},
-      {int(HeadStat::Diagonal), QObject::tr("Diagonal (%1)").arg(share),
-       QObject::tr("Mean attention of position i on itself")},
-      {int(HeadStat::Previous), QObject::tr("Previous token (%1)").arg(share),
-       QObject::tr("Mean attention of position i on position i − 1")},
-      {int(HeadStat::First), QObject::tr("First token (%1)").arg(share),
-       QObject::tr("Mean attention on the first key")},
-      {int(HeadStat::Bos), QObject::tr("BOS (%1)").arg(share),
-       QObject::tr("Mean attention on the start token: an attention sink")},
-      {int(HeadStat::Eos), QObject::tr("EOS (%1)").arg(share),
-       QObject::tr("Mean attention on the end token: an attention sink")},
-      {int(HeadStat::Padding), QObject::tr("Padding (%1)").arg(share),
-       QObject::tr("Mean attention on padding keys (0 while the padding mask is on)")},
-      {int(HeadStat::Distance), QObject::tr("Mean distance (positions)"),
-       QObject::tr("Mean |i − j| weighted by the attention: how far the head looks")},
-      {int(HeadStat::Monotonicity), QObject::tr("Monotonic alignment (Kendall's τ, −1…1)"),
-       QObject::tr("Cross-attention: +1 reads the source in order, −1 in reverse")},
+  std::vector<AtlasMeasure> m;
+  for (HeadStat s : kHeadStats) {
+    const HeadStatText& t = headStatText(s);
+    m.push_back({int(s), t.title(), t.explanation});
+  }
+  const std::vector<AtlasMeasure> scores = {
       {-1, QObject::tr("Induction score (0–1)"),
        QObject::tr("On a random token sequence repeated twice: the attention of the second copy "
                    "to the token after the earlier occurrence of the current token (1 = an "
@@ -419,6 +404,7 @@ std::vector<AtlasMeasure> atlasMeasures() {
                    "weights"),
        1},
   };
+  m.insert(m.end(), scores.begin(), scores.end());
   // The bounded ones' whole range: shares and scores of 0–1, τ and the copying score of −1…1.
   for (AtlasMeasure& a : m) {
     const bool signed_range = a.stat == int(HeadStat::Monotonicity) || a.score == 1;

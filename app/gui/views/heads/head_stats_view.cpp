@@ -13,6 +13,7 @@
 
 #include "session/attention_data.h"
 #include "session/teaching_util.h"
+#include "views/head_stat_texts.h"
 #include "widgets/widgets.h"
 
 namespace attnviz::gui {
@@ -61,6 +62,8 @@ int HeadStatsModel::columnCount(const QModelIndex& parent) const {
 
 double HeadStatsModel::value(int row, int column) const {
   const HeadStats& s = stats_[size_t(row)];
+  if (column >= FirstStat && column < FirstStat + kHeadStatCount)
+    return headStatValue(s, kHeadStats[size_t(column - FirstStat)]);
   switch (column) {
     case Block:
       return double(int(s.kind));
@@ -68,26 +71,6 @@ double HeadStatsModel::value(int row, int column) const {
       return s.layer + 1;
     case Head:
       return s.head + 1;
-    case Entropy:
-      return s.entropy;
-    case EntropyNorm:
-      return s.entropy_norm;
-    case Diagonal:
-      return s.diagonal;
-    case Previous:
-      return s.previous;
-    case First:
-      return s.first;
-    case Bos:
-      return s.bos;
-    case Eos:
-      return s.eos;
-    case Padding:
-      return s.padding;
-    case Distance:
-      return s.distance;
-    case Monotonicity:
-      return s.monotonicity;
     case Likeness:
       return likeness(row);
     default:
@@ -126,7 +109,8 @@ QVariant HeadStatsModel::data(const QModelIndex& index, int role) const {
                                           : int(Qt::AlignRight | Qt::AlignVCenter);
   if (role == Qt::BackgroundRole) {
     // Shares (0 … 1) shaded, so that a head's pattern stands out in the table.
-    if (col == EntropyNorm || (col >= Diagonal && col <= Padding)) {
+    if (col == column(HeadStat::EntropyNorm) ||
+        (col >= column(HeadStat::Diagonal) && col <= column(HeadStat::Padding))) {
       const double v = value(r, col);
       if (std::isnan(v)) return {};
       const int a = int(std::clamp(v, 0.0, 1.0) * 150);
@@ -144,27 +128,25 @@ QVariant HeadStatsModel::data(const QModelIndex& index, int role) const {
 
 QVariant HeadStatsModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal) return {};
-  static const char* names[] = {"Block",       "Layer",    "Head",     "Pattern",   "Entropy",
-                                "Entropy 0–1", "Diagonal", "Previous", "First",     "BOS",
-                                "EOS",         "Padding",  "Distance", "Monotonic", "vs chosen"};
-  static const char* tips[] = {
-      "Which attention: encoder self-, decoder self- or cross-attention",
-      "Layer (from 1)",
-      "Head (from 1)",
-      "What the head mostly does (the Overview's badge)",
-      "Mean over query rows of −Σ p ln p, in nats: 0 = all attention on one key",
-      "Entropy divided by ln(number of unmasked keys): 0 = one key, 1 = spread evenly",
-      "Mean attention of position i on itself (self-attention)",
-      "Mean attention of position i on position i − 1 (self-attention)",
-      "Mean attention on the first key",
-      "Mean attention on the start token among the keys (an attention sink)",
-      "Mean attention on the end token among the keys (an attention sink)",
-      "Mean attention on padding keys (0 while the padding mask is on)",
-      "Mean |i − j| weighted by the attention (self-attention): how far the head looks",
-      "Cross-attention: Kendall's τ between the query position and the attention's centre: +1 "
-      "reads the source in order, −1 in reverse",
-      "Distance of this head's profile to the chosen head's (0 = the same): Find heads like "
-      "this one"};
+  if (section >= FirstStat && section < FirstStat + kHeadStatCount) {
+    const HeadStatText& t = headStatText(kHeadStats[size_t(section - FirstStat)]);
+    if (role == Qt::DisplayRole) return t.column;
+    if (role == Qt::ToolTipRole) return t.explanation;
+    return {};
+  }
+  static const char* names[] = {"Block", "Layer", "Head", "Pattern"};
+  static const char* tips[] = {"Which attention: encoder self-, decoder self- or cross-attention",
+                               "Layer (from 1)", "Head (from 1)",
+                               "What the head mostly does (the Overview's badge)"};
+  if (section == Likeness) {
+    if (role == Qt::DisplayRole) return tr("vs chosen");
+    if (role == Qt::ToolTipRole)
+      return tr(
+          "Distance of this head's profile to the chosen head's (0 = the same): Find heads "
+          "like this one");
+    return {};
+  }
+  if (section < 0 || section >= FirstStat) return {};
   if (role == Qt::DisplayRole) return tr(names[section]);
   if (role == Qt::ToolTipRole) return tr(tips[section]);
   return {};

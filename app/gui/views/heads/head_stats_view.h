@@ -10,6 +10,7 @@
 #include <QWidget>
 #include <vector>
 
+#include "model/atlas.h"
 #include "model/head_stats.h"
 #include "views/head_badges.h"
 #include "views/view.h"
@@ -22,24 +23,18 @@ namespace attnviz::gui {
 class HeadStatsModel : public QAbstractTableModel {
   Q_OBJECT
  public:
+  // Block, layer, head and the badge, then one column per HeadStat (in kHeadStats's order, see
+  // column()), then the distance to the chosen head.
   enum Column {
     Block,
     Layer,
     Head,
     Pattern,
-    Entropy,
-    EntropyNorm,
-    Diagonal,
-    Previous,
-    First,
-    Bos,
-    Eos,
-    Padding,
-    Distance,
-    Monotonicity,
-    Likeness,
+    FirstStat,
+    Likeness = FirstStat + kHeadStatCount,
     ColumnCount
   };
+  static constexpr int column(HeadStat stat) { return FirstStat + int(stat); }
   enum Roles { SortRole = Qt::UserRole + 1 };
   explicit HeadStatsModel(QObject* parent = nullptr);
   // keys[r]: the key length of row r's block (to normalise distances).
