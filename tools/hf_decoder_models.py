@@ -1,8 +1,8 @@
 """Small PyTorch GPT-2, BERT and Llama models for attnviz's parity tests, written after Hugging Face
 transformers' modeling_gpt2.py (GPT2LMHeadModel), modeling_bert.py (BertForMaskedLM) and
 modeling_llama.py (LlamaForCausalLM), modeling_qwen2.py (Qwen2ForCausalLM) and modeling_qwen3.py
-(Qwen3ForCausalLM), modeling_mistral.py, modeling_gemma.py, modeling_gpt_neo.py, modeling_gpt_neox.py and
-modeling_opt.py: the same module structure, hence the same state_dict names
+(Qwen3ForCausalLM), modeling_mistral.py, modeling_gemma.py, modeling_gpt_neo.py, modeling_gpt_neox.py,
+modeling_opt.py and modeling_roberta.py: the same module structure, hence the same state_dict names
 (GPT-2's Conv1D weights stored [in, out]), and the same numerics in eager mode. Debian ships no
 transformers; these classes are what tests/test_tutorials.cpp compares with.
 
@@ -22,6 +22,8 @@ transformers; these classes are what tests/test_tutorials.cpp compares with.
     GptNeoX(cfg) modeling_gpt_neox.py: fused per-head query_key_value, rotary on the first rotary_pct of
                 each head, the parallel residual or the sequential blocks (use_parallel_residual)
     Opt(cfg)    modeling_opt.py: positions at offset 2, ReLU, pre- or post-norm (do_layer_norm_before)
+    Roberta(cfg) modeling_roberta.py: Bert's cfg; positions counted over the non-pad tokens from
+                pad_token_id + 1, lm_head (dense, gelu, layer_norm, tied decoder)
 
 Each records its attention blocks and offers ``trace(ids[, segments])`` -> the reference tensors
 (``dec_self.*`` or ``enc_self.*`` [B, L, H, Tq, Tk], ``logits``, ``hidden``) and ``config()`` ->
@@ -249,6 +251,61 @@ class Bert(nn.Module):
         c = dict(self.c)
         c.update({"model_type": "bert", "architectures": ["BertForMaskedLM"], "hidden_act": "gelu",
                   "position_embedding_type": "absolute", "is_decoder": False})
+        return c
+
+
+class Roberta(nn.Module):
+    """modeling_roberta.py's RobertaForMaskedLM: BERT's layers under "roberta.", positions from
+    create_position_ids_from_input_ids (padding_idx + the count of non-pad tokens so far; a pad
+    token reads row padding_idx), one token type, and lm_head: dense, gelu, layer_norm, decoder tied
+    to the word embeddings with lm_head.bias."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        H, eps, pad = c["hidden_size"], c["layer_norm_eps"], c["pad_token_id"]
+        self.roberta = nn.Module()
+        e = self.roberta.embeddings = nn.Module()
+        e.word_embeddings = nn.Embedding(c["vocab_size"], H, padding_idx=pad)
+        e.position_embeddings = nn.Embedding(c["max_position_embeddings"], H, padding_idx=pad)
+        e.token_type_embeddings = nn.Embedding(c["type_vocab_size"], H)
+        e.LayerNorm = nn.LayerNorm(H, eps=eps)
+        self.roberta.encoder = nn.Module()
+        self.roberta.encoder.layer = nn.ModuleList([_BertLayer(c) for _ in range(c["num_hidden_layers"])])
+        h = self.lm_head = nn.Module()
+        h.dense = nn.Linear(H, H)
+        h.layer_norm = nn.LayerNorm(H, eps=eps)
+        h.decoder = nn.Linear(H, c["vocab_size"])
+        h.bias = nn.Parameter(torch.zeros(c["vocab_size"]))
+        h.decoder.bias = h.bias
+        h.decoder.weight = e.word_embeddings.weight
+
+    def position_ids(self, idx):
+        pad = self.c["pad_token_id"]
+        mask = idx.ne(pad).int()
+        return (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + pad
+
+    def trace(self, ids):
+        self.eval()
+        idx = torch.tensor(ids)
+        keep = idx != self.c["pad_token_id"]
+        with torch.no_grad():
+            e = self.roberta.embeddings
+            h = e.LayerNorm(e.word_embeddings(idx) + e.token_type_embeddings(torch.zeros_like(idx)) +
+                            e.position_embeddings(self.position_ids(idx)))
+            for layer in self.roberta.encoder.layer:
+                h = layer(h, keep)
+            m = self.lm_head
+            logits = m.decoder(m.layer_norm(F.gelu(m.dense(h))))
+        out = _stack({"enc_self": [l.attention.self.last for l in self.roberta.encoder.layer]})
+        out["logits"], out["hidden"] = logits.numpy(), h.numpy()
+        return out
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "roberta", "architectures": ["RobertaForMaskedLM"], "hidden_act": "gelu",
+                  "position_embedding_type": "absolute", "is_decoder": False, "bos_token_id": 0,
+                  "eos_token_id": 2})
         return c
 
 

@@ -241,6 +241,20 @@ def hf_bert(out, case):
     return _hf_folder(out, case, model, model.config(), state, "pytorch_model.bin", "vocab.txt", vocab)
 
 
+def hf_roberta(out, case):
+    """save_pretrained of a RobertaForMaskedLM: model.safetensors without the tied decoder, pad
+    tokens at the end of one row and inside the other (positions counted around them)."""
+    c = {"vocab_size": 42, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+         "intermediate_size": 64, "max_position_embeddings": 26, "type_vocab_size": 1,
+         "layer_norm_eps": 1e-5, "pad_token_id": 1}
+    model = tm.init_peaked_(hf.Roberta(c), 85)
+    state = {k: v for k, v in model.state_dict().items() if k != "lm_head.decoder.weight"}
+    vocab = ["<s>", "<pad>", "</s>", "<unk>"] + ["w%d" % i for i in range(37)] + ["<mask>"]
+    ids = [[0, 9, 41, 17, 30, 2, 1, 1], [0, 11, 1, 6, 2, 40, 12, 2]]
+    _write_ref(out, case, model.trace(ids), {"src_ids": ids}, model)
+    return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
+
+
 def hf_llama(out, case, c=LLAMA_TEST, reference=True):
     """save_pretrained of a tied Llama-family model (SmolLM-like): no lm_head in model.safetensors."""
     model = hf_llama_model(c)
@@ -412,6 +426,8 @@ def main():
          ["rmsnorm", "rotary-interleaved", "grouped-query", "swiglu"]),
         ("hf_gpt2", hf_gpt2, "save_pretrained folder (model.safetensors)", "hf-gpt2", {}, [], []),
         ("hf_bert", hf_bert, "save_pretrained folder (pytorch_model.bin)", "hf-bert", {}, [], []),
+        ("hf_roberta", hf_roberta, "save_pretrained folder (model.safetensors, tied)", "hf-roberta",
+         {}, [], []),
         ("hf_llama", hf_llama, "save_pretrained folder (model.safetensors, tied)", "hf-llama", {}, [],
          ["rmsnorm", "rotary-halves", "grouped-query", "swiglu"]),
         ("hf_mistral", hf_mistral, "save_pretrained folder (model.safetensors, untied)", "hf-mistral",

@@ -668,6 +668,61 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     t.push_back(a);
   }
   {
+    // modeling_roberta.py (RobertaForMaskedLM): BERT's layers under "roberta."; learned positions
+    // from row padding_idx + 1, counted over the tokens that are not padding (a pad token reads
+    // row padding_idx: create_position_ids_from_input_ids), one token type; lm_head: dense, gelu,
+    // layer_norm, the decoder tied to the word embeddings with lm_head.bias. pad_token_id other
+    // than 1 is refused (hfRobertaPad); hidden_act other than gelu too (the head's gelu is fixed,
+    // attnviz's BERT head runs the blocks' activation).
+    ArchSpec a =
+        describe("hf-roberta", "RobertaForMaskedLM", "Hugging Face RobertaForMaskedLM (RoBERTa)",
+                 "Hugging Face transformers' modeling_roberta.py");
+    a.arch = Architecture::EncoderOnly;
+    a.token_head = TokenHead::BertMlm;
+    a.defaults.activation = Activation::Gelu;
+    a.defaults.positional = Positional::Learned;
+    a.defaults.position_offset = 2;
+    a.defaults.positions_skip_pad = true;
+    a.defaults.embed_norm = true;
+    a.defaults.layer_norm_eps = 1e-5f;
+    a.defaults.n_segments = 1;
+    a.defaults.max_len = 512;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    const std::string l = "encoder.layer.{N}.";
+    a.names = {one(kEnc, Role::TokenEmbd, "embeddings.word_embeddings.weight"),
+               one(kEnc, Role::PosEmbd, "embeddings.position_embeddings.weight"),
+               one(kEnc, Role::SegmentEmbd, "embeddings.token_type_embeddings.weight"),
+               mod(kEnc, Role::EmbdNorm, "embeddings.LayerNorm")};
+    add(a.names, separate(kEnc, false, l + "attention.", "self.query", "self.key", "self.value",
+                          "output.dense"));
+    add(a.names, {mod(kEnc, Role::AttnNorm, l + "attention.output.LayerNorm"),
+                  mod(kEnc, Role::FfnUp, l + "intermediate.dense"),
+                  mod(kEnc, Role::FfnDown, l + "output.dense"),
+                  mod(kEnc, Role::FfnNorm, l + "output.LayerNorm"),
+                  mod(kHead, Role::MlmTransform, "lm_head.dense"),
+                  mod(kHead, Role::MlmNorm, "lm_head.layer_norm")});
+    a.names.push_back({kHead, Role::Output, "lm_head.decoder.weight", "lm_head.bias"});
+    a.ignored = {"embeddings.position_ids", "embeddings.token_type_ids", "lm_head.decoder.bias",
+                 "pooler.dense.weight", "pooler.dense.bias"};
+    a.args = {{"hidden_size", "d_model"},
+              {"num_attention_heads", "n_heads"},
+              {"num_hidden_layers", "n_layers"},
+              {"intermediate_size", "d_ff"},
+              {"type_vocab_size", "n_segments"},
+              {"layer_norm_eps", "layer_norm_eps", ArgKind::Number},
+              {"vocab_size", "vocab_size"},
+              {"pad_token_id", "pad_id"},
+              {"bos_token_id", "bos_id"},
+              {"eos_token_id", "eos_id"},
+              {"hidden_act", "", ArgKind::Refused, "\"gelu\""},
+              {"position_embedding_type", "", ArgKind::Refused, "\"absolute\""},
+              {"is_decoder", "", ArgKind::Refused, "false"},
+              {"add_cross_attention", "", ArgKind::Refused, "false"}};
+    huggingFace(a, "roberta", {"RobertaForMaskedLM", "RobertaModel"}, HfTokenizer::ByteLevelBpe);
+    t.push_back(a);
+  }
+  {
     // modeling_llama.py (LlamaForCausalLM: SmolLM, TinyLlama, …): the Llama layout below with
     // config.json's rope_theta; old files' rotary_emb.inv_freq buffers ignored.
     ArchSpec a = llamaLayout("hf-llama", "LlamaForCausalLM",

@@ -140,6 +140,7 @@ struct ArchDefaults {
   float mask_fill = -1e9f;  // may be -infinity
   int max_len = 5000;
   int position_offset = 0;
+  bool positions_skip_pad = false;  // ModelConfig::positions_skip_pad (RoBERTa)
   bool src_bos_eos = false;
   int n_segments = 0;
   // Keys that are the pad token masked; off for language models that have no padding (nanoGPT's

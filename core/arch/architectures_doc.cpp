@@ -40,6 +40,7 @@ std::string positions(const ArchDefaults& d) {
   std::string s = positionalName(d.positional);
   if (d.positional == Positional::Relative) s += " position bias on the scores";
   if (d.position_offset) s += ", `position_offset` " + std::to_string(d.position_offset);
+  if (d.positions_skip_pad) s += ", counted over the tokens that are not padding";
   if (d.max_len != 5000) s += ", max_len " + std::to_string(d.max_len);
   if (d.positional == Positional::Rotary)
     s += std::string(", ") + ropeLayoutName(d.rope_layout) + " pairs";

@@ -313,6 +313,7 @@ void applyDefaults(ModelConfig& c) {
   c.mask_fill = d.mask_fill;
   c.max_len = d.max_len;
   c.position_offset = d.position_offset;
+  c.positions_skip_pad = d.positions_skip_pad;
   c.src_bos_eos = d.src_bos_eos;
   c.n_segments = d.n_segments;
   c.src_padding_mask = c.tgt_padding_mask = d.padding_mask;
@@ -628,6 +629,7 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
   c.position_offset = getInt(j, "position_offset", src, 0, 1024, &family_offset);
   if (c.position_offset && c.positional != Positional::Learned)
     bad(src, "\"position_offset\" needs learned positions");
+  c.positions_skip_pad = getBool(j, "positions_skip_pad", src, c.positions_skip_pad);
   c.max_len = configMaxLen(j, src, c.max_len);  // default 5000, or the family's
   {
     const int none = 0;
@@ -708,6 +710,14 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
       c.examples.push_back(std::move(in));
     }
   }
+  if (c.positions_skip_pad) {
+    const int pad = c.hasEncoder() ? c.src_pad_id : c.tgt_pad_id;
+    if (c.positional != Positional::Learned || pad < 0 || c.position_offset != pad + 1)
+      bad(src,
+          "\"positions_skip_pad\" needs learned positions at \"position_offset\" pad id + 1 "
+          "(RoBERTa: padding_idx + 1); here position_offset " +
+              std::to_string(c.position_offset) + ", pad id " + std::to_string(pad));
+  }
   return c;
 }
 
@@ -768,6 +778,7 @@ json ModelConfig::toJson() const {
   if (parallel_residual) j["parallel_residual"] = true;
   if (rotary_pct != 1.0f) j["rotary_pct"] = rotary_pct;
   if (position_offset) j["position_offset"] = position_offset;
+  if (positions_skip_pad) j["positions_skip_pad"] = true;
   j["max_len"] = max_len;
   if (local_window) j["local_window"] = local_window;
   if (std::isinf(mask_fill))

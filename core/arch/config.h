@@ -98,6 +98,10 @@ struct ModelConfig {
   int local_window = 0;
   int position_offset = 0;  // a learned table's first rows unused (BART: 2): position p reads row
                             // p + offset
+  // Learned positions counted over the tokens that are not padding (RoBERTa's
+  // create_position_ids_from_input_ids): the k-th non-pad token reads row offset + k − 1, a pad
+  // token row offset − 1 (padding_idx); needs position_offset = pad id + 1.
+  bool positions_skip_pad = false;
   float mask_fill = -1e9f;  // may be -infinity
   float layer_norm_eps = 1e-5f;
   bool src_bos_eos = false;  // the typed source is wrapped in src_bos_id … src_eos_id

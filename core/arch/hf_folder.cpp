@@ -638,6 +638,14 @@ std::string hfOptNorm(const json& hf, const std::string& where) {
   return "pre";
 }
 
+void hfRobertaPad(const json& hf, const std::string& where) {
+  if (!hf.is_object() || !hf.contains("pad_token_id")) return;
+  if (hf["pad_token_id"] != 1)
+    refuse(where, "pad_token_id " + clipForMessage(hf["pad_token_id"].dump(), 20) +
+                      ": RoBERTa's positions start at padding_idx + 1 and attnviz reads them "
+                      "from row 2 (pad_token_id 1, every RoBERTa checkpoint's)");
+}
+
 std::string hfWeightsFile(const std::string& folder) {
   const fs::path dir(folder);
   for (const char* name : {"model.safetensors", "pytorch_model.bin", "model.safetensors.index.json",

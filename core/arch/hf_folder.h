@@ -61,6 +61,10 @@ nlohmann::json hfWithGptNeoXRotary(const nlohmann::json& hf, const std::string& 
 // hidden_size (project_in / project_out, which attnviz does not run).
 std::string hfOptNorm(const nlohmann::json& hf, const std::string& where);
 
+// RoBERTa's padding_idx: pad_token_id 1 (or absent: RobertaConfig's 1), its positions read from
+// row 2. Throws Error(BadConfig) for another pad_token_id.
+void hfRobertaPad(const nlohmann::json& hf, const std::string& where);
+
 // The weights file in a folder: model.safetensors, else pytorch_model.bin, else the index of their
 // shards (model.safetensors.index.json, pytorch_model.bin.index.json). Throws Error(Io) listing
 // what it looked for and what the folder holds.

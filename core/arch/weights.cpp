@@ -611,6 +611,7 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
         hf_args = hfWithGptNeoLayers(hf_args, folder_config.string());
       if (spec.hf_model_type == "gpt_neox")
         hf_args = hfWithGptNeoXRotary(hf_args, folder_config.string());
+      if (spec.hf_model_type == "roberta") hfRobertaPad(hf_args, folder_config.string());
       // OPT's do_layer_norm_before (checked, with word_embed_proj_dim, before the tensors).
       const std::string opt_norm =
           spec.hf_model_type == "opt" ? hfOptNorm(hf_args, folder_config.string()) : "";

@@ -65,7 +65,7 @@ std::vector<PositionFix> positionFixes(const ModelConfig& c, int pad,
                                        const std::vector<std::vector<int>>& tokens, int past,
                                        int n) {
   std::vector<PositionFix> out;
-  if (c.positional != Positional::SinusoidalFairseq) return out;
+  if (c.positional != Positional::SinusoidalFairseq && !c.positions_skip_pad) return out;
   for (size_t b = 0; b < tokens.size(); ++b) {
     int count = 0;
     for (int j = 0; j < n && past + j < (int)tokens[b].size(); ++j) {
@@ -85,15 +85,18 @@ void Pass::embed(const DeviceStack& st, const int32_t* ids, const int32_t* segs,
   const int64_t cells = (int64_t)B * n * d;
   const float scale = c.embed_scale ? std::sqrt((float)d) : 1.0f;
   be.embedding_forward(ids, st.tokens, st.positions, x, B, n, d, pos0, scale);
-  // Positions counted over the tokens that are not padding (M2M100): each such row's position
-  // replaced, through y as scratch (the sinusoid is no parameter: nothing to the gradients).
+  // Positions counted over the tokens that are not padding (M2M100, RoBERTa): each such row's
+  // position replaced, through y as scratch (the sinusoid is no parameter: nothing to the
+  // gradients; RoBERTa's learned table is, and runEncoder refuses to train through the fixes).
   if (fixes && st.positions)
     for (const PositionFix& f : *fixes) {
       float* row = x + (int64_t)f.row * d;
       be.copy(st.positions + (int64_t)f.from * d, y, d);
       be.scale_forward(y, d, -1.0f);
       be.residual_forward(y, row, d);
-      if (f.to >= 0) be.residual_forward(st.positions + (int64_t)f.to * d, row, d);
+      // RoBERTa's pad token reads the learned row before position 0 (padding_idx).
+      if (f.to >= 0 || c.positions_skip_pad)
+        be.residual_forward(st.positions + (int64_t)f.to * d, row, d);
     }
   if (t && !t->token_scale.empty()) {
     // x ← x + (α_b − 1)·tokens[ids]·scale: sentence b's token rows scaled by α_b, the positions

@@ -51,8 +51,10 @@ struct KvStore {
 };
 
 // One run of a stack over n new positions [past, past + n) of B sequences (past = store.past).
-// A row of the embeddings whose position is not its index (Positional::SinusoidalFairseq): x[row]
-// ← x[row] − table[from] + table[to] (to = −1: nothing added, a pad token's zero row).
+// A row of the embeddings whose position is not its index (Positional::SinusoidalFairseq,
+// positions_skip_pad): x[row] ← x[row] − table[from] + table[to] (to = −1: fairseq's pad token,
+// nothing added, its zero row; with positions_skip_pad the learned row before position 0, RoBERTa's
+// padding_idx).
 struct PositionFix {
   int row = 0, from = 0, to = -1;
 };

@@ -135,6 +135,12 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
   r.self_mask = dmask;
   r.self_mask_host = &mask;
   r.position_fixes = positionFixes(c, c.src_pad_id, enc.src, 0, S);
+  if (t && c.positions_skip_pad && !r.position_fixes.empty())
+    throw Error(
+        ErrorKind::BadInput,
+        "padding moves this model's learned positions (RoBERTa counts positions over the "
+        "tokens that are not padding); attnviz runs that forward but does not train or take "
+        "gradients through it: give sentences of one length, without pad tokens");
   P.start(dw.enc, Side::Source, ids, segs, x, r, 0, t, tape ? tape->dropout : 0.0f);
   P.layers(x, r, done, total);
   // Every decoder layer's cross-attention keys and values, once per sentence.
