@@ -2,7 +2,8 @@
 transformers' modeling_gpt2.py (GPT2LMHeadModel), modeling_bert.py (BertForMaskedLM) and
 modeling_llama.py (LlamaForCausalLM), modeling_qwen2.py (Qwen2ForCausalLM) and modeling_qwen3.py
 (Qwen3ForCausalLM), modeling_mistral.py, modeling_gemma.py, modeling_gpt_neo.py, modeling_gpt_neox.py,
-modeling_opt.py and modeling_roberta.py: the same module structure, hence the same state_dict names
+modeling_opt.py, modeling_roberta.py and
+modeling_distilbert.py: the same module structure, hence the same state_dict names
 (GPT-2's Conv1D weights stored [in, out]), and the same numerics in eager mode. Debian ships no
 transformers; these classes are what tests/test_tutorials.cpp compares with.
 
@@ -24,6 +25,8 @@ transformers; these classes are what tests/test_tutorials.cpp compares with.
     Opt(cfg)    modeling_opt.py: positions at offset 2, ReLU, pre- or post-norm (do_layer_norm_before)
     Roberta(cfg) modeling_roberta.py: Bert's cfg; positions counted over the non-pad tokens from
                 pad_token_id + 1, lm_head (dense, gelu, layer_norm, tied decoder)
+    DistilBert(cfg) modeling_distilbert.py: cfg vocab_size, dim, n_layers, n_heads, hidden_dim,
+                max_position_embeddings, pad_token_id; learned positions, gelu, LayerNorm eps 1e-12
 
 Each records its attention blocks and offers ``trace(ids[, segments])`` -> the reference tensors
 (``dec_self.*`` or ``enc_self.*`` [B, L, H, Tq, Tk], ``logits``, ``hidden``) and ``config()`` ->
@@ -306,6 +309,84 @@ class Roberta(nn.Module):
         c.update({"model_type": "roberta", "architectures": ["RobertaForMaskedLM"], "hidden_act": "gelu",
                   "position_embedding_type": "absolute", "is_decoder": False, "bos_token_id": 0,
                   "eos_token_id": 2})
+        return c
+
+
+class _DistilBertAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H = c["dim"]
+        self.n, self.hd = c["n_heads"], H // c["n_heads"]
+        self.q_lin, self.k_lin, self.v_lin = nn.Linear(H, H), nn.Linear(H, H), nn.Linear(H, H)
+        self.out_lin = nn.Linear(H, H)
+
+    def forward(self, x, keep):
+        B, T, H = x.shape
+        q, k, v = [lin(x).view(B, T, self.n, self.hd).transpose(1, 2)
+                   for lin in (self.q_lin, self.k_lin, self.v_lin)]
+        q = q / math.sqrt(self.hd)  # MultiHeadSelfAttention scales q, then q·kᵀ
+        scores = torch.matmul(q, k.transpose(2, 3))
+        masked = ~keep[:, None, None, :].bool()
+        probs = F.softmax(scores.masked_fill(masked, torch.finfo(scores.dtype).min), dim=-1)
+        _record(self, scores, masked, probs)
+        return self.out_lin(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, H))
+
+
+class _DistilBertLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H = c["dim"]
+        self.attention = _DistilBertAttention(c)
+        self.sa_layer_norm = nn.LayerNorm(H, eps=1e-12)
+        self.ffn = nn.Module()
+        self.ffn.lin1, self.ffn.lin2 = nn.Linear(H, c["hidden_dim"]), nn.Linear(c["hidden_dim"], H)
+        self.output_layer_norm = nn.LayerNorm(H, eps=1e-12)
+
+    def forward(self, x, keep):
+        a = self.sa_layer_norm(self.attention(x, keep) + x)
+        return self.output_layer_norm(self.ffn.lin2(F.gelu(self.ffn.lin1(a))) + a)
+
+
+class DistilBert(nn.Module):
+    """modeling_distilbert.py's DistilBertForMaskedLM (learned positions, gelu): names under
+    "distilbert.", the head vocab_transform, gelu, vocab_layer_norm, vocab_projector (tied)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        H = c["dim"]
+        self.distilbert = nn.Module()
+        e = self.distilbert.embeddings = nn.Module()
+        e.word_embeddings = nn.Embedding(c["vocab_size"], H, padding_idx=c["pad_token_id"])
+        e.position_embeddings = nn.Embedding(c["max_position_embeddings"], H)
+        e.LayerNorm = nn.LayerNorm(H, eps=1e-12)
+        self.distilbert.transformer = nn.Module()
+        self.distilbert.transformer.layer = nn.ModuleList([_DistilBertLayer(c) for _ in range(c["n_layers"])])
+        self.vocab_transform = nn.Linear(H, H)
+        self.vocab_layer_norm = nn.LayerNorm(H, eps=1e-12)
+        self.vocab_projector = nn.Linear(H, c["vocab_size"])
+        self.vocab_projector.weight = e.word_embeddings.weight
+
+    def trace(self, ids):
+        self.eval()
+        idx = torch.tensor(ids)
+        keep = idx != self.c["pad_token_id"]
+        with torch.no_grad():
+            e = self.distilbert.embeddings
+            h = e.LayerNorm(e.word_embeddings(idx) + e.position_embeddings(torch.arange(idx.shape[1])))
+            for layer in self.distilbert.transformer.layer:
+                h = layer(h, keep)
+            logits = self.vocab_projector(self.vocab_layer_norm(F.gelu(self.vocab_transform(h))))
+        out = _stack({"enc_self": [l.attention.last for l in self.distilbert.transformer.layer]})
+        out["logits"], out["hidden"] = logits.numpy(), h.numpy()
+        return out
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "distilbert", "architectures": ["DistilBertForMaskedLM"],
+                  "activation": "gelu", "sinusoidal_pos_embds": False, "dropout": 0.1,
+                  "attention_dropout": 0.1, "initializer_range": 0.02, "qa_dropout": 0.1,
+                  "seq_classif_dropout": 0.2, "tie_word_embeddings": True})
         return c
 
 

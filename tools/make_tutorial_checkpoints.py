@@ -255,6 +255,19 @@ def hf_roberta(out, case):
     return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.json", vocab)
 
 
+def hf_distilbert(out, case):
+    """save_pretrained of a DistilBertForMaskedLM: model.safetensors without the tied projector,
+    vocab.txt; one row padded."""
+    c = {"vocab_size": 42, "dim": 32, "n_layers": 2, "n_heads": 4, "hidden_dim": 64,
+         "max_position_embeddings": 24, "pad_token_id": 0}
+    model = tm.init_peaked_(hf.DistilBert(c), 67)
+    state = {k: v for k, v in model.state_dict().items() if k != "vocab_projector.weight"}
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + ["w%d" % i for i in range(37)]
+    ids = [[2, 9, 4, 17, 30, 3, 0, 0], [2, 11, 25, 6, 3, 40, 12, 3]]
+    _write_ref(out, case, model.trace(ids), {"src_ids": ids}, model)
+    return _hf_folder(out, case, model, model.config(), state, "model.safetensors", "vocab.txt", vocab)
+
+
 def hf_llama(out, case, c=LLAMA_TEST, reference=True):
     """save_pretrained of a tied Llama-family model (SmolLM-like): no lm_head in model.safetensors."""
     model = hf_llama_model(c)
@@ -428,6 +441,8 @@ def main():
         ("hf_bert", hf_bert, "save_pretrained folder (pytorch_model.bin)", "hf-bert", {}, [], []),
         ("hf_roberta", hf_roberta, "save_pretrained folder (model.safetensors, tied)", "hf-roberta",
          {}, [], []),
+        ("hf_distilbert", hf_distilbert, "save_pretrained folder (model.safetensors, tied)",
+         "hf-distilbert", {}, [], []),
         ("hf_llama", hf_llama, "save_pretrained folder (model.safetensors, tied)", "hf-llama", {}, [],
          ["rmsnorm", "rotary-halves", "grouped-query", "swiglu"]),
         ("hf_mistral", hf_mistral, "save_pretrained folder (model.safetensors, untied)", "hf-mistral",

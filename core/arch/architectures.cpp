@@ -723,6 +723,51 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     t.push_back(a);
   }
   {
+    // modeling_distilbert.py (DistilBertForMaskedLM): names under "distilbert.", BERT's post-norm
+    // blocks (q_lin/k_lin/v_lin/out_lin, sa_layer_norm, ffn.lin1/lin2, output_layer_norm), learned
+    // positions from row 0, no token types; the head: vocab_transform, the activation,
+    // vocab_layer_norm, vocab_projector tied to the word embeddings (with its bias). LayerNorm eps
+    // 1e-12 throughout (DistilBERT's is fixed). sinusoidal_pos_embds true is refused (the table is
+    // then written by create_sinusoidal_embeddings, whose layout attnviz does not reproduce).
+    ArchSpec a = describe("hf-distilbert", "DistilBertForMaskedLM",
+                          "Hugging Face DistilBertForMaskedLM (DistilBERT)",
+                          "Hugging Face transformers' modeling_distilbert.py");
+    a.arch = Architecture::EncoderOnly;
+    a.token_head = TokenHead::BertMlm;
+    a.defaults.activation = Activation::Gelu;
+    a.defaults.positional = Positional::Learned;
+    a.defaults.embed_norm = true;
+    a.defaults.layer_norm_eps = 1e-12f;
+    a.defaults.max_len = 512;
+    a.heads_split_d_model = true;
+    a.tied_output = true;
+    const std::string l = "transformer.layer.{N}.";
+    a.names = {one(kEnc, Role::TokenEmbd, "embeddings.word_embeddings.weight"),
+               one(kEnc, Role::PosEmbd, "embeddings.position_embeddings.weight"),
+               mod(kEnc, Role::EmbdNorm, "embeddings.LayerNorm")};
+    add(a.names, separate(kEnc, false, l + "attention.", "q_lin", "k_lin", "v_lin", "out_lin"));
+    add(a.names, {mod(kEnc, Role::AttnNorm, l + "sa_layer_norm"),
+                  mod(kEnc, Role::FfnUp, l + "ffn.lin1"), mod(kEnc, Role::FfnDown, l + "ffn.lin2"),
+                  mod(kEnc, Role::FfnNorm, l + "output_layer_norm"),
+                  mod(kHead, Role::MlmTransform, "vocab_transform"),
+                  mod(kHead, Role::MlmNorm, "vocab_layer_norm")});
+    a.names.push_back({kHead, Role::Output, "vocab_projector.weight", "vocab_projector.bias"});
+    a.ignored = {"embeddings.position_ids"};
+    a.args = {{"dim", "d_model"},
+              {"n_heads", "n_heads"},
+              {"n_layers", "n_layers"},
+              {"hidden_dim", "d_ff"},
+              {"activation", "activation", ArgKind::Activation},
+              {"max_position_embeddings", "max_len"},
+              {"vocab_size", "vocab_size"},
+              {"pad_token_id", "pad_id"},
+              {"sinusoidal_pos_embds", "", ArgKind::Refused, "false"},
+              {"tie_word_embeddings", "", ArgKind::Refused, "true"}};
+    huggingFace(a, "distilbert", {"DistilBertForMaskedLM", "DistilBertModel"},
+                HfTokenizer::WordPiece);
+    t.push_back(a);
+  }
+  {
     // modeling_llama.py (LlamaForCausalLM: SmolLM, TinyLlama, …): the Llama layout below with
     // config.json's rope_theta; old files' rotary_emb.inv_freq buffers ignored.
     ArchSpec a = llamaLayout("hf-llama", "LlamaForCausalLM",

@@ -69,7 +69,7 @@ TokenizerFiles openHfFolderTokenizer(const std::string& folder, const std::strin
   } else if (byte_level && !fs::exists(dir / "tokenizer.json")) {
     // GPT-2's byte-level BPE (GPT2Tokenizer's vocab.json + merges.txt) when no tokenizer.json.
     if (const auto files = findGpt2Files(folder)) out = openTokenizerFile(files->vocab, -1);
-  } else if (model_type == "bert") {
+  } else if (model_type == "bert" || model_type == "distilbert") {  // DistilBertTokenizer: BERT's
     if (fs::exists(dir / "vocab.txt")) {
       out.tokens = readVocabularyFile((dir / "vocab.txt").string());
       WordPieceOptions o = wordPieceOptionsFromFolder(folder, out.tokens, notes);
