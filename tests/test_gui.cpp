@@ -659,6 +659,23 @@ void GuiTest::batchPadsSentences() {
   QVERIFY(!snap->trace->block(AttentionKind::EncoderSelf, 0)->masked(1, 0, 1));
   QVERIFY(m->paddingMap()->data().isMasked(0, 4));
   QCOMPARE(m->paddingMap()->data().col_labels.mid(0, 2), (QStringList{"ein", "bier"}));
+  // A layer switch keeps the masks as drawn (every layer's are the same) and redraws the pipeline;
+  // the sentence and the kind draw the masks again.
+  const std::vector<float> scores_before = m->scoresMap()->data().values;
+  AttentionSelection next = w->state()->selection();
+  next.layer = 1 - next.layer;  // the other of the two layers
+  w->state()->setSelection(next);
+  QVERIFY(m->scoresMap()->data().values != scores_before);
+  QVERIFY(m->paddingMap()->data().isMasked(0, 4));
+  w->state()->setBatchIndex(0);
+  QCOMPARE(m->paddingMap()->data().col_labels.mid(0, 2), (QStringList{"ich", "mochte"}));
+  QVERIFY(!m->paddingMap()->data().isMasked(0, 4));
+  w->state()->setKind(AttentionKind::DecoderSelf);
+  QVERIFY(m->subsequentMap()->data().isMasked(0, 1));
+  w->state()->setKind(AttentionKind::EncoderSelf);
+  QVERIFY(!m->subsequentMap()->data().mask_only);  // "no look-ahead mask" again
+  w->state()->setBatchIndex(1);
+  QVERIFY(m->paddingMap()->data().isMasked(0, 4));
   // Padding mask off: the real tokens now attend to the padding.
   QTest::mouseClick(m->srcPaddingSwitch(), Qt::LeftButton);
   QVERIFY(idle(*w));

@@ -190,34 +190,40 @@ void MasksView::refresh() {
     for (auto* w : {padding_, subsequent_map_, union_, scores_, masked_scores_, probs_})
       w->setData(empty);
     explanation_->setHtml(tr("The masks of the current input appear here after a run."));
+    mask_maps_key_ = {};
     return;
   }
   const auto& c = model->config();
   const AttentionSelection s = clampSelection(*t, state_->selection());
-  const MaskParts parts = maskParts(*t, s.kind, s.batch, c, snap->masks);
-  const QStringList rows = queryLabels(*t, s.kind, s.batch);
-  const QStringList cols = keyLabels(*t, s.kind, s.batch);
   const bool dec = s.kind == AttentionKind::DecoderSelf;
-  const QString off = tr(" — off");
-  padding_->setData(maskHeatmap(parts.padding, parts.q_len, parts.k_len, rows, cols,
-                                (!c.hasCross() ? tr("Padding mask")
-                                 : dec         ? tr("Target padding mask")
-                                               : tr("Source padding mask")) +
-                                    (parts.padding_on ? QString() : off)));
-  if (dec) {
-    subsequent_map_->setData(
-        maskHeatmap(parts.subsequent, parts.q_len, parts.k_len, rows, cols,
-                    tr("Look-ahead mask (j > i)") + (parts.subsequent_on ? QString() : off)));
-  } else {
-    HeatmapData none;
-    none.title = tr("No look-ahead mask in %1:\nevery query may see every key")
-                     .arg(s.kind == AttentionKind::EncoderSelf ? tr("encoder self-attention")
-                                                               : tr("cross-attention"));
-    subsequent_map_->setData(none);
+  // The three masks depend on the run, the kind and the sentence, not on the layer or the head: a
+  // layer or head switch keeps them as drawn.
+  const MaskMapsKey key{snap->id, s.kind, s.batch};
+  if (!(key == mask_maps_key_)) {
+    mask_maps_key_ = key;
+    const MaskParts parts = maskParts(*t, s.kind, s.batch, c, snap->masks);
+    const QStringList rows = queryLabels(*t, s.kind, s.batch);
+    const QStringList cols = keyLabels(*t, s.kind, s.batch);
+    const QString off = tr(" — off");
+    padding_->setData(maskHeatmap(parts.padding, parts.q_len, parts.k_len, rows, cols,
+                                  (!c.hasCross() ? tr("Padding mask")
+                                   : dec         ? tr("Target padding mask")
+                                                 : tr("Source padding mask")) +
+                                      (parts.padding_on ? QString() : off)));
+    if (dec) {
+      subsequent_map_->setData(
+          maskHeatmap(parts.subsequent, parts.q_len, parts.k_len, rows, cols,
+                      tr("Look-ahead mask (j > i)") + (parts.subsequent_on ? QString() : off)));
+    } else {
+      HeatmapData none;
+      none.title = tr("No look-ahead mask in %1:\nevery query may see every key")
+                       .arg(s.kind == AttentionKind::EncoderSelf ? tr("encoder self-attention")
+                                                                 : tr("cross-attention"));
+      subsequent_map_->setData(none);
+    }
+    union_->setData(maskHeatmap(parts.applied, parts.q_len, parts.k_len, rows, cols,
+                                tr("Applied: the union of those on")));
   }
-  union_->setData(maskHeatmap(parts.applied, parts.q_len, parts.k_len, rows, cols,
-                              tr("Applied: the union of those on")));
-
   AttentionSelection head = s;
   if (head.head < 0) head.head = 0;
   auto titled = [&](HeatmapData d, const QString& title) {

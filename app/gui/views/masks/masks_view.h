@@ -41,6 +41,14 @@ class MasksView : public View {
  private:
   void syncSwitches(const MaskOptions& m);
   void applySwitches();
+  // What the three mask maps show: a new run, kind or sentence draws them again.
+  struct MaskMapsKey {
+    uint64_t snapshot = 0;
+    AttentionKind kind = AttentionKind::EncoderSelf;
+    int batch = -1;
+    bool operator==(const MaskMapsKey&) const = default;
+  };
+  MaskMapsKey mask_maps_key_;
   QWidget* content_;
   QCheckBox* src_padding_;
   QCheckBox* tgt_padding_;
