@@ -156,6 +156,7 @@ class GuiTest : public QObject {
   void heatmapLargeRendersOffThread();
   void heatmapZoom();
   void heatmapLabelRoomFollowsDataAndFont();
+  void heatmapWritesCellTextsThatFit();
   void tokenTextFollowsTokensAndFont();
 
   // The main window.
@@ -395,6 +396,45 @@ void GuiTest::heatmapZoom() {
   view.zoomFit();
   QCoreApplication::processEvents();
   QCOMPARE(view.heatmap()->cellSize(), fit);
+}
+
+// The logit lens of a character model (7 rows, 60 positions): at a window's width the cells are
+// too narrow for a word but not for one character, and each cell's text is written when it fits
+// (the normal font, else the small one), never an ellipsis alone.
+void GuiTest::heatmapWritesCellTextsThatFit() {
+  HeatmapWidget hm;
+  QFont known = hm.font();
+  known.setPointSizeF(9);
+  hm.setFont(known);
+  HeatmapData d;
+  d.rows = 7;
+  d.cols = 60;
+  d.square_cells = false;
+  d.values.assign(size_t(d.rows) * d.cols, 0.5f);
+  for (int i = 0; i < d.rows * d.cols; ++i)
+    d.cell_texts << QString(QChar(u'a' + i % 26)) + QStringLiteral("\n0.50");
+  hm.setData(d);
+  hm.resize(1000, 300);
+  const double cw = hm.cellRect(0, 0).width();
+  QVERIFY2(cw < QFontMetricsF(known).horizontalAdvance(QStringLiteral("ab")) + 6,
+           qPrintable(QString::number(cw)));  // narrower than the old rule's "ab"
+  QCOMPARE(hm.cellTextsWritten(), d.rows * d.cols);
+  // Low rows: the small font.
+  hm.resize(1000, 7 * int(QFontMetricsF(known).height()) + 120);
+  QCOMPARE(hm.cellTextsWritten(), d.rows * d.cols);
+  // Words in the same cells: shortened where a letter and the ellipsis fit, else left out.
+  HeatmapData words = d;
+  for (QString& t : words.cell_texts) t = QStringLiteral("wwwwwwww\n0.50");
+  hm.resize(1000, 300);
+  hm.setData(words);
+  const QFontMetricsF fm(known);
+  const int expected = fm.horizontalAdvance(QStringLiteral("w…")) <= cw - 4 ? d.rows * d.cols : 0;
+  QCOMPARE(hm.cellTextsWritten(), expected);
+  // Cells a few pixels wide hold nothing.
+  hm.resize(200, 300);
+  QCOMPARE(hm.cellTextsWritten(), 0);
+  hm.resize(1000, 300);
+  QVERIFY(hm.grab().width() > 0);  // and it paints
 }
 
 // The room left of the cells for the row labels is measured once per data and font: new labels

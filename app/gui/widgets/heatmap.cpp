@@ -369,6 +369,56 @@ QPoint HeatmapWidget::cellAt(const QPointF& pos) const {
   return {c, r};
 }
 
+QFont HeatmapWidget::smallFont() const {
+  QFont small = hfont();
+  small.setPointSizeF(std::max(6.0, hfont().pointSizeF() * 0.85));
+  return small;
+}
+
+HeatmapWidget::CellWriting HeatmapWidget::cellWriting(const Layout& l) const {
+  const HeatmapData& d = *data_;
+  CellWriting w;
+  if (d.mask_only || rendering_) return w;
+  const QFontMetricsF fm(hfont()), fs(smallFont());
+  if (!d.cell_texts.isEmpty()) {
+    // A one-character token (a character model's) fits where a word would not: each cell's text
+    // is fitted on its own, and a cell where nothing fits stays plain.
+    if (l.ch >= fm.height() + 4 && l.cw >= fm.horizontalAdvance(QLatin1Char('M')) + 4) {
+      w.texts = true;
+    } else if (l.ch >= fs.height() + 2 && l.cw >= fs.horizontalAdvance(QLatin1Char('M')) + 4) {
+      w.texts = true;
+      w.small_texts = true;
+    }
+    return w;
+  }
+  w.values = d.show_values && l.cw >= fm.horizontalAdvance(QStringLiteral("0.00")) + 8 &&
+             l.ch >= fm.height() + 6;
+  return w;
+}
+
+QString HeatmapWidget::fittedCellText(const QString& first, const QFont& f, double width) {
+  const QFontMetricsF fm(f);
+  const QString shown = fm.elidedText(first, Qt::ElideRight, width - 4);
+  return shown == QStringLiteral("…") ? QString() : shown;
+}
+
+int HeatmapWidget::cellTextsWritten() const {
+  const HeatmapData& d = *data_;
+  const Layout l = computeLayout(size());
+  const CellWriting writing = cellWriting(l);
+  if (!writing.texts) return 0;
+  const QFont f = writing.small_texts ? smallFont() : hfont();
+  int n = 0;
+  for (int r = 0; r < d.rows; ++r)
+    for (int c = 0; c < d.cols; ++c)
+      if (!d.drawMasked(r, c) && !std::isnan(d.value(r, c)) &&
+          !fittedCellText(d.cell_texts.value(qsizetype(r) * d.cols + c).section('\n', 0, 0), f,
+                          l.cw)
+               .isEmpty())
+        ++n;
+  return n;
+}
+
 bool HeatmapWidget::allRowLabelsDrawn() const {
   return data_->rows > 0 && computeLayout(size()).row_step == 1;
 }
@@ -566,22 +616,19 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
   }
   // Values inside cells that are large enough to hold them; or each cell's own text (a token, and
   // a second line below it when the cell has room for two).
-  const bool texts = !d.cell_texts.isEmpty() && !d.mask_only && !rendering_ &&
-                     l.cw >= fm.horizontalAdvance(QStringLiteral("ab")) + 6 && l.ch >= lh + 4;
-  const bool values = !texts && d.show_values && !d.mask_only && !rendering_ &&
-                      l.cw >= fm.horizontalAdvance(QStringLiteral("0.00")) + 8 && l.ch >= lh + 6;
-  if (texts || values) {
-    QFont small = hfont();
-    small.setPointSizeF(std::max(6.0, hfont().pointSizeF() * 0.85));
+  const CellWriting writing = cellWriting(l);
+  if (writing.texts || writing.values) {
+    const QFont small = smallFont();
     const QFontMetricsF fs(small);
-    const bool two_lines = l.ch >= lh + fs.height() + 6;
+    const QFont text_font = writing.small_texts ? small : hfont();
+    const bool two_lines = !writing.small_texts && l.ch >= lh + fs.height() + 6;
     for (int r = r0; r <= r1; ++r)
       for (int c = c0; c <= c1; ++c) {
         if (d.drawMasked(r, c) || std::isnan(d.value(r, c))) continue;
         const double t = d.normalized(r, c);
         p.setPen(cmap_->textOn(t));
         const QRectF cell(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, l.cw, l.ch);
-        if (values) {
+        if (writing.values) {
           const double v = d.value(r, c);
           p.setFont(small);
           p.drawText(cell, Qt::AlignCenter,
@@ -589,9 +636,10 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
           continue;
         }
         const QString text = d.cell_texts.value(qsizetype(r) * d.cols + c);
-        const QString first = text.section('\n', 0, 0), second = text.section('\n', 1);
-        p.setFont(hfont());
-        const QString shown = fm.elidedText(first, Qt::ElideRight, l.cw - 4);
+        const QString second = text.section('\n', 1);
+        const QString shown = fittedCellText(text.section('\n', 0, 0), text_font, l.cw);
+        if (shown.isEmpty()) continue;
+        p.setFont(text_font);
         if (second.isEmpty() || !two_lines) {
           p.drawText(cell, Qt::AlignCenter, shown);
           continue;

@@ -111,6 +111,9 @@ class HeatmapWidget : public QWidget {
   // True when every row/column label is drawn (cells are tall/wide enough for text).
   bool allRowLabelsDrawn() const;
   bool allColLabelsDrawn() const;
+  // How many of the cells' own texts (HeatmapData::cell_texts) are written, whole or shortened,
+  // at the widget's size; 0 when the cells are too small for text or the data has none.
+  int cellTextsWritten() const;
   // True while a large matrix is still being rendered off the GUI thread.
   bool rendering() const { return rendering_; }
   QImage cellImage() const { return image_; }
@@ -142,6 +145,17 @@ class HeatmapWidget : public QWidget {
     QRectF legend;
   };
   Layout computeLayout(QSize size) const;
+  // What the cells hold at layout l: each cell's text in the normal font when a line of it fits
+  // the cell's height, else in the small font when that fits; values only without cell texts.
+  struct CellWriting {
+    bool texts = false, values = false;
+    bool small_texts = false;  // the texts in the small font (the cells are too low for hfont)
+  };
+  CellWriting cellWriting(const Layout& l) const;
+  QFont smallFont() const;
+  // The first line of a cell's text as it fits a cell `width` wide in font `f`; empty when not
+  // even one character and the ellipsis fit.
+  static QString fittedCellText(const QString& first, const QFont& f, double width);
   QSize sizeForCell(double cell) const;
   // An axis title with the thinning of its labels said (one every `step` rows or columns).
   static QString thinnedTitle(const QString& title, int step);
