@@ -163,7 +163,7 @@ struct ArgKey {
   std::string key;     // "n_head"
   std::string config;  // attnviz's config key it sets ("n_heads"); "" = none
   ArgKind kind = ArgKind::Int;
-  std::string value;  // Refused: the one value accepted (JSON text), e.g. "\"absolute\""
+  std::string value = {};  // Refused: the one value accepted (JSON text), e.g. "\"absolute\""
 };
 
 // Another value of a setting than the one assumed, and what it means in the training script.
