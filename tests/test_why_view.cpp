@@ -502,6 +502,8 @@ class WhyViewTest : public QObject {
                                     .arg((*columns[k])[size_t(i)])));
         }
         QVERIFY(bars[s][0]->allLabelsDrawn());
+        // Each column's name above its bars, where a long list starts, not below its end.
+        for (BarChart* b : bars[s]) QVERIFY(b->axisTitleRect().bottom() <= b->barRect(0).top());
         const QString title = bars[s][0]->parentWidget()->findChild<QLabel*>()->text();
         for (double rho : {r.spearman_attention, r.spearman_rollout})
           if (std::isfinite(rho))

@@ -75,6 +75,18 @@ void BarChart::setAxisTitle(const QString& title) {
   update();
 }
 
+void BarChart::setAxisTitleAbove(bool on) {
+  title_above_ = on;
+  update();
+}
+
+QRectF BarChart::axisTitleRect() const {
+  const Layout l = computeLayout();
+  const QFontMetricsF fm(font());
+  const double y = title_above_ ? kPad : l.plot.bottom() + 6 + fm.height();
+  return QRectF(l.plot.left(), y, l.plot.width(), fm.height());
+}
+
 void BarChart::setSelected(int index) {
   selected_ = index;
   update();
@@ -116,8 +128,10 @@ BarChart::Layout BarChart::computeLayout() const {
   l.value_w = fm.horizontalAdvance(QStringLiteral("0.000 ✓")) + 8;
   if (signed_)
     for (float v : values_) l.value_w = std::max(l.value_w, fm.horizontalAdvance(valueText(v)) + 8);
-  const double axis_h = 2 * fm.height() + 8;
-  const double top = kPad, left = kPad + l.label_w;
+  // The ticks below the bars, the title below them or above the bars.
+  const double title_h = fm.height() + 4;
+  const double axis_h = fm.height() + 4 + (title_above_ ? 0 : title_h);
+  const double top = kPad + (title_above_ ? title_h : 0), left = kPad + l.label_w;
   const double w = std::max(20.0, width() - left - kPad - l.value_w);
   const int n = std::max(1, count());
   l.row_h = std::min(kMaxRow, std::max(1.0, (height() - top - axis_h - kPad) / n));
@@ -221,8 +235,7 @@ void BarChart::paintEvent(QPaintEvent*) {
   p.setFont(italic);
   p.setPen(palette().color(QPalette::PlaceholderText).darker(130));
   const QString title = log_ && !signed_ ? tr("%1 (log scale)").arg(axis_title_) : axis_title_;
-  p.drawText(QRectF(l.plot.left(), axis_y + 6 + fm.height(), l.plot.width(), fm.height()),
-             Qt::AlignHCenter, title);
+  p.drawText(axisTitleRect(), Qt::AlignHCenter, title);
   p.setFont(font());
 
   // Bars, their labels and values. Thin rows show every label they can, never an empty list.

@@ -24,7 +24,11 @@ class BarChart : public QWidget {
   void setSigned(bool on);
   bool isSigned() const { return signed_; }
   void setAxisTitle(const QString& title);
-  void setSelected(int index);  // outlined; -1 none
+  // The axis title above the bars instead of below the ticks: charts taller than their scroll
+  // area keep their names in sight where the list starts.
+  void setAxisTitleAbove(bool on);
+  QRectF axisTitleRect() const;  // where the axis title is drawn
+  void setSelected(int index);   // outlined; -1 none
   int selected() const { return selected_; }
 
   int count() const { return int(values_.size()); }
@@ -68,6 +72,7 @@ class BarChart : public QWidget {
   bool log_ = false;
   bool signed_ = false;
   QString axis_title_;
+  bool title_above_ = false;
 };
 
 }  // namespace attnviz::gui

@@ -873,6 +873,7 @@ void WhyView::showAttribution() {
     for (int k = 0; k < 4; ++k) {
       auto* chart = new BarChart(box);
       chart->setSigned(k < 2);
+      chart->setAxisTitleAbove(true);  // a long sentence's list scrolls: the names stay on top
       row->addWidget(chart, k == 0 ? 3 : 2);
       bars.push_back(chart);
     }
