@@ -238,6 +238,25 @@ class TrainViewTest : public QObject {
         QVERIFY2(labels[k].width() >= c->fontMetrics().horizontalAdvance(text), qPrintable(text));
       }
     }
+    // The legend names every curve, each entry inside the widget, over no panel nor step label,
+    // at the window's width and at a narrow one (the entries wrap into rows).
+    TrainingCurves* c = tv->curves();
+    for (int width : {c->width(), 420}) {
+      c->resize(width, std::max(c->height(), 260));
+      const auto legend = c->legend();
+      QCOMPARE(legend.size(), size_t(5));
+      if (width > 600) QCOMPARE(legend[4].name, QStringLiteral("held-out exact match (greedy)"));
+      QVERIFY(!c->lossPanel().isEmpty());
+      for (const auto& e : legend) {
+        QVERIFY2(c->rect().contains(e.rect), qPrintable(e.name));
+        QVERIFY2(!e.rect.intersects(c->lossPanel()) && !e.rect.intersects(c->accuracyPanel()),
+                 qPrintable(e.name));
+        for (const QRect& tick : c->xTickLabelRects())
+          QVERIFY2(!e.rect.intersects(tick), qPrintable(e.name));
+        QVERIFY(e.rect.width() >= c->fontMetrics().horizontalAdvance(e.name));
+        for (const auto& other : legend) QVERIFY(&other == &e || !other.rect.intersects(e.rect));
+      }
+    }
     for (int i = 0; i < tv->sizeCombo()->count(); ++i) {
       tv->sizeCombo()->setCurrentIndex(i);
       QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);

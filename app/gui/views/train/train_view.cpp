@@ -122,17 +122,60 @@ std::vector<int> TrainingCurves::xTicks() const {
   return ticks;
 }
 
+namespace {
+const QColor kLossColor(31, 119, 180), kTokenColor(44, 160, 44), kSequenceColor(255, 127, 14),
+    kExactColor(214, 39, 40);
+constexpr int kSwatch = 16;  // a legend entry: the swatch, 6 px, the name; 14 px to the next
+}  // namespace
+
 TrainingCurves::Boxes TrainingCurves::boxes() const {
   const QFontMetrics fm(font());
   Boxes b;
   const int gap = 24;
   b.left = fm.horizontalAdvance(QStringLiteral("100%")) + 12;
   b.top = fm.height() + 8;
-  const int bottom = fm.height() + 10;
-  const int pw = (width() - 2 * b.left - gap - 8) / 2, ph = height() - b.top - bottom;
-  if (pw < 40 || ph < 40) return b;
-  b.loss = QRect(b.left, b.top, pw, ph);
-  b.accuracy = QRect(2 * b.left + pw + gap, b.top, pw, ph);
+  const int pw = (width() - 2 * b.left - gap - 8) / 2;
+  if (pw < 40) return b;
+  const int loss_x = b.left, acc_x = 2 * b.left + pw + gap;
+  // Each panel's legend flows left to right under its step labels, a new row where it would
+  // leave the panel's width; the panels end where the taller legend needs its room.
+  const std::vector<LegendEntry> loss_entries = {
+      {{}, tr("each step"), kLossColor.lighter(170), 1.5},
+      {{}, tr("running mean"), kLossColor, 2.5}};
+  const std::vector<LegendEntry> acc_entries = {
+      {{}, tr("tokens right (batch)"), kTokenColor, 2.5},
+      {{}, tr("sentences right (batch)"), kSequenceColor, 2.5},
+      {{}, tr("held-out exact match (greedy)"), kExactColor, 2.5}};
+  const int row_h = fm.height() + 2;
+  auto flow = [&](std::vector<LegendEntry> entries, int x0) {
+    int x = x0, row = 0;
+    for (LegendEntry& e : entries) {
+      // A name wider than the panel is shortened to it (a very narrow window).
+      e.name = fm.elidedText(e.name, Qt::ElideRight, pw - kSwatch - 6);
+      const int w = kSwatch + 6 + fm.horizontalAdvance(e.name);
+      if (x > x0 && x + w > x0 + pw) {
+        x = x0;
+        ++row;
+      }
+      e.rect = QRect(x, row * row_h, w, fm.height());  // y: the row, moved down below
+      x += w + 14;
+    }
+    return std::make_pair(entries, row + 1);
+  };
+  auto [loss_legend, loss_rows] = flow(loss_entries, loss_x);
+  auto [acc_legend, acc_rows] = flow(acc_entries, acc_x);
+  const int legend_h = std::max(loss_rows, acc_rows) * row_h;
+  const int ticks_h = fm.height() + 6;
+  const int ph = height() - b.top - ticks_h - legend_h - 6;
+  if (ph < 40) return b;
+  b.loss = QRect(loss_x, b.top, pw, ph);
+  b.accuracy = QRect(acc_x, b.top, pw, ph);
+  const int legend_top = b.top + ph + ticks_h;
+  for (auto* entries : {&loss_legend, &acc_legend})
+    for (LegendEntry& e : *entries) {
+      e.rect.translate(0, legend_top);
+      b.legend.push_back(e);
+    }
   return b;
 }
 
@@ -228,8 +271,8 @@ void TrainingCurves::paintEvent(QPaintEvent*) {
     p.drawPath(path);
     p.restore();
   };
-  const QColor loss_color(31, 119, 180), token_color(44, 160, 44), seq_color(255, 127, 14),
-      exact_color(214, 39, 40);
+  const QColor loss_color = kLossColor, token_color = kTokenColor, seq_color = kSequenceColor,
+               exact_color = kExactColor;
   polyline(loss_, lossY, loss_box, loss_color.lighter(170), 1.0);
   polyline(smooth_, lossY, loss_box, loss_color, 2.0);
   // Each batch's accuracy faintly (batches of long or short sentences differ), the running mean
@@ -251,33 +294,13 @@ void TrainingCurves::paintEvent(QPaintEvent*) {
       p.drawEllipse(QPointF(xAt(acc_box, step), accY(v)), 3.5, 3.5);
     p.setBrush(Qt::NoBrush);
   }
-  // Legend of the accuracy panel, bottom right inside the box.
-  const QStringList names = {tr("tokens right (batch)"), tr("sentences right (batch)"),
-                             tr("held-out exact match (greedy)")};
-  const QColor colors[] = {token_color, seq_color, exact_color};
-  int ly = acc_box.bottom() - 3 * (fm.height() + 2) - 4;
-  for (int i = 0; i < 3; ++i) {
-    const int lx = acc_box.right() - fm.horizontalAdvance(names[i]) - 28;
-    p.setPen(QPen(colors[i], 2.5));
-    p.drawLine(lx, ly + fm.height() / 2, lx + 16, ly + fm.height() / 2);
+  // The legend, under the step labels.
+  for (const LegendEntry& e : b.legend) {
+    const int y = e.rect.top() + fm.height() / 2;
+    p.setPen(QPen(e.color, e.pen));
+    p.drawLine(e.rect.left(), y, e.rect.left() + kSwatch, y);
     p.setPen(text);
-    p.drawText(lx + 22, ly + fm.ascent(), names[i]);
-    ly += fm.height() + 2;
-  }
-  {
-    const QString n1 = tr("each step"), n2 = tr("running mean");
-    const int lx =
-        loss_box.right() - std::max(fm.horizontalAdvance(n1), fm.horizontalAdvance(n2)) - 28;
-    int y = loss_box.top() + 4;
-    p.setPen(QPen(loss_color.lighter(170), 1.5));
-    p.drawLine(lx, y + fm.height() / 2, lx + 16, y + fm.height() / 2);
-    p.setPen(text);
-    p.drawText(lx + 22, y + fm.ascent(), n1);
-    y += fm.height() + 2;
-    p.setPen(QPen(loss_color, 2.5));
-    p.drawLine(lx, y + fm.height() / 2, lx + 16, y + fm.height() / 2);
-    p.setPen(text);
-    p.drawText(lx + 22, y + fm.ascent(), n2);
+    p.drawText(e.rect.left() + kSwatch + 6, e.rect.top() + fm.ascent(), e.name);
   }
   if (marker_ >= 0) {
     QPen pen(text, 1.0, Qt::DashLine);

@@ -40,7 +40,19 @@ class TrainingCurves : public QWidget {
   std::vector<int> xTicks() const;
   std::vector<QRect> xTickLabelRects() const;
   int points() const { return int(steps_.size()); }
-  QSize sizeHint() const override { return {520, 240}; }
+  // The legend: each curve's swatch and name, in rows under its panel's step labels (never over
+  // the curves).
+  struct LegendEntry {
+    QRect rect;  // swatch and name
+    QString name;
+    QColor color;
+    double pen = 2.5;
+  };
+  std::vector<LegendEntry> legend() const { return boxes().legend; }
+  // The two panels (empty when the widget is too small).
+  QRect lossPanel() const { return boxes().loss; }
+  QRect accuracyPanel() const { return boxes().accuracy; }
+  QSize sizeHint() const override { return {520, 260}; }
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -50,6 +62,7 @@ class TrainingCurves : public QWidget {
   struct Boxes {
     QRect loss, accuracy;
     int left = 0, top = 0;  // the y labels' width, the titles' height
+    std::vector<LegendEntry> legend;
   };
   Boxes boxes() const;
   int planned_ = 1, marker_ = -1;
