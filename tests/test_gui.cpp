@@ -2517,6 +2517,24 @@ void GuiTest::figureTitleWrapsInsteadOfCutting() {
   for (const QString& line : lines)
     QVERIFY2(w->attentionView()->fontMetrics().horizontalAdvance(line) <= size.width(),
              qPrintable(line));
+
+  // At the default size the figure is as wide as its heatmap, not as its title: a long sentence's
+  // title breaks over the heatmap instead of widening the page beside it.
+  QStringList many;
+  for (int i = 0; i < 2; ++i) many << sentence;
+  auto wide = openWindow(kTinyModel, many.join(u' '));
+  FigureOptions d;
+  d.format = FigureOptions::Format::Png;
+  AttentionView* view = wide->attentionView();
+  saveShot(renderFigure(view, d), QStringLiteral("visit-figure-long-title.png"));
+  const QSize fig = figureSize(view, d);
+  const QStringList natural = view->figureTitle();
+  const int natural_w = view->fontMetrics().horizontalAdvance(natural.value(1));
+  QVERIFY2(natural_w > fig.width(),
+           qPrintable(QStringLiteral("title %1 px, figure %2 px").arg(natural_w).arg(fig.width())));
+  QVERIFY(fig.width() >= view->figureLeastBodySize(true).width());
+  for (const QString& line : figureTitleLines(view, d))
+    QVERIFY2(view->fontMetrics().horizontalAdvance(line) <= fig.width(), qPrintable(line));
 }
 
 // 12. [ on the mean of the heads goes to the last head, ] on the last head back to the mean.

@@ -18,6 +18,7 @@ namespace attnviz::gui {
 namespace {
 
 constexpr int kMargin = 12;
+constexpr int kMinTitleWidth = 480;  // logical pixels a title may take beside a narrower body
 
 // The title's lines as drawn: each line of View::figureTitle() broken at spaces to the figure's
 // width (a word wider than the whole width is elided), measured with the fonts it is drawn with.
@@ -90,15 +91,31 @@ FigureLayout figureLayout(View* view, const FigureOptions& o) {
   const QSize max = requested(view, o, unbroken);
   const int max_inner = std::max(40, max.width() - 2 * kMargin);
   // The body gets the height the title leaves at the widest the title may be; the figure is as
-  // wide as the body or the title (at most the width asked for), and the title breaks to that.
+  // wide as the body (at most the width asked for), and the title breaks to that.
   const TitleBlock widest =
       titleBlock(view, o, std::min(std::max(unbroken.natural_width, 1), max_inner));
-  QSize avail(max_inner, std::max(40, max.height() - 2 * kMargin - widest.height));
-  // At the default size the body gets at least what shows everything, whatever the title takes.
-  if (!o.size.isValid() || o.size.isEmpty())
-    avail = avail.expandedTo(view->figureLeastBodySize(o.legend));
-  const QSize body = view->figureBodySize(avail, o.legend);
-  const int w = std::min(max.width(), std::max(body.width(), unbroken.natural_width) + 2 * kMargin);
+  const bool asked = o.size.isValid() && !o.size.isEmpty();
+  auto bodyFor = [&](int title_height) {
+    QSize avail(max_inner, std::max(40, max.height() - 2 * kMargin - title_height));
+    // At the default size the body gets at least what shows everything, whatever the title takes.
+    if (!asked) avail = avail.expandedTo(view->figureLeastBodySize(o.legend));
+    return view->figureBodySize(avail, o.legend);
+  };
+  // As wide as the body: a long title breaks into lines over it rather than widening the figure
+  // past it (a tight heatmap in the left of a wide page), down to kMinTitleWidth for a small body.
+  const int title_w = std::min(unbroken.natural_width, kMinTitleWidth);
+  auto widthFor = [&](const QSize& body) {
+    return std::min(max.width(), std::max(body.width(), title_w) + 2 * kMargin);
+  };
+  QSize body = bodyFor(widest.height);
+  int w = widthFor(body);
+  // The title broken to that width may take more lines: at a size asked for, the body gives them
+  // the height (once more; a narrower body only breaks the title more where it is already short).
+  if (const int h = titleBlock(view, o, w - 2 * kMargin).height;
+      asked && h > widest.height && body.height() + h + 2 * kMargin > max.height()) {
+    body = bodyFor(h);
+    w = widthFor(body);
+  }
   FigureLayout l;
   l.title = titleBlock(view, o, w - 2 * kMargin);
   l.size = QSize(w, body.height() + l.title.height + 2 * kMargin);
