@@ -456,6 +456,177 @@ class TestAtlas : public QObject {
     QVERIFY(j["heads"][0]["stats"]["monotonicity"]["mean"].is_null());  // NaN → null
   }
 
+  // ---- lines longer than the context, cut into chunks -----------------------------------------
+
+  void cutIntoChunksByHand() {
+    ModelConfig c;
+    c.src_bos_eos = true;  // BOS … EOS around the source, as BART's tokenizer
+    c.src_bos_id = 1;
+    c.src_eos_id = 2;
+    using Ids = std::vector<std::vector<int>>;
+    const std::vector<int> bart = {1, 10, 11, 12, 13, 14, 15, 16, 2};
+    QCOMPARE(cutIntoChunks(c, Side::Source, bart, 5),
+             (Ids{{1, 10, 11, 12, 2}, {1, 13, 14, 15, 2}, {1, 16, 2}}));
+    QCOMPARE(cutIntoChunks(c, Side::Source, bart, 9), Ids{bart});  // fits: as it is
+    c.src_bos_id = -1;                                             // T5: </s> only
+    QCOMPARE(cutIntoChunks(c, Side::Source, {10, 11, 12, 13, 14, 15, 16, 2}, 4),
+             (Ids{{10, 11, 12, 2}, {13, 14, 15, 2}, {16, 2}}));
+    c.src_bos_eos = false;  // no markers: the ids as they come
+    QCOMPARE(cutIntoChunks(c, Side::Source, {10, 11, 12, 13, 2}, 2),
+             (Ids{{10, 11}, {12, 13}, {2}}));
+    c.bos_id = 1;  // a decoder-only model's text: the start token again in front of every chunk
+    QCOMPARE(cutIntoChunks(c, Side::Target, {1, 10, 11, 12, 13, 14, 15, 16}, 3),
+             (Ids{{1, 10, 11}, {1, 12, 13}, {1, 14, 15}, {1, 16}}));
+    const auto no_room = test::caught([&] { cutIntoChunks(c, Side::Target, {1, 10, 11}, 1); });
+    QVERIFY(no_room && no_room->kind() == ErrorKind::BadInput);
+    QVERIFY2(QString(no_room->what()).contains("no room"), no_room->what());
+  }
+
+  // A line longer than the context, cut into chunks, gives exactly the statistics of its chunks
+  // given as lines of their own (the same passes, in the same batches); the evidence names the
+  // line and the chunk.
+  void longLinesCutIntoChunks_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<int>("words");
+    QTest::addColumn<int>("chunks");
+    // reorder: 128 positions, no source markers, each chunk greedy-decodes its own target.
+    QTest::newRow("encoder-decoder source") << "reorder" << 300 << 3;
+    // gpt003: 32 positions, the start token S in front: 31 words a chunk.
+    QTest::newRow("decoder-only") << "gpt003" << 70 << 3;
+  }
+  void longLinesCutIntoChunks() {
+    QFETCH(QString, name);
+    QFETCH(int, words);
+    QFETCH(int, chunks);
+    const Model& m = model(name.toStdString());
+    const ModelConfig& c = m.config();
+    const bool enc = c.hasEncoder();
+    const std::vector<std::string> vocab =
+        plainWords(enc ? c.src_vocab : c.tgt_vocab, enc ? 2 : 3);  // no <pad> <unk> (P S E)
+    // The tokens the encoding adds around one word: the room for words in a chunk.
+    const int markers = int((enc ? m.encodeSource(vocab[0]) : m.encodeTarget(vocab[0])).size()) - 1;
+    const int room = m.maxPositions() - markers;
+    QCOMPARE((words + room - 1) / room, chunks);
+    std::mt19937 rng(17);
+    std::uniform_int_distribution<size_t> pick(0, vocab.size() - 1);
+    std::vector<std::string> long_words;
+    for (int k = 0; k < words; ++k) long_words.push_back(vocab[pick(rng)]);
+    auto lineOf = [](auto from, auto to) {
+      std::string s;
+      for (auto w = from; w != to; ++w) s += (s.empty() ? "" : " ") + *w;
+      return s;
+    };
+    const Corpus shorts = randomCorpus(vocab, 2, 8, 11);
+    Corpus whole, split;
+    whole.origin = split.origin = "long";
+    whole.entries = {
+        shorts.entries[0], {lineOf(long_words.begin(), long_words.end())}, shorts.entries[1]};
+    split.entries.push_back(shorts.entries[0]);
+    for (int k = 0; k < words; k += room)
+      split.entries.push_back(
+          {lineOf(long_words.begin() + k, long_words.begin() + std::min(k + room, words))});
+    split.entries.push_back(shorts.entries[1]);
+    QCOMPARE((int)split.entries.size(), chunks + 2);
+
+    AtlasOptions o;
+    o.run.batch = 3;  // batches that mix short lines and chunks, padded
+    o.run.chunk = true;
+    const Atlas a = buildAtlas(m, whole, o);
+    QCOMPARE(a.run.cut_lines, 1);
+    QCOMPARE(a.run.chunks, chunks);
+    QCOMPARE(a.run.sentences, chunks + 2);
+    QCOMPARE(a.run.skipped_count, 0);
+    QCOMPARE(a.run.too_long, 0);
+    const Atlas b = buildAtlas(m, split, o);
+    QCOMPARE(b.run.cut_lines, 0);
+    QCOMPARE(b.run.sentences, chunks + 2);
+    QCOMPARE(a.run.batches, b.run.batches);
+    // Sentence s of `split` is line 1's chunk s − 1, or a short line.
+    auto asWhole = [&](int s) {
+      if (s == 0) return std::pair(0, -1);
+      if (s == chunks + 1) return std::pair(2, -1);
+      return std::pair(1, s - 1);
+    };
+    QCOMPARE(a.heads.size(), b.heads.size());
+    int chunk_evidence = 0;
+    for (size_t h = 0; h < a.heads.size(); ++h)
+      for (HeadStat st : kHeadStats) {
+        const Moments &x = a.heads[h].stat(st), &y = b.heads[h].stat(st);
+        const QString where = QStringLiteral("head %1 %2").arg(h).arg(headStatName(st));
+        QVERIFY2(x.count == y.count, qPrintable(where));
+        QVERIFY2(x.mean == y.mean && x.m2 == y.m2, qPrintable(where));  // exactly
+        for (bool top : {true, false}) {
+          const auto ex = top ? a.heads[h].extremes[size_t(st)].top()
+                              : a.heads[h].extremes[size_t(st)].bottom();
+          const auto ey = top ? b.heads[h].extremes[size_t(st)].top()
+                              : b.heads[h].extremes[size_t(st)].bottom();
+          QCOMPARE(ex.size(), ey.size());
+          for (size_t k = 0; k < ex.size(); ++k) {
+            QVERIFY2(ex[k].value == ey[k].value, qPrintable(where));
+            QVERIFY2(std::pair(ex[k].sentence, ex[k].chunk) == asWhole(ey[k].sentence),
+                     qPrintable(where));
+            chunk_evidence += ex[k].chunk >= 0;
+          }
+        }
+      }
+    QVERIFY(chunk_evidence > 0);
+    // The JSON tells the cut and which chunk each piece of evidence is.
+    const nlohmann::json j = nlohmann::json::parse(atlasJson(a, whole));
+    QCOMPARE(j["cut_lines"].get<int>(), 1);
+    QCOMPARE(j["chunks"].get<int>(), chunks);
+    QCOMPARE(j["too_long"].get<int>(), 0);
+    int chunk_items = 0;
+    for (const nlohmann::json& head : j["heads"])
+      for (const nlohmann::json& stat : head["stats"])
+        for (const nlohmann::json& item : stat["top"])
+          if (item.contains("chunk")) {
+            QCOMPARE(item["sentence"].get<int>(), 1);
+            QVERIFY(item["chunk"].get<int>() >= 1 && item["chunk"].get<int>() <= chunks);
+            ++chunk_items;
+          }
+    QVERIFY(chunk_items > 0);
+
+    // Without the option the line is skipped as too long, saying that it could be cut.
+    o.run.chunk = false;
+    const Atlas skipped = buildAtlas(m, whole, o);
+    QCOMPARE(skipped.run.sentences, 2);
+    QCOMPARE(skipped.run.too_long, 1);
+    QCOMPARE(skipped.run.skipped_count, 1);
+    QCOMPARE(skipped.run.cut_lines, 0);
+    QCOMPARE(skipped.run.skipped[0].sentence, 1);
+    const QString why = QString::fromStdString(skipped.run.skipped[0].reason);
+    QVERIFY2(why.contains(QStringLiteral("%1 tokens").arg(words + markers)), qPrintable(why));
+    QVERIFY2(why.contains("cut into chunks"), qPrintable(why));
+  }
+
+  // An encoder-decoder's context is its source: a source–target pair is never cut (which words of
+  // the target go with which chunk is unknown) and a target too long is not cut either; both are
+  // skipped saying so, and counted as too long.
+  void pairsAreNotCut() {
+    const Model& m = model("reorder");
+    const std::vector<std::string> vocab = plainWords(m.config().src_vocab, 2);
+    std::string long_src, long_tgt;
+    for (int k = 0; k < 130; ++k) long_src += (k ? " " : "") + vocab[size_t(k) % vocab.size()];
+    const std::vector<std::string> tgt_words = plainWords(m.config().tgt_vocab, 4);
+    for (int k = 0; k < 140; ++k) long_tgt += (k ? " " : "") + tgt_words[size_t(k) % 20];
+    Corpus corpus = corpusFromHeldOut("reorder");
+    corpus.entries.resize(3);
+    corpus.entries.push_back({long_src, "nara", true});
+    corpus.entries.push_back({"the dog", long_tgt, true});
+    AtlasOptions o;
+    o.run.chunk = true;
+    const Atlas a = buildAtlas(m, corpus, o);
+    QCOMPARE(a.run.sentences, 3);
+    QCOMPARE(a.run.cut_lines, 0);
+    QCOMPARE(a.run.too_long, 2);
+    QCOMPARE(a.run.skipped.size(), size_t(2));
+    const QString pair = QString::fromStdString(a.run.skipped[0].reason);
+    QVERIFY2(pair.contains("130 tokens") && pair.contains("pair is not cut"), qPrintable(pair));
+    const QString target = QString::fromStdString(a.run.skipped[1].reason);
+    QVERIFY2(target.contains("target is 141 tokens") && target.contains("not cut"),
+             qPrintable(target));
+  }
+
   // ---- cancel and progress --------------------------------------------------------------------
 
   void cancelStops() {

@@ -208,13 +208,15 @@ double Moments::meanOrNaN() const {
 
 namespace {
 
-// a before b in "largest first" order: the larger value, then the earlier sentence.
+// a before b in "largest first" order: the larger value, then the earlier sentence (and chunk).
 bool higher(const SentenceValue& a, const SentenceValue& b) {
-  return a.value != b.value ? a.value > b.value : a.sentence < b.sentence;
+  return a.value != b.value ? a.value > b.value
+                            : std::pair(a.sentence, a.chunk) < std::pair(b.sentence, b.chunk);
 }
-// a before b in "smallest first" order: the smaller value, then the earlier sentence.
+// a before b in "smallest first" order: the smaller value, then the earlier sentence (and chunk).
 bool lower(const SentenceValue& a, const SentenceValue& b) {
-  return a.value != b.value ? a.value < b.value : a.sentence < b.sentence;
+  return a.value != b.value ? a.value < b.value
+                            : std::pair(a.sentence, a.chunk) < std::pair(b.sentence, b.chunk);
 }
 
 // Keeps the k best of a stream under `better` in a heap whose front is the worst kept.
@@ -233,10 +235,10 @@ void keepBest(std::vector<SentenceValue>& heap, int k, SentenceValue v, Better b
 
 }  // namespace
 
-void ExtremeValues::add(int sentence, double value) {
+void ExtremeValues::add(int sentence, double value, int chunk) {
   if (std::isnan(value)) return;
-  keepBest(top_, k_, {sentence, value}, higher);
-  keepBest(bottom_, k_, {sentence, value}, lower);
+  keepBest(top_, k_, {sentence, value, chunk}, higher);
+  keepBest(bottom_, k_, {sentence, value, chunk}, lower);
 }
 
 std::vector<SentenceValue> ExtremeValues::top() const {
@@ -280,9 +282,10 @@ const AtlasHead* Atlas::find(AttentionKind kind, int layer, int head) const {
 
 namespace {
 
-// One corpus entry, encoded: the ids of a pass.
+// One corpus entry (or one chunk of it), encoded: the ids of a pass.
 struct Prepared {
   int sentence = -1, line = 0;
+  int chunk = -1;  // of a line cut into chunks; −1: the whole line
   std::vector<int> src, tgt;
 };
 
@@ -395,6 +398,7 @@ CorpusRunReport runCorpus(
     Prepared p;
     p.sentence = i;
     p.line = e.line;
+    std::vector<Prepared> pieces;  // the entry, or its chunks
     try {
       if (e.has_tgt && !c.hasCross()) {
         skip(i, e.line,
@@ -408,41 +412,82 @@ CorpusRunReport runCorpus(
         ++done;
         continue;
       }
-      if (c.hasEncoder()) p.src = m.encodeSource(e.src);
-      if (c.hasDecoder()) p.tgt = c.hasEncoder() ? m.encodeTarget(e.tgt) : m.encodeTarget(e.src);
-      if ((int)p.src.size() > positions || (int)p.tgt.size() > positions) {
+      // Encoded whole, however long, so that a line too long is told (and cut) here.
+      if (c.hasEncoder()) p.src = m.encodeSource(e.src, false);
+      if (c.hasDecoder())
+        p.tgt = c.hasEncoder() ? m.encodeTarget(e.tgt, false) : m.encodeTarget(e.src, false);
+      // The context a line's text goes to: the encoder's (an encoder-decoder's source), or a
+      // decoder-only model's decoder. An encoder-decoder's given target is never cut.
+      const Side text_side = c.hasEncoder() ? Side::Source : Side::Target;
+      const std::vector<int>& text = text_side == Side::Source ? p.src : p.tgt;
+      const std::string limit =
+          "; the model takes at most " + std::to_string(positions) + m.limitReason();
+      if (c.hasCross() && (int)p.tgt.size() > positions) {
+        ++r.too_long;
         skip(i, e.line,
-             std::to_string(std::max(p.src.size(), p.tgt.size())) +
-                 " tokens, more than the model's " + std::to_string(positions) + " positions");
+             "the target is " + std::to_string(p.tgt.size()) + " tokens" + limit +
+                 " (a target is not cut into chunks)");
         ++done;
         continue;
       }
-      if (c.hasCross() && !e.has_tgt && needs.decode_targets) {
-        // No target given: the model's own greedy translation, as attnviz-cli run decodes it.
-        DecodingSession::Options so;
-        so.masks = o.masks;
-        so.record = false;
-        so.cancel = o.cancel;
-        so.max_new_tokens =
-            o.max_new_tokens > 0 ? o.max_new_tokens : tutorialMaxNewTokens(c, (int)p.src.size());
-        DecodingSession s(m, p.src, {}, so);
-        s.runToEnd();
-        p.tgt = s.targetIds();
+      if ((int)text.size() > positions) {
+        if (!o.chunk || (c.hasCross() && e.has_tgt)) {
+          ++r.too_long;
+          skip(i, e.line,
+               std::to_string(text.size()) + " tokens" + limit +
+                   (!o.chunk ? std::string(" (such a line can be cut into chunks)")
+                             : std::string(" (a source–target pair is not cut into chunks: which "
+                                           "words of the target go with each chunk is unknown; "
+                                           "give the source alone to have each chunk "
+                                           "translated)")));
+          ++done;
+          continue;
+        }
+        const std::vector<std::vector<int>> cut = cutIntoChunks(c, text_side, text, positions);
+        ++r.cut_lines;
+        r.chunks += (int)cut.size();
+        for (size_t k = 0; k < cut.size(); ++k) {
+          Prepared piece;
+          piece.sentence = i;
+          piece.line = e.line;
+          piece.chunk = (int)k;
+          (text_side == Side::Source ? piece.src : piece.tgt) = cut[k];
+          pieces.push_back(std::move(piece));
+        }
+      } else {
+        pieces.push_back(std::move(p));
       }
+      for (Prepared& piece : pieces)
+        if (c.hasCross() && !e.has_tgt && needs.decode_targets) {
+          // No target given: the model's own greedy translation (of each chunk), as attnviz-cli
+          // run decodes it.
+          DecodingSession::Options so;
+          so.masks = o.masks;
+          so.record = false;
+          so.cancel = o.cancel;
+          so.max_new_tokens = o.max_new_tokens > 0 ? o.max_new_tokens
+                                                   : tutorialMaxNewTokens(c, (int)piece.src.size());
+          DecodingSession s(m, piece.src, {}, so);
+          s.runToEnd();
+          piece.tgt = s.targetIds();
+        }
     } catch (const Error& err) {
       if (err.kind() != ErrorKind::BadInput) throw;
       skip(i, e.line, err.what());
       ++done;
       continue;
     }
-    const auto key = r.same_length_batches ? std::make_pair(p.src.size(), p.tgt.size())
-                                           : std::make_pair(size_t(0), size_t(0));
-    std::vector<Prepared>& q = queues[key];
-    q.push_back(std::move(p));
     ++done;
-    if ((int)q.size() >= o.batch) {
-      runBatch(q);
-      report();
+    for (Prepared& piece : pieces) {
+      const auto key = r.same_length_batches ? std::make_pair(piece.src.size(), piece.tgt.size())
+                                             : std::make_pair(size_t(0), size_t(0));
+      std::vector<Prepared>& q = queues[key];
+      q.push_back(std::move(piece));
+      if ((int)q.size() >= o.batch) {
+        runBatch(q);
+        report();
+      }
+      if (stopped) break;
     }
   }
   if (total == (int)corpus.entries.size()) badLinesBefore(std::numeric_limits<int>::max());
@@ -473,7 +518,7 @@ CorpusRunReport runCorpus(
 }  // namespace
 
 void addSentence(std::vector<AtlasHead>& heads, const std::vector<HeadStats>& stats, int sentence,
-                 int src_keys, int tgt_keys, int top_k) {
+                 int src_keys, int tgt_keys, int top_k, int chunk) {
   if (heads.empty())
     for (const HeadStats& h : stats) {
       AtlasHead a;
@@ -490,11 +535,40 @@ void addSentence(std::vector<AtlasHead>& heads, const std::vector<HeadStats>& st
     for (HeadStat st : kHeadStats) {
       const double v = headStatValue(stats[k], st);
       a.stats[size_t(st)].add(v);
-      a.extremes[size_t(st)].add(sentence, v);
+      a.extremes[size_t(st)].add(sentence, v, chunk);
     }
     a.keys.add(double(keySide(a.kind) == Side::Source ? src_keys : tgt_keys));
     a.rows.add(stats[k].rows);
   }
+}
+
+std::vector<std::vector<int>> cutIntoChunks(const ModelConfig& c, Side side,
+                                            const std::vector<int>& ids, int positions) {
+  if ((int)ids.size() <= positions) return {ids};
+  // The markers the encoding puts at the ends (Model::encodeSource, Model::encodeTarget).
+  size_t lead = 0, trail = 0;
+  if (side == Side::Source && c.src_bos_eos) {
+    lead = c.src_bos_id >= 0 && ids.front() == c.src_bos_id;
+    trail = c.src_eos_id >= 0 && ids.back() == c.src_eos_id && ids.size() > lead;
+  } else if (side == Side::Target) {
+    lead = c.bos_id >= 0 && ids.front() == c.bos_id;
+  }
+  const int room = positions - int(lead + trail);  // text tokens per chunk
+  if (room < 1)
+    throw Error(ErrorKind::BadInput, "the model's " + std::to_string(positions) +
+                                         " positions leave no room for text between the "
+                                         "markers: the line cannot be cut into chunks");
+  const auto first = ids.begin() + std::ptrdiff_t(lead), last = ids.end() - std::ptrdiff_t(trail);
+  std::vector<std::vector<int>> out;
+  for (auto at = first; at < last;) {
+    const auto to = at + std::min<std::ptrdiff_t>(room, last - at);
+    std::vector<int> chunk(ids.begin(), first);  // the leading markers
+    chunk.insert(chunk.end(), at, to);
+    chunk.insert(chunk.end(), last, ids.end());  // the trailing ones
+    out.push_back(std::move(chunk));
+    at = to;
+  }
+  return out;
 }
 
 Atlas buildAtlas(const Model& m, const Corpus& corpus, const AtlasOptions& options) {
@@ -509,7 +583,7 @@ Atlas buildAtlas(const Model& m, const Corpus& corpus, const AtlasOptions& optio
       runCorpus(m, corpus, options.run, needs, [&](const Trace& t, const std::vector<Prepared>& b) {
         for (size_t s = 0; s < b.size(); ++s)
           addSentence(atlas.heads, headStatistics(t, c, (int)s), b[s].sentence,
-                      (int)b[s].src.size(), (int)b[s].tgt.size(), options.top_k);
+                      (int)b[s].src.size(), (int)b[s].tgt.size(), options.top_k, b[s].chunk);
         return true;
       });
   atlas.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -558,6 +632,9 @@ std::string atlasJson(const Atlas& atlas, const Corpus& corpus, const HeadEmbedd
   j["same_length_batches"] = atlas.run.same_length_batches;
   j["seconds"] = atlas.seconds;
   j["skipped_count"] = atlas.run.skipped_count;
+  j["too_long"] = atlas.run.too_long;
+  j["cut_lines"] = atlas.run.cut_lines;
+  j["chunks"] = atlas.run.chunks;
   j["skipped"] = json::array();
   for (const SkippedSentence& s : atlas.run.skipped) {
     json o = {{"reason", s.reason}};
@@ -586,6 +663,7 @@ std::string atlasJson(const Atlas& atlas, const Corpus& corpus, const HeadEmbedd
         json items = json::array();
         for (const SentenceValue& v : list) {
           json item = sentence(v.sentence);
+          if (v.chunk >= 0) item["chunk"] = v.chunk + 1;
           item["value"] = number(v.value);
           items.push_back(item);
         }
@@ -611,13 +689,16 @@ std::string atlasJson(const Atlas& atlas, const Corpus& corpus, const HeadEmbedd
               {"explained_variance", {e.explained_variance[0], e.explained_variance[1]}},
               {"explained_ratio", {e.explained_ratio[0], e.explained_ratio[1]}},
               {"points", json::array()}};
-    for (const EmbeddingPoint& p : e.points)
-      o["points"].push_back({{"x", p.x},
-                             {"y", p.y},
-                             {"query", p.query},
-                             {"sentence", p.sentence},
-                             {"position", p.position},
-                             {"token", p.token}});
+    for (const EmbeddingPoint& p : e.points) {
+      json point = {{"x", p.x},
+                    {"y", p.y},
+                    {"query", p.query},
+                    {"sentence", p.sentence},
+                    {"position", p.position},
+                    {"token", p.token}};
+      if (p.chunk >= 0) point["chunk"] = p.chunk + 1;
+      o["points"].push_back(point);
+    }
     j["embedding"] = o;
   }
   return j.dump(1, ' ', false, json::error_handler_t::replace) + "\n";
@@ -669,6 +750,7 @@ HeadEmbedding headEmbedding(const Model& m, const Corpus& corpus, AttentionKind 
             EmbeddingPoint p;
             p.query = query;
             p.sentence = batch[b].sentence;
+            p.chunk = batch[b].chunk;
             p.position = position;
             p.token = token;
             out.points.push_back(std::move(p));

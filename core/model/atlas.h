@@ -100,18 +100,21 @@ struct Moments {
   double meanOrNaN() const;
 };
 
-// One sentence of the evidence: its index in Corpus::entries and its statistic.
+// One sentence of the evidence: its index in Corpus::entries and its statistic; for a line cut into
+// chunks (CorpusRun::chunk), which chunk.
 struct SentenceValue {
   int sentence = -1;
   double value = 0;
+  int chunk = -1;  // 0-based chunk of a line cut into chunks; −1: the whole line
 };
 
 // The k largest and k smallest of a stream of (sentence, value), kept in bounded heaps: O(k)
-// memory, O(log k) per value. Ties go to the earlier sentence. NaN values are not kept.
+// memory, O(log k) per value. Ties go to the earlier sentence (then the earlier chunk). NaN values
+// are not kept.
 class ExtremeValues {
  public:
   explicit ExtremeValues(int k = 5) : k_(k) {}
-  void add(int sentence, double value);
+  void add(int sentence, double value, int chunk = -1);
   std::vector<SentenceValue> top() const;     // largest first
   std::vector<SentenceValue> bottom() const;  // smallest first
 
@@ -138,9 +141,22 @@ struct AtlasHead {
 // Adds one sentence's head statistics (headStatistics' order, every head of every block) to
 // `heads`, which it creates at the first sentence: each statistic's moments and evidence, the
 // query rows, and the sentence's unpadded keys per side (src_keys, tgt_keys). top_k: the evidence
-// kept per end when the heads are created.
+// kept per end when the heads are created; chunk: which chunk of a line cut into chunks (−1: none).
 void addSentence(std::vector<AtlasHead>& heads, const std::vector<HeadStats>& stats, int sentence,
-                 int src_keys, int tgt_keys, int top_k);
+                 int src_keys, int tgt_keys, int top_k, int chunk = -1);
+
+// ---- lines longer than the context ----
+
+// The ids of one sequence longer than `positions`, cut into consecutive chunks of at most
+// `positions` tokens, no overlap, each run as a sequence of its own. What is cut is the text's
+// tokens between the markers the model's encoding adds (the source's src_bos_id … src_eos_id when
+// src_bos_eos is set, the decoder's start token bos_id): every chunk gets those markers again, so
+// that a chunk is exactly what its tokens typed as a line of their own encode to. All chunks hold
+// positions − markers text tokens but the last, which holds the rest. `side` is the side the ids
+// are of (Source: the encoder's input; Target: a decoder-only model's text). Ids that fit are
+// returned as they are (one chunk). Throws Error(BadInput) when the markers leave no room.
+std::vector<std::vector<int>> cutIntoChunks(const ModelConfig& config, Side side,
+                                            const std::vector<int>& ids, int positions);
 
 struct SkippedSentence {
   int sentence = -1;  // index in Corpus::entries (−1: a line that never became an entry)
@@ -150,8 +166,13 @@ struct SkippedSentence {
 
 // What running a corpus did: how many sentences went through the model, which were left out.
 struct CorpusRunReport {
-  int sentences = 0;                     // sentences that went through the model
-  int skipped_count = 0;                 // sentences and lines left out (below, the first few)
+  int sentences = 0;      // sequences that went through the model (each chunk of a
+                          // line cut into chunks counts)
+  int skipped_count = 0;  // sentences and lines left out (below, the first few)
+  int too_long = 0;   // of them: longer than the model's context (CorpusRun::chunk was off, or a
+                      // source–target pair, which is not cut)
+  int cut_lines = 0;  // lines cut into chunks (CorpusRun::chunk)
+  int chunks = 0;     // the chunks they made, each run as a sentence
   std::vector<SkippedSentence> skipped;  // at most CorpusRun::max_reported_skips, in line (or
                                          // corpus) order
   int batches = 0;
@@ -186,6 +207,13 @@ struct CorpusRun {
   // first; 0 = the tutorial's rule (tutorialMaxNewTokens), as attnviz-cli run.
   int max_new_tokens = 0;
   int max_reported_skips = 10;  // CorpusRunReport::skipped keeps the first ones
+  // A line longer than the model's context (Model::maxPositions) is skipped, or, with `chunk`, cut
+  // into consecutive chunks of at most the context (cutIntoChunks: by tokens, no overlap), each run
+  // as a sentence of its own. The context is the side the line's text goes to: the encoder's for
+  // an encoder-only model and for an encoder-decoder's source (each chunk then greedy-decodes its
+  // own target), the decoder's for a decoder-only model. A source–target pair is never cut (which
+  // words of the target go with each chunk is unknown): it is skipped, saying why.
+  bool chunk = false;
   // A batch whose pass would take more memory (Model::estimatePassBytes: the trace and the working
   // set) runs in halves; a sentence that alone would is skipped.
   uint64_t max_batch_bytes = uint64_t(1) << 30;
@@ -201,12 +229,12 @@ struct AtlasOptions {
 
 // Runs the corpus through the model and accumulates every head's statistics. A sentence that
 // cannot be encoded (an unknown word, empty after tokenizing), is longer than the model's
-// positions, or gives a target to a model without a decoder is skipped and reported
-// (CorpusRunReport::skipped) — never an error. A batch pads its sentences to the longest; the masks
-// hide the padding, so that every sentence's statistics are those of the sentence alone. Where they
-// cannot (a padding mask switched off or missing for a bidirectional stack), batches hold sentences
-// of one length. Throws Error(BadInput) when no sentence can be run, Error(Cancelled) when
-// cancelled.
+// positions (unless CorpusRun::chunk cuts it into chunks), or gives a target to a model without a
+// decoder is skipped and reported (CorpusRunReport::skipped) — never an error. A batch pads its
+// sentences to the longest; the masks hide the padding, so that every sentence's statistics are
+// those of the sentence alone. Where they cannot (a padding mask switched off or missing for a
+// bidirectional stack), batches hold sentences of one length. Throws Error(BadInput) when no
+// sentence can be run, Error(Cancelled) when cancelled.
 Atlas buildAtlas(const Model& model, const Corpus& corpus, const AtlasOptions& options = {});
 
 // The heads most like head `index` of the atlas over the corpus: headDistance between the heads'
@@ -231,7 +259,8 @@ struct EmbeddingPoint {
   double x = 0, y = 0;  // on the first and second principal component
   bool query = true;    // a query vector (else a key)
   int sentence = -1;    // index in Corpus::entries
-  int position = 0;     // the token's position in its sequence
+  int chunk = -1;       // the chunk of a line cut into chunks (CorpusRun::chunk); −1: none
+  int position = 0;     // the token's position in its sequence (the chunk's, for a chunk)
   std::string token;    // the token's text
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "base/error.h"
 #include "model/device_weights.h"
@@ -45,14 +46,16 @@ uint64_t Model::weightBytes() const {
   return dw_->bytes;
 }
 
-std::vector<int> Model::encodeSource(const std::string& sentence) const {
+std::vector<int> Model::encodeSource(const std::string& sentence, bool within_positions) const {
   const ModelConfig& c = config();
+  // No limit but the words of the text: a corpus line is at most kMaxCorpusBytes.
+  const int max_tokens = within_positions ? max_tokens_ : std::numeric_limits<int>::max() / 2;
   if (!c.hasEncoder())
     throw Error(ErrorKind::BadInput, std::string(modelClassName(c.model)) +
                                          " has no encoder: give the input as the target");
   if (model_->tokenizer) {  // the model's own tokenizer adds its markers itself
     std::vector<int> ids = model_->tokenizer->encodeSource(sentence);
-    if ((int)ids.size() > max_tokens_)
+    if ((int)ids.size() > max_tokens)
       throw Error(ErrorKind::BadInput, "the sentence is " + std::to_string(ids.size()) +
                                            " tokens long; the model takes at most " +
                                            std::to_string(max_tokens_));
@@ -60,11 +63,11 @@ std::vector<int> Model::encodeSource(const std::string& sentence) const {
   }
   const bool start = c.src_bos_eos && c.src_bos_id >= 0;  // T5 appends </s> only
   const int wrap = c.src_bos_eos ? (start ? 2 : 1) : 0;
-  std::vector<int> ids = src_vocab_.encode(sentence, max_tokens_ - wrap);
+  std::vector<int> ids = src_vocab_.encode(sentence, max_tokens - wrap);
   if (c.src_bos_eos) {
     if (start && ids.front() != c.src_bos_id) ids.insert(ids.begin(), c.src_bos_id);
     if (ids.back() != c.src_eos_id) ids.push_back(c.src_eos_id);
-    if ((int)ids.size() > max_tokens_)
+    if ((int)ids.size() > max_tokens)
       throw Error(ErrorKind::BadInput,
                   "the sentence with its start and end markers has " + std::to_string(ids.size()) +
                       " tokens; the model takes at most " + std::to_string(max_tokens_));
@@ -72,8 +75,9 @@ std::vector<int> Model::encodeSource(const std::string& sentence) const {
   return ids;
 }
 
-std::vector<int> Model::encodeTarget(const std::string& prefix) const {
+std::vector<int> Model::encodeTarget(const std::string& prefix, bool within_positions) const {
   const ModelConfig& c = config();
+  const int max_tokens = within_positions ? max_tokens_ : std::numeric_limits<int>::max() / 2;
   if (!c.hasDecoder())
     throw Error(ErrorKind::BadInput, std::string(modelClassName(c.model)) +
                                          " has no decoder: give the input as the source");
@@ -83,8 +87,8 @@ std::vector<int> Model::encodeTarget(const std::string& prefix) const {
   if (!blank) {
     std::vector<int> words = model_->tokenizer
                                  ? model_->tokenizer->encodeTarget(prefix)
-                                 : tgt_vocab_.encode(prefix, max_tokens_ - (int)ids.size());
-    if ((int)(ids.size() + words.size()) > max_tokens_)
+                                 : tgt_vocab_.encode(prefix, max_tokens - (int)ids.size());
+    if ((int)(ids.size() + words.size()) > max_tokens)
       throw Error(ErrorKind::BadInput, "the prefix is " + std::to_string(words.size()) +
                                            " tokens long; the model takes at most " +
                                            std::to_string(max_tokens_ - (int)ids.size()) +

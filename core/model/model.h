@@ -126,9 +126,10 @@ class Model {
   std::string limitReason() const;
 
   // Text → ids. The source is wrapped in BOS … EOS when the config says so; the target starts
-  // with the start token (when the model has one). Throw Error(BadInput).
-  std::vector<int> encodeSource(const std::string& sentence) const;
-  std::vector<int> encodeTarget(const std::string& prefix) const;
+  // with the start token (when the model has one). Throw Error(BadInput), also for text longer
+  // than maxPositions() unless `within_positions` is false (the atlas cuts such lines itself).
+  std::vector<int> encodeSource(const std::string& sentence, bool within_positions = true) const;
+  std::vector<int> encodeTarget(const std::string& prefix, bool within_positions = true) const;
 
   // A teacher-forced pass of the whole model over a padded batch.
   Trace forward(const Inputs& inputs, const ForwardOptions& options = {}) const;
