@@ -2,7 +2,7 @@
 // head statistic's mean ± standard deviation over the sentences, as a table; with --json
 // everything (counts, the sentences where each statistic is largest and smallest); --like ranks
 // the heads most like one, --embed projects one head's queries and keys on their top two principal
-// components. Progress goes to stderr.
+// components; --chunk cuts lines longer than the context into chunks. Progress goes to stderr.
 #include <unistd.h>
 
 #include <cmath>
@@ -26,7 +26,7 @@ namespace {
 struct AtlasArgs {
   ModelArgs model;
   std::string corpus, task, json, like, embed;
-  bool examples = false, held_out = false;
+  bool examples = false, held_out = false, chunk = false;
   int batch = 16, limit = 0, top_k = 5, max_new_tokens = 0, max_points = 4000;
 };
 
@@ -111,6 +111,7 @@ int runAtlas(const AtlasArgs& a) {
   run.batch = a.batch;
   run.limit = a.limit;
   run.max_new_tokens = a.max_new_tokens;
+  run.chunk = a.chunk;
   AtlasOptions o;
   o.run = run;
   o.run.progress = progressPrinter("atlas");
@@ -127,6 +128,13 @@ int runAtlas(const AtlasArgs& a) {
                     : "")
             << ", " << std::fixed << std::setprecision(2) << atlas.seconds << " s on "
             << m.backend().description() << "\n";
+  if (atlas.run.cut_lines > 0)
+    std::cout << "cut into chunks: " << atlas.run.cut_lines << " lines longer than the model's "
+              << m.maxPositions() << " positions, into " << atlas.run.chunks
+              << " chunks (each counted as a sentence)\n";
+  if (atlas.run.too_long > 0 && !a.chunk)
+    std::cout << "too long: " << atlas.run.too_long << " lines longer than the model's "
+              << m.maxPositions() << " positions were skipped (--chunk cuts them into chunks)\n";
   if (atlas.run.skipped_count > 0) {
     std::cout << "skipped: " << atlas.run.skipped_count << " lines or sentences";
     if (atlas.run.skipped_count > (int)atlas.run.skipped.size())
@@ -262,6 +270,12 @@ Command addAtlasCommand(CLI::App& cli) {
                   "(default: the tutorial's rule, as run)")
       ->check(CLI::Range(1, ConfigLimits::kMaxLen))
       ->type_name("N");
+  cmd->add_flag("--chunk", a->chunk,
+                "cut a line longer than the model's context into consecutive chunks of at most "
+                "the context, by tokens, no overlap, each run as a sentence (the start and end "
+                "markers around each); without it such a line is skipped. An encoder-decoder's "
+                "context is its source: each chunk decodes its own target; a source<TAB>target "
+                "pair is never cut");
   cmd->add_option("--like", a->like,
                   "list the 10 heads most like this one over the corpus (layer and head from 1)")
       ->type_name("KIND:LAYER:HEAD");

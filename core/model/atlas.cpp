@@ -426,7 +426,7 @@ CorpusRunReport runCorpus(
         ++r.too_long;
         skip(i, e.line,
              "the target is " + std::to_string(p.tgt.size()) + " tokens" + limit +
-                 " (a target is not cut into chunks)");
+                 "; a target is not cut into chunks");
         ++done;
         continue;
       }
@@ -435,11 +435,11 @@ CorpusRunReport runCorpus(
           ++r.too_long;
           skip(i, e.line,
                std::to_string(text.size()) + " tokens" + limit +
-                   (!o.chunk ? std::string(" (such a line can be cut into chunks)")
-                             : std::string(" (a source–target pair is not cut into chunks: which "
-                                           "words of the target go with each chunk is unknown; "
+                   (!o.chunk ? std::string("; such a line can be cut into chunks")
+                             : std::string("; a source–target pair is not cut into chunks (which "
+                                           "words of the target go with each chunk is unknown): "
                                            "give the source alone to have each chunk "
-                                           "translated)")));
+                                           "translated")));
           ++done;
           continue;
         }
