@@ -5,6 +5,7 @@
 // Attention view and an evidence sentence becoming the input of every view; Cancel; the messages
 // for a bad corpus file; the exports (PNG, SVG, PDF, CSV) read back; screenshots of the view on the
 // bundled models (build/screenshots).
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
@@ -422,6 +423,81 @@ class AtlasViewTest : public QObject {
     QVERIFY(v->result().atlas == nullptr);
     QVERIFY(v->runButton()->isEnabled());
     QVERIFY2(v->statusText().contains(QStringLiteral("ancel")), qPrintable(v->statusText()));
+  }
+
+  // A line longer than the model's context (the reorder model's 128 positions; 300 words): with
+  // Cut long lines off the summary says it was skipped and names the option; on, how many lines
+  // were cut into how many chunks, the atlas is buildAtlas's with CorpusRun::chunk, and the
+  // evidence names the chunk (and does not open the too-long line as the input).
+  void longLinesSkippedOrCut() {
+    auto w = atlasWindow(QStringLiteral("reorder"));
+    AtlasView* v = atlasView(*w);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("long-line.txt"));
+    QVERIFY(writeText(path, "the dog sees a cat\n" + QByteArray("the big dog ").repeated(100) +
+                                "\na small cat\n"));
+    QVERIFY(!v->chunkBox()->isChecked());
+    QVERIFY(v->chunkBox()->toolTip().contains(QStringLiteral("context")));
+    v->setCorpusFile(path);
+    QVERIFY(runAndWait(*w));
+    const CorpusRunReport& off = v->result().atlas->run;
+    QCOMPARE(off.sentences, 2);
+    QCOMPARE(off.too_long, 1);
+    QCOMPARE(off.cut_lines, 0);
+    QVERIFY2(v->statusText().contains(QStringLiteral("2 sentences through the model in 1 batches")),
+             qPrintable(v->statusText()));
+    QVERIFY2(v->statusText().contains(QStringLiteral(
+                 "1 line longer than the model's context of 128 tokens skipped: Cut long lines "
+                 "runs them in chunks.")),
+             qPrintable(v->statusText()));
+    QVERIFY(!v->statusText().contains(QStringLiteral("tokens cut into")));
+
+    v->chunkBox()->setChecked(true);
+    QVERIFY(runAndWait(*w));
+    const Atlas& shown = *v->result().atlas;
+    QCOMPARE(shown.run.sentences, 5);  // 2 short lines and 128 + 128 + 44 tokens
+    QCOMPARE(shown.run.cut_lines, 1);
+    QCOMPARE(shown.run.chunks, 3);
+    QCOMPARE(shown.run.too_long, 0);
+    QCOMPARE(shown.run.skipped_count, 0);
+    const QString text = v->statusText();
+    QVERIFY2(text.contains(QStringLiteral("5 sentences through the model")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("1 line longer than the model's context of 128 tokens "
+                                          "cut into 3 chunks, each run as a sentence.")),
+             qPrintable(text));
+    QVERIFY2(!text.contains(QStringLiteral("skipped")), qPrintable(text));
+    // The numbers are the core's, called with the option.
+    AtlasOptions o;
+    o.run.masks = w->engine()->masks();
+    o.run.max_new_tokens = w->engine()->maxNewTokens();
+    o.run.chunk = true;
+    const Corpus corpus = readCorpusFile(path.toStdString());
+    const Atlas direct = buildAtlas(*w->engine()->model(), corpus, o);
+    QCOMPARE(shown.heads.size(), direct.heads.size());
+    for (size_t h = 0; h < direct.heads.size(); ++h)
+      for (HeadStat st : kHeadStats) {
+        QCOMPARE(shown.heads[h].stat(st).count, direct.heads[h].stat(st).count);
+        QCOMPARE(shown.heads[h].stat(st).mean, direct.heads[h].stat(st).mean);
+      }
+    // The evidence of a head where a chunk is among the top sentences: "[chunk k]", not opened.
+    bool found = false;
+    for (size_t h = 0; h < shown.heads.size() && !found; ++h) {
+      const std::vector<SentenceValue> top =
+          shown.heads[h].extremes[size_t(HeadStat::Entropy)].top();
+      if (top.empty() || top[0].chunk < 0) continue;
+      found = true;
+      selectHead(*w, shown.heads[h]);
+      v->setEvidenceStat(int(HeadStat::Entropy));
+      settle(*w);
+      QListWidgetItem* first = v->topList()->item(0);
+      QVERIFY(first);
+      QVERIFY2(first->text().contains(QStringLiteral("[chunk %1]").arg(top[0].chunk + 1)),
+               qPrintable(first->text()));
+      QCOMPARE(first->data(Qt::UserRole).toInt(), -1);
+      QVERIFY2(first->toolTip().contains(QStringLiteral("Line 2 of the corpus, chunk")),
+               qPrintable(first->toolTip()));
+    }
+    QVERIFY(found);  // the long line's chunks have the most tokens: the largest entropy
   }
 
   // A corpus file that cannot be run says why, in the core's words, and leaves no atlas.

@@ -1,5 +1,6 @@
 #include "views/atlas/atlas_view.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
@@ -80,6 +81,14 @@ AtlasView::AtlasView(AppState* state, QWidget* parent)
   batch_->setValue(16);
   batch_->setToolTip(tr("Sentences per forward pass: memory holds one batch's attention"));
   bar->addWidget(batch_);
+  chunk_ = new QCheckBox(tr("Cut long lines"), this);
+  chunk_->setToolTip(
+      tr("A line longer than the model's context is cut into consecutive chunks of at most the "
+         "context, by tokens, without overlap; each chunk runs as a sentence of its own, with the "
+         "start and end markers around it. Off: such a line is skipped.\nAn encoder-decoder's "
+         "context is its source: each chunk is translated on its own; a source–target pair is "
+         "never cut."));
+  bar->addWidget(chunk_);
   run_ = new QPushButton(tr("Run the corpus"), this);
   bar->addWidget(run_);
   cancel_ = new QPushButton(tr("Cancel"), this);
@@ -407,6 +416,7 @@ bool AtlasView::runAtlas() {
   options.run.batch = batch_->value();
   options.run.masks = engine->masks();
   options.run.max_new_tokens = engine->maxNewTokens();
+  options.run.chunk = chunk_->isChecked();
   const Model* built_on = engine->model();
   // The scores of an earlier run on this model, when its heads are the same (they are per model).
   std::shared_ptr<const AtlasScores> scores =
@@ -445,6 +455,8 @@ bool AtlasView::runAtlas() {
                   : std::make_shared<const AtlasScores>(atlasScores(model, *atlas, &cancel));
           result.corpus = std::make_shared<const Corpus>(std::move(corpus));
           result.atlas = std::move(atlas);
+          result.chunk = run.run.chunk;
+          result.positions = model.maxPositions();
         } catch (const Error& e) {
           if (e.kind() == ErrorKind::Cancelled) throw;
           error = messageSentence(e.what());
@@ -465,6 +477,21 @@ bool AtlasView::runAtlas() {
                                .arg(result_.atlas->seconds < 1
                                         ? tr("%1 ms").arg(num(1000 * result_.atlas->seconds, 0))
                                         : tr("%1 s").arg(num(result_.atlas->seconds, 1)));
+            // Lines longer than the context: cut (the option on) or skipped, naming the option.
+            auto lines = [this](int n) { return n == 1 ? tr("1 line") : tr("%1 lines").arg(n); };
+            if (r.cut_lines > 0)
+              text += QLatin1Char(' ') +
+                      tr("%1 longer than the model's context of %2 tokens cut into %3 chunks, "
+                         "each run as a sentence.")
+                          .arg(lines(r.cut_lines))
+                          .arg(result_.positions)
+                          .arg(r.chunks);
+            if (r.too_long > 0 && !result_.chunk)
+              text += QLatin1Char(' ') +
+                      tr("%1 longer than the model's context of %2 tokens skipped: Cut long "
+                         "lines runs them in chunks.")
+                          .arg(lines(r.too_long))
+                          .arg(result_.positions);
             if (r.skipped_count > 0) {
               QStringList first;
               for (const SkippedSentence& s : r.skipped)
@@ -633,10 +660,17 @@ void AtlasView::fillEvidence() {
       const CorpusEntry& e = result_.corpus->entries.at(size_t(v.sentence));
       QString text = QString::fromStdString(e.src);
       if (e.has_tgt) text += QStringLiteral("  →  ") + QString::fromStdString(e.tgt);
+      if (v.chunk >= 0) text = tr("[chunk %1] %2").arg(v.chunk + 1).arg(text);
       auto* item = new QListWidgetItem(QStringLiteral("%1   %2").arg(num(v.value, 3), text), list);
-      item->setData(Qt::UserRole, v.sentence);
-      item->setToolTip(e.line > 0 ? tr("Line %1 of the corpus").arg(e.line)
-                                  : tr("Sentence %1 of the corpus").arg(v.sentence + 1));
+      // A chunk's line is longer than the model's context: it cannot become the input.
+      item->setData(Qt::UserRole, v.chunk >= 0 ? -1 : v.sentence);
+      QString where = e.line > 0 ? tr("Line %1 of the corpus").arg(e.line)
+                                 : tr("Sentence %1 of the corpus").arg(v.sentence + 1);
+      if (v.chunk >= 0)
+        where += tr(", chunk %1 (the line is longer than the model's context: it runs in chunks "
+                    "and cannot be opened as the input)")
+                     .arg(v.chunk + 1);
+      item->setToolTip(where);
     }
   };
   fill(top_, ex.top());
@@ -661,6 +695,7 @@ bool AtlasView::projectSelected() {
   options.run.batch = batch_->value();
   options.run.masks = engine->masks();
   options.run.max_new_tokens = engine->maxNewTokens();
+  options.run.chunk = result_.chunk;  // the sentences the atlas ran
   const bool started = engine->runProgressTask(
       tr("Queries and keys"), [=, this](const Model& model, const std::atomic<bool>& cancel,
                                         const Engine::TaskProgress& progress) {
@@ -693,7 +728,8 @@ bool AtlasView::projectSelected() {
             p.tip = tr("%1 “%2”\nsentence %3, position %4")
                         .arg(e.query ? tr("Query") : tr("Key"))
                         .arg(QString::fromStdString(e.token))
-                        .arg(e.sentence + 1)
+                        .arg(e.chunk >= 0 ? tr("%1 (chunk %2)").arg(e.sentence + 1).arg(e.chunk + 1)
+                                          : QString::number(e.sentence + 1))
                         .arg(e.position);
             points.push_back(p);
           }

@@ -23,6 +23,7 @@
 #include "views/view.h"
 #include "widgets/scatter_plot.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QListWidget;
@@ -41,6 +42,8 @@ struct AtlasResult {
   std::shared_ptr<const Corpus> corpus;
   std::shared_ptr<const Atlas> atlas;
   std::shared_ptr<const AtlasScores> scores;
+  bool chunk = false;  // lines longer than the context were cut into chunks (CorpusRun::chunk)
+  int positions = 0;   // the model's context (Model::maxPositions)
 };
 
 class AtlasView : public View {
@@ -102,6 +105,8 @@ class AtlasView : public View {
   QProgressBar* progressBar() const { return progress_; }
   QPushButton* runButton() const { return run_; }
   QPushButton* cancelButton() const { return cancel_; }
+  // "Cut long lines": lines longer than the model's context run in chunks (CorpusRun::chunk).
+  QCheckBox* chunkBox() const { return chunk_; }
 
  protected:
   void refresh() override;
@@ -122,6 +127,7 @@ class AtlasView : public View {
   QComboBox* source_;
   QPushButton* open_file_;
   QSpinBox* batch_;
+  QCheckBox* chunk_;
   QPushButton* run_;
   QPushButton* cancel_;
   QProgressBar* progress_;
