@@ -585,6 +585,26 @@ class TestAtlas : public QObject {
             ++chunk_items;
           }
     QVERIFY(chunk_items > 0);
+    // The query–key embedding runs the same chunks: each chunk's queries and keys (text tokens and
+    // markers), named by line and chunk.
+    HeadEmbeddingOptions eo;
+    eo.run = o.run;
+    eo.max_points = 100000;
+    const AtlasHead& h0 = a.heads[0];
+    const HeadEmbedding emb = headEmbedding(m, whole, h0.kind, h0.layer, h0.head, eo);
+    QCOMPARE(emb.sentences, chunks + 2);
+    QCOMPARE(emb.run.chunks, chunks);
+    std::set<int> chunk_ids;
+    int chunk_points = 0;
+    for (const EmbeddingPoint& p : emb.points)
+      if (p.chunk >= 0) {
+        QCOMPARE(p.sentence, 1);
+        QVERIFY(p.position < m.maxPositions());
+        chunk_ids.insert(p.chunk);
+        ++chunk_points;
+      }
+    QCOMPARE((int)chunk_ids.size(), chunks);
+    QCOMPARE(chunk_points, 2 * (words + chunks * markers));
 
     // Without the option the line is skipped as too long, saying that it could be cut.
     o.run.chunk = false;

@@ -447,9 +447,7 @@ CorpusRunReport runCorpus(
         ++r.cut_lines;
         r.chunks += (int)cut.size();
         for (size_t k = 0; k < cut.size(); ++k) {
-          Prepared piece;
-          piece.sentence = i;
-          piece.line = e.line;
+          Prepared piece = p;  // the other side as it is (the decoder's start token alone)
           piece.chunk = (int)k;
           (text_side == Side::Source ? piece.src : piece.tgt) = cut[k];
           pieces.push_back(std::move(piece));
