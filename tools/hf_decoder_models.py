@@ -1,7 +1,7 @@
 """Small PyTorch GPT-2, BERT and Llama models for attnviz's parity tests, written after Hugging Face
 transformers' modeling_gpt2.py (GPT2LMHeadModel), modeling_bert.py (BertForMaskedLM) and
 modeling_llama.py (LlamaForCausalLM), modeling_qwen2.py (Qwen2ForCausalLM) and modeling_qwen3.py
-(Qwen3ForCausalLM), modeling_mistral.py, modeling_gemma.py, modeling_gpt_neo.py, modeling_gpt_neox.py,
+(Qwen3ForCausalLM), modeling_mistral.py, modeling_gemma.py, modeling_phi3.py, modeling_gpt_neo.py, modeling_gpt_neox.py,
 modeling_opt.py, modeling_roberta.py and
 modeling_distilbert.py: the same module structure, hence the same state_dict names
 (GPT-2's Conv1D weights stored [in, out]), and the same numerics in eager mode. Debian ships no
@@ -18,6 +18,8 @@ transformers; these classes are what tests/test_tutorials.cpp compares with.
     Qwen3(cfg)  Llama's cfg: each head's q and k RMS-normalised (q_norm, k_norm) before the rotation
     Mistral(cfg)  Llama's blocks, no sliding window (sliding_window null)
     Gemma(cfg)  Llama's cfg: RMSNorms × (1 + weight), embeddings × √hidden_size, a tanh-GELU gate
+    Phi3(cfg)   modeling_phi3.py: Llama's cfg with fused qkv_proj and gate_up_proj, rotary on the first
+                partial_rotary_factor of each head, a sliding window of sliding_window keys
     GptNeo(cfg) modeling_gpt_neo.py: GPT-2's blocks with separate q/k/v, unscaled scores, global and
                 local (window_size) layers
     GptNeoX(cfg) modeling_gpt_neox.py: fused per-head query_key_value, rotary on the first rotary_pct of
@@ -602,6 +604,126 @@ class Gemma(Llama):
                   "hidden_activation": "gelu_pytorch_tanh", "rope_scaling": None,
                   "attention_bias": False, "attention_dropout": 0.0, "pad_token_id": 0,
                   "bos_token_id": 2, "eos_token_id": 1})
+        return c
+
+
+# ---- Phi-3 ----
+def _sliding(T, window, device=None):
+    """The causal mask with, when `window` is set, every key window or more positions back masked
+    too (the sliding window of modeling_mistral.py / modeling_phi3.py: a query sees its last
+    `window` keys)."""
+    masked = _causal(T, device)
+    if window:
+        i = torch.arange(T, device=device)
+        masked = masked | (i[None, :] <= i[:, None] - window).view(1, 1, T, T)
+    return masked
+
+
+def _rotate_first(x, cos, sin):
+    """Rotary positions on the first cos.shape[-1] dimensions of each head; the rest unturned."""
+    r = cos.shape[-1]
+    x_rot, x_pass = x[..., :r], x[..., r:]
+    return torch.cat([x_rot * cos + _rotate_half(x_rot) * sin, x_pass], dim=-1)
+
+
+class _Phi3Attention(nn.Module):
+    """Phi3Attention: one qkv_proj whose output is the queries (heads x head_dim), then the keys and
+    the values (num_key_value_heads x head_dim each); o_proj; no biases."""
+
+    def __init__(self, c):
+        super().__init__()
+        H = c["hidden_size"]
+        self.n, self.nkv = c["num_attention_heads"], c["num_key_value_heads"]
+        self.hd = _head_dim(c)
+        self.window = c.get("sliding_window")
+        self.qkv_proj = nn.Linear(H, (self.n + 2 * self.nkv) * self.hd, bias=False)
+        self.o_proj = nn.Linear(self.n * self.hd, H, bias=False)
+
+    def forward(self, x, cos, sin):
+        B, T, _ = x.shape
+        qkv = self.qkv_proj(x)
+        nq, nk = self.n * self.hd, self.nkv * self.hd
+        q = qkv[..., :nq].view(B, T, self.n, self.hd).transpose(1, 2)
+        k = qkv[..., nq:nq + nk].view(B, T, self.nkv, self.hd).transpose(1, 2)
+        v = qkv[..., nq + nk:].view(B, T, self.nkv, self.hd).transpose(1, 2)
+        q, k = _rotate_first(q, cos, sin), _rotate_first(k, cos, sin)
+        rep = self.n // self.nkv
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        w = torch.matmul(q, k.transpose(2, 3)) * self.hd ** -0.5
+        masked = _sliding(T, self.window, w.device)
+        probs = F.softmax(w + masked * torch.finfo(w.dtype).min, dim=-1, dtype=torch.float32)
+        _record(self, w, masked, probs)
+        return self.o_proj(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, -1))
+
+
+class _Phi3Mlp(nn.Module):
+    """Phi3MLP: gate_up_proj's output split in halves, gate first: down(up * silu(gate))."""
+
+    def __init__(self, c):
+        super().__init__()
+        H, I = c["hidden_size"], c["intermediate_size"]
+        self.gate_up_proj = nn.Linear(H, 2 * I, bias=False)
+        self.down_proj = nn.Linear(I, H, bias=False)
+
+    def forward(self, x):
+        gate, up = self.gate_up_proj(x).chunk(2, dim=-1)
+        return self.down_proj(up * F.silu(gate))
+
+
+class _Phi3Layer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.self_attn = _Phi3Attention(c)
+        self.mlp = _Phi3Mlp(c)
+        self.input_layernorm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        self.post_attention_layernorm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
+
+    def forward(self, x, cos, sin):
+        h = x + self.self_attn(self.input_layernorm(x), cos, sin)
+        return h + self.mlp(self.post_attention_layernorm(h))
+
+
+class Phi3(_CausalLM):
+    """Phi3ForCausalLM (modeling_phi3.py): Llama's pre-RMSNorm blocks with q/k/v fused (qkv_proj)
+    and gate/up fused (gate_up_proj), rotary positions on each head's first
+    int(head_dim * partial_rotary_factor) dimensions (PhiRotaryEmbedding), a sliding window of
+    sliding_window keys. cfg: Llama's plus partial_rotary_factor and sliding_window."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        self.model = nn.Module()
+        self.model.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
+        self.model.layers = nn.ModuleList([_Phi3Layer(c) for _ in range(c["num_hidden_layers"])])
+        self.model.norm = _LlamaRMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
+        if c["tie_word_embeddings"]:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def _run(self, idx):
+        T = idx.shape[1]
+        rd = int(_head_dim(self.c) * self.c.get("partial_rotary_factor", 1.0))
+        inv_freq = 1.0 / (self.c["rope_theta"] ** (torch.arange(0, rd, 2, dtype=torch.int64).float() / rd))
+        freqs = torch.outer(torch.arange(T).float(), inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        h = self.model.embed_tokens(idx)
+        for layer in self.model.layers:
+            h = layer(h, cos, sin)
+        hidden = self.model.norm(h)
+        return hidden, self.lm_head(hidden)
+
+    def attention_layers(self):
+        return [layer.self_attn for layer in self.model.layers]
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "phi3", "architectures": ["Phi3ForCausalLM"], "hidden_act": "silu",
+                  "rope_scaling": None, "original_max_position_embeddings": c["max_position_embeddings"],
+                  "attention_bias": False, "attention_dropout": 0.0, "resid_pdrop": 0.0,
+                  "embd_pdrop": 0.0, "initializer_range": 0.02, "use_cache": True,
+                  "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 2})
         return c
 
 

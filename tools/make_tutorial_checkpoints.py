@@ -329,6 +329,17 @@ def hf_gemma(out, case):
                             37, [1, 9, 30])
 
 
+# Phi-3's own traits: grouped-query heads in the fused qkv_proj, rotary on 6 of each head's 8
+# dimensions (partial_rotary_factor as Phi-4-mini's), an untied lm_head, a sliding window that holds
+# every test input (longer inputs are refused, not run as causal attention).
+PHI3_TEST = dict(LLAMA_TEST, rope_theta=10000.0, partial_rotary_factor=0.75, sliding_window=16,
+                 tie_word_embeddings=False)
+
+
+def hf_phi3(out, case):
+    return _hf_decoder_case(out, case, hf.Phi3, PHI3_TEST, 41, [1, 26, 8])
+
+
 # GPT-Neo as TinyStories-1M's config.json has it (global and local layers alternating), small: the
 # window (16 keys) holds every test input, so local and global layers mask alike.
 GPT_NEO_TEST = {"vocab_size": 47, "hidden_size": 32, "num_layers": 2, "num_heads": 4,
@@ -448,6 +459,8 @@ def main():
         ("hf_mistral", hf_mistral, "save_pretrained folder (model.safetensors, untied)", "hf-mistral",
          {}, [], []),
         ("hf_gemma", hf_gemma, "save_pretrained folder (model.safetensors, tied)", "hf-gemma", {}, [], []),
+        ("hf_phi3", hf_phi3, "save_pretrained folder (model.safetensors, untied)", "hf-phi3", {}, [],
+         []),
         ("hf_qwen3", hf_qwen3, "save_pretrained folder (model.safetensors, tied)", "hf-qwen3", {}, [],
          []),
         ("hf_gpt_neo", hf_gpt_neo, "save_pretrained folder (model.safetensors, tied)", "hf-gpt-neo",

@@ -289,8 +289,10 @@ std::vector<int> targetIds(const Model& m, const InputArgs& a) {
   // A decoder-only model's prompt: cut to the model's positions only when asked.
   const Prompt p = a.tgt_ids ? cropPrompt(m, std::move(tgt)) : encodePrompt(m, *a.tgt);
   if (p.cropped()) {
+    // The limit's reason: the model's max_len, or a window attnviz does not reproduce beyond it.
+    const std::string why = m.limitReason() == " (max_len)" ? " (its max_len)" : m.limitReason();
     const std::string sizes = std::to_string(p.tokens) + " tokens long; the model takes " +
-                              std::to_string(m.maxPositions()) + " positions (its max_len)";
+                              std::to_string(m.maxPositions()) + " positions" + why;
     if (!a.crop)
       throw Error(ErrorKind::BadInput, "the prompt is " + sizes + ": --crop keeps the last " +
                                            std::to_string(p.kept) +

@@ -556,6 +556,7 @@ ArchSpec llamaLayout(const char* family, const char* model, const char* title, c
             {"bos_token_id", "bos_id"},
             {"eos_token_id", "eos_id"},
             {"rope_scaling", "", ArgKind::Refused},
+            {"partial_rotary_factor", "", ArgKind::Refused, "1.0"},
             {"tie_word_embeddings", "", ArgKind::Bool}};
   return a;
 }
@@ -800,6 +801,38 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     add(a.args, std::vector<ArgKey>{{"sliding_window", "", ArgKind::Refused}});
     huggingFace(a, "mistral", {"MistralForCausalLM", "MistralModel"},
                 HfTokenizer::SentencePieceOrJson);
+    t.push_back(a);
+  }
+  {
+    // modeling_phi3.py (Phi3ForCausalLM: Phi-3, Phi-4): Llama's blocks with q, k and v fused in
+    // qkv_proj (the query rows, then the key rows, then the value rows: n_kv_heads of them) and
+    // gate and up fused in gate_up_proj ([gate; up]); rotary positions on each head's first
+    // int(head_dim · partial_rotary_factor) dimensions; attention over the last sliding_window keys
+    // when config.json gives one (Phi-3-mini-4k's 2047): for inputs up to that many tokens the
+    // window is the causal mask, and attnviz runs only those (local_window). Any rope_scaling
+    // (Phi-3.5's and Phi-4-mini's "longrope", older "su") is refused.
+    ArchSpec a =
+        llamaLayout("hf-phi3", "Phi3ForCausalLM", "Hugging Face Phi3ForCausalLM (Phi-3, Phi-4)",
+                    "Hugging Face transformers' modeling_phi3.py");
+    a.defaults.layer_norm_eps = 1e-5f;  // Phi3Config's rms_norm_eps
+    const std::string l = "layers.{N}.";
+    Names names;  // Llama's, with q/k/v and gate/up each one tensor, in the same places
+    for (const TensorName& n : a.names) {
+      if (n.role == Role::AttnQ)
+        names.push_back(mod(kDec, Role::AttnQkv, l + "self_attn.qkv_proj"));
+      else if (n.role == Role::FfnGate)
+        names.push_back(mod(kDec, Role::FfnUp, l + "mlp.gate_up_proj", kGateUpFused));
+      else if (n.role != Role::AttnK && n.role != Role::AttnV && n.role != Role::FfnUp)
+        names.push_back(n);
+    }
+    a.names = names;
+    for (ArgKey& k : a.args)
+      if (k.key == "partial_rotary_factor")
+        k = {"partial_rotary_factor", "rotary_pct", ArgKind::Number};
+    add(a.args, std::vector<ArgKey>{{"sliding_window", "local_window"},
+                                    {"original_max_position_embeddings", "", ArgKind::Ignored},
+                                    {"attention_bias", "", ArgKind::Bool}});
+    huggingFace(a, "phi3", {"Phi3ForCausalLM", "Phi3Model"}, HfTokenizer::SentencePieceOrJson);
     t.push_back(a);
   }
   {

@@ -100,6 +100,8 @@ constexpr unsigned kBatchFirst = 1u << 6;    // PosTable stored [1, max_len, d]
 constexpr unsigned kFromMap = 1u << 7;       // named by the user's names map: must be there
 constexpr unsigned kGainPlusOne = 1u << 8;   // a norm's gain stored as w, applied as 1 + w (Gemma)
 constexpr unsigned kQkvPerHead = 1u << 9;    // a fused QKV's rows per head: [H, 3, d_k] (GPT-NeoX)
+// ffn_up stored fused [2·d_ff, d]: the gate's rows, then up's (Phi-3's gate_up_proj).
+constexpr unsigned kGateUpFused = 1u << 10;
 
 // One spelling of a role: the weight's name pattern and the bias's ("" = none by this spelling).
 // In a pattern, {N} is the layer and {M} the head (a module per head: stacked into one

@@ -74,6 +74,7 @@ std::string flagsText(const TensorName& t) {
   if (t.flags & kBiasOptional) add("bias when present");
   if (t.flags & kBiasRow) add("bias stored [1, out]");
   if (t.flags & kQkvPerHead) add("rows per head: [heads, 3, d_k]");
+  if (t.flags & kGateUpFused) add("[gate; up] rows: [2·d_ff, d]");
   if (t.flags & kSeqFirst) add("[max_len, 1, d]");
   if (t.flags & kBatchFirst) add("[1, max_len, d]");
   return s.empty() ? s : s + ")";

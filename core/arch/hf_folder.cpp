@@ -516,8 +516,18 @@ ModelConfig configFromHf(const json& hf, const std::string& folder,
 }
 
 json hfWithRopeTheta(const json& hf, const std::string& where) {
-  if (!hf.is_object() || !hf.contains("rope_parameters") || hf["rope_parameters"].is_null())
-    return hf;
+  if (!hf.is_object()) return hf;
+  // rope_scaling (transformers 4's spelling): any scaling is a rotary embedding attnviz does not
+  // compute (Llama 3's "llama3", Phi-3's "longrope" / "su", "linear", "dynamic", "yarn"); its
+  // type named, as the whole object is often too long to show.
+  if (hf.contains("rope_scaling") && hf["rope_scaling"].is_object())
+    for (const char* key : {"rope_type", "type"})
+      if (hf["rope_scaling"].contains(key))
+        refuse(where, std::string("\"rope_scaling\" has ") + key + " " +
+                          clipForMessage(hf["rope_scaling"][key].dump(), 40) +
+                          ": attnviz reproduces only the unscaled rotary embedding "
+                          "(rope_scaling null)");
+  if (!hf.contains("rope_parameters") || hf["rope_parameters"].is_null()) return hf;
   const json& rope = hf["rope_parameters"];
   if (!rope.is_object())
     refuse(where, "\"rope_parameters\" is " + clipForMessage(rope.dump(), 40) +
@@ -530,13 +540,19 @@ json hfWithRopeTheta(const json& hf, const std::string& where) {
                         ": attnviz reproduces only the default rotary embedding (rope_type "
                         "\"default\")");
   for (const auto& [key, value] : rope.items())
-    if (key != "rope_type" && key != "type" && key != "rope_theta")
+    if (key != "rope_type" && key != "type" && key != "rope_theta" &&
+        key != "partial_rotary_factor")
       refuse(where, "\"rope_parameters\" has \"" + clipForMessage(key, 40) + "\" " +
                         clipForMessage(value.dump(), 40) +
-                        ": attnviz reproduces only the default rotary embedding (rope_type and "
-                        "rope_theta)");
+                        ": attnviz reproduces only the default rotary embedding (rope_type, "
+                        "rope_theta and partial_rotary_factor)");
   json out = hf;
-  if (rope.contains("rope_theta")) out["rope_theta"] = rope["rope_theta"];
+  // Copied out (transformers reads rope_parameters first) where the family's keys read them:
+  // partial_rotary_factor is Phi-3's, refused elsewhere unless 1.
+  for (const char* key : {"rope_theta", "partial_rotary_factor"}) {
+    if (!rope.contains(key)) continue;
+    out[key] = rope[key];
+  }
   return out;
 }
 

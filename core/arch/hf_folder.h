@@ -39,9 +39,10 @@ ModelConfig configFromHf(const nlohmann::json& hf, const std::string& folder,
 
 // transformers 5 writes the rotary embedding's settings inside "rope_parameters" ({"rope_type":
 // "default", "rope_theta": …}) where 4.x wrote a top-level "rope_theta": `hf` with rope_theta taken
-// from rope_parameters (which transformers reads first). Throws Error(BadConfig) for a rope_type
-// other than "default" or a key of rope_parameters attnviz does not reproduce (scaling factors,
-// partial rotation). `where` names the file in messages.
+// (and partial_rotary_factor) taken from rope_parameters (which transformers reads first). Throws
+// Error(BadConfig) for a rope_type other than "default", a key of rope_parameters attnviz does not
+// reproduce (scaling factors), or a transformers 4 rope_scaling with a type (named in the
+// message). `where` names the file in messages.
 nlohmann::json hfWithRopeTheta(const nlohmann::json& hf, const std::string& where);
 
 // GPT-Neo's layers: attention_layers (what GPTNeoConfig keeps, written by save_pretrained), else

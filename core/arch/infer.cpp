@@ -729,7 +729,8 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
     const TensorInfo* i = info(expandName(t->weight, layer, head));
     return shapeDim(i, (t->flags & kTransposed) ? 1 : 0);
   };
-  const int d_ff = rows(first, Role::FfnUp);
+  const TensorName* up = present(view, "", spec, first, Role::FfnUp, 0);
+  const int d_ff = rows(first, Role::FfnUp) / (up && (up->flags & kGateUpFused) ? 2 : 1);
   c["d_ff"] = d_ff;
   fact("d_ff " + std::to_string(d_ff) + " (" + nameOf(first, Role::FfnUp) + ")");
 
@@ -739,6 +740,15 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
   if (present(view, "", spec, first, Role::AttnQkv, 0)) {
     const int all = rows(first, Role::AttnQkv);
     A = Akv = Av = all / 3;
+    // Grouped-query heads in one fused projection (Phi-3's qkv_proj): H·d_k query rows, then
+    // H_kv·d_k key rows and as many value rows, split by the head counts the args state.
+    const auto h = supplied.n_heads ? std::optional<int64_t>(*supplied.n_heads) : stated("n_heads");
+    const auto kv = stated("n_kv_heads");
+    if (h && kv && *h > 0 && *kv > 0 && *kv != *h && all % (*h + 2 * *kv) == 0) {
+      const int dk = all / (int)(*h + 2 * *kv);
+      A = (int)*h * dk;
+      Akv = Av = (int)*kv * dk;
+    }
   } else if (spec.perHead(first, Role::AttnQ)) {
     const TensorName* q = spelling(first, Role::AttnQ);
     while (heads < ConfigLimits::kMaxHeads + 1 && info(expandName(q->weight, 0, heads))) ++heads;

@@ -338,8 +338,26 @@ class SpecLoader {
         e.norm_cross = norm(p, Role::CrossNorm, l);
       }
       if (c_.d_ff > 0) {  // d_ff 0: an attention-only model, no feed-forward sublayer
-        e.ffn.fc1 = linear(p, Role::FfnUp, l, d, c_.d_ff, c_.ffn_bias);
-        if (c_.gated_ffn) e.ffn.gate = linear(p, Role::FfnGate, l, d, c_.d_ff, c_.ffn_bias);
+        const TensorName* up = pick(p, Role::FfnUp, l);
+        if (up && (up->flags & kGateUpFused)) {
+          // [gate; up] rows in one tensor (Phi-3's gate_up_proj): the first d_ff rows the gate's.
+          if (!c_.gated_ffn)
+            throw Error(ErrorKind::BadConfig, expandName(up->weight, l, 0) +
+                                                  " holds a gate's and up's rows: it needs a "
+                                                  "gated feed-forward (gated_ffn)");
+          LinearWeights both = linear(up, l, 0, d, 2 * c_.d_ff, c_.ffn_bias);
+          if (!both.weight.empty()) {
+            e.ffn.gate.weight = rowsOf(both.weight, 0, c_.d_ff);
+            e.ffn.fc1.weight = rowsOf(both.weight, c_.d_ff, c_.d_ff);
+          }
+          if (!both.bias.empty()) {
+            e.ffn.gate.bias = rowsOf(both.bias, 0, c_.d_ff);
+            e.ffn.fc1.bias = rowsOf(both.bias, c_.d_ff, c_.d_ff);
+          }
+        } else {
+          e.ffn.fc1 = linear(p, Role::FfnUp, l, d, c_.d_ff, c_.ffn_bias);
+          if (c_.gated_ffn) e.ffn.gate = linear(p, Role::FfnGate, l, d, c_.d_ff, c_.ffn_bias);
+        }
         e.ffn.fc2 = linear(p, Role::FfnDown, l, c_.d_ff, d, c_.ffn_bias);
         e.norm_ffn = norm(p, Role::FfnNorm, l);
       }
