@@ -1,7 +1,7 @@
 """Small PyTorch GPT-2, BERT and Llama models for attnviz's parity tests, written after Hugging Face
 transformers' modeling_gpt2.py (GPT2LMHeadModel), modeling_bert.py (BertForMaskedLM) and
 modeling_llama.py (LlamaForCausalLM), modeling_qwen2.py (Qwen2ForCausalLM) and modeling_qwen3.py
-(Qwen3ForCausalLM), modeling_mistral.py, modeling_gemma.py, modeling_phi3.py, modeling_gpt_neo.py, modeling_gpt_neox.py,
+(Qwen3ForCausalLM), modeling_mistral.py, modeling_gemma.py, modeling_gemma2.py, modeling_phi3.py, modeling_gpt_neo.py, modeling_gpt_neox.py,
 modeling_opt.py, modeling_roberta.py and
 modeling_distilbert.py: the same module structure, hence the same state_dict names
 (GPT-2's Conv1D weights stored [in, out]), and the same numerics in eager mode. Debian ships no
@@ -18,6 +18,8 @@ transformers; these classes are what tests/test_tutorials.cpp compares with.
     Qwen3(cfg)  Llama's cfg: each head's q and k RMS-normalised (q_norm, k_norm) before the rotation
     Mistral(cfg)  Llama's blocks, no sliding window (sliding_window null)
     Gemma(cfg)  Llama's cfg: RMSNorms × (1 + weight), embeddings × √hidden_size, a tanh-GELU gate
+    Gemma2(cfg) modeling_gemma2.py: Gemma's cfg with sandwich norms, soft-capped scores and logits,
+                query_pre_attn_scalar, sliding and full layers (layer_types)
     Phi3(cfg)   modeling_phi3.py: Llama's cfg with fused qkv_proj and gate_up_proj, rotary on the first
                 partial_rotary_factor of each head, a sliding window of sliding_window keys
     GptNeo(cfg) modeling_gpt_neo.py: GPT-2's blocks with separate q/k/v, unscaled scores, global and
@@ -724,6 +726,117 @@ class Phi3(_CausalLM):
                   "attention_bias": False, "attention_dropout": 0.0, "resid_pdrop": 0.0,
                   "embd_pdrop": 0.0, "initializer_range": 0.02, "use_cache": True,
                   "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 2})
+        return c
+
+
+# ---- Gemma 2 ----
+def _gemma2_layer_types(c):
+    """Gemma2Config's layer_types: given, else sliding on the even layers (0, 2, …), full on the odd."""
+    return c.get("layer_types") or ["sliding_attention" if (i + 1) % 2 else "full_attention"
+                                    for i in range(c["num_hidden_layers"])]
+
+
+class _Gemma2Attention(nn.Module):
+    """Gemma2Attention (eager): Llama's projections, the scores scaled by query_pre_attn_scalar^-0.5
+    and soft-capped, cap * tanh(scores / cap) (attn_logit_softcapping), before the mask; a sliding
+    layer also masks keys sliding_window or more positions back."""
+
+    def __init__(self, c, kind):
+        super().__init__()
+        H = c["hidden_size"]
+        self.n, self.nkv, self.hd = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
+        self.scaling = c["query_pre_attn_scalar"] ** -0.5
+        self.cap = c.get("attn_logit_softcapping")
+        self.window = c["sliding_window"] if kind == "sliding_attention" else None
+        self.q_proj = nn.Linear(H, self.n * self.hd, bias=False)
+        self.k_proj = nn.Linear(H, self.nkv * self.hd, bias=False)
+        self.v_proj = nn.Linear(H, self.nkv * self.hd, bias=False)
+        self.o_proj = nn.Linear(self.n * self.hd, H, bias=False)
+
+    def forward(self, x, cos, sin):
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.n, self.hd).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.nkv, self.hd).transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.nkv, self.hd).transpose(1, 2)
+        q = q * cos + _rotate_half(q) * sin
+        k = k * cos + _rotate_half(k) * sin
+        rep = self.n // self.nkv
+        k = k.repeat_interleave(rep, dim=1)
+        v = v.repeat_interleave(rep, dim=1)
+        w = torch.matmul(q, k.transpose(2, 3)) * self.scaling
+        if self.cap is not None:
+            w = torch.tanh(w / self.cap) * self.cap
+        masked = _sliding(T, self.window, w.device)
+        probs = F.softmax(w + masked * torch.finfo(w.dtype).min, dim=-1, dtype=torch.float32)
+        _record(self, w, masked, probs)
+        return self.o_proj(torch.matmul(probs, v).transpose(1, 2).reshape(B, T, -1))
+
+
+class _Gemma2Layer(nn.Module):
+    """Gemma2DecoderLayer: each sublayer between two norms, x + post(sublayer(pre(x)))."""
+
+    def __init__(self, c, kind):
+        super().__init__()
+        H, eps = c["hidden_size"], c["rms_norm_eps"]
+        self.self_attn = _Gemma2Attention(c, kind)
+        self.mlp = _LlamaMlp(c, lambda x: F.gelu(x, approximate="tanh"))
+        self.input_layernorm = _GemmaRMSNorm(H, eps)
+        self.post_attention_layernorm = _GemmaRMSNorm(H, eps)
+        self.pre_feedforward_layernorm = _GemmaRMSNorm(H, eps)
+        self.post_feedforward_layernorm = _GemmaRMSNorm(H, eps)
+
+    def forward(self, x, cos, sin):
+        h = x + self.post_attention_layernorm(self.self_attn(self.input_layernorm(x), cos, sin))
+        return h + self.post_feedforward_layernorm(self.mlp(self.pre_feedforward_layernorm(h)))
+
+
+class Gemma2(_CausalLM):
+    """Gemma2ForCausalLM (modeling_gemma2.py): Gemma's (1 + weight) RMSNorms and √hidden_size
+    embeddings, the sandwich norms above, soft-capped attention scores, sliding and full layers
+    (layer_types), tied lm_head, the logits soft-capped by final_logit_softcapping.
+    cfg: Gemma's plus query_pre_attn_scalar, attn_logit_softcapping, final_logit_softcapping,
+    sliding_window[, layer_types]."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.c = c
+        H = c["hidden_size"]
+        self.model = nn.Module()
+        self.model.embed_tokens = nn.Embedding(c["vocab_size"], H)
+        self.model.layers = nn.ModuleList([_Gemma2Layer(c, kind) for kind in _gemma2_layer_types(c)])
+        self.model.norm = _GemmaRMSNorm(H, c["rms_norm_eps"])
+        self.lm_head = nn.Linear(H, c["vocab_size"], bias=False)
+        self.lm_head.weight = self.model.embed_tokens.weight
+
+    def _run(self, idx):
+        T = idx.shape[1]
+        hd = self.c["head_dim"]
+        inv_freq = 1.0 / (self.c["rope_theta"] ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+        freqs = torch.outer(torch.arange(T).float(), inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos()[None, None], emb.sin()[None, None]
+        h = self.model.embed_tokens(idx)
+        h = h * torch.tensor(self.c["hidden_size"] ** 0.5, dtype=h.dtype)
+        for layer in self.model.layers:
+            h = layer(h, cos, sin)
+        hidden = self.model.norm(h)
+        logits = self.lm_head(hidden)
+        cap = self.c.get("final_logit_softcapping")
+        if cap is not None:
+            logits = torch.tanh(logits / cap) * cap
+        return hidden, logits
+
+    def attention_layers(self):
+        return [layer.self_attn for layer in self.model.layers]
+
+    def config(self):
+        c = dict(self.c)
+        c.update({"model_type": "gemma2", "architectures": ["Gemma2ForCausalLM"],
+                  "hidden_activation": "gelu_pytorch_tanh", "hidden_act": "gelu_pytorch_tanh",
+                  "layer_types": _gemma2_layer_types(c), "rope_scaling": None,
+                  "attention_bias": False, "attention_dropout": 0.0, "pad_token_id": 0,
+                  "bos_token_id": 2, "eos_token_id": 1, "cache_implementation": "hybrid",
+                  "initializer_range": 0.02, "use_cache": True})
         return c
 
 

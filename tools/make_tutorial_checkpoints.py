@@ -340,6 +340,18 @@ def hf_phi3(out, case):
     return _hf_decoder_case(out, case, hf.Phi3, PHI3_TEST, 41, [1, 26, 8])
 
 
+# Gemma 2's own traits: heads 16 wide scaled by query_pre_attn_scalar 24 (not head_dim), scores and
+# logits soft-capped tightly enough that the caps matter (the peaked weights' scores reach tens),
+# sliding and full layers alternating with a window that holds every test input.
+GEMMA2_TEST = dict(QWEN2_TEST, head_dim=16, tie_word_embeddings=True, query_pre_attn_scalar=24,
+                   attn_logit_softcapping=10.0, final_logit_softcapping=30.0, sliding_window=16,
+                   layer_types=["sliding_attention", "full_attention"])
+
+
+def hf_gemma2(out, case):
+    return _hf_decoder_case(out, case, hf.Gemma2, GEMMA2_TEST, 43, [1, 33, 5])
+
+
 # GPT-Neo as TinyStories-1M's config.json has it (global and local layers alternating), small: the
 # window (16 keys) holds every test input, so local and global layers mask alike.
 GPT_NEO_TEST = {"vocab_size": 47, "hidden_size": 32, "num_layers": 2, "num_heads": 4,
@@ -459,6 +471,8 @@ def main():
         ("hf_mistral", hf_mistral, "save_pretrained folder (model.safetensors, untied)", "hf-mistral",
          {}, [], []),
         ("hf_gemma", hf_gemma, "save_pretrained folder (model.safetensors, tied)", "hf-gemma", {}, [], []),
+        ("hf_gemma2", hf_gemma2, "save_pretrained folder (model.safetensors, tied)", "hf-gemma2", {},
+         [], []),
         ("hf_phi3", hf_phi3, "save_pretrained folder (model.safetensors, untied)", "hf-phi3", {}, [],
          []),
         ("hf_qwen3", hf_qwen3, "save_pretrained folder (model.safetensors, tied)", "hf-qwen3", {}, [],

@@ -15,23 +15,29 @@ namespace attnviz {
 
 const char* roleName(Role r) {
   static const char* const kNames[kRoleCount] = {
-      "token_embd",  "position_embd", "position_table", "token_types",  "token_embd_norm",
-      "attn_norm",   "attn_q",        "attn_k",         "attn_v",       "attn_qkv",
-      "attn_output", "attn_q_norm",   "attn_k_norm",    "cross_norm",   "cross_q",
-      "cross_k",     "cross_v",       "cross_qkv",      "cross_output", "ffn_norm",
-      "ffn_up",      "ffn_gate",      "ffn_down",       "output_norm",  "output",
-      "mlm_dense",   "mlm_norm",      "pooler",         "cls",          "attn_rel_b"};
+      "token_embd",    "position_embd",   "position_table",
+      "token_types",   "token_embd_norm", "attn_norm",
+      "attn_q",        "attn_k",          "attn_v",
+      "attn_qkv",      "attn_output",     "attn_q_norm",
+      "attn_k_norm",   "cross_norm",      "cross_q",
+      "cross_k",       "cross_v",         "cross_qkv",
+      "cross_output",  "ffn_norm",        "ffn_up",
+      "ffn_gate",      "ffn_down",        "post_attention_norm",
+      "post_ffw_norm", "output_norm",     "output",
+      "mlm_dense",     "mlm_norm",        "pooler",
+      "cls",           "attn_rel_b"};
   return kNames[(int)r];
 }
 
 bool isNormRole(Role r) {
   return r == Role::EmbdNorm || r == Role::AttnNorm || r == Role::AttnQNorm ||
          r == Role::AttnKNorm || r == Role::CrossNorm || r == Role::FfnNorm ||
-         r == Role::FinalNorm || r == Role::MlmNorm;
+         r == Role::FinalNorm || r == Role::MlmNorm || r == Role::AttnPostNorm ||
+         r == Role::FfnPostNorm;
 }
 
 bool isLayerRole(Role r) {
-  return r >= Role::AttnNorm && r <= Role::FfnDown;
+  return r >= Role::AttnNorm && r <= Role::FfnPostNorm;
 }
 
 const char* partName(Part p) {
@@ -852,6 +858,50 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
     add(a.args, std::vector<ArgKey>{{"hidden_activation", "activation", ArgKind::Activation},
                                     {"attention_bias", "", ArgKind::Bool}});
     huggingFace(a, "gemma", {"GemmaForCausalLM", "GemmaModel"}, HfTokenizer::SentencePieceOrJson);
+    t.push_back(a);
+  }
+  {
+    // modeling_gemma2.py (Gemma2ForCausalLM): Gemma's (1 + weight) RMSNorms, √hidden_size
+    // embeddings, tanh-GELU gate and tied embeddings, with each sublayer between two norms: x +
+    // post( attn(input_layernorm(x))) with post_attention_layernorm, then pre_feedforward_layernorm
+    // and post_feedforward_layernorm around the MLP (sandwich_norms); the scores scaled by
+    // query_pre_attn_scalar^(-1/2) and soft-capped, c·tanh(s / c) with c = attn_logit_softcapping,
+    // before the mask; the logits soft-capped by final_logit_softcapping. layer_types alternate
+    // sliding (each query sees its last sliding_window keys) and full layers: for inputs up to the
+    // window the two are the causal mask, and attnviz runs only those (local_window).
+    // hfWithGemma2 checks layer_types and fills in Gemma2Config's defaults.
+    ArchSpec a =
+        llamaLayout("hf-gemma2", "Gemma2ForCausalLM", "Hugging Face Gemma2ForCausalLM (Gemma 2)",
+                    "Hugging Face transformers' modeling_gemma2.py");
+    a.defaults.activation = Activation::GeluTanh;
+    a.defaults.embed_scale = true;
+    a.defaults.sandwich_norms = true;
+    const std::string l = "layers.{N}.";
+    Names names;  // Llama's, with post_attention_layernorm the attention's output norm
+    for (const TensorName& n : a.names) {
+      if (n.role == Role::FfnNorm) {
+        names.push_back(one(kDec, Role::AttnPostNorm, l + "post_attention_layernorm.weight"));
+        names.push_back(one(kDec, Role::FfnNorm, l + "pre_feedforward_layernorm.weight"));
+        names.push_back(one(kDec, Role::FfnPostNorm, l + "post_feedforward_layernorm.weight"));
+      } else {
+        names.push_back(n);
+      }
+    }
+    a.names = names;
+    for (TensorName& n : a.names)
+      if (isNormRole(n.role)) n.flags |= kGainPlusOne;
+    for (ArgKey& k : a.args)
+      if (k.key == "hidden_act") k = {"hidden_act", "", ArgKind::Ignored};
+    add(a.args, std::vector<ArgKey>{{"hidden_activation", "activation", ArgKind::Activation},
+                                    {"attention_bias", "", ArgKind::Bool},
+                                    {"query_pre_attn_scalar", "attn_scale", ArgKind::InverseSqrt},
+                                    {"attn_logit_softcapping", "attn_softcap", ArgKind::Number},
+                                    {"final_logit_softcapping", "final_softcap", ArgKind::Number},
+                                    {"sliding_window", "local_window"},
+                                    {"layer_types", "", ArgKind::Ignored},
+                                    {"cache_implementation", "", ArgKind::Ignored}});
+    huggingFace(a, "gemma2", {"Gemma2ForCausalLM", "Gemma2Model"},
+                HfTokenizer::SentencePieceOrJson);
     t.push_back(a);
   }
   {

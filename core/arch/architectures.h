@@ -69,9 +69,11 @@ enum class Role : uint8_t {
   CrossQkv,
   CrossOut,
   FfnNorm,
-  FfnUp,    // [d_ff, d]: the first linear (gated: the one not activated)
-  FfnGate,  // [d_ff, d]: gated feed-forward only, the one act() applies to
-  FfnDown,  // [d, d_ff]
+  FfnUp,         // [d_ff, d]: the first linear (gated: the one not activated)
+  FfnGate,       // [d_ff, d]: gated feed-forward only, the one act() applies to
+  FfnDown,       // [d, d_ff]
+  AttnPostNorm,  // the norm of self-attention's output before the residual add (Gemma 2)
+  FfnPostNorm,   // the norm of the feed-forward's output before the residual add (Gemma 2)
   FinalNorm,
   Output,        // token logits [V, d] (+ bias)
   MlmTransform,  // BERT's masked-LM head: [d, d], the activation, then MlmNorm, then Output
@@ -134,6 +136,7 @@ struct ArchDefaults {
   bool gated_ffn = false;
   // GPT-NeoX: x + attn(N₁(x)) + ffn(N₂(x)), both sublayers reading the layer's input.
   bool parallel_residual = false;
+  bool sandwich_norms = false;  // ModelConfig::sandwich_norms (Gemma 2)
   // Rotary positions on the first rotary_pct of each head's dimensions (GPT-NeoX's rotary_pct).
   float rotary_pct = 1.0f;
   bool final_norm = false;
@@ -153,13 +156,14 @@ struct ArchDefaults {
 // One key of what a file states beside its tensors: a checkpoint's args dict (nanoGPT's and
 // llama2.c's model_args) or a Hugging Face config.json.
 enum class ArgKind : uint8_t {
-  Int,         // an integer (a null = not stated)
-  Number,      // a number
-  Bool,        // true or false
-  Activation,  // an activation's name in Hugging Face's spelling ("gelu_new", "silu", …)
-  Refused,     // must be absent, null or `value` (a list: each item `value`): attnviz does not
-               // reproduce anything else
-  Ignored,     // read, type-checked against `value`'s type when given, not used
+  Int,          // an integer (a null = not stated)
+  Number,       // a number
+  Bool,         // true or false
+  Activation,   // an activation's name in Hugging Face's spelling ("gelu_new", "silu", …)
+  Refused,      // must be absent, null or `value` (a list: each item `value`): attnviz does not
+                // reproduce anything else
+  Ignored,      // read, type-checked against `value`'s type when given, not used
+  InverseSqrt,  // a positive number v, set as 1/√v (Gemma 2's query_pre_attn_scalar: the scale)
 };
 struct ArgKey {
   std::string key;     // "n_head"

@@ -62,6 +62,7 @@ std::string norms(const ArchDefaults& d) {
   s += std::string(" ") + normKindName(d.norm_kind);
   if (d.layer_norm_eps != 1e-5f) s += " (eps " + number(d.layer_norm_eps) + ")";
   if (d.parallel_residual) s += ", parallel residual";
+  if (d.sandwich_norms) s += ", sublayer outputs normed too";
   return s;
 }
 

@@ -306,6 +306,7 @@ void applyDefaults(ModelConfig& c) {
   c.output_scale = d.output_scale;
   c.gated_ffn = d.gated_ffn;
   c.parallel_residual = d.parallel_residual;
+  c.sandwich_norms = d.sandwich_norms;
   c.rotary_pct = d.rotary_pct;
   c.final_norm = d.final_norm;
   c.embed_scale = d.embed_scale;
@@ -587,6 +588,18 @@ ModelConfig ModelConfig::fromJson(const json& j, const std::string& src) {
                    ", expected a positive number (the factor of QKᵀ; absent = 1/√d_k)");
     c.attn_scale = f;
   }
+  for (const char* key : {"attn_softcap", "final_softcap"}) {
+    if (!j.contains(key)) continue;
+    const json& a = j[key];
+    const float f = a.is_number() ? static_cast<float>(a.get<double>()) : 0.0f;
+    if (!a.is_number() || !std::isfinite(f) || !(f > 0.0f))
+      bad(src, std::string("\"") + key + "\" is " + clipForMessage(a.dump(), 40) +
+                   ", expected a positive number (the cap c of c·tanh(x / c))");
+    (key == std::string("attn_softcap") ? c.attn_softcap : c.final_softcap) = f;
+  }
+  c.sandwich_norms = getBool(j, "sandwich_norms", src, c.sandwich_norms);
+  if (c.sandwich_norms && c.norm != NormPlacement::Pre)
+    bad(src, "\"sandwich_norms\" needs pre-norm blocks (Gemma 2)");
   c.output_scale = getBool(j, "output_scale", src, c.output_scale);
   c.tied_output = getOptionalBool(j, "tied_output", src, std::nullopt);
   static constexpr std::pair<const char*, NormKind> kNormKinds[] = {
@@ -776,6 +789,9 @@ json ModelConfig::toJson() const {
   if (tied_output) j["tied_output"] = *tied_output;
   if (gated_ffn) j["gated_ffn"] = true;
   if (parallel_residual) j["parallel_residual"] = true;
+  if (sandwich_norms) j["sandwich_norms"] = true;
+  if (attn_softcap > 0.0f) j["attn_softcap"] = attn_softcap;
+  if (final_softcap > 0.0f) j["final_softcap"] = final_softcap;
   if (rotary_pct != 1.0f) j["rotary_pct"] = rotary_pct;
   if (position_offset) j["position_offset"] = position_offset;
   if (positions_skip_pad) j["positions_skip_pad"] = true;

@@ -88,6 +88,14 @@ struct ModelConfig {
   // Each layer x ← x + SelfAttention(N₁(x)) + FeedForward(N₂(x)), both reading the layer's input
   // (GPT-NeoX's use_parallel_residual); pre-norm decoder-only models only.
   bool parallel_residual = false;
+  // Each sublayer's output normed before its residual add, x ← x + N₂(f(N₁(x))) (Gemma 2's
+  // post_attention_layernorm and post_feedforward_layernorm); pre-norm only.
+  bool sandwich_norms = false;
+  // Soft-capping: the scores (after the scale, before the mask) become cap·tanh(s / cap)
+  // (Gemma 2's attn_logit_softcapping), the token logits likewise (final_logit_softcapping).
+  // 0 = none.
+  float attn_softcap = 0.0f;
+  float final_softcap = 0.0f;
   // Positional::Rotary: the share of each head's d_k dimensions that rotate, the first
   // rotaryDims() of them (GPT-NeoX's rotary_pct); the rest pass unturned.
   float rotary_pct = 1.0f;
@@ -139,7 +147,7 @@ struct ModelConfig {
   // Whether a score is q·k/√d_k alone, so that a trace may recompute it from the kept q and k
   // (AttentionBlock::scores_from_qk); not with a relative position bias or another scale.
   bool scoresAreScaledQk() const {
-    return positional != Positional::Relative && attn_scale == 0.0f;
+    return positional != Positional::Relative && attn_scale == 0.0f && attn_softcap == 0.0f;
   }
   // The rotated dimensions of each head: int(d_k · rotary_pct), as GPT-NeoX truncates it.
   int rotaryDims() const { return (int)((double)d_k * (double)rotary_pct); }

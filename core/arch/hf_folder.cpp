@@ -621,6 +621,47 @@ json hfWithGptNeoLayers(const json& hf, const std::string& where) {
   return out;
 }
 
+json hfWithGemma2(const json& hf, const std::string& where) {
+  if (!hf.is_object()) return hf;
+  json out = hf;
+  const std::pair<const char*, double> defaults[] = {{"query_pre_attn_scalar", 256.0},
+                                                     {"attn_logit_softcapping", 50.0},
+                                                     {"final_logit_softcapping", 30.0}};
+  for (const auto& [key, value] : defaults)
+    if (!hf.contains(key)) out[key] = value;
+  const int64_t L = hf.contains("num_hidden_layers") && hf["num_hidden_layers"].is_number_integer()
+                        ? hf["num_hidden_layers"].get<int64_t>()
+                        : 26;  // Gemma2Config's
+  if (L < 0 || L > ConfigLimits::kMaxLayers)
+    refuse(where, "\"num_hidden_layers\" is " + std::to_string(L));
+  bool sliding = false;
+  if (hf.contains("layer_types") && !hf["layer_types"].is_null()) {
+    const json& t = hf["layer_types"];
+    if (!t.is_array() || (int64_t)t.size() != L)
+      refuse(where, "\"layer_types\" is " + clipForMessage(t.dump(), 60) + ", expected " +
+                        std::to_string(L) +
+                        " of \"sliding_attention\" and \"full_attention\" (one per layer)");
+    for (const json& k : t) {
+      if (k != "sliding_attention" && k != "full_attention")
+        refuse(where, "\"layer_types\" names " + clipForMessage(k.dump(), 40) +
+                          ": Gemma 2's layers are \"sliding_attention\" or \"full_attention\"");
+      sliding = sliding || k == "sliding_attention";
+    }
+  } else {
+    sliding = L > 0;  // the even layers (0, 2, …)
+  }
+  if (!sliding) {
+    out.erase("sliding_window");
+    return out;
+  }
+  const json w = hf.contains("sliding_window") ? hf["sliding_window"] : json(4096);
+  if (!w.is_number_integer() || w.get<int64_t>() < 1 || w.get<int64_t>() > ConfigLimits::kMaxLen)
+    refuse(where, "\"sliding_window\" is " + clipForMessage(w.dump(), 40) +
+                      ", expected a positive integer (the keys a sliding layer sees)");
+  out["sliding_window"] = w;
+  return out;
+}
+
 json hfWithGptNeoXRotary(const json& hf, const std::string& where) {
   if (!hf.is_object()) return hf;
   const std::pair<const char*, const char*> copies[] = {{"rope_theta", "rotary_emb_base"},

@@ -45,6 +45,13 @@ ModelConfig configFromHf(const nlohmann::json& hf, const std::string& folder,
 // message). `where` names the file in messages.
 nlohmann::json hfWithRopeTheta(const nlohmann::json& hf, const std::string& where);
 
+// Gemma 2's config.json with Gemma2Config's defaults where a key is absent (query_pre_attn_scalar
+// 256, attn_logit_softcapping 50, final_logit_softcapping 30, sliding_window 4096) and
+// layer_types checked: each "sliding_attention" or "full_attention", one per layer (absent:
+// sliding on the even layers, as Gemma2Config writes it). sliding_window is removed when no layer
+// slides. Throws Error(BadConfig) naming the key.
+nlohmann::json hfWithGemma2(const nlohmann::json& hf, const std::string& where);
+
 // GPT-Neo's layers: attention_layers (what GPTNeoConfig keeps, written by save_pretrained), else
 // attention_types expanded ([[["global", "local"], 12]]: the pattern, so many times), each "global"
 // or "local", as many as num_layers. `hf` with window_size kept when a layer is local (attnviz then

@@ -233,6 +233,16 @@ nlohmann::json readArgs(const ArchSpec& spec, const nlohmann::json& args, const 
         if (!v.is_number()) refuse(k, "a number");
         if (!std::isfinite(v.get<double>())) refuse(k, "a finite number");
         break;
+      case ArgKind::InverseSqrt: {
+        if (v.is_null()) continue;
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || !(v.get<double>() > 0.0))
+          refuse(k, "a positive number");
+        const double s = 1.0 / std::sqrt(v.get<double>());
+        if (!k.config.empty()) out[k.config] = s;
+        facts.push_back(k.config + " " + clipForMessage(nlohmann::json(s).dump(), 40) +
+                        " (1/\u221a" + where + "[\"" + k.key + "\"])");
+        continue;
+      }
       case ArgKind::Bool:
         if (v.is_null()) continue;
         if (!v.is_boolean()) refuse(k, "true or false");
@@ -861,8 +871,9 @@ Inference inferConfig(const TensorSource& file, const UserSupplied& supplied,
     fact(std::to_string(n) + " classes (" + nameOf(Part::Head, Role::Classifier) + ")");
   }
   // What the args state over what the tensors assumed: epsilons, rotary base, activation, …
-  for (const char* key : {"layer_norm_eps", "rope_theta", "activation", "n_segments",
-                          "local_window", "rotary_pct", "parallel_residual", "tied_output"})
+  for (const char* key :
+       {"layer_norm_eps", "rope_theta", "activation", "n_segments", "local_window", "rotary_pct",
+        "parallel_residual", "tied_output", "attn_scale", "attn_softcap", "final_softcap"})
     if (args.contains(key)) c[key] = args[key];
   for (const char* key : {"d_model", "d_ff", "n_layers", "vocab_size", "max_len", "d_k"})
     if (auto v = stated(key);

@@ -333,6 +333,7 @@ class SpecLoader {
       LayerWeights e;
       e.self_attn = attention(p, false, l);
       e.norm_self = norm(p, Role::AttnNorm, l);
+      if (c_.sandwich_norms) e.post_self = norm(p, Role::AttnPostNorm, l, true);
       if (cross) {
         e.cross_attn = attention(p, true, l);
         e.norm_cross = norm(p, Role::CrossNorm, l);
@@ -360,6 +361,7 @@ class SpecLoader {
         }
         e.ffn.fc2 = linear(p, Role::FfnDown, l, c_.d_ff, d, c_.ffn_bias);
         e.norm_ffn = norm(p, Role::FfnNorm, l);
+        if (c_.sandwich_norms) e.post_ffn = norm(p, Role::FfnPostNorm, l, true);
       }
       s.layers.push_back(std::move(e));
     }
@@ -630,6 +632,7 @@ FoundConfig findOrInferConfig(const TensorSource& file, const LoadOptions& optio
       if (spec.hf_model_type == "gpt_neox")
         hf_args = hfWithGptNeoXRotary(hf_args, folder_config.string());
       if (spec.hf_model_type == "roberta") hfRobertaPad(hf_args, folder_config.string());
+      if (spec.hf_model_type == "gemma2") hf_args = hfWithGemma2(hf_args, folder_config.string());
       // OPT's do_layer_norm_before (checked, with word_embed_proj_dim, before the tensors).
       const std::string opt_norm =
           spec.hf_model_type == "opt" ? hfOptNorm(hf_args, folder_config.string()) : "";

@@ -61,6 +61,8 @@ struct LayerWeights {
   LayerNormWeights norm_cross;
   FeedForwardWeights ffn;
   LayerNormWeights norm_ffn;
+  // Gemma 2's norms of each sublayer's output before its residual add (identity: none).
+  LayerNormWeights post_self, post_ffn;
   bool hasCross() const { return !cross_attn.empty(); }
 };
 

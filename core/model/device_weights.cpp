@@ -108,6 +108,11 @@ DeviceStack packStack(ParamPacker& pk, const StackWeights& s) {
     DeviceLayer e;
     e.self_attn = packAttention(pk, l.self_attn);
     e.norm_self = packNorm(pk, l.norm_self);
+    if (!l.post_self.identity()) {
+      e.has_post_norms = true;
+      e.post_self = packNorm(pk, l.post_self);
+      e.post_ffn = packNorm(pk, l.post_ffn);
+    }
     if (l.hasCross()) {
       e.has_cross = true;
       e.cross_attn = packAttention(pk, l.cross_attn);

@@ -38,6 +38,9 @@ struct DeviceAttention {
 struct DeviceLayer {
   DeviceAttention self_attn, cross_attn;
   DeviceNorm norm_self, norm_cross, norm_ffn;
+  // Gemma 2: self-attention's and the feed-forward's outputs normed before the residual add.
+  DeviceNorm post_self, post_ffn;
+  bool has_post_norms = false;
   DeviceLinear fc1;  // [d_ff, d], or gated: [gate; up] [2·d_ff, d]
   DeviceLinear fc2;  // [d, d_ff]
   bool has_cross = false;

@@ -145,16 +145,22 @@ std::string attentionExplanation(const ModelConfig& c, const Trace& t, const Att
           ? (c.attn_scale == 1.0f ? std::string() : "\u00b7" + decimal(c.attn_scale))
           : "/\u221a" + str(c.d_k);
   const std::string term = bias ? " + b<sub>h</sub>(bucket(j \u2212 i))" : "";
+  // Gemma 2: the score soft-capped, cap·tanh(s / cap), before the mask.
+  const std::string cap = c.attn_softcap > 0.0f ? decimal(c.attn_softcap) : std::string();
+  auto capped = [&](const std::string& s) {
+    return cap.empty() ? s : cap + "\u00b7tanh(" + s + "/" + cap + ")";
+  };
   const std::string formula =
-      c.attn_scale > 0.0f ? "softmax(QK\u1d40" + scale + (bias ? " + B" : "") + " + M)\u00b7V"
-                          : std::string("softmax(QK\u1d40/\u221ad<sub>k</sub>") +
-                                (bias ? " + B" : "") + " + M)\u00b7V";
+      c.attn_scale > 0.0f
+          ? "softmax(" + capped("QK\u1d40" + scale) + (bias ? " + B" : "") + " + M)\u00b7V"
+          : "softmax(" + capped("QK\u1d40/\u221ad<sub>k</sub>") + (bias ? " + B" : "") +
+                " + M)\u00b7V";
   return std::string("<p style='margin:0'><b>") +
          (c.attn_scale > 0.0f ? "Dot-product attention" : "Scaled dot-product attention") +
          "</b> " + code(formula) +
          ". Each cell (row <i>i</i>, column <i>j</i>) is how much query <i>i</i> attends to key "
          "<i>j</i>: score " +
-         code("q<sub>i</sub>\u00b7k<sub>j</sub>" + scale + term) +
+         code(capped("q<sub>i</sub>\u00b7k<sub>j</sub>" + scale) + term) +
          (bias ? " (T5's relative position bias of head h, learned per bucket of the distance)"
                : "") +
          ", masked cells get " + code(maskFillText(c.mask_fill)) +

@@ -204,6 +204,12 @@ Contributions directContributions(const Model& m, const Trace& t, const Contribu
                 "every layer's add & norm rescales and recenters the stream it is given, so a "
                 "head's output does not reach the logits as one term of a sum (the logit lens "
                 "still shows what each layer's output predicts)");
+  if (c.sandwich_norms || c.final_softcap > 0.0f)
+    throw Error(ErrorKind::BadInput,
+                "direct contributions need the logits to be a sum of the stream's parts: this "
+                "model norms each sublayer's output and soft-caps the logits (Gemma 2), so a "
+                "head's output does not reach them as one term (the logit lens still shows what "
+                "each layer's output predicts)");
   checkSentence(t, o.sentence);
   const Side side = lensStack(c);
   const int L = layersOf(c, side), n = positionsOf(t, side), d = c.d_model;

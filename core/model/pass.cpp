@@ -21,6 +21,7 @@ Pass::Pass(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const For
   probs = a.floats(cells);
   if (!o.interventions.empty()) extra = a.floats(cells);
   if (c.parallel_residual) layer_in = a.floats((int64_t)rows * d);
+  if (c.sandwich_norms) post_out = a.floats((int64_t)rows * d);
 }
 
 void applyRotary(Backend& be, const ModelConfig& c, const DeviceWeights& dw, HeadsGrad x, int B,
@@ -44,8 +45,8 @@ void applyRotary(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Hea
 uint64_t Pass::floatsFor(const ModelConfig& c, const ForwardOptions& o, int rows, int max_keys) {
   const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * (uint64_t)c.n_heads * max_keys;
   const uint64_t ffn = (uint64_t)c.d_ff * (c.gated_ffn ? 3 : 1);
-  return (uint64_t)rows * ((c.parallel_residual ? 3 : 2) * c.d_model + c.attnWidth() +
-                           c.valueWidth() + ffn + per_key) +
+  return (uint64_t)rows * ((2 + c.parallel_residual + c.sandwich_norms) * c.d_model +
+                           c.attnWidth() + c.valueWidth() + ffn + per_key) +
          Recorder::floatsFor(c, o, rows);
 }
 
@@ -143,10 +144,13 @@ void Pass::layers(float* x, const StackRun& r, int* done, int total) {
       be.copy(x, in, (int64_t)rows * d);
     }
     // x ← x + SelfAttention(N(x))                 (post-norm: x ← N(x + SelfAttention(x)))
-    residual(x, rows, L.norm_self, t ? &t->self : nullptr, r.dropout, l, Sublayer::SelfAttention,
-             Sublayer::NormSelf, [&](const float* in, float* out) {
-               selfAttention(in, out, r, l, L.self_attn, t ? &t->self_attn : nullptr);
-             });
+    residual(
+        x, rows, L.norm_self, t ? &t->self : nullptr, r.dropout, l, Sublayer::SelfAttention,
+        Sublayer::NormSelf,
+        [&](const float* in, float* out) {
+          selfAttention(in, out, r, l, L.self_attn, t ? &t->self_attn : nullptr);
+        },
+        nullptr, L.has_post_norms ? &L.post_self : nullptr);
     // x ← x + CrossAttention(N(x), memory)       (an encoder-decoder's decoder)
     if (L.has_cross)
       residual(x, rows, L.norm_cross, t ? &t->cross : nullptr, r.dropout, l,
@@ -158,8 +162,8 @@ void Pass::layers(float* x, const StackRun& r, int* done, int total) {
       residual(
           x, rows, L.norm_ffn, t ? &t->ffn : nullptr, r.dropout, l, Sublayer::FeedForward,
           Sublayer::NormFeedForward,
-          [&](const float* f_in, float* out) { feedForward(f_in, out, rows, L, t, r.dropout); },
-          in);
+          [&](const float* f_in, float* out) { feedForward(f_in, out, rows, L, t, r.dropout); }, in,
+          L.has_post_norms ? &L.post_ffn : nullptr);
     patchStream(r, l, x);
     if (rec && rec->keepsActivations()) rec->residual(l, x, rows);
     ++*done;
@@ -180,7 +184,7 @@ void Pass::finalNorm(const DeviceStack& st, const float* x, float* y, int rows) 
 
 template <class F>
 void Pass::residual(float* x, int rows, const DeviceNorm& n, SublayerTape* t, float p, int layer,
-                    Sublayer s, Sublayer ns, F&& f, const float* from) {
+                    Sublayer s, Sublayer ns, F&& f, const float* from, const DeviceNorm* post) {
   const int64_t cells = (int64_t)rows * d;
   const bool keep = rec && rec->keepsActivations();
   if (c.norm == NormPlacement::Pre) {
@@ -193,6 +197,10 @@ void Pass::residual(float* x, int rows, const DeviceNorm& n, SublayerTape* t, fl
     norm(src, n, normed, rows, c.layer_norm_eps);
     if (keep) rec->sublayer(layer, ns, src, normed, rows);
     f(normed, y);
+    if (post) {  // Gemma 2: x ← x + N₂(f(N₁(x))); no tape (training refuses sandwich norms)
+      norm(y, *post, post_out, rows, c.layer_norm_eps);
+      be.copy(post_out, y, cells);
+    }
     if (keep) rec->sublayer(layer, s, normed, y, rows);
     if (t) be.dropout_forward(y, cells, p, t->seed);
     be.residual_forward(y, x, cells);
@@ -296,8 +304,11 @@ void Pass::attend(AttentionKind kind, int layer, HeadsView qv, HeadsView kv, int
   float* sc = rec ? rec->scoresTarget(block, scores) : scores;
   float* pr = t ? t->probs : rec ? rec->probsTarget(block, probs) : probs;
   const HeadsView vv{kv.data + Ak, kv.batch_stride, kv.row_stride};
+  // [B, H, n, Tk]; soft-capped (Gemma 2): cap·tanh(QKᵀ·scale / cap), the division in the scale
+  const float cap = c.attn_softcap;
   be.attention_scores_forward(qv, kv, sc, B, H, Hkv, n, Tk, c.d_k,
-                              c.scoreScale());  // [B, H, n, Tk]
+                              cap > 0.0f ? c.scoreScale() / cap : c.scoreScale());
+  if (cap > 0.0f) softcap(sc, (int64_t)B * H * n * Tk, cap, true);
   // T5: scores + the stack's relative position bias (self-attention only; the n queries are the
   // last n of the Tk positions), before the mask.
   if (kind != AttentionKind::Cross)
@@ -309,6 +320,12 @@ void Pass::attend(AttentionKind kind, int layer, HeadsView qv, HeadsView kv, int
   if (rec) rec->attention(block, sc, pr, qv, kv, Ak, kv0);
   be.attention_context_forward(switchedOff(kind, layer, pr, B, n, Tk), vv, t ? t->ctx : ctx, B, H,
                                Hkv, n, Tk, c.d_v);  // ctx [B, n, C]
+}
+
+void Pass::softcap(float* x, int64_t n, float cap, bool divided) {
+  if (!divided) be.scale_forward(x, n, 1.0f / cap);
+  be.activation_forward(x, n, Activation::Tanh);
+  be.scale_forward(x, n, cap);
 }
 
 const DeviceStack& Pass::stackOf(AttentionKind kind) const {
@@ -407,6 +424,8 @@ float* Pass::tokenHead(const float* x, int rows, HeadTape* t) {
     in = normed;
   }
   linear(in, hd.projection, logits, rows);  // logits [rows, V]
+  if (c.final_softcap > 0.0f)               // Gemma 2: cap·tanh(logits / cap)
+    softcap(logits, (int64_t)rows * hd.projection.out, c.final_softcap, false);
   return logits;
 }
 

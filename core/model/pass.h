@@ -125,7 +125,11 @@ class Pass : public Widths {
   // null = x).
   template <class F>
   void residual(float* x, int rows, const DeviceNorm& n, SublayerTape* t, float p, int layer,
-                Sublayer s, Sublayer ns, F&& f, const float* from = nullptr);
+                Sublayer s, Sublayer ns, F&& f, const float* from = nullptr,
+                const DeviceNorm* post = nullptr);
+  // Gemma 2's soft-cap in place: x ← cap·tanh(x / cap) over n values (x already divided by cap
+  // when `divided`).
+  void softcap(float* x, int64_t n, float cap, bool divided);
   // Self-attention of layer l over in [rows, d] → out [rows, d]: queries, and the new keys and
   // values into the store; attention over every key so far; the output projection.
   void selfAttention(const float* in, float* out, const StackRun& r, int l,
@@ -175,6 +179,7 @@ class Pass : public Widths {
   float *h, *y, *q, *ctx, *ffn, *scores, *probs, *extra = nullptr;
   float* ffn_act = nullptr;   // [rows, d_ff] the gated activation's output
   float* layer_in = nullptr;  // [rows, d] the parallel residual's layer input (no tape)
+  float* post_out = nullptr;  // [rows, d] a sublayer's output normed (sandwich_norms)
 };
 
 }  // namespace attnviz

@@ -107,9 +107,14 @@ void Recorder::futureScores(const float* q_store, const float* kv_store, int cap
   const int H = c_.n_heads, A = c_.attnWidth(), KV = c_.keyWidth() + c_.kvValueWidth();
   std::vector<float>& f = to_.future->emplace_back((size_t)B_ * H * past_ * n_);
   float* dst = host_ ? f.data() : scratch;
-  be_.attention_scores_forward({q_store, (int64_t)cap * A, A},
-                               {kv_store + (int64_t)past_ * KV, (int64_t)cap * KV, KV}, dst, B_, H,
-                               c_.kvHeads(), past_, n_, c_.d_k, c_.scoreScale());
+  be_.attention_scores_forward(
+      {q_store, (int64_t)cap * A, A}, {kv_store + (int64_t)past_ * KV, (int64_t)cap * KV, KV}, dst,
+      B_, H, c_.kvHeads(), past_, n_, c_.d_k,
+      c_.attn_softcap > 0.0f ? c_.scoreScale() / c_.attn_softcap : c_.scoreScale());
+  if (c_.attn_softcap > 0.0f) {  // Gemma 2: cap·tanh(s / cap), as Pass::attend
+    be_.activation_forward(dst, (int64_t)f.size(), Activation::Tanh);
+    be_.scale_forward(dst, (int64_t)f.size(), c_.attn_softcap);
+  }
   // T5's decoder: + the bias of key (past + j) − query i, as position_bias_forward with query
   // positions starting at −past relative to the new keys
   if (relative_bias)

@@ -114,6 +114,11 @@ const float* forwardWithTape(Backend& be, const ModelConfig& c, const DeviceWeig
                              const std::vector<std::vector<int>>& segments,
                              const std::vector<std::vector<int>>& tgt, const ForwardOptions& o,
                              Tape& tape, Model::Encoded& enc) {
+  if (c.sandwich_norms || c.attn_softcap > 0.0f || c.final_softcap > 0.0f)
+    throw Error(ErrorKind::BadInput,
+                "this model norms each sublayer's output and soft-caps its scores and logits "
+                "(Gemma 2), which attnviz runs forward (attention, logits, decoding) but has no "
+                "backward pass for: it does not train or take gradients through it");
   const int B = (int)(c.hasEncoder() ? src.size() : tgt.size());
   const int S = src.empty() ? 0 : (int)src[0].size(), T = tgt.empty() ? 0 : (int)tgt[0].size();
   const int total = c.n_encoder_layers + c.n_decoder_layers;

@@ -56,9 +56,12 @@ void AttentionView::refresh() {
   // The raw scores as the family makes them (T5: QKᵀ plus its relative position bias).
   if (model) {
     const ModelConfig& c = model->config();
+    const QString qk = c.attn_scale == 0.0f ? tr("QKᵀ/√d_k") : tr("QKᵀ·%1").arg(c.attn_scale);
+    // Gemma 2's soft-capped scores: cap·tanh(s / cap), before the mask.
+    const QString capped =
+        c.attn_softcap > 0.0f ? tr("%1·tanh(%2/%1)").arg(c.attn_softcap).arg(qk) : qk;
     values_->setItemText(1, c.positional == Positional::Relative ? tr("Raw scores QKᵀ + bias")
-                            : c.attn_scale == 0.0f               ? tr("Raw scores QKᵀ/√d_k")
-                                                   : tr("Raw scores QKᵀ·%1").arg(c.attn_scale));
+                                                                 : tr("Raw scores %1").arg(capped));
   }
   if (!snap || !snap->trace || !model) {
     const ModelConfig* mc = model ? &model->config() : nullptr;

@@ -60,6 +60,10 @@ CellBreakdown cellBreakdown(const AttentionBlock& a, int b, int h, int i, int j,
                                   decoder, h, i, j, &c.bucket);
     c.score += c.bias;
   }
+  if (cfg.attn_softcap > 0.0f) {  // Gemma 2's soft-cap, before the mask
+    c.softcap = cfg.attn_softcap;
+    c.score = c.softcap * std::tanh(c.score / c.softcap);
+  }
   c.stored_score = a.score(b, h, i, j);
   c.masked = a.masked(b, i, j);
   const float* pr = a.probRow(b, h, i);
@@ -245,8 +249,10 @@ double CellBreakdownWidget::render(QPainter& p) {
                                    .arg(c_.j - c_.i)
                                    .arg(num(c_.bias))
                              : QString();
-  line(tr("⑤ %1%2  →  score = %3    (the trace holds %4 %5)")
-           .arg(scaled, biased)
+  const QString capped =
+      c_.softcap > 0.0 ? tr(", soft-capped: %1·tanh(s / %1)").arg(num(c_.softcap)) : QString();
+  line(tr("⑤ %1%2%3  →  score = %4    (the trace holds %5 %6)")
+           .arg(scaled, biased, capped)
            .arg(num(c_.score))
            .arg(num(c_.stored_score))
            .arg(check(c_.score, c_.stored_score)),

@@ -27,6 +27,7 @@ struct CellBreakdown {
   bool has_bias = false;       // T5's relative position bias (self-attention)
   int bucket = 0;              // its bucket of j − i
   double bias = 0;             // table[bucket, h]
+  double softcap = 0;          // Gemma 2: score = cap·tanh(s / cap) (0: none)
   double score = 0;            // dot · scale + bias, recomputed
   double stored_score = 0;     // what the trace holds
   bool masked = false;

@@ -236,9 +236,12 @@ void MasksView::refresh() {
   // The scores as the family makes them: T5 adds each head's relative position bias in
   // self-attention and does not divide by √d_k.
   const bool bias = c.positional == Positional::Relative && head.kind != AttentionKind::Cross;
-  const QString qk = c.attn_scale == 0.0f   ? tr("QKᵀ/√d_k")
-                     : c.attn_scale == 1.0f ? tr("QKᵀ")
-                                            : tr("QKᵀ·%1").arg(double(c.attn_scale));
+  const QString scaled = c.attn_scale == 0.0f   ? tr("QKᵀ/√d_k")
+                         : c.attn_scale == 1.0f ? tr("QKᵀ")
+                                                : tr("QKᵀ·%1").arg(double(c.attn_scale));
+  // Gemma 2 soft-caps them before the mask: cap·tanh(s / cap).
+  const QString qk =
+      c.attn_softcap > 0.0f ? tr("%1·tanh(%2/%1)").arg(double(c.attn_softcap)).arg(scaled) : scaled;
   scores_->setData(
       titled(attentionHeatmap(*t, head, MatrixValues::Scores, true, c.mask_fill),
              bias ? tr("1 · scores %1 + position bias").arg(qk) : tr("1 · scores %1").arg(qk)));
