@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <QtTest>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -18,6 +20,8 @@
 #include "compute/cpu_backend.h"
 #include "model/decoding.h"
 #include "model/device_weights.h"
+#include "model/explanations.h"
+#include "model/lens.h"
 #include "parity_support.h"
 #include "train/training.h"
 
@@ -167,6 +171,42 @@ class TestTutorials : public QObject {
       if (!diff.empty()) diff += " (the model needs " + c["needs"].dump() + ")";
     }
     QVERIFY2(diff.empty(), diff.c_str());
+  }
+
+  // Gemma 2 as the views read it: the logit lens's last row is the pass's soft-capped logits
+  // (within the cap), the attention explanation names the cap, and what has no backward pass or
+  // no sum to split (direct contributions, gradients) is refused, not computed wrongly.
+  void gemma2ShowsItsCaps() {
+    nlohmann::json c;
+    for (const auto& e : cases())
+      if (e["case"] == "hf_gemma2") c = e;
+    QVERIFY(!c.is_null());
+    const std::string path = casesDir() + "/" + c["path"].get<std::string>();
+    const SafetensorsFile ref = SafetensorsFile::open(casesDir() + "/hf_gemma2.ref.safetensors");
+    const nlohmann::json inputs = nlohmann::json::parse(ref.metadata().at("inputs"));
+    Model m(loadModel(path), makeCpuBackend());
+    ForwardOptions o;
+    o.keep_activations = true;
+    const Trace t = m.forward(test::referenceInputs(inputs), o);
+    const float cap = m.config().final_softcap;
+    QCOMPARE(cap, 30.0f);
+    for (int b = 0; b < t.batch; ++b) {
+      LensOptions lo;
+      lo.sentence = b;
+      lo.keep_logits = true;
+      const LogitLens lens = logitLens(m, t, lo);
+      const int64_t per = (int64_t)lens.positions * lens.vocab;
+      const float* last = lens.logits.ptr() + (lens.rows - 1) * per;
+      QVERIFY(std::memcmp(last, t.logitsRow(b, 0), per * sizeof(float)) == 0);
+      for (int64_t i = 0; i < per; ++i) QVERIFY(std::fabs(last[i]) < cap);
+    }
+    const AttentionBlock* block = t.block(AttentionKind::DecoderSelf, 0);
+    QVERIFY(block);
+    const std::string text = attentionExplanation(m.config(), t, *block, MaskOptions{}, true);
+    QVERIFY2(text.find("10\u00b7tanh(") != std::string::npos, text.c_str());
+    const auto contributions = test::caught([&] { directContributions(m, t); });
+    QVERIFY(contributions &&
+            std::string(contributions->what()).find("soft-caps") != std::string::npos);
   }
 
   // Qwen3's per-head q and k norms in the backward pass (training, attribution): the loss's
