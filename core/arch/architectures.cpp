@@ -799,12 +799,13 @@ void addHuggingFace(std::vector<ArchSpec>& t) {
   }
   {
     // modeling_mistral.py (MistralForCausalLM): Llama's layout; attention over a sliding window
-    // of the last sliding_window keys when config.json gives one (Mistral 7B v0.1's 4096) —
-    // refused, as attnviz does not reproduce it; v0.2 and later say null.
+    // of the last sliding_window keys when config.json gives one (Mistral 7B v0.1's 4096; v0.2 and
+    // later say null): for inputs up to the window it is the causal mask, and attnviz runs only
+    // those (local_window), as for Phi-3 and GPT-Neo's local layers.
     ArchSpec a =
         llamaLayout("hf-mistral", "MistralForCausalLM", "Hugging Face MistralForCausalLM (Mistral)",
                     "Hugging Face transformers' modeling_mistral.py");
-    add(a.args, std::vector<ArgKey>{{"sliding_window", "", ArgKind::Refused}});
+    add(a.args, std::vector<ArgKey>{{"sliding_window", "local_window"}});
     huggingFace(a, "mistral", {"MistralForCausalLM", "MistralModel"},
                 HfTokenizer::SentencePieceOrJson);
     t.push_back(a);
