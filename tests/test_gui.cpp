@@ -22,6 +22,8 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QSvgGenerator>
+#include <QSvgRenderer>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -157,6 +159,7 @@ class GuiTest : public QObject {
   void heatmapZoom();
   void heatmapLabelRoomFollowsDataAndFont();
   void heatmapWritesCellTextsThatFit();
+  void heatmapSvgHasNoSeams();
   void tokenTextFollowsTokensAndFont();
 
   // The main window.
@@ -435,6 +438,60 @@ void GuiTest::heatmapWritesCellTextsThatFit() {
   QCOMPARE(hm.cellTextsWritten(), 0);
   hm.resize(1000, 300);
   QVERIFY(hm.grab().width() > 0);  // and it paints
+}
+
+// An exported heatmap's cells are rectangles: abutting at fractional pixels, a viewer's anti-
+// aliasing let the background show between them as seams (Chromium, PDF viewers, Qt's own SVG
+// renderer alike). A uniform matrix of small cells (no grid lines), rendered at 1.37×, is one
+// colour inside.
+void GuiTest::heatmapSvgHasNoSeams() {
+  HeatmapWidget hm;
+  HeatmapData d;
+  d.rows = d.cols = 131;
+  d.values.assign(size_t(d.rows) * d.cols, 0.5f);
+  d.values[0] = 0.0f;  // a range for the colours
+  d.values[1] = 1.0f;
+  hm.setData(d);
+  hm.resize(517, 433);
+  QBuffer svg;
+  svg.open(QIODevice::WriteOnly);
+  QSvgGenerator gen;
+  gen.setOutputDevice(&svg);
+  gen.setSize(hm.size());
+  gen.setViewBox(QRect(QPoint(0, 0), hm.size()));
+  {
+    QPainter p(&gen);
+    hm.render(&p);
+  }
+  QSvgRenderer renderer(svg.data());
+  QVERIFY(renderer.isValid());
+  const double scale = 1.37;
+  QImage img(QSizeF(hm.size() * scale).toSize(), QImage::Format_ARGB32);
+  img.fill(Qt::white);
+  {
+    QPainter p(&img);
+    p.setRenderHint(QPainter::Antialiasing);
+    renderer.render(&p, QRectF(QPointF(0, 0), QSizeF(hm.size()) * scale));
+  }
+  // The cells from the third row on (the first holds the range's two cells), inside by a pixel.
+  const QRectF grid = hm.gridRect();
+  const QRect inside =
+      QRectF(grid.left() * scale + 2, (grid.top() + 2 * hm.cellRect(0, 0).height()) * scale + 2,
+             grid.width() * scale - 4, grid.height() * scale * 0.9)
+          .toRect();
+  const QColor want = img.pixelColor(inside.center());
+  int off = 0;
+  for (int y = inside.top(); y <= inside.bottom(); ++y)
+    for (int x = inside.left(); x <= inside.right(); ++x) {
+      const QColor c = img.pixelColor(x, y);
+      if (std::abs(c.red() - want.red()) + std::abs(c.green() - want.green()) +
+              std::abs(c.blue() - want.blue()) >
+          6)
+        ++off;
+    }
+  QVERIFY2(off == 0, qPrintable(QStringLiteral("%1 of %2 pixels are not the cells' colour")
+                                    .arg(off)
+                                    .arg(inside.width() * inside.height())));
 }
 
 // The room left of the cells for the row labels is measured once per data and font: new labels

@@ -568,13 +568,20 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
     p.setPen(palette().color(QPalette::PlaceholderText));
     p.drawText(l.grid, Qt::AlignCenter, tr("Rendering…"));
   } else if (vector && qint64(d.rows) * d.cols <= kMaxVectorCells) {
-    // Runs of equal colour along a row become one rectangle.
+    // Runs of equal colour along a row become one rectangle. A viewer anti-aliases each
+    // rectangle's edges on its own, so two abutting at a fractional pixel let the background show
+    // through as a seam (Chromium, PDF viewers): each reaches under its right and lower neighbours
+    // (drawn after it, over the overlap), except at the grid's edge.
+    const double bleed_x = std::min(0.75, l.cw / 2), bleed_y = std::min(0.75, l.ch / 2);
     for (int r = 0; r < d.rows; ++r) {
       const QRgb* line = reinterpret_cast<const QRgb*>(image_.constScanLine(r));
+      const double by = r + 1 < d.rows ? bleed_y : 0.0;
       for (int c = 0; c < d.cols;) {
         int e = c + 1;
         while (e < d.cols && line[e] == line[c]) ++e;
-        p.fillRect(QRectF(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, (e - c) * l.cw, l.ch),
+        const double bx = e < d.cols ? bleed_x : 0.0;
+        p.fillRect(QRectF(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch,
+                          (e - c) * l.cw + bx, l.ch + by),
                    QColor::fromRgb(line[c]));
         c = e;
       }
