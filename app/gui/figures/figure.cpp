@@ -18,7 +18,7 @@ namespace attnviz::gui {
 namespace {
 
 constexpr int kMargin = 12;
-constexpr int kMinTitleWidth = 480;  // logical pixels a title may take beside a narrower body
+constexpr int kMinTitleWidth = 320;  // logical pixels a title may take beside a narrower body
 
 // The title's lines as drawn: each line of View::figureTitle() broken at spaces to the figure's
 // width (a word wider than the whole width is elided), measured with the fonts it is drawn with.
