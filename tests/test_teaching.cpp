@@ -173,6 +173,37 @@ class TeachingTest : public QObject {
     }
   }
 
+  // A block's text wider than its box is drawn smaller, not cut: a learned table's "+ Positional
+  // encoding (learned table)" whole at the default font and at a quarter larger (presentation).
+  void architectureLabelsFitTheirBlocks() {
+    auto w = window(QStringLiteral(ATTNVIZ_TEST_DATA "/encoder001.safetensors"),
+                    QStringLiteral("architecture"));
+    auto* v = w->viewOf<ArchitectureView>();
+    QVERIFY(v);
+    v->refreshNow();
+    ArchitectureDiagram* d = v->diagram();
+    const ArchBlock* pos = nullptr;
+    for (const ArchBlock& b : d->archLayout().blocks)
+      if (b.label.contains(QStringLiteral("learned table"))) pos = &b;
+    QVERIFY2(pos, "no block of the learned positions");
+    const double base = d->font().pointSizeF();
+    for (double scale : {1.0, 1.25}) {
+      QFont f = d->font();
+      f.setPointSizeF(base * scale);
+      d->setFont(f);
+      for (const ArchBlock& b : d->archLayout().blocks) {
+        const ArchitectureDiagram::BlockTexts t = d->blockTexts(b);
+        QVERIFY(t.label_font.pointSizeF() >= 0.75 * f.pointSizeF() - 1e-9);
+        // Drawn at most a quarter smaller, and inside its box.
+        QVERIFY2(QFontMetricsF(t.label_font).horizontalAdvance(t.label) <= b.rect.width() - 12,
+                 qPrintable(b.label));
+      }
+      const ArchitectureDiagram::BlockTexts t = d->blockTexts(*pos);
+      QCOMPARE(t.label, pos->label);                                         // whole, not elided
+      if (scale > 1.0) QVERIFY(t.label_font.pointSizeF() < f.pointSizeF());  // smaller to fit
+    }
+  }
+
   // Shapes with this run's numbers; hover and click: attention opens the Attention view, the
   // embedding shows the stack's input (checked against the first layer's queries), the output
   // projection shows the logits.

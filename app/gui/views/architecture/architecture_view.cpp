@@ -678,6 +678,27 @@ void arrowHead(QPainter& p, QPointF from, QPointF to) {
 
 }  // namespace
 
+ArchitectureDiagram::BlockTexts ArchitectureDiagram::blockTexts(const ArchBlock& b) const {
+  const double tw = b.rect.width() - 12;
+  // A text wider than its box is drawn a little smaller rather than cut ("+ Positional encoding
+  // (learned table)" in a large font); only past a quarter smaller is it elided.
+  auto fitted = [tw](QFont f, const QString& s) {
+    const double w = QFontMetricsF(f).horizontalAdvance(s);
+    if (w > tw) f.setPointSizeF(f.pointSizeF() * std::max(0.75, tw / w));
+    return f;
+  };
+  QFont bold = font();
+  bold.setBold(true);
+  QFont small = font();
+  small.setPointSizeF(font().pointSizeF() * 0.85);
+  BlockTexts t;
+  t.label_font = fitted(bold, b.label);
+  t.label = QFontMetricsF(t.label_font).elidedText(b.label, Qt::ElideRight, tw);
+  t.detail_font = fitted(small, b.detail);
+  t.detail = QFontMetricsF(t.detail_font).elidedText(b.detail, Qt::ElideRight, tw);
+  return t;
+}
+
 void ArchitectureDiagram::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().color(QPalette::Base));
@@ -747,27 +768,17 @@ void ArchitectureDiagram::paintEvent(QPaintEvent*) {
     p.drawRoundedRect(b.rect, 7, 7);
     p.setBrush(Qt::NoBrush);
     p.setPen(text);
-    const double tw = b.rect.width() - 12;
-    // A text wider than its box is drawn a little smaller rather than cut ("+ Positional encoding
-    // (learned table)" in a large font); only past a quarter smaller is it elided.
-    auto fitted = [tw](QFont f, const QString& s) {
-      const double w = QFontMetricsF(f).horizontalAdvance(s);
-      if (w > tw) f.setPointSizeF(f.pointSizeF() * std::max(0.75, tw / w));
-      return f;
-    };
-    const QFont label_font = fitted(bold, b.label);
-    const QString label = QFontMetricsF(label_font).elidedText(b.label, Qt::ElideRight, tw);
-    p.setFont(label_font);
+    const BlockTexts t = blockTexts(b);
+    p.setFont(t.label_font);
     if (b.detail.isEmpty()) {
-      p.drawText(b.rect.adjusted(6, 0, -6, 0), Qt::AlignCenter, label);
+      p.drawText(b.rect.adjusted(6, 0, -6, 0), Qt::AlignCenter, t.label);
     } else {
       p.drawText(b.rect.adjusted(6, 2, -6, -b.rect.height() / 2),
-                 Qt::AlignHCenter | Qt::AlignBottom, label);
-      const QFont detail_font = fitted(small, b.detail);
-      p.setFont(detail_font);
+                 Qt::AlignHCenter | Qt::AlignBottom, t.label);
+      p.setFont(t.detail_font);
       p.setPen(QColor(0x40, 0x40, 0x40));
       p.drawText(b.rect.adjusted(6, b.rect.height() / 2, -6, -2), Qt::AlignHCenter | Qt::AlignTop,
-                 QFontMetricsF(detail_font).elidedText(b.detail, Qt::ElideRight, tw));
+                 t.detail);
     }
   }
 }

@@ -107,6 +107,13 @@ class ArchitectureDiagram : public QWidget {
   QRectF blockRect(const QString& id) const;
   QRectF frameChooser(Side side, bool next) const;
   const ArchBlock* blockAt(QPointF pos) const;
+  // A block's label and detail as drawn: each in the font that fits its box (at most a quarter
+  // smaller than the diagram's), elided only past that.
+  struct BlockTexts {
+    QFont label_font, detail_font;
+    QString label, detail;
+  };
+  BlockTexts blockTexts(const ArchBlock& b) const;
   QSize sizeHint() const override;
 
  signals:
