@@ -580,8 +580,8 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
         int e = c + 1;
         while (e < d.cols && line[e] == line[c]) ++e;
         const double bx = e < d.cols ? bleed_x : 0.0;
-        p.fillRect(QRectF(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch,
-                          (e - c) * l.cw + bx, l.ch + by),
+        p.fillRect(QRectF(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, (e - c) * l.cw + bx,
+                          l.ch + by),
                    QColor::fromRgb(line[c]));
         c = e;
       }
