@@ -489,25 +489,26 @@ bool Engine::run(const QString& src, const QString& prefix) {
           };
         });
   }
-  return startOnModel(tr("Decoding"), true,
-                      [=, this](const JobContext& ctx, const auto& m) -> Apply {
-                        std::vector<int> ids;
-                        if (c.hasCross()) ids = m->encodeSource(s);
-                        // A decoder-only model continues what was typed (in the source box or the
-                        // prefix box).
-                        const std::string typed =
-                            c.hasCross() || p.find_first_not_of(" \t") != std::string::npos ? p : s;
-                        std::vector<int> prefix_ids = m->encodeTarget(typed);
-                        auto session = sessionOn(m, ids, prefix_ids, ctx.sessionOptions(masks));
-                        // Not yet shown: the whole greedy decode runs here.
-                        while (!session->finished()) {
-                          if (ctx.cancelled())
-                            throw Error(ErrorKind::Cancelled, "decoding was cancelled");
-                          session->stepForward();
-                          ctx.report(session->length(), session->limit(), QObject::tr("Decoding"));
-                        }
-                        return [this, session] { adoptSession(session); };
-                      });
+  return startOnModel(
+      tr("Decoding"), true, [=, this](const JobContext& ctx, const auto& m) -> Apply {
+        std::vector<int> ids;
+        if (c.hasCross()) ids = m->encodeSource(s);
+        // A decoder-only model continues what was typed (in the source box or the
+        // prefix box).
+        const std::string typed =
+            c.hasCross() || p.find_first_not_of(" \t") != std::string::npos ? p : s;
+        std::vector<int> prefix_ids = m->encodeTarget(typed);
+        auto session = sessionOn(m, ids, prefix_ids, ctx.sessionOptions(masks));
+        // Not yet shown: the whole greedy decode runs here.
+        while (!session->finished()) {
+          if (ctx.cancelled())
+            throw Error(ErrorKind::Cancelled,
+                        QT_TRANSLATE_NOOP("attnviz::Error", "decoding was cancelled"));
+          session->stepForward();
+          ctx.report(session->length(), session->limit(), QObject::tr("Decoding"));
+        }
+        return [this, session] { adoptSession(session); };
+      });
 }
 
 bool Engine::runBatch(const QStringList& sentences) {
@@ -523,7 +524,9 @@ bool Engine::runBatch(const QStringList& sentences) {
   return startOnModel(
       tr("Running a batch"), true, [=, this](const JobContext& ctx, const auto& m) -> Apply {
         if (texts.size() < 2)
-          throw Error(ErrorKind::BadInput, "a batch needs at least two sentences (one per line)");
+          throw Error(ErrorKind::BadInput,
+                      QT_TRANSLATE_NOOP("attnviz::Error",
+                                        "a batch needs at least two sentences (one per line)"));
         const ModelConfig& c = m->config();
         std::vector<std::vector<int>> srcs, tgts;
         for (size_t b = 0; b < texts.size(); ++b) {
@@ -538,7 +541,9 @@ bool Engine::runBatch(const QStringList& sentences) {
             throw Error(e.kind(), "sentence " + std::to_string(b + 1) + ": " + e.what());
           }
           ctx.report(int(b) + 1, int(texts.size()), QObject::tr("Decoding the batch"));
-          if (ctx.cancelled()) throw Error(ErrorKind::Cancelled, "the batch was cancelled");
+          if (ctx.cancelled())
+            throw Error(ErrorKind::Cancelled,
+                        QT_TRANSLATE_NOOP("attnviz::Error", "the batch was cancelled"));
         }
         auto snap = std::make_shared<Snapshot>();
         snap->batch = true;
@@ -729,19 +734,20 @@ bool Engine::loadDecode(std::vector<int> src, std::vector<int> prefix, std::vect
                         int max_new_tokens) {
   if (!model_ || busy_ || !model_->config().hasDecoder()) return false;
   const MaskOptions masks = masks_;
-  return startOnModel(tr("Loading the decode"), true,
-                      [=, this](const JobContext& ctx, const auto& m) -> Apply {
-                        DecodingSession::Options o = ctx.sessionOptions(masks);
-                        if (max_new_tokens > 0) o.max_new_tokens = max_new_tokens;
-                        auto session = sessionOn(m, src, prefix, o);
-                        for (int id : generated) {
-                          if (session->finished()) break;
-                          if (ctx.cancelled())
-                            throw Error(ErrorKind::Cancelled, "loading the decode was cancelled");
-                          session->stepForward(id);
-                        }
-                        return [this, session] { adoptSession(session); };
-                      });
+  return startOnModel(
+      tr("Loading the decode"), true, [=, this](const JobContext& ctx, const auto& m) -> Apply {
+        DecodingSession::Options o = ctx.sessionOptions(masks);
+        if (max_new_tokens > 0) o.max_new_tokens = max_new_tokens;
+        auto session = sessionOn(m, src, prefix, o);
+        for (int id : generated) {
+          if (session->finished()) break;
+          if (ctx.cancelled())
+            throw Error(ErrorKind::Cancelled,
+                        QT_TRANSLATE_NOOP("attnviz::Error", "loading the decode was cancelled"));
+          session->stepForward(id);
+        }
+        return [this, session] { adoptSession(session); };
+      });
 }
 
 }  // namespace attnviz::gui

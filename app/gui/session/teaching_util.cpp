@@ -1,5 +1,6 @@
 #include "session/teaching_util.h"
 
+#include <QCoreApplication>
 #include <QObject>
 #include <algorithm>
 #include <cmath>
@@ -74,7 +75,9 @@ QStringList sideTokens(const Trace& t, Side side, int b) {
 }
 
 QString messageSentence(const char* what) {
-  QString s = QString::fromStdString(what);
+  // A message thrown in app/gui with QT_TRANSLATE_NOOP("attnviz::Error", …) has its translation
+  // there; any other (the core's, with its numbers) stays as written.
+  QString s = QCoreApplication::translate("attnviz::Error", what);
   if (!s.isEmpty()) s[0] = s[0].toUpper();
   if (!s.endsWith('.')) s += '.';
   return s;

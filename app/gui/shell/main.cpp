@@ -6,9 +6,11 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QIcon>
+#include <QSettings>
 #include <QTimer>
 #include <cstdio>
 
+#include "shell/i18n.h"
 #include "shell/main_window.h"
 #include "shell/view_registry.h"
 #include "views/view.h"
@@ -58,13 +60,34 @@ int main(int argc, char** argv) {
   QCommandLineOption size("size", "Window size, e.g. 1400x900.", "WxH");
   QCommandLineOption no_settings("no-settings", "Neither read nor write the saved settings.");
   QCommandLineOption presentation("presentation", "Presentation mode: large fonts (F11).");
+  QCommandLineOption lang("lang",
+                          QStringLiteral("The interface's language: %1 (default: the saved choice "
+                                         "of View > Language, else the system's).")
+                              .arg(attnviz::gui::availableLanguages().join(QStringLiteral(", "))),
+                          "CODE");
   parser.addOptions(
-      {model, config, src, tgt, backend, view, screenshot, size, no_settings, presentation});
+      {model, config, src, tgt, backend, view, screenshot, size, no_settings, presentation, lang});
   parser.process(app);
 
   // A screenshot looks the same on every machine: drawn with the fonts attnviz ships.
   if (parser.isSet(screenshot) && !attnviz::gui::usePinnedFonts())
     std::fprintf(stderr, "attnviz: the bundled fonts could not be loaded\n");
+
+  // The language, before any window is made (every tr() then finds it): --lang, else the saved
+  // choice, else the system's (LANGUAGE, LANG …). The command line itself stays English.
+  const bool use_settings = !parser.isSet(no_settings) && !parser.isSet(screenshot);
+  const QString saved_lang = use_settings
+                                 ? QSettings(QStringLiteral("attnviz"), QStringLiteral("attnviz"))
+                                       .value(QStringLiteral("language"))
+                                       .toString()
+                                 : QString();
+  const QString language = attnviz::gui::chooseLanguage(parser.value(lang), saved_lang);
+  if (parser.isSet(lang) && attnviz::gui::matchLanguage(parser.value(lang)).isEmpty())
+    std::fprintf(stderr, "attnviz: no translation for --lang %s; using English\n",
+                 qPrintable(parser.value(lang)));
+  if (!attnviz::gui::installTranslators(language))
+    std::fprintf(stderr, "attnviz: the %s translation could not be loaded; using English\n",
+                 qPrintable(language));
 
   MainWindow::Options opts;
   opts.model = parser.value(model);
@@ -73,7 +96,7 @@ int main(int argc, char** argv) {
   opts.tgt = parser.value(tgt);
   opts.backend = parser.value(backend);
   opts.view = parser.value(view);
-  opts.use_settings = !parser.isSet(no_settings) && !parser.isSet(screenshot);
+  opts.use_settings = use_settings;
   opts.presentation = parser.isSet(presentation);
 
   MainWindow window(opts);

@@ -52,6 +52,7 @@
 #include "session/attention_data.h"
 #include "session/item_models.h"
 #include "shell/answers_dialog.h"
+#include "shell/i18n.h"
 #include "shell/lesson_dialog.h"
 #include "shell/tour.h"
 #include "shell/view_registry.h"
@@ -728,6 +729,20 @@ void MainWindow::buildMenus() {
     connect(state_, &AppState::colormapChanged, this, [cmaps](const Colormap& c) {
       for (QAction* a : cmaps->actions()) a->setChecked(a->text() == c.name());
     });
+    // The interface's language (shell/i18n.h): saved, and used from the next start on.
+    QMenu* langs = new QMenu(tr("&Language"), view);
+    langs->setObjectName(QStringLiteral("languageMenu"));
+    view->insertMenu(action(QStringLiteral("zoomIn")), langs);
+    auto* lgroup = new QActionGroup(this);
+    for (const QString& code : availableLanguages()) {
+      QAction* a = langs->addAction(languageDisplayName(code));
+      a->setCheckable(true);
+      a->setChecked(code == currentLanguage());
+      a->setObjectName(QStringLiteral("language-") + code);
+      lgroup->addAction(a);
+      connect(a, &QAction::triggered, this, [this, code] { setLanguage(code); });
+    }
+    view->insertSeparator(action(QStringLiteral("zoomIn")));
   }
   QAction* explain = action(QStringLiteral("explanations"));
   explain->setChecked(true);
@@ -742,6 +757,25 @@ void MainWindow::buildMenus() {
     if (QAction* a = action(QStringLiteral("view-") + v->name()))
       a->setStatusTip(v->spec()->helpText());
   }
+}
+
+void MainWindow::setLanguage(const QString& code) {
+  if (options_.use_settings) appSettings().setValue(QStringLiteral("language"), code);
+  if (code == currentLanguage()) return;
+  const QString name = languageDisplayName(code);
+  const QString text =
+      options_.use_settings
+          ? tr("attnviz will speak %1 from its next start on: quit and open it again. Your model "
+               "and settings are kept.")
+                .arg(name)
+          : tr("Settings are off (--no-settings): start attnviz with --lang %1 to see it in %2.")
+                .arg(code, name);
+  // Window-modal, not blocking: the user's work goes on behind it.
+  auto* box =
+      new QMessageBox(QMessageBox::Information, tr("Language"), text, QMessageBox::Ok, this);
+  box->setObjectName(QStringLiteral("languageRestartBox"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
 }
 
 QString MainWindow::keysHelpHtml() const {

@@ -153,6 +153,8 @@ class MainWindow : public QMainWindow {
   QStringList recentModels() const { return recent_models_; }
   // The keyboard help, as generated from the action table (rows of key and action).
   QString keysHelpHtml() const;
+  // View › Language: saves `code` ("zh_CN") for the next start and says so.
+  void setLanguage(const QString& code);
   // Writes the NumPy dump off the GUI thread; with wait, returns when it is written.
   bool exportTrace(const QString& dir, bool wait = false, QString* error = nullptr);
   // The lesson page (model/lesson_html.h) of the current run in `scope`, opening on the current

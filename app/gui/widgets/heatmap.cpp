@@ -436,26 +436,24 @@ QString HeatmapWidget::tooltipText(int row, int col) const {
   };
   QStringList lines;
   // Rows and columns count from 1, like layers and heads; the token says which one it is.
-  lines << QStringLiteral("%1 %2 · row %3 of %4")
+  lines << tr("%1 %2 · row %3 of %4")
                .arg(capitalized(d.row_noun), label(d.row_labels, row))
                .arg(row + 1)
                .arg(d.rows);
-  lines << QStringLiteral("%1 %2 · column %3 of %4")
+  lines << tr("%1 %2 · column %3 of %4")
                .arg(capitalized(d.col_noun), label(d.col_labels, col))
                .arg(col + 1)
                .arg(d.cols);
   const bool masked = d.isMasked(row, col);
   if (!d.mask_only) {
-    if (!d.probs.empty()) lines << QStringLiteral("Probability: %1").arg(formatNumber(d.probs[i]));
+    if (!d.probs.empty()) lines << tr("Probability: %1").arg(formatNumber(d.probs[i]));
     if (!d.scores.empty())
-      lines << QStringLiteral("Raw score (before the mask): %1").arg(formatNumber(d.scores[i]));
+      lines << tr("Raw score (before the mask): %1").arg(formatNumber(d.scores[i]));
     if ((d.probs.empty() && d.scores.empty()) || d.value_in_tooltip)
       lines << QStringLiteral("%1: %2").arg(capitalized(d.value_name), formatNumber(d.values[i]));
   }
   // Only matrices that have a mask say whether the cell was masked.
-  if (!d.masked.empty())
-    lines
-        << QStringLiteral("Masked: %1").arg(masked ? QStringLiteral("yes") : QStringLiteral("no"));
+  if (!d.masked.empty()) lines << (masked ? tr("Masked: yes") : tr("Masked: no"));
   if (i < size_t(d.cell_notes.size()) && !d.cell_notes[qsizetype(i)].isEmpty())
     lines << d.cell_notes[qsizetype(i)];
   if (!d.tooltip_note.isEmpty()) lines << d.tooltip_note;

@@ -774,7 +774,9 @@ bool AtlasView::openHistory(const QString& dir) {
           o.progress = progress;
           auto h = readTrainingHistory(folder, o);
           if (h.points.empty())
-            throw Error(ErrorKind::BadInput, "the folder's index lists no checkpoint");
+            throw Error(
+                ErrorKind::BadInput,
+                QT_TRANSLATE_NOOP("attnviz::Error", "the folder's index lists no checkpoint"));
           history = std::make_shared<const TrainingHistory>(std::move(h));
         } catch (const Error& e) {
           if (e.kind() == ErrorKind::Cancelled) throw;

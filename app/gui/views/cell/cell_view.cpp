@@ -23,8 +23,11 @@ CellBreakdown cellBreakdown(const AttentionBlock& a, int b, int h, int i, int j,
   const ModelConfig& cfg = model.config;
   const float mask_fill = cfg.mask_fill;
   if (!a.hasQkv())
-    throw Error(ErrorKind::BadInput,
-                "this trace did not keep the query, key and value vectors (keep_qkv): run again");
+    throw Error(
+        ErrorKind::BadInput,
+        QT_TRANSLATE_NOOP(
+            "attnviz::Error",
+            "this trace did not keep the query, key and value vectors (keep_qkv): run again"));
   if (b < 0 || b >= a.batch || h < 0 || h >= a.heads || i < 0 || i >= a.q_len || j < 0 ||
       j >= a.k_len)
     throw Error(ErrorKind::BadInput, "the cell (" + std::to_string(i) + ", " + std::to_string(j) +

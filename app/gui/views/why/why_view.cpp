@@ -83,7 +83,9 @@ WhyAnswer answerWhy(const Model& model, std::shared_ptr<const Trace> trace,
   const Side side = lensStack(c);
   a.inputs = side == Side::Source ? t.src_tokens.at(0) : t.tgt_tokens.at(0);
   const int n = int(a.inputs.size());
-  if (n == 0) throw Error(ErrorKind::BadInput, "the run has no positions to explain");
+  if (n == 0)
+    throw Error(ErrorKind::BadInput,
+                QT_TRANSLATE_NOOP("attnviz::Error", "the run has no positions to explain"));
   if (question.position >= n)
     throw Error(ErrorKind::BadInput, "position " + std::to_string(question.position + 1) +
                                          " is past the run's " + std::to_string(n) + " positions");

@@ -1,0 +1,5257 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>QObject</name>
+    <message>
+        <source>Could not write %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Exported by attnviz</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>queries ↓ · input tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>queries ↓ · target tokens (decoder input)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>keys → · input tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>keys → · target tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>keys → · source tokens (encoder output)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Encoder self-attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoder masked self-attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cross-attention (encoder–decoder)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>encoder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>decoder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mean of heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · %2 layer %3 · %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>query head %1 reads the one key/value head — all %2 query heads share it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>query head %1 reads key/value head %2 of %3 — %4 query heads share it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>reads K/V head %1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(mean of %1 heads)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>probability</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>score</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>masked score</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mask</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>look-ahead</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>source padding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>padding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>target padding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The input cannot be used</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compute backend error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Out of GPU memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Too large</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>File error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model cannot be loaded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Forward pass (layers)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Out of memory</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 needed more memory than is available.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unexpected error</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoding the batch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mean %1, std %2, min %3, max %4, mean length of a position&apos;s vector %5</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start token&apos;s id</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>End token&apos;s id</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Padding token&apos;s id</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Norm placement</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Activation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 for %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> px</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>At most:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pixels per point of the PNG: 2× or 3× stays sharp on slides</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Scale:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Title (what is shown, on which sentence)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Colour legend</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The figure shrinks to what it draws: no empty margins.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A row and a column</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each &lt;b&gt;row&lt;/b&gt; is one position of the decoder — the target word it has just read, &lt;code&gt;&amp;lt;bos&amp;gt;&lt;/code&gt; first — and each &lt;b&gt;column&lt;/b&gt; a source word: a cell&apos;s colour is how much that row takes from that word, and every row adds up to 1. A row is choosing the &lt;i&gt;next&lt;/i&gt; word, so the row of &lt;i&gt;nara&lt;/i&gt; (the word for dog) already looks at &lt;i&gt;big&lt;/i&gt;, the word it is about to translate; hover a cell for its numbers.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Finding the alignment</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>One head alone — the sharpest of the last layer — puts most of each row on one source word, the word being translated next. Follow the bright cells down: &lt;i&gt;dog, big, the&lt;/i&gt;, then &lt;i&gt;cat, small, a&lt;/i&gt;, and &lt;i&gt;sees&lt;/i&gt; last; they cross instead of running down the diagonal, because this made-up language mirrors every noun phrase and puts the verb at the end.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The anti-diagonal of reversal</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This model reverses its input, so its first output copies the last input and the bright cells run from the top right to the bottom left: an anti-diagonal. Each row again looks at the word it is about to write: the row of &lt;i&gt;9&lt;/i&gt; (just written) looks at &lt;i&gt;8&lt;/i&gt;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>One head, or the mean of the heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each thumbnail is one head of one decoder layer: in the first layer the heads differ and spread their weight, in the last they are sharp and agree. The mean of the heads (key &lt;b&gt;M&lt;/b&gt;) sums up heads that agree, but where they disagree, as in the first layer, it draws a blur no head computes — click a thumbnail to see one head alone.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switching the look-ahead mask off</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The look-ahead mask is now off (its switch is in the Masks view): every target position also sees the words after it, and the upper triangle of the decoder&apos;s self-attention, hatched before, takes about half of each row. The model never learned to use the future, so for the same words its predictions fall apart — in the Decoding view most top choices are now &lt;code&gt;&amp;lt;eos&amp;gt;&lt;/code&gt;.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stepping the decoder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The decoder writes one word per step: after &lt;i&gt;nara lugol na ka&lt;/i&gt; (dog, big, the, then the subject marker) its newest row of cross-attention has moved to &lt;i&gt;cat&lt;/i&gt;, and the chart shows how sure it is that &lt;i&gt;bizu&lt;/i&gt; comes next. Press &lt;b&gt;→&lt;/b&gt; to let it write a word, &lt;b&gt;←&lt;/b&gt; to take one back.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Branching</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a word other than the model&apos;s (select it in the top-k list, then &lt;i&gt;Use this token&lt;/i&gt;) and the decoder goes on from yours: here &lt;i&gt;3&lt;/i&gt; was picked instead of &lt;i&gt;8&lt;/i&gt;. After it the row looks at &lt;i&gt;7&lt;/i&gt; and writes &lt;i&gt;7&lt;/i&gt;, not &lt;i&gt;2&lt;/i&gt; — this model reverses by position, reading one source slot after the other, whatever it wrote before.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Tour: what to look for…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A guided first look at attention, in %1 steps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Help</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>RMSNorm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer norm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>divides each position&apos;s vector by its root mean square, then scales it (no centring, no shift)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>subtracts each position&apos;s mean and divides by its standard deviation (unbiased, with ε added to it: the Annotated Transformer&apos;s LayerNorm), then scales and shifts it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>normalises each position&apos;s vector to mean 0 and variance 1, then scales and shifts it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Inputs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Inputs (the prompt)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Outputs (shifted right)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>token ids %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The source sentence as token ids, one per position.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The target so far, starting with the start token: position t predicts the token at t + 1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Input embedding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output embedding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> + segment</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a learned row of %1 numbers per id</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Looks up a learned vector of d_model = %1 numbers for every token id%2 — click to see the vectors of this sentence.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, multiplied by √d_model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Relative position bias (inside attention)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rotary positions (inside attention)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>+ Positional encoding (learned table)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>+ Positional encoding (sinusoids)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>nothing added here · %1 buckets</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>nothing added here · rope_theta = %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>added to every position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>T5&apos;s relative position bias adds nothing to the token vectors: each head adds a learned number for the bucket of the offset between key and query to their score, before the mask. The Positional encoding view shows each head&apos;s bias.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rotary position embeddings (RoPE) add nothing to the token vectors: inside every attention block each head&apos;s queries and keys are rotated by an angle that grows with their position, so a score depends on how far apart two tokens are. The Positional encoding view shows the rotations.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Adds a learned vector for each position, so that attention can tell word order.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Adds sines and cosines of the position at d_model / 2 frequencies, so that attention can tell word order.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Over the embeddings: %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every position makes a query, a key and a value; each head mixes the values of all positions weighted by softmax(QKᵀ/√d_k) — click to open this layer&apos;s attention.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Self-attention over the target in which the look-ahead mask hides later positions, so each position sees only itself and earlier ones — click to open it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Queries from the decoder, keys and values from the encoder&apos;s output: where each target position reads the source — click to open it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>
+
+W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> %1: %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> Before QKᵀ, every query and key is rotated by its position (RoPE).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>multi-head attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>multi-query attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>grouped-query attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 heads · scores %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 Q heads, %2 K/V · scores %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Feed forward (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A gated network at every position on its own: two Linear d_model → d_ff = %1, one through %2 (the gate), multiplied element by element with the other, then Linear back to d_model — click to see its activations.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Feed forward</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The same two-layer network at every position on its own: Linear d_model → d_ff = %1, %2, Linear back to d_model — click to see its activations.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pre-norm: before the sublayer, %1; the residual path bypasses it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The residual connection: adds the sublayer&apos;s output to its input.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Add &amp; Norm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Adds the sublayer&apos;s input back (the residual connection), then normalises each position&apos;s vector to mean 0 and variance 1 and scales and shifts it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Masked</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> (cross)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (final)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Over the whole stack&apos;s output: %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Linear (output projection)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Turns each position&apos;s vector into one score (logit) per token of the vocabulary — click to see the logits.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Softmax</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Turns each position&apos;s logits into probabilities that sum to 1; decoding picks the next token from them.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output probabilities</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the next token, at every position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the token at every position (masked LM)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>MLM transform</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Linear, %1, layer norm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>BERT&apos;s masked-LM head: a Linear layer, the activation and a layer norm before the projection onto the vocabulary.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pooler: position 0 → Linear → tanh</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean over all positions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Takes the first position&apos;s vector (the [CLS] token) through a Linear layer and tanh: one vector per sentence.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Averages the encoder&apos;s output over the positions (padding included, as torch.mean does): one vector per sentence.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Classifier (Linear)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 → %2 classes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>One score per class for the whole sentence.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Class probabilities</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>memory %1 → K, V</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>token embeddings × √d_model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>token embeddings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the first layer&apos;s input (rotary positions turn queries and keys inside attention instead)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>+ positions%1: the first layer&apos;s input</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, normalised</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>As the model computed them: embedding rows of the ids, plus the positional encoding.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the last stack&apos;s output</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>logits, one per vocabulary token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>logits</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>probabilities (each row sums to 1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>input</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the stack&apos;s output (the trace&apos;s hidden states)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What goes into and out of this block is not in the trace (Trace::activations); %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>only its shapes are known.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the output shown is the stack&apos;s final output.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>encoder self</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>decoder self</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cross</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Induction score (0–1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>On a random token sequence repeated twice: the attention of the second copy to the token after the earlier occurrence of the current token (1 = an induction head). One number per head, from the model, not the corpus</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copying score (−1…1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Σ Re λ / Σ |λ| over the eigenvalues of the head&apos;s OV circuit from tokens to logits: 1 = it raises the tokens it attends to. One number per head, from the weights</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · layer %2 · head %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>in order</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>reversed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>broad</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sharp</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>share of attention, 0–1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Entropy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>nats</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean over query rows of −Σ p ln p, in nats: 0 = all attention on one key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Entropy 0–1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Entropy divided by ln(number of unmasked keys): 0 = one key, 1 = spread evenly</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Diagonal</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean attention of position i on itself (self-attention)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean attention of position i on position i − 1 (self-attention)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>First</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>First token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean attention on the first key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>BOS</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean attention on the start token among the keys (an attention sink)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>EOS</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean attention on the end token among the keys (an attention sink)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Padding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean attention on padding keys (0 while the padding mask is on)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Distance</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean distance</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>positions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean |i − j| weighted by the attention (self-attention): how far the head looks</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Monotonic</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Monotonic alignment</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Kendall&apos;s τ, −1…1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cross-attention: Kendall&apos;s τ between the query position and the attention&apos;s centre: +1 reads the source in order, −1 in reverse</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(i, i + %1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(2i, 2i + 1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the prefix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>kept and extended</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>finished (end token)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cut at the length limit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pruned: not among the best</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Encoder self · L%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoder self · L%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cross · L%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (f(input) = f(baseline))</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Σ attributions %1 vs f(input) − f(baseline) = %2 − %3 = %4: gap %5</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This model has no token head: it predicts no token, so there is no token to explain (the attention views show what it computes).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::Error</name>
+    <message>
+        <source>decoding was cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a batch needs at least two sentences (one per line)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the batch was cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>loading the decode was cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the folder&apos;s index lists no checkpoint</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>this trace did not keep the query, key and value vectors (keep_qkv): run again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the run has no positions to explain</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::AnswersDialog</name>
+    <message>
+        <source>What the file does not say</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt; has no config. Its tensors follow &lt;b&gt;%2&lt;/b&gt;; what they tell is listed below. They cannot tell the rest: please give it (your training script has these numbers).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Read from the tensors&apos; names and shapes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>choose…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>0 to %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>-1: the model has none; </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>after each sublayer (post-norm: norm_first=False)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, the default</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>before each sublayer (pre-norm: norm_first=True)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> (the default)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>optional: tokens are shown as their ids without one</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Browse…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A vocabulary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Vocabularies and tokenizers (*.json *.txt *.pkl *.model *.bpe);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a JSON list of tokens (index = id), a JSON object token → id (vocab.json), or a text file of one token a line (vocab.txt, torchtext&apos;s get_itos())</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Vocabulary:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The source&apos;s (or the only) vocabulary: a tokenizer, which serves both sides and types text as the tutorial did (nanoGPT&apos;s data/…/meta.pkl, llama2.c&apos;s tokenizer.model, a tokenizer.json, GPT-2&apos;s encoder.json or vocab.json with vocab.bpe or merges.txt beside it), or </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Target vocabulary:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Only when the target has its own vocabulary: </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Remember for this file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keeps the answers beside the model as %1, so that it opens directly next time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Open</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2 is not an id of the vocabulary of %3 tokens (0 to %4%5).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, or -1 for none</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every question above needs an answer</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::ArchitectureDiagram</name>
+    <message>
+        <source>Open a model to see its architecture</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>layer %1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::ArchitectureView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Press Run to see the numbers that flow through this block.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Recording the activations</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;&lt;i&gt;Recording what goes into and out of every sublayer for this input…&lt;/i&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: not recorded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>input</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>value</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>positions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>dimensions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>dimension</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Input: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model&apos;s architecture appears here once a model is open.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;%1&lt;/b&gt; — the %3 class of %2, %4. Read it from the bottom up, as in the paper “Attention Is All You Need”: token ids become vectors of d_model = %5 numbers, %10, then every layer refines each position&apos;s vector with %6 of d_k = %7) and a feed-forward network (d_ff = %8), each wrapped in a residual connection and %11 (%9).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Blue labels are the tensors on each arrow, with this run&apos;s numbers (B sentences, S source and T target positions). Hover a block for what it does; click an attention block to open it, any other block to see its input and output as position × dimension heatmaps. ◀ ▶ choose the layer a stack shows.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>multi-head attention (%1 heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (%2 query heads sharing %3 key/value heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pre-norm: the norm comes before each sublayer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>post-norm: add, then norm, after each sublayer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>positions are not added but turn each head&apos;s queries and keys inside attention (rotary)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>positions are added</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>an RMSNorm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>a layer norm</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::AtlasTableModel</name>
+    <message>
+        <source>%1. Mean ± standard deviation over the corpus&apos;s sentences</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::AtlasView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Corpus:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The sentences every head is measured on</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Text file…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A UTF-8 text file: one sentence per line, or source&lt;TAB&gt;target pairs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Batch:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sentences per forward pass: memory holds one batch&apos;s attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cut long lines</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A line longer than the model&apos;s context is cut into consecutive chunks of at most the context, by tokens, without overlap; each chunk runs as a sentence of its own, with the start and end markers around it. Off: such a line is skipped.
+An encoder-decoder&apos;s context is its source: each chunk is translated on its own; a source–target pair is never cut.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run the corpus</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>x:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>y:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export CSV…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The table: every head&apos;s mean and standard deviation per statistic</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Heads over the corpus</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a corpus and press Run the corpus: every head of the model becomes a point here.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The heads whose statistics over the corpus are nearest the selected head&apos;s (0 = the same); click one to select it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Heads like this one</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sentences by:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Strongest (double-click: the input of every view):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Weakest:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Evidence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Project this head&apos;s queries and keys</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select a head, then press the button: its queries and keys over the corpus, projected on their two main directions (PCA).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Queries and keys</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open training history…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A folder of checkpoints kept during training (the Train view&apos;s or attnviz-cli train --keep-dir)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Induction score (0–1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copying score (−1…1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Held-out loss at each position (nats)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The kept steps: moving it opens that checkpoint in every view</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every head&apos;s scores and statistics at every kept step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Animation…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>An animated PNG: the heads&apos; induction scores, a frame per step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open the checkpoints of a training run: every head&apos;s score over the steps, and a slider that opens any step in every view.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Heads over training</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A corpus of sentences</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Text files (*.txt *.tsv);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the head atlas</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV (*.csv)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A folder of training checkpoints</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the training history</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the induction scores as an animation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Animated PNG (*.png)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading the history was cancelled.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The run was cancelled.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model&apos;s example sentences</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1&apos;s held-out sentences</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Training task “%1”: its held-out pairs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>File: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head atlas</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2 sentences through the model in %3 batches (%4).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>1 line</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 lines</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 longer than the model&apos;s context of %2 tokens cut into %3 chunks, each run as a sentence.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 longer than the model&apos;s context of %2 tokens skipped: Cut long lines runs them in chunks.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>line %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sentence %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n skipped (%1).</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The model is busy with another job: press Run the corpus again when it is done.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running the corpus…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>%n head(s) not shown: a statistic that does not apply to them (—)</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1   distance %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 does not apply to this head (%2): choose another statistic.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>[chunk %1] %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Line %1 of the corpus</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sentence %1 of the corpus</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, chunk %1 (the line is longer than the model&apos;s context: it runs in chunks and cannot be opened as the input)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 “%2”
+sentence %3, position %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Query</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (chunk %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Principal component 1 (%1% of the variance)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Component 2 (%1%)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>queries</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>keys</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · layer %2 · head %3: %4 points from %5 sentences%6.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> (the first ones only)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Projecting…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading the training history</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Wait until the running job is done.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reading the checkpoints…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Position %1
+step %2: %3 nats</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pos %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Training step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>first position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>last position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>L%1 H%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · layer %2 · head %3
+step %4: %5</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step %1 of %2 (checkpoint %3 of %4) · training loss %5 · held-out loss %6 nats per token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a training history first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run a corpus first: there is no atlas to export.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every head over training: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · task %2 · %3 checkpoints</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head atlas: every head over a corpus (mean ± sd)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · %2 sentences · %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Every other view looks at one sentence. Here each &lt;b&gt;point is one head&lt;/b&gt; of one attention block, measured over a whole &lt;b&gt;corpus&lt;/b&gt; of sentences: its position is the mean of two statistics over the sentences, the bars show ± one standard deviation (a long bar: the head does different things on different sentences). Colours: the block (blue encoder self-attention, green decoder self-attention, orange cross-attention), darker for later layers. Two measures are the model&apos;s, one number per head without a spread: the &lt;i&gt;induction score&lt;/i&gt; (on a random sequence repeated twice, how much the second copy attends to the token after the same token&apos;s earlier occurrence: 1 = an induction head) and the &lt;i&gt;copying score&lt;/i&gt; of the head&apos;s weights (1 = it raises the very tokens it attends to).&lt;/p&gt;&lt;p&gt;Click a point or a row to select that head in every view; double-click to open it in the Attention view. &lt;i&gt;Heads like this one&lt;/i&gt; lists the heads whose statistics are nearest; &lt;i&gt;Evidence&lt;/i&gt; the sentences where the head&apos;s pattern is strongest and weakest (double-click one to make it the input); &lt;i&gt;Queries and keys&lt;/i&gt; projects the head&apos;s query and key vectors over the corpus on their two main directions: where queries sit near keys, the head attends.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model first: the atlas measures every head of it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::AttentionView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Probabilities</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Raw scores QKᵀ/√d_k</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Masked scores</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Probabilities: after softmax. Raw scores: QKᵀ/√d_k before the mask (T5: QKᵀ plus the head&apos;s relative position bias). Masked scores: what softmax sees, masked cells set to the fill value.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Colour scale:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>0 … max</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>0 … 1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Probabilities: stretch the colours to this matrix&apos;s largest value, or use the fixed range 0 … 1 (to compare heads)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>QKᵀ/√d_k</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>QKᵀ·%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1·tanh(%2/%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Raw scores QKᵀ + bias</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Raw scores %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model loaded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Type a source sentence and press Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Type a prompt and press Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Type an input and press Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Press Run (Ctrl+Enter) to see the attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention heatmaps appear here after a run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> · sentence&#xa0;%1&#xa0;of&#xa0;%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> · masks off: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::BarChart</name>
+    <message>
+        <source>probability</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nothing to show yet</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (log scale)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::BeamTreeWidget</name>
+    <message>
+        <source>Press Search to draw the beam search tree</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>prefix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>step %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;log P(“%1”) = %2 (p = %3)&lt;br&gt;score (Σ log P) = %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;rank %1, ranked by score / %2^%3 = %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::CellBreakdownWidget</name>
+    <message>
+        <source>Query %1 “%2” × key %3 “%4”, head %5: how this attention weight was made</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Click a cell of the heatmap to see how it was computed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>① q_i: the query vector of position %1 in this head (d_k = %2 numbers, from x·W_Q)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>② k_j: the key vector of position %1 (from x·W_K)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>③ q_i ⊙ k_j: multiplied number by number (red: the two agree in sign, blue: they disagree)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>④ Σ (q_i ⊙ k_j) = q_i · k_j = %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>÷ √d_k = ÷ √%1 = ÷ %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>no scaling (this family does not divide by √d_k)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>× %1 (the family&apos;s scale)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> + relative bias of head %1, bucket %2 of j − i = %3: %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, soft-capped: %1·tanh(s / %1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>⑤ %1%2%3  →  score = %4    (the trace holds %5 %6)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>⑥ the mask: this cell IS masked — its score is replaced by %1 before the softmax, so its probability is 0</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>⑥ the mask: this cell is not masked — the score goes into the softmax as it is</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>⑦ softmax over row %1: p = e^(s − max) / Σ e^(s − max) = %2 / %3 = %4    (the trace holds %5 %6)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>⑧ the head&apos;s output for query %1: Σ_j p_ij · v_j — each key&apos;s value vector (d_v = %2, from x·W_V) weighted by its probability</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>= output_i</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The heads&apos; outputs are put side by side and go through the output projection W_O; then come the residual add and the norm.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::CellView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Press Run to see the attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>One attention weight taken apart appears here after a run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head %1 — click a cell</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head %1 (%2) — click a cell</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The mean of the heads has no vectors of its own: head 1 is shown ([ and ] choose another head).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;An attention weight is made in a few steps. The layer&apos;s input x (one row of d_model = %1 numbers per position) is projected into a query, a key and a value per head: Q = x·W&lt;sub&gt;Q&lt;/sub&gt;, K = x·W&lt;sub&gt;K&lt;/sub&gt;, V = x·W&lt;sub&gt;V&lt;/sub&gt; (d_k = %2 numbers each). The score of query i and key j is q&lt;sub&gt;i&lt;/sub&gt;·k&lt;sub&gt;j&lt;/sub&gt;/√d&lt;sub&gt;k&lt;/sub&gt;; masked cells are replaced by %3; softmax turns row i into probabilities; and the head&apos;s output for query i is those probabilities times the value vectors.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Click any cell of the heatmap: every number on the right is recomputed from the vectors the trace kept, and checked against the score and probability the model stored (✓). Shapes: Q %4, K and V %5.&lt;/p&gt;%6%7</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Grouped-query attention: %1, so k&lt;sub&gt;j&lt;/sub&gt; and v&lt;sub&gt;j&lt;/sub&gt; below are that key/value head&apos;s.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Rotary positions: q&lt;sub&gt;i&lt;/sub&gt; and k&lt;sub&gt;j&lt;/sub&gt; are shown as the model used them, already turned by their positions (the Positional encoding view shows how).&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::CompareView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;B&lt;/b&gt; is A with:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>padding mask</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>look-ahead mask</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Untick to let B attend to padding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Untick to let B&apos;s decoder see later positions: the leak</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>source:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>B&apos;s source sentence (change one word)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>target:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A&apos;s target (teacher-forced)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>this target (teacher-forced):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>B&apos;s own greedy decode</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A&apos;s target keeps the rows aligned; B&apos;s own decode shows how the output changes; a target you type is a branch of the decode</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>B&apos;s target words (after the start token)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>heads:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>B&apos;s interventions on single heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switch off the selected head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>B: the selected head&apos;s output (its slice of the context) becomes 0</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Scale its softmax: T =</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>B: softmax(scores / T) for the selected head; T &gt; 1 flattens, T &lt; 1 sharpens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove all</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compare A and B</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reset B to A</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention of the selected head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention rollout to this layer (an approximation)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rollout multiplies the layers&apos; mean attention with the residual connection folded in (½·A + ½·I): a rough picture of how much each input position reaches each position, not what the model computes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>switched off</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>softmax temperature %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(no head is changed)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running A and B…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Comparing A and B</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Busy: press Compare again when the current job is done.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;A&lt;/b&gt; is the current run; &lt;b&gt;B&lt;/b&gt; the same with the changes above: a mask switched off (the look-ahead mask off shows the leak: B&apos;s decoder rows attend to later positions), another source sentence (change one word), another target (a branch of the decode), or heads switched off (their output becomes 0) or with their softmax temperature-scaled. Both are run again from their tokens; the right heatmap is &lt;b&gt;B − A&lt;/b&gt; (red: B attends more, blue: less) over the rows and columns they share.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Below: how the output changed, and how much every head&apos;s attention moved (mean |B − A|) in the kind shown — an intervention changes only the layers after it. &lt;i&gt;Rollout&lt;/i&gt; multiplies the layers&apos; mean attention with the residual connection folded in (½·A + ½·I), an approximation of how much each input position reaches each position.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Press Run first: A is the current run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Press “Compare A and B”.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>rollout</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>probability</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>rollout to layer %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A (the current run)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>B (the variation)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>B − A</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>B is the same as A: change something above (a mask, a word, a head) and press Compare.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>largest change in this matrix: %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A and B differ in length; their common %1 × %2 cells are compared (labels a→b where the tokens differ). Largest change: %3.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>layer %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean |B − A| per head · %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mean |B − A|</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;B&apos;s own decode:&lt;/b&gt; %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Most probable next token at each position, A → B&lt;/b&gt; (%1 of %2 differ):</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Class probabilities, A → B:&lt;/b&gt; %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::DecodingStepsModel</name>
+    <message>
+        <source>Position %1 holds “%2”; the masked-LM head&apos;s most probable token there is “%3” (p = %4)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(next: %1?)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 ✎</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>forced</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>“%1” was forced by the target prefix; the model itself gave it p = %2 (its choice would have been “%3”, p = %4)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Position %1 has not chosen its next token yet; the argmax is “%2” (p = %3). Step forward (→) to take it, or pick another token on the right.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>You picked “%1” (p = %2) instead of the argmax “%3” (p = %4)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Position %1 read “%2” and chose “%3” (p = %4)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>#</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Input token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Input</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Prediction</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>p</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::DecodingView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Select a step to see its next-token probabilities and attention rows</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>◀ Step back</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step forward ▶</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decode to the end</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reset</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove the newest token (←)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Append the most probable next token (→)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep appending the argmax until the end token (End)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Go back to the target prefix (Home)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Log scale</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A logarithmic probability axis: the alternatives of a confident model stay visible</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Use this token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Branch: keep the steps before this one and continue with the selected token instead (double-click a row or a bar, or Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>then decode to the end</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Why this token?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Explain the selected token at this step: what every layer predicted (the logit lens) and what every head and block adds to its logit (right-click a bar for the same)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Class probabilities&lt;/b&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Why “%1”?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Outputs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Outputs · position %1 (“%2”)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoding · step %1 of %2 · after “%3”</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step %1 of %2: after “%3” the model chooses “%4” (p = %5).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cross-attention rows</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Self-attention rows</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Encoder self-attention rows</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoding works on one sentence. Batch mode is on (Masks view): press Run to go back to one sentence.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Press Run to see the outputs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model&apos;s outputs appear here after a run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Masked-LM predictions at every position: select a position on the left to see its most probable tokens.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The classifier&apos;s answer: “%1” (p = %2).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This model outputs hidden states only: there is no token or class to predict. The attention views show what it computes.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Finished: the end token was chosen.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message numerus="yes">
+        <source>Stopped after %n new tokens, the limit of one run.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Stopped: the text fills the model&apos;s %n positions.</source>
+        <translation type="unfinished">
+            <numerusform></numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Finished.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next: “%1”, p = %2. Step forward (→) to take it, or pick another token.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;An encoder-only model&lt;/b&gt; reads the whole input at once; there is nothing to decode. %1%2%3&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Its masked-LM head turns every position&apos;s output vector into probabilities over the vocabulary %1: select a position to see its top predictions (put [MASK]-like tokens in the input to ask for them). </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Its classifier pools the positions (%1) into one vector [1, d_model] = %2 and gives probabilities over %3 classes. </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>their mean</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the first position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This one has no output head: its result is the hidden states [1, len, d_model] = %1.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Greedy decoding&lt;/b&gt;: %1each step feeds the newest token at position t and computes only that position&apos;s query row, attending to the keys and values cached from earlier steps. The output projection and softmax give the next-token probabilities %2; greedy decoding appends the argmax, and you may pick another token to branch.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Shapes at position %8 (t = %3 in the formulas, which count from 0 as PyTorch does): the new self-attention row is [batch, heads, 1, t + 1] = %4%5, for each of %6 decoder layers; the logits are [1, vocab] = %7.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the encoder runs once; then </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the prompt runs in one pass; then </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>p(y&lt;sub&gt;t+1&lt;/sub&gt; | y&lt;sub&gt;≤t&lt;/sub&gt;, x) = softmax(h&lt;sub&gt;t&lt;/sub&gt;W&lt;sub&gt;out&lt;/sub&gt;ᵀ)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>p(y&lt;sub&gt;t+1&lt;/sub&gt; | y&lt;sub&gt;≤t&lt;/sub&gt;) = softmax(h&lt;sub&gt;t&lt;/sub&gt;W&lt;sub&gt;out&lt;/sub&gt;ᵀ)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, the new cross-attention row [batch, heads, 1, len_src] = %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No steps to show</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Masked-LM predictions at position %1&lt;/b&gt; (input “%2”)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Next-token probabilities after position %1&lt;/b&gt; (input “%2”)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>L%1 H%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>layer · head ↓</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>keys → · source tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>keys → · input tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>keys → · tokens so far</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>row</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Self-attention row of position %2&lt;/b&gt; (query “%3”), every layer and head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;New %1 row at position %2&lt;/b&gt; (query “%3”), every layer and head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cross-attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>self-attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::Engine</name>
+    <message>
+        <source> The model now runs on the CPU; restart attnviz to use the GPU again.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> The model stays on the GPU: the next run tries it again.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loading %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switching to %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>source</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>input</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>target prefix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>prompt</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sentence %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Running a batch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rerunning with the new masks</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step forward</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step back</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reset</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Branching</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loading the decode</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::ExplanationPanel</name>
+    <message>
+        <source>Show or hide the explanation (F1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::HeadGrid</name>
+    <message>
+        <source>Decoder self · L88</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every head&apos;s attention on the probe sentence shows here</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::HeadStatsModel</name>
+    <message>
+        <source>encoder self</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>decoder self</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cross</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No single pattern dominates this head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This head mostly: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>vs chosen</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Distance of this head&apos;s profile to the chosen head&apos;s (0 = the same): Find heads like this one</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::HeadStatsView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every attention block</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Find heads like this one</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sort every head by how close its statistics are to the selected head&apos;s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export CSV…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export head statistics</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV (*.csv)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not write %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Statistics of every head appear here after a run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;One row per head of every attention block, for sentence %1. Each number is a mean over the query rows that are not padding: &lt;b&gt;entropy&lt;/b&gt; −Σ p ln p (0 = all attention on one key; “0–1” divides by its largest possible value), the share of attention on the &lt;b&gt;diagonal&lt;/b&gt; (itself), the &lt;b&gt;previous&lt;/b&gt; token, the &lt;b&gt;first&lt;/b&gt; token, the start and end tokens (&lt;b&gt;BOS&lt;/b&gt;, &lt;b&gt;EOS&lt;/b&gt;: heads with nothing to do often park their attention there — “attention sinks”), &lt;b&gt;padding&lt;/b&gt;, the mean &lt;b&gt;distance&lt;/b&gt; |i − j| it looks over, and for cross-attention how &lt;b&gt;monotonic&lt;/b&gt; the alignment is (Kendall&apos;s τ: +1 reads the source in order, −1 in reverse). “—”: does not apply.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Click a header to sort; select a row to show that head in the other views (double-click opens it); &lt;i&gt;Find heads like this one&lt;/i&gt; sorts by how close every head&apos;s numbers are to the selected head&apos;s. The Overview&apos;s badges name each head&apos;s strongest pattern.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::HeatmapView</name>
+    <message>
+        <source>Zoom out (Ctrl+−, Ctrl+wheel)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fit the matrix to the window (Ctrl+0)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Zoom in (Ctrl++, Ctrl+wheel)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>fit to window</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 px per cell</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::HeatmapWidget</name>
+    <message>
+        <source>%1 · one label in %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nothing to show yet</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rendering…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 %2 · row %3 of %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 %2 · column %3 of %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Probability: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Raw score (before the mask): %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Masked: yes</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Masked: no</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::LessonDialog</name>
+    <message>
+        <source>Export lesson as HTML</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>One HTML file that opens in any current web browser, offline and without a server: the sentence, every heatmap you keep with hover, the overview, the masks, the decoding steps and the explanations. It opens on the view and head you are looking at now.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layers:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Heads:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>16 bits (within ±%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>8 bits (within ±%1, half the size)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How precisely each probability is stored in the page</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Probabilities:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Size of the page:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep at least one kind of attention, one layer and one head.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 MB</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 MB: too large (at most %2 MB). Keep fewer layers, heads or kinds of attention, or store 8 bits.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::MainWindow</name>
+    <message>
+        <source>[ and ] move across heads, M toggles the mean of the heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attnviz</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model&apos;s structure: select an attention block or a head to show it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Please note</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Backend: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Model:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The bundled models and the files you opened; File › Open model… loads another</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model: .safetensors, or a PyTorch checkpoint (.pt, .pth, .bin) (Ctrl+O)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Backend:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CUDA (GPU)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CUDA is unavailable: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Where the forward pass runs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Examples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Example sentences from the model&apos;s config</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Source:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A source sentence, words separated by spaces</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Target prefix:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>optional: forces the first target tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>◀ Step back</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Remove the newest target token (←)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step forward ▶</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Append the most probable next token (→)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reset</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Back to the target prefix, ready to step (Home)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keys %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PgUp / PgDn</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sentence:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Which sentence of the batch the views show</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Colormap:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PgUp/PgDn layer · [ ] head · M mean · ← → step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Masks switched off in the Masks view: every view shows the leak</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop the running computation (Esc)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU threads: one per core</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CPU threads: </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How many threads the CPU backend computes on (default: one per core, %1 here). Fewer leave cores to other programs.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Decode</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Open model…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open model with a &amp;config file…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open model with a &amp;names map…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Use a &amp;vocabulary file…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The vocabulary %1 was trained with</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Vocabularies (*.pkl *.model *.json *.txt *.vocab);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model &amp;folder…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+O</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export view as &amp;PNG…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+E</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export view as &amp;SVG…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+E</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export view as P&amp;DF…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+P</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the decoding as &amp;frames…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+F</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export trace as &amp;NumPy…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+N</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export &amp;lesson as HTML…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+Return</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+Enter</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>F5</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step &amp;forward</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Alt+Right</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step &amp;back</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Alt+Left</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decode to the &amp;end</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Re&amp;set to the prefix</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous layer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next layer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Previous head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean of the heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Zoom in</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+=</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Zoom out</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Fit to window</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Ctrl+0</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show e&amp;xplanations</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Presentation mode (large fonts)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Keyboard shortcuts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;About attnviz</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>About attnviz</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;attnviz&lt;/b&gt; %1 — see inside Transformers.&lt;br&gt;Every layer&apos;s and head&apos;s attention: scores, masks and probabilities, computed by attnviz&apos;s own core.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Colormap</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&amp;Language</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attnviz will speak %1 from its next start on: quit and open it again. Your model and settings are kept.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Settings are off (--no-settings): start attnviz with --lang %1 to see it in %2.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Language</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> (no key: its tab or the View menu)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Single keys (1, 2, 3, M, [, ], arrows) act when the focus is not in a text field: Enter or Ctrl+Enter runs and hands the keys back to the view, Esc leaves a text field, Alt+← / Alt+→ step from anywhere.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keyboard shortcuts</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No bundled model was found</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Looked in: %1.
+Open a model of your own with File › Open model… (Ctrl+O).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CUDA unavailable: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>d_model %1 · %2 heads · %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1+%2 layers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 encoder layers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 decoder layers</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean of heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reference translation: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(this model has no examples)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A source sentence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Encode the source and decode greedily to the end (Ctrl+Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Prompt:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The start of a text, words separated by spaces</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The start of a text to continue</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Continue the prompt greedily to the end (Ctrl+Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Input:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>An input sentence, words separated by spaces</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>An input text</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run the encoder on the input (Ctrl+Enter)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 mask off</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>masks off: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>An unknown word in the %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Unknown words in the %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 %2 not in the model&apos;s vocabulary: the model reads %3 as %4, so the output says nothing about %5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>is</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>are</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>each</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>that word</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>those words</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Forward pass: %1 ms</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>source %1 · target %2 tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 tokens (prompt %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>input %1 tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>batch %1 · %2 (padded)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(no model)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model first (File › Open model…).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The prompt is longer than the model reads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>It is %1 tokens long; the model takes %2 positions (its max_len). nanoGPT&apos;s sample.py keeps the last %3 tokens and goes on.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep the last %1 tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Models (*.safetensors *.pt *.pth *.bin);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Its config</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>JSON (*.json);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open a model folder (config.json with model.safetensors or pytorch_model.bin)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Its names follow no architecture attnviz knows</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open %1 with a JSON map of its names (the button, or File › Open model with a names map…), or with a config (File › Open model with a config file…).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open with a names map…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The map of %1&apos;s tensor names to their roles</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Why the model needs one: </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The names map was refused</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This model names its own vocabulary</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1&apos;s config names its vocabulary; a vocabulary file is for a checkpoint opened without one (nanoGPT, llama2.c, minGPT, …) or a Hugging Face GPT-2, BERT or Llama folder.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The vocabulary was refused</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not opened</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 needs the answers to open.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nothing to animate: decode a sentence first (Run).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not create %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not write %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not write the animation: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export failed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nothing to export yet: press Run first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Trace exported</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>NumPy files written to %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Lesson exported</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1: open it in any web browser, offline; share the one file</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export view as %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 files (*.%2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>View exported</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the decoding as frames</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write the frames (decoding-001.png …) and the animation into</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoding exported</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 frames and decoding-animated.png (an animated PNG: open it in a web browser) in %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export the trace as NumPy files into</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export lesson as HTML</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1-lesson.html</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Web pages (*.html)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::MasksView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Masks applied in the forward pass</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Source padding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Target padding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Look-ahead (subsequent, causal)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Masks &lt;pad&gt; keys in encoder self-attention and cross-attention. Off: real tokens attend to padding too — watch the probabilities leak</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Masks &lt;pad&gt; keys in decoder self-attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Off: decoder queries see future target tokens — the future leaks into every later layer (teacher forcing makes this look deceptively good)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Switching a mask off reruns the model with the same tokens: the leak shows in every later layer and view.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Batch: sentences padded together</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sentences of different lengths, padded to the longest: the padding mask at work</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>One sentence per line (two or more)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run as a batch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decode every sentence greedily, then run them together as one padded batch; pick the sentence to show with “Sentence” above the views</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The masks (1 = masked, hatched)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Scores → masked scores → softmax</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Padding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Showing a batch of %1 sentences padded to %2 source and %3 target tokens. Press Run above to go back to one sentence.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A single sentence has no padding. Run two or more sentences of different lengths to see the padding mask at work.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Press Run to see the masks</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The masks of the current input appear here after a run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> — off</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Padding mask</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Target padding mask</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Source padding mask</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Look-ahead mask (j &gt; i)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No look-ahead mask in %1:
+every query may see every key</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>encoder self-attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cross-attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Applied: the union of those on</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>QKᵀ/√d_k</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>QKᵀ</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>QKᵀ·%1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1·tanh(%2/%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>1 · scores %1 + position bias</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>1 · scores %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>2 · masked (%1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>3 · softmax, row by row</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>  (the mean of the heads has no single pipeline: head 1 shown)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;The look-ahead mask is off&lt;/b&gt;: decoder queries see future tokens, the cells above the diagonal are no longer 0.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;The source padding mask is off&lt;/b&gt;: queries in encoder self-attention and cross-attention attend to the source&apos;s padding keys too.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;The padding mask is off&lt;/b&gt;: queries attend to padding keys too.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;The target padding mask is off&lt;/b&gt;: decoder queries attend to the target&apos;s padding keys too.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>One sentence has no padding, so nothing leaks yet: run a batch of sentences of different lengths to see it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;A mask marks the (query, key) pairs that must not attend: before the softmax their scores are replaced by %1, so their probabilities become exactly 0. &lt;b&gt;Padding mask&lt;/b&gt;: key &lt;i&gt;j&lt;/i&gt; is the pad token (id %2) — %3. &lt;b&gt;Look-ahead (subsequent) mask&lt;/b&gt;: key &lt;i&gt;j&lt;/i&gt; lies after query &lt;i&gt;i&lt;/i&gt; (%4, np.triu(ones, k=1)), used only in decoder self-attention. The decoder uses their union.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Shapes: the mask is [batch, len_q, len_k] = %5 and is broadcast over the heads; scores and probabilities are [batch, heads, len_q, len_k] = %6. %7&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>none: this model has no padding token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>M[b, i, j] = (key[b, j] == pad)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>j &amp;gt; i</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::MessageBar</name>
+    <message>
+        <source>Close this message</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::OverviewGrid</name>
+    <message>
+        <source>Layer 88</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Press Run to see every layer and head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 — layers × heads (click one to open it)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Mean</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer %1, mean of the heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer %1, head %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::OverviewView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every layer and head of one kind of attention appears here after a run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;Each thumbnail is one head&apos;s [len_q, len_k] = %1 probability matrix (rows: queries, columns: keys, as in the Attention view), coloured from 0 to its own largest value so that every head&apos;s pattern shows. The full tensor is [batch, layers, heads, len_q, len_k] = %2. Heads of one layer run in parallel on different d_k = %3 slices of the projections, so they can learn different patterns: a diagonal, the previous token, a word&apos;s translation, or the end token.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::PositionalView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Table:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Positions:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How many positions (rows of the table) to show</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Curves of dimensions:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Comma-separated dimension indices (0 … d_model − 1); even ones are sines, odd ones cosines</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Encoder (learned)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoder (learned)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rotary (every head&apos;s queries and keys)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoder relative bias, head %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Encoder relative bias, head %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sinusoidal (encoder and decoder)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>No model loaded</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Positional encodings appear here once a model is loaded.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>x = embedding·√d_model + PE (this model scales its embeddings by √%1 = %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>x = embedding + PE</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;This model &lt;b&gt;learns&lt;/b&gt; its positions: row &lt;i&gt;pos&lt;/i&gt; of the weight table [max_len, d_model] = %1 is added to the embedding of the token at position &lt;i&gt;pos&lt;/i&gt;: %2. The curves show chosen columns, the matrix the first %3 rows, and the right-hand matrix the cosine similarity of every pair of rows — trained positions often end up similar to their neighbours.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;%1, %2, i = 0 … d_model/2 − 1. Each pair of dimensions is a sine and a cosine of one frequency: low dimensions turn fast, high ones slowly, so every position gets a unique pattern, and PE(pos + k) is a rotation of PE(pos). It is added to the token embeddings: %3.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Shapes: the table is [max_len, d_model] = %4 (shown: the first %5 positions); the similarity matrix PE·PEᵀ (rows normalised) is [positions, positions] = %6 and depends only on the distance |p − q|.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PE(pos, 2i) = sin(pos / 10000&lt;sup&gt;2i/d_model&lt;/sup&gt;)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PE(pos, 2i+1) = cos(pos / 10000&lt;sup&gt;2i/d_model&lt;/sup&gt;)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>dim %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>dim %1: %2, i = %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PE</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Learned positions (%1 table): chosen dimensions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sinusoidal positional encoding: chosen dimensions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position ↓</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>dimension → (0 … %1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>dimension</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PE value</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>PE matrix [positions, d_model] = %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position p ↓</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position q →</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>cosine</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Position similarity cos(PE_p, PE_q)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>d_model = %1 · %2 · max_len = %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>learned</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sinusoidal</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hugging Face&apos;s rotate_half layout</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>llama2.c&apos;s and Meta&apos;s interleaved layout</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Rotary position embeddings (RoPE)&lt;/b&gt; add nothing to the token vectors. Inside every self-attention layer each head&apos;s query and key — not its value — are &lt;b&gt;rotated&lt;/b&gt; by an angle that grows with their position: the d_head = %1 numbers form %2 pairs, dimensions %3 (%4), and at position &lt;i&gt;pos&lt;/i&gt; pair &lt;i&gt;i&lt;/i&gt; turns by pos·θ&lt;sub&gt;i&lt;/sub&gt;, %5. Upper chart: pair 0 turns %6 radian per position (a full turn every %7 positions), the last pair %8 (a turn every %9 positions).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;&lt;b&gt;Why only the offset counts.&lt;/b&gt; Turning q by mθ and k by nθ changes the angle between them by (m − n)θ alone: ⟨R(m)q, R(n)k⟩ = ⟨q, R(n − m)k⟩. A query at position 10 and a key at 7 score as a query at 3 and a key at 0. The heatmap puts the same vector q = k = (1, …, 1) at every position, turns it with the model&apos;s own rotation and compares: it is the same along every diagonal. The lower chart is that score against the offset m − n: 1 at 0, then falling and wavering as the pairs drift out of step.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;&lt;b&gt;rope_theta = %10&lt;/b&gt; sets how slowly the last pairs turn: a larger value (Llama 2: 10000, Llama 3: 500000) keeps far-apart positions distinguishable over longer texts. Shapes: the forward pass&apos;s rotation table holds cos and sin, [2, positions, d_head/2] = %11; Q [batch, heads, len, d_head] and K [batch, key/value heads, len, d_head] = %12 are turned head by head.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (only the first %2 rotate, rotary_pct %3; the rest pass unturned)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>θ&lt;sub&gt;i&lt;/sub&gt; = rope_theta&lt;sup&gt;−2i/d_head&lt;/sup&gt; = %1&lt;sup&gt;−2i/%2&lt;/sup&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>offset j − i (key position − query position)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bias</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 head %2: the bias added to a score, by offset</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Encoder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>query position i ↓</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>key position j →</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>query position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>key position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>bias[i, j] = table[bucket(j − i), head %1]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>relative position bias · %1 buckets · max_distance %2 · %3 heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Relative position bias (T5)&lt;/b&gt; adds nothing to the token vectors. Each head learns one number per &lt;b&gt;bucket&lt;/b&gt; of the offset j − i between a key and a query, and adds it to their score before the mask and the softmax: score = q·k + bias[bucket(j − i)] (T5 does not divide by √d_k). Offsets below %1 each have a bucket of their own; larger ones share buckets on a logarithmic scale up to %2, beyond which they all read the last one. %3&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;The table [buckets, heads] = %4 is held by the first layer of each stack and used by every layer of it; cross-attention has none. The heatmap is this head&apos;s bias for every query and key position; the chart reads it along one row, by offset.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>In the decoder the buckets are causal: every key after the query reads bucket 0 (and is masked anyway).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>In the encoder half the buckets are for keys after the query, half for keys before it.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>θ_i</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pair i: dimensions %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How fast each pair of dimensions turns: θ_i radians per position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>score / |q|²</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>offset m − n (query position − key position)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The score of the same q and k, m − n positions apart</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>query position m ↓</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>key position n →</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>⟨R(m)q, R(n)k⟩ / |q|², q = k = (1, …, 1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>d_head = %1 · rotary, rope_theta = %2 · max_len = %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::SearchView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Greedy (beam width 1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sampling</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Beam search</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Method:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Max new tokens:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>default: the decoding length setting (else the source length + 5)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>default</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Show the chosen hypothesis in every view</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loads the selected beam (or sample) as the current decode (double-click a node does the same)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sampling:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>softmax(logits / T): T &lt; 1 sharpens, T &gt; 1 flattens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep only the k most probable tokens (0 = all)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Then keep the fewest most probable tokens whose probabilities add up to p (1 = all)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The same seed draws the same sentence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How many samples, with seeds seed, seed + 1, …</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>temperature</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>top-k</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>top-p</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>seed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>samples</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Beam:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How many hypotheses are kept at each step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Finished hypotheses are ranked by score / length^α; 0 = the plain sum of log-probabilities</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How many of the best candidates that were not kept to draw, greyed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>width</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>length penalty α</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>pruned shown</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sampled sentence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>log P (model)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>each token: p drawn from / p model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>This model has no decoder: there is nothing to decode.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Searching…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Searching</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Chosen:&lt;/b&gt; %1 — score %2%3&lt;br&gt;&lt;b&gt;Finished hypotheses, best first:&lt;/b&gt; %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, rank %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Sample %1:&lt;/b&gt; %2 — log P = %3 under the model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Press Search: it starts from the current source and target prefix.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;Greedy decoding takes the most probable token at every step. &lt;b&gt;Sampling&lt;/b&gt; draws it instead from softmax(logits / temperature), after keeping only the top-k tokens and then the fewest tokens whose probabilities reach top-p; a seed makes the draws repeatable. &lt;b&gt;Beam search&lt;/b&gt; keeps the &lt;i&gt;width&lt;/i&gt; best partial sentences by their score, the sum of the log-probabilities of their tokens (natural log; 0 is certain, more negative is less likely): at every step each kept hypothesis proposes every token, and the best candidates stay; a hypothesis that chooses the end token (or reaches the length limit) is finished and frees its slot. Finished ones are ranked by score / length^α (α = 0: the plain score).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;In the tree each column is a step: green boxes finished, dashed ones were cut at the length limit, grey ones were pruned; the orange path is the best hypothesis. Click a box to choose it, double-click (or the button) to load it into every view.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::StructureModel</name>
+    <message>
+        <source>Mean of heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The average of the %1 heads&apos; attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head %1: its own W_Q, W_K, W_V slices of width d_k = %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head %1: its own W_Q slice of width d_k = %2; %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>learned</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sinusoidal</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Embedding (rotary positions)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Embedding + positions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Token embedding [%1 %2, d_model %3]%4%5%6</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> plus the %1 positional encoding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> and %1 segment embeddings</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>, then a LayerNorm</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>; rotary positions turn the queries and keys inside attention instead</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Position-wise: the same two linear layers for every token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Encoder (1 layer)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Encoder (%1 layers)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reads the input; every layer is self-attention + feed-forward</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Layer %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Self-attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Every input token attends to every input token (padding masked)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Feed-forward (d_ff %1)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Masked-LM head → softmax</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Classifier → softmax</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output: hidden states</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The mean over positions, then Linear [classes %1, d_model %2]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What the model predicts (the Decoding view shows it)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoder (1 layer)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoder (%1 layers)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Writes the target one token at a time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Masked self-attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Target tokens attend to themselves and earlier target tokens only</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cross-attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Target tokens (queries) attend to the encoder output (keys and values)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Output projection → softmax</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Linear [tgt_vocab %1, d_model %2]: the next-token probabilities (Decoding view)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::TopKModel</name>
+    <message>
+        <source>“%1”: p = %2 at this position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Double-click (or press Enter) to continue the decode with “%1”</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Rank</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Probability</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::Tour</name>
+    <message>
+        <source>This step could not be set up: %1 — %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>New to attnviz?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A tour of %1 short steps shows what to look for: what a row and a column of a heatmap are, alignments, heads, masks and decoding, each on a bundled model. It takes a few minutes; Help › Tour brings it back at any time.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Take the tour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Not now</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>End tour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Step %1 of %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Finish</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next ▶</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Setting up…</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::TourPanel</name>
+    <message>
+        <source>Close the tour</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>◀ Back</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Next ▶</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>End tour</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::TrainView</name>
+    <message>
+        <source>What happens when a Transformer trains?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Task:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy a sequence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reverse a sequence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sort a sequence</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Reorder language (bundled)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>My sentences (file)…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Induction (repeats)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What the model learns: copy, reverse or sort 3–12 digits and letters; translate the bundled reorder model&apos;s made-up language; or your own sentence pairs, one &quot;source&lt;TAB&gt;target&quot; pair a line; or continue a sequence seen earlier (Induction: the recipe in which an induction head forms, docs/training.md)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sentences file…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>A UTF-8 text file with one &quot;source&lt;TAB&gt;target&quot; pair a line</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Size:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The model&apos;s size; &quot;tutorial&quot; is the tutorials&apos; full size and trains slowly on a CPU</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Steps:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Optimizer steps, each on a fresh batch of 64 sentence pairs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Seed:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The same seed trains the same model again, step for step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>every </source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> steps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Keep checkpoints: the model every N steps (and before the first and after the last) in a folder beside the saved model, NAME-checkpoints, with an index of steps and losses: attnviz-cli history FOLDER shows how each head changed over the run</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Start</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Pause</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Open in attnviz</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Load the trained model in the other views: Attention, Overview, Masks, Positional encoding, Decoding</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save as…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Snapshot:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Scrub through the recorded snapshots of every head&apos;s attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>step 888888 of 888888 · loss 8.888</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Sentence pairs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Text (*.txt *.tsv);;All files (*)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>My sentences: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p&gt;Training repeats one step: a batch of 64 fresh sentence pairs goes through the model (teacher-forced: the decoder reads %1 + the target), the &lt;b&gt;cross-entropy&lt;/b&gt; of its next-token predictions is the loss, the &lt;b&gt;backward pass&lt;/b&gt; gives every weight its gradient (each op of the forward pass has its backward beside it), and &lt;b&gt;Adam&lt;/b&gt; moves the weights a small step against their gradients (the learning rate warms up, then decays).&lt;/p&gt;&lt;p&gt;Every few steps the model reads the fixed &lt;b&gt;probe sentence&lt;/b&gt; and every head&apos;s attention is kept: drag the &lt;b&gt;Snapshot&lt;/b&gt; slider to watch it form — copying draws a diagonal in the cross-attention, reversing an anti-diagonal. Click a head to see it with its tokens. The curves show the loss, how many next tokens of the batch were right (teacher-forced), and the &lt;b&gt;held-out exact match&lt;/b&gt;: sentences never trained on, decoded greedily as the Decoding view does.&lt;/p&gt;&lt;p&gt;The model is PyTorch&apos;s translation tutorial&apos;s &lt;code&gt;Seq2SeqTransformer&lt;/code&gt; (&lt;code&gt;nn.Transformer&lt;/code&gt;): when training ends it is saved as safetensors with its config, and &lt;b&gt;Open in attnviz&lt;/b&gt; shows it in every other view.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cannot create %1 to save the trained model in</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Preparing…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Probe sentence: &lt;b&gt;%1&lt;/b&gt; → &lt;b&gt;%2&lt;/b&gt; (teacher-forced; rows are queries, columns keys)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stopped after %1 steps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Finished %1 steps</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> in %1 s; held-out exact match %2 (%3 of %4); saved to %5</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Training failed: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;Stopping…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;Step &lt;b&gt;%1&lt;/b&gt; of %2 · %3 s · loss &lt;b&gt;%4&lt;/b&gt; · tokens %5 · sentences %6</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> · held-out exact match &lt;b&gt;%1&lt;/b&gt; (step %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> · &lt;b&gt;paused&lt;/b&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Choose a task and a size, then Start. Training runs in the background; you can keep using the other views.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>step 0 (untrained)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>step %1 of %2 · loss %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · head %2 · step %3</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Save the trained model</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Models (*.safetensors)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Saved to %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not save: %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::TrainWorker</name>
+    <message>
+        <source>%1 · %2 · %3 parameters · %4</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::TrainingCurves</name>
+    <message>
+        <source>each step</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>running mean</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>tokens right (batch)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>sentences right (batch)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>held-out exact match (greedy)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Loss (cross-entropy, log scale)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Press Start</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::TranslationPanel</name>
+    <message>
+        <source>&lt;b&gt;Source&lt;/b&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Translation&lt;/b&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Hover a word to see %1 (%2, %3 layer %4, %5)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the words it looked at</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>where it looked on the other side</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>encoder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>decoder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mean of heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Input&lt;/b&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Prompt and continuation&lt;/b&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(nothing decoded yet)</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::WhyPatchingTab</name>
+    <message>
+        <source>Corrupted input:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The current input with one word changed: the run the clean activations are copied into. It must have as many tokens as the clean input, so that positions line up</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Run patching</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Copy every layer&apos;s residual stream at every position, and every head&apos;s output, from the clean run into the corrupted one, one at a time</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%v / %m runs</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop the sweep (Esc); the tab keeps what it showed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Change one word of the source (%1 tokens): the corrupted source must have as many tokens as the clean one, so that positions line up. The target stays the current run&apos;s.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Change one word of the prompt (%1 tokens with the start token): the corrupted prompt must have as many tokens as the clean one, so that positions line up.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Change one word of the prompt (%1 tokens): the corrupted prompt must have as many tokens as the clean one, so that positions line up.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Press Run first: the clean input is the current run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Type the corrupted input: the current one with a word changed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Activation patching</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelled: the heatmaps below are those of the run before.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Busy: press Run patching again when the current job is done.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>m = logit[%1] − logit[%2] at position %3: &lt;b&gt;m(clean) = %4&lt;/b&gt;, &lt;b&gt;m(corrupted) = %5&lt;/b&gt; (corrupted: “%6”). Each cell: the share of the difference that copying that one activation from the clean run brings back — 100% the clean margin whole, 0% nothing.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Change a word of the corrupted input and press &lt;b&gt;Run patching&lt;/b&gt;: each layer&apos;s residual stream at each position, and each head, is copied from the clean run (the current one) into the corrupted run, one at a time.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Patching… every layer, position and head is a run of its own.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>= %1 of the difference · m(patched) = %2 (clean %3, corrupted %4)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>layer</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>stream after ↓</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position · clean → corrupted token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>row</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>restored</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Activation patching&lt;/b&gt; asks which activations carry the difference between two inputs. The &lt;b&gt;clean&lt;/b&gt; input is the current run, the &lt;b&gt;corrupted&lt;/b&gt; one the same with a word changed; the model&apos;s answer changes with it. The metric is %1 at the explained position. Each cell copies &lt;i&gt;one&lt;/i&gt; activation of the clean run into the corrupted run and runs the rest of the model on: %2. Residual streams: the stream leaving a layer (row 0: the embeddings) at one position; heads: the head&apos;s output, before W&lt;sub&gt;O&lt;/sub&gt;, at every position.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>m = logit[answer] − logit[foil]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>restored = (m(patched) − m(corrupted)) / (m(clean) − m(corrupted))</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Here: m = logit[%1] − logit[%2] at position %3 of the %4, m(clean) = %5, m(corrupted) = %6 (corrupted: “%7”), %8 patched runs. Red: the patch brings the clean answer back (100% = whole), blue: it pushes further away; the last layer&apos;s stream restores 100% at the explained position and 0% elsewhere. Patching measures what an activation causes, not where a head looks.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>encoder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>decoder</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Activation patching · %1 rather than %2 at position %3 · corrupted: “%4”</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nothing to export: run patching first.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+<context>
+    <name>attnviz::gui::WhyView</name>
+    <message>
+        <source>What am I looking at?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Position:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The position whose next token is explained (the Decoding view&apos;s step); the model predicts the token after the one read there</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Explain:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The token explained: the model&apos;s choice, or another candidate (click a bar of the Decoding view&apos;s next-token chart and press “Why this token?” to come here with it)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>against the runner-up</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Split logit[token] − logit[runner-up] instead of the logit: what makes the model prefer this token to its closest rival</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export CSV…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The tab shown as a table: every lens cell, or every contribution</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export NumPy…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>lens_top_probs.npy, lens_target_probs.npy, lens.json and contributions.json into a folder (as attnviz-cli lens --dump); on the Attribution tab its SIDE_*.npy and attribution.json (as attnviz-cli attribute --dump). PNG, SVG and PDF: File › Export view</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Logit lens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What every layer would predict if the model stopped there</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Colour:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>probability of the explained token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>probability of each cell&apos;s top token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>What the colour shows; each cell names its own most probable token either way</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Contributions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The logit split into what the embeddings, every head, every feed-forward block and the biases add to it</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each part of the logit, largest first: red adds to it, blue takes from it. Click a head (or ↑ ↓ and Enter) to open its attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attribution</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>How much each input token moves the explained logit (saliency, integrated gradients) beside where the chosen attention and rollout look</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Steps:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Integrated gradients&apos; steps N (the midpoint rule): more steps, a smaller completeness gap, a longer computation</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention of:</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The layer whose attention is set beside the attributions (default: the last, as attnviz-cli attribute; the source side uses its cross-attention)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The head compared (default: the mean of the layer&apos;s heads, as attnviz-cli attribute)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Stop the computation (Esc); “Compute” runs it again</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Patching</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Which layer, position and head carry the difference between the current input and one with a word changed</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Export as CSV</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>CSV (*.csv)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Write the NumPy files into</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Integrated gradients: %1 of %2 steps…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attribution cancelled</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Direct contributions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Gradient attribution</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> · why %1 after “%2” (position %3)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> rather than %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>integrated gradients, %1 steps: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Waiting for the current job…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Why this token?</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Computing…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 · after “%2”</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the model&apos;s choice: %1 (p = %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 (p = %2)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The logit lens appears here after a run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nothing to show</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Top %1: %2
+%3: probability %4, rank %5</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>stream read after ↓</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>positions → · the token read there</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>row</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>probability</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Each layer&apos;s most probable next token and its probability</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Colour: probability of the model&apos;s final choice at each position · written: each layer&apos;s top token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Colour: probability of %1 at every position · written: each layer&apos;s top token</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is never the top token there (rank %2 at the last layer)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 is the top token from the embeddings on</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>%1 becomes the top token at %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>At position %1 (after “%2”, outlined): %3; it ends with probability %4. Hover a cell for its top %5.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;No direct contributions for this model.&lt;/b&gt; %1%2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;&lt;br&gt;The bundled &lt;i&gt;reverse&lt;/i&gt; model is pre-norm: choose it under Model to see a logit split into its parts.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The contributions appear here after a run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>part of logit[%1] − logit[%2]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>part of logit[%1]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>logit[%1] − logit[%2]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>logit[%1]</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1 = %2&lt;/b&gt; at position %3 = the sum of the %4 parts below, %5 (difference %6). Red adds, blue takes away; ↗ marks a head: click it to open its attention.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>layer %1 (last)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>layer %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>mean of heads</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>head %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Integrated gradients</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Integrated gradients…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Compute</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Computing the gradients along the path from the baseline to the input…</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;No attribution:&lt;/b&gt; %1</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Cancelled. Press Compute (or change a setting) to compute it again.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The attribution appears here after a run.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#c0392b&apos;&gt;&lt;b&gt;⚠ %1&lt;/b&gt; — over 1 %: too few steps (N = %2) to follow the path (the gradient changes quickly along it); raise the steps until the gap is small before trusting the bars.&lt;/span&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> ✓</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;f = %1 = %2&lt;/b&gt; at position %3 (after “%4”).&lt;br&gt;%5%6</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;br&gt;&lt;i&gt;Computed with the usual masks: the masks switched off in this run do not apply here.&lt;/i&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Integrated gradients: red pushes f up, blue pulls it down</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Saliency Σ gradient × input at the input itself</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>The chosen head&apos;s attention from the explained position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Attention rollout&apos;s row at the explained position</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>integrated gradients</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>saliency Σ g·x</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>attention</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>rollout</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;%2 · Spearman&apos;s ρ of |integrated gradients| with the attention &lt;b&gt;%3&lt;/b&gt;, with rollout &lt;b&gt;%4&lt;/b&gt;&lt;br&gt;&lt;span style=&apos;color:gray&apos;&gt;attention: %5; rollout: %6&lt;/span&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Source tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Target tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Tokens</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source> 1–%1 (those position %2 sees)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Why this token?&lt;/b&gt; After a run this view shows why the model chose its next token: the &lt;b&gt;logit lens&lt;/b&gt; (what every layer would predict) and the &lt;b&gt;direct contributions&lt;/b&gt; (the token&apos;s logit split into the parts that add up to it).&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;The logit lens&lt;/b&gt; reads the residual stream of every layer as if the model stopped there: %1 = softmax(%2) for each row l and position i. Rows: %3.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;The last row is the model&apos;s own prediction; the first row whose top token matches it shows the layer that settles the choice. Colour: the probability of the explained token (or of each cell&apos;s top token); written in each cell: that row&apos;s most probable token and its probability.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>p&lt;sub&gt;l,i&lt;/sub&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>N(x&lt;sub&gt;l,i&lt;/sub&gt;) W&lt;sub&gt;U&lt;/sub&gt;ᵀ + b</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>x&lt;sub&gt;l,i&lt;/sub&gt; W&lt;sub&gt;U&lt;/sub&gt;ᵀ + b</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Direct contributions&lt;/b&gt; split a logit into the parts of the residual stream that add up to it. %1&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Direct contributions.&lt;/b&gt; The logit is %1 with the final norm %2. Freezing its scale s = 1/σ at this input (s = %3) makes the logit linear in the stream, and the stream of a pre-norm model is a sum: %4. So each piece adds its own part %5 (P centres, γ is the norm&apos;s weight), and %6 = %7 = Σ parts = %8 (gap %9).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;A head&apos;s part is its output through its slice of W&lt;sub&gt;O&lt;/sub&gt;; %10 %11&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>u · N(x) + b</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>N(x) = γ ⊙ x · s</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>N(x) = γ ⊙ (x − mean x) · s + β</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>x = embeddings + Σ&lt;sub&gt;layers&lt;/sub&gt; (Σ&lt;sub&gt;heads&lt;/sub&gt; head·W&lt;sub&gt;O&lt;/sub&gt; + feed-forward + biases)</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>(P(u ⊙ γ) · s) · piece</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>the encoder reaches the decoder&apos;s stream only through the cross-attention heads, so their parts carry the source&apos;s share.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Direct means the path straight to the logits: a head whose output later heads read shows its effect in theirs, not here (activation patching measures that).</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Gradient attribution&lt;/b&gt; asks how much each input token moves f, the explained logit. The input of token i is its embedding row e&lt;sub&gt;i&lt;/sub&gt; as the model adds it (positions and segments are held fixed: they are the same for every sentence). &lt;b&gt;Saliency&lt;/b&gt; = %1 at the input: positive pushes f up. &lt;b&gt;Integrated gradients&lt;/b&gt; walk from a baseline e′ to e in N steps: %2.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Σ&lt;sub&gt;d&lt;/sub&gt; ∂f/∂e&lt;sub&gt;i,d&lt;/sub&gt; · e&lt;sub&gt;i,d&lt;/sub&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>IG&lt;sub&gt;i&lt;/sub&gt; = Σ&lt;sub&gt;d&lt;/sub&gt; e&lt;sub&gt;i,d&lt;/sub&gt; · (1/N) Σ&lt;sub&gt;k&lt;/sub&gt; ∂f/∂e&lt;sub&gt;i,d&lt;/sub&gt;(α&lt;sub&gt;k&lt;/sub&gt; e), α&lt;sub&gt;k&lt;/sub&gt; = (k + ½)/N</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Here f = %1 at position %2 = %3; the baseline: %4, where f = %5; N = %6 (%7). &lt;b&gt;Completeness&lt;/b&gt;: the attributions of every token add up to f(e) − f(e′): Σ IG = %8 against %9, a gap of %10 %. A gap over 1 % means too few steps.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Beside them: where the chosen attention and attention rollout look from the position. Spearman&apos;s ρ compares the ranks of |IG| with each: near 1, attention and attribution tell the same story; near 0 or below, a token can be looked at without moving the output, or move it without being looked at. Each chart has its own scale: read its axis before comparing lengths.&lt;/p&gt;</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>∞</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nothing to export in this tab.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Could not write %1: %2</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nothing to export: the attribution has not been computed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Nothing to export: the lens has not been computed.</source>
+        <translation type="unfinished"></translation>
+    </message>
+</context>
+</TS>
