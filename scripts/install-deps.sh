@@ -8,6 +8,9 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
       qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev
+      # lupdate/lrelease (the interface's translations), Qt's own zh_CN for the standard dialogs,
+      # and a small CJK font (1.6 MB) so that the Chinese interface draws characters, not boxes
+      qt6-tools-dev qt6-tools-dev-tools qt6-l10n-tools qt6-translations-l10n fonts-wqy-microhei
       libeigen3-dev nlohmann-json3-dev libzip-dev libopenblas-dev libsentencepiece-dev libcli11-dev
       libonig-dev)
 if [[ "${1:-}" == "--tests" ]]; then
