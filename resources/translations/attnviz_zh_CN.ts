@@ -5,63 +5,63 @@
     <name>QObject</name>
     <message>
         <source>Could not write %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法写入 %1</translation>
     </message>
     <message>
         <source>Exported by attnviz</source>
-        <translation type="unfinished"></translation>
+        <translation>由 attnviz 导出</translation>
     </message>
     <message>
         <source>queries ↓ · input tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>查询 ↓ · 输入词元</translation>
     </message>
     <message>
         <source>queries ↓ · target tokens (decoder input)</source>
-        <translation type="unfinished"></translation>
+        <translation>查询 ↓ · 目标词元（解码器输入）</translation>
     </message>
     <message>
         <source>keys → · input tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>键 → · 输入词元</translation>
     </message>
     <message>
         <source>keys → · target tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>键 → · 目标词元</translation>
     </message>
     <message>
         <source>keys → · source tokens (encoder output)</source>
-        <translation type="unfinished"></translation>
+        <translation>键 → · 源词元（编码器输出）</translation>
     </message>
     <message>
         <source>Encoder self-attention</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器自注意力</translation>
     </message>
     <message>
         <source>Decoder masked self-attention</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器掩码自注意力</translation>
     </message>
     <message>
         <source>Cross-attention (encoder–decoder)</source>
-        <translation type="unfinished"></translation>
+        <translation>交叉注意力（编码器–解码器）</translation>
     </message>
     <message>
         <source>encoder</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器</translation>
     </message>
     <message>
         <source>decoder</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器</translation>
     </message>
     <message>
         <source>mean of heads</source>
-        <translation type="unfinished"></translation>
+        <translation>各头平均</translation>
     </message>
     <message>
         <source>head %1</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1</translation>
     </message>
     <message>
         <source>%1 · %2 layer %3 · %4</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · %2 第 %3 层 · %4</translation>
     </message>
     <message>
         <source>query head %1 reads the one key/value head — all %2 query heads share it</source>
@@ -73,95 +73,95 @@
     </message>
     <message>
         <source>reads K/V head %1 of %2</source>
-        <translation type="unfinished"></translation>
+        <translation>读取 K/V 头 %1（共 %2 个）</translation>
     </message>
     <message>
         <source>(mean of %1 heads)</source>
-        <translation type="unfinished"></translation>
+        <translation>（%1 个头的平均）</translation>
     </message>
     <message>
         <source>probability</source>
-        <translation type="unfinished"></translation>
+        <translation>概率</translation>
     </message>
     <message>
         <source>score</source>
-        <translation type="unfinished"></translation>
+        <translation>分数</translation>
     </message>
     <message>
         <source>masked score</source>
-        <translation type="unfinished"></translation>
+        <translation>掩码后的分数</translation>
     </message>
     <message>
         <source>mask</source>
-        <translation type="unfinished"></translation>
+        <translation>掩码</translation>
     </message>
     <message>
         <source>look-ahead</source>
-        <translation type="unfinished"></translation>
+        <translation>前瞻</translation>
     </message>
     <message>
         <source>source padding</source>
-        <translation type="unfinished"></translation>
+        <translation>源填充</translation>
     </message>
     <message>
         <source>padding</source>
-        <translation type="unfinished"></translation>
+        <translation>填充</translation>
     </message>
     <message>
         <source>target padding</source>
-        <translation type="unfinished"></translation>
+        <translation>目标填充</translation>
     </message>
     <message>
         <source>The input cannot be used</source>
-        <translation type="unfinished"></translation>
+        <translation>无法使用此输入</translation>
     </message>
     <message>
         <source>Cancelled</source>
-        <translation type="unfinished"></translation>
+        <translation>已取消</translation>
     </message>
     <message>
         <source>Compute backend error</source>
-        <translation type="unfinished"></translation>
+        <translation>计算后端错误</translation>
     </message>
     <message>
         <source>Out of GPU memory</source>
-        <translation type="unfinished"></translation>
+        <translation>GPU 内存不足</translation>
     </message>
     <message>
         <source>Too large</source>
-        <translation type="unfinished"></translation>
+        <translation>太大</translation>
     </message>
     <message>
         <source>File error</source>
-        <translation type="unfinished"></translation>
+        <translation>文件错误</translation>
     </message>
     <message>
         <source>The model cannot be loaded</source>
-        <translation type="unfinished"></translation>
+        <translation>无法加载模型</translation>
     </message>
     <message>
         <source>Forward pass (layers)</source>
-        <translation type="unfinished"></translation>
+        <translation>前向传播（各层）</translation>
     </message>
     <message>
         <source>Out of memory</source>
-        <translation type="unfinished"></translation>
+        <translation>内存不足</translation>
     </message>
     <message>
         <source>%1 needed more memory than is available.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 需要的内存超过了可用内存。</translation>
     </message>
     <message>
         <source>Unexpected error</source>
-        <translation type="unfinished"></translation>
+        <translation>意外错误</translation>
     </message>
     <message>
         <source>Decoding</source>
-        <translation type="unfinished"></translation>
+        <translation>解码中</translation>
     </message>
     <message>
         <source>Decoding the batch</source>
-        <translation type="unfinished"></translation>
+        <translation>正在解码这一批</translation>
     </message>
     <message>
         <source>mean %1, std %2, min %3, max %4, mean length of a position&apos;s vector %5</source>
@@ -169,39 +169,39 @@
     </message>
     <message>
         <source>Attention heads</source>
-        <translation type="unfinished"></translation>
+        <translation>注意力头</translation>
     </message>
     <message>
         <source>Start token&apos;s id</source>
-        <translation type="unfinished"></translation>
+        <translation>起始词元的 id</translation>
     </message>
     <message>
         <source>End token&apos;s id</source>
-        <translation type="unfinished"></translation>
+        <translation>结束词元的 id</translation>
     </message>
     <message>
         <source>Padding token&apos;s id</source>
-        <translation type="unfinished"></translation>
+        <translation>填充词元的 id</translation>
     </message>
     <message>
         <source>Norm placement</source>
-        <translation type="unfinished"></translation>
+        <translation>归一化位置</translation>
     </message>
     <message>
         <source>Activation</source>
-        <translation type="unfinished"></translation>
+        <translation>激活函数</translation>
     </message>
     <message>
         <source>%1 for %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1（%2）</translation>
     </message>
     <message>
         <source> px</source>
-        <translation type="unfinished"></translation>
+        <translation> 像素</translation>
     </message>
     <message>
         <source>At most:</source>
-        <translation type="unfinished"></translation>
+        <translation>最多：</translation>
     </message>
     <message>
         <source>Pixels per point of the PNG: 2× or 3× stays sharp on slides</source>
@@ -209,15 +209,15 @@
     </message>
     <message>
         <source>Scale:</source>
-        <translation type="unfinished"></translation>
+        <translation>刻度：</translation>
     </message>
     <message>
         <source>Title (what is shown, on which sentence)</source>
-        <translation type="unfinished"></translation>
+        <translation>标题（显示的内容，在哪个句子上）</translation>
     </message>
     <message>
         <source>Colour legend</source>
-        <translation type="unfinished"></translation>
+        <translation>颜色图例</translation>
     </message>
     <message>
         <source>The figure shrinks to what it draws: no empty margins.</source>
@@ -225,7 +225,7 @@
     </message>
     <message>
         <source>A row and a column</source>
-        <translation type="unfinished"></translation>
+        <translation>一行和一列</translation>
     </message>
     <message>
         <source>Each &lt;b&gt;row&lt;/b&gt; is one position of the decoder — the target word it has just read, &lt;code&gt;&amp;lt;bos&amp;gt;&lt;/code&gt; first — and each &lt;b&gt;column&lt;/b&gt; a source word: a cell&apos;s colour is how much that row takes from that word, and every row adds up to 1. A row is choosing the &lt;i&gt;next&lt;/i&gt; word, so the row of &lt;i&gt;nara&lt;/i&gt; (the word for dog) already looks at &lt;i&gt;big&lt;/i&gt;, the word it is about to translate; hover a cell for its numbers.</source>
@@ -233,7 +233,7 @@
     </message>
     <message>
         <source>Finding the alignment</source>
-        <translation type="unfinished"></translation>
+        <translation>正在寻找对齐</translation>
     </message>
     <message>
         <source>One head alone — the sharpest of the last layer — puts most of each row on one source word, the word being translated next. Follow the bright cells down: &lt;i&gt;dog, big, the&lt;/i&gt;, then &lt;i&gt;cat, small, a&lt;/i&gt;, and &lt;i&gt;sees&lt;/i&gt; last; they cross instead of running down the diagonal, because this made-up language mirrors every noun phrase and puts the verb at the end.</source>
@@ -241,7 +241,7 @@
     </message>
     <message>
         <source>The anti-diagonal of reversal</source>
-        <translation type="unfinished"></translation>
+        <translation>反转形成的反对角线</translation>
     </message>
     <message>
         <source>This model reverses its input, so its first output copies the last input and the bright cells run from the top right to the bottom left: an anti-diagonal. Each row again looks at the word it is about to write: the row of &lt;i&gt;9&lt;/i&gt; (just written) looks at &lt;i&gt;8&lt;/i&gt;.</source>
@@ -249,7 +249,7 @@
     </message>
     <message>
         <source>One head, or the mean of the heads</source>
-        <translation type="unfinished"></translation>
+        <translation>一个头，或各头的平均</translation>
     </message>
     <message>
         <source>Each thumbnail is one head of one decoder layer: in the first layer the heads differ and spread their weight, in the last they are sharp and agree. The mean of the heads (key &lt;b&gt;M&lt;/b&gt;) sums up heads that agree, but where they disagree, as in the first layer, it draws a blur no head computes — click a thumbnail to see one head alone.</source>
@@ -257,7 +257,7 @@
     </message>
     <message>
         <source>Switching the look-ahead mask off</source>
-        <translation type="unfinished"></translation>
+        <translation>关闭前瞻掩码</translation>
     </message>
     <message>
         <source>The look-ahead mask is now off (its switch is in the Masks view): every target position also sees the words after it, and the upper triangle of the decoder&apos;s self-attention, hatched before, takes about half of each row. The model never learned to use the future, so for the same words its predictions fall apart — in the Decoding view most top choices are now &lt;code&gt;&amp;lt;eos&amp;gt;&lt;/code&gt;.</source>
@@ -265,7 +265,7 @@
     </message>
     <message>
         <source>Stepping the decoder</source>
-        <translation type="unfinished"></translation>
+        <translation>正在单步运行解码器</translation>
     </message>
     <message>
         <source>The decoder writes one word per step: after &lt;i&gt;nara lugol na ka&lt;/i&gt; (dog, big, the, then the subject marker) its newest row of cross-attention has moved to &lt;i&gt;cat&lt;/i&gt;, and the chart shows how sure it is that &lt;i&gt;bizu&lt;/i&gt; comes next. Press &lt;b&gt;→&lt;/b&gt; to let it write a word, &lt;b&gt;←&lt;/b&gt; to take one back.</source>
@@ -273,7 +273,7 @@
     </message>
     <message>
         <source>Branching</source>
-        <translation type="unfinished"></translation>
+        <translation>分支</translation>
     </message>
     <message>
         <source>Choose a word other than the model&apos;s (select it in the top-k list, then &lt;i&gt;Use this token&lt;/i&gt;) and the decoder goes on from yours: here &lt;i&gt;3&lt;/i&gt; was picked instead of &lt;i&gt;8&lt;/i&gt;. After it the row looks at &lt;i&gt;7&lt;/i&gt; and writes &lt;i&gt;7&lt;/i&gt;, not &lt;i&gt;2&lt;/i&gt; — this model reverses by position, reading one source slot after the other, whatever it wrote before.</source>
@@ -281,7 +281,7 @@
     </message>
     <message>
         <source>&amp;Tour: what to look for…</source>
-        <translation type="unfinished"></translation>
+        <translation>导览：该看什么(&amp;T)…</translation>
     </message>
     <message>
         <source>A guided first look at attention, in %1 steps</source>
@@ -289,19 +289,19 @@
     </message>
     <message>
         <source>Help</source>
-        <translation type="unfinished"></translation>
+        <translation>帮助</translation>
     </message>
     <message>
         <source>&amp;Help</source>
-        <translation type="unfinished"></translation>
+        <translation>帮助(&amp;H)</translation>
     </message>
     <message>
         <source>RMSNorm</source>
-        <translation type="unfinished"></translation>
+        <translation>RMSNorm</translation>
     </message>
     <message>
         <source>Layer norm</source>
-        <translation type="unfinished"></translation>
+        <translation>层归一化</translation>
     </message>
     <message>
         <source>divides each position&apos;s vector by its root mean square, then scales it (no centring, no shift)</source>
@@ -317,19 +317,19 @@
     </message>
     <message>
         <source>Inputs</source>
-        <translation type="unfinished"></translation>
+        <translation>输入</translation>
     </message>
     <message>
         <source>Inputs (the prompt)</source>
-        <translation type="unfinished"></translation>
+        <translation>输入（提示）</translation>
     </message>
     <message>
         <source>Outputs (shifted right)</source>
-        <translation type="unfinished"></translation>
+        <translation>输出（右移一位）</translation>
     </message>
     <message>
         <source>token ids %1</source>
-        <translation type="unfinished"></translation>
+        <translation>词元 id %1</translation>
     </message>
     <message>
         <source>The source sentence as token ids, one per position.</source>
@@ -341,19 +341,19 @@
     </message>
     <message>
         <source>Input embedding</source>
-        <translation type="unfinished"></translation>
+        <translation>输入嵌入</translation>
     </message>
     <message>
         <source>Output embedding</source>
-        <translation type="unfinished"></translation>
+        <translation>输出嵌入</translation>
     </message>
     <message>
         <source> + segment</source>
-        <translation type="unfinished"></translation>
+        <translation> + 片段</translation>
     </message>
     <message>
         <source>a learned row of %1 numbers per id</source>
-        <translation type="unfinished"></translation>
+        <translation>每个 id 一行可学习的 %1 个数</translation>
     </message>
     <message>
         <source>Looks up a learned vector of d_model = %1 numbers for every token id%2 — click to see the vectors of this sentence.</source>
@@ -361,7 +361,7 @@
     </message>
     <message>
         <source>, multiplied by √d_model</source>
-        <translation type="unfinished"></translation>
+        <translation>，乘以 √d_model</translation>
     </message>
     <message>
         <source>Relative position bias (inside attention)</source>
@@ -369,27 +369,27 @@
     </message>
     <message>
         <source>Rotary positions (inside attention)</source>
-        <translation type="unfinished"></translation>
+        <translation>旋转位置（在注意力内部）</translation>
     </message>
     <message>
         <source>+ Positional encoding (learned table)</source>
-        <translation type="unfinished"></translation>
+        <translation>+ 位置编码（可学习的表）</translation>
     </message>
     <message>
         <source>+ Positional encoding (sinusoids)</source>
-        <translation type="unfinished"></translation>
+        <translation>+ 位置编码（正弦）</translation>
     </message>
     <message>
         <source>nothing added here · %1 buckets</source>
-        <translation type="unfinished"></translation>
+        <translation>此处不加任何东西 · %1 个桶</translation>
     </message>
     <message>
         <source>nothing added here · rope_theta = %1</source>
-        <translation type="unfinished"></translation>
+        <translation>此处不加任何东西 · rope_theta = %1</translation>
     </message>
     <message>
         <source>added to every position</source>
-        <translation type="unfinished"></translation>
+        <translation>加到每个位置上</translation>
     </message>
     <message>
         <source>T5&apos;s relative position bias adds nothing to the token vectors: each head adds a learned number for the bucket of the offset between key and query to their score, before the mask. The Positional encoding view shows each head&apos;s bias.</source>
@@ -409,7 +409,7 @@
     </message>
     <message>
         <source>Over the embeddings: %1.</source>
-        <translation type="unfinished"></translation>
+        <translation>在嵌入上：%1。</translation>
     </message>
     <message>
         <source>Every position makes a query, a key and a value; each head mixes the values of all positions weighted by softmax(QKᵀ/√d_k) — click to open this layer&apos;s attention.</source>
@@ -439,27 +439,27 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>multi-head attention</source>
-        <translation type="unfinished"></translation>
+        <translation>多头注意力</translation>
     </message>
     <message>
         <source>multi-query attention</source>
-        <translation type="unfinished"></translation>
+        <translation>多查询注意力</translation>
     </message>
     <message>
         <source>grouped-query attention</source>
-        <translation type="unfinished"></translation>
+        <translation>分组查询注意力</translation>
     </message>
     <message>
         <source>%1 heads · scores %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个头 · 分数 %2</translation>
     </message>
     <message>
         <source>%1 Q heads, %2 K/V · scores %3</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个 Q 头，%2 个 K/V · 分数 %3</translation>
     </message>
     <message>
         <source>Feed forward (%1)</source>
-        <translation type="unfinished"></translation>
+        <translation>前馈网络 (%1)</translation>
     </message>
     <message>
         <source>A gated network at every position on its own: two Linear d_model → d_ff = %1, one through %2 (the gate), multiplied element by element with the other, then Linear back to d_model — click to see its activations.</source>
@@ -467,7 +467,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Feed forward</source>
-        <translation type="unfinished"></translation>
+        <translation>前馈网络</translation>
     </message>
     <message>
         <source>The same two-layer network at every position on its own: Linear d_model → d_ff = %1, %2, Linear back to d_model — click to see its activations.</source>
@@ -479,7 +479,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Add</source>
-        <translation type="unfinished"></translation>
+        <translation>添加</translation>
     </message>
     <message>
         <source>The residual connection: adds the sublayer&apos;s output to its input.</source>
@@ -487,7 +487,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Add &amp; Norm</source>
-        <translation type="unfinished"></translation>
+        <translation>残差与层归一化 (Add &amp; Norm)</translation>
     </message>
     <message>
         <source>Adds the sublayer&apos;s input back (the residual connection), then normalises each position&apos;s vector to mean 0 and variance 1 and scales and shifts it.</source>
@@ -495,7 +495,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Masked</source>
-        <translation type="unfinished"></translation>
+        <translation>已掩码</translation>
     </message>
     <message>
         <source> (cross)</source>
@@ -503,15 +503,15 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>%1 (final)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1（最终）</translation>
     </message>
     <message>
         <source>Over the whole stack&apos;s output: %1.</source>
-        <translation type="unfinished"></translation>
+        <translation>在整个栈的输出上：%1。</translation>
     </message>
     <message>
         <source>Linear (output projection)</source>
-        <translation type="unfinished"></translation>
+        <translation>线性层（输出投影）</translation>
     </message>
     <message>
         <source>Turns each position&apos;s vector into one score (logit) per token of the vocabulary — click to see the logits.</source>
@@ -519,7 +519,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Softmax</source>
-        <translation type="unfinished"></translation>
+        <translation>Softmax</translation>
     </message>
     <message>
         <source>Turns each position&apos;s logits into probabilities that sum to 1; decoding picks the next token from them.</source>
@@ -527,23 +527,23 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Output probabilities</source>
-        <translation type="unfinished"></translation>
+        <translation>输出概率</translation>
     </message>
     <message>
         <source>the next token, at every position</source>
-        <translation type="unfinished"></translation>
+        <translation>每个位置上的下一个词元</translation>
     </message>
     <message>
         <source>the token at every position (masked LM)</source>
-        <translation type="unfinished"></translation>
+        <translation>每个位置上的词元（掩码语言模型）</translation>
     </message>
     <message>
         <source>MLM transform</source>
-        <translation type="unfinished"></translation>
+        <translation>MLM 变换</translation>
     </message>
     <message>
         <source>Linear, %1, layer norm</source>
-        <translation type="unfinished"></translation>
+        <translation>线性层、%1、层归一化</translation>
     </message>
     <message>
         <source>BERT&apos;s masked-LM head: a Linear layer, the activation and a layer norm before the projection onto the vocabulary.</source>
@@ -551,11 +551,11 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Pooler: position 0 → Linear → tanh</source>
-        <translation type="unfinished"></translation>
+        <translation>池化：位置 0 → 线性层 → tanh</translation>
     </message>
     <message>
         <source>Mean over all positions</source>
-        <translation type="unfinished"></translation>
+        <translation>所有位置的平均</translation>
     </message>
     <message>
         <source>Takes the first position&apos;s vector (the [CLS] token) through a Linear layer and tanh: one vector per sentence.</source>
@@ -567,11 +567,11 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Classifier (Linear)</source>
-        <translation type="unfinished"></translation>
+        <translation>分类器（线性层）</translation>
     </message>
     <message>
         <source>%1 → %2 classes</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 → %2 个类别</translation>
     </message>
     <message>
         <source>One score per class for the whole sentence.</source>
@@ -579,19 +579,19 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Class probabilities</source>
-        <translation type="unfinished"></translation>
+        <translation>类别概率</translation>
     </message>
     <message>
         <source>memory %1 → K, V</source>
-        <translation type="unfinished"></translation>
+        <translation>记忆 %1 → K, V</translation>
     </message>
     <message>
         <source>token embeddings × √d_model</source>
-        <translation type="unfinished"></translation>
+        <translation>词元嵌入 × √d_model</translation>
     </message>
     <message>
         <source>token embeddings</source>
-        <translation type="unfinished"></translation>
+        <translation>词元嵌入</translation>
     </message>
     <message>
         <source>the first layer&apos;s input (rotary positions turn queries and keys inside attention instead)</source>
@@ -599,11 +599,11 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>+ positions%1: the first layer&apos;s input</source>
-        <translation type="unfinished"></translation>
+        <translation>+ 位置%1：第一层的输入</translation>
     </message>
     <message>
         <source>, normalised</source>
-        <translation type="unfinished"></translation>
+        <translation>，已归一化</translation>
     </message>
     <message>
         <source>As the model computed them: embedding rows of the ids, plus the positional encoding.</source>
@@ -611,27 +611,27 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>the last stack&apos;s output</source>
-        <translation type="unfinished"></translation>
+        <translation>最后一个栈的输出</translation>
     </message>
     <message>
         <source>logits, one per vocabulary token</source>
-        <translation type="unfinished"></translation>
+        <translation>logits，词表中每个词元一个</translation>
     </message>
     <message>
         <source>logits</source>
-        <translation type="unfinished"></translation>
+        <translation>logits</translation>
     </message>
     <message>
         <source>probabilities (each row sums to 1)</source>
-        <translation type="unfinished"></translation>
+        <translation>概率（每行之和为 1）</translation>
     </message>
     <message>
         <source>input</source>
-        <translation type="unfinished"></translation>
+        <translation>输入</translation>
     </message>
     <message>
         <source>output</source>
-        <translation type="unfinished"></translation>
+        <translation>输出</translation>
     </message>
     <message>
         <source>the stack&apos;s output (the trace&apos;s hidden states)</source>
@@ -643,7 +643,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>only its shapes are known.</source>
-        <translation type="unfinished"></translation>
+        <translation>只知道它的形状。</translation>
     </message>
     <message>
         <source>the output shown is the stack&apos;s final output.</source>
@@ -651,19 +651,19 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>encoder self</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器自注意力</translation>
     </message>
     <message>
         <source>decoder self</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器自注意力</translation>
     </message>
     <message>
         <source>cross</source>
-        <translation type="unfinished"></translation>
+        <translation>交叉</translation>
     </message>
     <message>
         <source>Induction score (0–1)</source>
-        <translation type="unfinished"></translation>
+        <translation>归纳分数 (0–1)</translation>
     </message>
     <message>
         <source>On a random token sequence repeated twice: the attention of the second copy to the token after the earlier occurrence of the current token (1 = an induction head). One number per head, from the model, not the corpus</source>
@@ -671,7 +671,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Copying score (−1…1)</source>
-        <translation type="unfinished"></translation>
+        <translation>复制分数 (−1…1)</translation>
     </message>
     <message>
         <source>Σ Re λ / Σ |λ| over the eigenvalues of the head&apos;s OV circuit from tokens to logits: 1 = it raises the tokens it attends to. One number per head, from the weights</source>
@@ -679,35 +679,35 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>%1 · layer %2 · head %3</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · 第 %2 层 · 头 %3</translation>
     </message>
     <message>
         <source>in order</source>
-        <translation type="unfinished"></translation>
+        <translation>顺序</translation>
     </message>
     <message>
         <source>reversed</source>
-        <translation type="unfinished"></translation>
+        <translation>逆序</translation>
     </message>
     <message>
         <source>broad</source>
-        <translation type="unfinished"></translation>
+        <translation>宽泛</translation>
     </message>
     <message>
         <source>sharp</source>
-        <translation type="unfinished"></translation>
+        <translation>集中</translation>
     </message>
     <message>
         <source>share of attention, 0–1</source>
-        <translation type="unfinished"></translation>
+        <translation>注意力份额，0–1</translation>
     </message>
     <message>
         <source>Entropy</source>
-        <translation type="unfinished"></translation>
+        <translation>熵</translation>
     </message>
     <message>
         <source>nats</source>
-        <translation type="unfinished"></translation>
+        <translation>奈特</translation>
     </message>
     <message>
         <source>Mean over query rows of −Σ p ln p, in nats: 0 = all attention on one key</source>
@@ -715,7 +715,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Entropy 0–1</source>
-        <translation type="unfinished"></translation>
+        <translation>熵 0–1</translation>
     </message>
     <message>
         <source>Entropy divided by ln(number of unmasked keys): 0 = one key, 1 = spread evenly</source>
@@ -723,7 +723,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Diagonal</source>
-        <translation type="unfinished"></translation>
+        <translation>对角线</translation>
     </message>
     <message>
         <source>Mean attention of position i on itself (self-attention)</source>
@@ -731,11 +731,11 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Previous</source>
-        <translation type="unfinished"></translation>
+        <translation>上一个</translation>
     </message>
     <message>
         <source>Previous token</source>
-        <translation type="unfinished"></translation>
+        <translation>前一个词元</translation>
     </message>
     <message>
         <source>Mean attention of position i on position i − 1 (self-attention)</source>
@@ -743,19 +743,19 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>First</source>
-        <translation type="unfinished"></translation>
+        <translation>第一个</translation>
     </message>
     <message>
         <source>First token</source>
-        <translation type="unfinished"></translation>
+        <translation>第一个词元</translation>
     </message>
     <message>
         <source>Mean attention on the first key</source>
-        <translation type="unfinished"></translation>
+        <translation>第一个键上的平均注意力</translation>
     </message>
     <message>
         <source>BOS</source>
-        <translation type="unfinished"></translation>
+        <translation>BOS</translation>
     </message>
     <message>
         <source>Mean attention on the start token among the keys (an attention sink)</source>
@@ -763,7 +763,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>EOS</source>
-        <translation type="unfinished"></translation>
+        <translation>EOS</translation>
     </message>
     <message>
         <source>Mean attention on the end token among the keys (an attention sink)</source>
@@ -771,7 +771,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Padding</source>
-        <translation type="unfinished"></translation>
+        <translation>填充</translation>
     </message>
     <message>
         <source>Mean attention on padding keys (0 while the padding mask is on)</source>
@@ -779,15 +779,15 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Distance</source>
-        <translation type="unfinished"></translation>
+        <translation>距离</translation>
     </message>
     <message>
         <source>Mean distance</source>
-        <translation type="unfinished"></translation>
+        <translation>平均距离</translation>
     </message>
     <message>
         <source>positions</source>
-        <translation type="unfinished"></translation>
+        <translation>位置</translation>
     </message>
     <message>
         <source>Mean |i − j| weighted by the attention (self-attention): how far the head looks</source>
@@ -795,15 +795,15 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Monotonic</source>
-        <translation type="unfinished"></translation>
+        <translation>单调性</translation>
     </message>
     <message>
         <source>Monotonic alignment</source>
-        <translation type="unfinished"></translation>
+        <translation>单调对齐</translation>
     </message>
     <message>
         <source>Kendall&apos;s τ, −1…1</source>
-        <translation type="unfinished"></translation>
+        <translation>Kendall τ，−1…1</translation>
     </message>
     <message>
         <source>Cross-attention: Kendall&apos;s τ between the query position and the attention&apos;s centre: +1 reads the source in order, −1 in reverse</source>
@@ -811,47 +811,47 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>(i, i + %1)</source>
-        <translation type="unfinished"></translation>
+        <translation>(i, i + %1)</translation>
     </message>
     <message>
         <source>(2i, 2i + 1)</source>
-        <translation type="unfinished"></translation>
+        <translation>(2i, 2i + 1)</translation>
     </message>
     <message>
         <source>the prefix</source>
-        <translation type="unfinished"></translation>
+        <translation>前缀</translation>
     </message>
     <message>
         <source>kept and extended</source>
-        <translation type="unfinished"></translation>
+        <translation>保留并扩展</translation>
     </message>
     <message>
         <source>finished (end token)</source>
-        <translation type="unfinished"></translation>
+        <translation>已完成（结束词元）</translation>
     </message>
     <message>
         <source>cut at the length limit</source>
-        <translation type="unfinished"></translation>
+        <translation>在长度上限处截断</translation>
     </message>
     <message>
         <source>pruned: not among the best</source>
-        <translation type="unfinished"></translation>
+        <translation>已剪枝：不在最优之列</translation>
     </message>
     <message>
         <source>Encoder self · L%1</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器自注意力 · L%1</translation>
     </message>
     <message>
         <source>Decoder self · L%1</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器自注意力 · L%1</translation>
     </message>
     <message>
         <source>Cross · L%1</source>
-        <translation type="unfinished"></translation>
+        <translation>交叉 · L%1</translation>
     </message>
     <message>
         <source>%1 (f(input) = f(baseline))</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 (f(输入) = f(基线))</translation>
     </message>
     <message>
         <source>Σ attributions %1 vs f(input) − f(baseline) = %2 − %3 = %4: gap %5</source>
@@ -863,14 +863,14 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>n/a</source>
-        <translation type="unfinished"></translation>
+        <translation>不适用</translation>
     </message>
 </context>
 <context>
     <name>attnviz::Error</name>
     <message>
         <source>decoding was cancelled</source>
-        <translation type="unfinished"></translation>
+        <translation>解码已取消</translation>
     </message>
     <message>
         <source>a batch needs at least two sentences (one per line)</source>
@@ -878,15 +878,15 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>the batch was cancelled</source>
-        <translation type="unfinished"></translation>
+        <translation>这一批已取消</translation>
     </message>
     <message>
         <source>loading the decode was cancelled</source>
-        <translation type="unfinished"></translation>
+        <translation>加载解码已取消</translation>
     </message>
     <message>
         <source>the folder&apos;s index lists no checkpoint</source>
-        <translation type="unfinished"></translation>
+        <translation>文件夹的索引中没有列出检查点</translation>
     </message>
     <message>
         <source>this trace did not keep the query, key and value vectors (keep_qkv): run again</source>
@@ -894,14 +894,14 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>the run has no positions to explain</source>
-        <translation type="unfinished"></translation>
+        <translation>此次运行没有可解释的位置</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::AnswersDialog</name>
     <message>
         <source>What the file does not say</source>
-        <translation type="unfinished"></translation>
+        <translation>文件没有说明的内容</translation>
     </message>
     <message>
         <source>&lt;b&gt;%1&lt;/b&gt; has no config. Its tensors follow &lt;b&gt;%2&lt;/b&gt;; what they tell is listed below. They cannot tell the rest: please give it (your training script has these numbers).</source>
@@ -909,19 +909,19 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Read from the tensors&apos; names and shapes</source>
-        <translation type="unfinished"></translation>
+        <translation>从张量的名称和形状读出</translation>
     </message>
     <message>
         <source>choose…</source>
-        <translation type="unfinished"></translation>
+        <translation>选择…</translation>
     </message>
     <message>
         <source>0 to %1</source>
-        <translation type="unfinished"></translation>
+        <translation>0 到 %1</translation>
     </message>
     <message>
         <source>-1: the model has none; </source>
-        <translation type="unfinished"></translation>
+        <translation>-1：模型没有；</translation>
     </message>
     <message>
         <source>after each sublayer (post-norm: norm_first=False)</source>
@@ -929,7 +929,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>, the default</source>
-        <translation type="unfinished"></translation>
+        <translation>，默认</translation>
     </message>
     <message>
         <source>before each sublayer (pre-norm: norm_first=True)</source>
@@ -937,7 +937,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source> (the default)</source>
-        <translation type="unfinished"></translation>
+        <translation>（默认）</translation>
     </message>
     <message>
         <source>optional: tokens are shown as their ids without one</source>
@@ -945,11 +945,11 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Browse…</source>
-        <translation type="unfinished"></translation>
+        <translation>浏览…</translation>
     </message>
     <message>
         <source>A vocabulary</source>
-        <translation type="unfinished"></translation>
+        <translation>一个词表</translation>
     </message>
     <message>
         <source>Vocabularies and tokenizers (*.json *.txt *.pkl *.model *.bpe);;All files (*)</source>
@@ -961,7 +961,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Vocabulary:</source>
-        <translation type="unfinished"></translation>
+        <translation>词表：</translation>
     </message>
     <message>
         <source>The source&apos;s (or the only) vocabulary: a tokenizer, which serves both sides and types text as the tutorial did (nanoGPT&apos;s data/…/meta.pkl, llama2.c&apos;s tokenizer.model, a tokenizer.json, GPT-2&apos;s encoder.json or vocab.json with vocab.bpe or merges.txt beside it), or </source>
@@ -969,7 +969,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Target vocabulary:</source>
-        <translation type="unfinished"></translation>
+        <translation>目标词表：</translation>
     </message>
     <message>
         <source>Only when the target has its own vocabulary: </source>
@@ -977,7 +977,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>&amp;Remember for this file</source>
-        <translation type="unfinished"></translation>
+        <translation>为此文件记住(&amp;R)</translation>
     </message>
     <message>
         <source>Keeps the answers beside the model as %1, so that it opens directly next time</source>
@@ -985,7 +985,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>&amp;Open</source>
-        <translation type="unfinished"></translation>
+        <translation>打开(&amp;O)</translation>
     </message>
     <message>
         <source>%1: %2 is not an id of the vocabulary of %3 tokens (0 to %4%5).</source>
@@ -993,29 +993,29 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>, or -1 for none</source>
-        <translation type="unfinished"></translation>
+        <translation>，没有则为 -1</translation>
     </message>
     <message>
         <source>Every question above needs an answer</source>
-        <translation type="unfinished"></translation>
+        <translation>上面的每个问题都需要回答</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::ArchitectureDiagram</name>
     <message>
         <source>Open a model to see its architecture</source>
-        <translation type="unfinished"></translation>
+        <translation>打开一个模型以查看其架构</translation>
     </message>
     <message>
         <source>layer %1 of %2</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 层，共 %2 层</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::ArchitectureView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>Press Run to see the numbers that flow through this block.</source>
@@ -1023,7 +1023,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Recording the activations</source>
-        <translation type="unfinished"></translation>
+        <translation>正在记录激活</translation>
     </message>
     <message>
         <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;&lt;i&gt;Recording what goes into and out of every sublayer for this input…&lt;/i&gt;</source>
@@ -1031,39 +1031,39 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>%1: not recorded</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：未记录</translation>
     </message>
     <message>
         <source>input</source>
-        <translation type="unfinished"></translation>
+        <translation>输入</translation>
     </message>
     <message>
         <source>value</source>
-        <translation type="unfinished"></translation>
+        <translation>值</translation>
     </message>
     <message>
         <source>positions</source>
-        <translation type="unfinished"></translation>
+        <translation>位置</translation>
     </message>
     <message>
         <source>dimensions</source>
-        <translation type="unfinished"></translation>
+        <translation>维度</translation>
     </message>
     <message>
         <source>position</source>
-        <translation type="unfinished"></translation>
+        <translation>位置</translation>
     </message>
     <message>
         <source>dimension</source>
-        <translation type="unfinished"></translation>
+        <translation>维度</translation>
     </message>
     <message>
         <source>Input: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>输入：%1</translation>
     </message>
     <message>
         <source>Output: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>输出：%1</translation>
     </message>
     <message>
         <source>The model&apos;s architecture appears here once a model is open.</source>
@@ -1075,7 +1075,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>multi-head attention (%1 heads</source>
-        <translation type="unfinished"></translation>
+        <translation>多头注意力（%1 个头</translation>
     </message>
     <message>
         <source>%1 (%2 query heads sharing %3 key/value heads</source>
@@ -1095,15 +1095,15 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>positions are added</source>
-        <translation type="unfinished"></translation>
+        <translation>加上位置</translation>
     </message>
     <message>
         <source>an RMSNorm</source>
-        <translation type="unfinished"></translation>
+        <translation>RMSNorm</translation>
     </message>
     <message>
         <source>a layer norm</source>
-        <translation type="unfinished"></translation>
+        <translation>层归一化</translation>
     </message>
 </context>
 <context>
@@ -1117,19 +1117,19 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     <name>attnviz::gui::AtlasView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>Corpus:</source>
-        <translation type="unfinished"></translation>
+        <translation>语料：</translation>
     </message>
     <message>
         <source>The sentences every head is measured on</source>
-        <translation type="unfinished"></translation>
+        <translation>衡量每个头所用的句子</translation>
     </message>
     <message>
         <source>Text file…</source>
-        <translation type="unfinished"></translation>
+        <translation>文本文件…</translation>
     </message>
     <message>
         <source>A UTF-8 text file: one sentence per line, or source&lt;TAB&gt;target pairs</source>
@@ -1137,7 +1137,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Batch:</source>
-        <translation type="unfinished"></translation>
+        <translation>批次：</translation>
     </message>
     <message>
         <source>Sentences per forward pass: memory holds one batch&apos;s attention</source>
@@ -1145,7 +1145,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Cut long lines</source>
-        <translation type="unfinished"></translation>
+        <translation>截断长行</translation>
     </message>
     <message>
         <source>A line longer than the model&apos;s context is cut into consecutive chunks of at most the context, by tokens, without overlap; each chunk runs as a sentence of its own, with the start and end markers around it. Off: such a line is skipped.
@@ -1154,23 +1154,23 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Run the corpus</source>
-        <translation type="unfinished"></translation>
+        <translation>运行语料</translation>
     </message>
     <message>
         <source>Cancel</source>
-        <translation type="unfinished"></translation>
+        <translation>取消</translation>
     </message>
     <message>
         <source>x:</source>
-        <translation type="unfinished"></translation>
+        <translation>x：</translation>
     </message>
     <message>
         <source>y:</source>
-        <translation type="unfinished"></translation>
+        <translation>y：</translation>
     </message>
     <message>
         <source>Export CSV…</source>
-        <translation type="unfinished"></translation>
+        <translation>导出 CSV…</translation>
     </message>
     <message>
         <source>The table: every head&apos;s mean and standard deviation per statistic</source>
@@ -1178,7 +1178,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Heads over the corpus</source>
-        <translation type="unfinished"></translation>
+        <translation>语料上的各头</translation>
     </message>
     <message>
         <source>Choose a corpus and press Run the corpus: every head of the model becomes a point here.</source>
@@ -1190,11 +1190,11 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Heads like this one</source>
-        <translation type="unfinished"></translation>
+        <translation>与此相似的头</translation>
     </message>
     <message>
         <source>Sentences by:</source>
-        <translation type="unfinished"></translation>
+        <translation>句子排序：</translation>
     </message>
     <message>
         <source>Strongest (double-click: the input of every view):</source>
@@ -1202,15 +1202,15 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Weakest:</source>
-        <translation type="unfinished"></translation>
+        <translation>最弱：</translation>
     </message>
     <message>
         <source>Evidence</source>
-        <translation type="unfinished"></translation>
+        <translation>证据</translation>
     </message>
     <message>
         <source>Project this head&apos;s queries and keys</source>
-        <translation type="unfinished"></translation>
+        <translation>投影这个头的查询和键</translation>
     </message>
     <message>
         <source>Select a head, then press the button: its queries and keys over the corpus, projected on their two main directions (PCA).</source>
@@ -1218,11 +1218,11 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Queries and keys</source>
-        <translation type="unfinished"></translation>
+        <translation>查询与键</translation>
     </message>
     <message>
         <source>Open training history…</source>
-        <translation type="unfinished"></translation>
+        <translation>打开训练历史…</translation>
     </message>
     <message>
         <source>A folder of checkpoints kept during training (the Train view&apos;s or attnviz-cli train --keep-dir)</source>
@@ -1230,15 +1230,15 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Induction score (0–1)</source>
-        <translation type="unfinished"></translation>
+        <translation>归纳分数 (0–1)</translation>
     </message>
     <message>
         <source>Copying score (−1…1)</source>
-        <translation type="unfinished"></translation>
+        <translation>复制分数 (−1…1)</translation>
     </message>
     <message>
         <source>Held-out loss at each position (nats)</source>
-        <translation type="unfinished"></translation>
+        <translation>每个位置上的留出集损失（奈特）</translation>
     </message>
     <message>
         <source>The kept steps: moving it opens that checkpoint in every view</source>
@@ -1246,7 +1246,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>CSV…</source>
-        <translation type="unfinished"></translation>
+        <translation>CSV…</translation>
     </message>
     <message>
         <source>Every head&apos;s scores and statistics at every kept step</source>
@@ -1254,7 +1254,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Animation…</source>
-        <translation type="unfinished"></translation>
+        <translation>动画…</translation>
     </message>
     <message>
         <source>An animated PNG: the heads&apos; induction scores, a frame per step</source>
@@ -1266,31 +1266,31 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Heads over training</source>
-        <translation type="unfinished"></translation>
+        <translation>训练过程中的各头</translation>
     </message>
     <message>
         <source>A corpus of sentences</source>
-        <translation type="unfinished"></translation>
+        <translation>一个句子语料</translation>
     </message>
     <message>
         <source>Text files (*.txt *.tsv);;All files (*)</source>
-        <translation type="unfinished"></translation>
+        <translation>文本文件 (*.txt *.tsv);;所有文件 (*)</translation>
     </message>
     <message>
         <source>Export the head atlas</source>
-        <translation type="unfinished"></translation>
+        <translation>导出注意力头图谱</translation>
     </message>
     <message>
         <source>CSV (*.csv)</source>
-        <translation type="unfinished"></translation>
+        <translation>CSV (*.csv)</translation>
     </message>
     <message>
         <source>A folder of training checkpoints</source>
-        <translation type="unfinished"></translation>
+        <translation>训练检查点文件夹</translation>
     </message>
     <message>
         <source>Export the training history</source>
-        <translation type="unfinished"></translation>
+        <translation>导出训练历史</translation>
     </message>
     <message>
         <source>Export the induction scores as an animation</source>
@@ -1298,35 +1298,35 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Animated PNG (*.png)</source>
-        <translation type="unfinished"></translation>
+        <translation>动画 PNG (*.png)</translation>
     </message>
     <message>
         <source>Reading the history was cancelled.</source>
-        <translation type="unfinished"></translation>
+        <translation>读取历史已取消。</translation>
     </message>
     <message>
         <source>The run was cancelled.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行已取消。</translation>
     </message>
     <message>
         <source>The model&apos;s example sentences</source>
-        <translation type="unfinished"></translation>
+        <translation>模型的示例句子</translation>
     </message>
     <message>
         <source>%1&apos;s held-out sentences</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 的留出句子</translation>
     </message>
     <message>
         <source>Training task “%1”: its held-out pairs</source>
-        <translation type="unfinished"></translation>
+        <translation>训练任务“%1”：它的留出句对</translation>
     </message>
     <message>
         <source>File: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>文件：%1</translation>
     </message>
     <message>
         <source>Head atlas</source>
-        <translation type="unfinished"></translation>
+        <translation>注意力头图谱</translation>
     </message>
     <message>
         <source>%1: %2 sentences through the model in %3 batches (%4).</source>
@@ -1334,19 +1334,19 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>%1 ms</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 毫秒</translation>
     </message>
     <message>
         <source>%1 s</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 秒</translation>
     </message>
     <message>
         <source>1 line</source>
-        <translation type="unfinished"></translation>
+        <translation>1 行</translation>
     </message>
     <message>
         <source>%1 lines</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 行</translation>
     </message>
     <message>
         <source>%1 longer than the model&apos;s context of %2 tokens cut into %3 chunks, each run as a sentence.</source>
@@ -1358,17 +1358,15 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>line %1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 行：%2</translation>
     </message>
     <message>
         <source>sentence %1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>句子 %1：%2</translation>
     </message>
     <message numerus="yes">
         <source>%n skipped (%1).</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-        </translation>
+        <translation><numerusform>跳过了 %n 个（%1）。</numerusform></translation>
     </message>
     <message>
         <source>The model is busy with another job: press Run the corpus again when it is done.</source>
@@ -1376,21 +1374,19 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Running the corpus…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在运行语料…</translation>
     </message>
     <message>
         <source>%1 %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 %2</translation>
     </message>
     <message numerus="yes">
         <source>%n head(s) not shown: a statistic that does not apply to them (—)</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-        </translation>
+        <translation><numerusform>%n 个头未显示：这项统计对它们不适用（—）</numerusform></translation>
     </message>
     <message>
         <source>%1   distance %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1   距离 %2</translation>
     </message>
     <message>
         <source>%1 does not apply to this head (%2): choose another statistic.</source>
@@ -1398,15 +1394,15 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>[chunk %1] %2</source>
-        <translation type="unfinished"></translation>
+        <translation>[块 %1] %2</translation>
     </message>
     <message>
         <source>Line %1 of the corpus</source>
-        <translation type="unfinished"></translation>
+        <translation>语料第 %1 行</translation>
     </message>
     <message>
         <source>Sentence %1 of the corpus</source>
-        <translation type="unfinished"></translation>
+        <translation>语料中的第 %1 句</translation>
     </message>
     <message>
         <source>, chunk %1 (the line is longer than the model&apos;s context: it runs in chunks and cannot be opened as the input)</source>
@@ -1415,19 +1411,20 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     <message>
         <source>%1 “%2”
 sentence %3, position %4</source>
-        <translation type="unfinished"></translation>
+        <translation>%1“%2”
+句子 %3，位置 %4</translation>
     </message>
     <message>
         <source>Query</source>
-        <translation type="unfinished"></translation>
+        <translation>查询</translation>
     </message>
     <message>
         <source>Key</source>
-        <translation type="unfinished"></translation>
+        <translation>键</translation>
     </message>
     <message>
         <source>%1 (chunk %2)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1（块 %2）</translation>
     </message>
     <message>
         <source>Principal component 1 (%1% of the variance)</source>
@@ -1435,15 +1432,15 @@ sentence %3, position %4</source>
     </message>
     <message>
         <source>Component 2 (%1%)</source>
-        <translation type="unfinished"></translation>
+        <translation>成分 2 (%1%)</translation>
     </message>
     <message>
         <source>queries</source>
-        <translation type="unfinished"></translation>
+        <translation>查询</translation>
     </message>
     <message>
         <source>keys</source>
-        <translation type="unfinished"></translation>
+        <translation>键</translation>
     </message>
     <message>
         <source>%1 · layer %2 · head %3: %4 points from %5 sentences%6.</source>
@@ -1451,57 +1448,59 @@ sentence %3, position %4</source>
     </message>
     <message>
         <source> (the first ones only)</source>
-        <translation type="unfinished"></translation>
+        <translation>（仅前几个）</translation>
     </message>
     <message>
         <source>Projecting…</source>
-        <translation type="unfinished"></translation>
+        <translation>投影中…</translation>
     </message>
     <message>
         <source>Reading the training history</source>
-        <translation type="unfinished"></translation>
+        <translation>正在读取训练历史</translation>
     </message>
     <message>
         <source>Wait until the running job is done.</source>
-        <translation type="unfinished"></translation>
+        <translation>请等待正在运行的任务完成。</translation>
     </message>
     <message>
         <source>Open a model first.</source>
-        <translation type="unfinished"></translation>
+        <translation>请先打开一个模型。</translation>
     </message>
     <message>
         <source>Reading the checkpoints…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在读取检查点…</translation>
     </message>
     <message>
         <source>Position %1
 step %2: %3 nats</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 %1
+第 %2 步：%3 奈特</translation>
     </message>
     <message>
         <source>pos %1</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 %1</translation>
     </message>
     <message>
         <source>Training step</source>
-        <translation type="unfinished"></translation>
+        <translation>训练步</translation>
     </message>
     <message>
         <source>first position</source>
-        <translation type="unfinished"></translation>
+        <translation>第一个位置</translation>
     </message>
     <message>
         <source>last position</source>
-        <translation type="unfinished"></translation>
+        <translation>最后一个位置</translation>
     </message>
     <message>
         <source>L%1 H%2</source>
-        <translation type="unfinished"></translation>
+        <translation>L%1 H%2</translation>
     </message>
     <message>
         <source>%1 · layer %2 · head %3
 step %4: %5</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · 第 %2 层 · 头 %3
+第 %4 步：%5</translation>
     </message>
     <message>
         <source>Step %1 of %2 (checkpoint %3 of %4) · training loss %5 · held-out loss %6 nats per token</source>
@@ -1509,7 +1508,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Open a training history first.</source>
-        <translation type="unfinished"></translation>
+        <translation>请先打开训练历史。</translation>
     </message>
     <message>
         <source>Run a corpus first: there is no atlas to export.</source>
@@ -1517,11 +1516,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>Every head over training: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>训练过程中的每个头：%1</translation>
     </message>
     <message>
         <source>%1 · task %2 · %3 checkpoints</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · 任务 %2 · %3 个检查点</translation>
     </message>
     <message>
         <source>Head atlas: every head over a corpus (mean ± sd)</source>
@@ -1529,7 +1528,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>%1 · %2 sentences · %3</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · %2 个句子 · %3</translation>
     </message>
     <message>
         <source>&lt;p&gt;Every other view looks at one sentence. Here each &lt;b&gt;point is one head&lt;/b&gt; of one attention block, measured over a whole &lt;b&gt;corpus&lt;/b&gt; of sentences: its position is the mean of two statistics over the sentences, the bars show ± one standard deviation (a long bar: the head does different things on different sentences). Colours: the block (blue encoder self-attention, green decoder self-attention, orange cross-attention), darker for later layers. Two measures are the model&apos;s, one number per head without a spread: the &lt;i&gt;induction score&lt;/i&gt; (on a random sequence repeated twice, how much the second copy attends to the token after the same token&apos;s earlier occurrence: 1 = an induction head) and the &lt;i&gt;copying score&lt;/i&gt; of the head&apos;s weights (1 = it raises the very tokens it attends to).&lt;/p&gt;&lt;p&gt;Click a point or a row to select that head in every view; double-click to open it in the Attention view. &lt;i&gt;Heads like this one&lt;/i&gt; lists the heads whose statistics are nearest; &lt;i&gt;Evidence&lt;/i&gt; the sentences where the head&apos;s pattern is strongest and weakest (double-click one to make it the input); &lt;i&gt;Queries and keys&lt;/i&gt; projects the head&apos;s query and key vectors over the corpus on their two main directions: where queries sit near keys, the head attends.&lt;/p&gt;</source>
@@ -1544,23 +1543,23 @@ step %4: %5</source>
     <name>attnviz::gui::AttentionView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>Show:</source>
-        <translation type="unfinished"></translation>
+        <translation>显示：</translation>
     </message>
     <message>
         <source>Probabilities</source>
-        <translation type="unfinished"></translation>
+        <translation>概率</translation>
     </message>
     <message>
         <source>Raw scores QKᵀ/√d_k</source>
-        <translation type="unfinished"></translation>
+        <translation>原始分数 QKᵀ/√d_k</translation>
     </message>
     <message>
         <source>Masked scores</source>
-        <translation type="unfinished"></translation>
+        <translation>掩码后的分数</translation>
     </message>
     <message>
         <source>Probabilities: after softmax. Raw scores: QKᵀ/√d_k before the mask (T5: QKᵀ plus the head&apos;s relative position bias). Masked scores: what softmax sees, masked cells set to the fill value.</source>
@@ -1568,15 +1567,15 @@ step %4: %5</source>
     </message>
     <message>
         <source>Colour scale:</source>
-        <translation type="unfinished"></translation>
+        <translation>颜色刻度：</translation>
     </message>
     <message>
         <source>0 … max</source>
-        <translation type="unfinished"></translation>
+        <translation>0 … 最大</translation>
     </message>
     <message>
         <source>0 … 1</source>
-        <translation type="unfinished"></translation>
+        <translation>0 … 1</translation>
     </message>
     <message>
         <source>Probabilities: stretch the colours to this matrix&apos;s largest value, or use the fixed range 0 … 1 (to compare heads)</source>
@@ -1584,39 +1583,39 @@ step %4: %5</source>
     </message>
     <message>
         <source>QKᵀ/√d_k</source>
-        <translation type="unfinished"></translation>
+        <translation>QKᵀ/√d_k</translation>
     </message>
     <message>
         <source>QKᵀ·%1</source>
-        <translation type="unfinished"></translation>
+        <translation>QKᵀ·%1</translation>
     </message>
     <message>
         <source>%1·tanh(%2/%1)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1·tanh(%2/%1)</translation>
     </message>
     <message>
         <source>Raw scores QKᵀ + bias</source>
-        <translation type="unfinished"></translation>
+        <translation>原始分数 QKᵀ + 偏置</translation>
     </message>
     <message>
         <source>Raw scores %1</source>
-        <translation type="unfinished"></translation>
+        <translation>原始分数 %1</translation>
     </message>
     <message>
         <source>No model loaded</source>
-        <translation type="unfinished"></translation>
+        <translation>没有加载模型</translation>
     </message>
     <message>
         <source>Type a source sentence and press Run</source>
-        <translation type="unfinished"></translation>
+        <translation>输入源句子并按“运行”</translation>
     </message>
     <message>
         <source>Type a prompt and press Run</source>
-        <translation type="unfinished"></translation>
+        <translation>输入提示并按“运行”</translation>
     </message>
     <message>
         <source>Type an input and press Run</source>
-        <translation type="unfinished"></translation>
+        <translation>输入文本并按“运行”</translation>
     </message>
     <message>
         <source>Press Run (Ctrl+Enter) to see the attention</source>
@@ -1624,7 +1623,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Open a model</source>
-        <translation type="unfinished"></translation>
+        <translation>打开模型</translation>
     </message>
     <message>
         <source>Attention heatmaps appear here after a run.</source>
@@ -1636,22 +1635,22 @@ step %4: %5</source>
     </message>
     <message>
         <source> · masks off: %1</source>
-        <translation type="unfinished"></translation>
+        <translation> · 关闭的掩码：%1</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::BarChart</name>
     <message>
         <source>probability</source>
-        <translation type="unfinished"></translation>
+        <translation>概率</translation>
     </message>
     <message>
         <source>Nothing to show yet</source>
-        <translation type="unfinished"></translation>
+        <translation>暂无可显示的内容</translation>
     </message>
     <message>
         <source>%1 (log scale)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1（对数刻度）</translation>
     </message>
 </context>
 <context>
@@ -1662,15 +1661,15 @@ step %4: %5</source>
     </message>
     <message>
         <source>prefix</source>
-        <translation type="unfinished"></translation>
+        <translation>前缀</translation>
     </message>
     <message>
         <source>step %1</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 步</translation>
     </message>
     <message>
         <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;%2</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;%2</translation>
     </message>
     <message>
         <source>&lt;br&gt;log P(“%1”) = %2 (p = %3)&lt;br&gt;score (Σ log P) = %4</source>
@@ -1705,11 +1704,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>④ Σ (q_i ⊙ k_j) = q_i · k_j = %1</source>
-        <translation type="unfinished"></translation>
+        <translation>④ Σ (q_i ⊙ k_j) = q_i · k_j = %1</translation>
     </message>
     <message>
         <source>÷ √d_k = ÷ √%1 = ÷ %2</source>
-        <translation type="unfinished"></translation>
+        <translation>÷ √d_k = ÷ √%1 = ÷ %2</translation>
     </message>
     <message>
         <source>no scaling (this family does not divide by √d_k)</source>
@@ -1717,7 +1716,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>× %1 (the family&apos;s scale)</source>
-        <translation type="unfinished"></translation>
+        <translation>× %1（该模型族的缩放）</translation>
     </message>
     <message>
         <source> + relative bias of head %1, bucket %2 of j − i = %3: %4</source>
@@ -1725,7 +1724,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>, soft-capped: %1·tanh(s / %1)</source>
-        <translation type="unfinished"></translation>
+        <translation>，软上限：%1·tanh(s / %1)</translation>
     </message>
     <message>
         <source>⑤ %1%2%3  →  score = %4    (the trace holds %5 %6)</source>
@@ -1749,7 +1748,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>= output_i</source>
-        <translation type="unfinished"></translation>
+        <translation>= output_i</translation>
     </message>
     <message>
         <source>The heads&apos; outputs are put side by side and go through the output projection W_O; then come the residual add and the norm.</source>
@@ -1760,11 +1759,11 @@ step %4: %5</source>
     <name>attnviz::gui::CellView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>Press Run to see the attention</source>
-        <translation type="unfinished"></translation>
+        <translation>按“运行”查看注意力</translation>
     </message>
     <message>
         <source>One attention weight taken apart appears here after a run.</source>
@@ -1772,11 +1771,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>Head %1 — click a cell</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1 — 点击一个格子</translation>
     </message>
     <message>
         <source>Head %1 (%2) — click a cell</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1 (%2) — 点击一个格子</translation>
     </message>
     <message>
         <source>The mean of the heads has no vectors of its own: head 1 is shown ([ and ] choose another head).</source>
@@ -1799,23 +1798,23 @@ step %4: %5</source>
     <name>attnviz::gui::CompareView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>&lt;b&gt;B&lt;/b&gt; is A with:</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;B&lt;/b&gt; 是 A 加上：</translation>
     </message>
     <message>
         <source>padding mask</source>
-        <translation type="unfinished"></translation>
+        <translation>填充掩码</translation>
     </message>
     <message>
         <source>look-ahead mask</source>
-        <translation type="unfinished"></translation>
+        <translation>前瞻掩码</translation>
     </message>
     <message>
         <source>Untick to let B attend to padding</source>
-        <translation type="unfinished"></translation>
+        <translation>取消勾选，让 B 关注填充</translation>
     </message>
     <message>
         <source>Untick to let B&apos;s decoder see later positions: the leak</source>
@@ -1823,27 +1822,27 @@ step %4: %5</source>
     </message>
     <message>
         <source>source:</source>
-        <translation type="unfinished"></translation>
+        <translation>源：</translation>
     </message>
     <message>
         <source>B&apos;s source sentence (change one word)</source>
-        <translation type="unfinished"></translation>
+        <translation>B 的源句子（改一个词）</translation>
     </message>
     <message>
         <source>target:</source>
-        <translation type="unfinished"></translation>
+        <translation>目标：</translation>
     </message>
     <message>
         <source>A&apos;s target (teacher-forced)</source>
-        <translation type="unfinished"></translation>
+        <translation>A 的目标（教师强制）</translation>
     </message>
     <message>
         <source>this target (teacher-forced):</source>
-        <translation type="unfinished"></translation>
+        <translation>此目标（教师强制）：</translation>
     </message>
     <message>
         <source>B&apos;s own greedy decode</source>
-        <translation type="unfinished"></translation>
+        <translation>B 自己的贪心解码</translation>
     </message>
     <message>
         <source>A&apos;s target keeps the rows aligned; B&apos;s own decode shows how the output changes; a target you type is a branch of the decode</source>
@@ -1851,19 +1850,19 @@ step %4: %5</source>
     </message>
     <message>
         <source>B&apos;s target words (after the start token)</source>
-        <translation type="unfinished"></translation>
+        <translation>B 的目标词（在起始词元之后）</translation>
     </message>
     <message>
         <source>heads:</source>
-        <translation type="unfinished"></translation>
+        <translation>头：</translation>
     </message>
     <message>
         <source>B&apos;s interventions on single heads</source>
-        <translation type="unfinished"></translation>
+        <translation>B 对单个头的干预</translation>
     </message>
     <message>
         <source>Switch off the selected head</source>
-        <translation type="unfinished"></translation>
+        <translation>关闭所选的头</translation>
     </message>
     <message>
         <source>B: the selected head&apos;s output (its slice of the context) becomes 0</source>
@@ -1871,7 +1870,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Scale its softmax: T =</source>
-        <translation type="unfinished"></translation>
+        <translation>缩放它的 softmax：T =</translation>
     </message>
     <message>
         <source>B: softmax(scores / T) for the selected head; T &gt; 1 flattens, T &lt; 1 sharpens</source>
@@ -1879,23 +1878,23 @@ step %4: %5</source>
     </message>
     <message>
         <source>Remove all</source>
-        <translation type="unfinished"></translation>
+        <translation>全部移除</translation>
     </message>
     <message>
         <source>Compare A and B</source>
-        <translation type="unfinished"></translation>
+        <translation>比较 A 与 B</translation>
     </message>
     <message>
         <source>Reset B to A</source>
-        <translation type="unfinished"></translation>
+        <translation>把 B 重置为 A</translation>
     </message>
     <message>
         <source>Show:</source>
-        <translation type="unfinished"></translation>
+        <translation>显示：</translation>
     </message>
     <message>
         <source>Attention of the selected head</source>
-        <translation type="unfinished"></translation>
+        <translation>所选头的注意力</translation>
     </message>
     <message>
         <source>Attention rollout to this layer (an approximation)</source>
@@ -1907,23 +1906,23 @@ step %4: %5</source>
     </message>
     <message>
         <source>switched off</source>
-        <translation type="unfinished"></translation>
+        <translation>已关闭</translation>
     </message>
     <message>
         <source>softmax temperature %1</source>
-        <translation type="unfinished"></translation>
+        <translation>softmax 温度 %1</translation>
     </message>
     <message>
         <source>(no head is changed)</source>
-        <translation type="unfinished"></translation>
+        <translation>（没有头被改变）</translation>
     </message>
     <message>
         <source>Running A and B…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在运行 A 和 B…</translation>
     </message>
     <message>
         <source>Comparing A and B</source>
-        <translation type="unfinished"></translation>
+        <translation>正在比较 A 与 B</translation>
     </message>
     <message>
         <source>Busy: press Compare again when the current job is done.</source>
@@ -1935,39 +1934,39 @@ step %4: %5</source>
     </message>
     <message>
         <source>Press Run first: A is the current run.</source>
-        <translation type="unfinished"></translation>
+        <translation>请先按“运行”：A 是当前运行。</translation>
     </message>
     <message>
         <source>Running</source>
-        <translation type="unfinished"></translation>
+        <translation>运行中</translation>
     </message>
     <message>
         <source>Press “Compare A and B”.</source>
-        <translation type="unfinished"></translation>
+        <translation>请按“比较 A 与 B”。</translation>
     </message>
     <message>
         <source>rollout</source>
-        <translation type="unfinished"></translation>
+        <translation>rollout</translation>
     </message>
     <message>
         <source>probability</source>
-        <translation type="unfinished"></translation>
+        <translation>概率</translation>
     </message>
     <message>
         <source>rollout to layer %1</source>
-        <translation type="unfinished"></translation>
+        <translation>rollout 到第 %1 层</translation>
     </message>
     <message>
         <source>A (the current run)</source>
-        <translation type="unfinished"></translation>
+        <translation>A（当前运行）</translation>
     </message>
     <message>
         <source>B (the variation)</source>
-        <translation type="unfinished"></translation>
+        <translation>B（变体）</translation>
     </message>
     <message>
         <source>B − A</source>
-        <translation type="unfinished"></translation>
+        <translation>B − A</translation>
     </message>
     <message>
         <source>B is the same as A: change something above (a mask, a word, a head) and press Compare.</source>
@@ -1975,7 +1974,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>largest change in this matrix: %1.</source>
-        <translation type="unfinished"></translation>
+        <translation>此矩阵中最大的变化：%1。</translation>
     </message>
     <message>
         <source>A and B differ in length; their common %1 × %2 cells are compared (labels a→b where the tokens differ). Largest change: %3.</source>
@@ -1983,31 +1982,31 @@ step %4: %5</source>
     </message>
     <message>
         <source>layer %1</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 层</translation>
     </message>
     <message>
         <source>head %1</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1</translation>
     </message>
     <message>
         <source>Mean |B − A| per head · %1</source>
-        <translation type="unfinished"></translation>
+        <translation>每个头的平均 |B − A| · %1</translation>
     </message>
     <message>
         <source>mean |B − A|</source>
-        <translation type="unfinished"></translation>
+        <translation>平均 |B − A|</translation>
     </message>
     <message>
         <source>layer</source>
-        <translation type="unfinished"></translation>
+        <translation>层</translation>
     </message>
     <message>
         <source>head</source>
-        <translation type="unfinished"></translation>
+        <translation>头</translation>
     </message>
     <message>
         <source>&lt;b&gt;B&apos;s own decode:&lt;/b&gt; %1</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;B 自己的解码：&lt;/b&gt;%1</translation>
     </message>
     <message>
         <source>&lt;b&gt;Most probable next token at each position, A → B&lt;/b&gt; (%1 of %2 differ):</source>
@@ -2015,7 +2014,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;b&gt;Class probabilities, A → B:&lt;/b&gt; %1</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;类别概率，A → B：&lt;/b&gt;%1</translation>
     </message>
 </context>
 <context>
@@ -2026,15 +2025,15 @@ step %4: %5</source>
     </message>
     <message>
         <source>(next: %1?)</source>
-        <translation type="unfinished"></translation>
+        <translation>（下一个：%1？）</translation>
     </message>
     <message>
         <source>%1 ✎</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 ✎</translation>
     </message>
     <message>
         <source>forced</source>
-        <translation type="unfinished"></translation>
+        <translation>强制</translation>
     </message>
     <message>
         <source>“%1” was forced by the target prefix; the model itself gave it p = %2 (its choice would have been “%3”, p = %4)</source>
@@ -2054,34 +2053,34 @@ step %4: %5</source>
     </message>
     <message>
         <source>#</source>
-        <translation type="unfinished"></translation>
+        <translation>#</translation>
     </message>
     <message>
         <source>Input token</source>
-        <translation type="unfinished"></translation>
+        <translation>输入词元</translation>
     </message>
     <message>
         <source>Input</source>
-        <translation type="unfinished"></translation>
+        <translation>输入</translation>
     </message>
     <message>
         <source>Prediction</source>
-        <translation type="unfinished"></translation>
+        <translation>预测</translation>
     </message>
     <message>
         <source>Next token</source>
-        <translation type="unfinished"></translation>
+        <translation>下一个词元</translation>
     </message>
     <message>
         <source>p</source>
-        <translation type="unfinished"></translation>
+        <translation>p</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::DecodingView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>Select a step to see its next-token probabilities and attention rows</source>
@@ -2089,27 +2088,27 @@ step %4: %5</source>
     </message>
     <message>
         <source>◀ Step back</source>
-        <translation type="unfinished"></translation>
+        <translation>◀ 后退一步</translation>
     </message>
     <message>
         <source>Step forward ▶</source>
-        <translation type="unfinished"></translation>
+        <translation>前进一步 ▶</translation>
     </message>
     <message>
         <source>Decode to the end</source>
-        <translation type="unfinished"></translation>
+        <translation>解码到结尾</translation>
     </message>
     <message>
         <source>Reset</source>
-        <translation type="unfinished"></translation>
+        <translation>重置</translation>
     </message>
     <message>
         <source>Remove the newest token (←)</source>
-        <translation type="unfinished"></translation>
+        <translation>移除最新的词元 (←)</translation>
     </message>
     <message>
         <source>Append the most probable next token (→)</source>
-        <translation type="unfinished"></translation>
+        <translation>追加概率最高的下一个词元 (→)</translation>
     </message>
     <message>
         <source>Keep appending the argmax until the end token (End)</source>
@@ -2117,11 +2116,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>Go back to the target prefix (Home)</source>
-        <translation type="unfinished"></translation>
+        <translation>回到目标前缀 (Home)</translation>
     </message>
     <message>
         <source>Log scale</source>
-        <translation type="unfinished"></translation>
+        <translation>对数刻度</translation>
     </message>
     <message>
         <source>A logarithmic probability axis: the alternatives of a confident model stay visible</source>
@@ -2129,7 +2128,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Use this token</source>
-        <translation type="unfinished"></translation>
+        <translation>使用这个词元</translation>
     </message>
     <message>
         <source>Branch: keep the steps before this one and continue with the selected token instead (double-click a row or a bar, or Enter)</source>
@@ -2137,11 +2136,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>then decode to the end</source>
-        <translation type="unfinished"></translation>
+        <translation>然后解码到结尾</translation>
     </message>
     <message>
         <source>Why this token?</source>
-        <translation type="unfinished"></translation>
+        <translation>为什么是这个词元？</translation>
     </message>
     <message>
         <source>Explain the selected token at this step: what every layer predicted (the logit lens) and what every head and block adds to its logit (right-click a bar for the same)</source>
@@ -2149,27 +2148,27 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;b&gt;Class probabilities&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;类别概率&lt;/b&gt;</translation>
     </message>
     <message>
         <source>Why “%1”?</source>
-        <translation type="unfinished"></translation>
+        <translation>为什么是“%1”？</translation>
     </message>
     <message>
         <source>Outputs</source>
-        <translation type="unfinished"></translation>
+        <translation>输出</translation>
     </message>
     <message>
         <source>Decoding</source>
-        <translation type="unfinished"></translation>
+        <translation>解码中</translation>
     </message>
     <message>
         <source>Outputs · position %1 (“%2”)</source>
-        <translation type="unfinished"></translation>
+        <translation>输出 · 位置 %1（“%2”）</translation>
     </message>
     <message>
         <source>Decoding · step %1 of %2 · after “%3”</source>
-        <translation type="unfinished"></translation>
+        <translation>解码 · 第 %1 步，共 %2 步 · 在“%3”之后</translation>
     </message>
     <message>
         <source>Step %1 of %2: after “%3” the model chooses “%4” (p = %5).</source>
@@ -2177,15 +2176,15 @@ step %4: %5</source>
     </message>
     <message>
         <source>Cross-attention rows</source>
-        <translation type="unfinished"></translation>
+        <translation>交叉注意力行</translation>
     </message>
     <message>
         <source>Self-attention rows</source>
-        <translation type="unfinished"></translation>
+        <translation>自注意力行</translation>
     </message>
     <message>
         <source>Encoder self-attention rows</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器自注意力行</translation>
     </message>
     <message>
         <source>Decoding works on one sentence. Batch mode is on (Masks view): press Run to go back to one sentence.</source>
@@ -2193,7 +2192,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Press Run to see the outputs.</source>
-        <translation type="unfinished"></translation>
+        <translation>按“运行”查看输出。</translation>
     </message>
     <message>
         <source>The model&apos;s outputs appear here after a run.</source>
@@ -2205,7 +2204,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>The classifier&apos;s answer: “%1” (p = %2).</source>
-        <translation type="unfinished"></translation>
+        <translation>分类器的回答：“%1”(p = %2)。</translation>
     </message>
     <message>
         <source>This model outputs hidden states only: there is no token or class to predict. The attention views show what it computes.</source>
@@ -2213,23 +2212,19 @@ step %4: %5</source>
     </message>
     <message>
         <source>Finished: the end token was chosen.</source>
-        <translation type="unfinished"></translation>
+        <translation>已完成：选择了结束词元。</translation>
     </message>
     <message numerus="yes">
         <source>Stopped after %n new tokens, the limit of one run.</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-        </translation>
+        <translation><numerusform>生成 %n 个新词元后停止，这是一次运行的上限。</numerusform></translation>
     </message>
     <message numerus="yes">
         <source>Stopped: the text fills the model&apos;s %n positions.</source>
-        <translation type="unfinished">
-            <numerusform></numerusform>
-        </translation>
+        <translation><numerusform>已停止：文本占满了模型的 %n 个位置。</numerusform></translation>
     </message>
     <message>
         <source>Finished.</source>
-        <translation type="unfinished"></translation>
+        <translation>已完成。</translation>
     </message>
     <message>
         <source>Next: “%1”, p = %2. Step forward (→) to take it, or pick another token.</source>
@@ -2249,11 +2244,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>their mean</source>
-        <translation type="unfinished"></translation>
+        <translation>它们的平均</translation>
     </message>
     <message>
         <source>the first position</source>
-        <translation type="unfinished"></translation>
+        <translation>第一个位置</translation>
     </message>
     <message>
         <source>This one has no output head: its result is the hidden states [1, len, d_model] = %1.</source>
@@ -2265,11 +2260,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>the encoder runs once; then </source>
-        <translation type="unfinished"></translation>
+        <translation>编码器运行一次；然后</translation>
     </message>
     <message>
         <source>the prompt runs in one pass; then </source>
-        <translation type="unfinished"></translation>
+        <translation>提示一次性运行；然后</translation>
     </message>
     <message>
         <source>p(y&lt;sub&gt;t+1&lt;/sub&gt; | y&lt;sub&gt;≤t&lt;/sub&gt;, x) = softmax(h&lt;sub&gt;t&lt;/sub&gt;W&lt;sub&gt;out&lt;/sub&gt;ᵀ)</source>
@@ -2285,7 +2280,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>No steps to show</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可显示的步骤</translation>
     </message>
     <message>
         <source>&lt;b&gt;Masked-LM predictions at position %1&lt;/b&gt; (input “%2”)</source>
@@ -2297,31 +2292,31 @@ step %4: %5</source>
     </message>
     <message>
         <source>L%1 H%2</source>
-        <translation type="unfinished"></translation>
+        <translation>L%1 H%2</translation>
     </message>
     <message>
         <source>layer · head ↓</source>
-        <translation type="unfinished"></translation>
+        <translation>层 · 头 ↓</translation>
     </message>
     <message>
         <source>keys → · source tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>键 → · 源词元</translation>
     </message>
     <message>
         <source>keys → · input tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>键 → · 输入词元</translation>
     </message>
     <message>
         <source>keys → · tokens so far</source>
-        <translation type="unfinished"></translation>
+        <translation>键 → · 目前的词元</translation>
     </message>
     <message>
         <source>row</source>
-        <translation type="unfinished"></translation>
+        <translation>行</translation>
     </message>
     <message>
         <source>key</source>
-        <translation type="unfinished"></translation>
+        <translation>键</translation>
     </message>
     <message>
         <source>&lt;b&gt;Self-attention row of position %2&lt;/b&gt; (query “%3”), every layer and head</source>
@@ -2333,11 +2328,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>cross-attention</source>
-        <translation type="unfinished"></translation>
+        <translation>交叉注意力</translation>
     </message>
     <message>
         <source>self-attention</source>
-        <translation type="unfinished"></translation>
+        <translation>自注意力</translation>
     </message>
 </context>
 <context>
@@ -2352,81 +2347,81 @@ step %4: %5</source>
     </message>
     <message>
         <source>Loading %1</source>
-        <translation type="unfinished"></translation>
+        <translation>正在加载 %1</translation>
     </message>
     <message>
         <source>Switching to %1</source>
-        <translation type="unfinished"></translation>
+        <translation>正在切换到 %1</translation>
     </message>
     <message>
         <source>source</source>
-        <translation type="unfinished"></translation>
+        <translation>源</translation>
     </message>
     <message>
         <source>input</source>
-        <translation type="unfinished"></translation>
+        <translation>输入</translation>
     </message>
     <message>
         <source>target prefix</source>
-        <translation type="unfinished"></translation>
+        <translation>目标前缀</translation>
     </message>
     <message>
         <source>prompt</source>
-        <translation type="unfinished"></translation>
+        <translation>提示</translation>
     </message>
     <message>
         <source>Running</source>
-        <translation type="unfinished"></translation>
+        <translation>运行中</translation>
     </message>
     <message>
         <source>Decoding</source>
-        <translation type="unfinished"></translation>
+        <translation>解码中</translation>
     </message>
     <message>
         <source>sentence %1</source>
-        <translation type="unfinished"></translation>
+        <translation>句子 %1</translation>
     </message>
     <message>
         <source>Running a batch</source>
-        <translation type="unfinished"></translation>
+        <translation>正在运行一批</translation>
     </message>
     <message>
         <source>Rerunning with the new masks</source>
-        <translation type="unfinished"></translation>
+        <translation>正在用新的掩码重新运行</translation>
     </message>
     <message>
         <source>Step forward</source>
-        <translation type="unfinished"></translation>
+        <translation>前进一步</translation>
     </message>
     <message>
         <source>Step back</source>
-        <translation type="unfinished"></translation>
+        <translation>后退一步</translation>
     </message>
     <message>
         <source>Reset</source>
-        <translation type="unfinished"></translation>
+        <translation>重置</translation>
     </message>
     <message>
         <source>Branching</source>
-        <translation type="unfinished"></translation>
+        <translation>分支</translation>
     </message>
     <message>
         <source>Loading the decode</source>
-        <translation type="unfinished"></translation>
+        <translation>正在加载解码</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::ExplanationPanel</name>
     <message>
         <source>Show or hide the explanation (F1)</source>
-        <translation type="unfinished"></translation>
+        <translation>显示或隐藏解释 (F1)</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::HeadGrid</name>
     <message>
         <source>Decoder self · L88</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器自注意力 · L88</translation>
     </message>
     <message>
         <source>Every head&apos;s attention on the probe sentence shows here</source>
@@ -2434,34 +2429,34 @@ step %4: %5</source>
     </message>
     <message>
         <source>head %1</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::HeadStatsModel</name>
     <message>
         <source>encoder self</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器自注意力</translation>
     </message>
     <message>
         <source>decoder self</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器自注意力</translation>
     </message>
     <message>
         <source>cross</source>
-        <translation type="unfinished"></translation>
+        <translation>交叉</translation>
     </message>
     <message>
         <source>No single pattern dominates this head</source>
-        <translation type="unfinished"></translation>
+        <translation>这个头没有单一的主导模式</translation>
     </message>
     <message>
         <source>This head mostly: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>这个头主要：%1</translation>
     </message>
     <message>
         <source>vs chosen</source>
-        <translation type="unfinished"></translation>
+        <translation>对比所选</translation>
     </message>
     <message>
         <source>Distance of this head&apos;s profile to the chosen head&apos;s (0 = the same): Find heads like this one</source>
@@ -2472,19 +2467,19 @@ step %4: %5</source>
     <name>attnviz::gui::HeadStatsView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>Show:</source>
-        <translation type="unfinished"></translation>
+        <translation>显示：</translation>
     </message>
     <message>
         <source>Every attention block</source>
-        <translation type="unfinished"></translation>
+        <translation>每个注意力块</translation>
     </message>
     <message>
         <source>Find heads like this one</source>
-        <translation type="unfinished"></translation>
+        <translation>查找与此相似的头</translation>
     </message>
     <message>
         <source>Sort every head by how close its statistics are to the selected head&apos;s</source>
@@ -2492,19 +2487,19 @@ step %4: %5</source>
     </message>
     <message>
         <source>Export CSV…</source>
-        <translation type="unfinished"></translation>
+        <translation>导出 CSV…</translation>
     </message>
     <message>
         <source>Export head statistics</source>
-        <translation type="unfinished"></translation>
+        <translation>导出注意力头统计</translation>
     </message>
     <message>
         <source>CSV (*.csv)</source>
-        <translation type="unfinished"></translation>
+        <translation>CSV (*.csv)</translation>
     </message>
     <message>
         <source>Could not write %1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>无法写入 %1：%2</translation>
     </message>
     <message>
         <source>Statistics of every head appear here after a run.</source>
@@ -2519,73 +2514,73 @@ step %4: %5</source>
     <name>attnviz::gui::HeatmapView</name>
     <message>
         <source>Zoom out (Ctrl+−, Ctrl+wheel)</source>
-        <translation type="unfinished"></translation>
+        <translation>缩小 (Ctrl+−, Ctrl+滚轮)</translation>
     </message>
     <message>
         <source>Fit</source>
-        <translation type="unfinished"></translation>
+        <translation>适应</translation>
     </message>
     <message>
         <source>Fit the matrix to the window (Ctrl+0)</source>
-        <translation type="unfinished"></translation>
+        <translation>让矩阵适应窗口 (Ctrl+0)</translation>
     </message>
     <message>
         <source>Zoom in (Ctrl++, Ctrl+wheel)</source>
-        <translation type="unfinished"></translation>
+        <translation>放大 (Ctrl++, Ctrl+滚轮)</translation>
     </message>
     <message>
         <source>fit to window</source>
-        <translation type="unfinished"></translation>
+        <translation>适应窗口</translation>
     </message>
     <message>
         <source>%1 px per cell</source>
-        <translation type="unfinished"></translation>
+        <translation>每格 %1 像素</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::HeatmapWidget</name>
     <message>
         <source>%1 · one label in %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · 每 %2 个显示一个标签</translation>
     </message>
     <message>
         <source>Nothing to show yet</source>
-        <translation type="unfinished"></translation>
+        <translation>暂无可显示的内容</translation>
     </message>
     <message>
         <source>Rendering…</source>
-        <translation type="unfinished"></translation>
+        <translation>渲染中…</translation>
     </message>
     <message>
         <source>%1 %2 · row %3 of %4</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 %2 · 第 %3 行，共 %4 行</translation>
     </message>
     <message>
         <source>%1 %2 · column %3 of %4</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 %2 · 第 %3 列，共 %4 列</translation>
     </message>
     <message>
         <source>Probability: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>概率：%1</translation>
     </message>
     <message>
         <source>Raw score (before the mask): %1</source>
-        <translation type="unfinished"></translation>
+        <translation>原始分数（掩码前）：%1</translation>
     </message>
     <message>
         <source>Masked: yes</source>
-        <translation type="unfinished"></translation>
+        <translation>已掩码：是</translation>
     </message>
     <message>
         <source>Masked: no</source>
-        <translation type="unfinished"></translation>
+        <translation>已掩码：否</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::LessonDialog</name>
     <message>
         <source>Export lesson as HTML</source>
-        <translation type="unfinished"></translation>
+        <translation>将课程页导出为 HTML</translation>
     </message>
     <message>
         <source>One HTML file that opens in any current web browser, offline and without a server: the sentence, every heatmap you keep with hover, the overview, the masks, the decoding steps and the explanations. It opens on the view and head you are looking at now.</source>
@@ -2593,23 +2588,23 @@ step %4: %5</source>
     </message>
     <message>
         <source>Attention:</source>
-        <translation type="unfinished"></translation>
+        <translation>注意力：</translation>
     </message>
     <message>
         <source>Layers:</source>
-        <translation type="unfinished"></translation>
+        <translation>层数：</translation>
     </message>
     <message>
         <source>Heads:</source>
-        <translation type="unfinished"></translation>
+        <translation>头：</translation>
     </message>
     <message>
         <source>16 bits (within ±%1)</source>
-        <translation type="unfinished"></translation>
+        <translation>16 位（误差 ±%1 以内）</translation>
     </message>
     <message>
         <source>8 bits (within ±%1, half the size)</source>
-        <translation type="unfinished"></translation>
+        <translation>8 位（误差 ±%1 以内，大小减半）</translation>
     </message>
     <message>
         <source>How precisely each probability is stored in the page</source>
@@ -2617,15 +2612,15 @@ step %4: %5</source>
     </message>
     <message>
         <source>Probabilities:</source>
-        <translation type="unfinished"></translation>
+        <translation>概率：</translation>
     </message>
     <message>
         <source>Size of the page:</source>
-        <translation type="unfinished"></translation>
+        <translation>页面大小：</translation>
     </message>
     <message>
         <source>Export…</source>
-        <translation type="unfinished"></translation>
+        <translation>导出…</translation>
     </message>
     <message>
         <source>Keep at least one kind of attention, one layer and one head.</source>
@@ -2633,7 +2628,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>%1 MB</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 MB</translation>
     </message>
     <message>
         <source>%1 MB: too large (at most %2 MB). Keep fewer layers, heads or kinds of attention, or store 8 bits.</source>
@@ -2648,7 +2643,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>attnviz</source>
-        <translation type="unfinished"></translation>
+        <translation>attnviz</translation>
     </message>
     <message>
         <source>The model&apos;s structure: select an attention block or a head to show it</source>
@@ -2656,15 +2651,15 @@ step %4: %5</source>
     </message>
     <message>
         <source>Please note</source>
-        <translation type="unfinished"></translation>
+        <translation>请注意</translation>
     </message>
     <message>
         <source>Backend: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>后端：%1</translation>
     </message>
     <message>
         <source>Model:</source>
-        <translation type="unfinished"></translation>
+        <translation>模型：</translation>
     </message>
     <message>
         <source>The bundled models and the files you opened; File › Open model… loads another</source>
@@ -2672,7 +2667,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Open…</source>
-        <translation type="unfinished"></translation>
+        <translation>打开…</translation>
     </message>
     <message>
         <source>Open a model: .safetensors, or a PyTorch checkpoint (.pt, .pth, .bin) (Ctrl+O)</source>
@@ -2680,27 +2675,27 @@ step %4: %5</source>
     </message>
     <message>
         <source>Backend:</source>
-        <translation type="unfinished"></translation>
+        <translation>后端：</translation>
     </message>
     <message>
         <source>CPU</source>
-        <translation type="unfinished"></translation>
+        <translation>CPU</translation>
     </message>
     <message>
         <source>CUDA (GPU)</source>
-        <translation type="unfinished"></translation>
+        <translation>CUDA (GPU)</translation>
     </message>
     <message>
         <source>CUDA is unavailable: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>CUDA 不可用：%1</translation>
     </message>
     <message>
         <source>Where the forward pass runs</source>
-        <translation type="unfinished"></translation>
+        <translation>前向传播在哪里运行</translation>
     </message>
     <message>
         <source>Examples</source>
-        <translation type="unfinished"></translation>
+        <translation>示例</translation>
     </message>
     <message>
         <source>Example sentences from the model&apos;s config</source>
@@ -2708,7 +2703,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Source:</source>
-        <translation type="unfinished"></translation>
+        <translation>源句：</translation>
     </message>
     <message>
         <source>A source sentence, words separated by spaces</source>
@@ -2716,35 +2711,35 @@ step %4: %5</source>
     </message>
     <message>
         <source>Target prefix:</source>
-        <translation type="unfinished"></translation>
+        <translation>目标前缀：</translation>
     </message>
     <message>
         <source>optional: forces the first target tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>可选：强制指定开头的目标词元</translation>
     </message>
     <message>
         <source>Run</source>
-        <translation type="unfinished"></translation>
+        <translation>运行</translation>
     </message>
     <message>
         <source>◀ Step back</source>
-        <translation type="unfinished"></translation>
+        <translation>◀ 后退一步</translation>
     </message>
     <message>
         <source>Remove the newest target token (←)</source>
-        <translation type="unfinished"></translation>
+        <translation>移除最新的目标词元 (←)</translation>
     </message>
     <message>
         <source>Step forward ▶</source>
-        <translation type="unfinished"></translation>
+        <translation>前进一步 ▶</translation>
     </message>
     <message>
         <source>Append the most probable next token (→)</source>
-        <translation type="unfinished"></translation>
+        <translation>追加概率最高的下一个词元 (→)</translation>
     </message>
     <message>
         <source>Reset</source>
-        <translation type="unfinished"></translation>
+        <translation>重置</translation>
     </message>
     <message>
         <source>Back to the target prefix, ready to step (Home)</source>
@@ -2752,27 +2747,27 @@ step %4: %5</source>
     </message>
     <message>
         <source>Attention:</source>
-        <translation type="unfinished"></translation>
+        <translation>注意力：</translation>
     </message>
     <message>
         <source>Keys %1</source>
-        <translation type="unfinished"></translation>
+        <translation>键 %1</translation>
     </message>
     <message>
         <source>Layer:</source>
-        <translation type="unfinished"></translation>
+        <translation>层：</translation>
     </message>
     <message>
         <source>PgUp / PgDn</source>
-        <translation type="unfinished"></translation>
+        <translation>PgUp / PgDn</translation>
     </message>
     <message>
         <source>Head:</source>
-        <translation type="unfinished"></translation>
+        <translation>头：</translation>
     </message>
     <message>
         <source>Sentence:</source>
-        <translation type="unfinished"></translation>
+        <translation>句子：</translation>
     </message>
     <message>
         <source>Which sentence of the batch the views show</source>
@@ -2780,7 +2775,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Colormap:</source>
-        <translation type="unfinished"></translation>
+        <translation>色图：</translation>
     </message>
     <message>
         <source>PgUp/PgDn layer · [ ] head · M mean · ← → step</source>
@@ -2792,19 +2787,19 @@ step %4: %5</source>
     </message>
     <message>
         <source>Cancel</source>
-        <translation type="unfinished"></translation>
+        <translation>取消</translation>
     </message>
     <message>
         <source>Stop the running computation (Esc)</source>
-        <translation type="unfinished"></translation>
+        <translation>停止正在运行的计算 (Esc)</translation>
     </message>
     <message>
         <source>CPU threads: one per core</source>
-        <translation type="unfinished"></translation>
+        <translation>CPU 线程：每核一个</translation>
     </message>
     <message>
         <source>CPU threads: </source>
-        <translation type="unfinished"></translation>
+        <translation>CPU 线程：</translation>
     </message>
     <message>
         <source>How many threads the CPU backend computes on (default: one per core, %1 here). Fewer leave cores to other programs.</source>
@@ -2812,43 +2807,43 @@ step %4: %5</source>
     </message>
     <message>
         <source>No model</source>
-        <translation type="unfinished"></translation>
+        <translation>没有模型</translation>
     </message>
     <message>
         <source>&amp;File</source>
-        <translation type="unfinished"></translation>
+        <translation>文件(&amp;F)</translation>
     </message>
     <message>
         <source>&amp;Decode</source>
-        <translation type="unfinished"></translation>
+        <translation>解码(&amp;D)</translation>
     </message>
     <message>
         <source>&amp;View</source>
-        <translation type="unfinished"></translation>
+        <translation>视图(&amp;V)</translation>
     </message>
     <message>
         <source>&amp;Help</source>
-        <translation type="unfinished"></translation>
+        <translation>帮助(&amp;H)</translation>
     </message>
     <message>
         <source>&amp;Open model…</source>
-        <translation type="unfinished"></translation>
+        <translation>打开模型(&amp;O)…</translation>
     </message>
     <message>
         <source>Open model with a &amp;config file…</source>
-        <translation type="unfinished"></translation>
+        <translation>用配置文件打开模型(&amp;C)…</translation>
     </message>
     <message>
         <source>Open model with a &amp;names map…</source>
-        <translation type="unfinished"></translation>
+        <translation>用名称映射打开模型(&amp;N)…</translation>
     </message>
     <message>
         <source>Use a &amp;vocabulary file…</source>
-        <translation type="unfinished"></translation>
+        <translation>使用词表文件(&amp;V)…</translation>
     </message>
     <message>
         <source>The vocabulary %1 was trained with</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 训练时使用的词表</translation>
     </message>
     <message>
         <source>Vocabularies (*.pkl *.model *.json *.txt *.vocab);;All files (*)</source>
@@ -2856,167 +2851,167 @@ step %4: %5</source>
     </message>
     <message>
         <source>Open a model &amp;folder…</source>
-        <translation type="unfinished"></translation>
+        <translation>打开模型文件夹(&amp;F)…</translation>
     </message>
     <message>
         <source>Ctrl+Shift+O</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+Shift+O</translation>
     </message>
     <message>
         <source>Export view as &amp;PNG…</source>
-        <translation type="unfinished"></translation>
+        <translation>将视图导出为 &amp;PNG…</translation>
     </message>
     <message>
         <source>Ctrl+E</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+E</translation>
     </message>
     <message>
         <source>Export view as &amp;SVG…</source>
-        <translation type="unfinished"></translation>
+        <translation>将视图导出为 &amp;SVG…</translation>
     </message>
     <message>
         <source>Ctrl+Shift+E</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+Shift+E</translation>
     </message>
     <message>
         <source>Export view as P&amp;DF…</source>
-        <translation type="unfinished"></translation>
+        <translation>将视图导出为 P&amp;DF…</translation>
     </message>
     <message>
         <source>Ctrl+Shift+P</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+Shift+P</translation>
     </message>
     <message>
         <source>Export the decoding as &amp;frames…</source>
-        <translation type="unfinished"></translation>
+        <translation>将解码过程导出为帧(&amp;F)…</translation>
     </message>
     <message>
         <source>Ctrl+Shift+F</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+Shift+F</translation>
     </message>
     <message>
         <source>Export trace as &amp;NumPy…</source>
-        <translation type="unfinished"></translation>
+        <translation>将轨迹导出为 &amp;NumPy…</translation>
     </message>
     <message>
         <source>Ctrl+Shift+N</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+Shift+N</translation>
     </message>
     <message>
         <source>Export &amp;lesson as HTML…</source>
-        <translation type="unfinished"></translation>
+        <translation>将课程页导出为 HTML(&amp;L)…</translation>
     </message>
     <message>
         <source>&amp;Quit</source>
-        <translation type="unfinished"></translation>
+        <translation>退出(&amp;Q)</translation>
     </message>
     <message>
         <source>&amp;Run</source>
-        <translation type="unfinished"></translation>
+        <translation>运行(&amp;R)</translation>
     </message>
     <message>
         <source>Ctrl+Return</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+Return</translation>
     </message>
     <message>
         <source>Ctrl+Enter</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+Enter</translation>
     </message>
     <message>
         <source>F5</source>
-        <translation type="unfinished"></translation>
+        <translation>F5</translation>
     </message>
     <message>
         <source>Step &amp;forward</source>
-        <translation type="unfinished"></translation>
+        <translation>前进一步(&amp;F)</translation>
     </message>
     <message>
         <source>Alt+Right</source>
-        <translation type="unfinished"></translation>
+        <translation>Alt+Right</translation>
     </message>
     <message>
         <source>Step &amp;back</source>
-        <translation type="unfinished"></translation>
+        <translation>后退一步(&amp;B)</translation>
     </message>
     <message>
         <source>Alt+Left</source>
-        <translation type="unfinished"></translation>
+        <translation>Alt+Left</translation>
     </message>
     <message>
         <source>Decode to the &amp;end</source>
-        <translation type="unfinished"></translation>
+        <translation>解码到结尾(&amp;E)</translation>
     </message>
     <message>
         <source>Re&amp;set to the prefix</source>
-        <translation type="unfinished"></translation>
+        <translation>重置到前缀(&amp;S)</translation>
     </message>
     <message>
         <source>&amp;Cancel</source>
-        <translation type="unfinished"></translation>
+        <translation>取消(&amp;C)</translation>
     </message>
     <message>
         <source>Ctrl+%1</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+%1</translation>
     </message>
     <message>
         <source>Previous layer</source>
-        <translation type="unfinished"></translation>
+        <translation>上一层</translation>
     </message>
     <message>
         <source>Next layer</source>
-        <translation type="unfinished"></translation>
+        <translation>下一层</translation>
     </message>
     <message>
         <source>Previous head</source>
-        <translation type="unfinished"></translation>
+        <translation>上一个头</translation>
     </message>
     <message>
         <source>Next head</source>
-        <translation type="unfinished"></translation>
+        <translation>下一个头</translation>
     </message>
     <message>
         <source>Mean of the heads</source>
-        <translation type="unfinished"></translation>
+        <translation>各头平均</translation>
     </message>
     <message>
         <source>Zoom in</source>
-        <translation type="unfinished"></translation>
+        <translation>放大</translation>
     </message>
     <message>
         <source>Ctrl+=</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+=</translation>
     </message>
     <message>
         <source>Zoom out</source>
-        <translation type="unfinished"></translation>
+        <translation>缩小</translation>
     </message>
     <message>
         <source>Fit to window</source>
-        <translation type="unfinished"></translation>
+        <translation>适应窗口</translation>
     </message>
     <message>
         <source>Ctrl+0</source>
-        <translation type="unfinished"></translation>
+        <translation>Ctrl+0</translation>
     </message>
     <message>
         <source>Show e&amp;xplanations</source>
-        <translation type="unfinished"></translation>
+        <translation>显示解释(&amp;X)</translation>
     </message>
     <message>
         <source>&amp;Presentation mode (large fonts)</source>
-        <translation type="unfinished"></translation>
+        <translation>演示模式（大字体）(&amp;P)</translation>
     </message>
     <message>
         <source>&amp;Keyboard shortcuts</source>
-        <translation type="unfinished"></translation>
+        <translation>键盘快捷键(&amp;K)</translation>
     </message>
     <message>
         <source>&amp;About attnviz</source>
-        <translation type="unfinished"></translation>
+        <translation>关于 attnviz(&amp;A)</translation>
     </message>
     <message>
         <source>About attnviz</source>
-        <translation type="unfinished"></translation>
+        <translation>关于 attnviz</translation>
     </message>
     <message>
         <source>&lt;b&gt;attnviz&lt;/b&gt; %1 — see inside Transformers.&lt;br&gt;Every layer&apos;s and head&apos;s attention: scores, masks and probabilities, computed by attnviz&apos;s own core.</source>
@@ -3024,11 +3019,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>&amp;Colormap</source>
-        <translation type="unfinished"></translation>
+        <translation>色图(&amp;C)</translation>
     </message>
     <message>
         <source>&amp;Language</source>
-        <translation type="unfinished"></translation>
+        <translation>语言(&amp;L)</translation>
     </message>
     <message>
         <source>attnviz will speak %1 from its next start on: quit and open it again. Your model and settings are kept.</source>
@@ -3040,11 +3035,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>Language</source>
-        <translation type="unfinished"></translation>
+        <translation>语言</translation>
     </message>
     <message>
         <source> (no key: its tab or the View menu)</source>
-        <translation type="unfinished"></translation>
+        <translation>（无快捷键：用它的标签页或“视图”菜单）</translation>
     </message>
     <message>
         <source>&lt;p&gt;Single keys (1, 2, 3, M, [, ], arrows) act when the focus is not in a text field: Enter or Ctrl+Enter runs and hands the keys back to the view, Esc leaves a text field, Alt+← / Alt+→ step from anywhere.&lt;/p&gt;</source>
@@ -3052,11 +3047,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>Keyboard shortcuts</source>
-        <translation type="unfinished"></translation>
+        <translation>键盘快捷键</translation>
     </message>
     <message>
         <source>No bundled model was found</source>
-        <translation type="unfinished"></translation>
+        <translation>没有找到内置模型</translation>
     </message>
     <message>
         <source>Looked in: %1.
@@ -3065,43 +3060,43 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>CUDA unavailable: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>CUDA 不可用：%1</translation>
     </message>
     <message>
         <source>d_model %1 · %2 heads · %3</source>
-        <translation type="unfinished"></translation>
+        <translation>d_model %1 · %2 个头 · %3</translation>
     </message>
     <message>
         <source>%1+%2 layers</source>
-        <translation type="unfinished"></translation>
+        <translation>%1+%2 层</translation>
     </message>
     <message>
         <source>%1 encoder layers</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个编码器层</translation>
     </message>
     <message>
         <source>%1 decoder layers</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个解码器层</translation>
     </message>
     <message>
         <source>Mean of heads</source>
-        <translation type="unfinished"></translation>
+        <translation>各头平均</translation>
     </message>
     <message>
         <source>Head %1</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1</translation>
     </message>
     <message>
         <source>Reference translation: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>参考译文：%1</translation>
     </message>
     <message>
         <source>(this model has no examples)</source>
-        <translation type="unfinished"></translation>
+        <translation>（此模型没有示例）</translation>
     </message>
     <message>
         <source>A source sentence</source>
-        <translation type="unfinished"></translation>
+        <translation>一个源句子</translation>
     </message>
     <message>
         <source>Encode the source and decode greedily to the end (Ctrl+Enter)</source>
@@ -3109,7 +3104,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Prompt:</source>
-        <translation type="unfinished"></translation>
+        <translation>提示：</translation>
     </message>
     <message>
         <source>The start of a text, words separated by spaces</source>
@@ -3117,7 +3112,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>The start of a text to continue</source>
-        <translation type="unfinished"></translation>
+        <translation>要续写的文本开头</translation>
     </message>
     <message>
         <source>Continue the prompt greedily to the end (Ctrl+Enter)</source>
@@ -3125,7 +3120,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Input:</source>
-        <translation type="unfinished"></translation>
+        <translation>输入：</translation>
     </message>
     <message>
         <source>An input sentence, words separated by spaces</source>
@@ -3133,7 +3128,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>An input text</source>
-        <translation type="unfinished"></translation>
+        <translation>一段输入文本</translation>
     </message>
     <message>
         <source>Run the encoder on the input (Ctrl+Enter)</source>
@@ -3141,19 +3136,19 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>%1 mask off</source>
-        <translation type="unfinished"></translation>
+        <translation>%1掩码已关闭</translation>
     </message>
     <message>
         <source>masks off: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>关闭的掩码：%1</translation>
     </message>
     <message>
         <source>An unknown word in the %1</source>
-        <translation type="unfinished"></translation>
+        <translation>%1中有一个未知词</translation>
     </message>
     <message>
         <source>Unknown words in the %1</source>
-        <translation type="unfinished"></translation>
+        <translation>%1中的未知词</translation>
     </message>
     <message>
         <source>%1 %2 not in the model&apos;s vocabulary: the model reads %3 as %4, so the output says nothing about %5.</source>
@@ -3177,51 +3172,51 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>that word</source>
-        <translation type="unfinished"></translation>
+        <translation>那个词</translation>
     </message>
     <message>
         <source>those words</source>
-        <translation type="unfinished"></translation>
+        <translation>那些词</translation>
     </message>
     <message>
         <source>Forward pass: %1 ms</source>
-        <translation type="unfinished"></translation>
+        <translation>前向传播：%1 毫秒</translation>
     </message>
     <message>
         <source>source %1 · target %2 tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>源 %1 · 目标 %2 个词元</translation>
     </message>
     <message>
         <source>%1 tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个词元</translation>
     </message>
     <message>
         <source>%1 tokens (prompt %2)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个词元（提示 %2）</translation>
     </message>
     <message>
         <source>input %1 tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>输入 %1 个词元</translation>
     </message>
     <message>
         <source>batch %1 · %2 (padded)</source>
-        <translation type="unfinished"></translation>
+        <translation>批次 %1 · %2（已填充）</translation>
     </message>
     <message>
         <source>%1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：%2</translation>
     </message>
     <message>
         <source>%1 of %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 / %2</translation>
     </message>
     <message>
         <source>(no model)</source>
-        <translation type="unfinished"></translation>
+        <translation>（没有模型）</translation>
     </message>
     <message>
         <source>Open a model first (File › Open model…).</source>
-        <translation type="unfinished"></translation>
+        <translation>请先打开一个模型（文件 › 打开模型…）。</translation>
     </message>
     <message>
         <source>The prompt is longer than the model reads</source>
@@ -3233,11 +3228,11 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Keep the last %1 tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>保留最后 %1 个词元</translation>
     </message>
     <message>
         <source>Open a model</source>
-        <translation type="unfinished"></translation>
+        <translation>打开模型</translation>
     </message>
     <message>
         <source>Models (*.safetensors *.pt *.pth *.bin);;All files (*)</source>
@@ -3245,11 +3240,11 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Its config</source>
-        <translation type="unfinished"></translation>
+        <translation>它的配置</translation>
     </message>
     <message>
         <source>JSON (*.json);;All files (*)</source>
-        <translation type="unfinished"></translation>
+        <translation>JSON (*.json);;所有文件 (*)</translation>
     </message>
     <message>
         <source>Open a model folder (config.json with model.safetensors or pytorch_model.bin)</source>
@@ -3265,7 +3260,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Open with a names map…</source>
-        <translation type="unfinished"></translation>
+        <translation>用名称映射打开…</translation>
     </message>
     <message>
         <source>The map of %1&apos;s tensor names to their roles</source>
@@ -3273,15 +3268,15 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Why the model needs one: </source>
-        <translation type="unfinished"></translation>
+        <translation>模型为什么需要它：</translation>
     </message>
     <message>
         <source>The names map was refused</source>
-        <translation type="unfinished"></translation>
+        <translation>名称映射被拒绝</translation>
     </message>
     <message>
         <source>This model names its own vocabulary</source>
-        <translation type="unfinished"></translation>
+        <translation>此模型指定了自己的词表</translation>
     </message>
     <message>
         <source>%1&apos;s config names its vocabulary; a vocabulary file is for a checkpoint opened without one (nanoGPT, llama2.c, minGPT, …) or a Hugging Face GPT-2, BERT or Llama folder.</source>
@@ -3289,15 +3284,15 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>The vocabulary was refused</source>
-        <translation type="unfinished"></translation>
+        <translation>词表被拒绝</translation>
     </message>
     <message>
         <source>Not opened</source>
-        <translation type="unfinished"></translation>
+        <translation>未打开</translation>
     </message>
     <message>
         <source>%1 needs the answers to open.</source>
-        <translation type="unfinished"></translation>
+        <translation>打开 %1 需要这些回答。</translation>
     </message>
     <message>
         <source>Nothing to animate: decode a sentence first (Run).</source>
@@ -3305,35 +3300,35 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Could not create %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法创建 %1</translation>
     </message>
     <message>
         <source>Could not write %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法写入 %1</translation>
     </message>
     <message>
         <source>Could not write the animation: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法写入动画：%1</translation>
     </message>
     <message>
         <source>Export failed</source>
-        <translation type="unfinished"></translation>
+        <translation>导出失败</translation>
     </message>
     <message>
         <source>Nothing to export yet: press Run first.</source>
-        <translation type="unfinished"></translation>
+        <translation>暂无可导出的内容：请先按“运行”。</translation>
     </message>
     <message>
         <source>Trace exported</source>
-        <translation type="unfinished"></translation>
+        <translation>轨迹已导出</translation>
     </message>
     <message>
         <source>NumPy files written to %1</source>
-        <translation type="unfinished"></translation>
+        <translation>NumPy 文件已写入 %1</translation>
     </message>
     <message>
         <source>Lesson exported</source>
-        <translation type="unfinished"></translation>
+        <translation>课程页已导出</translation>
     </message>
     <message>
         <source>%1: open it in any web browser, offline; share the one file</source>
@@ -3341,19 +3336,19 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Export view as %1</source>
-        <translation type="unfinished"></translation>
+        <translation>将视图导出为 %1</translation>
     </message>
     <message>
         <source>%1 files (*.%2)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 文件 (*.%2)</translation>
     </message>
     <message>
         <source>View exported</source>
-        <translation type="unfinished"></translation>
+        <translation>视图已导出</translation>
     </message>
     <message>
         <source>Export the decoding as frames</source>
-        <translation type="unfinished"></translation>
+        <translation>将解码过程导出为帧</translation>
     </message>
     <message>
         <source>Write the frames (decoding-001.png …) and the animation into</source>
@@ -3361,7 +3356,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Decoding exported</source>
-        <translation type="unfinished"></translation>
+        <translation>解码过程已导出</translation>
     </message>
     <message>
         <source>%1 frames and decoding-animated.png (an animated PNG: open it in a web browser) in %2</source>
@@ -3369,42 +3364,42 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Export the trace as NumPy files into</source>
-        <translation type="unfinished"></translation>
+        <translation>把轨迹导出为 NumPy 文件，写入</translation>
     </message>
     <message>
         <source>Export lesson as HTML</source>
-        <translation type="unfinished"></translation>
+        <translation>将课程页导出为 HTML</translation>
     </message>
     <message>
         <source>%1-lesson.html</source>
-        <translation type="unfinished"></translation>
+        <translation>%1-lesson.html</translation>
     </message>
     <message>
         <source>Web pages (*.html)</source>
-        <translation type="unfinished"></translation>
+        <translation>网页 (*.html)</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::MasksView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>Masks applied in the forward pass</source>
-        <translation type="unfinished"></translation>
+        <translation>前向传播中应用的掩码</translation>
     </message>
     <message>
         <source>Source padding</source>
-        <translation type="unfinished"></translation>
+        <translation>源填充</translation>
     </message>
     <message>
         <source>Target padding</source>
-        <translation type="unfinished"></translation>
+        <translation>目标填充</translation>
     </message>
     <message>
         <source>Look-ahead (subsequent, causal)</source>
-        <translation type="unfinished"></translation>
+        <translation>前瞻（后续、因果）掩码</translation>
     </message>
     <message>
         <source>Masks &lt;pad&gt; keys in encoder self-attention and cross-attention. Off: real tokens attend to padding too — watch the probabilities leak</source>
@@ -3424,7 +3419,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Batch: sentences padded together</source>
-        <translation type="unfinished"></translation>
+        <translation>批次：一起填充的句子</translation>
     </message>
     <message>
         <source>Sentences of different lengths, padded to the longest: the padding mask at work</source>
@@ -3432,11 +3427,11 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>One sentence per line (two or more)</source>
-        <translation type="unfinished"></translation>
+        <translation>每行一个句子（两个或更多）</translation>
     </message>
     <message>
         <source>Run as a batch</source>
-        <translation type="unfinished"></translation>
+        <translation>作为一批运行</translation>
     </message>
     <message>
         <source>Decode every sentence greedily, then run them together as one padded batch; pick the sentence to show with “Sentence” above the views</source>
@@ -3444,15 +3439,15 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>The masks (1 = masked, hatched)</source>
-        <translation type="unfinished"></translation>
+        <translation>掩码（1 = 被掩码，画斜线）</translation>
     </message>
     <message>
         <source>Scores → masked scores → softmax</source>
-        <translation type="unfinished"></translation>
+        <translation>分数 → 掩码后的分数 → softmax</translation>
     </message>
     <message>
         <source>Padding</source>
-        <translation type="unfinished"></translation>
+        <translation>填充</translation>
     </message>
     <message>
         <source>Showing a batch of %1 sentences padded to %2 source and %3 target tokens. Press Run above to go back to one sentence.</source>
@@ -3464,7 +3459,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Press Run to see the masks</source>
-        <translation type="unfinished"></translation>
+        <translation>按“运行”查看掩码</translation>
     </message>
     <message>
         <source>The masks of the current input appear here after a run.</source>
@@ -3472,23 +3467,23 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source> — off</source>
-        <translation type="unfinished"></translation>
+        <translation> — 关</translation>
     </message>
     <message>
         <source>Padding mask</source>
-        <translation type="unfinished"></translation>
+        <translation>填充掩码</translation>
     </message>
     <message>
         <source>Target padding mask</source>
-        <translation type="unfinished"></translation>
+        <translation>目标填充掩码</translation>
     </message>
     <message>
         <source>Source padding mask</source>
-        <translation type="unfinished"></translation>
+        <translation>源填充掩码</translation>
     </message>
     <message>
         <source>Look-ahead mask (j &gt; i)</source>
-        <translation type="unfinished"></translation>
+        <translation>前瞻掩码 (j &gt; i)</translation>
     </message>
     <message>
         <source>No look-ahead mask in %1:
@@ -3497,51 +3492,51 @@ every query may see every key</source>
     </message>
     <message>
         <source>encoder self-attention</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器自注意力</translation>
     </message>
     <message>
         <source>cross-attention</source>
-        <translation type="unfinished"></translation>
+        <translation>交叉注意力</translation>
     </message>
     <message>
         <source>Applied: the union of those on</source>
-        <translation type="unfinished"></translation>
+        <translation>已应用：开启的掩码的并集</translation>
     </message>
     <message>
         <source>QKᵀ/√d_k</source>
-        <translation type="unfinished"></translation>
+        <translation>QKᵀ/√d_k</translation>
     </message>
     <message>
         <source>QKᵀ</source>
-        <translation type="unfinished"></translation>
+        <translation>QKᵀ</translation>
     </message>
     <message>
         <source>QKᵀ·%1</source>
-        <translation type="unfinished"></translation>
+        <translation>QKᵀ·%1</translation>
     </message>
     <message>
         <source>%1·tanh(%2/%1)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1·tanh(%2/%1)</translation>
     </message>
     <message>
         <source>1 · scores %1 + position bias</source>
-        <translation type="unfinished"></translation>
+        <translation>1 · 分数 %1 + 位置偏置</translation>
     </message>
     <message>
         <source>1 · scores %1</source>
-        <translation type="unfinished"></translation>
+        <translation>1 · 分数 %1</translation>
     </message>
     <message>
         <source>2 · masked (%1)</source>
-        <translation type="unfinished"></translation>
+        <translation>2 · 掩码后 (%1)</translation>
     </message>
     <message>
         <source>3 · softmax, row by row</source>
-        <translation type="unfinished"></translation>
+        <translation>3 · 逐行 softmax</translation>
     </message>
     <message>
         <source>%1%2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1%2</translation>
     </message>
     <message>
         <source>  (the mean of the heads has no single pipeline: head 1 shown)</source>
@@ -3573,33 +3568,33 @@ every query may see every key</source>
     </message>
     <message>
         <source>none: this model has no padding token</source>
-        <translation type="unfinished"></translation>
+        <translation>无：此模型没有填充词元</translation>
     </message>
     <message>
         <source>M[b, i, j] = (key[b, j] == pad)</source>
-        <translation type="unfinished"></translation>
+        <translation>M[b, i, j] = (key[b, j] == pad)</translation>
     </message>
     <message>
         <source>j &amp;gt; i</source>
-        <translation type="unfinished"></translation>
+        <translation>j &amp;gt; i</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::MessageBar</name>
     <message>
         <source>Close this message</source>
-        <translation type="unfinished"></translation>
+        <translation>关闭此消息</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::OverviewGrid</name>
     <message>
         <source>Layer 88</source>
-        <translation type="unfinished"></translation>
+        <translation>第 88 层</translation>
     </message>
     <message>
         <source>Press Run to see every layer and head</source>
-        <translation type="unfinished"></translation>
+        <translation>按“运行”查看每一层和每个头</translation>
     </message>
     <message>
         <source>%1 — layers × heads (click one to open it)</source>
@@ -3607,30 +3602,30 @@ every query may see every key</source>
     </message>
     <message>
         <source>Mean</source>
-        <translation type="unfinished"></translation>
+        <translation>平均</translation>
     </message>
     <message>
         <source>Head %1</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1</translation>
     </message>
     <message>
         <source>Layer %1</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 层</translation>
     </message>
     <message>
         <source>Layer %1, mean of the heads</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 层，各头平均</translation>
     </message>
     <message>
         <source>Layer %1, head %2</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 层，头 %2</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::OverviewView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>Every layer and head of one kind of attention appears here after a run.</source>
@@ -3645,15 +3640,15 @@ every query may see every key</source>
     <name>attnviz::gui::PositionalView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>Table:</source>
-        <translation type="unfinished"></translation>
+        <translation>表：</translation>
     </message>
     <message>
         <source>Positions:</source>
-        <translation type="unfinished"></translation>
+        <translation>位置：</translation>
     </message>
     <message>
         <source>How many positions (rows of the table) to show</source>
@@ -3661,7 +3656,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Curves of dimensions:</source>
-        <translation type="unfinished"></translation>
+        <translation>维度曲线：</translation>
     </message>
     <message>
         <source>Comma-separated dimension indices (0 … d_model − 1); even ones are sines, odd ones cosines</source>
@@ -3669,31 +3664,31 @@ every query may see every key</source>
     </message>
     <message>
         <source>Encoder (learned)</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器（可学习）</translation>
     </message>
     <message>
         <source>Decoder (learned)</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器（可学习）</translation>
     </message>
     <message>
         <source>Rotary (every head&apos;s queries and keys)</source>
-        <translation type="unfinished"></translation>
+        <translation>旋转（每个头的查询和键）</translation>
     </message>
     <message>
         <source>Decoder relative bias, head %1</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器相对偏置，头 %1</translation>
     </message>
     <message>
         <source>Encoder relative bias, head %1</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器相对偏置，头 %1</translation>
     </message>
     <message>
         <source>Sinusoidal (encoder and decoder)</source>
-        <translation type="unfinished"></translation>
+        <translation>正弦（编码器和解码器）</translation>
     </message>
     <message>
         <source>No model loaded</source>
-        <translation type="unfinished"></translation>
+        <translation>没有加载模型</translation>
     </message>
     <message>
         <source>Positional encodings appear here once a model is loaded.</source>
@@ -3705,7 +3700,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>x = embedding + PE</source>
-        <translation type="unfinished"></translation>
+        <translation>x = 嵌入 + PE</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;This model &lt;b&gt;learns&lt;/b&gt; its positions: row &lt;i&gt;pos&lt;/i&gt; of the weight table [max_len, d_model] = %1 is added to the embedding of the token at position &lt;i&gt;pos&lt;/i&gt;: %2. The curves show chosen columns, the matrix the first %3 rows, and the right-hand matrix the cosine similarity of every pair of rows — trained positions often end up similar to their neighbours.&lt;/p&gt;</source>
@@ -3725,19 +3720,19 @@ every query may see every key</source>
     </message>
     <message>
         <source>dim %1</source>
-        <translation type="unfinished"></translation>
+        <translation>维度 %1</translation>
     </message>
     <message>
         <source>dim %1: %2, i = %3</source>
-        <translation type="unfinished"></translation>
+        <translation>维度 %1：%2，i = %3</translation>
     </message>
     <message>
         <source>position</source>
-        <translation type="unfinished"></translation>
+        <translation>位置</translation>
     </message>
     <message>
         <source>PE</source>
-        <translation type="unfinished"></translation>
+        <translation>PE</translation>
     </message>
     <message>
         <source>Learned positions (%1 table): chosen dimensions</source>
@@ -3749,59 +3744,59 @@ every query may see every key</source>
     </message>
     <message>
         <source>position ↓</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 ↓</translation>
     </message>
     <message>
         <source>dimension → (0 … %1)</source>
-        <translation type="unfinished"></translation>
+        <translation>维度 → (0 … %1)</translation>
     </message>
     <message>
         <source>dimension</source>
-        <translation type="unfinished"></translation>
+        <translation>维度</translation>
     </message>
     <message>
         <source>PE value</source>
-        <translation type="unfinished"></translation>
+        <translation>PE 值</translation>
     </message>
     <message>
         <source>PE matrix [positions, d_model] = %1</source>
-        <translation type="unfinished"></translation>
+        <translation>PE 矩阵 [positions, d_model] = %1</translation>
     </message>
     <message>
         <source>position p ↓</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 p ↓</translation>
     </message>
     <message>
         <source>position q →</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 q →</translation>
     </message>
     <message>
         <source>cosine</source>
-        <translation type="unfinished"></translation>
+        <translation>余弦</translation>
     </message>
     <message>
         <source>Position similarity cos(PE_p, PE_q)</source>
-        <translation type="unfinished"></translation>
+        <translation>位置相似度 cos(PE_p, PE_q)</translation>
     </message>
     <message>
         <source>d_model = %1 · %2 · max_len = %3</source>
-        <translation type="unfinished"></translation>
+        <translation>d_model = %1 · %2 · max_len = %3</translation>
     </message>
     <message>
         <source>learned</source>
-        <translation type="unfinished"></translation>
+        <translation>可学习</translation>
     </message>
     <message>
         <source>sinusoidal</source>
-        <translation type="unfinished"></translation>
+        <translation>正弦</translation>
     </message>
     <message>
         <source>Hugging Face&apos;s rotate_half layout</source>
-        <translation type="unfinished"></translation>
+        <translation>Hugging Face 的 rotate_half 布局</translation>
     </message>
     <message>
         <source>llama2.c&apos;s and Meta&apos;s interleaved layout</source>
-        <translation type="unfinished"></translation>
+        <translation>llama2.c 和 Meta 的交错布局</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Rotary position embeddings (RoPE)&lt;/b&gt; add nothing to the token vectors. Inside every self-attention layer each head&apos;s query and key — not its value — are &lt;b&gt;rotated&lt;/b&gt; by an angle that grows with their position: the d_head = %1 numbers form %2 pairs, dimensions %3 (%4), and at position &lt;i&gt;pos&lt;/i&gt; pair &lt;i&gt;i&lt;/i&gt; turns by pos·θ&lt;sub&gt;i&lt;/sub&gt;, %5. Upper chart: pair 0 turns %6 radian per position (a full turn every %7 positions), the last pair %8 (a turn every %9 positions).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;&lt;b&gt;Why only the offset counts.&lt;/b&gt; Turning q by mθ and k by nθ changes the angle between them by (m − n)θ alone: ⟨R(m)q, R(n)k⟩ = ⟨q, R(n − m)k⟩. A query at position 10 and a key at 7 score as a query at 3 and a key at 0. The heatmap puts the same vector q = k = (1, …, 1) at every position, turns it with the model&apos;s own rotation and compares: it is the same along every diagonal. The lower chart is that score against the offset m − n: 1 at 0, then falling and wavering as the pairs drift out of step.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;&lt;b&gt;rope_theta = %10&lt;/b&gt; sets how slowly the last pairs turn: a larger value (Llama 2: 10000, Llama 3: 500000) keeps far-apart positions distinguishable over longer texts. Shapes: the forward pass&apos;s rotation table holds cos and sin, [2, positions, d_head/2] = %11; Q [batch, heads, len, d_head] and K [batch, key/value heads, len, d_head] = %12 are turned head by head.&lt;/p&gt;</source>
@@ -3821,7 +3816,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>bias</source>
-        <translation type="unfinished"></translation>
+        <translation>偏置</translation>
     </message>
     <message>
         <source>%1 head %2: the bias added to a score, by offset</source>
@@ -3829,27 +3824,27 @@ every query may see every key</source>
     </message>
     <message>
         <source>Decoder</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器</translation>
     </message>
     <message>
         <source>Encoder</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器</translation>
     </message>
     <message>
         <source>query position i ↓</source>
-        <translation type="unfinished"></translation>
+        <translation>查询的位置 i ↓</translation>
     </message>
     <message>
         <source>key position j →</source>
-        <translation type="unfinished"></translation>
+        <translation>键的位置 j →</translation>
     </message>
     <message>
         <source>query position</source>
-        <translation type="unfinished"></translation>
+        <translation>查询的位置</translation>
     </message>
     <message>
         <source>key position</source>
-        <translation type="unfinished"></translation>
+        <translation>键的位置</translation>
     </message>
     <message>
         <source>bias[i, j] = table[bucket(j − i), head %1]</source>
@@ -3873,11 +3868,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>θ_i</source>
-        <translation type="unfinished"></translation>
+        <translation>θ_i</translation>
     </message>
     <message>
         <source>pair i: dimensions %1</source>
-        <translation type="unfinished"></translation>
+        <translation>第 i 对：维度 %1</translation>
     </message>
     <message>
         <source>How fast each pair of dimensions turns: θ_i radians per position</source>
@@ -3885,7 +3880,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>score / |q|²</source>
-        <translation type="unfinished"></translation>
+        <translation>分数 / |q|²</translation>
     </message>
     <message>
         <source>offset m − n (query position − key position)</source>
@@ -3897,15 +3892,15 @@ every query may see every key</source>
     </message>
     <message>
         <source>query position m ↓</source>
-        <translation type="unfinished"></translation>
+        <translation>查询的位置 m ↓</translation>
     </message>
     <message>
         <source>key position n →</source>
-        <translation type="unfinished"></translation>
+        <translation>键的位置 n →</translation>
     </message>
     <message>
         <source>⟨R(m)q, R(n)k⟩ / |q|², q = k = (1, …, 1)</source>
-        <translation type="unfinished"></translation>
+        <translation>⟨R(m)q, R(n)k⟩ / |q|², q = k = (1, …, 1)</translation>
     </message>
     <message>
         <source>d_head = %1 · rotary, rope_theta = %2 · max_len = %3</source>
@@ -3916,27 +3911,27 @@ every query may see every key</source>
     <name>attnviz::gui::SearchView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>Greedy (beam width 1)</source>
-        <translation type="unfinished"></translation>
+        <translation>贪心（束宽 1）</translation>
     </message>
     <message>
         <source>Sampling</source>
-        <translation type="unfinished"></translation>
+        <translation>采样</translation>
     </message>
     <message>
         <source>Beam search</source>
-        <translation type="unfinished"></translation>
+        <translation>束搜索</translation>
     </message>
     <message>
         <source>Method:</source>
-        <translation type="unfinished"></translation>
+        <translation>方法：</translation>
     </message>
     <message>
         <source>Max new tokens:</source>
-        <translation type="unfinished"></translation>
+        <translation>最多新词元：</translation>
     </message>
     <message>
         <source>default: the decoding length setting (else the source length + 5)</source>
@@ -3944,15 +3939,15 @@ every query may see every key</source>
     </message>
     <message>
         <source>default</source>
-        <translation type="unfinished"></translation>
+        <translation>默认</translation>
     </message>
     <message>
         <source>Search</source>
-        <translation type="unfinished"></translation>
+        <translation>搜索</translation>
     </message>
     <message>
         <source>Show the chosen hypothesis in every view</source>
-        <translation type="unfinished"></translation>
+        <translation>在每个视图中显示所选的假设</translation>
     </message>
     <message>
         <source>Loads the selected beam (or sample) as the current decode (double-click a node does the same)</source>
@@ -3960,7 +3955,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Sampling:</source>
-        <translation type="unfinished"></translation>
+        <translation>采样：</translation>
     </message>
     <message>
         <source>softmax(logits / T): T &lt; 1 sharpens, T &gt; 1 flattens</source>
@@ -3972,7 +3967,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>all</source>
-        <translation type="unfinished"></translation>
+        <translation>全部</translation>
     </message>
     <message>
         <source>Then keep the fewest most probable tokens whose probabilities add up to p (1 = all)</source>
@@ -3980,7 +3975,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The same seed draws the same sentence</source>
-        <translation type="unfinished"></translation>
+        <translation>相同的种子抽出相同的句子</translation>
     </message>
     <message>
         <source>How many samples, with seeds seed, seed + 1, …</source>
@@ -3988,27 +3983,27 @@ every query may see every key</source>
     </message>
     <message>
         <source>temperature</source>
-        <translation type="unfinished"></translation>
+        <translation>温度</translation>
     </message>
     <message>
         <source>top-k</source>
-        <translation type="unfinished"></translation>
+        <translation>top-k</translation>
     </message>
     <message>
         <source>top-p</source>
-        <translation type="unfinished"></translation>
+        <translation>top-p</translation>
     </message>
     <message>
         <source>seed</source>
-        <translation type="unfinished"></translation>
+        <translation>种子</translation>
     </message>
     <message>
         <source>samples</source>
-        <translation type="unfinished"></translation>
+        <translation>样本</translation>
     </message>
     <message>
         <source>Beam:</source>
-        <translation type="unfinished"></translation>
+        <translation>束宽：</translation>
     </message>
     <message>
         <source>How many hypotheses are kept at each step</source>
@@ -4024,27 +4019,27 @@ every query may see every key</source>
     </message>
     <message>
         <source>width</source>
-        <translation type="unfinished"></translation>
+        <translation>宽度</translation>
     </message>
     <message>
         <source>length penalty α</source>
-        <translation type="unfinished"></translation>
+        <translation>长度惩罚 α</translation>
     </message>
     <message>
         <source>pruned shown</source>
-        <translation type="unfinished"></translation>
+        <translation>显示已剪枝</translation>
     </message>
     <message>
         <source>sampled sentence</source>
-        <translation type="unfinished"></translation>
+        <translation>采样得到的句子</translation>
     </message>
     <message>
         <source>log P (model)</source>
-        <translation type="unfinished"></translation>
+        <translation>log P（模型）</translation>
     </message>
     <message>
         <source>each token: p drawn from / p model</source>
-        <translation type="unfinished"></translation>
+        <translation>每个词元：采样用的 p / 模型的 p</translation>
     </message>
     <message>
         <source>This model has no decoder: there is nothing to decode.</source>
@@ -4052,11 +4047,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Searching…</source>
-        <translation type="unfinished"></translation>
+        <translation>搜索中…</translation>
     </message>
     <message>
         <source>Searching</source>
-        <translation type="unfinished"></translation>
+        <translation>搜索中</translation>
     </message>
     <message>
         <source>&lt;b&gt;Chosen:&lt;/b&gt; %1 — score %2%3&lt;br&gt;&lt;b&gt;Finished hypotheses, best first:&lt;/b&gt; %4</source>
@@ -4064,7 +4059,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>, rank %1</source>
-        <translation type="unfinished"></translation>
+        <translation>，排名 %1</translation>
     </message>
     <message>
         <source>&lt;b&gt;Sample %1:&lt;/b&gt; %2 — log P = %3 under the model</source>
@@ -4083,15 +4078,15 @@ every query may see every key</source>
     <name>attnviz::gui::StructureModel</name>
     <message>
         <source>Mean of heads</source>
-        <translation type="unfinished"></translation>
+        <translation>各头平均</translation>
     </message>
     <message>
         <source>The average of the %1 heads&apos; attention</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 个头注意力的平均</translation>
     </message>
     <message>
         <source>Head %1</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1</translation>
     </message>
     <message>
         <source>Head %1: its own W_Q, W_K, W_V slices of width d_k = %2</source>
@@ -4103,19 +4098,19 @@ every query may see every key</source>
     </message>
     <message>
         <source>learned</source>
-        <translation type="unfinished"></translation>
+        <translation>可学习</translation>
     </message>
     <message>
         <source>sinusoidal</source>
-        <translation type="unfinished"></translation>
+        <translation>正弦</translation>
     </message>
     <message>
         <source>Embedding (rotary positions)</source>
-        <translation type="unfinished"></translation>
+        <translation>嵌入（旋转位置）</translation>
     </message>
     <message>
         <source>Embedding + positions</source>
-        <translation type="unfinished"></translation>
+        <translation>嵌入 + 位置</translation>
     </message>
     <message>
         <source>Token embedding [%1 %2, d_model %3]%4%5%6</source>
@@ -4123,15 +4118,15 @@ every query may see every key</source>
     </message>
     <message>
         <source> plus the %1 positional encoding</source>
-        <translation type="unfinished"></translation>
+        <translation>加上%1位置编码</translation>
     </message>
     <message>
         <source> and %1 segment embeddings</source>
-        <translation type="unfinished"></translation>
+        <translation>以及 %1 个片段嵌入</translation>
     </message>
     <message>
         <source>, then a LayerNorm</source>
-        <translation type="unfinished"></translation>
+        <translation>，然后是层归一化</translation>
     </message>
     <message>
         <source>; rotary positions turn the queries and keys inside attention instead</source>
@@ -4143,11 +4138,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Encoder (1 layer)</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器（1 层）</translation>
     </message>
     <message>
         <source>Encoder (%1 layers)</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器（%1 层）</translation>
     </message>
     <message>
         <source>Reads the input; every layer is self-attention + feed-forward</source>
@@ -4155,11 +4150,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Layer %1</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 层</translation>
     </message>
     <message>
         <source>Self-attention</source>
-        <translation type="unfinished"></translation>
+        <translation>自注意力</translation>
     </message>
     <message>
         <source>Every input token attends to every input token (padding masked)</source>
@@ -4167,19 +4162,19 @@ every query may see every key</source>
     </message>
     <message>
         <source>Feed-forward (d_ff %1)</source>
-        <translation type="unfinished"></translation>
+        <translation>前馈网络 (d_ff %1)</translation>
     </message>
     <message>
         <source>Masked-LM head → softmax</source>
-        <translation type="unfinished"></translation>
+        <translation>掩码语言模型头 → softmax</translation>
     </message>
     <message>
         <source>Classifier → softmax</source>
-        <translation type="unfinished"></translation>
+        <translation>分类器 → softmax</translation>
     </message>
     <message>
         <source>Output: hidden states</source>
-        <translation type="unfinished"></translation>
+        <translation>输出：隐藏状态</translation>
     </message>
     <message>
         <source>The mean over positions, then Linear [classes %1, d_model %2]</source>
@@ -4191,19 +4186,19 @@ every query may see every key</source>
     </message>
     <message>
         <source>Decoder (1 layer)</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器（1 层）</translation>
     </message>
     <message>
         <source>Decoder (%1 layers)</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器（%1 层）</translation>
     </message>
     <message>
         <source>Writes the target one token at a time</source>
-        <translation type="unfinished"></translation>
+        <translation>一次写出一个目标词元</translation>
     </message>
     <message>
         <source>Masked self-attention</source>
-        <translation type="unfinished"></translation>
+        <translation>掩码自注意力</translation>
     </message>
     <message>
         <source>Target tokens attend to themselves and earlier target tokens only</source>
@@ -4211,7 +4206,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Cross-attention</source>
-        <translation type="unfinished"></translation>
+        <translation>交叉注意力</translation>
     </message>
     <message>
         <source>Target tokens (queries) attend to the encoder output (keys and values)</source>
@@ -4219,7 +4214,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Output projection → softmax</source>
-        <translation type="unfinished"></translation>
+        <translation>输出投影 → softmax</translation>
     </message>
     <message>
         <source>Linear [tgt_vocab %1, d_model %2]: the next-token probabilities (Decoding view)</source>
@@ -4230,7 +4225,7 @@ every query may see every key</source>
     <name>attnviz::gui::TopKModel</name>
     <message>
         <source>“%1”: p = %2 at this position</source>
-        <translation type="unfinished"></translation>
+        <translation>“%1”：此位置 p = %2</translation>
     </message>
     <message>
         <source>Double-click (or press Enter) to continue the decode with “%1”</source>
@@ -4238,26 +4233,26 @@ every query may see every key</source>
     </message>
     <message>
         <source>Rank</source>
-        <translation type="unfinished"></translation>
+        <translation>排名</translation>
     </message>
     <message>
         <source>Token</source>
-        <translation type="unfinished"></translation>
+        <translation>词元</translation>
     </message>
     <message>
         <source>Probability</source>
-        <translation type="unfinished"></translation>
+        <translation>概率</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::Tour</name>
     <message>
         <source>This step could not be set up: %1 — %2</source>
-        <translation type="unfinished"></translation>
+        <translation>无法设置这一步：%1 — %2</translation>
     </message>
     <message>
         <source>New to attnviz?</source>
-        <translation type="unfinished"></translation>
+        <translation>初次使用 attnviz？</translation>
     </message>
     <message>
         <source>A tour of %1 short steps shows what to look for: what a row and a column of a heatmap are, alignments, heads, masks and decoding, each on a bundled model. It takes a few minutes; Help › Tour brings it back at any time.</source>
@@ -4265,85 +4260,85 @@ every query may see every key</source>
     </message>
     <message>
         <source>Take the tour</source>
-        <translation type="unfinished"></translation>
+        <translation>开始导览</translation>
     </message>
     <message>
         <source>Not now</source>
-        <translation type="unfinished"></translation>
+        <translation>以后再说</translation>
     </message>
     <message>
         <source>End tour</source>
-        <translation type="unfinished"></translation>
+        <translation>结束导览</translation>
     </message>
     <message>
         <source>Step %1 of %2</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 步，共 %2 步</translation>
     </message>
     <message>
         <source>Finish</source>
-        <translation type="unfinished"></translation>
+        <translation>完成</translation>
     </message>
     <message>
         <source>Next ▶</source>
-        <translation type="unfinished"></translation>
+        <translation>下一步 ▶</translation>
     </message>
     <message>
         <source>Setting up…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在设置…</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::TourPanel</name>
     <message>
         <source>Close the tour</source>
-        <translation type="unfinished"></translation>
+        <translation>关闭导览</translation>
     </message>
     <message>
         <source>◀ Back</source>
-        <translation type="unfinished"></translation>
+        <translation>◀ 上一步</translation>
     </message>
     <message>
         <source>Next ▶</source>
-        <translation type="unfinished"></translation>
+        <translation>下一步 ▶</translation>
     </message>
     <message>
         <source>End tour</source>
-        <translation type="unfinished"></translation>
+        <translation>结束导览</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::TrainView</name>
     <message>
         <source>What happens when a Transformer trains?</source>
-        <translation type="unfinished"></translation>
+        <translation>Transformer 训练时发生了什么？</translation>
     </message>
     <message>
         <source>Task:</source>
-        <translation type="unfinished"></translation>
+        <translation>任务：</translation>
     </message>
     <message>
         <source>Copy a sequence</source>
-        <translation type="unfinished"></translation>
+        <translation>复制一个序列</translation>
     </message>
     <message>
         <source>Reverse a sequence</source>
-        <translation type="unfinished"></translation>
+        <translation>反转一个序列</translation>
     </message>
     <message>
         <source>Sort a sequence</source>
-        <translation type="unfinished"></translation>
+        <translation>排序一个序列</translation>
     </message>
     <message>
         <source>Reorder language (bundled)</source>
-        <translation type="unfinished"></translation>
+        <translation>调序语言（内置）</translation>
     </message>
     <message>
         <source>My sentences (file)…</source>
-        <translation type="unfinished"></translation>
+        <translation>我的句子（文件）…</translation>
     </message>
     <message>
         <source>Induction (repeats)</source>
-        <translation type="unfinished"></translation>
+        <translation>归纳（重复）</translation>
     </message>
     <message>
         <source>What the model learns: copy, reverse or sort 3–12 digits and letters; translate the bundled reorder model&apos;s made-up language; or your own sentence pairs, one &quot;source&lt;TAB&gt;target&quot; pair a line; or continue a sequence seen earlier (Induction: the recipe in which an induction head forms, docs/training.md)</source>
@@ -4351,7 +4346,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Sentences file…</source>
-        <translation type="unfinished"></translation>
+        <translation>句子文件…</translation>
     </message>
     <message>
         <source>A UTF-8 text file with one &quot;source&lt;TAB&gt;target&quot; pair a line</source>
@@ -4359,7 +4354,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Size:</source>
-        <translation type="unfinished"></translation>
+        <translation>大小：</translation>
     </message>
     <message>
         <source>The model&apos;s size; &quot;tutorial&quot; is the tutorials&apos; full size and trains slowly on a CPU</source>
@@ -4367,7 +4362,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Steps:</source>
-        <translation type="unfinished"></translation>
+        <translation>步数：</translation>
     </message>
     <message>
         <source>Optimizer steps, each on a fresh batch of 64 sentence pairs</source>
@@ -4375,7 +4370,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Seed:</source>
-        <translation type="unfinished"></translation>
+        <translation>种子：</translation>
     </message>
     <message>
         <source>The same seed trains the same model again, step for step</source>
@@ -4383,7 +4378,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Keep:</source>
-        <translation type="unfinished"></translation>
+        <translation>保留：</translation>
     </message>
     <message>
         <source>every </source>
@@ -4395,7 +4390,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>off</source>
-        <translation type="unfinished"></translation>
+        <translation>关</translation>
     </message>
     <message>
         <source>Keep checkpoints: the model every N steps (and before the first and after the last) in a folder beside the saved model, NAME-checkpoints, with an index of steps and losses: attnviz-cli history FOLDER shows how each head changed over the run</source>
@@ -4403,19 +4398,19 @@ every query may see every key</source>
     </message>
     <message>
         <source>Start</source>
-        <translation type="unfinished"></translation>
+        <translation>开始</translation>
     </message>
     <message>
         <source>Pause</source>
-        <translation type="unfinished"></translation>
+        <translation>暂停</translation>
     </message>
     <message>
         <source>Stop</source>
-        <translation type="unfinished"></translation>
+        <translation>停止</translation>
     </message>
     <message>
         <source>Open in attnviz</source>
-        <translation type="unfinished"></translation>
+        <translation>在 attnviz 中打开</translation>
     </message>
     <message>
         <source>Load the trained model in the other views: Attention, Overview, Masks, Positional encoding, Decoding</source>
@@ -4423,11 +4418,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Save as…</source>
-        <translation type="unfinished"></translation>
+        <translation>另存为…</translation>
     </message>
     <message>
         <source>Snapshot:</source>
-        <translation type="unfinished"></translation>
+        <translation>快照：</translation>
     </message>
     <message>
         <source>Scrub through the recorded snapshots of every head&apos;s attention</source>
@@ -4435,23 +4430,23 @@ every query may see every key</source>
     </message>
     <message>
         <source>step 888888 of 888888 · loss 8.888</source>
-        <translation type="unfinished"></translation>
+        <translation>第 888888 步，共 888888 步 · 损失 8.888</translation>
     </message>
     <message>
         <source>Sentence pairs</source>
-        <translation type="unfinished"></translation>
+        <translation>句对</translation>
     </message>
     <message>
         <source>Text (*.txt *.tsv);;All files (*)</source>
-        <translation type="unfinished"></translation>
+        <translation>文本 (*.txt *.tsv);;所有文件 (*)</translation>
     </message>
     <message>
         <source>My sentences: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>我的句子：%1</translation>
     </message>
     <message>
         <source>Resume</source>
-        <translation type="unfinished"></translation>
+        <translation>继续</translation>
     </message>
     <message>
         <source>&lt;p&gt;Training repeats one step: a batch of 64 fresh sentence pairs goes through the model (teacher-forced: the decoder reads %1 + the target), the &lt;b&gt;cross-entropy&lt;/b&gt; of its next-token predictions is the loss, the &lt;b&gt;backward pass&lt;/b&gt; gives every weight its gradient (each op of the forward pass has its backward beside it), and &lt;b&gt;Adam&lt;/b&gt; moves the weights a small step against their gradients (the learning rate warms up, then decays).&lt;/p&gt;&lt;p&gt;Every few steps the model reads the fixed &lt;b&gt;probe sentence&lt;/b&gt; and every head&apos;s attention is kept: drag the &lt;b&gt;Snapshot&lt;/b&gt; slider to watch it form — copying draws a diagonal in the cross-attention, reversing an anti-diagonal. Click a head to see it with its tokens. The curves show the loss, how many next tokens of the batch were right (teacher-forced), and the &lt;b&gt;held-out exact match&lt;/b&gt;: sentences never trained on, decoded greedily as the Decoding view does.&lt;/p&gt;&lt;p&gt;The model is PyTorch&apos;s translation tutorial&apos;s &lt;code&gt;Seq2SeqTransformer&lt;/code&gt; (&lt;code&gt;nn.Transformer&lt;/code&gt;): when training ends it is saved as safetensors with its config, and &lt;b&gt;Open in attnviz&lt;/b&gt; shows it in every other view.&lt;/p&gt;</source>
@@ -4463,7 +4458,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Preparing…</source>
-        <translation type="unfinished"></translation>
+        <translation>准备中…</translation>
     </message>
     <message>
         <source>Probe sentence: &lt;b&gt;%1&lt;/b&gt; → &lt;b&gt;%2&lt;/b&gt; (teacher-forced; rows are queries, columns keys)</source>
@@ -4471,11 +4466,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Stopped after %1 steps</source>
-        <translation type="unfinished"></translation>
+        <translation>在 %1 步后停止</translation>
     </message>
     <message>
         <source>Finished %1 steps</source>
-        <translation type="unfinished"></translation>
+        <translation>已完成 %1 步</translation>
     </message>
     <message>
         <source> in %1 s; held-out exact match %2 (%3 of %4); saved to %5</source>
@@ -4483,11 +4478,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Training failed: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>训练失败：%1</translation>
     </message>
     <message>
         <source>&lt;br&gt;Stopping…</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;br&gt;正在停止…</translation>
     </message>
     <message>
         <source>&lt;br&gt;Step &lt;b&gt;%1&lt;/b&gt; of %2 · %3 s · loss &lt;b&gt;%4&lt;/b&gt; · tokens %5 · sentences %6</source>
@@ -4499,7 +4494,7 @@ every query may see every key</source>
     </message>
     <message>
         <source> · &lt;b&gt;paused&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation> · &lt;b&gt;已暂停&lt;/b&gt;</translation>
     </message>
     <message>
         <source>Choose a task and a size, then Start. Training runs in the background; you can keep using the other views.</source>
@@ -4507,84 +4502,84 @@ every query may see every key</source>
     </message>
     <message>
         <source>step 0 (untrained)</source>
-        <translation type="unfinished"></translation>
+        <translation>第 0 步（未训练）</translation>
     </message>
     <message>
         <source>step %1 of %2 · loss %3</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 步，共 %2 步 · 损失 %3</translation>
     </message>
     <message>
         <source>%1 · head %2 · step %3</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · 头 %2 · 第 %3 步</translation>
     </message>
     <message>
         <source>Save the trained model</source>
-        <translation type="unfinished"></translation>
+        <translation>保存训练好的模型</translation>
     </message>
     <message>
         <source>Models (*.safetensors)</source>
-        <translation type="unfinished"></translation>
+        <translation>模型 (*.safetensors)</translation>
     </message>
     <message>
         <source>Saved to %1</source>
-        <translation type="unfinished"></translation>
+        <translation>已保存到 %1</translation>
     </message>
     <message>
         <source>Could not save: %1</source>
-        <translation type="unfinished"></translation>
+        <translation>无法保存：%1</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::TrainWorker</name>
     <message>
         <source>%1 · %2 · %3 parameters · %4</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · %2 · %3 个参数 · %4</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::TrainingCurves</name>
     <message>
         <source>each step</source>
-        <translation type="unfinished"></translation>
+        <translation>每一步</translation>
     </message>
     <message>
         <source>running mean</source>
-        <translation type="unfinished"></translation>
+        <translation>滑动平均</translation>
     </message>
     <message>
         <source>tokens right (batch)</source>
-        <translation type="unfinished"></translation>
+        <translation>预测正确的词元（批次）</translation>
     </message>
     <message>
         <source>sentences right (batch)</source>
-        <translation type="unfinished"></translation>
+        <translation>正确的句子（批次）</translation>
     </message>
     <message>
         <source>held-out exact match (greedy)</source>
-        <translation type="unfinished"></translation>
+        <translation>留出集完全匹配（贪心）</translation>
     </message>
     <message>
         <source>Loss (cross-entropy, log scale)</source>
-        <translation type="unfinished"></translation>
+        <translation>损失（交叉熵，对数刻度）</translation>
     </message>
     <message>
         <source>Accuracy</source>
-        <translation type="unfinished"></translation>
+        <translation>准确率</translation>
     </message>
     <message>
         <source>Press Start</source>
-        <translation type="unfinished"></translation>
+        <translation>按“开始”</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::TranslationPanel</name>
     <message>
         <source>&lt;b&gt;Source&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;源&lt;/b&gt;</translation>
     </message>
     <message>
         <source>&lt;b&gt;Translation&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;译文&lt;/b&gt;</translation>
     </message>
     <message>
         <source>Hover a word to see %1 (%2, %3 layer %4, %5)</source>
@@ -4592,46 +4587,46 @@ every query may see every key</source>
     </message>
     <message>
         <source>the words it looked at</source>
-        <translation type="unfinished"></translation>
+        <translation>它关注的词</translation>
     </message>
     <message>
         <source>where it looked on the other side</source>
-        <translation type="unfinished"></translation>
+        <translation>它在另一侧关注的位置</translation>
     </message>
     <message>
         <source>encoder</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器</translation>
     </message>
     <message>
         <source>decoder</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器</translation>
     </message>
     <message>
         <source>mean of heads</source>
-        <translation type="unfinished"></translation>
+        <translation>各头平均</translation>
     </message>
     <message>
         <source>head %1</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1</translation>
     </message>
     <message>
         <source>&lt;b&gt;Input&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;输入&lt;/b&gt;</translation>
     </message>
     <message>
         <source>&lt;b&gt;Prompt and continuation&lt;/b&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;提示与续写&lt;/b&gt;</translation>
     </message>
     <message>
         <source>(nothing decoded yet)</source>
-        <translation type="unfinished"></translation>
+        <translation>（尚未解码）</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::WhyPatchingTab</name>
     <message>
         <source>Corrupted input:</source>
-        <translation type="unfinished"></translation>
+        <translation>被破坏的输入：</translation>
     </message>
     <message>
         <source>The current input with one word changed: the run the clean activations are copied into. It must have as many tokens as the clean input, so that positions line up</source>
@@ -4639,7 +4634,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Run patching</source>
-        <translation type="unfinished"></translation>
+        <translation>运行激活修补</translation>
     </message>
     <message>
         <source>Copy every layer&apos;s residual stream at every position, and every head&apos;s output, from the clean run into the corrupted one, one at a time</source>
@@ -4647,11 +4642,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>%v / %m runs</source>
-        <translation type="unfinished"></translation>
+        <translation>%v / %m 次运行</translation>
     </message>
     <message>
         <source>Cancel</source>
-        <translation type="unfinished"></translation>
+        <translation>取消</translation>
     </message>
     <message>
         <source>Stop the sweep (Esc); the tab keeps what it showed</source>
@@ -4679,7 +4674,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Activation patching</source>
-        <translation type="unfinished"></translation>
+        <translation>激活修补</translation>
     </message>
     <message>
         <source>Cancelled: the heatmaps below are those of the run before.</source>
@@ -4707,31 +4702,31 @@ every query may see every key</source>
     </message>
     <message>
         <source>layer</source>
-        <translation type="unfinished"></translation>
+        <translation>层</translation>
     </message>
     <message>
         <source>stream after ↓</source>
-        <translation type="unfinished"></translation>
+        <translation>之后的残差流 ↓</translation>
     </message>
     <message>
         <source>head</source>
-        <translation type="unfinished"></translation>
+        <translation>头</translation>
     </message>
     <message>
         <source>position · clean → corrupted token</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 · 干净 → 被破坏的词元</translation>
     </message>
     <message>
         <source>row</source>
-        <translation type="unfinished"></translation>
+        <translation>行</translation>
     </message>
     <message>
         <source>position</source>
-        <translation type="unfinished"></translation>
+        <translation>位置</translation>
     </message>
     <message>
         <source>restored</source>
-        <translation type="unfinished"></translation>
+        <translation>已恢复</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Activation patching&lt;/b&gt; asks which activations carry the difference between two inputs. The &lt;b&gt;clean&lt;/b&gt; input is the current run, the &lt;b&gt;corrupted&lt;/b&gt; one the same with a word changed; the model&apos;s answer changes with it. The metric is %1 at the explained position. Each cell copies &lt;i&gt;one&lt;/i&gt; activation of the clean run into the corrupted run and runs the rest of the model on: %2. Residual streams: the stream leaving a layer (row 0: the embeddings) at one position; heads: the head&apos;s output, before W&lt;sub&gt;O&lt;/sub&gt;, at every position.&lt;/p&gt;</source>
@@ -4739,7 +4734,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>m = logit[answer] − logit[foil]</source>
-        <translation type="unfinished"></translation>
+        <translation>m = logit[答案] − logit[干扰项]</translation>
     </message>
     <message>
         <source>restored = (m(patched) − m(corrupted)) / (m(clean) − m(corrupted))</source>
@@ -4751,11 +4746,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>encoder</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器</translation>
     </message>
     <message>
         <source>decoder</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器</translation>
     </message>
     <message>
         <source>Activation patching · %1 rather than %2 at position %3 · corrupted: “%4”</source>
@@ -4763,18 +4758,18 @@ every query may see every key</source>
     </message>
     <message>
         <source>Nothing to export: run patching first.</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可导出的内容：请先运行激活修补。</translation>
     </message>
 </context>
 <context>
     <name>attnviz::gui::WhyView</name>
     <message>
         <source>What am I looking at?</source>
-        <translation type="unfinished"></translation>
+        <translation>我在看什么？</translation>
     </message>
     <message>
         <source>Position:</source>
-        <translation type="unfinished"></translation>
+        <translation>位置：</translation>
     </message>
     <message>
         <source>The position whose next token is explained (the Decoding view&apos;s step); the model predicts the token after the one read there</source>
@@ -4782,7 +4777,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Explain:</source>
-        <translation type="unfinished"></translation>
+        <translation>解释：</translation>
     </message>
     <message>
         <source>The token explained: the model&apos;s choice, or another candidate (click a bar of the Decoding view&apos;s next-token chart and press “Why this token?” to come here with it)</source>
@@ -4790,7 +4785,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>against the runner-up</source>
-        <translation type="unfinished"></translation>
+        <translation>对比第二名</translation>
     </message>
     <message>
         <source>Split logit[token] − logit[runner-up] instead of the logit: what makes the model prefer this token to its closest rival</source>
@@ -4798,7 +4793,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Export CSV…</source>
-        <translation type="unfinished"></translation>
+        <translation>导出 CSV…</translation>
     </message>
     <message>
         <source>The tab shown as a table: every lens cell, or every contribution</source>
@@ -4806,7 +4801,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Export NumPy…</source>
-        <translation type="unfinished"></translation>
+        <translation>导出 NumPy…</translation>
     </message>
     <message>
         <source>lens_top_probs.npy, lens_target_probs.npy, lens.json and contributions.json into a folder (as attnviz-cli lens --dump); on the Attribution tab its SIDE_*.npy and attribution.json (as attnviz-cli attribute --dump). PNG, SVG and PDF: File › Export view</source>
@@ -4814,7 +4809,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Logit lens</source>
-        <translation type="unfinished"></translation>
+        <translation>Logit 透镜</translation>
     </message>
     <message>
         <source>What every layer would predict if the model stopped there</source>
@@ -4822,15 +4817,15 @@ every query may see every key</source>
     </message>
     <message>
         <source>Colour:</source>
-        <translation type="unfinished"></translation>
+        <translation>颜色：</translation>
     </message>
     <message>
         <source>probability of the explained token</source>
-        <translation type="unfinished"></translation>
+        <translation>被解释词元的概率</translation>
     </message>
     <message>
         <source>probability of each cell&apos;s top token</source>
-        <translation type="unfinished"></translation>
+        <translation>每个格子中最高词元的概率</translation>
     </message>
     <message>
         <source>What the colour shows; each cell names its own most probable token either way</source>
@@ -4838,7 +4833,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Contributions</source>
-        <translation type="unfinished"></translation>
+        <translation>贡献</translation>
     </message>
     <message>
         <source>The logit split into what the embeddings, every head, every feed-forward block and the biases add to it</source>
@@ -4850,7 +4845,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Attribution</source>
-        <translation type="unfinished"></translation>
+        <translation>归因</translation>
     </message>
     <message>
         <source>How much each input token moves the explained logit (saliency, integrated gradients) beside where the chosen attention and rollout look</source>
@@ -4858,7 +4853,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Steps:</source>
-        <translation type="unfinished"></translation>
+        <translation>步数：</translation>
     </message>
     <message>
         <source>Integrated gradients&apos; steps N (the midpoint rule): more steps, a smaller completeness gap, a longer computation</source>
@@ -4866,7 +4861,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Attention of:</source>
-        <translation type="unfinished"></translation>
+        <translation>注意力来自：</translation>
     </message>
     <message>
         <source>The layer whose attention is set beside the attributions (default: the last, as attnviz-cli attribute; the source side uses its cross-attention)</source>
@@ -4878,7 +4873,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Cancel</source>
-        <translation type="unfinished"></translation>
+        <translation>取消</translation>
     </message>
     <message>
         <source>Stop the computation (Esc); “Compute” runs it again</source>
@@ -4886,7 +4881,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Patching</source>
-        <translation type="unfinished"></translation>
+        <translation>激活修补</translation>
     </message>
     <message>
         <source>Which layer, position and head carry the difference between the current input and one with a word changed</source>
@@ -4894,100 +4889,101 @@ every query may see every key</source>
     </message>
     <message>
         <source>Export as CSV</source>
-        <translation type="unfinished"></translation>
+        <translation>导出为 CSV</translation>
     </message>
     <message>
         <source>CSV (*.csv)</source>
-        <translation type="unfinished"></translation>
+        <translation>CSV (*.csv)</translation>
     </message>
     <message>
         <source>Write the NumPy files into</source>
-        <translation type="unfinished"></translation>
+        <translation>把 NumPy 文件写入</translation>
     </message>
     <message>
         <source>Integrated gradients: %1 of %2 steps…</source>
-        <translation type="unfinished"></translation>
+        <translation>积分梯度：第 %1 步，共 %2 步…</translation>
     </message>
     <message>
         <source>Attribution cancelled</source>
-        <translation type="unfinished"></translation>
+        <translation>归因已取消</translation>
     </message>
     <message>
         <source>Direct contributions</source>
-        <translation type="unfinished"></translation>
+        <translation>直接贡献</translation>
     </message>
     <message>
         <source>Gradient attribution</source>
-        <translation type="unfinished"></translation>
+        <translation>梯度归因</translation>
     </message>
     <message>
         <source> · why %1 after “%2” (position %3)</source>
-        <translation type="unfinished"></translation>
+        <translation> · 为什么在“%2”之后是 %1（位置 %3）</translation>
     </message>
     <message>
         <source> rather than %1</source>
-        <translation type="unfinished"></translation>
+        <translation>，而不是 %1</translation>
     </message>
     <message>
         <source>integrated gradients, %1 steps: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>积分梯度，%1 步：%2</translation>
     </message>
     <message>
         <source>Waiting for the current job…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在等待当前任务…</translation>
     </message>
     <message>
         <source>Why this token?</source>
-        <translation type="unfinished"></translation>
+        <translation>为什么是这个词元？</translation>
     </message>
     <message>
         <source>Computing…</source>
-        <translation type="unfinished"></translation>
+        <translation>计算中…</translation>
     </message>
     <message>
         <source>%1 · after “%2”</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · 在“%2”之后</translation>
     </message>
     <message>
         <source>the model&apos;s choice: %1 (p = %2)</source>
-        <translation type="unfinished"></translation>
+        <translation>模型的选择：%1 (p = %2)</translation>
     </message>
     <message>
         <source>%1 (p = %2)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 (p = %2)</translation>
     </message>
     <message>
         <source>The logit lens appears here after a run.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行之后，logit 透镜会显示在这里。</translation>
     </message>
     <message>
         <source>Nothing to show</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可显示的内容</translation>
     </message>
     <message>
         <source>Top %1: %2
 %3: probability %4, rank %5</source>
-        <translation type="unfinished"></translation>
+        <translation>前 %1：%2
+%3：概率 %4，排名 %5</translation>
     </message>
     <message>
         <source>stream read after ↓</source>
-        <translation type="unfinished"></translation>
+        <translation>之后读取的残差流 ↓</translation>
     </message>
     <message>
         <source>positions → · the token read there</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 → · 在那里读到的词元</translation>
     </message>
     <message>
         <source>row</source>
-        <translation type="unfinished"></translation>
+        <translation>行</translation>
     </message>
     <message>
         <source>position</source>
-        <translation type="unfinished"></translation>
+        <translation>位置</translation>
     </message>
     <message>
         <source>probability</source>
-        <translation type="unfinished"></translation>
+        <translation>概率</translation>
     </message>
     <message>
         <source>Each layer&apos;s most probable next token and its probability</source>
@@ -5011,7 +5007,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>%1 becomes the top token at %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 在 %2 成为概率最高的词元</translation>
     </message>
     <message>
         <source>At position %1 (after “%2”, outlined): %3; it ends with probability %4. Hover a cell for its top %5.</source>
@@ -5031,19 +5027,19 @@ every query may see every key</source>
     </message>
     <message>
         <source>part of logit[%1] − logit[%2]</source>
-        <translation type="unfinished"></translation>
+        <translation>logit[%1] − logit[%2] 中的份额</translation>
     </message>
     <message>
         <source>part of logit[%1]</source>
-        <translation type="unfinished"></translation>
+        <translation>logit[%1] 中的份额</translation>
     </message>
     <message>
         <source>logit[%1] − logit[%2]</source>
-        <translation type="unfinished"></translation>
+        <translation>logit[%1] − logit[%2]</translation>
     </message>
     <message>
         <source>logit[%1]</source>
-        <translation type="unfinished"></translation>
+        <translation>logit[%1]</translation>
     </message>
     <message>
         <source>&lt;b&gt;%1 = %2&lt;/b&gt; at position %3 = the sum of the %4 parts below, %5 (difference %6). Red adds, blue takes away; ↗ marks a head: click it to open its attention.</source>
@@ -5051,31 +5047,31 @@ every query may see every key</source>
     </message>
     <message>
         <source>layer %1 (last)</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 层（最后）</translation>
     </message>
     <message>
         <source>layer %1</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 层</translation>
     </message>
     <message>
         <source>mean of heads</source>
-        <translation type="unfinished"></translation>
+        <translation>各头平均</translation>
     </message>
     <message>
         <source>head %1</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1</translation>
     </message>
     <message>
         <source>Integrated gradients</source>
-        <translation type="unfinished"></translation>
+        <translation>积分梯度</translation>
     </message>
     <message>
         <source>Integrated gradients…</source>
-        <translation type="unfinished"></translation>
+        <translation>积分梯度…</translation>
     </message>
     <message>
         <source>Compute</source>
-        <translation type="unfinished"></translation>
+        <translation>计算</translation>
     </message>
     <message>
         <source>Computing the gradients along the path from the baseline to the input…</source>
@@ -5083,7 +5079,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;b&gt;No attribution:&lt;/b&gt; %1</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;没有归因：&lt;/b&gt;%1</translation>
     </message>
     <message>
         <source>Cancelled. Press Compute (or change a setting) to compute it again.</source>
@@ -5099,7 +5095,7 @@ every query may see every key</source>
     </message>
     <message>
         <source> ✓</source>
-        <translation type="unfinished"></translation>
+        <translation> ✓</translation>
     </message>
     <message>
         <source>&lt;b&gt;f = %1 = %2&lt;/b&gt; at position %3 (after “%4”).&lt;br&gt;%5%6</source>
@@ -5127,19 +5123,19 @@ every query may see every key</source>
     </message>
     <message>
         <source>integrated gradients</source>
-        <translation type="unfinished"></translation>
+        <translation>积分梯度</translation>
     </message>
     <message>
         <source>saliency Σ g·x</source>
-        <translation type="unfinished"></translation>
+        <translation>显著性 Σ g·x</translation>
     </message>
     <message>
         <source>attention</source>
-        <translation type="unfinished"></translation>
+        <translation>注意力</translation>
     </message>
     <message>
         <source>rollout</source>
-        <translation type="unfinished"></translation>
+        <translation>rollout</translation>
     </message>
     <message>
         <source>&lt;b&gt;%1&lt;/b&gt;%2 · Spearman&apos;s ρ of |integrated gradients| with the attention &lt;b&gt;%3&lt;/b&gt;, with rollout &lt;b&gt;%4&lt;/b&gt;&lt;br&gt;&lt;span style=&apos;color:gray&apos;&gt;attention: %5; rollout: %6&lt;/span&gt;</source>
@@ -5147,19 +5143,19 @@ every query may see every key</source>
     </message>
     <message>
         <source>Source tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>源词元</translation>
     </message>
     <message>
         <source>Target tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>目标词元</translation>
     </message>
     <message>
         <source>Tokens</source>
-        <translation type="unfinished"></translation>
+        <translation>词元</translation>
     </message>
     <message>
         <source> 1–%1 (those position %2 sees)</source>
-        <translation type="unfinished"></translation>
+        <translation> 1–%1（位置 %2 能看到的）</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Why this token?&lt;/b&gt; After a run this view shows why the model chose its next token: the &lt;b&gt;logit lens&lt;/b&gt; (what every layer would predict) and the &lt;b&gt;direct contributions&lt;/b&gt; (the token&apos;s logit split into the parts that add up to it).&lt;/p&gt;</source>
@@ -5171,15 +5167,15 @@ every query may see every key</source>
     </message>
     <message>
         <source>p&lt;sub&gt;l,i&lt;/sub&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>p&lt;sub&gt;l,i&lt;/sub&gt;</translation>
     </message>
     <message>
         <source>N(x&lt;sub&gt;l,i&lt;/sub&gt;) W&lt;sub&gt;U&lt;/sub&gt;ᵀ + b</source>
-        <translation type="unfinished"></translation>
+        <translation>N(x&lt;sub&gt;l,i&lt;/sub&gt;) W&lt;sub&gt;U&lt;/sub&gt;ᵀ + b</translation>
     </message>
     <message>
         <source>x&lt;sub&gt;l,i&lt;/sub&gt; W&lt;sub&gt;U&lt;/sub&gt;ᵀ + b</source>
-        <translation type="unfinished"></translation>
+        <translation>x&lt;sub&gt;l,i&lt;/sub&gt; W&lt;sub&gt;U&lt;/sub&gt;ᵀ + b</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Direct contributions&lt;/b&gt; split a logit into the parts of the residual stream that add up to it. %1&lt;/p&gt;</source>
@@ -5191,15 +5187,15 @@ every query may see every key</source>
     </message>
     <message>
         <source>u · N(x) + b</source>
-        <translation type="unfinished"></translation>
+        <translation>u · N(x) + b</translation>
     </message>
     <message>
         <source>N(x) = γ ⊙ x · s</source>
-        <translation type="unfinished"></translation>
+        <translation>N(x) = γ ⊙ x · s</translation>
     </message>
     <message>
         <source>N(x) = γ ⊙ (x − mean x) · s + β</source>
-        <translation type="unfinished"></translation>
+        <translation>N(x) = γ ⊙ (x − mean x) · s + β</translation>
     </message>
     <message>
         <source>x = embeddings + Σ&lt;sub&gt;layers&lt;/sub&gt; (Σ&lt;sub&gt;heads&lt;/sub&gt; head·W&lt;sub&gt;O&lt;/sub&gt; + feed-forward + biases)</source>
@@ -5207,7 +5203,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>(P(u ⊙ γ) · s) · piece</source>
-        <translation type="unfinished"></translation>
+        <translation>(P(u ⊙ γ) · s) · piece</translation>
     </message>
     <message>
         <source>the encoder reaches the decoder&apos;s stream only through the cross-attention heads, so their parts carry the source&apos;s share.</source>
@@ -5235,15 +5231,15 @@ every query may see every key</source>
     </message>
     <message>
         <source>∞</source>
-        <translation type="unfinished"></translation>
+        <translation>∞</translation>
     </message>
     <message>
         <source>Nothing to export in this tab.</source>
-        <translation type="unfinished"></translation>
+        <translation>此标签页没有可导出的内容。</translation>
     </message>
     <message>
         <source>Could not write %1: %2</source>
-        <translation type="unfinished"></translation>
+        <translation>无法写入 %1：%2</translation>
     </message>
     <message>
         <source>Nothing to export: the attribution has not been computed.</source>
