@@ -65,11 +65,11 @@
     </message>
     <message>
         <source>query head %1 reads the one key/value head — all %2 query heads share it</source>
-        <translation type="unfinished"></translation>
+        <translation>查询头 %1 读取唯一的键/值头 — 全部 %2 个查询头共享它</translation>
     </message>
     <message>
         <source>query head %1 reads key/value head %2 of %3 — %4 query heads share it</source>
-        <translation type="unfinished"></translation>
+        <translation>查询头 %1 读取键/值头 %2（共 %3 个）— %4 个查询头共享它</translation>
     </message>
     <message>
         <source>reads K/V head %1 of %2</source>
@@ -165,7 +165,7 @@
     </message>
     <message>
         <source>mean %1, std %2, min %3, max %4, mean length of a position&apos;s vector %5</source>
-        <translation type="unfinished"></translation>
+        <translation>均值 %1，标准差 %2，最小 %3，最大 %4，位置向量的平均长度 %5</translation>
     </message>
     <message>
         <source>Attention heads</source>
@@ -205,7 +205,7 @@
     </message>
     <message>
         <source>Pixels per point of the PNG: 2× or 3× stays sharp on slides</source>
-        <translation type="unfinished"></translation>
+        <translation>PNG 每点的像素数：2× 或 3× 在幻灯片上保持清晰</translation>
     </message>
     <message>
         <source>Scale:</source>
@@ -221,7 +221,7 @@
     </message>
     <message>
         <source>The figure shrinks to what it draws: no empty margins.</source>
-        <translation type="unfinished"></translation>
+        <translation>图缩小到所画的内容：没有空白边距。</translation>
     </message>
     <message>
         <source>A row and a column</source>
@@ -285,11 +285,7 @@
     </message>
     <message>
         <source>A guided first look at attention, in %1 steps</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>Help</source>
-        <translation>帮助</translation>
+        <translation>带你初识注意力的导览，共 %1 步</translation>
     </message>
     <message>
         <source>&amp;Help</source>
@@ -333,7 +329,7 @@
     </message>
     <message>
         <source>The source sentence as token ids, one per position.</source>
-        <translation type="unfinished"></translation>
+        <translation>源句子的词元 id，每个位置一个。</translation>
     </message>
     <message>
         <source>The target so far, starting with the start token: position t predicts the token at t + 1.</source>
@@ -365,7 +361,7 @@
     </message>
     <message>
         <source>Relative position bias (inside attention)</source>
-        <translation type="unfinished"></translation>
+        <translation>相对位置偏置（在注意力内部）</translation>
     </message>
     <message>
         <source>Rotary positions (inside attention)</source>
@@ -431,11 +427,11 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source> %1: %2.</source>
-        <translation type="unfinished"></translation>
+        <translation> %1：%2。</translation>
     </message>
     <message>
         <source> Before QKᵀ, every query and key is rotated by its position (RoPE).</source>
-        <translation type="unfinished"></translation>
+        <translation> 在 QKᵀ 之前，每个查询和键按其位置旋转（RoPE）。</translation>
     </message>
     <message>
         <source>multi-head attention</source>
@@ -475,7 +471,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Pre-norm: before the sublayer, %1; the residual path bypasses it.</source>
-        <translation type="unfinished"></translation>
+        <translation>前置归一化：在子层之前，%1；残差路径绕过它。</translation>
     </message>
     <message>
         <source>Add</source>
@@ -483,7 +479,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>The residual connection: adds the sublayer&apos;s output to its input.</source>
-        <translation type="unfinished"></translation>
+        <translation>残差连接：把子层的输出加到它的输入上。</translation>
     </message>
     <message>
         <source>Add &amp; Norm</source>
@@ -499,7 +495,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source> (cross)</source>
-        <translation type="unfinished"></translation>
+        <translation>（交叉）</translation>
     </message>
     <message>
         <source>%1 (final)</source>
@@ -575,7 +571,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>One score per class for the whole sentence.</source>
-        <translation type="unfinished"></translation>
+        <translation>整个句子每个类别一个分数。</translation>
     </message>
     <message>
         <source>Class probabilities</source>
@@ -635,7 +631,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>the stack&apos;s output (the trace&apos;s hidden states)</source>
-        <translation type="unfinished"></translation>
+        <translation>该栈的输出（轨迹中的隐藏状态）</translation>
     </message>
     <message>
         <source>What goes into and out of this block is not in the trace (Trace::activations); %1</source>
@@ -647,7 +643,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>the output shown is the stack&apos;s final output.</source>
-        <translation type="unfinished"></translation>
+        <translation>显示的输出是该栈的最终输出。</translation>
     </message>
     <message>
         <source>encoder self</source>
@@ -727,7 +723,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Mean attention of position i on itself (self-attention)</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 i 对自身的平均注意力（自注意力）</translation>
     </message>
     <message>
         <source>Previous</source>
@@ -739,7 +735,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Mean attention of position i on position i − 1 (self-attention)</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 i 对位置 i − 1 的平均注意力（自注意力）</translation>
     </message>
     <message>
         <source>First</source>
@@ -759,7 +755,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Mean attention on the start token among the keys (an attention sink)</source>
-        <translation type="unfinished"></translation>
+        <translation>键中起始词元上的平均注意力（注意力汇聚点）</translation>
     </message>
     <message>
         <source>EOS</source>
@@ -767,7 +763,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Mean attention on the end token among the keys (an attention sink)</source>
-        <translation type="unfinished"></translation>
+        <translation>键中结束词元上的平均注意力（注意力汇聚点）</translation>
     </message>
     <message>
         <source>Padding</source>
@@ -775,7 +771,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Mean attention on padding keys (0 while the padding mask is on)</source>
-        <translation type="unfinished"></translation>
+        <translation>填充键上的平均注意力（填充掩码开启时为 0）</translation>
     </message>
     <message>
         <source>Distance</source>
@@ -855,7 +851,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Σ attributions %1 vs f(input) − f(baseline) = %2 − %3 = %4: gap %5</source>
-        <translation type="unfinished"></translation>
+        <translation>Σ 归因 %1 对比 f(输入) − f(基线) = %2 − %3 = %4：差距 %5</translation>
     </message>
     <message>
         <source>This model has no token head: it predicts no token, so there is no token to explain (the attention views show what it computes).</source>
@@ -874,7 +870,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>a batch needs at least two sentences (one per line)</source>
-        <translation type="unfinished"></translation>
+        <translation>一批至少需要两个句子（每行一个）</translation>
     </message>
     <message>
         <source>the batch was cancelled</source>
@@ -925,7 +921,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>after each sublayer (post-norm: norm_first=False)</source>
-        <translation type="unfinished"></translation>
+        <translation>在每个子层之后（post-norm：norm_first=False）</translation>
     </message>
     <message>
         <source>, the default</source>
@@ -933,7 +929,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>before each sublayer (pre-norm: norm_first=True)</source>
-        <translation type="unfinished"></translation>
+        <translation>在每个子层之前（pre-norm：norm_first=True）</translation>
     </message>
     <message>
         <source> (the default)</source>
@@ -941,7 +937,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>optional: tokens are shown as their ids without one</source>
-        <translation type="unfinished"></translation>
+        <translation>可选：没有它时词元显示为 id</translation>
     </message>
     <message>
         <source>Browse…</source>
@@ -973,7 +969,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Only when the target has its own vocabulary: </source>
-        <translation type="unfinished"></translation>
+        <translation>仅当目标有自己的词表时：</translation>
     </message>
     <message>
         <source>&amp;Remember for this file</source>
@@ -989,7 +985,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>%1: %2 is not an id of the vocabulary of %3 tokens (0 to %4%5).</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：%2 不是这个有 %3 个词元的词表中的 id（0 到 %4%5）。</translation>
     </message>
     <message>
         <source>, or -1 for none</source>
@@ -1019,7 +1015,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Press Run to see the numbers that flow through this block.</source>
-        <translation type="unfinished"></translation>
+        <translation>按“运行”查看流过这个块的数值。</translation>
     </message>
     <message>
         <source>Recording the activations</source>
@@ -1067,7 +1063,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>The model&apos;s architecture appears here once a model is open.</source>
-        <translation type="unfinished"></translation>
+        <translation>打开模型后，模型的架构会显示在这里。</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;%1&lt;/b&gt; — the %3 class of %2, %4. Read it from the bottom up, as in the paper “Attention Is All You Need”: token ids become vectors of d_model = %5 numbers, %10, then every layer refines each position&apos;s vector with %6 of d_k = %7) and a feed-forward network (d_ff = %8), each wrapped in a residual connection and %11 (%9).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Blue labels are the tensors on each arrow, with this run&apos;s numbers (B sentences, S source and T target positions). Hover a block for what it does; click an attention block to open it, any other block to see its input and output as position × dimension heatmaps. ◀ ▶ choose the layer a stack shows.&lt;/p&gt;</source>
@@ -1079,15 +1075,15 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>%1 (%2 query heads sharing %3 key/value heads</source>
-        <translation type="unfinished"></translation>
+        <translation>%1（%2 个查询头共享 %3 个键/值头</translation>
     </message>
     <message>
         <source>pre-norm: the norm comes before each sublayer</source>
-        <translation type="unfinished"></translation>
+        <translation>前置归一化（pre-norm）：归一化在每个子层之前</translation>
     </message>
     <message>
         <source>post-norm: add, then norm, after each sublayer</source>
-        <translation type="unfinished"></translation>
+        <translation>后置归一化（post-norm）：每个子层之后先相加再归一化</translation>
     </message>
     <message>
         <source>positions are not added but turn each head&apos;s queries and keys inside attention (rotary)</source>
@@ -1110,7 +1106,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     <name>attnviz::gui::AtlasTableModel</name>
     <message>
         <source>%1. Mean ± standard deviation over the corpus&apos;s sentences</source>
-        <translation type="unfinished"></translation>
+        <translation>%1。语料中各句子的均值 ± 标准差</translation>
     </message>
 </context>
 <context>
@@ -1133,7 +1129,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>A UTF-8 text file: one sentence per line, or source&lt;TAB&gt;target pairs</source>
-        <translation type="unfinished"></translation>
+        <translation>UTF-8 文本文件：每行一个句子，或 源&lt;TAB&gt;目标 句对</translation>
     </message>
     <message>
         <source>Batch:</source>
@@ -1141,7 +1137,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Sentences per forward pass: memory holds one batch&apos;s attention</source>
-        <translation type="unfinished"></translation>
+        <translation>每次前向传播的句子数：内存中保存一批的注意力</translation>
     </message>
     <message>
         <source>Cut long lines</source>
@@ -1174,7 +1170,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>The table: every head&apos;s mean and standard deviation per statistic</source>
-        <translation type="unfinished"></translation>
+        <translation>表：每项统计下每个头的均值和标准差</translation>
     </message>
     <message>
         <source>Heads over the corpus</source>
@@ -1198,7 +1194,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Strongest (double-click: the input of every view):</source>
-        <translation type="unfinished"></translation>
+        <translation>最强（双击：作为每个视图的输入）：</translation>
     </message>
     <message>
         <source>Weakest:</source>
@@ -1242,7 +1238,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>The kept steps: moving it opens that checkpoint in every view</source>
-        <translation type="unfinished"></translation>
+        <translation>保留的步：拖动它会在每个视图中打开那个检查点</translation>
     </message>
     <message>
         <source>CSV…</source>
@@ -1250,7 +1246,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Every head&apos;s scores and statistics at every kept step</source>
-        <translation type="unfinished"></translation>
+        <translation>每个保留步上每个头的分数和统计</translation>
     </message>
     <message>
         <source>Animation…</source>
@@ -1258,7 +1254,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>An animated PNG: the heads&apos; induction scores, a frame per step</source>
-        <translation type="unfinished"></translation>
+        <translation>动画 PNG：各头的归纳分数，每步一帧</translation>
     </message>
     <message>
         <source>Open the checkpoints of a training run: every head&apos;s score over the steps, and a slider that opens any step in every view.</source>
@@ -1294,7 +1290,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Export the induction scores as an animation</source>
-        <translation type="unfinished"></translation>
+        <translation>把归纳分数导出为动画</translation>
     </message>
     <message>
         <source>Animated PNG (*.png)</source>
@@ -1330,7 +1326,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>%1: %2 sentences through the model in %3 batches (%4).</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：%2 个句子分 %3 批通过模型（%4）。</translation>
     </message>
     <message>
         <source>%1 ms</source>
@@ -1390,7 +1386,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>%1 does not apply to this head (%2): choose another statistic.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 不适用于这个头（%2）：请选择另一项统计。</translation>
     </message>
     <message>
         <source>[chunk %1] %2</source>
@@ -1428,7 +1424,7 @@ sentence %3, position %4</source>
     </message>
     <message>
         <source>Principal component 1 (%1% of the variance)</source>
-        <translation type="unfinished"></translation>
+        <translation>主成分 1（方差的 %1%）</translation>
     </message>
     <message>
         <source>Component 2 (%1%)</source>
@@ -1444,7 +1440,7 @@ sentence %3, position %4</source>
     </message>
     <message>
         <source>%1 · layer %2 · head %3: %4 points from %5 sentences%6.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 · 第 %2 层 · 头 %3：来自 %5 个句子的 %4 个点%6。</translation>
     </message>
     <message>
         <source> (the first ones only)</source>
@@ -1512,7 +1508,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Run a corpus first: there is no atlas to export.</source>
-        <translation type="unfinished"></translation>
+        <translation>请先运行语料：没有可导出的图谱。</translation>
     </message>
     <message>
         <source>Every head over training: %1</source>
@@ -1524,7 +1520,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Head atlas: every head over a corpus (mean ± sd)</source>
-        <translation type="unfinished"></translation>
+        <translation>注意力头图谱：语料上的每个头（均值 ± 标准差）</translation>
     </message>
     <message>
         <source>%1 · %2 sentences · %3</source>
@@ -1536,7 +1532,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Open a model first: the atlas measures every head of it.</source>
-        <translation type="unfinished"></translation>
+        <translation>请先打开一个模型：图谱会衡量它的每个头。</translation>
     </message>
 </context>
 <context>
@@ -1619,7 +1615,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Press Run (Ctrl+Enter) to see the attention</source>
-        <translation type="unfinished"></translation>
+        <translation>按“运行”(Ctrl+Enter) 查看注意力</translation>
     </message>
     <message>
         <source>Open a model</source>
@@ -1627,7 +1623,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Attention heatmaps appear here after a run.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行之后，注意力热力图会显示在这里。</translation>
     </message>
     <message>
         <source> · sentence&#xa0;%1&#xa0;of&#xa0;%2</source>
@@ -1657,7 +1653,7 @@ step %4: %5</source>
     <name>attnviz::gui::BeamTreeWidget</name>
     <message>
         <source>Press Search to draw the beam search tree</source>
-        <translation type="unfinished"></translation>
+        <translation>按“搜索”画出束搜索树</translation>
     </message>
     <message>
         <source>prefix</source>
@@ -1673,11 +1669,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;br&gt;log P(“%1”) = %2 (p = %3)&lt;br&gt;score (Σ log P) = %4</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;br&gt;log P(“%1”) = %2 (p = %3)&lt;br&gt;分数 (Σ log P) = %4</translation>
     </message>
     <message>
         <source>&lt;br&gt;rank %1, ranked by score / %2^%3 = %4</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;br&gt;排名 %1，按 分数 / %2^%3 = %4 排序</translation>
     </message>
 </context>
 <context>
@@ -1688,7 +1684,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Click a cell of the heatmap to see how it was computed</source>
-        <translation type="unfinished"></translation>
+        <translation>点击热力图的一个格子，查看它是如何计算的</translation>
     </message>
     <message>
         <source>① q_i: the query vector of position %1 in this head (d_k = %2 numbers, from x·W_Q)</source>
@@ -1696,7 +1692,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>② k_j: the key vector of position %1 (from x·W_K)</source>
-        <translation type="unfinished"></translation>
+        <translation>② k_j：位置 %1 的键向量（来自 x·W_K）</translation>
     </message>
     <message>
         <source>③ q_i ⊙ k_j: multiplied number by number (red: the two agree in sign, blue: they disagree)</source>
@@ -1712,7 +1708,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>no scaling (this family does not divide by √d_k)</source>
-        <translation type="unfinished"></translation>
+        <translation>不缩放（该模型族不除以 √d_k）</translation>
     </message>
     <message>
         <source>× %1 (the family&apos;s scale)</source>
@@ -1720,7 +1716,7 @@ step %4: %5</source>
     </message>
     <message>
         <source> + relative bias of head %1, bucket %2 of j − i = %3: %4</source>
-        <translation type="unfinished"></translation>
+        <translation> + 头 %1 的相对偏置，j − i = %3 的桶 %2：%4</translation>
     </message>
     <message>
         <source>, soft-capped: %1·tanh(s / %1)</source>
@@ -1728,7 +1724,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>⑤ %1%2%3  →  score = %4    (the trace holds %5 %6)</source>
-        <translation type="unfinished"></translation>
+        <translation>⑤ %1%2%3  →  分数 = %4    （轨迹中保存的是 %5 %6）</translation>
     </message>
     <message>
         <source>⑥ the mask: this cell IS masked — its score is replaced by %1 before the softmax, so its probability is 0</source>
@@ -1767,7 +1763,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>One attention weight taken apart appears here after a run.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行之后，拆解开的一个注意力权重会显示在这里。</translation>
     </message>
     <message>
         <source>Head %1 — click a cell</source>
@@ -1818,7 +1814,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Untick to let B&apos;s decoder see later positions: the leak</source>
-        <translation type="unfinished"></translation>
+        <translation>取消勾选，让 B 的解码器看到后面的位置：即泄漏</translation>
     </message>
     <message>
         <source>source:</source>
@@ -1866,7 +1862,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>B: the selected head&apos;s output (its slice of the context) becomes 0</source>
-        <translation type="unfinished"></translation>
+        <translation>B：所选头的输出（它在上下文中的切片）变为 0</translation>
     </message>
     <message>
         <source>Scale its softmax: T =</source>
@@ -1898,7 +1894,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Attention rollout to this layer (an approximation)</source>
-        <translation type="unfinished"></translation>
+        <translation>到这一层的注意力 rollout（近似）</translation>
     </message>
     <message>
         <source>Rollout multiplies the layers&apos; mean attention with the residual connection folded in (½·A + ½·I): a rough picture of how much each input position reaches each position, not what the model computes</source>
@@ -1926,7 +1922,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Busy: press Compare again when the current job is done.</source>
-        <translation type="unfinished"></translation>
+        <translation>忙碌中：当前任务完成后请再按“比较”。</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;A&lt;/b&gt; is the current run; &lt;b&gt;B&lt;/b&gt; the same with the changes above: a mask switched off (the look-ahead mask off shows the leak: B&apos;s decoder rows attend to later positions), another source sentence (change one word), another target (a branch of the decode), or heads switched off (their output becomes 0) or with their softmax temperature-scaled. Both are run again from their tokens; the right heatmap is &lt;b&gt;B − A&lt;/b&gt; (red: B attends more, blue: less) over the rows and columns they share.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Below: how the output changed, and how much every head&apos;s attention moved (mean |B − A|) in the kind shown — an intervention changes only the layers after it. &lt;i&gt;Rollout&lt;/i&gt; multiplies the layers&apos; mean attention with the residual connection folded in (½·A + ½·I), an approximation of how much each input position reaches each position.&lt;/p&gt;</source>
@@ -2045,11 +2041,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>You picked “%1” (p = %2) instead of the argmax “%3” (p = %4)</source>
-        <translation type="unfinished"></translation>
+        <translation>你选择了“%1”(p = %2)，而不是 argmax“%3”(p = %4)</translation>
     </message>
     <message>
         <source>Position %1 read “%2” and chose “%3” (p = %4)</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 %1 读到“%2”，选择了“%3”(p = %4)</translation>
     </message>
     <message>
         <source>#</source>
@@ -2084,7 +2080,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Select a step to see its next-token probabilities and attention rows</source>
-        <translation type="unfinished"></translation>
+        <translation>选择一步，查看它的下一个词元概率和注意力行</translation>
     </message>
     <message>
         <source>◀ Step back</source>
@@ -2112,7 +2108,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Keep appending the argmax until the end token (End)</source>
-        <translation type="unfinished"></translation>
+        <translation>不断追加 argmax，直到结束词元 (End)</translation>
     </message>
     <message>
         <source>Go back to the target prefix (Home)</source>
@@ -2172,7 +2168,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Step %1 of %2: after “%3” the model chooses “%4” (p = %5).</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 步，共 %2 步：在“%3”之后，模型选择“%4”(p = %5)。</translation>
     </message>
     <message>
         <source>Cross-attention rows</source>
@@ -2196,7 +2192,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>The model&apos;s outputs appear here after a run.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行之后，模型的输出会显示在这里。</translation>
     </message>
     <message>
         <source>Masked-LM predictions at every position: select a position on the left to see its most probable tokens.</source>
@@ -2228,7 +2224,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Next: “%1”, p = %2. Step forward (→) to take it, or pick another token.</source>
-        <translation type="unfinished"></translation>
+        <translation>下一个：“%1”，p = %2。前进一步 (→) 采用它，或者选另一个词元。</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;An encoder-only model&lt;/b&gt; reads the whole input at once; there is nothing to decode. %1%2%3&lt;/p&gt;</source>
@@ -2276,7 +2272,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>, the new cross-attention row [batch, heads, 1, len_src] = %1</source>
-        <translation type="unfinished"></translation>
+        <translation>，新的交叉注意力行 [batch, heads, 1, len_src] = %1</translation>
     </message>
     <message>
         <source>No steps to show</source>
@@ -2284,11 +2280,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;b&gt;Masked-LM predictions at position %1&lt;/b&gt; (input “%2”)</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;位置 %1 上的掩码语言模型预测&lt;/b&gt;（输入“%2”）</translation>
     </message>
     <message>
         <source>&lt;b&gt;Next-token probabilities after position %1&lt;/b&gt; (input “%2”)</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;位置 %1 之后的下一个词元概率&lt;/b&gt;（输入“%2”）</translation>
     </message>
     <message>
         <source>L%1 H%2</source>
@@ -2324,7 +2320,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;b&gt;New %1 row at position %2&lt;/b&gt; (query “%3”), every layer and head</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;位置 %2 上新的%1行&lt;/b&gt;（查询“%3”），每一层和每个头</translation>
     </message>
     <message>
         <source>cross-attention</source>
@@ -2339,11 +2335,11 @@ step %4: %5</source>
     <name>attnviz::gui::Engine</name>
     <message>
         <source> The model now runs on the CPU; restart attnviz to use the GPU again.</source>
-        <translation type="unfinished"></translation>
+        <translation> 模型现在在 CPU 上运行；重新启动 attnviz 才能再次使用 GPU。</translation>
     </message>
     <message>
         <source> The model stays on the GPU: the next run tries it again.</source>
-        <translation type="unfinished"></translation>
+        <translation> 模型留在 GPU 上：下次运行会再试一次。</translation>
     </message>
     <message>
         <source>Loading %1</source>
@@ -2425,7 +2421,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Every head&apos;s attention on the probe sentence shows here</source>
-        <translation type="unfinished"></translation>
+        <translation>每个头在探针句子上的注意力显示在这里</translation>
     </message>
     <message>
         <source>head %1</source>
@@ -2483,7 +2479,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Sort every head by how close its statistics are to the selected head&apos;s</source>
-        <translation type="unfinished"></translation>
+        <translation>按统计与所选头的接近程度对每个头排序</translation>
     </message>
     <message>
         <source>Export CSV…</source>
@@ -2503,7 +2499,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Statistics of every head appear here after a run.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行之后，每个头的统计会显示在这里。</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;One row per head of every attention block, for sentence %1. Each number is a mean over the query rows that are not padding: &lt;b&gt;entropy&lt;/b&gt; −Σ p ln p (0 = all attention on one key; “0–1” divides by its largest possible value), the share of attention on the &lt;b&gt;diagonal&lt;/b&gt; (itself), the &lt;b&gt;previous&lt;/b&gt; token, the &lt;b&gt;first&lt;/b&gt; token, the start and end tokens (&lt;b&gt;BOS&lt;/b&gt;, &lt;b&gt;EOS&lt;/b&gt;: heads with nothing to do often park their attention there — “attention sinks”), &lt;b&gt;padding&lt;/b&gt;, the mean &lt;b&gt;distance&lt;/b&gt; |i − j| it looks over, and for cross-attention how &lt;b&gt;monotonic&lt;/b&gt; the alignment is (Kendall&apos;s τ: +1 reads the source in order, −1 in reverse). “—”: does not apply.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Click a header to sort; select a row to show that head in the other views (double-click opens it); &lt;i&gt;Find heads like this one&lt;/i&gt; sorts by how close every head&apos;s numbers are to the selected head&apos;s. The Overview&apos;s badges name each head&apos;s strongest pattern.&lt;/p&gt;</source>
@@ -2608,7 +2604,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>How precisely each probability is stored in the page</source>
-        <translation type="unfinished"></translation>
+        <translation>每个概率在页面中保存的精度</translation>
     </message>
     <message>
         <source>Probabilities:</source>
@@ -2624,7 +2620,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Keep at least one kind of attention, one layer and one head.</source>
-        <translation type="unfinished"></translation>
+        <translation>请至少保留一种注意力、一层和一个头。</translation>
     </message>
     <message>
         <source>%1 MB</source>
@@ -2639,7 +2635,7 @@ step %4: %5</source>
     <name>attnviz::gui::MainWindow</name>
     <message>
         <source>[ and ] move across heads, M toggles the mean of the heads</source>
-        <translation type="unfinished"></translation>
+        <translation>[ 和 ] 在各头之间移动，M 切换各头平均</translation>
     </message>
     <message>
         <source>attnviz</source>
@@ -2647,7 +2643,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>The model&apos;s structure: select an attention block or a head to show it</source>
-        <translation type="unfinished"></translation>
+        <translation>模型的结构：选择一个注意力块或一个头来显示它</translation>
     </message>
     <message>
         <source>Please note</source>
@@ -2699,7 +2695,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Example sentences from the model&apos;s config</source>
-        <translation type="unfinished"></translation>
+        <translation>模型配置中的示例句子</translation>
     </message>
     <message>
         <source>Source:</source>
@@ -2707,7 +2703,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>A source sentence, words separated by spaces</source>
-        <translation type="unfinished"></translation>
+        <translation>一个源句子，词之间用空格分隔</translation>
     </message>
     <message>
         <source>Target prefix:</source>
@@ -2743,7 +2739,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Back to the target prefix, ready to step (Home)</source>
-        <translation type="unfinished"></translation>
+        <translation>回到目标前缀，准备单步 (Home)</translation>
     </message>
     <message>
         <source>Attention:</source>
@@ -2771,7 +2767,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Which sentence of the batch the views show</source>
-        <translation type="unfinished"></translation>
+        <translation>视图显示批次中的哪个句子</translation>
     </message>
     <message>
         <source>Colormap:</source>
@@ -2779,11 +2775,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>PgUp/PgDn layer · [ ] head · M mean · ← → step</source>
-        <translation type="unfinished"></translation>
+        <translation>PgUp/PgDn 层 · [ ] 头 · M 平均 · ← → 单步</translation>
     </message>
     <message>
         <source>Masks switched off in the Masks view: every view shows the leak</source>
-        <translation type="unfinished"></translation>
+        <translation>在“掩码”视图中关闭的掩码：每个视图都会显示泄漏</translation>
     </message>
     <message>
         <source>Cancel</source>
@@ -2847,7 +2843,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Vocabularies (*.pkl *.model *.json *.txt *.vocab);;All files (*)</source>
-        <translation type="unfinished"></translation>
+        <translation>词表 (*.pkl *.model *.json *.txt *.vocab);;所有文件 (*)</translation>
     </message>
     <message>
         <source>Open a model &amp;folder…</source>
@@ -3100,7 +3096,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Encode the source and decode greedily to the end (Ctrl+Enter)</source>
-        <translation type="unfinished"></translation>
+        <translation>编码源句并贪心解码到结尾 (Ctrl+Enter)</translation>
     </message>
     <message>
         <source>Prompt:</source>
@@ -3108,7 +3104,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>The start of a text, words separated by spaces</source>
-        <translation type="unfinished"></translation>
+        <translation>一段文本的开头，词之间用空格分隔</translation>
     </message>
     <message>
         <source>The start of a text to continue</source>
@@ -3116,7 +3112,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Continue the prompt greedily to the end (Ctrl+Enter)</source>
-        <translation type="unfinished"></translation>
+        <translation>贪心地把提示续写到结尾 (Ctrl+Enter)</translation>
     </message>
     <message>
         <source>Input:</source>
@@ -3124,7 +3120,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>An input sentence, words separated by spaces</source>
-        <translation type="unfinished"></translation>
+        <translation>一个输入句子，词之间用空格分隔</translation>
     </message>
     <message>
         <source>An input text</source>
@@ -3132,7 +3128,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Run the encoder on the input (Ctrl+Enter)</source>
-        <translation type="unfinished"></translation>
+        <translation>在输入上运行编码器 (Ctrl+Enter)</translation>
     </message>
     <message>
         <source>%1 mask off</source>
@@ -3149,34 +3145,6 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     <message>
         <source>Unknown words in the %1</source>
         <translation>%1中的未知词</translation>
-    </message>
-    <message>
-        <source>%1 %2 not in the model&apos;s vocabulary: the model reads %3 as %4, so the output says nothing about %5.</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>is</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>are</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>it</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>each</source>
-        <translation type="unfinished"></translation>
-    </message>
-    <message>
-        <source>that word</source>
-        <translation>那个词</translation>
-    </message>
-    <message>
-        <source>those words</source>
-        <translation>那些词</translation>
     </message>
     <message>
         <source>Forward pass: %1 ms</source>
@@ -3220,7 +3188,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>The prompt is longer than the model reads</source>
-        <translation type="unfinished"></translation>
+        <translation>提示比模型能读取的更长</translation>
     </message>
     <message>
         <source>It is %1 tokens long; the model takes %2 positions (its max_len). nanoGPT&apos;s sample.py keeps the last %3 tokens and goes on.</source>
@@ -3236,7 +3204,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Models (*.safetensors *.pt *.pth *.bin);;All files (*)</source>
-        <translation type="unfinished"></translation>
+        <translation>模型 (*.safetensors *.pt *.pth *.bin);;所有文件 (*)</translation>
     </message>
     <message>
         <source>Its config</source>
@@ -3252,7 +3220,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Its names follow no architecture attnviz knows</source>
-        <translation type="unfinished"></translation>
+        <translation>它的名称不符合 attnviz 已知的任何架构</translation>
     </message>
     <message>
         <source>Open %1 with a JSON map of its names (the button, or File › Open model with a names map…), or with a config (File › Open model with a config file…).</source>
@@ -3264,7 +3232,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>The map of %1&apos;s tensor names to their roles</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 的张量名称到其角色的映射</translation>
     </message>
     <message>
         <source>Why the model needs one: </source>
@@ -3296,7 +3264,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Nothing to animate: decode a sentence first (Run).</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可做成动画的内容：请先解码一个句子（运行）。</translation>
     </message>
     <message>
         <source>Could not create %1</source>
@@ -3332,7 +3300,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>%1: open it in any web browser, offline; share the one file</source>
-        <translation type="unfinished"></translation>
+        <translation>%1：可离线用任何网页浏览器打开；分享这一个文件即可</translation>
     </message>
     <message>
         <source>Export view as %1</source>
@@ -3352,7 +3320,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Write the frames (decoding-001.png …) and the animation into</source>
-        <translation type="unfinished"></translation>
+        <translation>把帧（decoding-001.png …）和动画写入</translation>
     </message>
     <message>
         <source>Decoding exported</source>
@@ -3377,6 +3345,14 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     <message>
         <source>Web pages (*.html)</source>
         <translation>网页 (*.html)</translation>
+    </message>
+    <message>
+        <source>%1 is not in the model&apos;s vocabulary: the model reads it as %2, so the output says nothing about that word.</source>
+        <translation>%1 不在模型的词表中：模型把它读作 %2，所以输出对这个词什么也说明不了。</translation>
+    </message>
+    <message>
+        <source>%1 are not in the model&apos;s vocabulary: the model reads each as %2, so the output says nothing about those words.</source>
+        <translation>%1 不在模型的词表中：模型把每个都读作 %2，所以输出对这些词什么也说明不了。</translation>
     </message>
 </context>
 <context>
@@ -3407,7 +3383,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Masks &lt;pad&gt; keys in decoder self-attention</source>
-        <translation type="unfinished"></translation>
+        <translation>在解码器自注意力中掩盖 &lt;pad&gt; 键</translation>
     </message>
     <message>
         <source>Off: decoder queries see future target tokens — the future leaks into every later layer (teacher forcing makes this look deceptively good)</source>
@@ -3463,7 +3439,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>The masks of the current input appear here after a run.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行之后，当前输入的掩码会显示在这里。</translation>
     </message>
     <message>
         <source> — off</source>
@@ -3488,7 +3464,8 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     <message>
         <source>No look-ahead mask in %1:
 every query may see every key</source>
-        <translation type="unfinished"></translation>
+        <translation>%1中没有前瞻掩码：
+每个查询都可以看到每个键</translation>
     </message>
     <message>
         <source>encoder self-attention</source>
@@ -3540,7 +3517,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>  (the mean of the heads has no single pipeline: head 1 shown)</source>
-        <translation type="unfinished"></translation>
+        <translation>  （各头平均没有单一的计算流程：显示头 1）</translation>
     </message>
     <message>
         <source>&lt;b&gt;The look-ahead mask is off&lt;/b&gt;: decoder queries see future tokens, the cells above the diagonal are no longer 0.</source>
@@ -3552,7 +3529,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;b&gt;The padding mask is off&lt;/b&gt;: queries attend to padding keys too.</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;填充掩码已关闭&lt;/b&gt;：查询也会关注填充键。</translation>
     </message>
     <message>
         <source>&lt;b&gt;The target padding mask is off&lt;/b&gt;: decoder queries attend to the target&apos;s padding keys too.</source>
@@ -3598,7 +3575,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>%1 — layers × heads (click one to open it)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 — 层 × 头（点击一个打开）</translation>
     </message>
     <message>
         <source>Mean</source>
@@ -3629,7 +3606,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Every layer and head of one kind of attention appears here after a run.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行之后，一种注意力的每一层和每个头会显示在这里。</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;Each thumbnail is one head&apos;s [len_q, len_k] = %1 probability matrix (rows: queries, columns: keys, as in the Attention view), coloured from 0 to its own largest value so that every head&apos;s pattern shows. The full tensor is [batch, layers, heads, len_q, len_k] = %2. Heads of one layer run in parallel on different d_k = %3 slices of the projections, so they can learn different patterns: a diagonal, the previous token, a word&apos;s translation, or the end token.&lt;/p&gt;</source>
@@ -3652,7 +3629,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>How many positions (rows of the table) to show</source>
-        <translation type="unfinished"></translation>
+        <translation>显示多少个位置（表的行数）</translation>
     </message>
     <message>
         <source>Curves of dimensions:</source>
@@ -3692,7 +3669,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Positional encodings appear here once a model is loaded.</source>
-        <translation type="unfinished"></translation>
+        <translation>加载模型后，位置编码会显示在这里。</translation>
     </message>
     <message>
         <source>x = embedding·√d_model + PE (this model scales its embeddings by √%1 = %2)</source>
@@ -3712,11 +3689,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>PE(pos, 2i) = sin(pos / 10000&lt;sup&gt;2i/d_model&lt;/sup&gt;)</source>
-        <translation type="unfinished"></translation>
+        <translation>PE(pos, 2i) = sin(pos / 10000&lt;sup&gt;2i/d_model&lt;/sup&gt;)</translation>
     </message>
     <message>
         <source>PE(pos, 2i+1) = cos(pos / 10000&lt;sup&gt;2i/d_model&lt;/sup&gt;)</source>
-        <translation type="unfinished"></translation>
+        <translation>PE(pos, 2i+1) = cos(pos / 10000&lt;sup&gt;2i/d_model&lt;/sup&gt;)</translation>
     </message>
     <message>
         <source>dim %1</source>
@@ -3736,11 +3713,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Learned positions (%1 table): chosen dimensions</source>
-        <translation type="unfinished"></translation>
+        <translation>可学习的位置（%1 表）：所选维度</translation>
     </message>
     <message>
         <source>Sinusoidal positional encoding: chosen dimensions</source>
-        <translation type="unfinished"></translation>
+        <translation>正弦位置编码：所选维度</translation>
     </message>
     <message>
         <source>position ↓</source>
@@ -3804,15 +3781,15 @@ every query may see every key</source>
     </message>
     <message>
         <source>%1 (only the first %2 rotate, rotary_pct %3; the rest pass unturned)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1（只有前 %2 个旋转，rotary_pct %3；其余不旋转）</translation>
     </message>
     <message>
         <source>θ&lt;sub&gt;i&lt;/sub&gt; = rope_theta&lt;sup&gt;−2i/d_head&lt;/sup&gt; = %1&lt;sup&gt;−2i/%2&lt;/sup&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>θ&lt;sub&gt;i&lt;/sub&gt; = rope_theta&lt;sup&gt;−2i/d_head&lt;/sup&gt; = %1&lt;sup&gt;−2i/%2&lt;/sup&gt;</translation>
     </message>
     <message>
         <source>offset j − i (key position − query position)</source>
-        <translation type="unfinished"></translation>
+        <translation>偏移 j − i（键的位置 − 查询的位置）</translation>
     </message>
     <message>
         <source>bias</source>
@@ -3820,7 +3797,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>%1 head %2: the bias added to a score, by offset</source>
-        <translation type="unfinished"></translation>
+        <translation>%1头 %2：按偏移加到分数上的偏置</translation>
     </message>
     <message>
         <source>Decoder</source>
@@ -3848,11 +3825,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>bias[i, j] = table[bucket(j − i), head %1]</source>
-        <translation type="unfinished"></translation>
+        <translation>bias[i, j] = table[bucket(j − i), head %1]</translation>
     </message>
     <message>
         <source>relative position bias · %1 buckets · max_distance %2 · %3 heads</source>
-        <translation type="unfinished"></translation>
+        <translation>相对位置偏置 · %1 个桶 · max_distance %2 · %3 个头</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Relative position bias (T5)&lt;/b&gt; adds nothing to the token vectors. Each head learns one number per &lt;b&gt;bucket&lt;/b&gt; of the offset j − i between a key and a query, and adds it to their score before the mask and the softmax: score = q·k + bias[bucket(j − i)] (T5 does not divide by √d_k). Offsets below %1 each have a bucket of their own; larger ones share buckets on a logarithmic scale up to %2, beyond which they all read the last one. %3&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;The table [buckets, heads] = %4 is held by the first layer of each stack and used by every layer of it; cross-attention has none. The heatmap is this head&apos;s bias for every query and key position; the chart reads it along one row, by offset.&lt;/p&gt;</source>
@@ -3876,7 +3853,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>How fast each pair of dimensions turns: θ_i radians per position</source>
-        <translation type="unfinished"></translation>
+        <translation>每对维度转得多快：每个位置 θ_i 弧度</translation>
     </message>
     <message>
         <source>score / |q|²</source>
@@ -3884,11 +3861,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>offset m − n (query position − key position)</source>
-        <translation type="unfinished"></translation>
+        <translation>偏移 m − n（查询的位置 − 键的位置）</translation>
     </message>
     <message>
         <source>The score of the same q and k, m − n positions apart</source>
-        <translation type="unfinished"></translation>
+        <translation>相同的 q 和 k 相距 m − n 个位置时的分数</translation>
     </message>
     <message>
         <source>query position m ↓</source>
@@ -3904,7 +3881,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>d_head = %1 · rotary, rope_theta = %2 · max_len = %3</source>
-        <translation type="unfinished"></translation>
+        <translation>d_head = %1 · 旋转，rope_theta = %2 · max_len = %3</translation>
     </message>
 </context>
 <context>
@@ -3935,7 +3912,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>default: the decoding length setting (else the source length + 5)</source>
-        <translation type="unfinished"></translation>
+        <translation>默认：解码长度设置（否则为源句长度 + 5）</translation>
     </message>
     <message>
         <source>default</source>
@@ -3959,11 +3936,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>softmax(logits / T): T &lt; 1 sharpens, T &gt; 1 flattens</source>
-        <translation type="unfinished"></translation>
+        <translation>softmax(logits / T)：T &lt; 1 更尖锐，T &gt; 1 更平缓</translation>
     </message>
     <message>
         <source>Keep only the k most probable tokens (0 = all)</source>
-        <translation type="unfinished"></translation>
+        <translation>只保留概率最高的 k 个词元（0 = 全部）</translation>
     </message>
     <message>
         <source>all</source>
@@ -3979,7 +3956,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>How many samples, with seeds seed, seed + 1, …</source>
-        <translation type="unfinished"></translation>
+        <translation>样本数，种子依次为 seed、seed + 1、…</translation>
     </message>
     <message>
         <source>temperature</source>
@@ -4007,7 +3984,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>How many hypotheses are kept at each step</source>
-        <translation type="unfinished"></translation>
+        <translation>每一步保留多少个假设</translation>
     </message>
     <message>
         <source>Finished hypotheses are ranked by score / length^α; 0 = the plain sum of log-probabilities</source>
@@ -4015,7 +3992,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>How many of the best candidates that were not kept to draw, greyed</source>
-        <translation type="unfinished"></translation>
+        <translation>画出多少个未被保留的最佳候选（灰色）</translation>
     </message>
     <message>
         <source>width</source>
@@ -4043,7 +4020,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>This model has no decoder: there is nothing to decode.</source>
-        <translation type="unfinished"></translation>
+        <translation>此模型没有解码器：没有可解码的内容。</translation>
     </message>
     <message>
         <source>Searching…</source>
@@ -4063,11 +4040,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;b&gt;Sample %1:&lt;/b&gt; %2 — log P = %3 under the model</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;样本 %1：&lt;/b&gt;%2 — 模型下 log P = %3</translation>
     </message>
     <message>
         <source>Press Search: it starts from the current source and target prefix.</source>
-        <translation type="unfinished"></translation>
+        <translation>按“搜索”：它从当前的源句和目标前缀开始。</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;Greedy decoding takes the most probable token at every step. &lt;b&gt;Sampling&lt;/b&gt; draws it instead from softmax(logits / temperature), after keeping only the top-k tokens and then the fewest tokens whose probabilities reach top-p; a seed makes the draws repeatable. &lt;b&gt;Beam search&lt;/b&gt; keeps the &lt;i&gt;width&lt;/i&gt; best partial sentences by their score, the sum of the log-probabilities of their tokens (natural log; 0 is certain, more negative is less likely): at every step each kept hypothesis proposes every token, and the best candidates stay; a hypothesis that chooses the end token (or reaches the length limit) is finished and frees its slot. Finished ones are ranked by score / length^α (α = 0: the plain score).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;In the tree each column is a step: green boxes finished, dashed ones were cut at the length limit, grey ones were pruned; the orange path is the best hypothesis. Click a box to choose it, double-click (or the button) to load it into every view.&lt;/p&gt;</source>
@@ -4090,11 +4067,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Head %1: its own W_Q, W_K, W_V slices of width d_k = %2</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1：它自己的 W_Q、W_K、W_V 切片，宽度 d_k = %2</translation>
     </message>
     <message>
         <source>Head %1: its own W_Q slice of width d_k = %2; %3</source>
-        <translation type="unfinished"></translation>
+        <translation>头 %1：它自己的 W_Q 切片，宽度 d_k = %2；%3</translation>
     </message>
     <message>
         <source>learned</source>
@@ -4114,7 +4091,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Token embedding [%1 %2, d_model %3]%4%5%6</source>
-        <translation type="unfinished"></translation>
+        <translation>词元嵌入 [%1 %2, d_model %3]%4%5%6</translation>
     </message>
     <message>
         <source> plus the %1 positional encoding</source>
@@ -4130,11 +4107,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>; rotary positions turn the queries and keys inside attention instead</source>
-        <translation type="unfinished"></translation>
+        <translation>；旋转位置编码则在注意力内部旋转查询和键</translation>
     </message>
     <message>
         <source>Position-wise: the same two linear layers for every token</source>
-        <translation type="unfinished"></translation>
+        <translation>逐位置：每个词元使用相同的两个线性层</translation>
     </message>
     <message>
         <source>Encoder (1 layer)</source>
@@ -4146,7 +4123,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Reads the input; every layer is self-attention + feed-forward</source>
-        <translation type="unfinished"></translation>
+        <translation>读取输入；每一层是自注意力 + 前馈网络</translation>
     </message>
     <message>
         <source>Layer %1</source>
@@ -4158,7 +4135,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Every input token attends to every input token (padding masked)</source>
-        <translation type="unfinished"></translation>
+        <translation>每个输入词元关注每个输入词元（填充被掩码）</translation>
     </message>
     <message>
         <source>Feed-forward (d_ff %1)</source>
@@ -4178,11 +4155,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>The mean over positions, then Linear [classes %1, d_model %2]</source>
-        <translation type="unfinished"></translation>
+        <translation>对位置取平均，然后是线性层 [classes %1, d_model %2]</translation>
     </message>
     <message>
         <source>What the model predicts (the Decoding view shows it)</source>
-        <translation type="unfinished"></translation>
+        <translation>模型预测的内容（“解码”视图会显示）</translation>
     </message>
     <message>
         <source>Decoder (1 layer)</source>
@@ -4202,7 +4179,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Target tokens attend to themselves and earlier target tokens only</source>
-        <translation type="unfinished"></translation>
+        <translation>目标词元只关注自身和更早的目标词元</translation>
     </message>
     <message>
         <source>Cross-attention</source>
@@ -4210,7 +4187,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Target tokens (queries) attend to the encoder output (keys and values)</source>
-        <translation type="unfinished"></translation>
+        <translation>目标词元（查询）关注编码器的输出（键和值）</translation>
     </message>
     <message>
         <source>Output projection → softmax</source>
@@ -4229,7 +4206,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Double-click (or press Enter) to continue the decode with “%1”</source>
-        <translation type="unfinished"></translation>
+        <translation>双击（或按 Enter）用“%1”继续解码</translation>
     </message>
     <message>
         <source>Rank</source>
@@ -4350,7 +4327,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>A UTF-8 text file with one &quot;source&lt;TAB&gt;target&quot; pair a line</source>
-        <translation type="unfinished"></translation>
+        <translation>UTF-8 文本文件，每行一个 "源&lt;TAB&gt;目标" 句对</translation>
     </message>
     <message>
         <source>Size:</source>
@@ -4366,7 +4343,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Optimizer steps, each on a fresh batch of 64 sentence pairs</source>
-        <translation type="unfinished"></translation>
+        <translation>优化器步数，每步使用新的一批 64 个句对</translation>
     </message>
     <message>
         <source>Seed:</source>
@@ -4374,7 +4351,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The same seed trains the same model again, step for step</source>
-        <translation type="unfinished"></translation>
+        <translation>相同的种子会一步一步地训练出相同的模型</translation>
     </message>
     <message>
         <source>Keep:</source>
@@ -4382,11 +4359,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>every </source>
-        <translation type="unfinished"></translation>
+        <translation>每 </translation>
     </message>
     <message>
         <source> steps</source>
-        <translation type="unfinished"></translation>
+        <translation> 步</translation>
     </message>
     <message>
         <source>off</source>
@@ -4426,7 +4403,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Scrub through the recorded snapshots of every head&apos;s attention</source>
-        <translation type="unfinished"></translation>
+        <translation>浏览记录下的每个头注意力的快照</translation>
     </message>
     <message>
         <source>step 888888 of 888888 · loss 8.888</source>
@@ -4454,7 +4431,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Cannot create %1 to save the trained model in</source>
-        <translation type="unfinished"></translation>
+        <translation>无法创建 %1 来保存训练好的模型</translation>
     </message>
     <message>
         <source>Preparing…</source>
@@ -4474,7 +4451,7 @@ every query may see every key</source>
     </message>
     <message>
         <source> in %1 s; held-out exact match %2 (%3 of %4); saved to %5</source>
-        <translation type="unfinished"></translation>
+        <translation>，用时 %1 秒；留出集完全匹配 %2（%4 个中 %3 个）；已保存到 %5</translation>
     </message>
     <message>
         <source>Training failed: %1</source>
@@ -4490,7 +4467,7 @@ every query may see every key</source>
     </message>
     <message>
         <source> · held-out exact match &lt;b&gt;%1&lt;/b&gt; (step %2)</source>
-        <translation type="unfinished"></translation>
+        <translation> · 留出集完全匹配 &lt;b&gt;%1&lt;/b&gt;（第 %2 步）</translation>
     </message>
     <message>
         <source> · &lt;b&gt;paused&lt;/b&gt;</source>
@@ -4583,7 +4560,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Hover a word to see %1 (%2, %3 layer %4, %5)</source>
-        <translation type="unfinished"></translation>
+        <translation>把鼠标悬停在一个词上查看%1（%2，%3第 %4 层，%5）</translation>
     </message>
     <message>
         <source>the words it looked at</source>
@@ -4623,6 +4600,113 @@ every query may see every key</source>
     </message>
 </context>
 <context>
+    <name>attnviz::gui::View</name>
+    <message>
+        <source>Attention</source>
+        <translation>注意力</translation>
+    </message>
+    <message>
+        <source>One kind, layer and head (or the mean of the heads) as a heatmap: queries as rows, keys as columns</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Overview</source>
+        <translation>总览</translation>
+    </message>
+    <message>
+        <source>Every layer × head of one kind as thumbnails; click one to open it</source>
+        <translation>一种注意力的每个 层 × 头 的缩略图；点击一个打开</translation>
+    </message>
+    <message>
+        <source>Masks</source>
+        <translation>掩码</translation>
+    </message>
+    <message>
+        <source>The padding and look-ahead masks, scores → masked scores → softmax, switches that turn a mask off, a padded batch</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Positional encoding</source>
+        <translation>位置编码</translation>
+    </message>
+    <message>
+        <source>PE(pos, dim) curves, the position × dimension matrix, the similarity of positions</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Decoding</source>
+        <translation>解码</translation>
+    </message>
+    <message>
+        <source>The translation step by step: the top-k next tokens (pick one to branch) and each step&apos;s new attention rows</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Architecture</source>
+        <translation>架构</translation>
+    </message>
+    <message>
+        <source>The model drawn as the paper&apos;s figure with this run&apos;s shapes; click a block for its activations</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Inside a cell</source>
+        <translation>单元格内部</translation>
+    </message>
+    <message>
+        <source>One attention weight computed step by step: q · k, ÷ √d_k, the mask, the softmax row, the weighted values</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head statistics</source>
+        <translation>注意力头统计</translation>
+    </message>
+    <message>
+        <source>Every head&apos;s entropy and where its attention goes, sortable; badges on the Overview</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Before / after</source>
+        <translation>前后对比</translation>
+    </message>
+    <message>
+        <source>This run against a variation (a mask off, another sentence, heads switched off) and their difference</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Why this token?</source>
+        <translation>为什么是这个词元？</translation>
+    </message>
+    <message>
+        <source>Why the model chose a token: what every layer predicts (the logit lens) and what every head and block adds to its logit</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Head atlas</source>
+        <translation>注意力头图谱</translation>
+    </message>
+    <message>
+        <source>Every head over a whole corpus: a scatter of two statistics, a sortable table, its strongest sentences and its queries and keys projected</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation>搜索</translation>
+    </message>
+    <message>
+        <source>Sampling and beam search beyond greedy decoding; load any hypothesis into every view</source>
+        <translation type="unfinished"></translation>
+    </message>
+    <message>
+        <source>Train</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Train a Transformer on a task and watch its attention form</source>
+        <translation>在一个任务上训练 Transformer，观察它的注意力如何形成</translation>
+    </message>
+</context>
+<context>
     <name>attnviz::gui::WhyPatchingTab</name>
     <message>
         <source>Corrupted input:</source>
@@ -4650,7 +4734,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Stop the sweep (Esc); the tab keeps what it showed</source>
-        <translation type="unfinished"></translation>
+        <translation>停止扫描 (Esc)；标签页保留已显示的内容</translation>
     </message>
     <message>
         <source>Change one word of the source (%1 tokens): the corrupted source must have as many tokens as the clean one, so that positions line up. The target stays the current run&apos;s.</source>
@@ -4666,11 +4750,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Press Run first: the clean input is the current run.</source>
-        <translation type="unfinished"></translation>
+        <translation>请先按“运行”：干净的输入就是当前运行。</translation>
     </message>
     <message>
         <source>Type the corrupted input: the current one with a word changed.</source>
-        <translation type="unfinished"></translation>
+        <translation>输入被破坏的输入：把当前输入改一个词。</translation>
     </message>
     <message>
         <source>Activation patching</source>
@@ -4678,11 +4762,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Cancelled: the heatmaps below are those of the run before.</source>
-        <translation type="unfinished"></translation>
+        <translation>已取消：下面的热力图是上一次运行的。</translation>
     </message>
     <message>
         <source>Busy: press Run patching again when the current job is done.</source>
-        <translation type="unfinished"></translation>
+        <translation>忙碌中：当前任务完成后请再按“运行激活修补”。</translation>
     </message>
     <message>
         <source>m = logit[%1] − logit[%2] at position %3: &lt;b&gt;m(clean) = %4&lt;/b&gt;, &lt;b&gt;m(corrupted) = %5&lt;/b&gt; (corrupted: “%6”). Each cell: the share of the difference that copying that one activation from the clean run brings back — 100% the clean margin whole, 0% nothing.</source>
@@ -4694,11 +4778,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Patching… every layer, position and head is a run of its own.</source>
-        <translation type="unfinished"></translation>
+        <translation>激活修补中…每一层、每个位置和每个头都单独运行一次。</translation>
     </message>
     <message>
         <source>= %1 of the difference · m(patched) = %2 (clean %3, corrupted %4)</source>
-        <translation type="unfinished"></translation>
+        <translation>= 差值的 %1 · m(修补后) = %2（干净 %3，被破坏 %4）</translation>
     </message>
     <message>
         <source>layer</source>
@@ -4738,7 +4822,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>restored = (m(patched) − m(corrupted)) / (m(clean) − m(corrupted))</source>
-        <translation type="unfinished"></translation>
+        <translation>恢复比例 = (m(修补后) − m(被破坏)) / (m(干净) − m(被破坏))</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Here: m = logit[%1] − logit[%2] at position %3 of the %4, m(clean) = %5, m(corrupted) = %6 (corrupted: “%7”), %8 patched runs. Red: the patch brings the clean answer back (100% = whole), blue: it pushes further away; the last layer&apos;s stream restores 100% at the explained position and 0% elsewhere. Patching measures what an activation causes, not where a head looks.&lt;/p&gt;</source>
@@ -4797,7 +4881,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The tab shown as a table: every lens cell, or every contribution</source>
-        <translation type="unfinished"></translation>
+        <translation>以表格形式显示的标签页：每个透镜格子，或每项贡献</translation>
     </message>
     <message>
         <source>Export NumPy…</source>
@@ -4813,7 +4897,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>What every layer would predict if the model stopped there</source>
-        <translation type="unfinished"></translation>
+        <translation>如果模型停在那一层，每一层会预测什么</translation>
     </message>
     <message>
         <source>Colour:</source>
@@ -4877,7 +4961,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Stop the computation (Esc); “Compute” runs it again</source>
-        <translation type="unfinished"></translation>
+        <translation>停止计算 (Esc)；“计算”会重新运行</translation>
     </message>
     <message>
         <source>Patching</source>
@@ -4987,7 +5071,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Each layer&apos;s most probable next token and its probability</source>
-        <translation type="unfinished"></translation>
+        <translation>每一层概率最高的下一个词元及其概率</translation>
     </message>
     <message>
         <source>Colour: probability of the model&apos;s final choice at each position · written: each layer&apos;s top token</source>
@@ -4999,11 +5083,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>%1 is never the top token there (rank %2 at the last layer)</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 在那里从未成为概率最高的词元（最后一层排名 %2）</translation>
     </message>
     <message>
         <source>%1 is the top token from the embeddings on</source>
-        <translation type="unfinished"></translation>
+        <translation>从嵌入开始，%1 就是概率最高的词元</translation>
     </message>
     <message>
         <source>%1 becomes the top token at %2</source>
@@ -5015,7 +5099,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;b&gt;No direct contributions for this model.&lt;/b&gt; %1%2</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;此模型没有直接贡献。&lt;/b&gt;%1%2</translation>
     </message>
     <message>
         <source>&lt;br&gt;&lt;br&gt;The bundled &lt;i&gt;reverse&lt;/i&gt; model is pre-norm: choose it under Model to see a logit split into its parts.</source>
@@ -5023,7 +5107,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The contributions appear here after a run.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行之后，贡献会显示在这里。</translation>
     </message>
     <message>
         <source>part of logit[%1] − logit[%2]</source>
@@ -5075,7 +5159,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Computing the gradients along the path from the baseline to the input…</source>
-        <translation type="unfinished"></translation>
+        <translation>正在沿从基线到输入的路径计算梯度…</translation>
     </message>
     <message>
         <source>&lt;b&gt;No attribution:&lt;/b&gt; %1</source>
@@ -5083,11 +5167,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Cancelled. Press Compute (or change a setting) to compute it again.</source>
-        <translation type="unfinished"></translation>
+        <translation>已取消。按“计算”（或更改设置）重新计算。</translation>
     </message>
     <message>
         <source>The attribution appears here after a run.</source>
-        <translation type="unfinished"></translation>
+        <translation>运行之后，归因会显示在这里。</translation>
     </message>
     <message>
         <source>&lt;span style=&apos;color:#c0392b&apos;&gt;&lt;b&gt;⚠ %1&lt;/b&gt; — over 1 %: too few steps (N = %2) to follow the path (the gradient changes quickly along it); raise the steps until the gap is small before trusting the bars.&lt;/span&gt;</source>
@@ -5099,7 +5183,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;b&gt;f = %1 = %2&lt;/b&gt; at position %3 (after “%4”).&lt;br&gt;%5%6</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;f = %1 = %2&lt;/b&gt;，在位置 %3（“%4”之后）。&lt;br&gt;%5%6</translation>
     </message>
     <message>
         <source>&lt;br&gt;&lt;i&gt;Computed with the usual masks: the masks switched off in this run do not apply here.&lt;/i&gt;</source>
@@ -5107,19 +5191,19 @@ every query may see every key</source>
     </message>
     <message>
         <source>Integrated gradients: red pushes f up, blue pulls it down</source>
-        <translation type="unfinished"></translation>
+        <translation>积分梯度：红色把 f 推高，蓝色把它拉低</translation>
     </message>
     <message>
         <source>Saliency Σ gradient × input at the input itself</source>
-        <translation type="unfinished"></translation>
+        <translation>显著性：在输入处的 Σ 梯度 × 输入</translation>
     </message>
     <message>
         <source>The chosen head&apos;s attention from the explained position</source>
-        <translation type="unfinished"></translation>
+        <translation>所选头从被解释位置出发的注意力</translation>
     </message>
     <message>
         <source>Attention rollout&apos;s row at the explained position</source>
-        <translation type="unfinished"></translation>
+        <translation>被解释位置上的注意力 rollout 行</translation>
     </message>
     <message>
         <source>integrated gradients</source>
@@ -5219,7 +5303,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Σ&lt;sub&gt;d&lt;/sub&gt; ∂f/∂e&lt;sub&gt;i,d&lt;/sub&gt; · e&lt;sub&gt;i,d&lt;/sub&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>Σ&lt;sub&gt;d&lt;/sub&gt; ∂f/∂e&lt;sub&gt;i,d&lt;/sub&gt; · e&lt;sub&gt;i,d&lt;/sub&gt;</translation>
     </message>
     <message>
         <source>IG&lt;sub&gt;i&lt;/sub&gt; = Σ&lt;sub&gt;d&lt;/sub&gt; e&lt;sub&gt;i,d&lt;/sub&gt; · (1/N) Σ&lt;sub&gt;k&lt;/sub&gt; ∂f/∂e&lt;sub&gt;i,d&lt;/sub&gt;(α&lt;sub&gt;k&lt;/sub&gt; e), α&lt;sub&gt;k&lt;/sub&gt; = (k + ½)/N</source>
@@ -5243,11 +5327,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Nothing to export: the attribution has not been computed.</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可导出的内容：归因还没有计算。</translation>
     </message>
     <message>
         <source>Nothing to export: the lens has not been computed.</source>
-        <translation type="unfinished"></translation>
+        <translation>没有可导出的内容：透镜还没有计算。</translation>
     </message>
 </context>
 </TS>

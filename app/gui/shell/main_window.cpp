@@ -1028,13 +1028,11 @@ void MainWindow::showUnknownWords(const QString& field, const QStringList& words
       MessageBar::Level::Warning,
       words.size() == 1 ? tr("An unknown word in the %1").arg(field)
                         : tr("Unknown words in the %1").arg(field),
-      tr("%1 %2 not in the model's vocabulary: the model reads %3 as %4, so the output says "
-         "nothing about %5.")
-          .arg(quoted.join(QStringLiteral(", ")))
-          .arg(words.size() == 1 ? tr("is") : tr("are"))
-          .arg(words.size() == 1 ? tr("it") : tr("each"))
-          .arg(unk)
-          .arg(words.size() == 1 ? tr("that word") : tr("those words")),
+      (words.size() == 1 ? tr("%1 is not in the model's vocabulary: the model reads it as %2, so "
+                              "the output says nothing about that word.")
+                         : tr("%1 are not in the model's vocabulary: the model reads each as %2, "
+                              "so the output says nothing about those words."))
+          .arg(quoted.join(QStringLiteral(", ")), unk),
       QStringLiteral("input"));
 }
 

@@ -492,7 +492,8 @@ Tour* installTour(const TourWindow& w) {
   // The Help menu, first entry.
   QMenu* help = nullptr;
   for (QAction* a : window->menuBar()->actions())
-    if (a->menu() && a->text().remove('&') == QObject::tr("Help")) help = a->menu();
+    if (a->menu() && a->text() == QCoreApplication::translate("attnviz::gui::MainWindow", "&Help"))
+      help = a->menu();
   if (!help) help = window->menuBar()->addMenu(QObject::tr("&Help"));
   help->insertAction(help->actions().isEmpty() ? nullptr : help->actions().front(), action);
   return tour;

@@ -46,59 +46,82 @@ View* make(AppState* state) {
   return new V(state);
 }
 
-// Translated in the context "attnviz::gui::View" (the views' own tr() context).
-#define VIEW_TEXT(s) QT_TRANSLATE_NOOP("attnviz::gui::View", s)
+// Translated in the context "attnviz::gui::View" (the views' own tr() context); written out in
+// full, as lupdate does not look inside a macro of our own.
 
 const std::vector<ViewSpec> kViews = {
-    {"attention", VIEW_TEXT("Attention"),
-     VIEW_TEXT("One kind, layer and head (or the mean of the heads) as a heatmap: queries as rows, "
-               "keys as columns"),
+    {"attention", QT_TRANSLATE_NOOP("attnviz::gui::View", "Attention"),
+     QT_TRANSLATE_NOOP(
+         "attnviz::gui::View",
+         "One kind, layer and head (or the mean of the heads) as a heatmap: queries as rows, "
+         "keys as columns"),
      make<AttentionView>},
-    {"overview", VIEW_TEXT("Overview"),
-     VIEW_TEXT("Every layer × head of one kind as thumbnails; click one to open it"),
+    {"overview", QT_TRANSLATE_NOOP("attnviz::gui::View", "Overview"),
+     QT_TRANSLATE_NOOP("attnviz::gui::View",
+                       "Every layer × head of one kind as thumbnails; click one to open it"),
      make<OverviewView>},
-    {"masks", VIEW_TEXT("Masks"),
-     VIEW_TEXT("The padding and look-ahead masks, scores → masked scores → softmax, switches that "
-               "turn a mask off, a padded batch"),
+    {"masks", QT_TRANSLATE_NOOP("attnviz::gui::View", "Masks"),
+     QT_TRANSLATE_NOOP(
+         "attnviz::gui::View",
+         "The padding and look-ahead masks, scores → masked scores → softmax, switches that "
+         "turn a mask off, a padded batch"),
      make<MasksView>},
-    {"positional", VIEW_TEXT("Positional encoding"),
-     VIEW_TEXT("PE(pos, dim) curves, the position × dimension matrix, the similarity of positions"),
+    {"positional", QT_TRANSLATE_NOOP("attnviz::gui::View", "Positional encoding"),
+     QT_TRANSLATE_NOOP(
+         "attnviz::gui::View",
+         "PE(pos, dim) curves, the position × dimension matrix, the similarity of positions"),
      make<PositionalView>},
-    {"decoding", VIEW_TEXT("Decoding"),
-     VIEW_TEXT("The translation step by step: the top-k next tokens (pick one to branch) and each "
-               "step's new attention rows"),
+    {"decoding", QT_TRANSLATE_NOOP("attnviz::gui::View", "Decoding"),
+     QT_TRANSLATE_NOOP(
+         "attnviz::gui::View",
+         "The translation step by step: the top-k next tokens (pick one to branch) and each "
+         "step's new attention rows"),
      make<DecodingView>},
-    {"architecture", VIEW_TEXT("Architecture"),
-     VIEW_TEXT(
+    {"architecture", QT_TRANSLATE_NOOP("attnviz::gui::View", "Architecture"),
+     QT_TRANSLATE_NOOP(
+         "attnviz::gui::View",
          "The model drawn as the paper's figure with this run's shapes; click a block for its "
          "activations"),
      make<ArchitectureView>},
-    {"cell", VIEW_TEXT("Inside a cell"),
-     VIEW_TEXT("One attention weight computed step by step: q · k, ÷ √d_k, the mask, the softmax "
-               "row, the weighted values"),
+    {"cell", QT_TRANSLATE_NOOP("attnviz::gui::View", "Inside a cell"),
+     QT_TRANSLATE_NOOP(
+         "attnviz::gui::View",
+         "One attention weight computed step by step: q · k, ÷ √d_k, the mask, the softmax "
+         "row, the weighted values"),
      make<CellView>},
-    {"heads", VIEW_TEXT("Head statistics"),
-     VIEW_TEXT("Every head's entropy and where its attention goes, sortable; badges on the "
-               "Overview"),
+    {"heads", QT_TRANSLATE_NOOP("attnviz::gui::View", "Head statistics"),
+     QT_TRANSLATE_NOOP("attnviz::gui::View",
+                       "Every head's entropy and where its attention goes, sortable; badges on the "
+                       "Overview"),
      make<HeadStatsView>},
-    {"compare", VIEW_TEXT("Before / after"),
-     VIEW_TEXT("This run against a variation (a mask off, another sentence, heads switched off) "
-               "and their difference"),
+    {"compare", QT_TRANSLATE_NOOP("attnviz::gui::View", "Before / after"),
+     QT_TRANSLATE_NOOP(
+         "attnviz::gui::View",
+         "This run against a variation (a mask off, another sentence, heads switched off) "
+         "and their difference"),
      make<CompareView>},
-    {"why", VIEW_TEXT("Why this token?"),
-     VIEW_TEXT("Why the model chose a token: what every layer predicts (the logit lens) and what "
-               "every head and block adds to its logit"),
+    {"why", QT_TRANSLATE_NOOP("attnviz::gui::View", "Why this token?"),
+     QT_TRANSLATE_NOOP(
+         "attnviz::gui::View",
+         "Why the model chose a token: what every layer predicts (the logit lens) and what "
+         "every head and block adds to its logit"),
      make<WhyView>},
-    {"atlas", VIEW_TEXT("Head atlas"),
-     VIEW_TEXT("Every head over a whole corpus: a scatter of two statistics, a sortable table, "
-               "its strongest sentences and its queries and keys projected"),
+    {"atlas", QT_TRANSLATE_NOOP("attnviz::gui::View", "Head atlas"),
+     QT_TRANSLATE_NOOP(
+         "attnviz::gui::View",
+         "Every head over a whole corpus: a scatter of two statistics, a sortable table, "
+         "its strongest sentences and its queries and keys projected"),
      make<AtlasView>},
-    {"search", VIEW_TEXT("Search"),
-     VIEW_TEXT("Sampling and beam search beyond greedy decoding; load any hypothesis into every "
-               "view"),
+    {"search", QT_TRANSLATE_NOOP("attnviz::gui::View", "Search"),
+     QT_TRANSLATE_NOOP(
+         "attnviz::gui::View",
+         "Sampling and beam search beyond greedy decoding; load any hypothesis into every "
+         "view"),
      make<SearchView>},
-    {"train", VIEW_TEXT("Train"),
-     VIEW_TEXT("Train a Transformer on a task and watch its attention form"), make<TrainView>},
+    {"train", QT_TRANSLATE_NOOP("attnviz::gui::View", "Train"),
+     QT_TRANSLATE_NOOP("attnviz::gui::View",
+                       "Train a Transformer on a task and watch its attention form"),
+     make<TrainView>},
 };
 
 #undef VIEW_TEXT
