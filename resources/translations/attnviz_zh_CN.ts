@@ -2156,7 +2156,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Decoding</source>
-        <translation>解码中</translation>
+        <translation>解码</translation>
     </message>
     <message>
         <source>Outputs · position %1 (“%2”)</source>
@@ -2570,6 +2570,14 @@ step %4: %5</source>
     <message>
         <source>Masked: no</source>
         <translation>已掩码：否</translation>
+    </message>
+    <message>
+        <source>allowed</source>
+        <translation>允许</translation>
+    </message>
+    <message>
+        <source>masked</source>
+        <translation>被掩码</translation>
     </message>
 </context>
 <context>
@@ -3023,11 +3031,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>attnviz will speak %1 from its next start on: quit and open it again. Your model and settings are kept.</source>
-        <translation type="unfinished"></translation>
+        <translation>attnviz 下次启动时将使用%1：请退出后重新打开。你的模型和设置会保留。</translation>
     </message>
     <message>
         <source>Settings are off (--no-settings): start attnviz with --lang %1 to see it in %2.</source>
-        <translation type="unfinished"></translation>
+        <translation>设置已关闭（--no-settings）：用 --lang %1 启动 attnviz 即可看到%2界面。</translation>
     </message>
     <message>
         <source>Language</source>

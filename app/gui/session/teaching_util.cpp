@@ -79,7 +79,10 @@ QString messageSentence(const char* what) {
   // there; any other (the core's, with its numbers) stays as written.
   QString s = QCoreApplication::translate("attnviz::Error", what);
   if (!s.isEmpty()) s[0] = s[0].toUpper();
-  if (!s.endsWith('.')) s += '.';
+  // A sentence ends with its full stop: a Chinese one with 。
+  const QChar last = s.isEmpty() ? QChar() : s.back();
+  if (!QStringLiteral(".!?。！？").contains(last))
+    s += last.unicode() >= 0x3000 ? QStringLiteral("。") : QStringLiteral(".");
   return s;
 }
 

@@ -209,7 +209,7 @@ HeatmapWidget::Layout HeatmapWidget::computeLayout(QSize size) const {
   if (show_legend_) {
     const double tick_w = std::max({fm.horizontalAdvance(formatTick(d.vmin)),
                                     fm.horizontalAdvance(formatTick(d.vmax)),
-                                    fm.horizontalAdvance(QStringLiteral("allowed"))});
+                                    fm.horizontalAdvance(tr("allowed"))});
     legend_w = std::max(18 + kLegendBar + 6 + tick_w, 18 + fm.horizontalAdvance(d.value_name)) + 4;
   }
   const double right = kPad + legend_w;
@@ -267,7 +267,7 @@ QSize HeatmapWidget::sizeForCell(double cell) const {
   double w = l.grid.right() + kPad;
   double h = l.grid.bottom() + kPad;
   if (show_legend_) {
-    w = std::max(w, l.legend.right() + 6 + fm.horizontalAdvance(QStringLiteral("allowed")) + kPad);
+    w = std::max(w, l.legend.right() + 6 + fm.horizontalAdvance(tr("allowed")) + kPad);
     h = std::max(h, l.legend.bottom() + 2.5 * fm.height() + 10 + kPad);
   }
   return QSize(int(std::ceil(w)), int(std::ceil(h)));
@@ -477,8 +477,8 @@ void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
     p.drawText(QPointF(r.right() + 6, r.center().y() + fm.ascent() / 2 - 1), text);
   };
   if (d.mask_only) {
-    swatch(y, false, QStringLiteral("allowed"));
-    swatch(y + kLegendBar + 8, true, QStringLiteral("masked"));
+    swatch(y, false, tr("allowed"));
+    swatch(y + kLegendBar + 8, true, tr("masked"));
     return;
   }
   // The gradient: top of the bar = vmax.
@@ -498,7 +498,7 @@ void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
   bool any_masked = false;
   if (d.draw_mask)
     for (uint8_t m : d.masked) any_masked = any_masked || m;
-  if (any_masked) swatch(bar.bottom() + 12, true, QStringLiteral("masked"));
+  if (any_masked) swatch(bar.bottom() + 12, true, tr("masked"));
 }
 
 QFont HeatmapWidget::hfont() const {
