@@ -301,7 +301,7 @@
     </message>
     <message>
         <source>divides each position&apos;s vector by its root mean square, then scales it (no centring, no shift)</source>
-        <translation type="unfinished"></translation>
+        <translation>把每个位置的向量除以它的均方根，然后缩放（不减均值，不平移）</translation>
     </message>
     <message>
         <source>subtracts each position&apos;s mean and divides by its standard deviation (unbiased, with ε added to it: the Annotated Transformer&apos;s LayerNorm), then scales and shifts it</source>
@@ -309,7 +309,7 @@
     </message>
     <message>
         <source>normalises each position&apos;s vector to mean 0 and variance 1, then scales and shifts it</source>
-        <translation type="unfinished"></translation>
+        <translation>把每个位置的向量归一化为均值 0、方差 1，然后缩放和平移</translation>
     </message>
     <message>
         <source>Inputs</source>
@@ -333,7 +333,7 @@
     </message>
     <message>
         <source>The target so far, starting with the start token: position t predicts the token at t + 1.</source>
-        <translation type="unfinished"></translation>
+        <translation>目前的目标，以起始词元开头：位置 t 预测 t + 1 处的词元。</translation>
     </message>
     <message>
         <source>Input embedding</source>
@@ -397,11 +397,11 @@
     </message>
     <message>
         <source>Adds a learned vector for each position, so that attention can tell word order.</source>
-        <translation type="unfinished"></translation>
+        <translation>为每个位置加上一个可学习的向量，让注意力能分辨词序。</translation>
     </message>
     <message>
         <source>Adds sines and cosines of the position at d_model / 2 frequencies, so that attention can tell word order.</source>
-        <translation type="unfinished"></translation>
+        <translation>加上位置在 d_model / 2 个频率上的正弦和余弦，让注意力能分辨词序。</translation>
     </message>
     <message>
         <source>Over the embeddings: %1.</source>
@@ -423,7 +423,9 @@
         <source>
 
 W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.</source>
-        <translation type="unfinished"></translation>
+        <translation>
+
+W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4，V %5。</translation>
     </message>
     <message>
         <source> %1: %2.</source>
@@ -511,7 +513,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Turns each position&apos;s vector into one score (logit) per token of the vocabulary — click to see the logits.</source>
-        <translation type="unfinished"></translation>
+        <translation>把每个位置的向量变成词表中每个词元一个分数（logit）— 点击查看 logits。</translation>
     </message>
     <message>
         <source>Softmax</source>
@@ -519,7 +521,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Turns each position&apos;s logits into probabilities that sum to 1; decoding picks the next token from them.</source>
-        <translation type="unfinished"></translation>
+        <translation>把每个位置的 logits 变成和为 1 的概率；解码从中选出下一个词元。</translation>
     </message>
     <message>
         <source>Output probabilities</source>
@@ -555,7 +557,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Takes the first position&apos;s vector (the [CLS] token) through a Linear layer and tanh: one vector per sentence.</source>
-        <translation type="unfinished"></translation>
+        <translation>把第一个位置的向量（[CLS] 词元）送入一个线性层和 tanh：每个句子一个向量。</translation>
     </message>
     <message>
         <source>Averages the encoder&apos;s output over the positions (padding included, as torch.mean does): one vector per sentence.</source>
@@ -591,7 +593,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>the first layer&apos;s input (rotary positions turn queries and keys inside attention instead)</source>
-        <translation type="unfinished"></translation>
+        <translation>第一层的输入（旋转位置编码则在注意力内部旋转查询和键）</translation>
     </message>
     <message>
         <source>+ positions%1: the first layer&apos;s input</source>
@@ -603,7 +605,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>As the model computed them: embedding rows of the ids, plus the positional encoding.</source>
-        <translation type="unfinished"></translation>
+        <translation>与模型计算的一致：各 id 的嵌入行，加上位置编码。</translation>
     </message>
     <message>
         <source>the last stack&apos;s output</source>
@@ -635,7 +637,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>What goes into and out of this block is not in the trace (Trace::activations); %1</source>
-        <translation type="unfinished"></translation>
+        <translation>进出这个块的数据不在轨迹中（Trace::activations）；%1</translation>
     </message>
     <message>
         <source>only its shapes are known.</source>
@@ -707,7 +709,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Mean over query rows of −Σ p ln p, in nats: 0 = all attention on one key</source>
-        <translation type="unfinished"></translation>
+        <translation>各查询行 −Σ p ln p 的平均（奈特）：0 = 全部注意力在一个键上</translation>
     </message>
     <message>
         <source>Entropy 0–1</source>
@@ -715,7 +717,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Entropy divided by ln(number of unmasked keys): 0 = one key, 1 = spread evenly</source>
-        <translation type="unfinished"></translation>
+        <translation>熵除以 ln(未被掩码的键数)：0 = 一个键，1 = 均匀分布</translation>
     </message>
     <message>
         <source>Diagonal</source>
@@ -787,7 +789,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Mean |i − j| weighted by the attention (self-attention): how far the head looks</source>
-        <translation type="unfinished"></translation>
+        <translation>按注意力加权的平均 |i − j|（自注意力）：这个头看得多远</translation>
     </message>
     <message>
         <source>Monotonic</source>
@@ -886,7 +888,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>this trace did not keep the query, key and value vectors (keep_qkv): run again</source>
-        <translation type="unfinished"></translation>
+        <translation>此轨迹没有保存查询、键和值向量（keep_qkv）：请重新运行</translation>
     </message>
     <message>
         <source>the run has no positions to explain</source>
@@ -949,7 +951,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Vocabularies and tokenizers (*.json *.txt *.pkl *.model *.bpe);;All files (*)</source>
-        <translation type="unfinished"></translation>
+        <translation>词表和分词器 (*.json *.txt *.pkl *.model *.bpe);;所有文件 (*)</translation>
     </message>
     <message>
         <source>a JSON list of tokens (index = id), a JSON object token → id (vocab.json), or a text file of one token a line (vocab.txt, torchtext&apos;s get_itos())</source>
@@ -977,7 +979,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>Keeps the answers beside the model as %1, so that it opens directly next time</source>
-        <translation type="unfinished"></translation>
+        <translation>把这些回答作为 %1 保存在模型旁边，下次就能直接打开</translation>
     </message>
     <message>
         <source>&amp;Open</source>
@@ -1023,7 +1025,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;&lt;i&gt;Recording what goes into and out of every sublayer for this input…&lt;/i&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;&lt;i&gt;正在记录这个输入进出每个子层的数据…&lt;/i&gt;</translation>
     </message>
     <message>
         <source>%1: not recorded</source>
@@ -1087,7 +1089,7 @@ W_Q makes %1 query heads: Q %2; W_K and W_V make %3 key/value heads: K %4, V %5.
     </message>
     <message>
         <source>positions are not added but turn each head&apos;s queries and keys inside attention (rotary)</source>
-        <translation type="unfinished"></translation>
+        <translation>位置不是加上去的，而是在注意力内部旋转每个头的查询和键（旋转位置编码）</translation>
     </message>
     <message>
         <source>positions are added</source>
@@ -1178,7 +1180,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Choose a corpus and press Run the corpus: every head of the model becomes a point here.</source>
-        <translation type="unfinished"></translation>
+        <translation>选择一个语料并按“运行语料”：模型的每个头都会成为这里的一个点。</translation>
     </message>
     <message>
         <source>The heads whose statistics over the corpus are nearest the selected head&apos;s (0 = the same); click one to select it</source>
@@ -1222,7 +1224,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>A folder of checkpoints kept during training (the Train view&apos;s or attnviz-cli train --keep-dir)</source>
-        <translation type="unfinished"></translation>
+        <translation>训练过程中保存的检查点文件夹（“训练”视图的，或 attnviz-cli train --keep-dir 的）</translation>
     </message>
     <message>
         <source>Induction score (0–1)</source>
@@ -1346,11 +1348,11 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>%1 longer than the model&apos;s context of %2 tokens cut into %3 chunks, each run as a sentence.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 比模型 %2 个词元的上下文更长，被切成 %3 块，每块作为一个句子运行。</translation>
     </message>
     <message>
         <source>%1 longer than the model&apos;s context of %2 tokens skipped: Cut long lines runs them in chunks.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 比模型 %2 个词元的上下文更长，已跳过：“截断长行”会把它们分块运行。</translation>
     </message>
     <message>
         <source>line %1: %2</source>
@@ -1366,7 +1368,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>The model is busy with another job: press Run the corpus again when it is done.</source>
-        <translation type="unfinished"></translation>
+        <translation>模型正忙于另一个任务：完成后请再按“运行语料”。</translation>
     </message>
     <message>
         <source>Running the corpus…</source>
@@ -1402,7 +1404,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>, chunk %1 (the line is longer than the model&apos;s context: it runs in chunks and cannot be opened as the input)</source>
-        <translation type="unfinished"></translation>
+        <translation>，块 %1（这一行比模型的上下文更长：它分块运行，不能作为输入打开）</translation>
     </message>
     <message>
         <source>%1 “%2”
@@ -1500,7 +1502,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Step %1 of %2 (checkpoint %3 of %4) · training loss %5 · held-out loss %6 nats per token</source>
-        <translation type="unfinished"></translation>
+        <translation>第 %1 步，共 %2 步（检查点 %3 / %4）· 训练损失 %5 · 留出集损失 %6 奈特/词元</translation>
     </message>
     <message>
         <source>Open a training history first.</source>
@@ -1627,7 +1629,7 @@ step %4: %5</source>
     </message>
     <message>
         <source> · sentence&#xa0;%1&#xa0;of&#xa0;%2</source>
-        <translation type="unfinished"></translation>
+        <translation> · 第&#xa0;%1&#xa0;句，共&#xa0;%2&#xa0;句</translation>
     </message>
     <message>
         <source> · masks off: %1</source>
@@ -1680,7 +1682,7 @@ step %4: %5</source>
     <name>attnviz::gui::CellBreakdownWidget</name>
     <message>
         <source>Query %1 “%2” × key %3 “%4”, head %5: how this attention weight was made</source>
-        <translation type="unfinished"></translation>
+        <translation>查询 %1“%2”× 键 %3“%4”，头 %5：这个注意力权重是怎么得来的</translation>
     </message>
     <message>
         <source>Click a cell of the heatmap to see how it was computed</source>
@@ -1688,7 +1690,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>① q_i: the query vector of position %1 in this head (d_k = %2 numbers, from x·W_Q)</source>
-        <translation type="unfinished"></translation>
+        <translation>① q_i：这个头中位置 %1 的查询向量（d_k = %2 个数，来自 x·W_Q）</translation>
     </message>
     <message>
         <source>② k_j: the key vector of position %1 (from x·W_K)</source>
@@ -1696,7 +1698,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>③ q_i ⊙ k_j: multiplied number by number (red: the two agree in sign, blue: they disagree)</source>
-        <translation type="unfinished"></translation>
+        <translation>③ q_i ⊙ k_j：逐个数相乘（红色：两者符号相同，蓝色：符号相反）</translation>
     </message>
     <message>
         <source>④ Σ (q_i ⊙ k_j) = q_i · k_j = %1</source>
@@ -1728,15 +1730,15 @@ step %4: %5</source>
     </message>
     <message>
         <source>⑥ the mask: this cell IS masked — its score is replaced by %1 before the softmax, so its probability is 0</source>
-        <translation type="unfinished"></translation>
+        <translation>⑥ 掩码：这个格子确实被掩码了 — 它的分数在 softmax 之前被替换为 %1，所以它的概率为 0</translation>
     </message>
     <message>
         <source>⑥ the mask: this cell is not masked — the score goes into the softmax as it is</source>
-        <translation type="unfinished"></translation>
+        <translation>⑥ 掩码：这个格子没有被掩码 — 分数原样进入 softmax</translation>
     </message>
     <message>
         <source>⑦ softmax over row %1: p = e^(s − max) / Σ e^(s − max) = %2 / %3 = %4    (the trace holds %5 %6)</source>
-        <translation type="unfinished"></translation>
+        <translation>⑦ 第 %1 行的 softmax：p = e^(s − max) / Σ e^(s − max) = %2 / %3 = %4    （轨迹中保存的是 %5 %6）</translation>
     </message>
     <message>
         <source>⑧ the head&apos;s output for query %1: Σ_j p_ij · v_j — each key&apos;s value vector (d_v = %2, from x·W_V) weighted by its probability</source>
@@ -1775,7 +1777,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>The mean of the heads has no vectors of its own: head 1 is shown ([ and ] choose another head).</source>
-        <translation type="unfinished"></translation>
+        <translation>各头平均没有自己的向量：显示头 1（用 [ 和 ] 选择其他头）。</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;An attention weight is made in a few steps. The layer&apos;s input x (one row of d_model = %1 numbers per position) is projected into a query, a key and a value per head: Q = x·W&lt;sub&gt;Q&lt;/sub&gt;, K = x·W&lt;sub&gt;K&lt;/sub&gt;, V = x·W&lt;sub&gt;V&lt;/sub&gt; (d_k = %2 numbers each). The score of query i and key j is q&lt;sub&gt;i&lt;/sub&gt;·k&lt;sub&gt;j&lt;/sub&gt;/√d&lt;sub&gt;k&lt;/sub&gt;; masked cells are replaced by %3; softmax turns row i into probabilities; and the head&apos;s output for query i is those probabilities times the value vectors.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Click any cell of the heatmap: every number on the right is recomputed from the vectors the trace kept, and checked against the score and probability the model stored (✓). Shapes: Q %4, K and V %5.&lt;/p&gt;%6%7</source>
@@ -1870,7 +1872,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>B: softmax(scores / T) for the selected head; T &gt; 1 flattens, T &lt; 1 sharpens</source>
-        <translation type="unfinished"></translation>
+        <translation>B：所选头的 softmax(分数 / T)；T &gt; 1 更平缓，T &lt; 1 更尖锐</translation>
     </message>
     <message>
         <source>Remove all</source>
@@ -1966,7 +1968,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>B is the same as A: change something above (a mask, a word, a head) and press Compare.</source>
-        <translation type="unfinished"></translation>
+        <translation>B 与 A 相同：请在上面改点什么（一个掩码、一个词、一个头），然后按“比较”。</translation>
     </message>
     <message>
         <source>largest change in this matrix: %1.</source>
@@ -2006,7 +2008,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;b&gt;Most probable next token at each position, A → B&lt;/b&gt; (%1 of %2 differ):</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;每个位置上概率最高的下一个词元，A → B&lt;/b&gt;（%2 个中有 %1 个不同）：</translation>
     </message>
     <message>
         <source>&lt;b&gt;Class probabilities, A → B:&lt;/b&gt; %1</source>
@@ -2017,7 +2019,7 @@ step %4: %5</source>
     <name>attnviz::gui::DecodingStepsModel</name>
     <message>
         <source>Position %1 holds “%2”; the masked-LM head&apos;s most probable token there is “%3” (p = %4)</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 %1 是“%2”；掩码语言模型头在那里概率最高的词元是“%3”(p = %4)</translation>
     </message>
     <message>
         <source>(next: %1?)</source>
@@ -2033,7 +2035,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>“%1” was forced by the target prefix; the model itself gave it p = %2 (its choice would have been “%3”, p = %4)</source>
-        <translation type="unfinished"></translation>
+        <translation>“%1”是由目标前缀强制指定的；模型自己给它的概率是 p = %2（模型自己会选“%3”，p = %4）</translation>
     </message>
     <message>
         <source>Position %1 has not chosen its next token yet; the argmax is “%2” (p = %3). Step forward (→) to take it, or pick another token on the right.</source>
@@ -2120,7 +2122,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>A logarithmic probability axis: the alternatives of a confident model stay visible</source>
-        <translation type="unfinished"></translation>
+        <translation>对数概率轴：即使模型很确定，其他候选也仍然可见</translation>
     </message>
     <message>
         <source>Use this token</source>
@@ -2184,7 +2186,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Decoding works on one sentence. Batch mode is on (Masks view): press Run to go back to one sentence.</source>
-        <translation type="unfinished"></translation>
+        <translation>解码只针对一个句子。批次模式已开启（“掩码”视图）：按“运行”回到单个句子。</translation>
     </message>
     <message>
         <source>Press Run to see the outputs.</source>
@@ -2196,7 +2198,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Masked-LM predictions at every position: select a position on the left to see its most probable tokens.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个位置上的掩码语言模型预测：在左边选择一个位置，查看它概率最高的词元。</translation>
     </message>
     <message>
         <source>The classifier&apos;s answer: “%1” (p = %2).</source>
@@ -2248,7 +2250,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>This one has no output head: its result is the hidden states [1, len, d_model] = %1.</source>
-        <translation type="unfinished"></translation>
+        <translation>这个模型没有输出头：它的结果是隐藏状态 [1, len, d_model] = %1。</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Greedy decoding&lt;/b&gt;: %1each step feeds the newest token at position t and computes only that position&apos;s query row, attending to the keys and values cached from earlier steps. The output projection and softmax give the next-token probabilities %2; greedy decoding appends the argmax, and you may pick another token to branch.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Shapes at position %8 (t = %3 in the formulas, which count from 0 as PyTorch does): the new self-attention row is [batch, heads, 1, t + 1] = %4%5, for each of %6 decoder layers; the logits are [1, vocab] = %7.&lt;/p&gt;</source>
@@ -2264,11 +2266,11 @@ step %4: %5</source>
     </message>
     <message>
         <source>p(y&lt;sub&gt;t+1&lt;/sub&gt; | y&lt;sub&gt;≤t&lt;/sub&gt;, x) = softmax(h&lt;sub&gt;t&lt;/sub&gt;W&lt;sub&gt;out&lt;/sub&gt;ᵀ)</source>
-        <translation type="unfinished"></translation>
+        <translation>p(y&lt;sub&gt;t+1&lt;/sub&gt; | y&lt;sub&gt;≤t&lt;/sub&gt;, x) = softmax(h&lt;sub&gt;t&lt;/sub&gt;W&lt;sub&gt;out&lt;/sub&gt;ᵀ)</translation>
     </message>
     <message>
         <source>p(y&lt;sub&gt;t+1&lt;/sub&gt; | y&lt;sub&gt;≤t&lt;/sub&gt;) = softmax(h&lt;sub&gt;t&lt;/sub&gt;W&lt;sub&gt;out&lt;/sub&gt;ᵀ)</source>
-        <translation type="unfinished"></translation>
+        <translation>p(y&lt;sub&gt;t+1&lt;/sub&gt; | y&lt;sub&gt;≤t&lt;/sub&gt;) = softmax(h&lt;sub&gt;t&lt;/sub&gt;W&lt;sub&gt;out&lt;/sub&gt;ᵀ)</translation>
     </message>
     <message>
         <source>, the new cross-attention row [batch, heads, 1, len_src] = %1</source>
@@ -2316,7 +2318,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;b&gt;Self-attention row of position %2&lt;/b&gt; (query “%3”), every layer and head</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;位置 %2 的自注意力行&lt;/b&gt;（查询“%3”），每一层和每个头</translation>
     </message>
     <message>
         <source>&lt;b&gt;New %1 row at position %2&lt;/b&gt; (query “%3”), every layer and head</source>
@@ -2456,7 +2458,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Distance of this head&apos;s profile to the chosen head&apos;s (0 = the same): Find heads like this one</source>
-        <translation type="unfinished"></translation>
+        <translation>这个头的特征与所选头的距离（0 = 相同）：查找与此相似的头</translation>
     </message>
 </context>
 <context>
@@ -2636,7 +2638,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>%1 MB: too large (at most %2 MB). Keep fewer layers, heads or kinds of attention, or store 8 bits.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 MB：太大（最多 %2 MB）。请保留更少的层、头或注意力种类，或者用 8 位保存。</translation>
     </message>
 </context>
 <context>
@@ -2667,7 +2669,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>The bundled models and the files you opened; File › Open model… loads another</source>
-        <translation type="unfinished"></translation>
+        <translation>内置模型和你打开过的文件；“文件 › 打开模型…”可以加载其他模型</translation>
     </message>
     <message>
         <source>Open…</source>
@@ -2675,7 +2677,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Open a model: .safetensors, or a PyTorch checkpoint (.pt, .pth, .bin) (Ctrl+O)</source>
-        <translation type="unfinished"></translation>
+        <translation>打开模型：.safetensors，或 PyTorch 检查点（.pt、.pth、.bin）(Ctrl+O)</translation>
     </message>
     <message>
         <source>Backend:</source>
@@ -3060,7 +3062,8 @@ step %4: %5</source>
     <message>
         <source>Looked in: %1.
 Open a model of your own with File › Open model… (Ctrl+O).</source>
-        <translation type="unfinished"></translation>
+        <translation>查找过：%1。
+用“文件 › 打开模型…”(Ctrl+O) 打开你自己的模型。</translation>
     </message>
     <message>
         <source>CUDA unavailable: %1</source>
@@ -3224,7 +3227,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Open a model folder (config.json with model.safetensors or pytorch_model.bin)</source>
-        <translation type="unfinished"></translation>
+        <translation>打开模型文件夹（config.json 以及 model.safetensors 或 pytorch_model.bin）</translation>
     </message>
     <message>
         <source>Its names follow no architecture attnviz knows</source>
@@ -3336,7 +3339,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>%1 frames and decoding-animated.png (an animated PNG: open it in a web browser) in %2</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 帧和 decoding-animated.png（动画 PNG：用网页浏览器打开），位于 %2</translation>
     </message>
     <message>
         <source>Export the trace as NumPy files into</source>
@@ -3399,7 +3402,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Switching a mask off reruns the model with the same tokens: the leak shows in every later layer and view.</source>
-        <translation type="unfinished"></translation>
+        <translation>关闭一个掩码会用相同的词元重新运行模型：泄漏会出现在之后的每一层和每个视图中。</translation>
     </message>
     <message>
         <source>Batch: sentences padded together</source>
@@ -3407,7 +3410,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Sentences of different lengths, padded to the longest: the padding mask at work</source>
-        <translation type="unfinished"></translation>
+        <translation>不同长度的句子填充到最长的长度：填充掩码在起作用</translation>
     </message>
     <message>
         <source>One sentence per line (two or more)</source>
@@ -3541,11 +3544,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;b&gt;The target padding mask is off&lt;/b&gt;: decoder queries attend to the target&apos;s padding keys too.</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;目标填充掩码已关闭&lt;/b&gt;：解码器的查询也会关注目标的填充键。</translation>
     </message>
     <message>
         <source>One sentence has no padding, so nothing leaks yet: run a batch of sentences of different lengths to see it.</source>
-        <translation type="unfinished"></translation>
+        <translation>单个句子没有填充，所以还没有泄漏：运行一批不同长度的句子来看看。</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;A mask marks the (query, key) pairs that must not attend: before the softmax their scores are replaced by %1, so their probabilities become exactly 0. &lt;b&gt;Padding mask&lt;/b&gt;: key &lt;i&gt;j&lt;/i&gt; is the pad token (id %2) — %3. &lt;b&gt;Look-ahead (subsequent) mask&lt;/b&gt;: key &lt;i&gt;j&lt;/i&gt; lies after query &lt;i&gt;i&lt;/i&gt; (%4, np.triu(ones, k=1)), used only in decoder self-attention. The decoder uses their union.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Shapes: the mask is [batch, len_q, len_k] = %5 and is broadcast over the heads; scores and probabilities are [batch, heads, len_q, len_k] = %6. %7&lt;/p&gt;</source>
@@ -3645,7 +3648,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Comma-separated dimension indices (0 … d_model − 1); even ones are sines, odd ones cosines</source>
-        <translation type="unfinished"></translation>
+        <translation>逗号分隔的维度索引（0 … d_model − 1）；偶数维是正弦，奇数维是余弦</translation>
     </message>
     <message>
         <source>Encoder (learned)</source>
@@ -3681,7 +3684,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>x = embedding·√d_model + PE (this model scales its embeddings by √%1 = %2)</source>
-        <translation type="unfinished"></translation>
+        <translation>x = 嵌入·√d_model + PE（此模型把嵌入乘以 √%1 = %2）</translation>
     </message>
     <message>
         <source>x = embedding + PE</source>
@@ -3845,11 +3848,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>In the decoder the buckets are causal: every key after the query reads bucket 0 (and is masked anyway).</source>
-        <translation type="unfinished"></translation>
+        <translation>在解码器中，桶是因果的：查询之后的每个键都读取桶 0（反正也被掩码了）。</translation>
     </message>
     <message>
         <source>In the encoder half the buckets are for keys after the query, half for keys before it.</source>
-        <translation type="unfinished"></translation>
+        <translation>在编码器中，一半的桶给查询之后的键，一半给查询之前的键。</translation>
     </message>
     <message>
         <source>θ_i</source>
@@ -3936,7 +3939,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Loads the selected beam (or sample) as the current decode (double-click a node does the same)</source>
-        <translation type="unfinished"></translation>
+        <translation>把所选的束（或样本）作为当前解码加载（双击节点效果相同）</translation>
     </message>
     <message>
         <source>Sampling:</source>
@@ -3956,7 +3959,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Then keep the fewest most probable tokens whose probabilities add up to p (1 = all)</source>
-        <translation type="unfinished"></translation>
+        <translation>然后保留概率之和达到 p 的最少的高概率词元（1 = 全部）</translation>
     </message>
     <message>
         <source>The same seed draws the same sentence</source>
@@ -3996,7 +3999,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Finished hypotheses are ranked by score / length^α; 0 = the plain sum of log-probabilities</source>
-        <translation type="unfinished"></translation>
+        <translation>已完成的假设按 分数 / 长度^α 排序；0 = 对数概率的简单求和</translation>
     </message>
     <message>
         <source>How many of the best candidates that were not kept to draw, greyed</source>
@@ -4040,7 +4043,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;b&gt;Chosen:&lt;/b&gt; %1 — score %2%3&lt;br&gt;&lt;b&gt;Finished hypotheses, best first:&lt;/b&gt; %4</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;已选：&lt;/b&gt;%1 — 分数 %2%3&lt;br&gt;&lt;b&gt;已完成的假设，最优在前：&lt;/b&gt;%4</translation>
     </message>
     <message>
         <source>, rank %1</source>
@@ -4203,7 +4206,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Linear [tgt_vocab %1, d_model %2]: the next-token probabilities (Decoding view)</source>
-        <translation type="unfinished"></translation>
+        <translation>线性层 [tgt_vocab %1, d_model %2]：下一个词元的概率（“解码”视图）</translation>
     </message>
 </context>
 <context>
@@ -4343,7 +4346,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The model&apos;s size; &quot;tutorial&quot; is the tutorials&apos; full size and trains slowly on a CPU</source>
-        <translation type="unfinished"></translation>
+        <translation>模型的大小；"tutorial" 是教程中的完整大小，在 CPU 上训练较慢</translation>
     </message>
     <message>
         <source>Steps:</source>
@@ -4399,7 +4402,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Load the trained model in the other views: Attention, Overview, Masks, Positional encoding, Decoding</source>
-        <translation type="unfinished"></translation>
+        <translation>在其他视图中加载训练好的模型：注意力、总览、掩码、位置编码、解码</translation>
     </message>
     <message>
         <source>Save as…</source>
@@ -4447,7 +4450,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Probe sentence: &lt;b&gt;%1&lt;/b&gt; → &lt;b&gt;%2&lt;/b&gt; (teacher-forced; rows are queries, columns keys)</source>
-        <translation type="unfinished"></translation>
+        <translation>探针句子：&lt;b&gt;%1&lt;/b&gt; → &lt;b&gt;%2&lt;/b&gt;（教师强制；行是查询，列是键）</translation>
     </message>
     <message>
         <source>Stopped after %1 steps</source>
@@ -4471,7 +4474,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;br&gt;Step &lt;b&gt;%1&lt;/b&gt; of %2 · %3 s · loss &lt;b&gt;%4&lt;/b&gt; · tokens %5 · sentences %6</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;br&gt;第 &lt;b&gt;%1&lt;/b&gt; 步，共 %2 步 · %3 秒 · 损失 &lt;b&gt;%4&lt;/b&gt; · 词元 %5 · 句子 %6</translation>
     </message>
     <message>
         <source> · held-out exact match &lt;b&gt;%1&lt;/b&gt; (step %2)</source>
@@ -4483,7 +4486,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Choose a task and a size, then Start. Training runs in the background; you can keep using the other views.</source>
-        <translation type="unfinished"></translation>
+        <translation>选择一个任务和大小，然后按“开始”。训练在后台运行；你可以继续使用其他视图。</translation>
     </message>
     <message>
         <source>step 0 (untrained)</source>
@@ -4615,7 +4618,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>One kind, layer and head (or the mean of the heads) as a heatmap: queries as rows, keys as columns</source>
-        <translation type="unfinished"></translation>
+        <translation>一种注意力、一层、一个头（或各头平均）的热力图：查询为行，键为列</translation>
     </message>
     <message>
         <source>Overview</source>
@@ -4639,7 +4642,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>PE(pos, dim) curves, the position × dimension matrix, the similarity of positions</source>
-        <translation type="unfinished"></translation>
+        <translation>PE(pos, dim) 曲线、位置 × 维度矩阵、位置之间的相似度</translation>
     </message>
     <message>
         <source>Decoding</source>
@@ -4647,7 +4650,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The translation step by step: the top-k next tokens (pick one to branch) and each step&apos;s new attention rows</source>
-        <translation type="unfinished"></translation>
+        <translation>一步一步的翻译：前 k 个下一个词元（选一个来分支）以及每一步新的注意力行</translation>
     </message>
     <message>
         <source>Architecture</source>
@@ -4655,7 +4658,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The model drawn as the paper&apos;s figure with this run&apos;s shapes; click a block for its activations</source>
-        <translation type="unfinished"></translation>
+        <translation>按论文中的图画出的模型，带有本次运行的形状；点击一个块查看它的激活</translation>
     </message>
     <message>
         <source>Inside a cell</source>
@@ -4663,7 +4666,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>One attention weight computed step by step: q · k, ÷ √d_k, the mask, the softmax row, the weighted values</source>
-        <translation type="unfinished"></translation>
+        <translation>一步一步地计算一个注意力权重：q · k、÷ √d_k、掩码、softmax 行、加权的值</translation>
     </message>
     <message>
         <source>Head statistics</source>
@@ -4671,7 +4674,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Every head&apos;s entropy and where its attention goes, sortable; badges on the Overview</source>
-        <translation type="unfinished"></translation>
+        <translation>每个头的熵及其注意力的去向，可排序；在“总览”上显示徽章</translation>
     </message>
     <message>
         <source>Before / after</source>
@@ -4679,7 +4682,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>This run against a variation (a mask off, another sentence, heads switched off) and their difference</source>
-        <translation type="unfinished"></translation>
+        <translation>本次运行与一个变体（关闭一个掩码、换一个句子、关闭某些头）的对比及其差异</translation>
     </message>
     <message>
         <source>Why this token?</source>
@@ -4703,7 +4706,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Sampling and beam search beyond greedy decoding; load any hypothesis into every view</source>
-        <translation type="unfinished"></translation>
+        <translation>贪心解码之外的采样和束搜索；可以把任何假设加载到每个视图</translation>
     </message>
     <message>
         <source>Train</source>
@@ -4846,7 +4849,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Activation patching · %1 rather than %2 at position %3 · corrupted: “%4”</source>
-        <translation type="unfinished"></translation>
+        <translation>激活修补 · 在位置 %3 上是 %1 而不是 %2 · 被破坏的输入：“%4”</translation>
     </message>
     <message>
         <source>Nothing to export: run patching first.</source>
@@ -4921,7 +4924,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>What the colour shows; each cell names its own most probable token either way</source>
-        <translation type="unfinished"></translation>
+        <translation>颜色表示什么；无论哪种，每个格子都写出它自己概率最高的词元</translation>
     </message>
     <message>
         <source>Contributions</source>
@@ -4929,7 +4932,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The logit split into what the embeddings, every head, every feed-forward block and the biases add to it</source>
-        <translation type="unfinished"></translation>
+        <translation>把 logit 拆分为嵌入、每个头、每个前馈块和偏置各自贡献的部分</translation>
     </message>
     <message>
         <source>Each part of the logit, largest first: red adds to it, blue takes from it. Click a head (or ↑ ↓ and Enter) to open its attention</source>
@@ -4961,7 +4964,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The head compared (default: the mean of the layer&apos;s heads, as attnviz-cli attribute)</source>
-        <translation type="unfinished"></translation>
+        <translation>比较的头（默认：该层各头的平均，与 attnviz-cli attribute 相同）</translation>
     </message>
     <message>
         <source>Cancel</source>
@@ -4977,7 +4980,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Which layer, position and head carry the difference between the current input and one with a word changed</source>
-        <translation type="unfinished"></translation>
+        <translation>哪一层、哪个位置、哪个头承载了当前输入与改了一个词的输入之间的差异</translation>
     </message>
     <message>
         <source>Export as CSV</source>
@@ -5083,11 +5086,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Colour: probability of the model&apos;s final choice at each position · written: each layer&apos;s top token</source>
-        <translation type="unfinished"></translation>
+        <translation>颜色：每个位置上模型最终选择的概率 · 文字：每一层概率最高的词元</translation>
     </message>
     <message>
         <source>Colour: probability of %1 at every position · written: each layer&apos;s top token</source>
-        <translation type="unfinished"></translation>
+        <translation>颜色：每个位置上 %1 的概率 · 文字：每一层概率最高的词元</translation>
     </message>
     <message>
         <source>%1 is never the top token there (rank %2 at the last layer)</source>
@@ -5103,7 +5106,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>At position %1 (after “%2”, outlined): %3; it ends with probability %4. Hover a cell for its top %5.</source>
-        <translation type="unfinished"></translation>
+        <translation>在位置 %1（“%2”之后，带边框）：%3；最终概率为 %4。悬停在格子上查看前 %5 个。</translation>
     </message>
     <message>
         <source>&lt;b&gt;No direct contributions for this model.&lt;/b&gt; %1%2</source>
@@ -5195,7 +5198,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;br&gt;&lt;i&gt;Computed with the usual masks: the masks switched off in this run do not apply here.&lt;/i&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;br&gt;&lt;i&gt;使用通常的掩码计算：本次运行中关闭的掩码在这里不适用。&lt;/i&gt;</translation>
     </message>
     <message>
         <source>Integrated gradients: red pushes f up, blue pulls it down</source>
@@ -5291,7 +5294,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>x = embeddings + Σ&lt;sub&gt;layers&lt;/sub&gt; (Σ&lt;sub&gt;heads&lt;/sub&gt; head·W&lt;sub&gt;O&lt;/sub&gt; + feed-forward + biases)</source>
-        <translation type="unfinished"></translation>
+        <translation>x = 嵌入 + Σ&lt;sub&gt;各层&lt;/sub&gt; (Σ&lt;sub&gt;各头&lt;/sub&gt; head·W&lt;sub&gt;O&lt;/sub&gt; + 前馈网络 + 偏置)</translation>
     </message>
     <message>
         <source>(P(u ⊙ γ) · s) · piece</source>
