@@ -305,7 +305,7 @@
     </message>
     <message>
         <source>subtracts each position&apos;s mean and divides by its standard deviation (unbiased, with ε added to it: the Annotated Transformer&apos;s LayerNorm), then scales and shifts it</source>
-        <translation type="unfinished"></translation>
+        <translation>减去每个位置的均值，再除以它的标准差（无偏估计，并加上 ε：即 Annotated Transformer 的 LayerNorm），然后缩放和平移</translation>
     </message>
     <message>
         <source>normalises each position&apos;s vector to mean 0 and variance 1, then scales and shifts it</source>
@@ -353,7 +353,7 @@
     </message>
     <message>
         <source>Looks up a learned vector of d_model = %1 numbers for every token id%2 — click to see the vectors of this sentence.</source>
-        <translation type="unfinished"></translation>
+        <translation>为每个词元 id 查出一个 d_model = %1 个数的可学习向量%2 — 点击查看这个句子的向量。</translation>
     </message>
     <message>
         <source>, multiplied by √d_model</source>
@@ -409,15 +409,15 @@
     </message>
     <message>
         <source>Every position makes a query, a key and a value; each head mixes the values of all positions weighted by softmax(QKᵀ/√d_k) — click to open this layer&apos;s attention.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个位置生成一个查询、一个键和一个值；每个头按 softmax(QKᵀ/√d_k) 加权混合所有位置的值 — 点击打开这一层的注意力。</translation>
     </message>
     <message>
         <source>Self-attention over the target in which the look-ahead mask hides later positions, so each position sees only itself and earlier ones — click to open it.</source>
-        <translation type="unfinished"></translation>
+        <translation>目标上的自注意力，前瞻掩码遮住后面的位置，所以每个位置只能看到自身和更早的位置 — 点击打开。</translation>
     </message>
     <message>
         <source>Queries from the decoder, keys and values from the encoder&apos;s output: where each target position reads the source — click to open it.</source>
-        <translation type="unfinished"></translation>
+        <translation>查询来自解码器，键和值来自编码器的输出：每个目标位置在源句中读哪里 — 点击打开。</translation>
     </message>
     <message>
         <source>
@@ -469,7 +469,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>The same two-layer network at every position on its own: Linear d_model → d_ff = %1, %2, Linear back to d_model — click to see its activations.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个位置各自使用相同的两层网络：线性层 d_model → d_ff = %1，%2，再由线性层回到 d_model — 点击查看它的激活。</translation>
     </message>
     <message>
         <source>Pre-norm: before the sublayer, %1; the residual path bypasses it.</source>
@@ -489,7 +489,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>Adds the sublayer&apos;s input back (the residual connection), then normalises each position&apos;s vector to mean 0 and variance 1 and scales and shifts it.</source>
-        <translation type="unfinished"></translation>
+        <translation>把子层的输入加回来（残差连接），然后把每个位置的向量归一化为均值 0、方差 1，再缩放和平移。</translation>
     </message>
     <message>
         <source>Masked</source>
@@ -545,7 +545,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>BERT&apos;s masked-LM head: a Linear layer, the activation and a layer norm before the projection onto the vocabulary.</source>
-        <translation type="unfinished"></translation>
+        <translation>BERT 的掩码语言模型头：在投影到词表之前，是一个线性层、激活函数和层归一化。</translation>
     </message>
     <message>
         <source>Pooler: position 0 → Linear → tanh</source>
@@ -561,7 +561,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>Averages the encoder&apos;s output over the positions (padding included, as torch.mean does): one vector per sentence.</source>
-        <translation type="unfinished"></translation>
+        <translation>对编码器输出在各位置上取平均（包括填充，与 torch.mean 相同）：每个句子一个向量。</translation>
     </message>
     <message>
         <source>Classifier (Linear)</source>
@@ -673,7 +673,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>Σ Re λ / Σ |λ| over the eigenvalues of the head&apos;s OV circuit from tokens to logits: 1 = it raises the tokens it attends to. One number per head, from the weights</source>
-        <translation type="unfinished"></translation>
+        <translation>对该头从词元到 logits 的 OV 回路的特征值求 Σ Re λ / Σ |λ|：1 = 它提升它所关注的词元。每个头一个数，来自权重</translation>
     </message>
     <message>
         <source>%1 · layer %2 · head %3</source>
@@ -805,7 +805,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>Cross-attention: Kendall&apos;s τ between the query position and the attention&apos;s centre: +1 reads the source in order, −1 in reverse</source>
-        <translation type="unfinished"></translation>
+        <translation>交叉注意力：查询位置与注意力中心之间的 Kendall τ：+1 按顺序读源句，−1 逆序读</translation>
     </message>
     <message>
         <source>(i, i + %1)</source>
@@ -857,7 +857,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>This model has no token head: it predicts no token, so there is no token to explain (the attention views show what it computes).</source>
-        <translation type="unfinished"></translation>
+        <translation>此模型没有词元头：它不预测词元，所以没有可解释的词元（注意力视图显示它计算的内容）。</translation>
     </message>
     <message>
         <source>n/a</source>
@@ -955,7 +955,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>a JSON list of tokens (index = id), a JSON object token → id (vocab.json), or a text file of one token a line (vocab.txt, torchtext&apos;s get_itos())</source>
-        <translation type="unfinished"></translation>
+        <translation>词元的 JSON 列表（下标 = id）、词元 → id 的 JSON 对象（vocab.json），或每行一个词元的文本文件（vocab.txt，torchtext 的 get_itos()）</translation>
     </message>
     <message>
         <source>Vocabulary:</source>
@@ -1184,7 +1184,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>The heads whose statistics over the corpus are nearest the selected head&apos;s (0 = the same); click one to select it</source>
-        <translation type="unfinished"></translation>
+        <translation>语料上统计与所选头最接近的头（0 = 相同）；点击一个来选择它</translation>
     </message>
     <message>
         <source>Heads like this one</source>
@@ -1212,7 +1212,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Select a head, then press the button: its queries and keys over the corpus, projected on their two main directions (PCA).</source>
-        <translation type="unfinished"></translation>
+        <translation>选择一个头，然后按这个按钮：它在语料上的查询和键，投影到两个主方向上（PCA）。</translation>
     </message>
     <message>
         <source>Queries and keys</source>
@@ -1260,7 +1260,7 @@ An encoder-decoder&apos;s context is its source: each chunk is translated on its
     </message>
     <message>
         <source>Open the checkpoints of a training run: every head&apos;s score over the steps, and a slider that opens any step in every view.</source>
-        <translation type="unfinished"></translation>
+        <translation>打开一次训练的检查点：每个头在各步上的分数，以及一个滑块，可在每个视图中打开任意一步。</translation>
     </message>
     <message>
         <source>Heads over training</source>
@@ -1577,7 +1577,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Probabilities: stretch the colours to this matrix&apos;s largest value, or use the fixed range 0 … 1 (to compare heads)</source>
-        <translation type="unfinished"></translation>
+        <translation>概率：把颜色拉伸到这个矩阵的最大值，或者使用固定范围 0 … 1（便于比较各头）</translation>
     </message>
     <message>
         <source>QKᵀ/√d_k</source>
@@ -1742,7 +1742,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>⑧ the head&apos;s output for query %1: Σ_j p_ij · v_j — each key&apos;s value vector (d_v = %2, from x·W_V) weighted by its probability</source>
-        <translation type="unfinished"></translation>
+        <translation>⑧ 这个头对查询 %1 的输出：Σ_j p_ij · v_j — 每个键的值向量（d_v = %2，来自 x·W_V）按其概率加权</translation>
     </message>
     <message>
         <source>= output_i</source>
@@ -1750,7 +1750,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>The heads&apos; outputs are put side by side and go through the output projection W_O; then come the residual add and the norm.</source>
-        <translation type="unfinished"></translation>
+        <translation>各头的输出拼接在一起，经过输出投影 W_O；然后是残差相加和归一化。</translation>
     </message>
 </context>
 <context>
@@ -1785,7 +1785,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Grouped-query attention: %1, so k&lt;sub&gt;j&lt;/sub&gt; and v&lt;sub&gt;j&lt;/sub&gt; below are that key/value head&apos;s.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:4px 0 0 0'&gt;分组查询注意力：%1，所以下面的 k&lt;sub&gt;j&lt;/sub&gt; 和 v&lt;sub&gt;j&lt;/sub&gt; 是那个键/值头的。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Rotary positions: q&lt;sub&gt;i&lt;/sub&gt; and k&lt;sub&gt;j&lt;/sub&gt; are shown as the model used them, already turned by their positions (the Positional encoding view shows how).&lt;/p&gt;</source>
@@ -1844,7 +1844,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>A&apos;s target keeps the rows aligned; B&apos;s own decode shows how the output changes; a target you type is a branch of the decode</source>
-        <translation type="unfinished"></translation>
+        <translation>A 的目标让各行保持对齐；B 自己的解码显示输出如何变化；你输入的目标是解码的一个分支</translation>
     </message>
     <message>
         <source>B&apos;s target words (after the start token)</source>
@@ -1976,7 +1976,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>A and B differ in length; their common %1 × %2 cells are compared (labels a→b where the tokens differ). Largest change: %3.</source>
-        <translation type="unfinished"></translation>
+        <translation>A 和 B 长度不同；比较它们共同的 %1 × %2 个格子（词元不同处标为 a→b）。最大变化：%3。</translation>
     </message>
     <message>
         <source>layer %1</source>
@@ -2039,7 +2039,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Position %1 has not chosen its next token yet; the argmax is “%2” (p = %3). Step forward (→) to take it, or pick another token on the right.</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 %1 还没有选择下一个词元；argmax 是“%2”(p = %3)。前进一步 (→) 采用它，或在右边选另一个词元。</translation>
     </message>
     <message>
         <source>You picked “%1” (p = %2) instead of the argmax “%3” (p = %4)</source>
@@ -2130,7 +2130,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Branch: keep the steps before this one and continue with the selected token instead (double-click a row or a bar, or Enter)</source>
-        <translation type="unfinished"></translation>
+        <translation>分支：保留这一步之前的步骤，改用所选的词元继续（双击一行或一个条形，或按 Enter）</translation>
     </message>
     <message>
         <source>then decode to the end</source>
@@ -2142,7 +2142,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Explain the selected token at this step: what every layer predicted (the logit lens) and what every head and block adds to its logit (right-click a bar for the same)</source>
-        <translation type="unfinished"></translation>
+        <translation>解释这一步所选的词元：每一层预测了什么（logit 透镜），以及每个头和每个块为它的 logit 贡献了什么（右键点击一个条形效果相同）</translation>
     </message>
     <message>
         <source>&lt;b&gt;Class probabilities&lt;/b&gt;</source>
@@ -2206,7 +2206,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>This model outputs hidden states only: there is no token or class to predict. The attention views show what it computes.</source>
-        <translation type="unfinished"></translation>
+        <translation>此模型只输出隐藏状态：没有要预测的词元或类别。注意力视图显示它计算的内容。</translation>
     </message>
     <message>
         <source>Finished: the end token was chosen.</source>
@@ -2230,7 +2230,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;An encoder-only model&lt;/b&gt; reads the whole input at once; there is nothing to decode. %1%2%3&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;仅编码器模型&lt;/b&gt;一次读取整个输入；没有可解码的内容。%1%2%3&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Its masked-LM head turns every position&apos;s output vector into probabilities over the vocabulary %1: select a position to see its top predictions (put [MASK]-like tokens in the input to ask for them). </source>
@@ -2238,7 +2238,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Its classifier pools the positions (%1) into one vector [1, d_model] = %2 and gives probabilities over %3 classes. </source>
-        <translation type="unfinished"></translation>
+        <translation>它的分类器把各位置（%1）汇聚成一个向量 [1, d_model] = %2，并给出 %3 个类别上的概率。</translation>
     </message>
     <message>
         <source>their mean</source>
@@ -2809,7 +2809,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>How many threads the CPU backend computes on (default: one per core, %1 here). Fewer leave cores to other programs.</source>
-        <translation type="unfinished"></translation>
+        <translation>CPU 后端使用多少个线程计算（默认：每核一个，这里是 %1）。少一些可以把核留给其他程序。</translation>
     </message>
     <message>
         <source>No model</source>
@@ -3021,7 +3021,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;b&gt;attnviz&lt;/b&gt; %1 — see inside Transformers.&lt;br&gt;Every layer&apos;s and head&apos;s attention: scores, masks and probabilities, computed by attnviz&apos;s own core.</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;attnviz&lt;/b&gt; %1 — 看清 Transformer 的内部。&lt;br&gt;每一层、每个头的注意力：分数、掩码和概率，由 attnviz 自己的核心计算。</translation>
     </message>
     <message>
         <source>&amp;Colormap</source>
@@ -3203,7 +3203,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>It is %1 tokens long; the model takes %2 positions (its max_len). nanoGPT&apos;s sample.py keeps the last %3 tokens and goes on.</source>
-        <translation type="unfinished"></translation>
+        <translation>它有 %1 个词元长；模型只接受 %2 个位置（它的 max_len）。nanoGPT 的 sample.py 会保留最后 %3 个词元并继续。</translation>
     </message>
     <message>
         <source>Keep the last %1 tokens</source>
@@ -3235,7 +3235,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Open %1 with a JSON map of its names (the button, or File › Open model with a names map…), or with a config (File › Open model with a config file…).</source>
-        <translation type="unfinished"></translation>
+        <translation>用它的名称 JSON 映射打开 %1（按钮，或“文件 › 用名称映射打开模型…”），或者用一个配置打开（“文件 › 用配置文件打开模型…”）。</translation>
     </message>
     <message>
         <source>Open with a names map…</source>
@@ -3390,7 +3390,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Masks &lt;pad&gt; keys in encoder self-attention and cross-attention. Off: real tokens attend to padding too — watch the probabilities leak</source>
-        <translation type="unfinished"></translation>
+        <translation>在编码器自注意力和交叉注意力中掩盖 &lt;pad&gt; 键。关闭：真实词元也会关注填充 — 看概率如何泄漏</translation>
     </message>
     <message>
         <source>Masks &lt;pad&gt; keys in decoder self-attention</source>
@@ -3398,7 +3398,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Off: decoder queries see future target tokens — the future leaks into every later layer (teacher forcing makes this look deceptively good)</source>
-        <translation type="unfinished"></translation>
+        <translation>关闭：解码器的查询能看到未来的目标词元 — 未来信息泄漏到之后的每一层（教师强制会让结果看起来好得有欺骗性）</translation>
     </message>
     <message>
         <source>Switching a mask off reruns the model with the same tokens: the leak shows in every later layer and view.</source>
@@ -3422,7 +3422,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Decode every sentence greedily, then run them together as one padded batch; pick the sentence to show with “Sentence” above the views</source>
-        <translation type="unfinished"></translation>
+        <translation>贪心解码每个句子，然后把它们作为一个填充后的批次一起运行；用视图上方的“句子”选择要显示的句子</translation>
     </message>
     <message>
         <source>The masks (1 = masked, hatched)</source>
@@ -3438,11 +3438,11 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>Showing a batch of %1 sentences padded to %2 source and %3 target tokens. Press Run above to go back to one sentence.</source>
-        <translation type="unfinished"></translation>
+        <translation>正在显示一批 %1 个句子，填充到 %2 个源词元和 %3 个目标词元。按上面的“运行”回到单个句子。</translation>
     </message>
     <message>
         <source>A single sentence has no padding. Run two or more sentences of different lengths to see the padding mask at work.</source>
-        <translation type="unfinished"></translation>
+        <translation>单个句子没有填充。运行两个或更多不同长度的句子，看看填充掩码如何起作用。</translation>
     </message>
     <message>
         <source>Press Run to see the masks</source>
@@ -3532,11 +3532,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;b&gt;The look-ahead mask is off&lt;/b&gt;: decoder queries see future tokens, the cells above the diagonal are no longer 0.</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;前瞻掩码已关闭&lt;/b&gt;：解码器的查询能看到未来的词元，对角线以上的格子不再是 0。</translation>
     </message>
     <message>
         <source>&lt;b&gt;The source padding mask is off&lt;/b&gt;: queries in encoder self-attention and cross-attention attend to the source&apos;s padding keys too.</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;源填充掩码已关闭&lt;/b&gt;：编码器自注意力和交叉注意力中的查询也会关注源句的填充键。</translation>
     </message>
     <message>
         <source>&lt;b&gt;The padding mask is off&lt;/b&gt;: queries attend to padding keys too.</source>
@@ -4634,7 +4634,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The padding and look-ahead masks, scores → masked scores → softmax, switches that turn a mask off, a padded batch</source>
-        <translation type="unfinished"></translation>
+        <translation>填充掩码和前瞻掩码，分数 → 掩码后的分数 → softmax，关闭掩码的开关，一个填充后的批次</translation>
     </message>
     <message>
         <source>Positional encoding</source>
@@ -4690,7 +4690,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Why the model chose a token: what every layer predicts (the logit lens) and what every head and block adds to its logit</source>
-        <translation type="unfinished"></translation>
+        <translation>模型为什么选择一个词元：每一层预测什么（logit 透镜），以及每个头和每个块为它的 logit 贡献了什么</translation>
     </message>
     <message>
         <source>Head atlas</source>
@@ -4698,7 +4698,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Every head over a whole corpus: a scatter of two statistics, a sortable table, its strongest sentences and its queries and keys projected</source>
-        <translation type="unfinished"></translation>
+        <translation>整个语料上的每个头：两项统计的散点图、可排序的表、它最强的句子，以及投影后的查询和键</translation>
     </message>
     <message>
         <source>Search</source>
@@ -4725,7 +4725,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The current input with one word changed: the run the clean activations are copied into. It must have as many tokens as the clean input, so that positions line up</source>
-        <translation type="unfinished"></translation>
+        <translation>改了一个词的当前输入：干净的激活会被复制到这次运行中。它必须与干净的输入有相同数量的词元，这样位置才能对齐</translation>
     </message>
     <message>
         <source>Run patching</source>
@@ -4733,7 +4733,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Copy every layer&apos;s residual stream at every position, and every head&apos;s output, from the clean run into the corrupted one, one at a time</source>
-        <translation type="unfinished"></translation>
+        <translation>把每一层在每个位置上的残差流，以及每个头的输出，逐个从干净的运行复制到被破坏的运行中</translation>
     </message>
     <message>
         <source>%v / %m runs</source>
@@ -4753,11 +4753,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>Change one word of the prompt (%1 tokens with the start token): the corrupted prompt must have as many tokens as the clean one, so that positions line up.</source>
-        <translation type="unfinished"></translation>
+        <translation>改动提示中的一个词（连同起始词元共 %1 个词元）：被破坏的提示必须与干净的提示有相同数量的词元，这样位置才能对齐。</translation>
     </message>
     <message>
         <source>Change one word of the prompt (%1 tokens): the corrupted prompt must have as many tokens as the clean one, so that positions line up.</source>
-        <translation type="unfinished"></translation>
+        <translation>改动提示中的一个词（%1 个词元）：被破坏的提示必须与干净的提示有相同数量的词元，这样位置才能对齐。</translation>
     </message>
     <message>
         <source>Press Run first: the clean input is the current run.</source>
@@ -4868,7 +4868,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The position whose next token is explained (the Decoding view&apos;s step); the model predicts the token after the one read there</source>
-        <translation type="unfinished"></translation>
+        <translation>要解释其下一个词元的位置（“解码”视图中的步）；模型预测的是在那里读到的词元之后的词元</translation>
     </message>
     <message>
         <source>Explain:</source>
@@ -4876,7 +4876,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The token explained: the model&apos;s choice, or another candidate (click a bar of the Decoding view&apos;s next-token chart and press “Why this token?” to come here with it)</source>
-        <translation type="unfinished"></translation>
+        <translation>被解释的词元：模型的选择，或者另一个候选（在“解码”视图的下一个词元图中点击一个条形，再按“为什么是这个词元？”即可带着它来到这里）</translation>
     </message>
     <message>
         <source>against the runner-up</source>
@@ -4884,7 +4884,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Split logit[token] − logit[runner-up] instead of the logit: what makes the model prefer this token to its closest rival</source>
-        <translation type="unfinished"></translation>
+        <translation>拆分 logit[词元] − logit[第二名] 而不是 logit 本身：是什么让模型更喜欢这个词元而不是最接近的对手</translation>
     </message>
     <message>
         <source>Export CSV…</source>
@@ -4936,7 +4936,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Each part of the logit, largest first: red adds to it, blue takes from it. Click a head (or ↑ ↓ and Enter) to open its attention</source>
-        <translation type="unfinished"></translation>
+        <translation>logit 的每个部分，最大的在前：红色增加它，蓝色减少它。点击一个头（或 ↑ ↓ 和 Enter）打开它的注意力</translation>
     </message>
     <message>
         <source>Attribution</source>
@@ -4944,7 +4944,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>How much each input token moves the explained logit (saliency, integrated gradients) beside where the chosen attention and rollout look</source>
-        <translation type="unfinished"></translation>
+        <translation>每个输入词元对被解释的 logit 影响多大（显著性、积分梯度），旁边是所选注意力和 rollout 关注的位置</translation>
     </message>
     <message>
         <source>Steps:</source>
@@ -4952,7 +4952,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Integrated gradients&apos; steps N (the midpoint rule): more steps, a smaller completeness gap, a longer computation</source>
-        <translation type="unfinished"></translation>
+        <translation>积分梯度的步数 N（中点法则）：步数越多，完备性差距越小，计算越久</translation>
     </message>
     <message>
         <source>Attention of:</source>
@@ -4960,7 +4960,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>The layer whose attention is set beside the attributions (default: the last, as attnviz-cli attribute; the source side uses its cross-attention)</source>
-        <translation type="unfinished"></translation>
+        <translation>放在归因旁边的注意力所在的层（默认：最后一层，与 attnviz-cli attribute 相同；源句一侧使用它的交叉注意力）</translation>
     </message>
     <message>
         <source>The head compared (default: the mean of the layer&apos;s heads, as attnviz-cli attribute)</source>
@@ -5114,7 +5114,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;br&gt;&lt;br&gt;The bundled &lt;i&gt;reverse&lt;/i&gt; model is pre-norm: choose it under Model to see a logit split into its parts.</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;br&gt;&lt;br&gt;内置的 &lt;i&gt;reverse&lt;/i&gt; 模型是前置归一化的：在“模型”中选择它，就能看到一个 logit 被拆分成各个部分。</translation>
     </message>
     <message>
         <source>The contributions appear here after a run.</source>
@@ -5138,7 +5138,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;b&gt;%1 = %2&lt;/b&gt; at position %3 = the sum of the %4 parts below, %5 (difference %6). Red adds, blue takes away; ↗ marks a head: click it to open its attention.</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;%1 = %2&lt;/b&gt;，在位置 %3 = 下面 %4 个部分之和，%5（差 %6）。红色增加，蓝色减少；↗ 标记一个头：点击打开它的注意力。</translation>
     </message>
     <message>
         <source>layer %1 (last)</source>
@@ -5234,7 +5234,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;b&gt;%1&lt;/b&gt;%2 · Spearman&apos;s ρ of |integrated gradients| with the attention &lt;b&gt;%3&lt;/b&gt;, with rollout &lt;b&gt;%4&lt;/b&gt;&lt;br&gt;&lt;span style=&apos;color:gray&apos;&gt;attention: %5; rollout: %6&lt;/span&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;%1&lt;/b&gt;%2 · |积分梯度| 与注意力的 Spearman ρ &lt;b&gt;%3&lt;/b&gt;，与 rollout 的 &lt;b&gt;%4&lt;/b&gt;&lt;br&gt;&lt;span style='color:gray'&gt;注意力：%5；rollout：%6&lt;/span&gt;</translation>
     </message>
     <message>
         <source>Source tokens</source>
@@ -5274,7 +5274,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Direct contributions&lt;/b&gt; split a logit into the parts of the residual stream that add up to it. %1&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;直接贡献&lt;/b&gt;把一个 logit 拆分为残差流中相加得到它的各个部分。%1&lt;/p&gt;</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Direct contributions.&lt;/b&gt; The logit is %1 with the final norm %2. Freezing its scale s = 1/σ at this input (s = %3) makes the logit linear in the stream, and the stream of a pre-norm model is a sum: %4. So each piece adds its own part %5 (P centres, γ is the norm&apos;s weight), and %6 = %7 = Σ parts = %8 (gap %9).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;A head&apos;s part is its output through its slice of W&lt;sub&gt;O&lt;/sub&gt;; %10 %11&lt;/p&gt;</source>
@@ -5302,11 +5302,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>the encoder reaches the decoder&apos;s stream only through the cross-attention heads, so their parts carry the source&apos;s share.</source>
-        <translation type="unfinished"></translation>
+        <translation>编码器只通过交叉注意力头进入解码器的残差流，所以它们的部分承载了源句的份额。</translation>
     </message>
     <message>
         <source>Direct means the path straight to the logits: a head whose output later heads read shows its effect in theirs, not here (activation patching measures that).</source>
-        <translation type="unfinished"></translation>
+        <translation>“直接”指直达 logits 的路径：如果一个头的输出被后面的头读取，它的作用体现在后者中，而不在这里（激活修补衡量的是那个）。</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Gradient attribution&lt;/b&gt; asks how much each input token moves f, the explained logit. The input of token i is its embedding row e&lt;sub&gt;i&lt;/sub&gt; as the model adds it (positions and segments are held fixed: they are the same for every sentence). &lt;b&gt;Saliency&lt;/b&gt; = %1 at the input: positive pushes f up. &lt;b&gt;Integrated gradients&lt;/b&gt; walk from a baseline e′ to e in N steps: %2.&lt;/p&gt;</source>
@@ -5318,7 +5318,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>IG&lt;sub&gt;i&lt;/sub&gt; = Σ&lt;sub&gt;d&lt;/sub&gt; e&lt;sub&gt;i,d&lt;/sub&gt; · (1/N) Σ&lt;sub&gt;k&lt;/sub&gt; ∂f/∂e&lt;sub&gt;i,d&lt;/sub&gt;(α&lt;sub&gt;k&lt;/sub&gt; e), α&lt;sub&gt;k&lt;/sub&gt; = (k + ½)/N</source>
-        <translation type="unfinished"></translation>
+        <translation>IG&lt;sub&gt;i&lt;/sub&gt; = Σ&lt;sub&gt;d&lt;/sub&gt; e&lt;sub&gt;i,d&lt;/sub&gt; · (1/N) Σ&lt;sub&gt;k&lt;/sub&gt; ∂f/∂e&lt;sub&gt;i,d&lt;/sub&gt;(α&lt;sub&gt;k&lt;/sub&gt; e), α&lt;sub&gt;k&lt;/sub&gt; = (k + ½)/N</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Here f = %1 at position %2 = %3; the baseline: %4, where f = %5; N = %6 (%7). &lt;b&gt;Completeness&lt;/b&gt;: the attributions of every token add up to f(e) − f(e′): Σ IG = %8 against %9, a gap of %10 %. A gap over 1 % means too few steps.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Beside them: where the chosen attention and attention rollout look from the position. Spearman&apos;s ρ compares the ranks of |IG| with each: near 1, attention and attribution tell the same story; near 0 or below, a token can be looked at without moving the output, or move it without being looked at. Each chart has its own scale: read its axis before comparing lengths.&lt;/p&gt;</source>
