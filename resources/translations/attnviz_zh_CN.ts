@@ -229,7 +229,7 @@
     </message>
     <message>
         <source>Each &lt;b&gt;row&lt;/b&gt; is one position of the decoder — the target word it has just read, &lt;code&gt;&amp;lt;bos&amp;gt;&lt;/code&gt; first — and each &lt;b&gt;column&lt;/b&gt; a source word: a cell&apos;s colour is how much that row takes from that word, and every row adds up to 1. A row is choosing the &lt;i&gt;next&lt;/i&gt; word, so the row of &lt;i&gt;nara&lt;/i&gt; (the word for dog) already looks at &lt;i&gt;big&lt;/i&gt;, the word it is about to translate; hover a cell for its numbers.</source>
-        <translation type="unfinished"></translation>
+        <translation>每一&lt;b&gt;行&lt;/b&gt;是解码器的一个位置 — 它刚读到的目标词，&lt;code&gt;&amp;lt;bos&amp;gt;&lt;/code&gt; 在最前 — 每一&lt;b&gt;列&lt;/b&gt;是一个源词：格子的颜色表示这一行从那个词取了多少，每一行加起来等于 1。一行是在选择&lt;i&gt;下一个&lt;/i&gt;词，所以 &lt;i&gt;nara&lt;/i&gt;（“狗”）那一行已经在关注 &lt;i&gt;big&lt;/i&gt;，也就是它即将翻译的词；把鼠标悬停在格子上查看数值。</translation>
     </message>
     <message>
         <source>Finding the alignment</source>
@@ -237,7 +237,7 @@
     </message>
     <message>
         <source>One head alone — the sharpest of the last layer — puts most of each row on one source word, the word being translated next. Follow the bright cells down: &lt;i&gt;dog, big, the&lt;/i&gt;, then &lt;i&gt;cat, small, a&lt;/i&gt;, and &lt;i&gt;sees&lt;/i&gt; last; they cross instead of running down the diagonal, because this made-up language mirrors every noun phrase and puts the verb at the end.</source>
-        <translation type="unfinished"></translation>
+        <translation>单独一个头 — 最后一层中最集中的那个 — 把每一行的大部分权重放在一个源词上，即接下来要翻译的词。沿着亮格往下看：&lt;i&gt;dog, big, the&lt;/i&gt;，然后 &lt;i&gt;cat, small, a&lt;/i&gt;，最后是 &lt;i&gt;sees&lt;/i&gt;；它们交叉而不是沿对角线下行，因为这种人造语言把每个名词短语镜像反转，并把动词放在末尾。</translation>
     </message>
     <message>
         <source>The anti-diagonal of reversal</source>
@@ -245,7 +245,7 @@
     </message>
     <message>
         <source>This model reverses its input, so its first output copies the last input and the bright cells run from the top right to the bottom left: an anti-diagonal. Each row again looks at the word it is about to write: the row of &lt;i&gt;9&lt;/i&gt; (just written) looks at &lt;i&gt;8&lt;/i&gt;.</source>
-        <translation type="unfinished"></translation>
+        <translation>这个模型把输入反转，所以它的第一个输出复制最后一个输入，亮格从右上角延伸到左下角：一条反对角线。每一行同样关注它即将写出的词：&lt;i&gt;9&lt;/i&gt;（刚写出）那一行关注 &lt;i&gt;8&lt;/i&gt;。</translation>
     </message>
     <message>
         <source>One head, or the mean of the heads</source>
@@ -253,7 +253,7 @@
     </message>
     <message>
         <source>Each thumbnail is one head of one decoder layer: in the first layer the heads differ and spread their weight, in the last they are sharp and agree. The mean of the heads (key &lt;b&gt;M&lt;/b&gt;) sums up heads that agree, but where they disagree, as in the first layer, it draws a blur no head computes — click a thumbnail to see one head alone.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个缩略图是一个解码器层的一个头：在第一层，各头各不相同，权重分散；在最后一层，它们集中且一致。各头平均（按键 &lt;b&gt;M&lt;/b&gt;）能概括一致的头，但在它们不一致的地方（如第一层），它画出的是任何头都没有计算过的一片模糊 — 点击一个缩略图单独查看一个头。</translation>
     </message>
     <message>
         <source>Switching the look-ahead mask off</source>
@@ -261,7 +261,7 @@
     </message>
     <message>
         <source>The look-ahead mask is now off (its switch is in the Masks view): every target position also sees the words after it, and the upper triangle of the decoder&apos;s self-attention, hatched before, takes about half of each row. The model never learned to use the future, so for the same words its predictions fall apart — in the Decoding view most top choices are now &lt;code&gt;&amp;lt;eos&amp;gt;&lt;/code&gt;.</source>
-        <translation type="unfinished"></translation>
+        <translation>前瞻掩码现在关闭了（它的开关在“掩码”视图中）：每个目标位置也能看到它后面的词，解码器自注意力的上三角（之前画了斜线）占了每行大约一半。模型从未学过利用未来，所以对同样的词，它的预测崩溃了 — 在“解码”视图中，大多数首选现在都是 &lt;code&gt;&amp;lt;eos&amp;gt;&lt;/code&gt;。</translation>
     </message>
     <message>
         <source>Stepping the decoder</source>
@@ -269,7 +269,7 @@
     </message>
     <message>
         <source>The decoder writes one word per step: after &lt;i&gt;nara lugol na ka&lt;/i&gt; (dog, big, the, then the subject marker) its newest row of cross-attention has moved to &lt;i&gt;cat&lt;/i&gt;, and the chart shows how sure it is that &lt;i&gt;bizu&lt;/i&gt; comes next. Press &lt;b&gt;→&lt;/b&gt; to let it write a word, &lt;b&gt;←&lt;/b&gt; to take one back.</source>
-        <translation type="unfinished"></translation>
+        <translation>解码器每步写出一个词：在 &lt;i&gt;nara lugol na ka&lt;/i&gt;（狗、大、那只，然后是主语标记）之后，它最新的一行交叉注意力已经移到 &lt;i&gt;cat&lt;/i&gt;，图表显示它有多确定接下来是 &lt;i&gt;bizu&lt;/i&gt;。按 &lt;b&gt;→&lt;/b&gt; 让它写一个词，按 &lt;b&gt;←&lt;/b&gt; 收回一个。</translation>
     </message>
     <message>
         <source>Branching</source>
@@ -277,7 +277,7 @@
     </message>
     <message>
         <source>Choose a word other than the model&apos;s (select it in the top-k list, then &lt;i&gt;Use this token&lt;/i&gt;) and the decoder goes on from yours: here &lt;i&gt;3&lt;/i&gt; was picked instead of &lt;i&gt;8&lt;/i&gt;. After it the row looks at &lt;i&gt;7&lt;/i&gt; and writes &lt;i&gt;7&lt;/i&gt;, not &lt;i&gt;2&lt;/i&gt; — this model reverses by position, reading one source slot after the other, whatever it wrote before.</source>
-        <translation type="unfinished"></translation>
+        <translation>选一个不同于模型的词（在 top-k 列表中选中它，然后按&lt;i&gt;使用这个词元&lt;/i&gt;），解码器就从你的词继续：这里选了 &lt;i&gt;3&lt;/i&gt; 而不是 &lt;i&gt;8&lt;/i&gt;。之后这一行关注 &lt;i&gt;7&lt;/i&gt; 并写出 &lt;i&gt;7&lt;/i&gt;，而不是 &lt;i&gt;2&lt;/i&gt; — 这个模型按位置反转，一个接一个地读源句的位置，不管它之前写了什么。</translation>
     </message>
     <message>
         <source>&amp;Tour: what to look for…</source>
@@ -389,11 +389,11 @@
     </message>
     <message>
         <source>T5&apos;s relative position bias adds nothing to the token vectors: each head adds a learned number for the bucket of the offset between key and query to their score, before the mask. The Positional encoding view shows each head&apos;s bias.</source>
-        <translation type="unfinished"></translation>
+        <translation>T5 的相对位置偏置不往词元向量上加任何东西：每个头按键与查询之间偏移所在的桶，把一个可学习的数加到它们的分数上，在掩码之前。“位置编码”视图显示每个头的偏置。</translation>
     </message>
     <message>
         <source>Rotary position embeddings (RoPE) add nothing to the token vectors: inside every attention block each head&apos;s queries and keys are rotated by an angle that grows with their position, so a score depends on how far apart two tokens are. The Positional encoding view shows the rotations.</source>
-        <translation type="unfinished"></translation>
+        <translation>旋转位置编码（RoPE）不往词元向量上加任何东西：在每个注意力块内部，每个头的查询和键按随位置增长的角度旋转，所以分数取决于两个词元相距多远。“位置编码”视图显示这些旋转。</translation>
     </message>
     <message>
         <source>Adds a learned vector for each position, so that attention can tell word order.</source>
@@ -461,7 +461,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>A gated network at every position on its own: two Linear d_model → d_ff = %1, one through %2 (the gate), multiplied element by element with the other, then Linear back to d_model — click to see its activations.</source>
-        <translation type="unfinished"></translation>
+        <translation>每个位置各自使用一个门控网络：两个线性层 d_model → d_ff = %1，其中一个经过 %2（门），与另一个逐元素相乘，再由线性层回到 d_model — 点击查看它的激活。</translation>
     </message>
     <message>
         <source>Feed forward</source>
@@ -665,7 +665,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>On a random token sequence repeated twice: the attention of the second copy to the token after the earlier occurrence of the current token (1 = an induction head). One number per head, from the model, not the corpus</source>
-        <translation type="unfinished"></translation>
+        <translation>在重复两次的随机词元序列上：第二遍中对“当前词元上一次出现之后的那个词元”的注意力（1 = 归纳头）。每个头一个数，来自模型，而不是语料</translation>
     </message>
     <message>
         <source>Copying score (−1…1)</source>
@@ -903,7 +903,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>&lt;b&gt;%1&lt;/b&gt; has no config. Its tensors follow &lt;b&gt;%2&lt;/b&gt;; what they tell is listed below. They cannot tell the rest: please give it (your training script has these numbers).</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;b&gt;%1&lt;/b&gt; 没有配置。它的张量符合 &lt;b&gt;%2&lt;/b&gt;；能从中读出的内容列在下面。其余的它们无法告诉我们：请填写（你的训练脚本里有这些数字）。</translation>
     </message>
     <message>
         <source>Read from the tensors&apos; names and shapes</source>
@@ -963,7 +963,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>The source&apos;s (or the only) vocabulary: a tokenizer, which serves both sides and types text as the tutorial did (nanoGPT&apos;s data/…/meta.pkl, llama2.c&apos;s tokenizer.model, a tokenizer.json, GPT-2&apos;s encoder.json or vocab.json with vocab.bpe or merges.txt beside it), or </source>
-        <translation type="unfinished"></translation>
+        <translation>源句的（或唯一的）词表：一个分词器，同时用于两侧，并像教程那样切分文本（nanoGPT 的 data/…/meta.pkl、llama2.c 的 tokenizer.model、tokenizer.json、GPT-2 的 encoder.json 或 vocab.json 及旁边的 vocab.bpe 或 merges.txt），或者</translation>
     </message>
     <message>
         <source>Target vocabulary:</source>
@@ -1148,7 +1148,8 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     <message>
         <source>A line longer than the model&apos;s context is cut into consecutive chunks of at most the context, by tokens, without overlap; each chunk runs as a sentence of its own, with the start and end markers around it. Off: such a line is skipped.
 An encoder-decoder&apos;s context is its source: each chunk is translated on its own; a source–target pair is never cut.</source>
-        <translation type="unfinished"></translation>
+        <translation>比模型上下文更长的行会按词元切成连续的、不超过上下文长度的块，互不重叠；每块作为一个独立的句子运行，前后加上起始和结束标记。关闭：跳过这样的行。
+编码器-解码器的上下文是它的源句：每块单独翻译；源–目标句对永远不会被切开。</translation>
     </message>
     <message>
         <source>Run the corpus</source>
@@ -1561,7 +1562,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Probabilities: after softmax. Raw scores: QKᵀ/√d_k before the mask (T5: QKᵀ plus the head&apos;s relative position bias). Masked scores: what softmax sees, masked cells set to the fill value.</source>
-        <translation type="unfinished"></translation>
+        <translation>概率：softmax 之后。原始分数：掩码之前的 QKᵀ/√d_k（T5：QKᵀ 加上该头的相对位置偏置）。掩码后的分数：softmax 看到的值，被掩码的格子设为填充值。</translation>
     </message>
     <message>
         <source>Colour scale:</source>
@@ -1789,7 +1790,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Rotary positions: q&lt;sub&gt;i&lt;/sub&gt; and k&lt;sub&gt;j&lt;/sub&gt; are shown as the model used them, already turned by their positions (the Positional encoding view shows how).&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:4px 0 0 0'&gt;旋转位置编码：q&lt;sub&gt;i&lt;/sub&gt; 和 k&lt;sub&gt;j&lt;/sub&gt; 按模型使用时的样子显示，已经按各自的位置旋转过（“位置编码”视图展示了如何旋转）。&lt;/p&gt;</translation>
     </message>
 </context>
 <context>
@@ -1900,7 +1901,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Rollout multiplies the layers&apos; mean attention with the residual connection folded in (½·A + ½·I): a rough picture of how much each input position reaches each position, not what the model computes</source>
-        <translation type="unfinished"></translation>
+        <translation>Rollout 把各层的平均注意力（并入残差连接：½·A + ½·I）相乘：粗略地描绘每个输入位置能传到每个位置多少，而不是模型实际计算的内容</translation>
     </message>
     <message>
         <source>switched off</source>
@@ -2234,7 +2235,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>Its masked-LM head turns every position&apos;s output vector into probabilities over the vocabulary %1: select a position to see its top predictions (put [MASK]-like tokens in the input to ask for them). </source>
-        <translation type="unfinished"></translation>
+        <translation>它的掩码语言模型头把每个位置的输出向量变成词表 %1 上的概率：选择一个位置查看它的最高预测（在输入中放入类似 [MASK] 的词元来提问）。</translation>
     </message>
     <message>
         <source>Its classifier pools the positions (%1) into one vector [1, d_model] = %2 and gives probabilities over %3 classes. </source>
@@ -2590,7 +2591,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>One HTML file that opens in any current web browser, offline and without a server: the sentence, every heatmap you keep with hover, the overview, the masks, the decoding steps and the explanations. It opens on the view and head you are looking at now.</source>
-        <translation type="unfinished"></translation>
+        <translation>一个 HTML 文件，可在任何现代网页浏览器中离线打开，无需服务器：句子、你保留的每张热力图（可悬停查看）、总览、掩码、解码步骤和解释。它会打开在你现在看的视图和头上。</translation>
     </message>
     <message>
         <source>Attention:</source>
@@ -3049,7 +3050,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;p&gt;Single keys (1, 2, 3, M, [, ], arrows) act when the focus is not in a text field: Enter or Ctrl+Enter runs and hands the keys back to the view, Esc leaves a text field, Alt+← / Alt+→ step from anywhere.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p&gt;单键（1、2、3、M、[、]、方向键）在焦点不在文本框时生效：Enter 或 Ctrl+Enter 运行并把按键交还给视图，Esc 离开文本框，Alt+← / Alt+→ 在任何地方都能单步。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Keyboard shortcuts</source>
@@ -3259,7 +3260,7 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
     </message>
     <message>
         <source>%1&apos;s config names its vocabulary; a vocabulary file is for a checkpoint opened without one (nanoGPT, llama2.c, minGPT, …) or a Hugging Face GPT-2, BERT or Llama folder.</source>
-        <translation type="unfinished"></translation>
+        <translation>%1 的配置已指定了它的词表；词表文件用于没有词表就打开的检查点（nanoGPT、llama2.c、minGPT …）或 Hugging Face 的 GPT-2、BERT、Llama 文件夹。</translation>
     </message>
     <message>
         <source>The vocabulary was refused</source>
@@ -3621,7 +3622,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;Each thumbnail is one head&apos;s [len_q, len_k] = %1 probability matrix (rows: queries, columns: keys, as in the Attention view), coloured from 0 to its own largest value so that every head&apos;s pattern shows. The full tensor is [batch, layers, heads, len_q, len_k] = %2. Heads of one layer run in parallel on different d_k = %3 slices of the projections, so they can learn different patterns: a diagonal, the previous token, a word&apos;s translation, or the end token.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;每个缩略图是一个头的 [len_q, len_k] = %1 概率矩阵（行：查询，列：键，与“注意力”视图相同），颜色从 0 到它自己的最大值，让每个头的模式都能显现。完整的张量是 [batch, layers, heads, len_q, len_k] = %2。同一层的各头在投影的不同 d_k = %3 切片上并行运行，所以它们能学到不同的模式：对角线、前一个词元、一个词的译文，或者结束词元。&lt;/p&gt;</translation>
     </message>
 </context>
 <context>
@@ -3692,11 +3693,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;This model &lt;b&gt;learns&lt;/b&gt; its positions: row &lt;i&gt;pos&lt;/i&gt; of the weight table [max_len, d_model] = %1 is added to the embedding of the token at position &lt;i&gt;pos&lt;/i&gt;: %2. The curves show chosen columns, the matrix the first %3 rows, and the right-hand matrix the cosine similarity of every pair of rows — trained positions often end up similar to their neighbours.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;这个模型&lt;b&gt;学习&lt;/b&gt;它的位置：权重表 [max_len, d_model] = %1 的第 &lt;i&gt;pos&lt;/i&gt; 行加到位置 &lt;i&gt;pos&lt;/i&gt; 上词元的嵌入上：%2。曲线显示所选的列，矩阵显示前 %3 行，右边的矩阵显示每两行之间的余弦相似度 — 训练后的位置往往与相邻位置相似。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;%1, %2, i = 0 … d_model/2 − 1. Each pair of dimensions is a sine and a cosine of one frequency: low dimensions turn fast, high ones slowly, so every position gets a unique pattern, and PE(pos + k) is a rotation of PE(pos). It is added to the token embeddings: %3.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Shapes: the table is [max_len, d_model] = %4 (shown: the first %5 positions); the similarity matrix PE·PEᵀ (rows normalised) is [positions, positions] = %6 and depends only on the distance |p − q|.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;%1，%2，i = 0 … d_model/2 − 1。每对维度是同一频率的一个正弦和一个余弦：低维转得快，高维转得慢，所以每个位置都有独一无二的模式，而且 PE(pos + k) 是 PE(pos) 的一个旋转。它被加到词元嵌入上：%3。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;形状：表是 [max_len, d_model] = %4（显示前 %5 个位置）；相似度矩阵 PE·PEᵀ（行已归一化）是 [positions, positions] = %6，只取决于距离 |p − q|。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>PE(pos, 2i) = sin(pos / 10000&lt;sup&gt;2i/d_model&lt;/sup&gt;)</source>
@@ -4244,7 +4245,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>A tour of %1 short steps shows what to look for: what a row and a column of a heatmap are, alignments, heads, masks and decoding, each on a bundled model. It takes a few minutes; Help › Tour brings it back at any time.</source>
-        <translation type="unfinished"></translation>
+        <translation>一个由 %1 个简短步骤组成的导览会告诉你该看什么：热力图的行和列是什么、对齐、注意力头、掩码和解码，每一步都用一个内置模型演示。只需几分钟；随时可以通过“帮助 › 导览”再次打开。</translation>
     </message>
     <message>
         <source>Take the tour</source>
@@ -4330,7 +4331,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>What the model learns: copy, reverse or sort 3–12 digits and letters; translate the bundled reorder model&apos;s made-up language; or your own sentence pairs, one &quot;source&lt;TAB&gt;target&quot; pair a line; or continue a sequence seen earlier (Induction: the recipe in which an induction head forms, docs/training.md)</source>
-        <translation type="unfinished"></translation>
+        <translation>模型学什么：复制、反转或排序 3–12 个数字和字母；翻译内置 reorder 模型的人造语言；或者你自己的句对，每行一个 "源&lt;TAB&gt;目标"；或者续写之前见过的序列（Induction：会形成归纳头的配方，见 docs/training.md）</translation>
     </message>
     <message>
         <source>Sentences file…</source>
@@ -4382,7 +4383,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Keep checkpoints: the model every N steps (and before the first and after the last) in a folder beside the saved model, NAME-checkpoints, with an index of steps and losses: attnviz-cli history FOLDER shows how each head changed over the run</source>
-        <translation type="unfinished"></translation>
+        <translation>保留检查点：每 N 步（以及第一步之前和最后一步之后）把模型保存到已保存模型旁边的文件夹 NAME-checkpoints 中，并带有步数和损失的索引：attnviz-cli history FOLDER 显示每个头在训练中如何变化</translation>
     </message>
     <message>
         <source>Start</source>
@@ -4749,7 +4750,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>Change one word of the source (%1 tokens): the corrupted source must have as many tokens as the clean one, so that positions line up. The target stays the current run&apos;s.</source>
-        <translation type="unfinished"></translation>
+        <translation>改动源句中的一个词（%1 个词元）：被破坏的源句必须与干净的源句有相同数量的词元，这样位置才能对齐。目标保持当前运行的目标。</translation>
     </message>
     <message>
         <source>Change one word of the prompt (%1 tokens with the start token): the corrupted prompt must have as many tokens as the clean one, so that positions line up.</source>
@@ -4781,11 +4782,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>m = logit[%1] − logit[%2] at position %3: &lt;b&gt;m(clean) = %4&lt;/b&gt;, &lt;b&gt;m(corrupted) = %5&lt;/b&gt; (corrupted: “%6”). Each cell: the share of the difference that copying that one activation from the clean run brings back — 100% the clean margin whole, 0% nothing.</source>
-        <translation type="unfinished"></translation>
+        <translation>位置 %3 上的 m = logit[%1] − logit[%2]：&lt;b&gt;m(干净) = %4&lt;/b&gt;，&lt;b&gt;m(被破坏) = %5&lt;/b&gt;（被破坏的输入：“%6”）。每个格子：从干净的运行复制这一个激活能找回的差值份额 — 100% 为完全恢复干净的差值，0% 为毫无恢复。</translation>
     </message>
     <message>
         <source>Change a word of the corrupted input and press &lt;b&gt;Run patching&lt;/b&gt;: each layer&apos;s residual stream at each position, and each head, is copied from the clean run (the current one) into the corrupted run, one at a time.</source>
-        <translation type="unfinished"></translation>
+        <translation>改动被破坏输入中的一个词，然后按&lt;b&gt;运行激活修补&lt;/b&gt;：每一层在每个位置上的残差流，以及每个头，都会逐个从干净的运行（当前运行）复制到被破坏的运行中。</translation>
     </message>
     <message>
         <source>Patching… every layer, position and head is a run of its own.</source>
@@ -4837,7 +4838,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Here: m = logit[%1] − logit[%2] at position %3 of the %4, m(clean) = %5, m(corrupted) = %6 (corrupted: “%7”), %8 patched runs. Red: the patch brings the clean answer back (100% = whole), blue: it pushes further away; the last layer&apos;s stream restores 100% at the explained position and 0% elsewhere. Patching measures what an activation causes, not where a head looks.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:4px 0 0 0'&gt;这里：%4的位置 %3 上 m = logit[%1] − logit[%2]，m(干净) = %5，m(被破坏) = %6（被破坏的输入：“%7”），共 %8 次修补运行。红色：修补把干净的答案找回来（100% = 完全），蓝色：把它推得更远；最后一层的残差流在被解释的位置上恢复 100%，其他位置为 0%。激活修补衡量的是一个激活造成了什么，而不是一个头看向哪里。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>encoder</source>
@@ -4900,7 +4901,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>lens_top_probs.npy, lens_target_probs.npy, lens.json and contributions.json into a folder (as attnviz-cli lens --dump); on the Attribution tab its SIDE_*.npy and attribution.json (as attnviz-cli attribute --dump). PNG, SVG and PDF: File › Export view</source>
-        <translation type="unfinished"></translation>
+        <translation>把 lens_top_probs.npy、lens_target_probs.npy、lens.json 和 contributions.json 写入一个文件夹（与 attnviz-cli lens --dump 相同）；在“归因”标签页上写入它的 SIDE_*.npy 和 attribution.json（与 attnviz-cli attribute --dump 相同）。PNG、SVG 和 PDF：文件 › 导出视图</translation>
     </message>
     <message>
         <source>Logit lens</source>
@@ -5186,7 +5187,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;span style=&apos;color:#c0392b&apos;&gt;&lt;b&gt;⚠ %1&lt;/b&gt; — over 1 %: too few steps (N = %2) to follow the path (the gradient changes quickly along it); raise the steps until the gap is small before trusting the bars.&lt;/span&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;span style='color:#c0392b'&gt;&lt;b&gt;⚠ %1&lt;/b&gt; — 超过 1 %：步数太少（N = %2），跟不上这条路径（梯度沿路径变化很快）；请增加步数直到差距变小，再相信这些条形。&lt;/span&gt;</translation>
     </message>
     <message>
         <source> ✓</source>
@@ -5254,11 +5255,11 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Why this token?&lt;/b&gt; After a run this view shows why the model chose its next token: the &lt;b&gt;logit lens&lt;/b&gt; (what every layer would predict) and the &lt;b&gt;direct contributions&lt;/b&gt; (the token&apos;s logit split into the parts that add up to it).&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;为什么是这个词元？&lt;/b&gt;运行之后，这个视图显示模型为什么选择了它的下一个词元：&lt;b&gt;logit 透镜&lt;/b&gt;（每一层会预测什么）和&lt;b&gt;直接贡献&lt;/b&gt;（把这个词元的 logit 拆分为相加得到它的各个部分）。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;The logit lens&lt;/b&gt; reads the residual stream of every layer as if the model stopped there: %1 = softmax(%2) for each row l and position i. Rows: %3.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;The last row is the model&apos;s own prediction; the first row whose top token matches it shows the layer that settles the choice. Colour: the probability of the explained token (or of each cell&apos;s top token); written in each cell: that row&apos;s most probable token and its probability.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;logit 透镜&lt;/b&gt;把每一层的残差流当作模型在那里停下来一样去读：对每一行 l 和位置 i，%1 = softmax(%2)。行：%3。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;最后一行是模型自己的预测；第一个最高词元与它一致的行，就是确定这个选择的那一层。颜色：被解释词元的概率（或每个格子最高词元的概率）；每个格子里写的是：那一行概率最高的词元及其概率。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>p&lt;sub&gt;l,i&lt;/sub&gt;</source>
@@ -5278,7 +5279,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Direct contributions.&lt;/b&gt; The logit is %1 with the final norm %2. Freezing its scale s = 1/σ at this input (s = %3) makes the logit linear in the stream, and the stream of a pre-norm model is a sum: %4. So each piece adds its own part %5 (P centres, γ is the norm&apos;s weight), and %6 = %7 = Σ parts = %8 (gap %9).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;A head&apos;s part is its output through its slice of W&lt;sub&gt;O&lt;/sub&gt;; %10 %11&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;直接贡献。&lt;/b&gt;logit 是 %1，最终归一化为 %2。把它在这个输入上的缩放 s = 1/σ 固定（s = %3），logit 就对残差流是线性的，而前置归一化模型的残差流是一个求和：%4。所以每一部分贡献自己的一份 %5（P 减去均值，γ 是归一化的权重），并且 %6 = %7 = Σ 各部分 = %8（差距 %9）。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;一个头的部分是它的输出经过它在 W&lt;sub&gt;O&lt;/sub&gt; 中的切片；%10 %11&lt;/p&gt;</translation>
     </message>
     <message>
         <source>u · N(x) + b</source>
@@ -5310,7 +5311,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Gradient attribution&lt;/b&gt; asks how much each input token moves f, the explained logit. The input of token i is its embedding row e&lt;sub&gt;i&lt;/sub&gt; as the model adds it (positions and segments are held fixed: they are the same for every sentence). &lt;b&gt;Saliency&lt;/b&gt; = %1 at the input: positive pushes f up. &lt;b&gt;Integrated gradients&lt;/b&gt; walk from a baseline e′ to e in N steps: %2.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;梯度归因&lt;/b&gt;问的是每个输入词元能让 f（被解释的 logit）变化多少。词元 i 的输入是模型加入的它的嵌入行 e&lt;sub&gt;i&lt;/sub&gt;（位置和片段保持不变：它们对每个句子都相同）。&lt;b&gt;显著性&lt;/b&gt; = 输入处的 %1：正值把 f 推高。&lt;b&gt;积分梯度&lt;/b&gt;用 N 步从基线 e′ 走到 e：%2。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Σ&lt;sub&gt;d&lt;/sub&gt; ∂f/∂e&lt;sub&gt;i,d&lt;/sub&gt; · e&lt;sub&gt;i,d&lt;/sub&gt;</source>
