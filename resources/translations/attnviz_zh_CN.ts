@@ -1069,7 +1069,7 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;%1&lt;/b&gt; — the %3 class of %2, %4. Read it from the bottom up, as in the paper “Attention Is All You Need”: token ids become vectors of d_model = %5 numbers, %10, then every layer refines each position&apos;s vector with %6 of d_k = %7) and a feed-forward network (d_ff = %8), each wrapped in a residual connection and %11 (%9).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Blue labels are the tensors on each arrow, with this run&apos;s numbers (B sentences, S source and T target positions). Hover a block for what it does; click an attention block to open it, any other block to see its input and output as position × dimension heatmaps. ◀ ▶ choose the layer a stack shows.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;%1&lt;/b&gt; — %2 的%3类，%4。像论文《Attention Is All You Need》那样从下往上读：词元 id 变成 d_model = %5 个数的向量，%10，然后每一层用%6，d_k = %7）和一个前馈网络（d_ff = %8）细化每个位置的向量，每个子层都包在残差连接和%11（%9）之中。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;蓝色标签是每条箭头上的张量，带有本次运行的数值（B 个句子，S 个源位置和 T 个目标位置）。悬停在一个块上查看它的作用；点击注意力块打开它，点击其他块以 位置 × 维度 热力图查看它的输入和输出。◀ ▶ 选择一个栈显示的层。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>multi-head attention (%1 heads</source>
@@ -1531,7 +1531,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;p&gt;Every other view looks at one sentence. Here each &lt;b&gt;point is one head&lt;/b&gt; of one attention block, measured over a whole &lt;b&gt;corpus&lt;/b&gt; of sentences: its position is the mean of two statistics over the sentences, the bars show ± one standard deviation (a long bar: the head does different things on different sentences). Colours: the block (blue encoder self-attention, green decoder self-attention, orange cross-attention), darker for later layers. Two measures are the model&apos;s, one number per head without a spread: the &lt;i&gt;induction score&lt;/i&gt; (on a random sequence repeated twice, how much the second copy attends to the token after the same token&apos;s earlier occurrence: 1 = an induction head) and the &lt;i&gt;copying score&lt;/i&gt; of the head&apos;s weights (1 = it raises the very tokens it attends to).&lt;/p&gt;&lt;p&gt;Click a point or a row to select that head in every view; double-click to open it in the Attention view. &lt;i&gt;Heads like this one&lt;/i&gt; lists the heads whose statistics are nearest; &lt;i&gt;Evidence&lt;/i&gt; the sentences where the head&apos;s pattern is strongest and weakest (double-click one to make it the input); &lt;i&gt;Queries and keys&lt;/i&gt; projects the head&apos;s query and key vectors over the corpus on their two main directions: where queries sit near keys, the head attends.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p&gt;其他每个视图都只看一个句子。这里每个&lt;b&gt;点是一个注意力块中的一个头&lt;/b&gt;，在整个句子&lt;b&gt;语料&lt;/b&gt;上测量：它的位置是两项统计在各句子上的平均，误差线表示 ± 一个标准差（误差线长：这个头在不同句子上做不同的事）。颜色：所在的块（蓝色编码器自注意力，绿色解码器自注意力，橙色交叉注意力），越靠后的层颜色越深。有两个度量属于模型本身，每个头一个数、没有离散度：&lt;i&gt;归纳分数&lt;/i&gt;（在重复两次的随机序列上，第二遍对“同一词元上一次出现之后的那个词元”的注意力有多少：1 = 归纳头）和该头权重的&lt;i&gt;复制分数&lt;/i&gt;（1 = 它提升它所关注的那些词元）。&lt;/p&gt;&lt;p&gt;点击一个点或一行，在每个视图中选择那个头；双击在“注意力”视图中打开它。&lt;i&gt;与此相似的头&lt;/i&gt;列出统计最接近的头；&lt;i&gt;证据&lt;/i&gt;列出这个头的模式最强和最弱的句子（双击一个把它作为输入）；&lt;i&gt;查询与键&lt;/i&gt;把这个头在语料上的查询和键向量投影到两个主方向上：查询靠近键的地方，就是这个头关注的地方。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Open a model first: the atlas measures every head of it.</source>
@@ -1782,7 +1782,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;An attention weight is made in a few steps. The layer&apos;s input x (one row of d_model = %1 numbers per position) is projected into a query, a key and a value per head: Q = x·W&lt;sub&gt;Q&lt;/sub&gt;, K = x·W&lt;sub&gt;K&lt;/sub&gt;, V = x·W&lt;sub&gt;V&lt;/sub&gt; (d_k = %2 numbers each). The score of query i and key j is q&lt;sub&gt;i&lt;/sub&gt;·k&lt;sub&gt;j&lt;/sub&gt;/√d&lt;sub&gt;k&lt;/sub&gt;; masked cells are replaced by %3; softmax turns row i into probabilities; and the head&apos;s output for query i is those probabilities times the value vectors.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Click any cell of the heatmap: every number on the right is recomputed from the vectors the trace kept, and checked against the score and probability the model stored (✓). Shapes: Q %4, K and V %5.&lt;/p&gt;%6%7</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;一个注意力权重分几步得到。该层的输入 x（每个位置一行 d_model = %1 个数）在每个头中被投影为查询、键和值：Q = x·W&lt;sub&gt;Q&lt;/sub&gt;，K = x·W&lt;sub&gt;K&lt;/sub&gt;，V = x·W&lt;sub&gt;V&lt;/sub&gt;（各 d_k = %2 个数）。查询 i 与键 j 的分数是 q&lt;sub&gt;i&lt;/sub&gt;·k&lt;sub&gt;j&lt;/sub&gt;/√d&lt;sub&gt;k&lt;/sub&gt;；被掩码的格子替换为 %3；softmax 把第 i 行变成概率；这个头对查询 i 的输出就是这些概率乘以值向量。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;点击热力图的任意格子：右边的每个数都由轨迹保存的向量重新计算，并与模型保存的分数和概率核对（✓）。形状：Q %4，K 和 V %5。&lt;/p&gt;%6%7</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Grouped-query attention: %1, so k&lt;sub&gt;j&lt;/sub&gt; and v&lt;sub&gt;j&lt;/sub&gt; below are that key/value head&apos;s.&lt;/p&gt;</source>
@@ -1929,7 +1929,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;A&lt;/b&gt; is the current run; &lt;b&gt;B&lt;/b&gt; the same with the changes above: a mask switched off (the look-ahead mask off shows the leak: B&apos;s decoder rows attend to later positions), another source sentence (change one word), another target (a branch of the decode), or heads switched off (their output becomes 0) or with their softmax temperature-scaled. Both are run again from their tokens; the right heatmap is &lt;b&gt;B − A&lt;/b&gt; (red: B attends more, blue: less) over the rows and columns they share.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Below: how the output changed, and how much every head&apos;s attention moved (mean |B − A|) in the kind shown — an intervention changes only the layers after it. &lt;i&gt;Rollout&lt;/i&gt; multiplies the layers&apos; mean attention with the residual connection folded in (½·A + ½·I), an approximation of how much each input position reaches each position.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;A&lt;/b&gt; 是当前运行；&lt;b&gt;B&lt;/b&gt; 是加上上面这些改动的同一运行：关闭一个掩码（关闭前瞻掩码会显示泄漏：B 的解码器行关注后面的位置）、换一个源句子（改一个词）、换一个目标（解码的一个分支），或者关闭某些头（它们的输出变为 0）或对它们的 softmax 做温度缩放。两者都从各自的词元重新运行；右边的热力图是 &lt;b&gt;B − A&lt;/b&gt;（红色：B 关注更多，蓝色：更少），覆盖它们共有的行和列。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;下面：输出如何变化，以及在所显示的注意力种类中每个头的注意力移动了多少（平均 |B − A|）— 一次干预只改变它之后的层。&lt;i&gt;Rollout&lt;/i&gt; 把各层的平均注意力（并入残差连接：½·A + ½·I）相乘，近似表示每个输入位置能传到每个位置多少。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Press Run first: A is the current run.</source>
@@ -2255,7 +2255,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Greedy decoding&lt;/b&gt;: %1each step feeds the newest token at position t and computes only that position&apos;s query row, attending to the keys and values cached from earlier steps. The output projection and softmax give the next-token probabilities %2; greedy decoding appends the argmax, and you may pick another token to branch.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Shapes at position %8 (t = %3 in the formulas, which count from 0 as PyTorch does): the new self-attention row is [batch, heads, 1, t + 1] = %4%5, for each of %6 decoder layers; the logits are [1, vocab] = %7.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;贪心解码&lt;/b&gt;：%1每一步把最新的词元放在位置 t 输入，只计算这个位置的查询行，关注之前各步缓存下来的键和值。输出投影和 softmax 给出下一个词元的概率 %2；贪心解码追加 argmax，你也可以选另一个词元来分支。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;位置 %8 上的形状（公式中 t = %3，与 PyTorch 一样从 0 计数）：新的自注意力行是 [batch, heads, 1, t + 1] = %4%5，%6 个解码器层每层一行；logits 是 [1, vocab] = %7。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>the encoder runs once; then </source>
@@ -2506,7 +2506,7 @@ step %4: %5</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;One row per head of every attention block, for sentence %1. Each number is a mean over the query rows that are not padding: &lt;b&gt;entropy&lt;/b&gt; −Σ p ln p (0 = all attention on one key; “0–1” divides by its largest possible value), the share of attention on the &lt;b&gt;diagonal&lt;/b&gt; (itself), the &lt;b&gt;previous&lt;/b&gt; token, the &lt;b&gt;first&lt;/b&gt; token, the start and end tokens (&lt;b&gt;BOS&lt;/b&gt;, &lt;b&gt;EOS&lt;/b&gt;: heads with nothing to do often park their attention there — “attention sinks”), &lt;b&gt;padding&lt;/b&gt;, the mean &lt;b&gt;distance&lt;/b&gt; |i − j| it looks over, and for cross-attention how &lt;b&gt;monotonic&lt;/b&gt; the alignment is (Kendall&apos;s τ: +1 reads the source in order, −1 in reverse). “—”: does not apply.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Click a header to sort; select a row to show that head in the other views (double-click opens it); &lt;i&gt;Find heads like this one&lt;/i&gt; sorts by how close every head&apos;s numbers are to the selected head&apos;s. The Overview&apos;s badges name each head&apos;s strongest pattern.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;句子 %1 上每个注意力块的每个头占一行。每个数都是对非填充查询行的平均：&lt;b&gt;熵&lt;/b&gt; −Σ p ln p（0 = 全部注意力在一个键上；“0–1”除以它可能的最大值），注意力落在&lt;b&gt;对角线&lt;/b&gt;（自身）、&lt;b&gt;前一个&lt;/b&gt;词元、&lt;b&gt;第一个&lt;/b&gt;词元、起始和结束词元（&lt;b&gt;BOS&lt;/b&gt;、&lt;b&gt;EOS&lt;/b&gt;：无事可做的头常把注意力停在这里 — 即“注意力汇聚点”）、&lt;b&gt;填充&lt;/b&gt;上的份额，它看过的平均&lt;b&gt;距离&lt;/b&gt; |i − j|，以及交叉注意力的对齐有多&lt;b&gt;单调&lt;/b&gt;（Kendall τ：+1 按顺序读源句，−1 逆序）。“—”：不适用。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;点击表头排序；选择一行，在其他视图中显示那个头（双击打开它）；&lt;i&gt;查找与此相似的头&lt;/i&gt;按每个头的数值与所选头的接近程度排序。“总览”上的徽章标出每个头最强的模式。&lt;/p&gt;</translation>
     </message>
 </context>
 <context>
@@ -3553,7 +3553,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;A mask marks the (query, key) pairs that must not attend: before the softmax their scores are replaced by %1, so their probabilities become exactly 0. &lt;b&gt;Padding mask&lt;/b&gt;: key &lt;i&gt;j&lt;/i&gt; is the pad token (id %2) — %3. &lt;b&gt;Look-ahead (subsequent) mask&lt;/b&gt;: key &lt;i&gt;j&lt;/i&gt; lies after query &lt;i&gt;i&lt;/i&gt; (%4, np.triu(ones, k=1)), used only in decoder self-attention. The decoder uses their union.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Shapes: the mask is [batch, len_q, len_k] = %5 and is broadcast over the heads; scores and probabilities are [batch, heads, len_q, len_k] = %6. %7&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;掩码标出不允许关注的（查询，键）对：在 softmax 之前，它们的分数被替换为 %1，所以它们的概率恰好变为 0。&lt;b&gt;填充掩码&lt;/b&gt;：键 &lt;i&gt;j&lt;/i&gt; 是填充词元（id %2）— %3。&lt;b&gt;前瞻（后续）掩码&lt;/b&gt;：键 &lt;i&gt;j&lt;/i&gt; 位于查询 &lt;i&gt;i&lt;/i&gt; 之后（%4，np.triu(ones, k=1)），只用于解码器自注意力。解码器使用两者的并集。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;形状：掩码是 [batch, len_q, len_k] = %5，在各头上广播；分数和概率是 [batch, heads, len_q, len_k] = %6。%7&lt;/p&gt;</translation>
     </message>
     <message>
         <source>none: this model has no padding token</source>
@@ -3789,7 +3789,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Rotary position embeddings (RoPE)&lt;/b&gt; add nothing to the token vectors. Inside every self-attention layer each head&apos;s query and key — not its value — are &lt;b&gt;rotated&lt;/b&gt; by an angle that grows with their position: the d_head = %1 numbers form %2 pairs, dimensions %3 (%4), and at position &lt;i&gt;pos&lt;/i&gt; pair &lt;i&gt;i&lt;/i&gt; turns by pos·θ&lt;sub&gt;i&lt;/sub&gt;, %5. Upper chart: pair 0 turns %6 radian per position (a full turn every %7 positions), the last pair %8 (a turn every %9 positions).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;&lt;b&gt;Why only the offset counts.&lt;/b&gt; Turning q by mθ and k by nθ changes the angle between them by (m − n)θ alone: ⟨R(m)q, R(n)k⟩ = ⟨q, R(n − m)k⟩. A query at position 10 and a key at 7 score as a query at 3 and a key at 0. The heatmap puts the same vector q = k = (1, …, 1) at every position, turns it with the model&apos;s own rotation and compares: it is the same along every diagonal. The lower chart is that score against the offset m − n: 1 at 0, then falling and wavering as the pairs drift out of step.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;&lt;b&gt;rope_theta = %10&lt;/b&gt; sets how slowly the last pairs turn: a larger value (Llama 2: 10000, Llama 3: 500000) keeps far-apart positions distinguishable over longer texts. Shapes: the forward pass&apos;s rotation table holds cos and sin, [2, positions, d_head/2] = %11; Q [batch, heads, len, d_head] and K [batch, key/value heads, len, d_head] = %12 are turned head by head.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;旋转位置编码（RoPE）&lt;/b&gt;不往词元向量上加任何东西。在每个自注意力层内部，每个头的查询和键 — 而不是值 — 按随位置增长的角度&lt;b&gt;旋转&lt;/b&gt;：d_head = %1 个数组成 %2 对，维度 %3（%4），在位置 &lt;i&gt;pos&lt;/i&gt; 上第 &lt;i&gt;i&lt;/i&gt; 对转过 pos·θ&lt;sub&gt;i&lt;/sub&gt;，%5。上图：第 0 对每个位置转 %6 弧度（每 %7 个位置转一整圈），最后一对转 %8（每 %9 个位置转一圈）。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;&lt;b&gt;为什么只有偏移起作用。&lt;/b&gt;把 q 转 mθ、把 k 转 nθ，它们之间的角度只改变 (m − n)θ：⟨R(m)q, R(n)k⟩ = ⟨q, R(n − m)k⟩。位置 10 的查询与位置 7 的键，得分与位置 3 的查询和位置 0 的键相同。热力图在每个位置放同一个向量 q = k = (1, …, 1)，用模型自己的旋转转动它并比较：沿每条对角线都相同。下图是这个分数随偏移 m − n 的变化：在 0 处为 1，然后随着各对逐渐错开而下降、起伏。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;&lt;b&gt;rope_theta = %10&lt;/b&gt; 决定最后几对转得多慢：更大的值（Llama 2：10000，Llama 3：500000）让相距很远的位置在更长的文本中仍可区分。形状：前向传播的旋转表保存 cos 和 sin，[2, positions, d_head/2] = %11；Q [batch, heads, len, d_head] 和 K [batch, key/value heads, len, d_head] = %12 逐头旋转。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>%1 (only the first %2 rotate, rotary_pct %3; the rest pass unturned)</source>
@@ -3845,7 +3845,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Relative position bias (T5)&lt;/b&gt; adds nothing to the token vectors. Each head learns one number per &lt;b&gt;bucket&lt;/b&gt; of the offset j − i between a key and a query, and adds it to their score before the mask and the softmax: score = q·k + bias[bucket(j − i)] (T5 does not divide by √d_k). Offsets below %1 each have a bucket of their own; larger ones share buckets on a logarithmic scale up to %2, beyond which they all read the last one. %3&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;The table [buckets, heads] = %4 is held by the first layer of each stack and used by every layer of it; cross-attention has none. The heatmap is this head&apos;s bias for every query and key position; the chart reads it along one row, by offset.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;相对位置偏置（T5）&lt;/b&gt;不往词元向量上加任何东西。每个头为键与查询之间偏移 j − i 的每个&lt;b&gt;桶&lt;/b&gt;学习一个数，并在掩码和 softmax 之前把它加到分数上：score = q·k + bias[bucket(j − i)]（T5 不除以 √d_k）。小于 %1 的偏移各有自己的桶；更大的偏移按对数刻度共享桶，直到 %2，超过后都读取最后一个桶。%3&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;表 [buckets, heads] = %4 由每个栈的第一层持有，并被该栈的每一层使用；交叉注意力没有。热力图是这个头在每个查询和键位置上的偏置；图表按偏移读取其中一行。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>In the decoder the buckets are causal: every key after the query reads bucket 0 (and is masked anyway).</source>
@@ -4060,7 +4060,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;Greedy decoding takes the most probable token at every step. &lt;b&gt;Sampling&lt;/b&gt; draws it instead from softmax(logits / temperature), after keeping only the top-k tokens and then the fewest tokens whose probabilities reach top-p; a seed makes the draws repeatable. &lt;b&gt;Beam search&lt;/b&gt; keeps the &lt;i&gt;width&lt;/i&gt; best partial sentences by their score, the sum of the log-probabilities of their tokens (natural log; 0 is certain, more negative is less likely): at every step each kept hypothesis proposes every token, and the best candidates stay; a hypothesis that chooses the end token (or reaches the length limit) is finished and frees its slot. Finished ones are ranked by score / length^α (α = 0: the plain score).&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;In the tree each column is a step: green boxes finished, dashed ones were cut at the length limit, grey ones were pruned; the orange path is the best hypothesis. Click a box to choose it, double-click (or the button) to load it into every view.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;贪心解码每一步取概率最高的词元。&lt;b&gt;采样&lt;/b&gt;则从 softmax(logits / temperature) 中抽取，先只保留 top-k 个词元，再保留概率之和达到 top-p 的最少词元；种子让抽取可重复。&lt;b&gt;束搜索&lt;/b&gt;按分数保留 &lt;i&gt;width&lt;/i&gt; 个最好的部分句子，分数是它们词元对数概率之和（自然对数；0 表示确定，越负越不可能）：每一步每个保留的假设提出每个词元，最好的候选留下；选择了结束词元（或达到长度上限）的假设完成并腾出位置。完成的假设按 分数 / 长度^α 排序（α = 0：原始分数）。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;在树中每一列是一步：绿色框已完成，虚线框在长度上限处被截断，灰色框被剪枝；橙色路径是最好的假设。点击一个框选择它，双击（或按按钮）把它加载到每个视图。&lt;/p&gt;</translation>
     </message>
 </context>
 <context>
@@ -4439,7 +4439,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p&gt;Training repeats one step: a batch of 64 fresh sentence pairs goes through the model (teacher-forced: the decoder reads %1 + the target), the &lt;b&gt;cross-entropy&lt;/b&gt; of its next-token predictions is the loss, the &lt;b&gt;backward pass&lt;/b&gt; gives every weight its gradient (each op of the forward pass has its backward beside it), and &lt;b&gt;Adam&lt;/b&gt; moves the weights a small step against their gradients (the learning rate warms up, then decays).&lt;/p&gt;&lt;p&gt;Every few steps the model reads the fixed &lt;b&gt;probe sentence&lt;/b&gt; and every head&apos;s attention is kept: drag the &lt;b&gt;Snapshot&lt;/b&gt; slider to watch it form — copying draws a diagonal in the cross-attention, reversing an anti-diagonal. Click a head to see it with its tokens. The curves show the loss, how many next tokens of the batch were right (teacher-forced), and the &lt;b&gt;held-out exact match&lt;/b&gt;: sentences never trained on, decoded greedily as the Decoding view does.&lt;/p&gt;&lt;p&gt;The model is PyTorch&apos;s translation tutorial&apos;s &lt;code&gt;Seq2SeqTransformer&lt;/code&gt; (&lt;code&gt;nn.Transformer&lt;/code&gt;): when training ends it is saved as safetensors with its config, and &lt;b&gt;Open in attnviz&lt;/b&gt; shows it in every other view.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p&gt;训练重复同一步：一批 64 个新的句对通过模型（教师强制：解码器读取 %1 + 目标），它对下一个词元预测的&lt;b&gt;交叉熵&lt;/b&gt;就是损失，&lt;b&gt;反向传播&lt;/b&gt;给每个权重算出梯度（前向传播的每个运算旁边都有它的反向运算），&lt;b&gt;Adam&lt;/b&gt; 把权重沿梯度的反方向移动一小步（学习率先预热，再衰减）。&lt;/p&gt;&lt;p&gt;每隔几步，模型读取固定的&lt;b&gt;探针句子&lt;/b&gt;，并保存每个头的注意力：拖动&lt;b&gt;快照&lt;/b&gt;滑块观察它如何形成 — 复制任务在交叉注意力中画出对角线，反转任务画出反对角线。点击一个头查看它和它的词元。曲线显示损失、这一批中预测正确的下一个词元有多少（教师强制），以及&lt;b&gt;留出集完全匹配&lt;/b&gt;：从未训练过的句子，像“解码”视图那样贪心解码。&lt;/p&gt;&lt;p&gt;模型是 PyTorch 翻译教程中的 &lt;code&gt;Seq2SeqTransformer&lt;/code&gt;（&lt;code&gt;nn.Transformer&lt;/code&gt;）：训练结束后它会连同配置保存为 safetensors，&lt;b&gt;在 attnviz 中打开&lt;/b&gt;会在其他每个视图中显示它。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>Cannot create %1 to save the trained model in</source>
@@ -4826,7 +4826,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;Activation patching&lt;/b&gt; asks which activations carry the difference between two inputs. The &lt;b&gt;clean&lt;/b&gt; input is the current run, the &lt;b&gt;corrupted&lt;/b&gt; one the same with a word changed; the model&apos;s answer changes with it. The metric is %1 at the explained position. Each cell copies &lt;i&gt;one&lt;/i&gt; activation of the clean run into the corrupted run and runs the rest of the model on: %2. Residual streams: the stream leaving a layer (row 0: the embeddings) at one position; heads: the head&apos;s output, before W&lt;sub&gt;O&lt;/sub&gt;, at every position.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;激活修补&lt;/b&gt;问的是哪些激活承载了两个输入之间的差异。&lt;b&gt;干净的&lt;/b&gt;输入是当前运行，&lt;b&gt;被破坏的&lt;/b&gt;输入是改了一个词的同一输入；模型的回答随之改变。度量是被解释位置上的 %1。每个格子把干净运行中的&lt;i&gt;一个&lt;/i&gt;激活复制到被破坏的运行中，然后继续运行模型的其余部分：%2。残差流：离开一层的残差流（第 0 行：嵌入）在一个位置上；头：该头在 W&lt;sub&gt;O&lt;/sub&gt; 之前的输出，在每个位置上。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>m = logit[answer] − logit[foil]</source>
@@ -5323,7 +5323,7 @@ every query may see every key</source>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Here f = %1 at position %2 = %3; the baseline: %4, where f = %5; N = %6 (%7). &lt;b&gt;Completeness&lt;/b&gt;: the attributions of every token add up to f(e) − f(e′): Σ IG = %8 against %9, a gap of %10 %. A gap over 1 % means too few steps.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Beside them: where the chosen attention and attention rollout look from the position. Spearman&apos;s ρ compares the ranks of |IG| with each: near 1, attention and attribution tell the same story; near 0 or below, a token can be looked at without moving the output, or move it without being looked at. Each chart has its own scale: read its axis before comparing lengths.&lt;/p&gt;</source>
-        <translation type="unfinished"></translation>
+        <translation>&lt;p style='margin:4px 0 0 0'&gt;这里位置 %2 上 f = %1 = %3；基线：%4，此时 f = %5；N = %6（%7）。&lt;b&gt;完备性&lt;/b&gt;：所有词元的归因加起来等于 f(e) − f(e′)：Σ IG = %8，对比 %9，差距 %10 %。差距超过 1 % 说明步数太少。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;旁边是：所选注意力和注意力 rollout 从这个位置看向哪里。Spearman ρ 比较 |IG| 的排名与两者的排名：接近 1，注意力和归因讲的是同一个故事；接近 0 或更低，一个词元可能被关注却不影响输出，或者影响输出却没有被关注。每个图有自己的刻度：比较长度之前先看它的坐标轴。&lt;/p&gt;</translation>
     </message>
     <message>
         <source>∞</source>
