@@ -863,6 +863,34 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
         <source>n/a</source>
         <translation>不适用</translation>
     </message>
+    <message>
+        <source>no frames to write</source>
+        <translation>没有可写入的帧</translation>
+    </message>
+    <message>
+        <source>could not write %1</source>
+        <translation>无法写入 %1</translation>
+    </message>
+    <message>
+        <source>%1 → %2 tokens</source>
+        <translation>%1 → %2 个词元</translation>
+    </message>
+    <message>
+        <source>diag</source>
+        <translation>对角</translation>
+    </message>
+    <message>
+        <source>prev</source>
+        <translation>前一个</translation>
+    </message>
+    <message>
+        <source>first</source>
+        <translation>首词元</translation>
+    </message>
+    <message>
+        <source>pad</source>
+        <translation>填充</translation>
+    </message>
 </context>
 <context>
     <name>attnviz::Error</name>
@@ -1109,6 +1137,30 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     <message>
         <source>%1. Mean ± standard deviation over the corpus&apos;s sentences</source>
         <translation>%1。语料中各句子的均值 ± 标准差</translation>
+    </message>
+    <message>
+        <source>Block</source>
+        <translation>块</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>Which attention: encoder self-, decoder self- or cross-attention</source>
+        <translation>哪种注意力：编码器自注意力、解码器自注意力或交叉注意力</translation>
+    </message>
+    <message>
+        <source>Layer (from 1)</source>
+        <translation>层（从 1 开始）</translation>
+    </message>
+    <message>
+        <source>Head (from 1)</source>
+        <translation>头（从 1 开始）</translation>
     </message>
 </context>
 <context>
@@ -2460,6 +2512,38 @@ step %4: %5</source>
     <message>
         <source>Distance of this head&apos;s profile to the chosen head&apos;s (0 = the same): Find heads like this one</source>
         <translation>这个头的特征与所选头的距离（0 = 相同）：查找与此相似的头</translation>
+    </message>
+    <message>
+        <source>Block</source>
+        <translation>块</translation>
+    </message>
+    <message>
+        <source>Layer</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Head</source>
+        <translation>头</translation>
+    </message>
+    <message>
+        <source>Pattern</source>
+        <translation>模式</translation>
+    </message>
+    <message>
+        <source>Which attention: encoder self-, decoder self- or cross-attention</source>
+        <translation>哪种注意力：编码器自注意力、解码器自注意力或交叉注意力</translation>
+    </message>
+    <message>
+        <source>Layer (from 1)</source>
+        <translation>层（从 1 开始）</translation>
+    </message>
+    <message>
+        <source>Head (from 1)</source>
+        <translation>头（从 1 开始）</translation>
+    </message>
+    <message>
+        <source>What the head mostly does (the Overview&apos;s badge)</source>
+        <translation>这个头主要做什么（“总览”上的徽章）</translation>
     </message>
 </context>
 <context>

@@ -1,6 +1,7 @@
 #include "figures/apng.h"
 
 #include <QFile>
+#include <QObject>
 #include <cstring>
 #include <exception>
 
@@ -12,7 +13,7 @@ bool writeApng(const QString& path, const std::vector<QImage>& frames, int delay
     if (error) *error = why;
     return false;
   };
-  if (frames.empty()) return fail(QStringLiteral("no frames to write"));
+  if (frames.empty()) return fail(QObject::tr("no frames to write"));
   const QSize size = frames.front().size();
   std::vector<RgbaImage> rgba;
   for (const QImage& frame : frames) {
@@ -34,7 +35,7 @@ bool writeApng(const QString& path, const std::vector<QImage>& frames, int delay
   QFile file(path);
   if (!file.open(QIODevice::WriteOnly) ||
       file.write(bytes.data(), qint64(bytes.size())) != qint64(bytes.size()))
-    return fail(QStringLiteral("could not write %1").arg(path));
+    return fail(QObject::tr("could not write %1").arg(path));
   return true;
 }
 

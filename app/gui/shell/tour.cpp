@@ -37,7 +37,7 @@ std::vector<TourStep> tourSteps() {
   // models compute by tests/test_tour.cpp: a retrained model that no longer does what a text
   // says fails there.
   const QString reorder = QStringLiteral("reorder"), reverse = QStringLiteral("reverse");
-  const QString sentence = QStringLiteral("the big dog sees a small cat");
+  const QString sentence = QStringLiteral("the big dog sees a small cat");  // i18n: model input
   const QString digits = QStringLiteral("1 2 3 4 5 6 7 8 9");
   const QString attention = QStringLiteral("attention"), decoding = QStringLiteral("decoding");
   MaskOptions no_look_ahead;

@@ -15,16 +15,16 @@ QString headBadge(const HeadStats& s) {
   };
   // The first token is reported as BOS when it is the start token.
   const bool first_is_bos = !std::isnan(s.bos) && s.bos >= s.first - 1e-9;
-  const Share shares[] = {{s.diagonal, "diag"},
-                          {s.previous, "prev"},
-                          {s.bos, "BOS"},
-                          {s.eos, "EOS"},
-                          {first_is_bos ? NAN : s.first, "first"},
-                          {s.padding, "pad"}};
+  const Share shares[] = {{s.diagonal, QT_TRANSLATE_NOOP("QObject", "diag")},
+                          {s.previous, QT_TRANSLATE_NOOP("QObject", "prev")},
+                          {s.bos, QT_TRANSLATE_NOOP("QObject", "BOS")},
+                          {s.eos, QT_TRANSLATE_NOOP("QObject", "EOS")},
+                          {first_is_bos ? NAN : s.first, QT_TRANSLATE_NOOP("QObject", "first")},
+                          {s.padding, QT_TRANSLATE_NOOP("QObject", "pad")}};
   const Share* best = nullptr;
   for (const Share& sh : shares)
     if (!std::isnan(sh.v) && sh.v >= 0.5 && (!best || sh.v > best->v)) best = &sh;
-  if (best) return QString::fromLatin1(best->name);
+  if (best) return QObject::tr(best->name);
   if (!std::isnan(s.monotonicity) && s.rows >= 3) {
     if (s.monotonicity >= 0.8) return QObject::tr("in order");
     if (s.monotonicity <= -0.8) return QObject::tr("reversed");

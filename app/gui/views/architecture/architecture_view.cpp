@@ -399,7 +399,7 @@ ArchLayout layoutArchitecture(const ModelConfig& c, const ArchShapes& sh, int en
   };
   auto head = [&](Column& col, const QString& len, const QString& from) {
     col.add(block("head.linear", Type::Linear, QObject::tr("Linear (output projection)"),
-                  QStringLiteral("%1 → %2 tokens").arg(c.d_model).arg(V),
+                  QObject::tr("%1 → %2 tokens").arg(c.d_model).arg(V),
                   QObject::tr("Turns each position's vector into one score (logit) per token of "
                               "the vocabulary — click to see the logits.")),
             from);

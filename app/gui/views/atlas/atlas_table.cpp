@@ -168,9 +168,10 @@ QVariant AtlasTableModel::data(const QModelIndex& index, int role) const {
 QVariant AtlasTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal) return {};
   if (section < FirstMeasure) {
-    static const char* names[] = {"Block", "Layer", "Head"};
-    static const char* tips[] = {"Which attention: encoder self-, decoder self- or cross-attention",
-                                 "Layer (from 1)", "Head (from 1)"};
+    static const char* names[] = {QT_TR_NOOP("Block"), QT_TR_NOOP("Layer"), QT_TR_NOOP("Head")};
+    static const char* tips[] = {
+        QT_TR_NOOP("Which attention: encoder self-, decoder self- or cross-attention"),
+        QT_TR_NOOP("Layer (from 1)"), QT_TR_NOOP("Head (from 1)")};
     if (role == Qt::DisplayRole) return tr(names[section]);
     if (role == Qt::ToolTipRole) return tr(tips[section]);
     return {};

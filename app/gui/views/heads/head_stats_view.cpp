@@ -134,10 +134,12 @@ QVariant HeadStatsModel::headerData(int section, Qt::Orientation o, int role) co
     if (role == Qt::ToolTipRole) return t.explanation;
     return {};
   }
-  static const char* names[] = {"Block", "Layer", "Head", "Pattern"};
-  static const char* tips[] = {"Which attention: encoder self-, decoder self- or cross-attention",
-                               "Layer (from 1)", "Head (from 1)",
-                               "What the head mostly does (the Overview's badge)"};
+  static const char* names[] = {QT_TR_NOOP("Block"), QT_TR_NOOP("Layer"), QT_TR_NOOP("Head"),
+                                QT_TR_NOOP("Pattern")};
+  static const char* tips[] = {
+      QT_TR_NOOP("Which attention: encoder self-, decoder self- or cross-attention"),
+      QT_TR_NOOP("Layer (from 1)"), QT_TR_NOOP("Head (from 1)"),
+      QT_TR_NOOP("What the head mostly does (the Overview's badge)")};
   if (section == Likeness) {
     if (role == Qt::DisplayRole) return tr("vs chosen");
     if (role == Qt::ToolTipRole)
