@@ -184,6 +184,10 @@ void I18nTest::viewsAndMessagesAreTranslated() {
                ? w->attentionView()->explanation()->findChild<QAbstractButton*>()->text()
                : QString(),
            QStringLiteral("我在看什么？"));
+  // The explanation the core writes (model/explanations.h, through base/translate.h).
+  const QString explained = w->attentionView()->explanation()->html();
+  QVERIFY2(explained.contains(QStringLiteral("缩放点积注意力")), qPrintable(explained));
+  QVERIFY2(explained.contains(QStringLiteral("形状")), qPrintable(explained));
   // The heatmap's tooltip.
   const QString tip = w->attentionView()->heatmap()->tooltipText(0, 1);
   QVERIFY2(tip.contains(QStringLiteral("第 1 行")), qPrintable(tip));

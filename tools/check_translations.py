@@ -75,9 +75,11 @@ def check_current(lupdate, source_dir, ts, known):
     with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, os.path.basename(ts))
         shutil.copy(ts, copy)
-        gui = os.path.join(source_dir, "app", "gui")
-        r = subprocess.run([lupdate, "-silent", "-locations", "none", "-extensions", "cpp,h", gui,
-                            "-ts", copy], capture_output=True, text=True)
+        # app/gui and the core's texts that go through base/translate.h (app/gui/CMakeLists.txt)
+        sources = [os.path.join(source_dir, "app", "gui"),
+                   os.path.join(source_dir, "core", "model", "explanations.cpp")]
+        r = subprocess.run([lupdate, "-silent", "-locations", "none", "-extensions", "cpp,h",
+                            *sources, "-ts", copy], capture_output=True, text=True)
         if r.returncode != 0:
             return [f"lupdate failed ({r.returncode}): {r.stderr.strip()}"]
         found = {(c, s) for c, s, _, _ in messages(copy)}

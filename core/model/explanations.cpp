@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "base/translate.h"
+
 namespace attnviz {
 
 namespace {
@@ -62,26 +64,36 @@ std::string maskDescription(AttentionKind kind, const MaskOptions& m, const Mode
   const bool dec = kind == AttentionKind::DecoderSelf;
   const bool model_pads = dec ? c.tgt_padding_mask : c.src_padding_mask;
   const bool pad_on = model_pads && (dec ? m.tgt_padding : m.src_padding);
-  const std::string which = dec ? (c.hasEncoder() ? "target padding mask" : "padding mask")
-                                : (c.hasDecoder() ? "source padding mask" : "padding mask");
+  const std::string which =
+      dec ? (c.hasEncoder() ? translate("attnviz::Explanations", "target padding mask")
+                            : translate("attnviz::Explanations", "padding mask"))
+          : (c.hasDecoder() ? translate("attnviz::Explanations", "source padding mask")
+                            : translate("attnviz::Explanations", "padding mask"));
   std::string padding;
   if (!model_pads)
-    padding = "this model masks no padding keys";
+    padding = translate("attnviz::Explanations", "this model masks no padding keys");
   else if (!pad_on)
-    padding = "<b>the " + which + " is off</b>: queries attend to padding keys too";
+    padding = fillIn(translate("attnviz::Explanations",
+                               "<b>the %1 is off</b>: queries attend to padding keys too"),
+                     {which});
   else
-    padding = "padding keys are masked";
+    padding = translate("attnviz::Explanations", "padding keys are masked");
   if (!dec) {
     if (pad_on && !any_masked)
-      return "padding keys would be masked, but this sentence has none: no cell is masked";
+      return translate(
+          "attnviz::Explanations",
+          "padding keys would be masked, but this sentence has none: no cell is masked");
     return padding;
   }
   if (!m.subsequent)
-    return "<b>the look-ahead mask is off</b>: every query also sees the keys to its right (the "
-           "future); " +
-           padding;
-  return "keys to the right of the query (the future) are masked by the look-ahead mask; " +
-         padding;
+    return fillIn(translate("attnviz::Explanations",
+                            "<b>the look-ahead mask is off</b>: every query also sees the keys to "
+                            "its right (the future); %1"),
+                  {padding});
+  return fillIn(translate("attnviz::Explanations",
+                          "keys to the right of the query (the future) are masked by the "
+                          "look-ahead mask; %1"),
+                {padding});
 }
 
 std::string kvHeadsSummary(const ModelConfig& c) {
@@ -111,23 +123,28 @@ std::string attentionExplanation(const ModelConfig& c, const Trace& t, const Att
   std::string rows_are, cols_are;
   switch (a.kind) {
     case AttentionKind::EncoderSelf:
-      rows_are = "input tokens asking (queries)";
-      cols_are = "input tokens answering (keys)";
+      rows_are = translate("attnviz::Explanations", "input tokens asking (queries)");
+      cols_are = translate("attnviz::Explanations", "input tokens answering (keys)");
       break;
     case AttentionKind::DecoderSelf:
-      rows_are = c.hasEncoder() ? "target tokens fed to the decoder (queries)"
-                                : "the tokens so far (queries)";
-      cols_are = c.hasEncoder() ? "the same target tokens (keys)" : "the same tokens (keys)";
+      rows_are = c.hasEncoder() ? translate("attnviz::Explanations",
+                                            "target tokens fed to the decoder (queries)")
+                                : translate("attnviz::Explanations", "the tokens so far (queries)");
+      cols_are = c.hasEncoder()
+                     ? translate("attnviz::Explanations", "the same target tokens (keys)")
+                     : translate("attnviz::Explanations", "the same tokens (keys)");
       break;
     case AttentionKind::Cross:
-      rows_are = "target tokens fed to the decoder (queries)";
-      cols_are = "source tokens from the encoder output (keys and values)";
+      rows_are = translate("attnviz::Explanations", "target tokens fed to the decoder (queries)");
+      cols_are = translate("attnviz::Explanations",
+                           "source tokens from the encoder output (keys and values)");
       break;
   }
-  const std::string hatch = any_masked ? "hatched cells are masked (probability exactly 0), dark "
-                                         "unhatched cells are probabilities near 0 that the model "
-                                         "chose"
-                                       : "none is hatched";
+  const std::string hatch =
+      any_masked ? translate("attnviz::Explanations",
+                             "hatched cells are masked (probability exactly 0), dark unhatched "
+                             "cells are probabilities near 0 that the model chose")
+                 : translate("attnviz::Explanations", "none is hatched");
   // Grouped-query attention: fewer key/value heads than query heads, each shared by a group.
   const std::string groups =
       c.kvHeads() == c.n_heads
@@ -155,28 +172,33 @@ std::string attentionExplanation(const ModelConfig& c, const Trace& t, const Att
           ? "softmax(" + capped("QK\u1d40" + scale) + (bias ? " + B" : "") + " + M)\u00b7V"
           : "softmax(" + capped("QK\u1d40/\u221ad<sub>k</sub>") + (bias ? " + B" : "") +
                 " + M)\u00b7V";
-  return std::string("<p style='margin:0'><b>") +
-         (c.attn_scale > 0.0f ? "Dot-product attention" : "Scaled dot-product attention") +
-         "</b> " + code(formula) +
-         ". Each cell (row <i>i</i>, column <i>j</i>) is how much query <i>i</i> attends to key "
-         "<i>j</i>: score " +
-         code(capped("q<sub>i</sub>\u00b7k<sub>j</sub>" + scale) + term) +
-         (bias ? " (T5's relative position bias of head h, learned per bucket of the distance)"
-               : "") +
-         ", masked cells get " + code(maskFillText(c.mask_fill)) +
-         ", and softmax turns every row into probabilities that sum to 1.</p>"
-         "<p style='margin:4px 0 0 0'>Rows: " +
-         rows_are + ". Columns: " + cols_are + ". Here " +
-         maskDescription(a.kind, masks, c, any_masked) + "; " + hatch +
-         ".</p>"
-         "<p style='margin:4px 0 0 0'>Shapes: Q " +
-         shapeString({t.batch, a.heads, a.q_len, c.d_k}) + ", K " +
-         shapeString({t.batch, c.kvHeads(), a.k_len, c.d_k}) +
-         " \u2192 scores and probabilities [batch, heads, len_q, len_k] = " +
-         shapeString({t.batch, a.heads, a.q_len, a.k_len}) +
-         "; one head draws a [len_q, len_k] = " + shapeString({a.q_len, a.k_len}) +
-         " slice. d_model = " + str(c.d_model) + ", heads = " + str(c.n_heads) +
-         ", d_k = " + str(c.d_k) + ".</p>" + groups;
+  const std::string bias_note =
+      bias ? translate("attnviz::Explanations",
+                       " (T5's relative position bias of head h, learned per bucket of the "
+                       "distance)")
+           : std::string();
+  return fillIn(translate("attnviz::Explanations",
+                          "<p style='margin:0'><b>%1</b> %2. Each cell (row <i>i</i>, column "
+                          "<i>j</i>) is how much query <i>i</i> attends to key <i>j</i>: score "
+                          "%3%4, masked cells get %5, and softmax turns every row into "
+                          "probabilities that sum to 1.</p>"),
+                {c.attn_scale > 0.0f
+                     ? translate("attnviz::Explanations", "Dot-product attention")
+                     : translate("attnviz::Explanations", "Scaled dot-product attention"),
+                 code(formula), code(capped("q<sub>i</sub>\u00b7k<sub>j</sub>" + scale) + term),
+                 bias_note, code(maskFillText(c.mask_fill))}) +
+         fillIn(translate("attnviz::Explanations",
+                          "<p style='margin:4px 0 0 0'>Rows: %1. Columns: %2. Here %3; %4.</p>"),
+                {rows_are, cols_are, maskDescription(a.kind, masks, c, any_masked), hatch}) +
+         fillIn(translate("attnviz::Explanations",
+                          "<p style='margin:4px 0 0 0'>Shapes: Q %1, K %2 → scores and "
+                          "probabilities [batch, heads, len_q, len_k] = %3; one head draws a "
+                          "[len_q, len_k] = %4 slice. d_model = %5, heads = %6, d_k = %7.</p>"),
+                {shapeString({t.batch, a.heads, a.q_len, c.d_k}),
+                 shapeString({t.batch, c.kvHeads(), a.k_len, c.d_k}),
+                 shapeString({t.batch, a.heads, a.q_len, a.k_len}), shapeString({a.q_len, a.k_len}),
+                 str(c.d_model), str(c.n_heads), str(c.d_k)}) +
+         groups;
 }
 
 }  // namespace attnviz

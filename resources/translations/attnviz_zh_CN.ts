@@ -924,6 +924,105 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
     </message>
 </context>
 <context>
+    <name>attnviz::Explanations</name>
+    <message>
+        <source>target padding mask</source>
+        <translation>目标填充掩码</translation>
+    </message>
+    <message>
+        <source>padding mask</source>
+        <translation>填充掩码</translation>
+    </message>
+    <message>
+        <source>source padding mask</source>
+        <translation>源填充掩码</translation>
+    </message>
+    <message>
+        <source>this model masks no padding keys</source>
+        <translation>此模型不掩盖填充键</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;the %1 is off&lt;/b&gt;: queries attend to padding keys too</source>
+        <translation>&lt;b&gt;%1已关闭&lt;/b&gt;：查询也会关注填充键</translation>
+    </message>
+    <message>
+        <source>padding keys are masked</source>
+        <translation>填充键被掩码</translation>
+    </message>
+    <message>
+        <source>padding keys would be masked, but this sentence has none: no cell is masked</source>
+        <translation>填充键会被掩码，但这个句子没有填充：没有格子被掩码</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;the look-ahead mask is off&lt;/b&gt;: every query also sees the keys to its right (the future); %1</source>
+        <translation>&lt;b&gt;前瞻掩码已关闭&lt;/b&gt;：每个查询也能看到它右边的键（未来）；%1</translation>
+    </message>
+    <message>
+        <source>keys to the right of the query (the future) are masked by the look-ahead mask; %1</source>
+        <translation>查询右边的键（未来）被前瞻掩码遮住；%1</translation>
+    </message>
+    <message>
+        <source>input tokens asking (queries)</source>
+        <translation>提问的输入词元（查询）</translation>
+    </message>
+    <message>
+        <source>input tokens answering (keys)</source>
+        <translation>回答的输入词元（键）</translation>
+    </message>
+    <message>
+        <source>target tokens fed to the decoder (queries)</source>
+        <translation>送入解码器的目标词元（查询）</translation>
+    </message>
+    <message>
+        <source>the tokens so far (queries)</source>
+        <translation>目前为止的词元（查询）</translation>
+    </message>
+    <message>
+        <source>the same target tokens (keys)</source>
+        <translation>同样的这些目标词元（键）</translation>
+    </message>
+    <message>
+        <source>the same tokens (keys)</source>
+        <translation>同样的这些词元（键）</translation>
+    </message>
+    <message>
+        <source>source tokens from the encoder output (keys and values)</source>
+        <translation>来自编码器输出的源词元（键和值）</translation>
+    </message>
+    <message>
+        <source>hatched cells are masked (probability exactly 0), dark unhatched cells are probabilities near 0 that the model chose</source>
+        <translation>画斜线的格子被掩码（概率恰好为 0），没有斜线的深色格子是模型自己给出的接近 0 的概率</translation>
+    </message>
+    <message>
+        <source>none is hatched</source>
+        <translation>没有格子画斜线</translation>
+    </message>
+    <message>
+        <source> (T5&apos;s relative position bias of head h, learned per bucket of the distance)</source>
+        <translation>（T5 中头 h 的相对位置偏置，按距离所在的桶学习）</translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;&lt;b&gt;%1&lt;/b&gt; %2. Each cell (row &lt;i&gt;i&lt;/i&gt;, column &lt;i&gt;j&lt;/i&gt;) is how much query &lt;i&gt;i&lt;/i&gt; attends to key &lt;i&gt;j&lt;/i&gt;: score %3%4, masked cells get %5, and softmax turns every row into probabilities that sum to 1.&lt;/p&gt;</source>
+        <translation>&lt;p style='margin:0'&gt;&lt;b&gt;%1&lt;/b&gt; %2。每个格子（第 &lt;i&gt;i&lt;/i&gt; 行，第 &lt;i&gt;j&lt;/i&gt; 列）表示查询 &lt;i&gt;i&lt;/i&gt; 对键 &lt;i&gt;j&lt;/i&gt; 的关注程度：分数 %3%4，被掩码的格子得到 %5，softmax 把每一行变成和为 1 的概率。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Dot-product attention</source>
+        <translation>点积注意力</translation>
+    </message>
+    <message>
+        <source>Scaled dot-product attention</source>
+        <translation>缩放点积注意力</translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Rows: %1. Columns: %2. Here %3; %4.&lt;/p&gt;</source>
+        <translation>&lt;p style='margin:4px 0 0 0'&gt;行：%1。列：%2。这里%3；%4。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Shapes: Q %1, K %2 → scores and probabilities [batch, heads, len_q, len_k] = %3; one head draws a [len_q, len_k] = %4 slice. d_model = %5, heads = %6, d_k = %7.&lt;/p&gt;</source>
+        <translation>&lt;p style='margin:4px 0 0 0'&gt;形状：Q %1，K %2 → 分数和概率 [batch, heads, len_q, len_k] = %3；一个头画出其中 [len_q, len_k] = %4 的切片。d_model = %5，heads = %6，d_k = %7。&lt;/p&gt;</translation>
+    </message>
+</context>
+<context>
     <name>attnviz::gui::AnswersDialog</name>
     <message>
         <source>What the file does not say</source>

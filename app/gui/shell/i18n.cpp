@@ -6,6 +6,8 @@
 #include <QLocale>
 #include <QTranslator>
 
+#include "base/translate.h"
+
 namespace attnviz::gui {
 
 namespace {
@@ -81,6 +83,10 @@ QString chooseLanguage(const QString& requested, const QString& saved) {
 }
 
 bool installTranslators(const QString& code) {
+  // The core's explanations (base/translate.h) are looked up in the same translations.
+  setTranslateHook([](const char* context, const char* source) {
+    return QCoreApplication::translate(context, source).toStdString();
+  });
   for (QTranslator** t : {&g_app, &g_qt}) {
     if (!*t) continue;
     QCoreApplication::removeTranslator(*t);
