@@ -215,6 +215,12 @@ void I18nTest::viewsAndMessagesAreTranslated() {
   QCoreApplication::processEvents();
   const QStringList clipped = clippedTexts(w.get());
   QVERIFY2(clipped.isEmpty(), qPrintable(clipped.join(QStringLiteral("\n"))));
+  // Nor in presentation mode (large fonts for a projector).
+  w->setPresentationMode(true);
+  QCoreApplication::processEvents();
+  const QStringList clipped_large = clippedTexts(w.get());
+  QVERIFY2(clipped_large.isEmpty(), qPrintable(clipped_large.join(QStringLiteral("\n"))));
+  w->setPresentationMode(false);
 }
 
 void I18nTest::tourIsTranslated() {
@@ -227,8 +233,17 @@ void I18nTest::tourIsTranslated() {
   QTRY_VERIFY_WITH_TIMEOUT(tour->ready(), 60000);
   QVERIFY(hasHan(tour->panel()->nextButton()->text()));
   QVERIFY(hasHan(tour->panel()->endButton()->text()));
-  const QStringList clipped = clippedTexts(tour->panel());
-  QVERIFY2(clipped.isEmpty(), qPrintable(clipped.join(QStringLiteral("\n"))));
+  // Every step: its title and text in Chinese, its buttons whole.
+  for (int i = 0; i < tour->count(); ++i) {
+    if (i > 0) {
+      tour->panel()->nextButton()->click();
+      QTRY_VERIFY_WITH_TIMEOUT(tour->ready() && tour->current() == i, 60000);
+    }
+    QVERIFY2(hasHan(tour->panel()->titleLabel()->text()), qPrintable(QString::number(i)));
+    QVERIFY2(hasHan(tour->panel()->textLabel()->text()), qPrintable(QString::number(i)));
+    const QStringList clipped = clippedTexts(tour->panel());
+    QVERIFY2(clipped.isEmpty(), qPrintable(clipped.join(QStringLiteral("\n"))));
+  }
   tour->panel()->endButton()->click();
 }
 
@@ -250,6 +265,9 @@ void I18nTest::everyViewInChinese() {
     v->refreshNow();
     QCoreApplication::processEvents();
     QVERIFY2(hasHan(w->tabs()->tabText(w->tabs()->indexOf(v))), qPrintable(v->name()));
+    const QStringList clipped = clippedTexts(v);
+    QVERIFY2(clipped.isEmpty(),
+             qPrintable(v->name() + QStringLiteral(": ") + clipped.join(QStringLiteral("\n"))));
     QVERIFY(w->grab().save(dir + QStringLiteral("/%1.png").arg(v->name())));
   }
 }
