@@ -2484,6 +2484,10 @@ step %4: %5</source>
         <source>self-attention</source>
         <translation>自注意力</translation>
     </message>
+    <message>
+        <source>probability</source>
+        <translation>概率</translation>
+    </message>
 </context>
 <context>
     <name>attnviz::gui::Engine</name>
@@ -5527,6 +5531,10 @@ every query may see every key</source>
     <message>
         <source>Nothing to export: the lens has not been computed.</source>
         <translation>没有可导出的内容：透镜还没有计算。</translation>
+    </message>
+    <message>
+        <source>embeddings</source>
+        <translation>嵌入</translation>
     </message>
 </context>
 </TS>

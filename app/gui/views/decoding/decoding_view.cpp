@@ -516,6 +516,7 @@ void DecodingView::showStep() {
   const bool cross = kind != AttentionKind::DecoderSelf;  // keys: the source
   const AttentionBlock* first = t.block(kind, 0);
   HeatmapData d;
+  d.value_name = tr("probability");
   if (first && step < first->q_len) {
     const int L = t.layers(kind), H = first->heads;
     // Self-attention sees keys up to this position (all of them with the look-ahead mask off).

@@ -1,5 +1,6 @@
 #include "views/why/why_patching.h"
 
+#include <QCoreApplication>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -26,6 +27,16 @@
 namespace attnviz::gui {
 
 namespace {
+
+// A row name the core writes in English ("embeddings", "layer 3"), in the interface's language.
+QString rowNameText(const std::string& name) {
+  if (name == "embeddings")
+    return QCoreApplication::translate("attnviz::gui::WhyView", "embeddings");
+  if (name.rfind("layer ", 0) == 0)
+    return QCoreApplication::translate("attnviz::gui::WhyView", "layer %1")
+        .arg(QString::fromStdString(name.substr(6)));
+  return QString::fromStdString(name);
+}
 
 constexpr int kCellPixels = 42;  // the smallest cell of a heatmap: room for "-100%"
 
@@ -291,7 +302,7 @@ void WhyPatchingTab::showResult() {
                               .arg(num(r->clean, 4))
                               .arg(num(r->corrupted, 4));
         }
-      for (const std::string& s : m.row_labels) d.row_labels << QString::fromStdString(s);
+      for (const std::string& s : m.row_labels) d.row_labels << rowNameText(s);
       for (const std::string& s : m.col_labels)
         d.col_labels << (m.heads ? QString::fromStdString(s) : tokenLabel(s));
       d.title = QString::fromStdString(m.title);

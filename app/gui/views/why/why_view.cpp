@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -28,6 +29,16 @@
 namespace attnviz::gui {
 
 namespace {
+
+// A row name the core writes in English ("embeddings", "layer 3"), in the interface's language.
+QString rowNameText(const std::string& name) {
+  if (name == "embeddings")
+    return QCoreApplication::translate("attnviz::gui::WhyView", "embeddings");
+  if (name.rfind("layer ", 0) == 0)
+    return QCoreApplication::translate("attnviz::gui::WhyView", "layer %1")
+        .arg(QString::fromStdString(name.substr(6)));
+  return QString::fromStdString(name);
+}
 
 constexpr int kTopK = 5;         // tokens per lens cell
 constexpr int kCandidates = 10;  // tokens offered in the "Explain" list
@@ -597,7 +608,7 @@ void WhyView::showLens() {
   d.cols = lens.positions;
   d.values.resize(size_t(d.rows) * d.cols);
   for (int r = 0; r < d.rows; ++r) {
-    d.row_labels << QString::fromStdString(lens.row_names[size_t(r)]);
+    d.row_labels << rowNameText(lens.row_names[size_t(r)]);
     for (int i = 0; i < d.cols; ++i) {
       const int64_t cell = lens.cell(r, i);
       d.values[size_t(cell)] =
@@ -653,7 +664,7 @@ void WhyView::showLens() {
                                     .arg(tokenText(lens.targets[size_t(pos)]))
                               : tr("%1 becomes the top token at %2")
                                     .arg(tokenText(lens.targets[size_t(pos)]))
-                                    .arg(QString::fromStdString(lens.row_names[size_t(first)]));
+                                    .arg(rowNameText(lens.row_names[size_t(first)]));
   lens_caption_->setText(tr("At position %1 (after “%2”, outlined): %3; it ends with probability "
                             "%4. Hover a cell for its top %5.")
                              .arg(pos + 1)
