@@ -207,9 +207,9 @@ HeatmapWidget::Layout HeatmapWidget::computeLayout(QSize size) const {
 
   double legend_w = 0;
   if (show_legend_) {
-    const double tick_w = std::max({fm.horizontalAdvance(formatTick(d.vmin)),
-                                    fm.horizontalAdvance(formatTick(d.vmax)),
-                                    fm.horizontalAdvance(tr("allowed"))});
+    const double tick_w =
+        std::max({fm.horizontalAdvance(formatTick(d.vmin)),
+                  fm.horizontalAdvance(formatTick(d.vmax)), fm.horizontalAdvance(tr("allowed"))});
     legend_w = std::max(18 + kLegendBar + 6 + tick_w, 18 + fm.horizontalAdvance(d.value_name)) + 4;
   }
   const double right = kPad + legend_w;
