@@ -4,7 +4,7 @@
 //                                                      names; its config in the metadata)
 //   memory_probe model MODEL.safetensors               loadModel + Model on the CPU backend,
 //                                                      against estimateModelBytes
-//   memory_probe pass MODEL.safetensors B S T SCORES QKV [DUMP_DIR]
+//   memory_probe pass MODEL.safetensors B S T RECORD QKV [DUMP_DIR]
 //                                                      one forward pass (and the dump), against
 //                                                      Model::estimatePassBytes
 // Prints one JSON object: {"estimate": bytes, "baseline": bytes, "peak": bytes}. The peak is the
@@ -76,7 +76,7 @@ int run(int argc, char** argv) {
     const ModelConfig& c = m.config();
     const int B = std::atoi(argv[3]), S = std::atoi(argv[4]), T = std::atoi(argv[5]);
     ForwardOptions o;
-    o.keep_scores = std::atoi(argv[6]) != 0;
+    o.record = std::atoi(argv[6]) != 0;
     o.keep_qkv = std::atoi(argv[7]) != 0;
     o.max_trace_bytes = UINT64_MAX;
     // Sentence b of the batch is shorter by b tokens (padding), the first one full length.

@@ -50,7 +50,26 @@ inline Inputs referenceInputs(const nlohmann::json& inputs) {
   return in;
 }
 
-inline std::string cellName(const AttentionBlock& a, int b, int h, int i, int j) {
+// A block's cells as whole matrices [batch, heads, q_len, k_len] (the mask repeated per head): a
+// reference read from a file, or a trace's block computed whole (AttentionBlock::dense*).
+struct DenseBlock {
+  AttentionKind kind = AttentionKind::EncoderSelf;
+  int layer = 0, batch = 0, heads = 0, q_len = 0, k_len = 0;
+  std::vector<float> probs, scores;
+  std::vector<uint8_t> mask;
+  size_t at(int b, int h, int i, int j) const {
+    return (((size_t)b * heads + h) * q_len + i) * k_len + j;
+  }
+  static DenseBlock of(const AttentionBlock& a) {
+    DenseBlock d{a.kind, a.layer, a.batch, a.heads, a.q_len, a.k_len};
+    d.probs = a.denseProbs();
+    d.scores = a.denseScores();
+    d.mask = a.denseMask();
+    return d;
+  }
+};
+
+inline std::string cellName(const DenseBlock& a, int b, int h, int i, int j) {
   return std::string(attentionKindName(a.kind)) + " layer " + std::to_string(a.layer) +
          " b=" + std::to_string(b) + " h=" + std::to_string(h) + " i=" + std::to_string(i) +
          " j=" + std::to_string(j);
@@ -58,7 +77,7 @@ inline std::string cellName(const AttentionBlock& a, int b, int h, int i, int j)
 
 // Compares `got` with `want` cell by cell: "" when equal within the tolerances, else where and by
 // how much they differ.
-inline std::string compareBlocks(const AttentionBlock& got, const AttentionBlock& want) {
+inline std::string compareBlocks(const DenseBlock& got, const DenseBlock& want) {
   if (got.batch != want.batch || got.heads != want.heads || got.q_len != want.q_len ||
       got.k_len != want.k_len)
     return std::string(attentionKindName(got.kind)) + " layer " + std::to_string(got.layer) +
@@ -67,19 +86,21 @@ inline std::string compareBlocks(const AttentionBlock& got, const AttentionBlock
     for (int h = 0; h < got.heads; ++h)
       for (int i = 0; i < got.q_len; ++i)
         for (int j = 0; j < got.k_len; ++j) {
-          if (got.masked(b, i, j) != want.masked(b, i, j))
-            return "mask at " + cellName(got, b, h, i, j);
-          const double dp = std::abs((double)got.prob(b, h, i, j) - want.prob(b, h, i, j));
+          const size_t c = got.at(b, h, i, j);
+          if (got.mask[c] != want.mask[c]) return "mask at " + cellName(got, b, h, i, j);
+          const double dp = std::abs((double)got.probs[c] - want.probs[c]);
           if (!(dp <= kProbTol))
             return "prob at " + cellName(got, b, h, i, j) + " differs by " + std::to_string(dp);
-          if (got.hasScores() && want.hasScores()) {
-            const double ref = want.score(b, h, i, j);
-            const double ds = std::abs(got.score(b, h, i, j) - ref) / std::max(std::abs(ref), 1.0);
-            if (!(ds <= kRelTol))
-              return "score at " + cellName(got, b, h, i, j) + " differs by " + std::to_string(ds);
-          }
+          const double ref = want.scores[c];
+          const double ds = std::abs(got.scores[c] - ref) / std::max(std::abs(ref), 1.0);
+          if (!(ds <= kRelTol))
+            return "score at " + cellName(got, b, h, i, j) + " differs by " + std::to_string(ds);
         }
   return "";
+}
+
+inline std::string compareBlocks(const AttentionBlock& got, const AttentionBlock& want) {
+  return compareBlocks(DenseBlock::of(got), DenseBlock::of(want));
 }
 
 // Every block, logits, class logits and hidden states of `t` against the reference file: "" when
@@ -99,17 +120,21 @@ inline std::string compareWithReference(const Trace& t, const SafetensorsFile& r
     if (t.layers(kind) != (int)s[1]) return k + ": layer count differs";
     for (int l = 0; l < (int)s[1]; ++l) {
       const AttentionBlock* a = t.block(kind, l);
-      AttentionBlock want(kind, l, (int)s[0], (int)s[2], (int)s[3], (int)s[4], true);
+      DenseBlock want{kind, l, (int)s[0], (int)s[2], (int)s[3], (int)s[4]};
+      const size_t cells = (size_t)s[0] * s[2] * s[3] * s[4];
+      want.probs.resize(cells);
+      want.scores.resize(cells);
+      want.mask.resize(cells);
       for (int b = 0; b < s[0]; ++b)
         for (int h = 0; h < s[2]; ++h)
           for (int i = 0; i < s[3]; ++i)
             for (int j = 0; j < s[4]; ++j) {
               const int64_t from = (((b * s[1] + l) * s[2] + h) * s[3] + i) * s[4] + j;
-              want.probs[want.index(b, h, i, j)] = probs.data[from];
-              want.scores[want.index(b, h, i, j)] = scores.data[from];
-              want.mask[((size_t)b * s[3] + i) * s[4] + j] = mask.data[from];
+              want.probs[want.at(b, h, i, j)] = probs.data[from];
+              want.scores[want.at(b, h, i, j)] = scores.data[from];
+              want.mask[want.at(b, h, i, j)] = mask.data[from];
             }
-      const std::string diff = compareBlocks(*a, want);
+      const std::string diff = compareBlocks(DenseBlock::of(*a), want);
       if (!diff.empty()) return diff;
     }
   }

@@ -311,7 +311,6 @@ class TestAtlas : public QObject {
     Corpus corpus = corpusFromHeldOut("reorder");
     corpus.entries.resize(20);
     ForwardOptions fo;
-    fo.keep_scores = false;  // as the atlas runs
     std::vector<uint64_t> alone;
     size_t S = 0, T = 0;
     for (const CorpusEntry& e : corpus.entries) {

@@ -43,10 +43,9 @@ void compareTraces(const Trace& got, const Trace& want) {
   QCOMPARE(got.blocks.size(), want.blocks.size());
   for (size_t i = 0; i < want.blocks.size(); ++i) {
     const AttentionBlock &g = got.blocks[i], &w = want.blocks[i];
-    QVERIFY(g.probs.size() == w.probs.size() && g.scores.size() == w.scores.size());
-    QVERIFY(std::equal(g.probs.begin(), g.probs.end(), w.probs.begin()));
-    QVERIFY(std::equal(g.scores.begin(), g.scores.end(), w.scores.begin()));
-    QVERIFY(std::equal(g.mask.begin(), g.mask.end(), w.mask.begin()));
+    QVERIFY(g.denseProbs() == w.denseProbs());
+    QVERIFY(g.denseScores() == w.denseScores());
+    QVERIFY(g.denseMask() == w.denseMask());
   }
   QVERIFY(!want.logits.empty());
   QVERIFY(got.logits.data == want.logits.data);

@@ -681,9 +681,10 @@ class TestHostile : public QObject {
       const std::vector<int> tgt = ma.encodeTarget("i want a beer");
       Trace ta = ma.forward({{src}, {}, {tgt}}), tb = mb.forward({{src}, {}, {tgt}});
       QVERIFY(ta.logits.data == tb.logits.data);
-      QVERIFY(ta.block(AttentionKind::Cross, 1)->probs == tb.block(AttentionKind::Cross, 1)->probs);
-      QVERIFY(ta.block(AttentionKind::EncoderSelf, 0)->scores ==
-              tb.block(AttentionKind::EncoderSelf, 0)->scores);
+      QVERIFY(ta.block(AttentionKind::Cross, 1)->denseProbs() ==
+              tb.block(AttentionKind::Cross, 1)->denseProbs());
+      QVERIFY(ta.block(AttentionKind::EncoderSelf, 0)->denseScores() ==
+              tb.block(AttentionKind::EncoderSelf, 0)->denseScores());
       QCOMPARE(greedyDecode(mb, src, 8), greedyDecode(ma, src, 8));
     }
   }
@@ -786,14 +787,14 @@ class TestHostile : public QObject {
     o.max_trace_bytes = 1000;
     const std::vector<int> src = m.encodeSource("ich mochte ein bier");
     const std::vector<int> tgt = m.encodeTarget("i want a beer");
-    const uint64_t need = m.estimatePassBytes(1, 4, 5, true);
+    const uint64_t need = m.estimatePassBytes(1, 4, 5, o);
     QVERIFY(need > 1000);
     VERIFY_ERROR(caught([&] {
                    m.forward({{src}, {}, {tgt}}, o);
                  }),
                  ErrorKind::TooLarge,
                  QString::fromStdString("needs " + formatBytes(need)) +
-                     "|the limit is 1000 bytes|4 heads|4 layers|4 source and 5 target tokens");
+                     "|the limit is 1000 bytes|4 source and 5 target tokens|queries and keys");
     // Ids past max_len (64) through the API, not the tokenizer.
     VERIFY_ERROR(caught([&] {
                    m.forward({{std::vector<int>(65, 1)}, {}, {tgt}});
@@ -804,7 +805,8 @@ class TestHostile : public QObject {
                  }),
                  ErrorKind::BadInput, "source id 99|outside the vocabulary (0..5)");
     // The estimate saturates instead of wrapping around for absurd batches.
-    QCOMPARE(m.estimatePassBytes(INT_MAX, 8192, 8192, true), std::numeric_limits<uint64_t>::max());
+    QCOMPARE(m.estimatePassBytes(INT_MAX, INT_MAX, INT_MAX, ForwardOptions{}),
+             std::numeric_limits<uint64_t>::max());
     verifyStillFine();
   }
 

@@ -25,6 +25,7 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/safe_text.h"
+#include "block_support.h"
 #include "compute/cpu_backend.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
@@ -140,8 +141,8 @@ Trace traceOf(int layers, int heads, int n) {
   Trace t;
   t.batch = 1;
   for (int l = 0; l < layers; ++l) {
-    t.blocks.emplace_back(AttentionKind::EncoderSelf, l, 1, heads, n, n, true);
-    std::fill(t.blocks.back().probs.begin(), t.blocks.back().probs.end(), 1.0f / n);
+    t.blocks.push_back(blockOfProbs(AttentionKind::EncoderSelf, l, heads, n, n,
+                                    std::vector<float>(size_t(heads) * n * n, 1.0f / n)));
   }
   return t;
 }
@@ -508,21 +509,23 @@ class TestHostileOutput : public QObject {
   void scanTraceFindsTheFirstBlock() {
     Trace t = traceOf(3, 2, 4);
     QVERIFY(scanTrace(t).empty());
-    AttentionBlock& b1 = t.blocks[1];
-    b1.scores[b1.index(0, 1, 2, 3)] = kInf;
-    b1.probs[b1.index(0, 1, 2, 0)] = kNaN;
-    b1.probs[b1.index(0, 0, 0, 0)] = kNaN;
-    t.blocks[2].probs[5] = -kInf;
+    // Block 1: head 1, row 2's normaliser is NaN (its 4 probabilities follow); block 2: a query
+    // entry is NaN (that row's 4 scores and 4 probabilities follow, and the vector is counted).
+    t.blocks[1].row_prob[size_t(1 * 4 + 2)] = kNaN;
+    t.blocks[2].q[size_t((0 * 4 + 1) * 4 + 3)] = kNaN;
     t.logits = Tensor({1, 4, 3});
     t.logits.data[7] = kNaN;
     const NonFiniteReport r = scanTrace(t);
     QCOMPARE(r.spots.size(), size_t(3));
     QCOMPARE(r.first()->block, 1);
-    QCOMPARE(r.first()->probs.nan, int64_t(2));
-    QCOMPARE(r.first()->scores.pos_inf, int64_t(1));
+    QCOMPARE(r.first()->probs.nan, int64_t(4));
+    QVERIFY(!r.first()->scores.any());
+    QCOMPARE(r.spots[1].scores.nan, int64_t(4));
+    QCOMPARE(r.spots[1].probs.nan, int64_t(4));
+    QCOMPARE(r.spots[1].qkv.nan, int64_t(1));
     const QString s = QString::fromStdString(r.summary());
-    for (const char* n : {"first appear in encoder self-attention, layer 1", "scores: 1 +Inf",
-                          "probabilities: 2 NaN", "2 of 3 attention blocks", "the token logits"})
+    for (const char* n : {"first appear in encoder self-attention, layer 1", "probabilities: 4 NaN",
+                          "2 of 3 attention blocks", "the token logits"})
       QVERIFY2(s.contains(n), qPrintable(s));
   }
 

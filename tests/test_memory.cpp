@@ -99,7 +99,7 @@ class TestMemory : public QObject {
   void passOfManyHeads() {
     const QString m = model("heads", config(64, 128, 16, 2, 8, 8, 1024));
     check("pass, 16 heads, 400 + 400 tokens", probe({"pass", m, "1", "400", "400", "1", "0"}));
-    check("pass, probabilities only", probe({"pass", m, "1", "400", "400", "0", "0"}));
+    check("pass, outputs only (no trace)", probe({"pass", m, "1", "400", "400", "0", "0"}));
     check("pass, 400 source and 10 target tokens", probe({"pass", m, "1", "400", "10", "1", "0"}));
   }
 

@@ -39,7 +39,9 @@ std::vector<std::vector<int>> unpad(std::vector<std::vector<int>> b, int pad) {
 }
 
 std::string where(const AttentionBlock& a, int b, int h, int i, int j) {
-  return test::cellName(a, b, h, i, j);
+  return std::string(attentionKindName(a.kind)) + " layer " + std::to_string(a.layer) +
+         " b=" + std::to_string(b) + " h=" + std::to_string(h) + " i=" + std::to_string(i) +
+         " j=" + std::to_string(j);
 }
 
 }  // namespace
@@ -175,29 +177,38 @@ class TestParity : public QObject {
 
   void qkv_data() { addCases(false); }
 
-  // The kept vectors explain every score: score(i, j) = q_i · k_j / √d_k; and a decoding session
-  // that keeps them grows the same vectors as the teacher-forced pass.
+  // The kept values explain every head's output: the context the pass recorded for row i of head
+  // h is Σ_j p_ij · v_j (the scores and probabilities themselves are checked against the
+  // reference); and a decoding session that keeps them grows the same vectors as the
+  // teacher-forced pass.
   void qkv() {
     QFETCH(QString, name);
     Case c = load(name);
     ForwardOptions o;
     o.keep_qkv = true;
+    o.keep_activations = true;
     Trace t = c.model->forward(inputsOf(c), o);
     for (const AttentionBlock& a : t.blocks) {
-      QVERIFY(a.hasQkv());
+      QVERIFY(a.hasValues());
+      const SublayerActivation* act = t.activation(
+          querySide(a.kind), a.layer,
+          a.kind == AttentionKind::Cross ? Sublayer::CrossAttention : Sublayer::SelfAttention);
+      QVERIFY(act && !act->context.empty());
       for (int b = 0; b < a.batch; ++b)
         for (int h = 0; h < a.heads; ++h)
-          for (int i = 0; i < a.q_len; ++i)
-            for (int j = 0; j < a.k_len; ++j) {
-              double dot = 0;
-              for (int e = 0; e < a.d_k; ++e)
-                dot += (double)a.qRow(b, h, i)[e] * a.kRow(b, h, j)[e];
-              const double want = dot / std::sqrt((double)a.d_k), got = a.score(b, h, i, j);
+          for (int i = 0; i < a.q_len; ++i) {
+            const std::vector<float> p = a.probRow(b, h, i);
+            for (int e = 0; e < a.d_v; ++e) {
+              double want = 0;
+              for (int j = 0; j < a.k_len; ++j) want += (double)p[(size_t)j] * a.vRow(b, h, j)[e];
+              const double got =
+                  act->context.data[(((size_t)b * a.q_len + i) * a.heads + h) * a.d_v + e];
               QVERIFY2(std::abs(got - want) <= 1e-4 * std::max(1.0, std::abs(want)),
-                       (where(a, b, h, i, j) + ": score " + std::to_string(got) + " vs q·k/√d " +
+                       (where(a, b, h, i, 0) + ": context " + std::to_string(got) + " vs Σ p·v " +
                         std::to_string(want))
                            .c_str());
             }
+          }
     }
     const ModelConfig& cfg = c.model->config();
     if (!cfg.hasDecoder()) return;
@@ -212,7 +223,7 @@ class TestParity : public QObject {
     for (size_t i = 1; i < tgt.size(); ++i) s.stepForward(tgt[i]);
     for (const AttentionBlock& want : full.blocks) {
       const AttentionBlock& got = *s.trace().block(want.kind, want.layer);
-      QVERIFY(got.hasQkv());
+      QVERIFY(got.hasValues());
       for (int h = 0; h < want.heads; ++h) {
         for (int i = 0; i < want.q_len; ++i)
           for (int e = 0; e < want.d_k; ++e)
@@ -362,57 +373,58 @@ class TestParity : public QObject {
     QCOMPARE(at, t.activations.size());
   }
 
-  void scoresFromQk_data() { addCases(false); }
+  void chunkedAttention_data() { addCases(false); }
 
-  // Long inputs keep q and k instead of their scores: the scores read back are the stored ones
-  // (within the tolerance), the probabilities the same bits, in a pass and in a session.
-  void scoresFromQk() {
+  // Attention runs chunk by chunk of query rows: a pass split into chunks of 1 and 3 rows gives
+  // the trace and the outputs of the pass in one chunk, any tile of a block equals that part of
+  // its whole matrix, and a decoding session (one row per step) equals the pass.
+  void chunkedAttention() {
     QFETCH(QString, name);
     Case c = load(name);
-    ForwardOptions stored, computed;
-    computed.max_stored_scores_bytes = 0;
-    const Trace a = c.model->forward(inputsOf(c), stored);
-    const Trace b = c.model->forward(inputsOf(c), computed);
-    for (const AttentionBlock& want : a.blocks) {
-      const AttentionBlock& got = *b.block(want.kind, want.layer);
-      QVERIFY(got.scores.empty() && got.scores_from_qk && got.hasScores());
-      QCOMPARE(got.probs, want.probs);
-      const std::string diff = compareBlocks(got, want);
-      QVERIFY2(diff.empty(), diff.c_str());
+    const Trace whole = c.model->forward(inputsOf(c));
+    for (int rows : {1, 3}) {
+      ForwardOptions o;
+      o.max_chunk_rows = rows;
+      const Trace split = c.model->forward(inputsOf(c), o);
+      for (const AttentionBlock& want : whole.blocks) {
+        const std::string diff = compareBlocks(*split.block(want.kind, want.layer), want);
+        QVERIFY2(diff.empty(), diff.c_str());
+      }
+      const std::pair<const Tensor*, const Tensor*> outputs[] = {{&split.logits, &whole.logits},
+                                                                 {&split.hidden, &whole.hidden}};
+      for (const auto& [got, want] : outputs) {
+        QCOMPARE(got->shape, want->shape);
+        const test::Diff d = test::compare(got->ptr(), want->ptr(), want->data.size(), 1.0);
+        QVERIFY2(d.worst <= 1e-5, std::to_string(d.worst).c_str());
+      }
     }
-    // The dump writes the computed scores as it writes stored ones.
-    QTemporaryDir dir;
-    QVERIFY(dir.isValid());
-    const std::string da = dir.filePath("stored").toStdString(),
-                      db = dir.filePath("computed").toStdString();
-    dumpTrace(a, da);
-    dumpTrace(b, db);
-    for (const AttentionBlock& want : a.blocks) {
-      const std::string file = std::string("/") + attentionKindName(want.kind) + "_scores.npy";
-      QVERIFY2(std::filesystem::exists(db + file), (db + file).c_str());
-      QCOMPARE(std::filesystem::file_size(db + file), std::filesystem::file_size(da + file));
-      const std::vector<float> x = test::readNpyFloats(da + file),
-                               y = test::readNpyFloats(db + file);
-      QCOMPARE(x.size(), y.size());
-      float worst = 0;
-      for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::abs(x[i] - y[i]));
-      QVERIFY2(worst < 1e-4f, std::to_string(worst).c_str());
+    for (const AttentionBlock& a : whole.blocks) {  // a tile inside the matrix, as the views ask
+      const int i0 = a.q_len / 3, i1 = a.q_len, j0 = a.k_len / 2, j1 = a.k_len;
+      const int h = a.heads - 1, b = a.batch - 1, w = j1 - j0;
+      std::vector<float> p((size_t)(i1 - i0) * w), s((size_t)(i1 - i0) * w);
+      a.probTile(b, h, i0, i1, j0, j1, p.data());
+      a.scoreTile(b, h, i0, i1, j0, j1, s.data());
+      const std::vector<float> P = a.denseProbs(), S = a.denseScores();
+      for (int i = i0; i < i1; ++i)
+        for (int j = j0; j < j1; ++j) {
+          const size_t at = (((size_t)b * a.heads + h) * a.q_len + i) * a.k_len + j;
+          QVERIFY(std::abs(p[(size_t)(i - i0) * w + (j - j0)] - P[at]) <= 1e-6f);
+          QVERIFY(std::abs(s[(size_t)(i - i0) * w + (j - j0)] - S[at]) <=
+                  1e-5f * std::max(1.0f, std::abs(S[at])));
+          QCOMPARE(a.masked(b, i, j), a.denseMask()[at] != 0);
+        }
     }
     const ModelConfig& cfg = c.model->config();
     if (!cfg.hasDecoder()) return;
     const Sentence sentence = firstSentence(c);
     const std::vector<int>&src = sentence.src, &tgt = sentence.tgt;
-    const Inputs& in = sentence.inputs;
-    const Trace full = c.model->forward(in);
+    const Trace full = c.model->forward(sentence.inputs);
     DecodingSession::Options so;
-    so.max_stored_scores_bytes = 0;
     so.max_new_tokens = (int)tgt.size() + 1;
-    DecodingSession s(*c.model, src, {tgt[0]}, so);
-    for (size_t i = 1; i < tgt.size(); ++i) s.stepForward(tgt[i]);
+    DecodingSession session(*c.model, src, {tgt[0]}, so);
+    for (size_t i = 1; i < tgt.size(); ++i) session.stepForward(tgt[i]);
     for (const AttentionBlock& want : full.blocks) {
-      const AttentionBlock& got = *s.trace().block(want.kind, want.layer);
-      QVERIFY(got.scores_from_qk);
-      const std::string diff = compareBlocks(got, want);
+      const std::string diff = compareBlocks(*session.trace().block(want.kind, want.layer), want);
       QVERIFY2(diff.empty(), diff.c_str());
     }
   }

@@ -10,6 +10,7 @@
 
 #include "arch/bundled.h"
 #include "base/error.h"
+#include "block_support.h"
 #include "io/safetensors.h"
 #include "model/decoding.h"
 #include "model/head_stats.h"
@@ -52,14 +53,8 @@ AttentionKind kindByName(const std::string& n) {
 
 // A block of one sentence and one head from a row-major [q, k] matrix.
 AttentionBlock block1(AttentionKind kind, int layer, int q, int k, const std::vector<float>& p,
-                      const std::vector<uint8_t>& mask = {}) {
-  AttentionBlock a(kind, layer, 1, 1, q, k, true);
-  for (int i = 0; i < q; ++i)
-    for (int j = 0; j < k; ++j) {
-      a.probs[a.index(0, 0, i, j)] = p[size_t(i) * k + j];
-      if (!mask.empty()) a.mask[size_t(i) * k + j] = mask[size_t(i) * k + j];
-    }
-  return a;
+                      bool causal = false) {
+  return blockOfProbs(kind, layer, 1, q, k, p, causal);
 }
 
 }  // namespace
@@ -364,11 +359,11 @@ class TestTeachingCore : public QObject {
 
   // ---- head statistics -----------------------------------------------------------------------
 
-  // P = [[1, 0, 0], [.5, .5, 0], [.2, .3, .5]] over keys BOS w EOS (ids 5 7 6), a padding query.
+  // P = [[1, 0, 0], [.5, .5, 0], [.2, .3, .5]] (causal) over keys BOS w EOS (ids 5 7 6), a padding
+  // query.
   void headStatsHandComputed() {
-    AttentionBlock a =
-        block1(AttentionKind::EncoderSelf, 0, 4, 3, {1, 0, 0, .5f, .5f, 0, .2f, .3f, .5f, 0, 0, 1},
-               {0, 1, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0});
+    AttentionBlock a = block1(AttentionKind::EncoderSelf, 0, 4, 3,
+                              {1, 0, 0, .5f, .5f, 0, .2f, .3f, .5f, 0, 0, 1}, true);
     const std::vector<int> q{5, 7, 6, 0}, k{5, 7, 6};
     const TokenRoles roles{0, 5, 6};
     const HeadStats s = headStats(a, 0, 0, q, k, roles, roles);
@@ -467,12 +462,8 @@ class TestTeachingCore : public QObject {
     t.src_len = 2;
     t.tgt_len = 1;
     // Two heads whose mean is A1 (and A2): the rollout averages the heads first.
-    AttentionBlock e0(AttentionKind::EncoderSelf, 0, 1, 2, 2, 2, true);
-    const float h0[] = {1, 0, 1, 0}, h1[] = {1, 0, 0, 1};
-    for (int k = 0; k < 4; ++k) {
-      e0.probs[size_t(k)] = h0[k];
-      e0.probs[size_t(4 + k)] = h1[k];
-    }
+    AttentionBlock e0 =
+        blockOfProbs(AttentionKind::EncoderSelf, 0, 2, 2, 2, {1, 0, 1, 0, 1, 0, 0, 1});
     t.blocks.push_back(e0);
     t.blocks.push_back(block1(AttentionKind::EncoderSelf, 1, 2, 2, {.5f, .5f, 0, 1}));
     t.blocks.push_back(block1(AttentionKind::Cross, 0, 1, 2, {.5f, .5f}));

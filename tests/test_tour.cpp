@@ -364,8 +364,8 @@ void TourTest::everyStepSetsTheWindowUp() {
         for (int q = 0; q < b->q_len; ++q) {
           std::set<int> words;
           for (int h = 0; h < b->heads; ++h) {
-            const float* row = b->probRow(0, h, q);
-            words.insert(int(std::max_element(row, row + b->k_len) - row));
+            const std::vector<float> row = b->probRow(0, h, q);
+            words.insert(int(std::max_element(row.begin(), row.end()) - row.begin()));
           }
           rows_agreeing += words.size() == 1;
         }

@@ -284,10 +284,10 @@ int runBench(const BenchArgs& a) {
     report(n, "forward_full_trace", "forward, full trace",
            measure(repeat, [&] { m.forward(in, full); }), 1, "ms", flops);
     if (!forward_only) {
-      ForwardOptions probs_only;
-      probs_only.keep_scores = false;
-      report(n, "forward_probs_only", "forward, probabilities only",
-             measure(repeat, [&] { m.forward(in, probs_only); }), 1, "ms", flops);
+      ForwardOptions outputs_only;
+      outputs_only.record = false;
+      report(n, "forward_outputs_only", "forward, outputs only (no trace)",
+             measure(repeat, [&] { m.forward(in, outputs_only); }), 1, "ms", flops);
     }
     if (a.attribution_steps > 0 && c.tokenHead() != TokenHead::None) {
       // Integrated gradients of the last position's chosen token: the steps, the input and the
@@ -333,13 +333,13 @@ int runBench(const BenchArgs& a) {
       });
       report(n, "decode_step_cached", "decode step, KV cache", cached, n, "ms/step", 0);
       if (uncached) {
-        ForwardOptions probs_only;
-        probs_only.keep_scores = false;
+        ForwardOptions outputs_only;
+        outputs_only.record = false;
         Timing u = measure(std::max(1, repeat / 2), [&] {
           for (int i = 1; i <= n; ++i) {
             Inputs prefix = in;
             prefix.tgt = {std::vector<int>(tgt.begin(), tgt.begin() + i)};
-            m.forward(prefix, probs_only);
+            m.forward(prefix, outputs_only);
           }
         });
         report(n, "decode_step_uncached", "decode step, no cache", u, n, "ms/step", 0);

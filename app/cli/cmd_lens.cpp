@@ -47,7 +47,6 @@ struct Run {
 Run runPass(const Model& m, const LensArgs& a) {
   Run r;
   ForwardOptions o = lensForwardOptions();
-  o.keep_scores = false;
   r.trace = m.forward(passInputs(m, a.input, o.masks, a.max_new_tokens), o);
   if (const NonFiniteReport nf = scanTrace(r.trace); !nf.empty())
     reportNonFinite(nf.summary(), a.keep_going);

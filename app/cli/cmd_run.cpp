@@ -21,8 +21,12 @@ struct RunArgs {
   InputArgs input;
   PassArgs pass;
   std::string dump;
+  std::string heads, rows;
   bool qkv = false;
 };
+
+// A dump of every head of every block above this is refused (--heads writes a part of it).
+constexpr uint64_t kMaxWholeDumpBytes = uint64_t(2) << 30;
 
 // The index of the largest value of a row; -1 when the row holds NaN.
 int argmaxRow(const float* row, int n) {
@@ -37,6 +41,22 @@ int argmaxRow(const float* row, int n) {
 // The pass and what it prints (redone on the CPU when it runs out of GPU memory: runOnModel).
 int runOn(Model& m, const RunArgs& a) {
   const ModelConfig& c = m.config();
+  // What --heads and --rows ask, checked before the pass.
+  std::vector<HeadChoice> heads;
+  int row0 = 0, row1 = -1;
+  if (!a.heads.empty()) heads = parseHeadChoices(a.heads);
+  if (!a.rows.empty()) parseRowRange(a.rows, &row0, &row1);
+  for (const HeadChoice& h : heads) {
+    const int layers = h.kind == AttentionKind::EncoderSelf              ? c.n_encoder_layers
+                       : h.kind == AttentionKind::Cross && !c.hasCross() ? 0
+                                                                         : c.n_decoder_layers;
+    if (h.layer >= layers || h.head >= c.n_heads)
+      throw Error(ErrorKind::BadInput,
+                  std::string(attentionKindName(h.kind)) + ":" + std::to_string(h.layer + 1) + ":" +
+                      std::to_string(h.head + 1) + ": the model has " + std::to_string(layers) +
+                      " " + attentionKindName(h.kind) + " layers of " + std::to_string(c.n_heads) +
+                      " heads");
+  }
   ForwardOptions o;
   o.keep_qkv = a.qkv;
   const Trace t = runPass(m, a.input, a.pass, o);
@@ -67,7 +87,18 @@ int runOn(Model& m, const RunArgs& a) {
   }
   std::cout << "forward pass: " << std::fixed << std::setprecision(2) << t.elapsed_ms << " ms on "
             << m.backend().description() << "\n";
-  if (!a.dump.empty()) {
+  if (!a.dump.empty() && !heads.empty()) {
+    dumpHeads(t, heads, row0, row1, a.dump);
+    std::cout << "wrote " << heads.size() << " head(s) to " << safe(a.dump) << "\n";
+  } else if (!a.dump.empty()) {
+    const uint64_t bytes = dumpBytes(t);
+    if (bytes > kMaxWholeDumpBytes)
+      throw Error(ErrorKind::TooLarge,
+                  "the whole trace as NumPy files would take " + formatBytes(bytes) +
+                      " (every head's [query, key] matrices); the limit is " +
+                      formatBytes(kMaxWholeDumpBytes) +
+                      ". Write the heads you want with --heads KIND:LAYER:HEAD[,…] (and "
+                      "--rows A:B)");
     dumpTrace(t, a.dump);
     std::cout << "wrote the trace to " << safe(a.dump) << "\n";
   }
@@ -75,6 +106,12 @@ int runOn(Model& m, const RunArgs& a) {
 }
 
 int runRun(const RunArgs& a) {
+  if (!a.heads.empty() && a.dump.empty())
+    throw Error(ErrorKind::BadInput, "--heads chooses what --dump writes: give --dump DIR too");
+  if (!a.rows.empty() && a.heads.empty())
+    throw Error(ErrorKind::BadInput,
+                "--rows chooses the rows of the heads --heads names: give "
+                "--heads KIND:LAYER:HEAD too");
   return runOnModel(a.model, [&](Model& m) { return runOn(m, a); });
 }
 
@@ -92,6 +129,15 @@ Command addRunCommand(CLI::App& cli) {
                   "write the trace as NumPy files: enc_self_*.npy, dec_self_*.npy, cross_*.npy "
                   "[L,H,Tq,Tk], logits.npy, class_logits.npy, hidden.npy, tokens.json")
       ->type_name("DIR");
+  cmd->add_option("--heads", a->heads,
+                  "with --dump: write only these heads' rows, KIND_LAYER_HEAD_{scores,mask,probs}"
+                  ".npy [rows,keys] and tokens.json (KIND enc_self, dec_self or cross; layer and "
+                  "head counted from 1, as atlas --like counts them; e.g. dec_self:30:9,cross:1:2)")
+      ->type_name("KIND:LAYER:HEAD[,...]");
+  cmd->add_option("--rows", a->rows,
+                  "with --heads: only query rows A … B−1, counted from 0 as a NumPy slice (A or B "
+                  "may be left out)")
+      ->type_name("A:B");
   addPassArgs(cmd, a->pass);
   cmd->add_flag("--qkv", a->qkv, "keep each head's q, k, v vectors (KIND_{q,k,v}.npy in the dump)");
   return {cmd, [a] { return runRun(*a); }};

@@ -144,11 +144,6 @@ struct ModelConfig {
   int kvHeadOf(int h) const { return h / queriesPerKvHead(); }
   // The factor of QKᵀ in the scores: attn_scale, or 1/√d_k when it is 0.
   float scoreScale() const;
-  // Whether a score is q·k/√d_k alone, so that a trace may recompute it from the kept q and k
-  // (AttentionBlock::scores_from_qk); not with a relative position bias or another scale.
-  bool scoresAreScaledQk() const {
-    return positional != Positional::Relative && attn_scale == 0.0f && attn_softcap == 0.0f;
-  }
   // The rotated dimensions of each head: int(d_k · rotary_pct), as GPT-NeoX truncates it.
   int rotaryDims() const { return (int)((double)d_k * (double)rotary_pct); }
   int attnWidth() const { return n_heads * d_k; }       // width of the Q projection

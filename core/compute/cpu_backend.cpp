@@ -1196,6 +1196,11 @@ class CpuBackend final : public Backend {
 
 }  // namespace
 
+void hostGemm(bool b_transposed, int M, int N, int K, float alpha, const float* A, int64_t lda,
+              const float* B, int64_t ldb, float* C, int64_t ldc) {
+  gemm(b_transposed, M, N, K, alpha, A, lda, B, ldb, C, ldc);
+}
+
 std::shared_ptr<Backend> makeCpuBackend(int threads) {
   return std::make_shared<CpuBackend>(threads);
 }

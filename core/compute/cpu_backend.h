@@ -3,6 +3,7 @@
 // when built without it; the work is split over a pool of threads that sleep when they wait.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "compute/backend.h"
@@ -11,5 +12,11 @@ namespace attnviz {
 
 // threads: how many threads the ops may use; 0 = one per core this process may use.
 std::shared_ptr<Backend> makeCpuBackend(int threads = 0);
+
+// C[M, N] = alpha · A[M, K] · B (B [K, N], or B [N, K] transposed when b_transposed), row-major
+// with leading dimensions lda, ldb, ldc, on the calling thread: the product the CPU backend's ops
+// use, for host code that computes from kept vectors (an attention block's tiles).
+void hostGemm(bool b_transposed, int M, int N, int K, float alpha, const float* A, int64_t lda,
+              const float* B, int64_t ldb, float* C, int64_t ldc);
 
 }  // namespace attnviz

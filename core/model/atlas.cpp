@@ -292,7 +292,7 @@ struct Prepared {
 // What a run needs besides the caller's CorpusRun.
 struct RunNeeds {
   bool decode_targets = true;  // an encoder-decoder without a target decodes one (else: the start)
-  ForwardOptions forward;      // record, keep_scores, keep_qkv
+  ForwardOptions forward;      // record, keep_qkv
 };
 
 // Whether a sentence padded in a batch gives the statistics it gives alone: every stack's attention
@@ -574,7 +574,6 @@ Atlas buildAtlas(const Model& m, const Corpus& corpus, const AtlasOptions& optio
   const auto t0 = std::chrono::steady_clock::now();
   const ModelConfig& c = m.config();
   RunNeeds needs;
-  needs.forward.keep_scores = false;  // the statistics read probabilities only
   Atlas atlas;
   atlas.origin = corpus.origin;
   atlas.run =
@@ -720,7 +719,6 @@ HeadEmbedding headEmbedding(const Model& m, const Corpus& corpus, AttentionKind 
   RunNeeds needs;
   // The encoder's heads need no target: the start token stands in for the decoder's input.
   needs.decode_targets = kind != AttentionKind::EncoderSelf;
-  needs.forward.keep_scores = false;
   needs.forward.keep_qkv = true;
   HeadEmbedding out;
   out.kind = kind;
@@ -731,8 +729,7 @@ HeadEmbedding headEmbedding(const Model& m, const Corpus& corpus, AttentionKind 
   out.run = runCorpus(
       m, corpus, options.run, needs, [&](const Trace& t, const std::vector<Prepared>& batch) {
         const AttentionBlock* a = t.block(kind, layer);
-        if (!a || !a->hasQkv())
-          throw Error(ErrorKind::BadInput, "the pass kept no queries and keys");
+        if (!a) throw Error(ErrorKind::BadInput, "the pass kept no queries and keys");
         for (size_t b = 0; b < batch.size(); ++b) {
           const auto& q_ids = querySide(kind) == Side::Source ? batch[b].src : batch[b].tgt;
           const auto& k_ids = keySide(kind) == Side::Source ? batch[b].src : batch[b].tgt;

@@ -101,7 +101,6 @@ std::vector<HeadScore> inductionScores(const Model& model, const InductionOption
     in.tgt = tgt->ids;
   }
   ForwardOptions f;
-  f.keep_scores = false;
   f.cancel = o.cancel;
   const Trace trace = model.forward(in, f);
   return inductionScores(trace, src ? &*src : nullptr, tgt ? &*tgt : nullptr);

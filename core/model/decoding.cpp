@@ -77,12 +77,7 @@ ForwardOptions DecodingSession::forwardOptions() const {
   ForwardOptions o;
   o.masks = options_.masks;
   o.record = options_.record;
-  o.keep_scores = options_.keep_scores;
   o.keep_qkv = options_.keep_qkv;
-  o.max_stored_scores_bytes = options_.max_stored_scores_bytes;
-  // A session whose trace at its limit would hold too many scores keeps q and k instead.
-  o.scores_from_qk = options_.keep_scores && options_.record &&
-                     model_.scoresFromQk(1, (int)src_.size(), limit_, o.max_stored_scores_bytes);
   o.interventions = options_.interventions;
   o.max_trace_bytes = options_.max_trace_bytes;
   o.cancel = options_.cancel;

@@ -44,9 +44,7 @@ class DecodingSession {
     MaskOptions masks;
     int max_new_tokens = 0;  // 0 = defaultMaxNewTokens(source length)
     bool record = true;      // keep the attention trace (false: greedy decoding)
-    bool keep_scores = true;
     bool keep_qkv = false;
-    uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes;
     std::vector<HeadIntervention> interventions;
     uint64_t max_trace_bytes = uint64_t(4) << 30;
     const std::atomic<bool>* cancel = nullptr;

@@ -108,33 +108,53 @@ NonFiniteReport scanTrace(const Trace& tr) {
       return std::array<int, 3>{(int)(r / ((int64_t)a.heads * len)), (int)(r / len % a.heads),
                                 (int)(r % len)};
     };
-    s.probs = countRows(rows, a.k_len, [&](int64_t r) {
+    // A score is q·k (with the rule's finite terms) and a probability exp(v − ref)·p_ref ≤ 1: the
+    // cells of a row can be non-finite only where its query, a key it reads or its normaliser is.
+    // Those rows are computed and counted; every other row is finite without computing it.
+    auto finite = [](const float* p, int64_t n) {
+      for (int64_t e = 0; e < n; ++e)
+        if (!std::isfinite(p[e])) return false;
+      return true;
+    };
+    std::vector<uint8_t> bad_keys((size_t)a.batch * a.kv_heads, 0);
+    for (int b = 0; b < a.batch; ++b)
+      for (int g = 0; g < a.kv_heads; ++g)
+        bad_keys[(size_t)b * a.kv_heads + g] =
+            !finite(a.k.data() + ((int64_t)b * a.kv_heads + g) * a.k_cap * a.d_k,
+                    (int64_t)(a.k_len - a.kv0) * a.d_k);
+    std::vector<float> row((size_t)a.k_len);
+    for (int64_t r = 0; r < rows && a.kv0 == 0; ++r) {
       const auto [b, h, q] = bhi(r, a.q_len);
-      return a.probRow(b, h, q);
+      const size_t st = ((size_t)b * a.heads + h) * a.q_cap + q;
+      if (finite(a.qRow(b, h, q), a.d_k) && std::isfinite(a.row_ref[st]) &&
+          std::isfinite(a.row_prob[st]) && !bad_keys[(size_t)b * a.kv_heads + a.kvHead(h)])
+        continue;
+      a.probsOfRow(b, h, q, row.data());
+      s.probs.add(row.data(), a.k_len);
+      a.scoresOfRow(b, h, q, row.data());
+      s.scores.add(row.data(), a.k_len);
+    }
+    // q rows [0, q_len); k and v rows [kv0, k_len) of each key/value head — what the block holds.
+    s.qkv += countRows(rows, a.d_k, [&](int64_t r) {
+      const auto [b, h, q] = bhi(r, a.q_len);
+      return a.qRow(b, h, q);
     });
-    if (a.hasScores())
-      s.scores = countRows(rows, a.k_len, [&](int64_t r) {
-        const auto [b, h, q] = bhi(r, a.q_len);
-        return a.scoreRow(b, h, q);
+    const int keys = a.k_len - a.kv0;
+    const int64_t krows = (int64_t)a.batch * a.kv_heads * keys;
+    auto bgj = [&](int64_t r) {
+      return std::array<int, 3>{(int)(r / ((int64_t)a.kv_heads * keys)),
+                                (int)(r / keys % a.kv_heads), (int)(r % keys)};
+    };
+    if (keys > 0) {
+      s.qkv += countRows(krows, a.d_k, [&](int64_t r) {
+        const auto [b, g, j] = bgj(r);
+        return a.k.data() + (((int64_t)b * a.kv_heads + g) * a.k_cap + j) * a.d_k;
       });
-    if (a.hasQkv()) {
-      // q rows [0, q_len); k and v rows [kv0, k_len) — what the block holds.
-      s.qkv += countRows(rows, a.d_k, [&](int64_t r) {
-        const auto [b, h, q] = bhi(r, a.q_len);
-        return a.qRow(b, h, q);
-      });
-      const int keys = a.k_len - a.kv0;
-      const int64_t krows = (int64_t)a.batch * a.heads * keys;
-      if (keys > 0) {
-        s.qkv += countRows(krows, a.d_k, [&](int64_t r) {
-          const auto [b, h, j] = bhi(r, keys);
-          return a.kRow(b, h, a.kv0 + j);
-        });
+      if (a.hasValues())
         s.qkv += countRows(krows, a.d_v, [&](int64_t r) {
-          const auto [b, h, j] = bhi(r, keys);
-          return a.vRow(b, h, a.kv0 + j);
+          const auto [b, g, j] = bgj(r);
+          return a.v.data() + (((int64_t)b * a.kv_heads + g) * a.k_cap + j) * a.d_v;
         });
-      }
     }
     if (s.total().any()) report.spots.push_back(std::move(s));
   }

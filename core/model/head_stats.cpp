@@ -49,8 +49,8 @@ TokenRoles tokenRoles(const ModelConfig& c, Side side) {
 HeadRowPart headRowPart(const AttentionBlock& a, int b, int head, int i,
                         const std::vector<int>& k_ids, const TokenRoles& k_roles) {
   HeadRowPart r;
-  const float* p = a.probRow(b, head, i);
-  const uint8_t* m = a.maskRow(b, i);
+  const std::vector<float> p = a.probRow(b, head, i);
+  const std::vector<uint8_t> m = a.maskRow(b, i);
   int open = 0;
   for (int j = 0; j < a.k_len; ++j) {
     const double pj = p[j];
@@ -274,7 +274,7 @@ std::vector<double> meanOfHeads(const Trace& t, AttentionKind kind, int layer, i
   std::vector<double> m(size_t(a->q_len) * a->k_len, 0.0);
   for (int h = 0; h < a->heads; ++h)
     for (int i = 0; i < a->q_len; ++i) {
-      const float* p = a->probRow(b, h, i);
+      const std::vector<float> p = a->probRow(b, h, i);
       for (int j = 0; j < a->k_len; ++j) m[size_t(i) * a->k_len + j] += p[j] / a->heads;
     }
   return m;

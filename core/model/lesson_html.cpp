@@ -134,7 +134,7 @@ uint64_t probBytes(const AttentionBlock& a, const Plan& p, int bits) {
   return uint64_t(p.heads.size() + 1) * a.q_len * a.k_len * (bits / 8);
 }
 uint64_t scoreBytes(const AttentionBlock& a, const Plan& p) {
-  return a.hasScores() ? uint64_t(p.heads.size() + 1) * a.q_len * a.k_len * 2 : 0;
+  return uint64_t(p.heads.size() + 1) * a.q_len * a.k_len * 2;
 }
 uint64_t maskBytes(const AttentionBlock& a) {
   return uint64_t(a.q_len) * a.k_len;
@@ -158,26 +158,24 @@ void blockArrays(const AttentionBlock& a, const Plan& p, int bits, std::vector<u
   for (int h = 0; h < H; ++h) {
     const bool kept = contains(p.heads, h);
     for (int i = 0; i < Q; ++i) {
-      const float* pr = a.probRow(0, h, i);
+      const std::vector<float> pr = a.probRow(0, h, i);
       for (int j = 0; j < K; ++j) mean_p[size_t(i) * K + j] += pr[j] / double(H);
       if (kept)
         for (int j = 0; j < K; ++j) putProb(pr[j]);
     }
   }
   for (double v : mean_p) putProb(v);
-  if (a.hasScores()) {
-    for (int h = 0; h < H; ++h) {
-      const bool kept = contains(p.heads, h);
-      for (int i = 0; i < Q; ++i) {
-        a.scoresOfRow(0, h, i, row.data());
-        for (int j = 0; j < K; ++j) {
-          mean_s[size_t(i) * K + j] += row[j] / double(H);
-          if (kept) putLittle16(scores, halfBits(row[j]));
-        }
+  for (int h = 0; h < H; ++h) {
+    const bool kept = contains(p.heads, h);
+    for (int i = 0; i < Q; ++i) {
+      a.scoresOfRow(0, h, i, row.data());
+      for (int j = 0; j < K; ++j) {
+        mean_s[size_t(i) * K + j] += row[j] / double(H);
+        if (kept) putLittle16(scores, halfBits(row[j]));
       }
     }
-    for (double v : mean_s) putLittle16(scores, halfBits(float(v)));
   }
+  for (double v : mean_s) putLittle16(scores, halfBits(float(v)));
   for (int i = 0; i < Q; ++i)
     for (int j = 0; j < K; ++j) mask.push_back(a.masked(0, i, j) ? 1 : 0);
 }
@@ -297,8 +295,7 @@ nlohmann::json lessonData(const Trace& t, const ModelConfig& c, const LessonScop
   d["kinds"] = kinds;
   json blocks = json::array();
   for (const AttentionBlock* b : p.blocks) {
-    json jb = {
-        {"kind", attentionKindName(b->kind)}, {"layer", b->layer}, {"has_scores", b->hasScores()}};
+    json jb = {{"kind", attentionKindName(b->kind)}, {"layer", b->layer}, {"has_scores", true}};
     if (arrays) {
       std::vector<uint8_t> probs, scores, mask;
       blockArrays(*b, p, scope.bits, probs, scores, mask);

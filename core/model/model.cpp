@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "model/device_weights.h"
+#include "model/pass.h"
 #include "model/runs.h"
 #include "text/tokenizer.h"
 
@@ -117,12 +118,6 @@ void Model::checkIds(const std::vector<std::vector<int>>& seqs, const Vocabulary
   }
 }
 
-uint64_t Model::estimatePassBytes(int B, int S, int T, bool keep_scores) const {
-  ForwardOptions o;
-  o.keep_scores = keep_scores;
-  return estimatePassBytes(B, S, T, o);
-}
-
 uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) const {
   // What a pass allocates, as runEncoder and runDecoder allocate it (on the CPU backend all of it
   // is host memory): the trace's blocks and outputs, which stay; the encoder's output and the
@@ -148,30 +143,28 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) 
                  A = c.attnWidth(), Cw = c.valueWidth(), KV = c.keyWidth() + c.kvValueWidth(),
                  F = (uint64_t)c.d_ff * (c.gated_ffn ? 3 : 1), Le = c.n_encoder_layers,
                  Ld = c.n_decoder_layers;
-  const bool record = o.record, scores = o.record && o.keep_scores, qkv = o.record && o.keep_qkv;
+  const bool record = o.record, qkv = o.record && o.keep_qkv;
   const uint64_t V = c.tokenHead() == TokenHead::None ? 0 : c.outputVocab().size();
   const uint64_t C = c.classHead() == ClassHead::None ? 0 : (uint64_t)std::max(c.n_classes, 1);
-  // Above max_stored_scores_bytes of scores a block keeps each head's q and k instead.
-  const bool from_qk = scores && scoresFromQk(B, S, T, o.max_stored_scores_bytes);
-  // A block of q × k cells: probs (and scores, or q and k) per head, its mask, and on request each
-  // head's q [q, d_k], k [k, d_k] and v [k, d_v].
+  // A block of q queries over k keys: its q and k, the rows' normalisers, the key mask, and on
+  // request its values (AttentionBlock::bytesFor).
   auto block = [&](uint64_t q, uint64_t k) {
     if (!record) return uint64_t(0);
-    const int qi = (int)std::min<uint64_t>(q, INT32_MAX),
-              ki = (int)std::min<uint64_t>(k, INT32_MAX);
-    if (from_qk)
-      return sum({AttentionBlock::bytesFromQk(B, c.n_heads, qi, ki, c.d_k),
-                  qkv ? mul({b, H, k * (uint64_t)c.d_v, 4}) : 0});
-    return sum({AttentionBlock::bytesFor(B, c.n_heads, qi, ki, scores),
-                qkv ? mul({b, H, q * c.d_k + k * (uint64_t)(c.d_k + c.d_v), 4}) : 0});
+    return AttentionBlock::bytesFor(B, c.n_heads, c.kvHeads(),
+                                    (int)std::min<uint64_t>(q, INT32_MAX),
+                                    (int)std::min<uint64_t>(k, INT32_MAX), c.d_k, c.d_v, qkv);
   };
-  // The arena of one run over `rows` query rows and `keys` keys (Pass::floatsFor).
+  // The arena of one run over n query rows of each sentence and `keys` keys (Pass::floatsFor:
+  // attention's scratch holds one chunk of rows).
   const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * H;
-  auto arena = [&](uint64_t rows, uint64_t keys) {
-    return mul({rows,
-                (c.parallel_residual ? 3 : 2) * d + A + Cw + F + per_key * keys +
-                    (o.keep_activations ? std::max(d, Cw) : 0),
-                4});
+  auto arena = [&](uint64_t n, uint64_t keys) {
+    const uint64_t chunk = (uint64_t)Pass::chunkRows(
+        c, (int)std::min<uint64_t>(n, INT32_MAX), (int)std::min<uint64_t>(keys, INT32_MAX), false);
+    return sum({mul({b, n,
+                     (c.parallel_residual ? 3 : 2) * d + A + Cw + F +
+                         (o.keep_activations ? std::max(d, Cw) : 0),
+                     4}),
+                mul({chunk, keys, per_key * 4 + 1})});
   };
   // Sublayer activations (keep_activations): an input and an output [B, len, d] per entry, five
   // entries per encoder layer and seven per decoder layer (five without cross-attention), the
@@ -193,27 +186,17 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) 
   uint64_t encoder = 0, decoder = 0;
   if (c.hasEncoder()) {
     const uint64_t rows = b * s;
-    encoder = sum({arena(rows, s), mul({rows, KV + 2, 4}), mul({b, s, s, 2})});
+    encoder = sum({arena(s, s), mul({rows, KV + 2, 4}), rows});
     if (!c.hasDecoder())  // the heads' arena, then the copy into the trace
       encoder =
-          std::max(encoder, sum({arena(rows, 1), mul({rows, V, 4}), mul({b, d + C, 4}), outputs}));
+          std::max(encoder, sum({arena(s, 1), mul({rows, V, 4}), mul({b, d + C, 4}), outputs}));
   }
   if (c.hasDecoder()) {
     const uint64_t rows = b * t, keys = std::max(s, t);
-    decoder = sum({arena(rows, keys), mul({rows, V + d + KV + 1, 4}), mul({b, d + C, 4}),
-                   mul({b, t, t + s, 2}), outputs});
+    decoder = sum({arena(t, keys), mul({rows, V + d + KV + 1, 4}), mul({b, d + C, 4}),
+                   mul({b, t + s}), outputs});
   }
   return sum({trace, memory, std::max(encoder, decoder)});
-}
-
-bool Model::scoresFromQk(int B, int S, int T, uint64_t max_stored_scores_bytes) const {
-  const ModelConfig& c = config();
-  if (!c.scoresAreScaledQk()) return false;  // a bias or another scale: the scores are stored
-  const double cells =
-      (double)B * c.n_heads *
-      ((double)c.n_encoder_layers * S * S +
-       (double)c.n_decoder_layers * ((double)T * T + (c.hasCross() ? (double)T * S : 0)));
-  return cells * 4 > (double)max_stored_scores_bytes;
 }
 
 void Model::checkPassSize(int B, int S, int T, const ForwardOptions& o) const {
@@ -229,9 +212,9 @@ void Model::checkPassSize(int B, int S, int T, const ForwardOptions& o) const {
                     (c.hasEncoder() ? std::to_string(S) + " source" : std::string()) +
                     (c.hasCross() ? " and " : "") +
                     (c.hasDecoder() ? std::to_string(T) + " target" : std::string()) +
-                    " tokens needs " + formatBytes(bytes) + " (" + std::to_string(c.n_heads) +
-                    " heads × " + std::to_string(c.n_encoder_layers + c.n_decoder_layers) +
-                    " layers × n² for the attention trace, and the activations); the limit is " +
+                    " tokens needs " + formatBytes(bytes) +
+                    " (the attention trace's queries and keys, the logits and the activations); "
+                    "the limit is " +
                     formatBytes(o.max_trace_bytes) + ". Use a shorter input.");
 }
 
@@ -278,7 +261,6 @@ std::unique_ptr<Model::DecoderCache> Model::newDecoderCache(int capacity) const 
   const size_t KV = c.keyWidth() + c.kvValueWidth();
   for (int l = 0; l < c.n_decoder_layers; ++l) {
     cache->kv.push_back(backend_->allocate((size_t)capacity * KV * sizeof(float)));
-    cache->q.push_back(backend_->allocate((size_t)capacity * c.attnWidth() * sizeof(float)));
   }
   return cache;
 }
@@ -297,11 +279,8 @@ std::unique_ptr<Model::DecoderCache> Model::cloneCache(const DecoderCache& cache
   copy->length = cache.length;
   copy->tokens = cache.tokens;
   const int64_t used_kv = (int64_t)cache.length * (config().keyWidth() + config().kvValueWidth());
-  const int64_t used_q = (int64_t)cache.length * config().attnWidth();
-  for (size_t l = 0; l < cache.kv.size(); ++l) {
+  for (size_t l = 0; l < cache.kv.size(); ++l)
     backend_->copy(cache.kv[l]->f32(), copy->kv[l]->f32(), used_kv);
-    backend_->copy(cache.q[l]->f32(), copy->q[l]->f32(), used_q);
-  }
   return copy;
 }
 
@@ -325,13 +304,9 @@ TraceRows Model::decode(const Encoded* enc, const DecoderCache& cache,
   std::vector<std::vector<int>> all{cache.tokens};
   all[0].insert(all[0].end(), tokens.begin(), tokens.end());
   // The cache's buffers are written beyond its length only; commitCache makes the rows count.
-  std::vector<float*> kv, q;
-  for (size_t l = 0; l < cache.kv.size(); ++l) {
-    kv.push_back(cache.kv[l]->f32());
-    q.push_back(cache.q[l]->f32());
-  }
-  return runDecoder(*backend_, c, *dw_, enc, all, past, n, cache.capacity, std::move(kv),
-                    std::move(q), o);
+  std::vector<float*> kv;
+  for (size_t l = 0; l < cache.kv.size(); ++l) kv.push_back(cache.kv[l]->f32());
+  return runDecoder(*backend_, c, *dw_, enc, all, past, n, cache.capacity, std::move(kv), o);
 }
 
 size_t Model::checkInputs(const Inputs& in) const {
@@ -392,11 +367,7 @@ Trace Model::forward(const Inputs& in, const ForwardOptions& options) const {
   }
   const int S = tr.src_len, T = tr.tgt_len;
   checkPassSize((int)B, S, T, options);
-  // Long inputs keep q and k rather than their scores (kMaxStoredScoresBytes).
-  ForwardOptions o = options;
-  o.scores_from_qk = c.scoresAreScaledQk() &&
-                     (o.scores_from_qk || (o.keep_scores && o.record &&
-                                           scoresFromQk((int)B, S, T, o.max_stored_scores_bytes)));
+  const ForwardOptions& o = options;
   Backend& be = *backend_;
   const int total = c.n_encoder_layers + c.n_decoder_layers;
   int done = 0;
@@ -406,8 +377,7 @@ Trace Model::forward(const Inputs& in, const ForwardOptions& options) const {
     enc->batch = (int)B;
     enc->S = S;
     enc->src = tr.src_ids;
-    runEncoder(be, c, *dw_, *enc, tr.segment_ids, o, {&tr.blocks, nullptr, &tr.activations}, &done,
-               total);
+    runEncoder(be, c, *dw_, *enc, tr.segment_ids, o, {&tr.blocks, &tr.activations}, &done, total);
     if (!c.hasDecoder()) {  // encoder-only: the heads read the encoder's output
       runEncoderHeads(be, c, *dw_, enc->memory->f32(), (int)B, S, o, &tr);
       tr.hidden = Tensor({(int64_t)B, S, c.d_model});
@@ -415,7 +385,7 @@ Trace Model::forward(const Inputs& in, const ForwardOptions& options) const {
     }
   }
   if (c.hasDecoder()) {
-    TraceRows rows = runDecoder(be, c, *dw_, enc.get(), tr.tgt_ids, 0, T, T, {}, {}, o);
+    TraceRows rows = runDecoder(be, c, *dw_, enc.get(), tr.tgt_ids, 0, T, T, {}, o);
     for (auto& b : rows.blocks) tr.blocks.push_back(std::move(b));
     for (auto& a : rows.activations) tr.activations.push_back(std::move(a));
     tr.logits = std::move(rows.logits);

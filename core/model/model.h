@@ -67,24 +67,17 @@ struct ActivationPatches {
   }
 };
 
-// Above this many bytes of scores in a pass, the trace keeps each block's q and k instead and
-// computes a score when it is read (long inputs: 2048 tokens at the tutorial's size would need
-// 2.4 GB of scores; their q and k take 50 MB).
-constexpr uint64_t kMaxStoredScoresBytes = uint64_t(1) << 30;
-
 struct ForwardOptions {
   MaskOptions masks;
-  bool record = true;       // keep attention blocks (false: outputs only, e.g. greedy decoding)
-  bool keep_scores = true;  // scores take as much memory as probs
-  bool keep_qkv = false;    // keep each block's per-head Q, K, V vectors (the cell view)
+  bool record = true;     // keep attention blocks (false: outputs only, e.g. greedy decoding)
+  bool keep_qkv = false;  // keep each block's values too (the cell view; q and k are always kept)
   // keep every sublayer's input and output [batch, len, d_model] in Trace::activations (a full
   // pass: Model::forward; decoding steps do not record them)
   bool keep_activations = false;
-  // Keep q and k instead of the scores, computing a score when it is read. Model::forward sets it
-  // for passes whose scores would exceed max_stored_scores_bytes; a decoding session for its limit.
-  bool scores_from_qk = false;
-  uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes;
   std::vector<HeadIntervention> interventions;
+  // Attention runs over chunks of query rows, as many as Pass::kTileFloats of scores allow; a
+  // positive number caps a chunk at that many rows (the tests split short inputs this way).
+  int max_chunk_rows = 0;
   const ActivationPatches* patches = nullptr;  // activation patching; null: none
   uint64_t max_trace_bytes = uint64_t(4) << 30;
   const std::atomic<bool>* cancel = nullptr;          // checked between layers → Error(Cancelled)
@@ -144,13 +137,11 @@ class Model {
     BufferPtr memory;                   // [B, S, d] the encoder's output (after any final norm)
     std::vector<BufferPtr> cross_kv;    // per decoder layer: [B, S, A + Av] keys | values
   };
-  // Per decoder layer, the keys, values and queries of the positions fed so far (batch 1).
+  // Per decoder layer, the keys and values of the positions fed so far (batch 1).
   struct DecoderCache {
     int capacity = 0, length = 0;
     std::vector<int> tokens;    // [length] the ids fed so far
     std::vector<BufferPtr> kv;  // per decoder layer: [capacity, A + Av] keys | values
-    std::vector<BufferPtr> q;   // per decoder layer: [capacity, A] queries (for the masked cells
-                                // of earlier rows against later keys, which the trace shows)
   };
   // Runs the encoder on one sentence; its blocks go into `trace` (with the source tokens) when
   // options.record.
@@ -186,11 +177,7 @@ class Model {
   // (blocks, q/k/v when kept, outputs), the encoder's output and cross-attention keys and values,
   // and the larger of the encoder's and the decoder's working sets. checkPassSize compares it with
   // ForwardOptions::max_trace_bytes before anything is allocated.
-  uint64_t estimatePassBytes(int B, int S, int T, bool keep_scores) const;
   uint64_t estimatePassBytes(int B, int S, int T, const ForwardOptions& options) const;
-  // Whether such a pass keeps q and k instead of its scores (more than `max_stored_scores_bytes`).
-  bool scoresFromQk(int B, int S, int T,
-                    uint64_t max_stored_scores_bytes = kMaxStoredScoresBytes) const;
   // Refuses a pass longer than the position table or larger than options.max_trace_bytes, with a
   // message that says why. Throws Error(BadInput / TooLarge).
   void checkPassSize(int B, int S, int T, const ForwardOptions& o) const;

@@ -8,20 +8,30 @@
 namespace attnviz {
 
 Pass::Pass(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const ForwardOptions& o,
-           Arena& arena, Recorder* recorder, int rows, int max_keys)
+           Arena& arena, Recorder* recorder, int B, int n, int max_keys, bool training)
     : Widths(c), be(be), c(c), dw(dw), o(o), a(arena), rec(recorder) {
-  const int64_t cells = (int64_t)rows * H * max_keys;
-  h = a.floats((int64_t)rows * d);
-  y = a.floats((int64_t)rows * d);
-  q = a.floats((int64_t)rows * A);
-  ctx = a.floats((int64_t)rows * C);
-  ffn = a.floats((int64_t)rows * c.d_ff * (c.gated_ffn ? 2 : 1));
-  if (c.gated_ffn) ffn_act = a.floats((int64_t)rows * c.d_ff);
+  const int64_t rows = (int64_t)B * n;
+  chunk = chunkRows(c, n, max_keys, training);
+  if (!training && o.max_chunk_rows > 0) chunk = std::min(chunk, o.max_chunk_rows);
+  const int64_t cells = (int64_t)chunk * H * max_keys;
+  h = a.floats(rows * d);
+  y = a.floats(rows * d);
+  q = a.floats(rows * A);
+  ctx = a.floats(rows * C);
+  ffn = a.floats(rows * c.d_ff * (c.gated_ffn ? 2 : 1));
+  if (c.gated_ffn) ffn_act = a.floats(rows * c.d_ff);
   scores = a.floats(cells);
   probs = a.floats(cells);
   if (!o.interventions.empty()) extra = a.floats(cells);
-  if (c.parallel_residual) layer_in = a.floats((int64_t)rows * d);
-  if (c.sandwich_norms) post_out = a.floats((int64_t)rows * d);
+  mask_rows = reinterpret_cast<uint8_t*>(a.floats(((int64_t)chunk * max_keys + 3) / 4));
+  if (c.parallel_residual) layer_in = a.floats(rows * d);
+  if (c.sandwich_norms) post_out = a.floats(rows * d);
+}
+
+int Pass::chunkRows(const ModelConfig& c, int n, int max_keys, bool training) {
+  if (training) return std::max(n, 1);
+  const int64_t per_row = (int64_t)c.n_heads * std::max(max_keys, 1);
+  return (int)std::max<int64_t>(1, std::min<int64_t>(n, kTileFloats / per_row));
 }
 
 void applyRotary(Backend& be, const ModelConfig& c, const DeviceWeights& dw, HeadsGrad x, int B,
@@ -42,12 +52,15 @@ void applyRotary(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Hea
     turn({x.data + (int64_t)h * c.d_k, x.batch_stride, x.row_stride}, 1, rd);
 }
 
-uint64_t Pass::floatsFor(const ModelConfig& c, const ForwardOptions& o, int rows, int max_keys) {
-  const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * (uint64_t)c.n_heads * max_keys;
+uint64_t Pass::floatsFor(const ModelConfig& c, const ForwardOptions& o, int B, int n, int max_keys,
+                         bool training) {
+  const uint64_t rows = (uint64_t)B * n, keys = (uint64_t)std::max(max_keys, 1);
+  const uint64_t chunk = (uint64_t)chunkRows(c, n, max_keys, training);
+  const uint64_t per_key = (o.interventions.empty() ? 2 : 3) * (uint64_t)c.n_heads;
   const uint64_t ffn = (uint64_t)c.d_ff * (c.gated_ffn ? 3 : 1);
-  return (uint64_t)rows * ((2 + c.parallel_residual + c.sandwich_norms) * c.d_model +
-                           c.attnWidth() + c.valueWidth() + ffn + per_key) +
-         Recorder::floatsFor(c, o, rows);
+  return rows * ((2 + c.parallel_residual + c.sandwich_norms) * c.d_model + c.attnWidth() +
+                 c.valueWidth() + ffn) +
+         chunk * keys * per_key + (chunk * keys + 3) / 4 + Recorder::floatsFor(c, o, (int)rows);
 }
 
 void Pass::checkCancel() const {
@@ -225,35 +238,31 @@ void Pass::selfAttention(const float* in, float* out, const StackRun& r, int l,
                          const DeviceAttention& W, AttentionTape* t) {
   const KvStore& s = r.store;
   const int K = s.past + r.n;
-  float* stored_q = s.qAt(l);  // decoding keeps the queries for the views' masked cells
-  float* qs = stored_q ? stored_q : t ? t->q : q;
-  const int qcap = stored_q ? s.cap : r.n, qpast = stored_q ? s.past : 0;
+  float* qs = t ? t->q : q;
   float* kvs = s.kvAt(l);
-  project(in, W.q, qs, r.B, r.n, qpast, qcap);      // q [B, n, A]
+  linear(in, W.q, qs, r.B * r.n);                   // q [B, n, A]
   project(in, W.kv, kvs, r.B, r.n, s.past, s.cap);  // k|v rows [past, past + n) [B, ·, KV]
   if (W.q_norm.gamma) {  // each head's q and new k normalised (Qwen3's q_norm and k_norm)
     if (t) {             // a training pass: its own buffers, the whole batch (past 0)
       be.copy(qs, t->q_raw, (int64_t)r.B * r.n * A);
       be.copy(kvs, t->kv_raw, (int64_t)r.B * r.n * KV);
     }
-    be.head_norm_forward(c.norm_kind, {qs + (int64_t)qpast * A, (int64_t)qcap * A, A},
-                         W.q_norm.gamma, r.B, r.n, H, c.d_k, c.layer_norm_eps);
+    be.head_norm_forward(c.norm_kind, {qs, (int64_t)r.n * A, A}, W.q_norm.gamma, r.B, r.n, H, c.d_k,
+                         c.layer_norm_eps);
     be.head_norm_forward(c.norm_kind, {kvs + (int64_t)s.past * KV, (int64_t)s.cap * KV, KV},
                          W.k_norm.gamma, r.B, r.n, Hkv, c.d_k, c.layer_norm_eps);
   }
   if (c.positional == Positional::Rotary) {  // q and the new k turned by their positions
-    applyRotary(be, c, dw, {qs + (int64_t)qpast * A, (int64_t)qcap * A, A}, r.B, r.n, H, s.past,
-                false);
+    applyRotary(be, c, dw, {qs, (int64_t)r.n * A, A}, r.B, r.n, H, s.past, false);
     applyRotary(be, c, dw, {kvs + (int64_t)s.past * KV, (int64_t)s.cap * KV, KV}, r.B, r.n, Hkv,
                 s.past, false);
   }
-  const HeadsView qv{qs + (int64_t)qpast * A, (int64_t)qcap * A, A};
+  const HeadsView qv{qs, (int64_t)r.n * A, A};
   const HeadsView kv{kvs, (int64_t)s.cap * KV, KV};
-  attend(r.self_kind, l, qv, kv, r.B, r.n, K, s.past, r.self_mask, *r.self_mask_host, t);
+  attend(r.self_kind, l, qv, kv, r.B, r.n, K, s.past, s.past, *r.self_mask, r.self_mask_tape, t);
   if (!t) patchHeads(r, r.self_kind, l);
   linear(t ? t->ctx : ctx, W.out, out, r.B * r.n);  // out [rows, d] ← ctx·W_oᵀ
   if (rec) rec->heads(ctx, r.B * r.n);
-  if (rec) rec->futureScores(stored_q, kvs, s.cap, scores, stackOf(r.self_kind).relative_bias);
 }
 
 void Pass::crossAttention(const float* in, float* out, const StackRun& r, int l,
@@ -264,12 +273,11 @@ void Pass::crossAttention(const float* in, float* out, const StackRun& r, int l,
   const HeadsView qv{qs, (int64_t)r.n * A, A};
   const HeadsView kv{e.cross_kv[l]->f32(), (int64_t)e.S * KV, KV};
   // The source's keys and values are new only in the first run over a sentence.
-  attend(AttentionKind::Cross, l, qv, kv, r.B, r.n, e.S, r.store.past == 0 ? 0 : e.S, r.cross_mask,
-         *r.cross_mask_host, t);
+  attend(AttentionKind::Cross, l, qv, kv, r.B, r.n, e.S, r.store.past, r.store.past == 0 ? 0 : e.S,
+         *r.cross_mask, r.cross_mask_tape, t);
   if (!t) patchHeads(r, AttentionKind::Cross, l);
   linear(t ? t->ctx : ctx, W.out, out, r.B * r.n);
   if (rec) rec->heads(ctx, r.B * r.n);
-  if (rec) rec->noFutureScores();
 }
 
 void Pass::feedForward(const float* in, float* out, int rows, const DeviceLayer& L, LayerTape* t,
@@ -298,28 +306,59 @@ void Pass::feedForward(const float* in, float* out, int rows, const DeviceLayer&
 }
 
 void Pass::attend(AttentionKind kind, int layer, HeadsView qv, HeadsView kv, int B, int n, int Tk,
-                  int kv0, const uint8_t* mask, const std::vector<uint8_t>& mask_host,
+                  int q0, int kv0, const MaskRule& mask, const uint8_t* tape_mask,
                   AttentionTape* t) {
-  AttentionBlock* block = rec ? rec->block(kind, layer, n, Tk, mask_host) : nullptr;
-  float* sc = rec ? rec->scoresTarget(block, scores) : scores;
-  float* pr = t ? t->probs : rec ? rec->probsTarget(block, probs) : probs;
-  const HeadsView vv{kv.data + Ak, kv.batch_stride, kv.row_stride};
-  // [B, H, n, Tk]; soft-capped (Gemma 2): cap·tanh(QKᵀ·scale / cap), the division in the scale
+  const float* table = kind != AttentionKind::Cross ? stackOf(kind).relative_bias : nullptr;
+  AttentionBlock* block = rec ? rec->block(kind, layer, n, Tk, q0, mask, table) : nullptr;
+  if (rec) rec->vectors(block, qv, kv, Ak, kv0);
   const float cap = c.attn_softcap;
-  be.attention_scores_forward(qv, kv, sc, B, H, Hkv, n, Tk, c.d_k,
-                              cap > 0.0f ? c.scoreScale() / cap : c.scoreScale());
-  if (cap > 0.0f) softcap(sc, (int64_t)B * H * n * Tk, cap, true);
-  // T5: scores + the stack's relative position bias (self-attention only; the n queries are the
-  // last n of the Tk positions), before the mask.
-  if (kind != AttentionKind::Cross)
-    if (const float* table = stackOf(kind).relative_bias)
-      be.position_bias_forward(table, sc, B, H, n, Tk, Tk - n, c.relative_buckets,
-                               c.relative_max_distance, kind == AttentionKind::EncoderSelf);
-  be.masked_softmax_forward(tempered(kind, layer, sc, B, n, Tk), mask, pr, B, H, n, Tk,
-                            c.mask_fill);
-  if (rec) rec->attention(block, sc, pr, qv, kv, Ak, kv0);
-  be.attention_context_forward(switchedOff(kind, layer, pr, B, n, Tk), vv, t ? t->ctx : ctx, B, H,
-                               Hkv, n, Tk, c.d_v);  // ctx [B, n, C]
+  float* context = t ? t->ctx : ctx;
+  std::vector<uint8_t> host_rows;
+  for (int b = 0; b < B; ++b) {
+    const HeadsView kb{kv.data + b * kv.batch_stride, 0, kv.row_stride};
+    const HeadsView vb{kb.data + Ak, 0, kv.row_stride};
+    for (int i0 = 0; i0 < n; i0 += chunk) {
+      const int m = std::min(chunk, n - i0);
+      const int64_t cells = (int64_t)H * m * Tk;
+      const HeadsView qb{qv.data + b * qv.batch_stride + (int64_t)i0 * qv.row_stride, 0,
+                         qv.row_stride};
+      // a tape's chunk is the whole sentence: its probabilities [H, n, Tk] where the backward reads
+      float* pr = t ? t->probs + (int64_t)b * cells : probs;
+      // [H, m, Tk]; soft-capped (Gemma 2): cap·tanh(QKᵀ·scale / cap), the division in the scale
+      be.attention_scores_forward(qb, kb, scores, 1, H, Hkv, m, Tk, c.d_k,
+                                  cap > 0.0f ? c.scoreScale() / cap : c.scoreScale());
+      if (cap > 0.0f) softcap(scores, cells, cap, true);
+      // T5: scores + the stack's relative position bias (self-attention), before the mask
+      if (table)
+        be.position_bias_forward(table, scores, 1, H, m, Tk, q0 + i0, c.relative_buckets,
+                                 c.relative_max_distance, kind == AttentionKind::EncoderSelf);
+      const uint8_t* mk = tape_mask ? tape_mask + ((int64_t)b * n + i0) * Tk
+                                    : maskRows(mask, b, q0 + i0, m, Tk, host_rows);
+      const float* in = tempered(kind, layer, scores, m, Tk);
+      be.masked_softmax_forward(in, mk, pr, 1, H, m, Tk, c.mask_fill);
+      if (block) {
+        if (tape_mask) host_rows = maskRowsOnHost(mask, b, q0 + i0, m, Tk);
+        rec->rows(block, b, i0, m, in, host_rows.data(), pr);
+      }
+      be.attention_context_forward(switchedOff(kind, layer, pr, m, Tk), vb,
+                                   context + ((int64_t)b * n + i0) * C, 1, H, Hkv, m, Tk,
+                                   c.d_v);  // ctx [B, n, C]
+    }
+  }
+}
+
+const uint8_t* Pass::maskRows(const MaskRule& mask, int b, int pos0, int m, int Tk,
+                              std::vector<uint8_t>& host_rows) {
+  host_rows = maskRowsOnHost(mask, b, pos0, m, Tk);
+  a.put(mask_rows, host_rows);
+  return mask_rows;
+}
+
+std::vector<uint8_t> maskRowsOnHost(const MaskRule& mask, int b, int pos0, int m, int Tk) {
+  std::vector<uint8_t> out((size_t)m * Tk);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < Tk; ++j) out[(size_t)i * Tk + j] = mask.masked(b, pos0 + i, j) ? 1 : 0;
+  return out;
 }
 
 void Pass::softcap(float* x, int64_t n, float cap, bool divided) {
@@ -358,29 +397,27 @@ void Pass::patchHeads(const StackRun& r, AttentionKind kind, int layer) {
 }
 
 template <class Factor>
-const float* Pass::scaledHeads(AttentionKind kind, int layer, const float* x, int B, int n, int Tk,
+const float* Pass::scaledHeads(AttentionKind kind, int layer, const float* x, int m, int Tk,
                                Factor&& factor) {
-  const int64_t head_cells = (int64_t)n * Tk;
+  const int64_t head_cells = (int64_t)m * Tk;
   bool copied = false;
   for (const auto& iv : o.interventions) {
     const float f = factor(iv);
     if (iv.kind != kind || iv.layer != layer || iv.head < 0 || iv.head >= H || f == 1.0f) continue;
-    if (!copied) be.copy(x, extra, (int64_t)B * H * head_cells);
+    if (!copied) be.copy(x, extra, (int64_t)H * head_cells);
     copied = true;
-    for (int b = 0; b < B; ++b)
-      be.scale_forward(extra + ((int64_t)b * H + iv.head) * head_cells, head_cells, f);
+    be.scale_forward(extra + (int64_t)iv.head * head_cells, head_cells, f);
   }
   return copied ? extra : x;
 }
 
-const float* Pass::tempered(AttentionKind kind, int layer, const float* sc, int B, int n, int Tk) {
-  return scaledHeads(kind, layer, sc, B, n, Tk,
+const float* Pass::tempered(AttentionKind kind, int layer, const float* sc, int m, int Tk) {
+  return scaledHeads(kind, layer, sc, m, Tk,
                      [](const HeadIntervention& iv) { return 1.0f / iv.temperature; });
 }
 
-const float* Pass::switchedOff(AttentionKind kind, int layer, const float* pr, int B, int n,
-                               int Tk) {
-  return scaledHeads(kind, layer, pr, B, n, Tk,
+const float* Pass::switchedOff(AttentionKind kind, int layer, const float* pr, int m, int Tk) {
+  return scaledHeads(kind, layer, pr, m, Tk,
                      [](const HeadIntervention& iv) { return iv.off ? 0.0f : 1.0f; });
 }
 

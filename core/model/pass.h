@@ -38,16 +38,13 @@ struct Widths {
   const int d, H, Hkv, A, Ak, Av, KV, C;
 };
 
-// Where a stack run's self-attention keys and values go, and (decoding) its queries: per layer
-// [B, cap, KV] rows key|value and [B, cap, A] queries, of which rows [past, past + n) are this
-// run's. One buffer serves every layer when nothing outlives the run (a teacher-forced pass);
-// without query buffers the queries go to the pass's scratch.
+// Where a stack run's self-attention keys and values go: per layer [B, cap, KV] rows key|value, of
+// which rows [past, past + n) are this run's. One buffer serves every layer when nothing outlives
+// the run (a teacher-forced pass).
 struct KvStore {
   int cap = 0, past = 0;
   std::vector<float*> kv;  // per layer, or one for all
-  std::vector<float*> q;   // per layer, or none
   float* kvAt(size_t l) const { return kv.size() == 1 ? kv[0] : kv[l]; }
-  float* qAt(size_t l) const { return q.empty() ? nullptr : q.size() == 1 ? q[0] : q[l]; }
 };
 
 // One run of a stack over n new positions [past, past + n) of B sequences (past = store.past).
@@ -65,16 +62,21 @@ std::vector<PositionFix> positionFixes(const ModelConfig& c, int pad,
                                        const std::vector<std::vector<int>>& tokens, int past,
                                        int n);
 
+// Rows [pos0, pos0 + m) of sentence b's mask over Tk keys [m, Tk] (1 = masked).
+std::vector<uint8_t> maskRowsOnHost(const MaskRule& mask, int b, int pos0, int m, int Tk);
+
 struct StackRun {
   const DeviceStack* stack = nullptr;
   AttentionKind self_kind = AttentionKind::EncoderSelf;
   int B = 1, n = 0;
   KvStore store;
-  const uint8_t* self_mask = nullptr;  // device [B, n, past + n]
-  const std::vector<uint8_t>* self_mask_host = nullptr;
+  const MaskRule* self_mask = nullptr;  // self-attention's mask, rows at positions past …
   const Model::Encoded* enc = nullptr;  // cross-attention's source (an encoder-decoder's decoder)
-  const uint8_t* cross_mask = nullptr;  // device [B, n, S]
-  const std::vector<uint8_t>* cross_mask_host = nullptr;
+  const MaskRule* cross_mask = nullptr;
+  // Training: the same masks as device matrices [B, n, past + n] and [B, n, S] (the backward
+  // reads them); a pass without a tape builds each chunk's rows from the rules instead.
+  const uint8_t* self_mask_tape = nullptr;
+  const uint8_t* cross_mask_tape = nullptr;
   int first_layer = 0;        // the first layer run (activation patching resumes part-way up)
   StackTape* tape = nullptr;  // training: what the backward needs (past = 0)
   float dropout = 0.0f;       // training: the tape's dropout probability
@@ -83,13 +85,19 @@ struct StackRun {
 
 class Pass : public Widths {
  public:
-  // Carves the pass's scratch for `rows` query rows over at most `max_keys` keys from `arena`.
-  // `recorder` is null when nothing is kept for the views.
+  // Carves the pass's scratch for B sentences of n query rows over at most `max_keys` keys from
+  // `arena`. `recorder` is null when nothing is kept for the views. Attention runs over chunks of
+  // query rows (chunkRows), so its scratch never holds a whole [n, keys] matrix per head; with a
+  // tape (`training`) a chunk is a whole sentence, whose probabilities the backward reads.
   Pass(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const ForwardOptions& o,
-       Arena& arena, Recorder* recorder, int rows, int max_keys);
-  // Arena floats and regions a Pass takes (its recorder's included).
-  static uint64_t floatsFor(const ModelConfig& c, const ForwardOptions& o, int rows, int max_keys);
-  static constexpr int kRegions = 9;
+       Arena& arena, Recorder* recorder, int B, int n, int max_keys, bool training);
+  // Arena floats a Pass takes (its recorder's included).
+  static uint64_t floatsFor(const ModelConfig& c, const ForwardOptions& o, int B, int n,
+                            int max_keys, bool training);
+  static constexpr int kRegions = 10;
+  // Query rows per attention chunk: n with a tape, else as many as fit kTileFloats per buffer.
+  static int chunkRows(const ModelConfig& c, int n, int max_keys, bool training);
+  static constexpr int64_t kTileFloats = int64_t(1) << 23;  // 32 MiB of scores per chunk
 
   // x [B·n, d] ← tokens[ids]·scale (+ segments[segs]) + positions[pos0 …], then the embedding
   // norm; with a tape, dropout (and the tape's token_scale, when it has one, on the token rows).
@@ -140,20 +148,26 @@ class Pass : public Widths {
   // fc2(act(fc1(x))), or gated fc2(act(gate(x)) ⊙ fc1(x)), over in → out [rows, d].
   void feedForward(const float* in, float* out, int rows, const DeviceLayer& L, LayerTape* t,
                    float p);
-  // scores → mask → softmax → context of n queries over Tk keys of block (kind, layer): heads
-  // views q and kv (keys at column 0, values at column Ak); key rows [kv0, Tk) are new in this
-  // run. ctx [B·n, C] (the tape's, when training) ← the context; the recorder keeps the block.
+  // scores → mask → softmax → context of n queries (positions q0 …) over Tk keys of block (kind,
+  // layer), chunk by chunk of query rows: heads views q and kv (keys at column 0, values at column
+  // Ak); key rows [kv0, Tk) are new in this run. ctx [B·n, C] (the tape's, when training) ← the
+  // context; the recorder keeps the block. `tape_mask`: the mask as a device matrix [B, n, Tk]
+  // (training), else null and each chunk's rows come from `mask`.
   void attend(AttentionKind kind, int layer, HeadsView qv, HeadsView kv, int B, int n, int Tk,
-              int kv0, const uint8_t* mask, const std::vector<uint8_t>& mask_host,
-              AttentionTape* t);
-  // Interventions on a block's heads: the softmax's input with temperatures applied (a copy; the
-  // trace keeps the raw scores), and the probabilities with heads switched off (a copy).
-  const float* tempered(AttentionKind kind, int layer, const float* scores, int B, int n, int Tk);
-  const float* switchedOff(AttentionKind kind, int layer, const float* probs, int B, int n, int Tk);
-  // A copy of x [B, H, n, Tk] in the scratch `extra` with each head of the block's interventions
+              int q0, int kv0, const MaskRule& mask, const uint8_t* tape_mask, AttentionTape* t);
+  // The device mask of rows [i0, i0 + m) of sentence b over Tk keys, built from the rule in the
+  // pass's scratch; host_rows ← the same on the host.
+  const uint8_t* maskRows(const MaskRule& mask, int b, int pos0, int m, int Tk,
+                          std::vector<uint8_t>& host_rows);
+  // Interventions on a block's heads, over a chunk [H, m, Tk] of one sentence: the softmax's
+  // input with temperatures applied (a copy; the trace keeps the raw scores), and the
+  // probabilities with heads switched off (a copy).
+  const float* tempered(AttentionKind kind, int layer, const float* scores, int m, int Tk);
+  const float* switchedOff(AttentionKind kind, int layer, const float* probs, int m, int Tk);
+  // A copy of x [H, m, Tk] in the scratch `extra` with each head of the block's interventions
   // scaled by factor(iv) (1 = untouched); x itself when no head changes.
   template <class Factor>
-  const float* scaledHeads(AttentionKind kind, int layer, const float* x, int B, int n, int Tk,
+  const float* scaledHeads(AttentionKind kind, int layer, const float* x, int m, int Tk,
                            Factor&& factor);
   // Activation patching (ForwardOptions::patches; not while training): the stream rows patched at
   // `layer` of this run's stack (−1: the embeddings), and head outputs in the block's context
@@ -174,9 +188,11 @@ class Pass : public Widths {
   const ForwardOptions& o;
   Arena& a;
   Recorder* rec;
-  // scratch: [rows, d] ×2, [rows, A], [rows, C], [rows, d_ff (×2 gated)], [rows, H, keys] ×2 (×3
-  // with interventions)
+  // scratch: [rows, d] ×2, [rows, A], [rows, C], [rows, d_ff (×2 gated)], [chunk, H, keys] ×2 (×3
+  // with interventions), the chunk's mask [chunk, keys]
   float *h, *y, *q, *ctx, *ffn, *scores, *probs, *extra = nullptr;
+  uint8_t* mask_rows = nullptr;
+  int chunk = 1;
   float* ffn_act = nullptr;   // [rows, d_ff] the gated activation's output
   float* layer_in = nullptr;  // [rows, d] the parallel residual's layer input (no tape)
   float* post_out = nullptr;  // [rows, d] a sublayer's output normed (sandwich_norms)

@@ -94,7 +94,6 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
   Backend& be = m.backend();
   ForwardOptions plain;
   plain.record = false;
-  plain.keep_scores = false;
   plain.cancel = o.cancel;
   ForwardOptions keep = plain;
   keep.keep_activations = true;
@@ -300,9 +299,9 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
     Tensor logits;
     if (shared && !jobs[first].encoder) {
       const std::vector<std::vector<int>> tgt((size_t)B, corrupted.tgt[0]);
-      logits = runDecoder(be, c, m.deviceWeights(), shared.get(), tgt, 0, ct.tgt_len, ct.tgt_len,
-                          {}, {}, po)
-                   .logits;
+      logits =
+          runDecoder(be, c, m.deviceWeights(), shared.get(), tgt, 0, ct.tgt_len, ct.tgt_len, {}, po)
+              .logits;
     } else {
       Inputs copies;
       if (c.hasEncoder()) copies.src.assign((size_t)B, corrupted.src[0]);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace attnviz {
 
@@ -31,100 +32,99 @@ void Recorder::begin(Side side, int B, int n, int past, RecordTo to) {
   n_ = n;
   past_ = past;
   to_ = to;
-  if (!o_.record) {
-    to_.blocks = nullptr;
-    to_.future = nullptr;
-  }
+  if (!o_.record) to_.blocks = nullptr;
   acts_ = stage_ && past == 0 ? to.activations : nullptr;
 }
 
-AttentionBlock* Recorder::block(AttentionKind kind, int layer, int n, int Tk,
-                                const std::vector<uint8_t>& mask) {
+AttentionBlock* Recorder::block(AttentionKind kind, int layer, int n, int Tk, int q0,
+                                const MaskRule& mask, const float* relative_bias) {
   if (!to_.blocks) return nullptr;
-  AttentionBlock& b = to_.blocks->emplace_back(kind, layer, B_, c_.n_heads, n, Tk,
-                                               o_.keep_scores && !o_.scores_from_qk,
-                                               /*zero_fill=*/false);
-  b.scores_from_qk = o_.keep_scores && o_.scores_from_qk;
-  b.mask.assign(mask.begin(), mask.end());
+  AttentionBlock& b =
+      to_.blocks->emplace_back(kind, layer, B_, c_.n_heads, c_.kvHeads(), n, Tk, c_.d_k);
+  b.d_v = c_.d_v;
+  b.q_pos0 = q0;
+  b.mask = mask;
+  ScoreRule& r = b.rule;
+  r.scale = c_.scoreScale();
+  r.softcap = c_.attn_softcap;
+  r.fill = c_.mask_fill;
+  if (relative_bias) {
+    r.relative_bias.resize((size_t)c_.relative_buckets * c_.n_heads);
+    be_.copy_to_host(relative_bias, r.relative_bias.data(), (int64_t)r.relative_bias.size());
+    r.buckets = c_.relative_buckets;
+    r.max_distance = c_.relative_max_distance;
+    r.bidirectional = kind == AttentionKind::EncoderSelf;
+  }
+  for (const HeadIntervention& iv : o_.interventions)
+    if (iv.kind == kind && iv.layer == layer && iv.head >= 0 && iv.head < c_.n_heads &&
+        iv.temperature != 1.0f) {
+      r.temperature.resize((size_t)c_.n_heads, 1.0f);
+      r.temperature[(size_t)iv.head] = iv.temperature;
+    }
   return &b;
 }
 
-float* Recorder::scoresTarget(AttentionBlock* block, float* scratch) const {
-  return host_ && block && !block->scores.empty() ? block->scores.data() : scratch;
-}
-
-float* Recorder::probsTarget(AttentionBlock* block, float* scratch) const {
-  return host_ && block ? block->probs.data() : scratch;
-}
-
-void Recorder::attention(AttentionBlock* block, const float* scores, const float* probs,
-                         HeadsView qv, HeadsView kv, int values, int kv0) {
+void Recorder::vectors(AttentionBlock* block, HeadsView qv, HeadsView kv, int values, int kv0) {
   if (!block) return;
-  if (!host_) {
-    const int64_t cells = (int64_t)block->batch * block->heads * block->q_len * block->k_len;
-    a_.get(probs, block->probs.data(), cells * sizeof(float));
-    if (!block->scores.empty()) a_.get(scores, block->scores.data(), cells * sizeof(float));
-  }
-  if (o_.keep_qkv || block->scores_from_qk) {
-    block->d_k = c_.d_k;
-    block->d_v = c_.d_v;
-    block->kv0 = kv0;
-    const int H = c_.n_heads, Hkv = c_.kvHeads(), keys = block->k_len - kv0;
-    captureHeads(qv, 0, block->q_len, 0, c_.d_k, H, block->q);
-    captureHeads(kv, kv0, keys, 0, c_.d_k, Hkv, block->k);
-    if (o_.keep_qkv) captureHeads(kv, kv0, keys, values, c_.d_v, Hkv, block->v);
-  }
+  block->kv0 = kv0;
+  const int H = c_.n_heads, Hkv = c_.kvHeads(), keys = block->k_len - kv0;
+  captureHeads(qv, 0, block->q_len, 0, c_.d_k, H, block->q);
+  captureHeads(kv, kv0, keys, 0, c_.d_k, Hkv, block->k);
+  if (o_.keep_qkv) captureHeads(kv, kv0, keys, values, c_.d_v, Hkv, block->v);
 }
 
-// out[b, h, i, c] = view[b, row0 + i, col0 + g·d + c] for i < rows, g the view's head that query
-// head h reads (out: [B, H, rows, d]; a key/value head shared by a group of query heads is repeated
-// for each of them).
-void Recorder::captureHeads(HeadsView view, int row0, int rows, int col0, int d, int view_heads,
+// out[b, g, i, c] = view[b, row0 + i, col0 + g·d + c] for i < rows and g < heads (out: [B, heads,
+// rows, d]).
+void Recorder::captureHeads(HeadsView view, int row0, int rows, int col0, int d, int heads,
                             HostVector<float>& out) {
-  const int H = c_.n_heads, group = H / view_heads;
-  out.resize((size_t)B_ * H * rows * d);  // every cell written below
+  out.resize((size_t)B_ * heads * rows * d);  // every cell written below
   HostVector<float> tmp((size_t)rows * view.row_stride);
   for (int b = 0; b < B_; ++b) {
     if (rows == 0) break;
     be_.copy_to_host(view.data + b * view.batch_stride + (int64_t)row0 * view.row_stride,
-                     tmp.data(),
-                     (int64_t)(rows - 1) * view.row_stride + col0 + (int64_t)view_heads * d);
-    for (int h = 0; h < H; ++h)
+                     tmp.data(), (int64_t)(rows - 1) * view.row_stride + col0 + (int64_t)heads * d);
+    for (int g = 0; g < heads; ++g)
       for (int i = 0; i < rows; ++i)
-        std::memcpy(&out[(((size_t)b * H + h) * rows + i) * d],
-                    &tmp[(size_t)i * view.row_stride + col0 + (size_t)(h / group) * d],
-                    d * sizeof(float));
+        std::memcpy(&out[(((size_t)b * heads + g) * rows + i) * d],
+                    &tmp[(size_t)i * view.row_stride + col0 + (size_t)g * d], d * sizeof(float));
   }
 }
 
-void Recorder::futureScores(const float* q_store, const float* kv_store, int cap, float* scratch,
-                            const float* relative_bias) {
-  if (!to_.future) return;
-  if (past_ == 0 || !o_.keep_scores || o_.scores_from_qk || !q_store) {
-    to_.future->emplace_back();
-    return;
-  }
-  const int H = c_.n_heads, A = c_.attnWidth(), KV = c_.keyWidth() + c_.kvValueWidth();
-  std::vector<float>& f = to_.future->emplace_back((size_t)B_ * H * past_ * n_);
-  float* dst = host_ ? f.data() : scratch;
-  be_.attention_scores_forward(
-      {q_store, (int64_t)cap * A, A}, {kv_store + (int64_t)past_ * KV, (int64_t)cap * KV, KV}, dst,
-      B_, H, c_.kvHeads(), past_, n_, c_.d_k,
-      c_.attn_softcap > 0.0f ? c_.scoreScale() / c_.attn_softcap : c_.scoreScale());
-  if (c_.attn_softcap > 0.0f) {  // Gemma 2: cap·tanh(s / cap), as Pass::attend
-    be_.activation_forward(dst, (int64_t)f.size(), Activation::Tanh);
-    be_.scale_forward(dst, (int64_t)f.size(), c_.attn_softcap);
-  }
-  // T5's decoder: + the bias of key (past + j) − query i, as position_bias_forward with query
-  // positions starting at −past relative to the new keys
-  if (relative_bias)
-    be_.position_bias_forward(relative_bias, dst, B_, H, past_, n_, -past_, c_.relative_buckets,
-                              c_.relative_max_distance, false);
-  if (!host_) a_.get(scratch, f.data(), f.size() * sizeof(float));
+const float* Recorder::onHost(const float* p, int64_t n, std::vector<float>& staging) {
+  if (host_) return p;
+  staging.resize((size_t)n);
+  be_.copy_to_host(p, staging.data(), n);
+  return staging.data();
 }
 
-void Recorder::noFutureScores() {
-  if (to_.future) to_.future->emplace_back();
+void Recorder::rows(AttentionBlock* block, int b, int i0, int m, const float* in,
+                    const uint8_t* mask, const float* probs) {
+  if (!block) return;
+  const int H = block->heads, Tk = block->k_len;
+  const int64_t cells = (int64_t)H * m * Tk;
+  std::vector<float> in_staging, p_staging;
+  const float* v = onHost(in, cells, in_staging);
+  const float* p = onHost(probs, cells, p_staging);
+  for (int h = 0; h < H; ++h)
+    for (int i = 0; i < m; ++i) {
+      const float* pr = p + ((int64_t)h * m + i) * Tk;
+      // The most probable key (the first on ties); a NaN anywhere makes the row NaN, as the pass.
+      int at = 0;
+      bool nan = false;
+      for (int j = 0; j < Tk; ++j) {
+        nan |= pr[j] != pr[j];
+        if (pr[j] > pr[at]) at = j;
+      }
+      const size_t r = ((size_t)b * H + h) * block->q_cap + i0 + i;
+      float ref = mask[(int64_t)i * Tk + at] ? c_.mask_fill : v[((int64_t)h * m + i) * Tk + at];
+      float p_ref = nan ? std::numeric_limits<float>::quiet_NaN() : pr[at];
+      if (!nan && (p_ref == 0.0f || !std::isfinite(ref))) {  // every key masked with −∞: zeros
+        ref = 0.0f;
+        p_ref = 0.0f;
+      }
+      block->row_ref[r] = ref;
+      block->row_prob[r] = p_ref;
+    }
 }
 
 Tensor Recorder::download(const float* p, int rows, int width) {

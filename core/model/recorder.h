@@ -1,8 +1,8 @@
-// What a run of the model keeps for the views (model/trace.h): every attention block's scores,
-// mask and probabilities (and, on request, its heads' queries, keys and values), the scores of
-// earlier rows against new keys while decoding, and every sublayer's input and output with the
-// embeddings'. The forward pass (model/pass.h) tells it what it computed; a run without a
-// recorder (training, greedy decoding) keeps nothing.
+// What a run of the model keeps for the views (model/trace.h): every attention block's queries
+// and keys as attention used them, its mask and score rules and each row's softmax normaliser
+// (and, on request, its values), and every sublayer's input and output with the embeddings'. The
+// forward pass (model/pass.h) tells it what it computed; a run without a recorder (training, greedy
+// decoding) keeps nothing.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,6 @@ namespace attnviz {
 // Where one stack run's records go; a null member is not kept.
 struct RecordTo {
   std::vector<AttentionBlock>* blocks = nullptr;
-  std::vector<std::vector<float>>* future = nullptr;  // per block [B, H, past, n] (decoder)
   std::vector<SublayerActivation>* activations = nullptr;
 };
 
@@ -33,26 +32,19 @@ class Recorder {
   // Activations are kept for a whole pass only (past = 0).
   void begin(Side side, int B, int n, int past, RecordTo to);
 
-  // A new block (kind, layer) of n query rows over Tk keys with its mask [B, n, Tk] (host), or
-  // null when blocks are not kept.
-  AttentionBlock* block(AttentionKind kind, int layer, int n, int Tk,
-                        const std::vector<uint8_t>& mask);
-  // Where attention_scores_forward and masked_softmax_forward write: the block's own storage when
-  // the backend's memory is the host's, else the pass's scratch.
-  float* scoresTarget(AttentionBlock* block, float* scratch) const;
-  float* probsTarget(AttentionBlock* block, float* scratch) const;
-  // After the softmax: the block's scores and probabilities (copied from the scratch on a device),
-  // and each head's q [n, d_k], k and v [Tk − kv0, ·] when they are kept. qv and kv are the heads
-  // views the scores came from (keys at column 0, values at column `values`).
-  void attention(AttentionBlock* block, const float* scores, const float* probs, HeadsView qv,
-                 HeadsView kv, int values, int kv0);
-  // Decoding: the scores of the earlier rows [0, past) — their queries in `q_store` [B, cap, A] —
-  // against this run's new keys in `kv_store` [B, cap, KV], through `scratch`. An empty entry for
-  // blocks that have none (cross-attention, or when scores are not stored). `relative_bias`: the
-  // decoder's relative position bias table (T5), added as the pass adds it, or null.
-  void futureScores(const float* q_store, const float* kv_store, int cap, float* scratch,
-                    const float* relative_bias);
-  void noFutureScores();
+  // A new block (kind, layer) of n query rows (positions q0 …) over Tk keys, masked by `mask`;
+  // `relative_bias`: the stack's relative position bias table on the device (T5's self-attention)
+  // or null. Null when blocks are not kept.
+  AttentionBlock* block(AttentionKind kind, int layer, int n, int Tk, int q0, const MaskRule& mask,
+                        const float* relative_bias);
+  // The block's queries [n, d_k] per head and its keys (values too, with keep_qkv) [Tk − kv0, ·]
+  // per key/value head, from the heads views the scores come from (keys at column 0, values at
+  // column `values`).
+  void vectors(AttentionBlock* block, HeadsView qv, HeadsView kv, int values, int kv0);
+  // After the softmax of rows [i0, i0 + m) of sentence b: each head's normaliser, from the
+  // softmax's input `in` and output `probs` [H, m, Tk] (device) and the rows' mask [m, Tk] (host).
+  void rows(AttentionBlock* block, int b, int i0, int m, const float* in, const uint8_t* mask,
+            const float* probs);
 
   bool keepsActivations() const { return acts_ != nullptr; }
   // A sublayer's input and output [rows, d] (device) → [B, rows / B, d] on the host; an attention
@@ -70,8 +62,10 @@ class Recorder {
 
  private:
   Tensor download(const float* p, int rows, int width);
-  void captureHeads(HeadsView view, int row0, int rows, int col0, int d, int view_heads,
+  void captureHeads(HeadsView view, int row0, int rows, int col0, int d, int heads,
                     HostVector<float>& out);
+  // The device floats [n] as host floats (a view of host memory on the CPU backend).
+  const float* onHost(const float* p, int64_t n, std::vector<float>& staging);
 
   Backend& be_;
   Arena& a_;

@@ -15,44 +15,40 @@ std::vector<int32_t> flatten(const std::vector<std::vector<int>>& seqs) {
   return out;
 }
 
-// Key-padding mask [B, q_len, K]: 1 where key j of sentence b is padding (and the mask is on).
-std::vector<uint8_t> keyPaddingMask(const std::vector<std::vector<int>>& keys, int q_len,
-                                    int pad_id, bool on) {
-  std::vector<uint8_t> m;
-  const int K = keys.empty() ? 0 : (int)keys[0].size();
-  m.assign(keys.size() * (size_t)q_len * K, 0);
-  if (!on) return m;
-  for (size_t b = 0; b < keys.size(); ++b)
-    for (int j = 0; j < K; ++j) {
-      if (keys[b][j] != pad_id) continue;
-      for (int i = 0; i < q_len; ++i) m[(b * q_len + i) * K + j] = 1;
-    }
+// The mask of attention over keys `keys` [B][K]: key j of sentence b masked where it is padding
+// (and `padded(b, j)` says so), and with `causal` every key after the query's position.
+template <class Padded>
+MaskRule maskRule(int B, int K, bool causal, Padded padded) {
+  MaskRule m;
+  m.causal = causal;
+  m.key_masked.assign((size_t)B, std::vector<uint8_t>((size_t)K, 0));
+  for (int b = 0; b < B; ++b)
+    for (int j = 0; j < K; ++j) m.key_masked[(size_t)b][(size_t)j] = padded(b, j) ? 1 : 0;
   return m;
 }
 
-// The decoder's self-attention mask for new positions [past, past + n) of B sequences whose
-// tokens (all positions so far and the new ones) are `tokens`: key padding ∪ causal.
-// future: the mask of earlier rows [0, past) against the new keys, [B, past, n].
-void decoderMasks(const ModelConfig& c, const MaskOptions& m,
-                  const std::vector<std::vector<int>>& tokens, int past, int n,
-                  std::vector<uint8_t>* self, std::vector<uint8_t>* future) {
-  const int B = (int)tokens.size(), K = past + n;
+// The rule as a matrix [B, n, K] of rows at positions past … (a training pass's masks, which the
+// backward reads).
+std::vector<uint8_t> maskMatrix(const MaskRule& m, int B, int n, int past, int K) {
+  std::vector<uint8_t> out;
+  out.reserve((size_t)B * n * K);
+  for (int b = 0; b < B; ++b) {
+    const std::vector<uint8_t> rows = maskRowsOnHost(m, b, past, n, K);
+    out.insert(out.end(), rows.begin(), rows.end());
+  }
+  return out;
+}
+
+// The decoder's self-attention mask over positions [0, past + n) of B sequences whose tokens (all
+// positions so far and the new ones) are `tokens`: key padding ∪ causal.
+MaskRule decoderMask(const ModelConfig& c, const MaskOptions& m,
+                     const std::vector<std::vector<int>>& tokens, int K) {
   const bool pad_on = c.tgt_padding_mask && m.tgt_padding;
   // With the start token equal to the pad id (Marian), position 0 is the start, not padding.
   const bool start_is_pad = c.bos_id >= 0 && c.bos_id == c.tgt_pad_id;
-  auto padded = [&](int b, int j) {
-    return pad_on && tokens[b][j] == c.tgt_pad_id && !(j == 0 && start_is_pad);
-  };
-  self->assign((size_t)B * n * K, 0);
-  future->assign((size_t)B * past * n, 0);
-  for (int b = 0; b < B; ++b) {
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < K; ++j)
-        (*self)[((size_t)b * n + i) * K + j] = padded(b, j) || (m.subsequent && j > past + i);
-    for (int i = 0; i < past; ++i)
-      for (int j = 0; j < n; ++j)
-        (*future)[((size_t)b * past + i) * n + j] = padded(b, past + j) || m.subsequent;
-  }
+  return maskRule((int)tokens.size(), K, m.subsequent, [&](int b, int j) {
+    return pad_on && tokens[(size_t)b][(size_t)j] == c.tgt_pad_id && !(j == 0 && start_is_pad);
+  });
 }
 
 uint64_t headFloats(const ModelConfig& c, int B, int rows, int V, int C) {
@@ -94,14 +90,17 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
   for (int b = 0; b < B; ++b)
     for (int j = 0; j < S; ++j)
       enc.key_mask[(size_t)b * S + j] = pad_on && enc.src[b][j] == c.src_pad_id;
-  const std::vector<uint8_t> mask = keyPaddingMask(enc.src, S, c.src_pad_id, pad_on);
-  const uint64_t floats = Pass::floatsFor(c, o, B * S, S) + (uint64_t)B * S * KV;
+  const MaskRule mask =
+      maskRule(B, S, false, [&](int b, int j) { return enc.key_mask[(size_t)b * S + j] != 0; });
+  const std::vector<uint8_t> tape_mask =
+      tape ? maskMatrix(mask, B, S, 0, S) : std::vector<uint8_t>();
+  const uint64_t floats = Pass::floatsFor(c, o, B, S, S, tape != nullptr) + (uint64_t)B * S * KV;
   Arena arena = runArena(
-      be, Arena::size(floats, mask.size() + (uint64_t)B * S * 8, Pass::kRegions + 4), tape);
+      be, Arena::size(floats, tape_mask.size() + (uint64_t)B * S * 8, Pass::kRegions + 4), tape);
   StackTape* t = tape ? &tape->enc : nullptr;
   Recorder recorder(be, arena, c, o, B * S);
   recorder.begin(Side::Source, B, S, 0, to);
-  Pass P(be, c, dw, o, arena, t ? nullptr : &recorder, B * S, S);
+  Pass P(be, c, dw, o, arena, t ? nullptr : &recorder, B, S, S, t != nullptr);
   auto put = [&](auto* dst, const auto& host) {
     t ? tape->workspace->put(dst, host) : arena.put(dst, host);
   };
@@ -116,8 +115,7 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
         flat[(size_t)b * S + j] = segments[b][j];
     put(segs, flat);
   }
-  uint8_t* dmask = t ? t->mask : arena.bytes((int64_t)mask.size());
-  put(dmask, mask);
+  if (t) put(t->mask, tape_mask);
   enc.memory = be.allocate((size_t)B * S * d * sizeof(float));
   float* x = enc.memory->f32();
   StackRun r;
@@ -132,8 +130,8 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
   } else {
     r.store.kv = {arena.floats((int64_t)B * S * KV)};
   }
-  r.self_mask = dmask;
-  r.self_mask_host = &mask;
+  r.self_mask = &mask;
+  r.self_mask_tape = t ? t->mask : nullptr;
   r.position_fixes = positionFixes(c, c.src_pad_id, enc.src, 0, S);
   if (t && c.positions_skip_pad && !r.position_fixes.empty())
     throw Error(
@@ -154,30 +152,30 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
 
 TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
                      const Model::Encoded* enc, const std::vector<std::vector<int>>& all_tokens,
-                     int past, int n, int cap, std::vector<float*> kv, std::vector<float*> q_store,
-                     const ForwardOptions& o, Tape* tape) {
+                     int past, int n, int cap, std::vector<float*> kv, const ForwardOptions& o,
+                     Tape* tape) {
   const int B = (int)all_tokens.size(), K = past + n, d = c.d_model;
   const int KV = c.keyWidth() + c.kvValueWidth();
-  std::vector<uint8_t> self_mask, future_mask;
-  decoderMasks(c, o.masks, all_tokens, past, n, &self_mask, &future_mask);
+  const MaskRule self_mask = decoderMask(c, o.masks, all_tokens, K);
   const int S = enc ? enc->S : 0;
-  std::vector<uint8_t> cross_mask;
-  if (enc) {
-    cross_mask.assign((size_t)B * n * S, 0);
-    for (int b = 0; b < B; ++b)
-      for (int i = 0; i < n; ++i)
-        std::copy(enc->key_mask.begin() + (size_t)b * S,
-                  enc->key_mask.begin() + (size_t)(b + 1) * S,
-                  cross_mask.begin() + ((size_t)b * n + i) * S);
+  MaskRule cross_mask;
+  if (enc)
+    cross_mask =
+        maskRule(B, S, false, [&](int b, int j) { return enc->key_mask[(size_t)b * S + j] != 0; });
+  std::vector<uint8_t> tape_self, tape_cross;
+  if (tape) {
+    tape_self = maskMatrix(self_mask, B, n, past, K);
+    if (enc) tape_cross = maskMatrix(cross_mask, B, n, 0, S);
   }
   const int V = dw.head.projection.out, C = dw.head.classifier.out;
-  const int keys = std::max(K, S) + past;  // the masked columns of earlier rows share the scratch
+  const int keys = std::max(K, S);
   const bool scratch_kv = kv.empty();
-  const uint64_t floats = Pass::floatsFor(c, o, B * n, keys) + headFloats(c, B, B * n, V, C) +
-                          (uint64_t)B * n * d + (scratch_kv ? (uint64_t)B * n * KV : 0);
+  const uint64_t floats = Pass::floatsFor(c, o, B, n, keys, tape != nullptr) +
+                          headFloats(c, B, B * n, V, C) + (uint64_t)B * n * d +
+                          (scratch_kv ? (uint64_t)B * n * KV : 0);
   Arena arena =
       runArena(be,
-               Arena::size(floats, self_mask.size() + cross_mask.size() + (uint64_t)B * n * 4,
+               Arena::size(floats, tape_self.size() + tape_cross.size() + (uint64_t)B * n * 4,
                            Pass::kRegions + 8),
                tape);
   StackTape* t = tape ? &tape->dec : nullptr;
@@ -186,8 +184,8 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
   rows.n = n;
   if (B == 1) rows.tokens.assign(all_tokens[0].begin() + past, all_tokens[0].end());
   Recorder recorder(be, arena, c, o, B * n);
-  recorder.begin(Side::Target, B, n, past, {&rows.blocks, &rows.future_scores, &rows.activations});
-  Pass P(be, c, dw, o, arena, t ? nullptr : &recorder, B * n, keys);
+  recorder.begin(Side::Target, B, n, past, {&rows.blocks, &rows.activations});
+  Pass P(be, c, dw, o, arena, t ? nullptr : &recorder, B, n, keys, t != nullptr);
   auto put = [&](auto* dst, const auto& host) {
     t ? tape->workspace->put(dst, host) : arena.put(dst, host);
   };
@@ -195,10 +193,10 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
   for (const auto& tokens : all_tokens) fed.insert(fed.end(), tokens.begin() + past, tokens.end());
   int32_t* ids = t ? t->ids : arena.ints((int64_t)B * n);
   put(ids, fed);
-  uint8_t* dself = t ? t->mask : arena.bytes((int64_t)self_mask.size());
-  put(dself, self_mask);
-  uint8_t* dcross = !enc ? nullptr : t ? t->cross_mask : arena.bytes((int64_t)cross_mask.size());
-  if (enc) put(dcross, cross_mask);
+  if (t) {
+    put(t->mask, tape_self);
+    if (enc) put(t->cross_mask, tape_cross);
+  }
   StackRun r;
   r.stack = &dw.dec;
   r.self_kind = AttentionKind::DecoderSelf;
@@ -207,7 +205,6 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
   r.store.past = past;
   r.store.cap = cap;
   r.store.kv = std::move(kv);
-  r.store.q = std::move(q_store);
   if (t) {
     r.store.kv.clear();
     for (const LayerTape& lt : t->layers) r.store.kv.push_back(lt.self_attn.kv);
@@ -216,11 +213,11 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
     r.store.kv = {arena.floats((int64_t)B * n * KV)};
     r.store.cap = n;
   }
-  r.self_mask = dself;
-  r.self_mask_host = &self_mask;
+  r.self_mask = &self_mask;
+  r.self_mask_tape = t ? t->mask : nullptr;
   r.enc = enc;
-  r.cross_mask = dcross;
-  r.cross_mask_host = &cross_mask;
+  r.cross_mask = &cross_mask;
+  r.cross_mask_tape = t && enc ? t->cross_mask : nullptr;
   r.tape = t;
   r.dropout = tape ? tape->dropout : 0.0f;
   r.position_fixes = positionFixes(c, c.tgt_pad_id, all_tokens, past, n);
@@ -228,10 +225,6 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
   P.start(dw.dec, Side::Target, ids, nullptr, x, r, past, t, r.dropout);
   int done = c.n_encoder_layers;
   P.layers(x, r, &done, c.n_encoder_layers + c.n_decoder_layers);
-  if (o.record)
-    for (const auto& b : rows.blocks)
-      rows.future_mask.push_back(b.kind == AttentionKind::DecoderSelf ? future_mask
-                                                                      : std::vector<uint8_t>());
   const float* logits = P.tokenHead(x, B * n, tape ? &tape->head : nullptr);
   if (tape) return rows;  // training: the outputs stay on the device, in the tape
   if (logits) {
@@ -246,11 +239,12 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
 void runEncoderHeads(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const float* x,
                      int B, int S, const ForwardOptions& o, Trace* tr, Tape* tape) {
   const int rows = B * S, V = dw.head.projection.out, C = dw.head.classifier.out;
-  Arena arena = runArena(be,
-                         Arena::size(Pass::floatsFor(c, o, rows, 1) + headFloats(c, B, rows, V, C),
-                                     0, Pass::kRegions + 2),
-                         tape);
-  Pass P(be, c, dw, o, arena, nullptr, rows, 1);
+  Arena arena = runArena(
+      be,
+      Arena::size(Pass::floatsFor(c, o, 1, rows, 1, tape != nullptr) + headFloats(c, B, rows, V, C),
+                  0, Pass::kRegions + 2),
+      tape);
+  Pass P(be, c, dw, o, arena, nullptr, 1, rows, 1, tape != nullptr);
   const float* logits = P.tokenHead(x, rows, tape ? &tape->head : nullptr);
   const float* class_logits = P.classHead(x, B, S, tape ? &tape->head : nullptr);
   if (tape) return;
@@ -272,10 +266,10 @@ Tensor runTokenHead(Backend& be, const ModelConfig& c, const DeviceWeights& dw, 
     throw Error(ErrorKind::BadInput, "the model has no token head to read a residual stream with");
   ForwardOptions o;
   o.record = false;
-  Arena arena(be, Arena::size(Pass::floatsFor(c, o, rows, 1) + headFloats(c, B, rows, V, 0) +
-                                  (uint64_t)rows * d,
+  Arena arena(be, Arena::size(Pass::floatsFor(c, o, 1, rows, 1, false) +
+                                  headFloats(c, B, rows, V, 0) + (uint64_t)rows * d,
                               0, Pass::kRegions + 3));
-  Pass P(be, c, dw, o, arena, nullptr, rows, 1);
+  Pass P(be, c, dw, o, arena, nullptr, 1, rows, 1, false);
   float* h = arena.floats((int64_t)rows * d);
   arena.put(h, x.data);
   if (c.final_norm) P.finalNorm(stack == Side::Source ? dw.enc : dw.dec, h, h, rows);

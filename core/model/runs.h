@@ -26,12 +26,12 @@ void runEncoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw, Mode
 
 // Runs the decoder over new positions [past, past + n) of B sequences: all_tokens[b] holds every
 // position's id so far and the new ones. Self-attention keys and values go to kv (per layer,
-// [B, cap, KV]) and queries to q_store (per layer, [B, cap, A]); when kv is empty (a teacher-forced
-// pass, past = 0) one scratch buffer serves every layer.
+// [B, cap, KV]); when kv is empty (a teacher-forced pass, past = 0) one scratch buffer serves
+// every layer.
 TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
                      const Model::Encoded* enc, const std::vector<std::vector<int>>& all_tokens,
-                     int past, int n, int cap, std::vector<float*> kv, std::vector<float*> q_store,
-                     const ForwardOptions& o, Tape* tape = nullptr);
+                     int past, int n, int cap, std::vector<float*> kv, const ForwardOptions& o,
+                     Tape* tape = nullptr);
 
 // The heads of an encoder-only model over the encoder's output x [B, S, d]: token logits
 // [B, S, V] and class logits [B, C] into the trace (or, with a tape, kept on the device).

@@ -6,6 +6,8 @@
 #include <limits>
 
 #include "base/error.h"
+#include "compute/cpu_backend.h"
+#include "compute/position_buckets.h"
 
 namespace attnviz {
 
@@ -41,78 +43,130 @@ Side keySide(AttentionKind kind) {
   return kind == AttentionKind::DecoderSelf ? Side::Target : Side::Source;
 }
 
-AttentionBlock::AttentionBlock(AttentionKind kind_, int layer_, int batch_, int heads_, int q_len_,
-                               int k_len_, bool keep_scores, bool zero_fill)
+AttentionBlock::AttentionBlock(AttentionKind kind_, int layer_, int batch_, int heads_,
+                               int kv_heads_, int q_len_, int k_len_, int d_k_)
     : kind(kind_),
       layer(layer_),
       batch(batch_),
       heads(heads_),
+      kv_heads(kv_heads_),
       q_len(q_len_),
       k_len(k_len_),
       q_cap(q_len_),
-      k_cap(k_len_) {
-  const size_t n = (size_t)batch * heads * q_len * k_len, n_mask = (size_t)batch * q_len * k_len;
-  if (zero_fill) {
-    probs.assign(n, 0.0f);
-    if (keep_scores) scores.assign(n, 0.0f);
-    mask.assign(n_mask, 0);
-  } else {
-    probs.resize(n);
-    if (keep_scores) scores.resize(n);
-    mask.resize(n_mask);
+      k_cap(k_len_),
+      d_k(d_k_) {
+  const size_t rows = (size_t)batch * heads * q_len;
+  q.assign(rows * d_k, 0.0f);
+  k.assign((size_t)batch * kv_heads * k_len * d_k, 0.0f);
+  row_ref.assign(rows, 0.0f);
+  row_prob.assign(rows, 0.0f);
+  row_keys.assign((size_t)batch * q_len, k_len);
+  mask.key_masked.assign((size_t)batch, std::vector<uint8_t>((size_t)k_len, 0));
+}
+
+void AttentionBlock::scoreTile(int b, int h, int i0, int i1, int j0, int j1, float* out) const {
+  const int ni = i1 - i0, nj = j1 - j0;
+  if (ni <= 0 || nj <= 0) return;
+  const float cap = rule.softcap;
+  hostGemm(true, ni, nj, d_k, cap > 0.0f ? rule.scale / cap : rule.scale, qRow(b, h, i0), d_k,
+           kRow(b, h, j0), d_k, out, nj);
+  const int64_t cells = (int64_t)ni * nj;
+  if (cap > 0.0f)  // Gemma 2: cap·tanh(q·k·scale / cap), as the pass computes it
+    for (int64_t c = 0; c < cells; ++c) out[c] = cap * std::tanh(out[c]);
+  if (!rule.relative_bias.empty())  // T5: + table[bucket(j − i), h]
+    for (int i = 0; i < ni; ++i)
+      for (int j = 0; j < nj; ++j)
+        out[(int64_t)i * nj + j] +=
+            rule.relative_bias[(size_t)relative_position_bucket(j0 + j - (q_pos0 + i0 + i),
+                                                                rule.bidirectional, rule.buckets,
+                                                                rule.max_distance) *
+                                   heads +
+                               h];
+}
+
+void AttentionBlock::probTile(int b, int h, int i0, int i1, int j0, int j1, float* out) const {
+  const int nj = j1 - j0;
+  scoreTile(b, h, i0, i1, j0, j1, out);
+  const float inv_t = rule.temperature.empty() ? 1.0f : 1.0f / rule.temperature[(size_t)h];
+  for (int i = i0; i < i1; ++i) {
+    float* row = out + (int64_t)(i - i0) * nj;
+    const size_t r = ((size_t)b * heads + h) * q_cap + i;
+    const float ref = row_ref[r], p_ref = row_prob[r];
+    const int seen = row_keys[(size_t)b * q_cap + i];
+    for (int j = j0; j < j1; ++j) {
+      float& x = row[j - j0];
+      if (j >= seen || p_ref == 0.0f) {
+        x = 0.0f;
+        continue;
+      }
+      x = std::exp((masked(b, i, j) ? rule.fill : x * inv_t) - ref) * p_ref;
+    }
   }
+}
+
+void AttentionBlock::maskTile(int b, int i0, int i1, int j0, int j1, uint8_t* out) const {
+  const int nj = j1 - j0;
+  for (int i = i0; i < i1; ++i)
+    for (int j = j0; j < j1; ++j) out[(int64_t)(i - i0) * nj + (j - j0)] = masked(b, i, j) ? 1 : 0;
+}
+
+std::vector<float> AttentionBlock::probRow(int b, int h, int i) const {
+  std::vector<float> out((size_t)k_len);
+  probsOfRow(b, h, i, out.data());
+  return out;
+}
+
+std::vector<float> AttentionBlock::scoreRow(int b, int h, int i) const {
+  std::vector<float> out((size_t)k_len);
+  scoresOfRow(b, h, i, out.data());
+  return out;
+}
+
+std::vector<uint8_t> AttentionBlock::maskRow(int b, int i) const {
+  std::vector<uint8_t> out((size_t)k_len);
+  maskOfRow(b, i, out.data());
+  return out;
+}
+
+float AttentionBlock::score(int b, int h, int i, int j) const {
+  float s = 0.0f;
+  scoreTile(b, h, i, i + 1, j, j + 1, &s);
+  return s;
+}
+
+float AttentionBlock::prob(int b, int h, int i, int j) const {
+  float p = 0.0f;
+  probTile(b, h, i, i + 1, j, j + 1, &p);
+  return p;
 }
 
 namespace {
 
-// [batch, heads, q_len, k_len] from rows that row(b, h, i) points to (k_len values each).
-template <class T, class Row>
-std::vector<T> dense(const AttentionBlock& a, Row row) {
+// [batch, heads, q_len, k_len] from tiles of whole rows: tile(b, h, i, out) writes k_len values.
+template <class T, class Tile>
+std::vector<T> dense(const AttentionBlock& a, Tile tile) {
   std::vector<T> out((size_t)a.batch * a.heads * a.q_len * a.k_len);
   for (int b = 0; b < a.batch; ++b)
     for (int h = 0; h < a.heads; ++h)
-      for (int i = 0; i < a.q_len; ++i)
-        std::memcpy(out.data() + (((size_t)b * a.heads + h) * a.q_len + i) * a.k_len, row(b, h, i),
-                    (size_t)a.k_len * sizeof(T));
+      tile(b, h, out.data() + ((size_t)b * a.heads + h) * a.q_len * a.k_len);
   return out;
 }
 
 }  // namespace
 
 std::vector<float> AttentionBlock::denseProbs() const {
-  return dense<float>(*this, [&](int b, int h, int i) { return probRow(b, h, i); });
-}
-
-float AttentionBlock::score(int b, int h, int i, int j) const {
-  if (!scores.empty()) return scores[index(b, h, i, j)];
-  if (!scores_from_qk || q.empty()) return 0.0f;
-  const float* qi = qRow(b, h, i);
-  const float* kj = kRow(b, h, j);
-  float dot = 0;
-  for (int e = 0; e < d_k; ++e) dot += qi[e] * kj[e];
-  return dot / std::sqrt((float)d_k);
-}
-
-void AttentionBlock::scoresOfRow(int b, int h, int i, float* out) const {
-  if (!scores.empty()) {
-    std::memcpy(out, scoreRow(b, h, i), (size_t)k_len * sizeof(float));
-    return;
-  }
-  for (int j = 0; j < k_len; ++j) out[j] = score(b, h, i, j);
+  return dense<float>(*this,
+                      [&](int b, int h, float* out) { probTile(b, h, 0, q_len, 0, k_len, out); });
 }
 
 std::vector<float> AttentionBlock::denseScores() const {
-  if (!hasScores()) return {};
-  std::vector<float> out((size_t)batch * heads * q_len * k_len);
-  for (int b = 0; b < batch; ++b)
-    for (int h = 0; h < heads; ++h)
-      for (int i = 0; i < q_len; ++i)
-        scoresOfRow(b, h, i, out.data() + (((size_t)b * heads + h) * q_len + i) * k_len);
-  return out;
+  return dense<float>(*this,
+                      [&](int b, int h, float* out) { scoreTile(b, h, 0, q_len, 0, k_len, out); });
 }
 
 std::vector<uint8_t> AttentionBlock::denseMask() const {
-  return dense<uint8_t>(*this, [&](int b, int, int i) { return maskRow(b, i); });
+  return dense<uint8_t>(*this,
+                        [&](int b, int, uint8_t* out) { maskTile(b, 0, q_len, 0, k_len, out); });
 }
 
 namespace {
@@ -128,33 +182,34 @@ uint64_t satAdd(uint64_t a, uint64_t b) {
                                                       : a + b;
 }
 
-// Moves a [batch, heads, q_cap, k_cap] array (or [batch, q_cap, k_cap] with heads = 1) into a
-// larger capacity, keeping the first q_len × k_len cells of every matrix.
-template <class T>
-void regrow(HostVector<T>& v, int batch, int heads, int q_len, int k_len, int q_cap, int k_cap,
-            int new_q_cap, int new_k_cap) {
+// Moves a [groups, cap, width] array (a HostVector or a std::vector) into a larger capacity,
+// keeping the first `len` rows of every group.
+template <class V>
+void regrow(V& v, int groups, int len, int cap, int new_cap, int width) {
   if (v.empty()) return;
-  HostVector<T> out((size_t)batch * heads * new_q_cap * new_k_cap, T{});
-  for (int bh = 0; bh < batch * heads; ++bh)
-    for (int i = 0; i < q_len; ++i)
-      std::memcpy(out.data() + ((size_t)bh * new_q_cap + i) * new_k_cap,
-                  v.data() + ((size_t)bh * q_cap + i) * k_cap, (size_t)k_len * sizeof(T));
+  V out((size_t)groups * new_cap * width, typename V::value_type{});
+  for (int g = 0; g < groups; ++g)
+    std::memcpy(out.data() + (size_t)g * new_cap * width, v.data() + (size_t)g * cap * width,
+                (size_t)len * width * sizeof(typename V::value_type));
   v.swap(out);
 }
 
 void ensureCapacity(AttentionBlock& a, int q_need, int k_need) {
-  if (q_need <= a.q_cap && k_need <= a.k_cap) return;
-  const int nq = std::max(q_need, a.q_cap < q_need ? std::max(2 * a.q_cap, 8) : a.q_cap);
-  const int nk = std::max(k_need, a.k_cap < k_need ? std::max(2 * a.k_cap, 8) : a.k_cap);
-  regrow(a.probs, a.batch, a.heads, a.q_len, a.k_len, a.q_cap, a.k_cap, nq, nk);
-  regrow(a.scores, a.batch, a.heads, a.q_len, a.k_len, a.q_cap, a.k_cap, nq, nk);
-  regrow(a.mask, a.batch, 1, a.q_len, a.k_len, a.q_cap, a.k_cap, nq, nk);
-  // The vectors: rows grow, their width (d_k, d_v) stays.
-  regrow(a.q, a.batch, a.heads, a.q_len, a.d_k, a.q_cap, a.d_k, nq, a.d_k);
-  regrow(a.k, a.batch, a.heads, a.k_len, a.d_k, a.k_cap, a.d_k, nk, a.d_k);
-  regrow(a.v, a.batch, a.heads, a.k_len, a.d_v, a.k_cap, a.d_v, nk, a.d_v);
-  a.q_cap = nq;
-  a.k_cap = nk;
+  if (q_need > a.q_cap) {
+    const int nq = std::max(q_need, std::max(2 * a.q_cap, 8));
+    const int rows = a.batch * a.heads;
+    regrow(a.q, rows, a.q_len, a.q_cap, nq, a.d_k);
+    regrow(a.row_ref, rows, a.q_len, a.q_cap, nq, 1);
+    regrow(a.row_prob, rows, a.q_len, a.q_cap, nq, 1);
+    regrow(a.row_keys, a.batch, a.q_len, a.q_cap, nq, 1);
+    a.q_cap = nq;
+  }
+  if (k_need > a.k_cap) {
+    const int nk = std::max(k_need, std::max(2 * a.k_cap, 8));
+    regrow(a.k, a.batch * a.kv_heads, a.k_len, a.k_cap, nk, a.d_k);
+    regrow(a.v, a.batch * a.kv_heads, a.k_len, a.k_cap, nk, a.d_v);
+    a.k_cap = nk;
+  }
 }
 
 bool isDecoderKind(AttentionKind k) {
@@ -180,16 +235,23 @@ void truncateTensorRows(Tensor& t, int n) {
 
 }  // namespace
 
-uint64_t AttentionBlock::bytesFromQk(int batch, int heads, int q_len, int k_len, int d_k) {
-  const uint64_t cells = satMul(satMul((uint64_t)batch, (uint64_t)q_len), (uint64_t)k_len);
-  const uint64_t vectors =
-      satMul(satMul(satMul((uint64_t)batch, (uint64_t)heads), satAdd(q_len, k_len)), d_k);
-  return satAdd(satAdd(satMul(satMul(cells, (uint64_t)heads), 4), cells), satMul(vectors, 4));
+uint64_t AttentionBlock::bytesFor(int batch, int heads, int kv_heads, int q_len, int k_len, int d_k,
+                                  int d_v, bool values) {
+  const uint64_t B = (uint64_t)batch;
+  const uint64_t rows = satMul(satMul(B, (uint64_t)heads), (uint64_t)q_len);
+  const uint64_t keys = satMul(satMul(B, (uint64_t)kv_heads), (uint64_t)k_len);
+  uint64_t n = satMul(satMul(rows, (uint64_t)d_k + 2), 4);  // q, row_ref, row_prob
+  n = satAdd(n, satMul(satMul(keys, (uint64_t)d_k), 4));    // k
+  if (values) n = satAdd(n, satMul(satMul(keys, (uint64_t)d_v), 4));
+  n = satAdd(n, satMul(B, (uint64_t)q_len) * 4);  // row_keys
+  return satAdd(n, satMul(B, (uint64_t)k_len));   // the key mask
 }
 
-uint64_t AttentionBlock::bytesFor(int batch, int heads, int q_len, int k_len, bool keep_scores) {
-  const uint64_t cells = satMul(satMul((uint64_t)batch, (uint64_t)q_len), (uint64_t)k_len);
-  return satAdd(satMul(satMul(cells, (uint64_t)heads), keep_scores ? 8 : 4), cells);
+uint64_t AttentionBlock::bytes() const {
+  uint64_t n = (q.size() + k.size() + v.size() + row_ref.size() + row_prob.size()) * sizeof(float) +
+               row_keys.size() * sizeof(int32_t) + rule.relative_bias.size() * sizeof(float);
+  for (const auto& m : mask.key_masked) n += m.size();
+  return n;
 }
 
 const AttentionBlock* Trace::block(AttentionKind kind, int layer) const {
@@ -259,49 +321,33 @@ void Trace::appendRows(TraceRows&& rows, const std::vector<std::string>& token_s
     const bool self = a.kind == AttentionKind::DecoderSelf;
     const int q_new = rows.q0 + rows.n, k_new = self ? q_new : a.k_len;
     ensureCapacity(a, q_new, k_new);
+    // The new rows: their queries and softmax statistics, the keys they saw; the keys (and
+    // values) this step added, with their mask.
+    const int new_keys = r.k_len - r.kv0;
     for (int b = 0; b < a.batch; ++b) {
-      for (int h = 0; h < a.heads; ++h)
-        for (int i = 0; i < rows.n; ++i) {
-          std::memcpy(&a.probs[a.index(b, h, rows.q0 + i, 0)], r.probRow(b, h, i),
-                      (size_t)r.k_len * sizeof(float));
-          if (!a.scores.empty() && !r.scores.empty())
-            std::memcpy(&a.scores[a.index(b, h, rows.q0 + i, 0)], r.scoreRow(b, h, i),
-                        (size_t)r.k_len * sizeof(float));
-        }
-      for (int i = 0; i < rows.n; ++i)
-        std::memcpy(&a.mask[((size_t)b * a.q_cap + rows.q0 + i) * a.k_cap], r.maskRow(b, i),
-                    (size_t)r.k_len);
-      if (self) {  // the new keys as seen from the earlier rows: masked future cells
-        const auto& fs = rows.future_scores[next];
-        const auto& fm = rows.future_mask[next];
-        for (int i = 0; i < rows.q0; ++i)
-          for (int j = 0; j < rows.n; ++j) {
-            for (int h = 0; h < a.heads; ++h) {
-              a.probs[a.index(b, h, i, rows.q0 + j)] = 0.0f;
-              if (!a.scores.empty() && !fs.empty())
-                a.scores[a.index(b, h, i, rows.q0 + j)] =
-                    fs[(((size_t)b * a.heads + h) * rows.q0 + i) * rows.n + j];
-            }
-            a.mask[((size_t)b * a.q_cap + i) * a.k_cap + rows.q0 + j] =
-                fm[((size_t)b * rows.q0 + i) * rows.n + j];
-          }
+      for (int h = 0; h < a.heads; ++h) {
+        const size_t dst = ((size_t)b * a.heads + h) * a.q_cap + rows.q0,
+                     src = ((size_t)b * r.heads + h) * r.q_cap;
+        std::memcpy(&a.q[dst * a.d_k], &r.q[src * r.d_k], (size_t)rows.n * a.d_k * sizeof(float));
+        std::memcpy(&a.row_ref[dst], &r.row_ref[src], (size_t)rows.n * sizeof(float));
+        std::memcpy(&a.row_prob[dst], &r.row_prob[src], (size_t)rows.n * sizeof(float));
       }
-    }
-    // Queries of the new rows; keys and values of the keys this step added.
-    if (!a.q.empty() && !r.q.empty()) {
-      const int new_keys = r.k_len - r.kv0;
-      for (int b = 0; b < a.batch; ++b)
-        for (int h = 0; h < a.heads; ++h) {
-          const size_t bh = (size_t)b * a.heads + h;
-          std::memcpy(&a.q[(bh * a.q_cap + rows.q0) * a.d_k], &r.q[bh * rows.n * a.d_k],
-                      (size_t)rows.n * a.d_k * sizeof(float));
-          if (new_keys <= 0) continue;
-          std::memcpy(&a.k[(bh * a.k_cap + r.kv0) * a.d_k], &r.k[bh * new_keys * a.d_k],
-                      (size_t)new_keys * a.d_k * sizeof(float));
-          if (!a.v.empty() && !r.v.empty())
-            std::memcpy(&a.v[(bh * a.k_cap + r.kv0) * a.d_v], &r.v[bh * new_keys * a.d_v],
-                        (size_t)new_keys * a.d_v * sizeof(float));
-        }
+      std::memcpy(&a.row_keys[(size_t)b * a.q_cap + rows.q0], &r.row_keys[(size_t)b * r.q_cap],
+                  (size_t)rows.n * sizeof(int32_t));
+      if (new_keys <= 0) continue;
+      for (int g = 0; g < a.kv_heads; ++g) {
+        // the step's block holds its new keys only: [batch, kv_heads, new_keys, ·]
+        const size_t dst = ((size_t)b * a.kv_heads + g) * a.k_cap + r.kv0,
+                     src = ((size_t)b * r.kv_heads + g) * new_keys;
+        std::memcpy(&a.k[dst * a.d_k], &r.k[src * r.d_k], (size_t)new_keys * a.d_k * sizeof(float));
+        if (!a.v.empty() && !r.v.empty())
+          std::memcpy(&a.v[dst * a.d_v], &r.v[src * r.d_v],
+                      (size_t)new_keys * a.d_v * sizeof(float));
+      }
+      auto& km = a.mask.key_masked[(size_t)b];
+      const auto& rm = r.mask.key_masked[(size_t)b];
+      km.resize((size_t)r.kv0);
+      km.insert(km.end(), rm.begin() + r.kv0, rm.begin() + r.k_len);
     }
     a.q_len = q_new;
     a.k_len = k_new;
@@ -332,8 +378,7 @@ void Trace::truncateTarget(int n) {
 
 uint64_t Trace::bytes() const {
   uint64_t n = 0;
-  for (const auto& b : blocks)
-    n += (b.probs.size() + b.scores.size()) * sizeof(float) + b.mask.size();
+  for (const auto& b : blocks) n += b.bytes();
   n += (logits.data.size() + class_logits.data.size() + hidden.data.size()) * sizeof(float);
   return n;
 }

@@ -25,74 +25,106 @@ const char* attentionKindTitle(AttentionKind kind);  // "Encoder self-attention"
 Side querySide(AttentionKind kind);
 Side keySide(AttentionKind kind);
 
-// One attention block of one layer for a batch. Storage is [batch, heads, q_cap, k_cap] with
-// q_len ≤ q_cap and k_len ≤ k_cap: a decoding session appends rows (and, for self-attention, a
-// key column) in place, growing the capacity geometrically. Read through the accessors.
+// Which cells of a block are masked (1 = masked), as a rule rather than a matrix: a key that is
+// padding (per sentence, when the padding mask is on), and with `causal` a key after the query's
+// position (decoder self-attention, when the look-ahead mask is on).
+struct MaskRule {
+  std::vector<std::vector<uint8_t>> key_masked;  // [batch][≥ k_len]: key j of sentence b masked
+  bool causal = false;  // key j masked for the query at position i if j > i
+  bool masked(int b, int i_pos, int j) const {
+    return key_masked[(size_t)b][(size_t)j] != 0 || (causal && j > i_pos);
+  }
+};
+
+// How a block's scores come from its queries and keys, as the pass computed them:
+//   s_ij = scale · q_i·k_j, soft-capped (Gemma 2: cap·tanh(q_i·k_j · scale/cap)), plus T5's
+//   relative position bias table[bucket(j − i), h] (self-attention); the softmax reads
+//   v_ij = masked ? fill : s_ij / temperature_h (a head's temperature, an intervention).
+struct ScoreRule {
+  float scale = 1.0f;
+  float softcap = 0.0f;               // > 0: Gemma 2's attention soft-cap
+  std::vector<float> relative_bias;   // [buckets, heads] (T5), or empty
+  int buckets = 0, max_distance = 0;  // relative_position_bucket's parameters
+  bool bidirectional = false;         // the encoder's buckets
+  std::vector<float> temperature;     // [heads]; empty: 1 for every head
+  float fill = -1e9f;                 // the softmax's value of a masked cell (may be −∞)
+};
+
+// One attention block of one layer for a batch: what is small enough to keep at any length — each
+// head's queries and keys exactly as attention used them (after rotary, after any norm on q and
+// k), the mask's rule, the score's rule, and per head and query row the softmax's normaliser —
+// from which any cell is computed exactly on demand:
+//   score s_ij (ScoreRule),  p_ij = exp(v_ij − ref_i) · ref_prob_i,
+// ref_i being the softmax's input at row i's most probable key and ref_prob_i its probability (the
+// pass's own arithmetic up to the order of a sum). Read through the tiles below: whole matrices for
+// short inputs, tiles for long ones. Rows are positions q_pos0 + i; capacity q_cap ≥ q_len and
+// k_cap ≥ k_len lets a decoding session append rows (and, for self-attention, keys) in place.
 struct AttentionBlock {
   AttentionKind kind = AttentionKind::EncoderSelf;
   int layer = 0;
-  int batch = 0, heads = 0, q_len = 0, k_len = 0;
+  int batch = 0, heads = 0, kv_heads = 0, q_len = 0, k_len = 0;
   int q_cap = 0, k_cap = 0;
-  HostVector<float> scores;  // [batch, heads, q_cap, k_cap] QKᵀ/√d_k before the mask; empty if
-                             // not kept
-  HostVector<float> probs;   // [batch, heads, q_cap, k_cap]
-  HostVector<uint8_t> mask;  // [batch, q_cap, k_cap] 1 = masked (the same for every head)
-  // The vectors behind the scores, kept on request (ForwardOptions::keep_qkv): each head's
-  // queries, keys and values after the projections (and their biases).
   int d_k = 0, d_v = 0;
-  HostVector<float> q;  // [batch, heads, q_cap, d_k]
-  HostVector<float> k;  // [batch, heads, k_cap, d_k]
-  HostVector<float> v;  // [batch, heads, k_cap, d_v]
+  int q_pos0 = 0;                 // the position of row 0 (a decoding step's rows start later)
+  HostVector<float> q;            // [batch, heads, q_cap, d_k]
+  HostVector<float> k;            // [batch, kv_heads, k_cap, d_k]
+  HostVector<float> v;            // [batch, kv_heads, k_cap, d_v]; kept on request (keep_qkv)
+  HostVector<float> row_ref;      // [batch, heads, q_cap]
+  HostVector<float> row_prob;     // [batch, heads, q_cap]
+  std::vector<int32_t> row_keys;  // [batch, q_cap]: the keys row i's softmax ran over (a decoding
+                                  // step's rows saw only the keys up to their own); later keys 0
+  MaskRule mask;
+  ScoreRule rule;
   // In rows of a decoding step (TraceRows): k and v hold only key rows [kv0, k_len), the keys
   // this step added (all of them for a fresh block; none for cross-attention after the first).
   int kv0 = 0;
-  // Long inputs: the scores are not stored but computed when asked, from the kept q and k
-  // (q_i·k_j/√d_k, exactly the pass's arithmetic up to the order of the sum).
-  bool scores_from_qk = false;
 
-  // A dense block [batch, heads, q_len, k_len] (q_cap = q_len, k_cap = k_len): its scores,
-  // probabilities and mask zero-filled, or left to a pass that writes every cell (zero_fill false).
-  AttentionBlock(AttentionKind kind, int layer, int batch, int heads, int q_len, int k_len,
-                 bool keep_scores, bool zero_fill = true);
+  AttentionBlock(AttentionKind kind, int layer, int batch, int heads, int kv_heads, int q_len,
+                 int k_len, int d_k);
   AttentionBlock() = default;
 
-  // Whether scores can be read (stored, or computed from q and k).
-  bool hasScores() const { return !scores.empty() || (scores_from_qk && !q.empty()); }
-  int64_t index(int b, int h, int i, int j) const {
-    return (((int64_t)b * heads + h) * q_cap + i) * k_cap + j;
-  }
-  float prob(int b, int h, int i, int j) const { return probs[index(b, h, i, j)]; }
-  float score(int b, int h, int i, int j) const;
-  bool masked(int b, int i, int j) const { return mask[((int64_t)b * q_cap + i) * k_cap + j] != 0; }
-  // Row i of head h: k_len values, contiguous.
-  const float* probRow(int b, int h, int i) const { return probs.data() + index(b, h, i, 0); }
-  // The stored scores of row i (nullptr when the scores are computed from q and k).
-  const float* scoreRow(int b, int h, int i) const {
-    return scores.empty() ? nullptr : scores.data() + index(b, h, i, 0);
-  }
-  // Row i's k_len scores into out, stored or computed.
-  void scoresOfRow(int b, int h, int i, float* out) const;
-  const uint8_t* maskRow(int b, int i) const {
-    return mask.data() + ((int64_t)b * q_cap + i) * k_cap;
-  }
-  // Copies into dense [batch, heads, q_len, k_len] (masks: the same shape, repeated per head).
-  std::vector<float> denseProbs() const;
-  std::vector<float> denseScores() const;
-  std::vector<uint8_t> denseMask() const;
-  bool hasQkv() const { return !q.empty() && !v.empty(); }
+  // Query head h reads key/value head g(h).
+  int kvHead(int h) const { return h / (heads / kv_heads); }
   const float* qRow(int b, int h, int i) const {
     return q.data() + (((int64_t)b * heads + h) * q_cap + i) * d_k;
   }
-  const float* kRow(int b, int h, int j) const {
-    return k.data() + (((int64_t)b * heads + h) * k_cap + j) * d_k;
+  const float* kRow(int b, int h, int j) const {  // h: a query head
+    return k.data() + (((int64_t)b * kv_heads + kvHead(h)) * k_cap + j) * d_k;
   }
   const float* vRow(int b, int h, int j) const {
-    return v.data() + (((int64_t)b * heads + h) * k_cap + j) * d_v;
+    return v.data() + (((int64_t)b * kv_heads + kvHead(h)) * k_cap + j) * d_v;
   }
-  // Bytes of a dense block of these sizes (scores + probs + mask).
-  static uint64_t bytesFor(int batch, int heads, int q_len, int k_len, bool keep_scores);
-  // The same with the scores computed from q and k: probs + mask + q and k.
-  static uint64_t bytesFromQk(int batch, int heads, int q_len, int k_len, int d_k);
+  bool hasValues() const { return !v.empty(); }
+
+  // Tiles [i1 − i0, j1 − j0], row-major, of head h of sentence b (0 ≤ i0 ≤ i1 ≤ q_len,
+  // 0 ≤ j0 ≤ j1 ≤ k_len): the scores before the mask, the probabilities, the mask (every head's).
+  void scoreTile(int b, int h, int i0, int i1, int j0, int j1, float* out) const;
+  void probTile(int b, int h, int i0, int i1, int j0, int j1, float* out) const;
+  void maskTile(int b, int i0, int i1, int j0, int j1, uint8_t* out) const;
+  // One row (k_len values) and one cell.
+  void scoresOfRow(int b, int h, int i, float* out) const {
+    scoreTile(b, h, i, i + 1, 0, k_len, out);
+  }
+  void probsOfRow(int b, int h, int i, float* out) const {
+    probTile(b, h, i, i + 1, 0, k_len, out);
+  }
+  void maskOfRow(int b, int i, uint8_t* out) const { maskTile(b, i, i + 1, 0, k_len, out); }
+  std::vector<float> probRow(int b, int h, int i) const;
+  std::vector<float> scoreRow(int b, int h, int i) const;
+  std::vector<uint8_t> maskRow(int b, int i) const;
+  float score(int b, int h, int i, int j) const;
+  float prob(int b, int h, int i, int j) const;
+  bool masked(int b, int i, int j) const { return mask.masked(b, q_pos0 + i, j); }
+  // Whole matrices [batch, heads, q_len, k_len] (masks: the same shape, repeated per head), for
+  // short inputs: dumps and tests.
+  std::vector<float> denseProbs() const;
+  std::vector<float> denseScores() const;
+  std::vector<uint8_t> denseMask() const;
+
+  // Bytes a block of these sizes keeps (q, k, the row statistics, the key mask; v with values).
+  static uint64_t bytesFor(int batch, int heads, int kv_heads, int q_len, int k_len, int d_k,
+                           int d_v, bool values);
+  uint64_t bytes() const;
 };
 
 // One sublayer's input and output in one layer of a stack, [batch, len, d_model] each: what the
@@ -130,19 +162,17 @@ struct SublayerActivation {
 };
 
 // New decoder positions [q0, q0 + n) computed by a decoding step, to append to a trace: for each
-// decoder block its new rows (q_len = n, k_len = q0 + n), and for self-attention the scores of the
-// earlier rows [0, q0) against the new keys (future_scores [batch, heads, q0, n]; their probs are
-// 0 and their mask is what the causal rule says). q0 = 0 replaces the decoder part of a trace.
+// decoder block its new rows (q_len = n, k_len = q0 + n, q_pos0 = q0) with the keys the step added.
+// The earlier rows' cells against the new keys follow from the rules (a probability of 0: they
+// were computed before those keys existed). q0 = 0 replaces the decoder part of a trace.
 struct TraceRows {
   int q0 = 0;
   int n = 0;
-  std::vector<int> tokens;                        // [n] the ids fed at these positions (batch 1)
-  std::vector<AttentionBlock> blocks;             // decoder blocks, in layer order
-  std::vector<std::vector<float>> future_scores;  // per block (empty for cross-attention)
-  std::vector<std::vector<uint8_t>> future_mask;  // per block: [batch, q0, n]
-  Tensor logits;                                  // [batch, n, V] (empty without a token head)
-  Tensor hidden;                                  // [batch, n, d_model]
-  std::vector<SublayerActivation> activations;    // keep_activations, first run (q0 = 0) only
+  std::vector<int> tokens;                      // [n] the ids fed at these positions (batch 1)
+  std::vector<AttentionBlock> blocks;           // decoder blocks, in layer order
+  Tensor logits;                                // [batch, n, V] (empty without a token head)
+  Tensor hidden;                                // [batch, n, d_model]
+  std::vector<SublayerActivation> activations;  // keep_activations, first run (q0 = 0) only
 };
 
 struct Trace {

@@ -1,5 +1,6 @@
 #include "model/trace_dump.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -25,6 +26,22 @@ std::string jsonText(const nlohmann::json& j) {
 
 namespace {
 
+// tokens.json: the ids and token strings of each side the trace has, the segment ids, the backend.
+nlohmann::json tokensJson(const Trace& tr) {
+  nlohmann::json j;
+  if (!tr.src_ids.empty()) {
+    j["src_ids"] = tr.src_ids;
+    j["src_tokens"] = tr.src_tokens;
+  }
+  if (!tr.segment_ids.empty()) j["segment_ids"] = tr.segment_ids;
+  if (!tr.tgt_ids.empty()) {
+    j["tgt_ids"] = tr.tgt_ids;
+    j["tgt_tokens"] = tr.tgt_tokens;
+  }
+  j["backend"] = tr.backend;
+  return j;
+}
+
 void writeTraceFiles(const Trace& tr, const std::string& dir) {
   makeFolder(dir);
   const bool single = tr.batch == 1;
@@ -49,34 +66,43 @@ void writeTraceFiles(const Trace& tr, const std::string& dir) {
     const int L = (int)layers.size(), H = first.heads, Tq = first.q_len, Tk = first.k_len;
     const std::string name = attentionKindName(kind);
     const Shape s = shape({L, H, Tq, Tk});
-    // rows(f, row): for b, l, h, i in that order, the row of Tk values row(block, b, h, i) points
-    // to.
-    auto rows = [&](AtomicFile& f, size_t elem, auto row) {
+    // tiles(f, tile): for b, l, h in that order, the rows [0, Tq) of Tk values that
+    // tile(block, b, h, i0, i1, out) computes, 64 rows at a time.
+    auto tiles = [&](AtomicFile& f, size_t elem, auto tile) {
+      constexpr int kRows = 64;
+      std::vector<uint8_t> buf((size_t)kRows * Tk * elem);
       for (int b = 0; b < tr.batch; ++b)
         for (const AttentionBlock* a : layers)
           for (int h = 0; h < H; ++h)
-            for (int i = 0; i < Tq; ++i) f.write(row(*a, b, h, i), (size_t)Tk * elem);
+            for (int i0 = 0; i0 < Tq; i0 += kRows) {
+              const int i1 = std::min(Tq, i0 + kRows);
+              tile(*a, b, h, i0, i1, buf.data());
+              f.write(buf.data(), (size_t)(i1 - i0) * Tk * elem);
+            }
+      f.finish();  // its buffer freed now, not when every file is done
     };
-    rows(npy(name + "_probs.npy", "<f4", s), 4,
-         [](const AttentionBlock& a, int b, int h, int i) { return a.probRow(b, h, i); });
-    if (first.hasScores()) {  // stored, or computed from q and k row by row (long inputs)
-      std::vector<float> row((size_t)Tk);
-      rows(npy(name + "_scores.npy", "<f4", s), 4,
-           [&row](const AttentionBlock& a, int b, int h, int i) {
-             a.scoresOfRow(b, h, i, row.data());
-             return row.data();
-           });
-    }
-    rows(npy(name + "_mask.npy", "|u1", s), 1,
-         [](const AttentionBlock& a, int b, int, int i) { return a.maskRow(b, i); });
-    // The vectors behind the scores, when kept: KIND_{q,k,v}.npy [L, H, len, d].
-    if (first.hasQkv()) {
+    tiles(npy(name + "_probs.npy", "<f4", s), 4,
+          [Tk](const AttentionBlock& a, int b, int h, int i0, int i1, uint8_t* out) {
+            a.probTile(b, h, i0, i1, 0, Tk, reinterpret_cast<float*>(out));
+          });
+    tiles(npy(name + "_scores.npy", "<f4", s), 4,
+          [Tk](const AttentionBlock& a, int b, int h, int i0, int i1, uint8_t* out) {
+            a.scoreTile(b, h, i0, i1, 0, Tk, reinterpret_cast<float*>(out));
+          });
+    tiles(npy(name + "_mask.npy", "|u1", s), 1,
+          [Tk](const AttentionBlock& a, int b, int, int i0, int i1, uint8_t* out) {
+            a.maskTile(b, i0, i1, 0, Tk, out);
+          });
+    // The vectors behind the scores, when the values were kept: KIND_{q,k,v}.npy [L, H, len, d]
+    // (a key/value head shared by a group of query heads repeated for each of them).
+    if (first.hasValues()) {
       auto vectors = [&](const char* what, int len, int d, auto row) {
         AtomicFile& f = npy(name + "_" + what + ".npy", "<f4", shape({L, H, len, d}));
         for (int b = 0; b < tr.batch; ++b)
           for (const AttentionBlock* a : layers)
             for (int h = 0; h < H; ++h)
               for (int i = 0; i < len; ++i) f.write(row(*a, b, h, i), (size_t)d * sizeof(float));
+        f.finish();
       };
       vectors("q", Tq, first.d_k,
               [](const AttentionBlock& a, int b, int h, int i) { return a.qRow(b, h, i); });
@@ -95,18 +121,7 @@ void writeTraceFiles(const Trace& tr, const std::string& dir) {
   tensor("logits.npy", tr.logits);
   tensor("class_logits.npy", tr.class_logits);
   tensor("hidden.npy", tr.hidden);
-  nlohmann::json j;
-  if (!tr.src_ids.empty()) {
-    j["src_ids"] = tr.src_ids;
-    j["src_tokens"] = tr.src_tokens;
-  }
-  if (!tr.segment_ids.empty()) j["segment_ids"] = tr.segment_ids;
-  if (!tr.tgt_ids.empty()) {
-    j["tgt_ids"] = tr.tgt_ids;
-    j["tgt_tokens"] = tr.tgt_tokens;
-  }
-  j["backend"] = tr.backend;
-  files.add(dir + "/tokens.json").write(jsonText(j));
+  files.add(dir + "/tokens.json").write(jsonText(tokensJson(tr)));
   files.commitAll();
 }
 
@@ -317,6 +332,144 @@ std::string patchingCsv(const PatchingResult& r) {
                         std::to_string(col + 1), csvNumber(m.restored[(size_t)m.cell(row, col)]),
                         csvNumber(m.metric[(size_t)m.cell(row, col)])});
   return csv;
+}
+
+uint64_t dumpBytes(const Trace& tr) {
+  uint64_t n = 0;
+  for (const AttentionBlock& a : tr.blocks) {
+    const uint64_t cells = (uint64_t)a.batch * a.heads * a.q_len * a.k_len;
+    n += cells * 9;  // scores and probabilities (float32) and the mask (uint8)
+    if (a.hasValues())
+      n += (uint64_t)a.batch * a.heads * ((uint64_t)a.q_len + a.k_len) * a.d_k * 4 +
+           (uint64_t)a.batch * a.heads * a.k_len * a.d_v * 4;
+  }
+  return n + (tr.logits.data.size() + tr.class_logits.data.size() + tr.hidden.data.size()) * 4;
+}
+
+namespace {
+
+int parseCount(const std::string& part, const std::string& what, const std::string& whole) {
+  size_t used = 0;
+  int v = -1;
+  try {
+    v = std::stoi(part, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (part.empty() || used != part.size() || v < 0)
+    throw Error(ErrorKind::BadInput,
+                "\"" + whole + "\": " + what + " \"" + part + "\" is not a whole number");
+  return v;
+}
+
+}  // namespace
+
+std::vector<HeadChoice> parseHeadChoices(const std::string& text) {
+  std::vector<HeadChoice> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    const size_t c1 = item.find(':'), c2 = c1 == std::string::npos ? c1 : item.find(':', c1 + 1);
+    if (c2 == std::string::npos || item.find(':', c2 + 1) != std::string::npos)
+      throw Error(ErrorKind::BadInput, "\"" + item +
+                                           "\" is not KIND:LAYER:HEAD (e.g. dec_self:30:9; KIND "
+                                           "is enc_self, dec_self or cross)");
+    const std::string kind = item.substr(0, c1);
+    HeadChoice h;
+    bool known = false;
+    for (AttentionKind k : kAttentionKinds)
+      if (kind == attentionKindName(k)) {
+        h.kind = k;
+        known = true;
+      }
+    if (!known)
+      throw Error(ErrorKind::BadInput, "\"" + item + "\": the kind \"" + kind +
+                                           "\" is none of enc_self, dec_self, cross");
+    h.layer = parseCount(item.substr(c1 + 1, c2 - c1 - 1), "the layer", item) - 1;
+    h.head = parseCount(item.substr(c2 + 1), "the head", item) - 1;
+    if (h.layer < 0 || h.head < 0)
+      throw Error(ErrorKind::BadInput,
+                  "\"" + item + "\": layers and heads count from 1, as the GUI shows them");
+    out.push_back(h);
+    start = comma + 1;
+  }
+  return out;
+}
+
+void parseRowRange(const std::string& text, int* begin, int* end) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos)
+    throw Error(ErrorKind::BadInput, "\"" + text +
+                                         "\" is not A:B (query rows A … B−1 from 0, as a NumPy "
+                                         "slice; e.g. 8000:8192, or 8000: for the rest)");
+  const std::string a = text.substr(0, colon), b = text.substr(colon + 1);
+  *begin = a.empty() ? 0 : parseCount(a, "the first row", text);
+  *end = b.empty() ? -1 : parseCount(b, "the end", text);
+  if (*end >= 0 && *end <= *begin)
+    throw Error(ErrorKind::BadInput, "\"" + text + "\" selects no row (B must exceed A)");
+}
+
+void dumpHeads(const Trace& tr, const std::vector<HeadChoice>& heads, int row0, int row1,
+               const std::string& dir) {
+  for (const HeadChoice& h : heads) {
+    const AttentionBlock* a = tr.block(h.kind, h.layer);
+    const std::string name = std::string(attentionKindName(h.kind)) + ":" +
+                             std::to_string(h.layer + 1) + ":" + std::to_string(h.head + 1);
+    if (!a)
+      throw Error(ErrorKind::BadInput, name + ": the model has " +
+                                           std::to_string(tr.layers(h.kind)) + " " +
+                                           attentionKindName(h.kind) + " layers");
+    if (h.head >= a->heads)
+      throw Error(ErrorKind::BadInput,
+                  name + ": the model has " + std::to_string(a->heads) + " heads");
+    const int end = row1 < 0 ? a->q_len : row1;
+    if (row0 >= a->q_len || end > a->q_len)
+      throw Error(ErrorKind::BadInput, name + ": rows " + std::to_string(row0) + ":" +
+                                           std::to_string(end) + " are outside the " +
+                                           std::to_string(a->q_len) +
+                                           " query rows (0:" + std::to_string(a->q_len) + ")");
+  }
+  try {
+    makeFolder(dir);
+    AtomicFileSet files;
+    nlohmann::json written = nlohmann::json::array();
+    for (const HeadChoice& h : heads) {
+      const AttentionBlock& a = *tr.block(h.kind, h.layer);
+      const int end = row1 < 0 ? a.q_len : row1, rows = end - row0, K = a.k_len;
+      const std::string stem = dir + "/" + attentionKindName(h.kind) + "_" +
+                               std::to_string(h.layer + 1) + "_" + std::to_string(h.head + 1);
+      AtomicFile& sf = files.add(stem + "_scores.npy");
+      AtomicFile& mf = files.add(stem + "_mask.npy");
+      AtomicFile& pf = files.add(stem + "_probs.npy");
+      sf.write(npyPreamble("<f4", {rows, K}));
+      mf.write(npyPreamble("|u1", {rows, K}));
+      pf.write(npyPreamble("<f4", {rows, K}));
+      constexpr int kRows = 64;
+      std::vector<float> tile((size_t)kRows * K);
+      std::vector<uint8_t> mask((size_t)kRows * K);
+      for (int i0 = row0; i0 < end; i0 += kRows) {
+        const int i1 = std::min(end, i0 + kRows), n = (i1 - i0) * K;
+        a.scoreTile(0, h.head, i0, i1, 0, K, tile.data());
+        sf.write(tile.data(), (size_t)n * 4);
+        a.maskTile(0, i0, i1, 0, K, mask.data());
+        mf.write(mask.data(), (size_t)n);
+        a.probTile(0, h.head, i0, i1, 0, K, tile.data());
+        pf.write(tile.data(), (size_t)n * 4);
+      }
+      written.push_back({{"kind", attentionKindName(h.kind)},
+                         {"layer", h.layer + 1},
+                         {"head", h.head + 1},
+                         {"rows", {row0, end}},
+                         {"keys", K}});
+    }
+    nlohmann::json j = tokensJson(tr);
+    j["heads"] = written;
+    files.add(dir + "/tokens.json").write(jsonText(j));
+    files.commitAll();
+  } catch (const Error& e) {
+    throw Error(e.kind(), "the heads were not written to " + dir + ": " + e.what());
+  }
 }
 
 void dumpTrace(const Trace& tr, const std::string& dir) {

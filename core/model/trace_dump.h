@@ -24,6 +24,27 @@ std::string jsonText(const nlohmann::json& j);
 // model has) and tokens.json into `dir` (created if missing). A batch of one drops the batch
 // axis; a batch adds a leading one. Throws Error(Io).
 void dumpTrace(const Trace& trace, const std::string& dir);
+// The bytes dumpTrace writes for this trace (the attention files, the outputs; tokens.json aside).
+uint64_t dumpBytes(const Trace& trace);
+
+// One head of one attention block, counted from 0.
+struct HeadChoice {
+  AttentionKind kind = AttentionKind::EncoderSelf;
+  int layer = 0, head = 0;
+};
+// "KIND:LAYER:HEAD[,…]" with layers and heads counted from 1, as `atlas --like` counts them
+// (KIND: enc_self, dec_self, cross). Error(BadInput) naming the part that is wrong.
+std::vector<HeadChoice> parseHeadChoices(const std::string& text);
+// "A:B" (query rows A … B − 1, counted from 0, as a NumPy slice; A or B may be left out: 0, the
+// end). `end` is −1 for "the end". Error(BadInput).
+void parseRowRange(const std::string& text, int* begin, int* end);
+// Writes only those heads' rows [row0, row1) (row1 −1: to the last) — for each head
+// KIND_LAYER_HEAD_{scores,mask,probs}.npy [rows, keys] (float32, uint8, float32; layer and head
+// from 1) — and tokens.json (with the rows and heads written) into `dir`, computed tile by tile
+// from the trace (any length). Error(BadInput) for a head or rows the trace does not have,
+// Error(Io).
+void dumpHeads(const Trace& trace, const std::vector<HeadChoice>& heads, int row0, int row1,
+               const std::string& dir);
 
 // Writes lens_top_probs.npy [rows, n, k], lens_target_probs.npy [rows, n], lens_logits.npy
 // [rows, n, V] (when kept) and lens.json (the reading, row names, input tokens, targets, top ids

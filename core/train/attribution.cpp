@@ -78,7 +78,6 @@ class PathRunner {
         token_(token),
         versus_(versus) {
     o_.record = false;
-    o_.keep_scores = false;
     o_.cancel = cancel;
   }
 
@@ -199,8 +198,11 @@ std::vector<float> attentionRow(const Trace& t, AttentionKind kind, int layer, i
   if (!block) throw Error(ErrorKind::BadInput, "the pass kept no attention for that layer");
   std::vector<float> row((size_t)keys, 0.0f);
   const int h0 = head < 0 ? 0 : head, h1 = head < 0 ? block->heads : head + 1;
-  for (int h = h0; h < h1; ++h)
-    for (int j = 0; j < keys; ++j) row[(size_t)j] += block->probs[block->index(0, h, position, j)];
+  std::vector<float> p((size_t)keys);
+  for (int h = h0; h < h1; ++h) {
+    block->probTile(0, h, position, position + 1, 0, keys, p.data());
+    for (int j = 0; j < keys; ++j) row[(size_t)j] += p[(size_t)j];
+  }
   if (head < 0)
     for (float& v : row) v /= (float)block->heads;
   return row;
@@ -270,7 +272,6 @@ Attribution attribute(const Model& m, const Inputs& inputs, const AttributionOpt
   // The plain pass: the logits (the default token, f(e) as the model computes it), the attention
   // and rollout, the token labels.
   ForwardOptions fo;
-  fo.keep_scores = false;
   fo.cancel = o.cancel;
   const Trace trace = m.forward(one, fo);
   const Side out_side = lensStack(c);

@@ -208,7 +208,6 @@ HistoryPoint historyPoint(const Model& model, const Task& task, const HistoryOpt
     targets.push_back(std::move(tgt));
   }
   ForwardOptions f;
-  f.keep_scores = false;
   f.cancel = o.cancel;
   const Trace t = model.forward(in, f);
   // Per-position cross-entropy: −log softmax(logits)[target], in double.

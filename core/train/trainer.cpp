@@ -307,7 +307,6 @@ Trainer::Evaluation Trainer::evaluate(int limit, const std::atomic<bool>* cancel
         in.tgt.push_back(std::move(dec));
       }
       ForwardOptions o;
-      o.keep_scores = false;
       o.cancel = cancel;
       const Trace t = model_->forward(in, o);
       const int V = (int)model_->config().tgt_vocab.size();
@@ -362,7 +361,6 @@ Trace Trainer::probeTrace() const {
   std::vector<int> dec{Task::kBos};
   for (int id : task_->tgtIds(p.tgt)) dec.push_back(id);
   ForwardOptions o;
-  o.keep_scores = false;
   if (task_->decoderOnly()) return model_->forward({{}, {}, {dec}}, o);
   return model_->forward({{task_->srcIds(p.src)}, {}, {dec}}, o);
 }

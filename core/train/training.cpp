@@ -130,7 +130,7 @@ const float* forwardWithTape(Backend& be, const ModelConfig& c, const DeviceWeig
     runEncoder(be, c, dw, enc, segments, o, {}, &done, total, &tape);
   }
   if (c.hasDecoder()) {
-    runDecoder(be, c, dw, c.hasEncoder() ? &enc : nullptr, tgt, 0, T, T, {}, {}, o, &tape);
+    runDecoder(be, c, dw, c.hasEncoder() ? &enc : nullptr, tgt, 0, T, T, {}, o, &tape);
     return tape.dec.out;
   }
   runEncoderHeads(be, c, dw, enc.memory->f32(), B, S, o, nullptr, &tape);
@@ -214,7 +214,6 @@ LossStats Training::forwardBackward(const Inputs& in, const Targets& tg, const T
   }
   ForwardOptions o;
   o.record = false;
-  o.keep_scores = false;
   o.masks = opt.masks;
   model_.checkPassSize(B, S, T, o);
   const int n_out = c.hasDecoder() ? T : S, d = c.d_model;

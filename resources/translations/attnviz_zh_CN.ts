@@ -915,8 +915,8 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
         <translation>文件夹的索引中没有列出检查点</translation>
     </message>
     <message>
-        <source>this trace did not keep the query, key and value vectors (keep_qkv): run again</source>
-        <translation>此轨迹没有保存查询、键和值向量（keep_qkv）：请重新运行</translation>
+        <source>this trace did not keep the value vectors (keep_qkv): run again</source>
+        <translation>此轨迹没有保存值向量（keep_qkv）：请重新运行</translation>
     </message>
     <message>
         <source>the run has no positions to explain</source>

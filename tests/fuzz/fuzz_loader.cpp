@@ -99,7 +99,7 @@ void runModel(const std::shared_ptr<const LoadedModel>& loaded, std::mt19937& rn
   o.masks.src_padding = below(4) != 0;
   o.masks.tgt_padding = below(4) != 0;
   o.masks.subsequent = below(4) != 0;
-  o.keep_scores = below(4) != 0;
+  o.record = below(8) != 0;
   o.keep_qkv = below(2) == 0;
   if (below(4) == 0) {
     HeadIntervention iv;

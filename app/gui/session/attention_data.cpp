@@ -119,26 +119,26 @@ std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelec
                                    MatrixValues which, float mask_fill) {
   const int Tq = a.q_len, Tk = a.k_len;
   std::vector<float> out(size_t(Tq) * Tk, 0.0f);
-  if (a.probs.empty()) return out;
+  if (s.batch < 0 || s.batch >= a.batch) return out;
   const bool scores = which != MatrixValues::Probabilities;
-  if (scores && !a.hasScores()) {
-    std::fill(out.begin(), out.end(), std::numeric_limits<float>::quiet_NaN());
-    return out;
-  }
   const int h0 = s.head < 0 ? 0 : s.head;
   const int h1 = s.head < 0 ? a.heads : s.head + 1;
-  const float inv = 1.0f / float(h1 - h0);
-  std::vector<float> computed(scores ? size_t(Tk) : 0);
-  for (int h = h0; h < h1; ++h)
-    for (int i = 0; i < Tq; ++i) {
-      const float* row = a.probRow(s.batch, h, i);
-      if (scores) {
-        a.scoresOfRow(s.batch, h, i, computed.data());
-        row = computed.data();
-      }
-      float* o = out.data() + size_t(i) * Tk;
-      for (int j = 0; j < Tk; ++j) o[j] += row[j] * inv;
+  auto tile = [&](int h, float* dst) {
+    if (scores)
+      a.scoreTile(s.batch, h, 0, Tq, 0, Tk, dst);
+    else
+      a.probTile(s.batch, h, 0, Tq, 0, Tk, dst);
+  };
+  if (h1 - h0 == 1) {
+    tile(h0, out.data());
+  } else {  // the mean of the heads
+    const float inv = 1.0f / float(h1 - h0);
+    std::vector<float> head(out.size());
+    for (int h = h0; h < h1; ++h) {
+      tile(h, head.data());
+      for (size_t c = 0; c < out.size(); ++c) out[c] += head[c] * inv;
     }
+  }
   if (which == MatrixValues::MaskedScores)
     for (int i = 0; i < Tq; ++i)
       for (int j = 0; j < Tk; ++j)
@@ -149,9 +149,7 @@ std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelec
 std::vector<uint8_t> maskMatrix(const AttentionBlock& a, int batch) {
   std::vector<uint8_t> out(size_t(a.q_len) * a.k_len, 0);
   if (batch < 0 || batch >= a.batch) return out;
-  for (int i = 0; i < a.q_len; ++i)
-    std::copy(a.maskRow(batch, i), a.maskRow(batch, i) + a.k_len,
-              out.begin() + size_t(i) * a.k_len);
+  a.maskTile(batch, 0, a.q_len, 0, a.k_len, out.data());
   return out;
 }
 
@@ -166,7 +164,7 @@ HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel, 
   d.cols = a.k_len;
   d.masked = maskMatrix(a, s.batch);
   d.probs = attentionMatrix(a, s, MatrixValues::Probabilities, mask_fill);
-  if (a.hasScores()) d.scores = attentionMatrix(a, s, MatrixValues::Scores, mask_fill);
+  d.scores = attentionMatrix(a, s, MatrixValues::Scores, mask_fill);
   d.row_labels = queryLabels(trace, s.kind, s.batch);
   d.col_labels = keyLabels(trace, s.kind, s.batch);
   d.row_title = queryAxisTitle(s.kind);

@@ -78,7 +78,6 @@ void Engine::JobContext::report(int done, int total, const QString& what) const 
 DecodingSession::Options Engine::JobContext::sessionOptions(const MaskOptions& masks) const {
   DecodingSession::Options o;
   o.masks = masks;
-  o.keep_scores = true;
   o.max_new_tokens = max_new_tokens;
   o.keep_qkv = true;  // the cell view shows the vectors behind every score
   if (cancellable) o.cancel = cancel;
@@ -88,7 +87,6 @@ DecodingSession::Options Engine::JobContext::sessionOptions(const MaskOptions& m
 ForwardOptions Engine::JobContext::forwardOptions(const MaskOptions& masks) const {
   ForwardOptions o;
   o.masks = masks;
-  o.keep_scores = true;
   o.keep_qkv = true;
   if (cancellable) o.cancel = cancel;
   const JobContext ctx = *this;

@@ -26,7 +26,6 @@ CompareRun runComparison(const Model& model, const RunSpec& spec, const std::ato
   ForwardOptions o;
   o.masks = spec.masks;
   o.interventions = spec.interventions;
-  o.keep_scores = true;
   o.keep_activations = spec.keep_activations;
   o.cancel = cancel;
   r.trace = std::make_shared<const Trace>(model.forward(in, o));

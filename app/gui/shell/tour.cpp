@@ -342,15 +342,15 @@ int Tour::sharpestHead(AttentionKind kind, int layer) const {
   auto snap = window_.engine->snapshot();
   if (!snap || !snap->trace) return 0;
   const AttentionBlock* a = snap->trace->block(kind, layer);
-  if (!a || a->probs.empty()) return 0;
+  if (!a || a->q_len == 0 || a->k_len == 0) return 0;
   // The head whose rows are most peaked: the largest mean over rows of the row's maximum.
   int best = 0;
   double best_peak = -1;
   for (int h = 0; h < a->heads; ++h) {
     double peak = 0;
     for (int i = 0; i < a->q_len; ++i) {
-      const float* row = a->probRow(0, h, i);
-      peak += *std::max_element(row, row + a->k_len);
+      const std::vector<float> row = a->probRow(0, h, i);
+      peak += *std::max_element(row.begin(), row.end());
     }
     peak /= std::max(1, a->q_len);
     if (peak > best_peak) {

@@ -18,16 +18,16 @@ class ThumbnailRows {
     for (int h = h0_; h < h1_; ++h) rows_.push_back(a_.probRow(batch_, h, i));
   }
   float operator[](int j) const {
-    if (rows_.size() == 1) return rows_[0][j];
+    if (rows_.size() == 1) return rows_[0][size_t(j)];
     float sum = 0;
-    for (const float* r : rows_) sum += r[j];
+    for (const std::vector<float>& r : rows_) sum += r[size_t(j)];
     return sum / float(rows_.size());
   }
 
  private:
   const AttentionBlock& a_;
   const int batch_, h0_, h1_;
-  std::vector<const float*> rows_;
+  std::vector<std::vector<float>> rows_;
 };
 
 }  // namespace
@@ -36,7 +36,7 @@ void thumbnailRowMaxima(const AttentionBlock& a, int batch, int head, std::vecto
   ThumbnailRows row(a, batch, head);
   for (int i = (int)maxima.size(); i < a.q_len; ++i) {
     row.select(i);
-    const uint8_t* m = a.maskRow(batch, i);
+    const std::vector<uint8_t> m = a.maskRow(batch, i);
     float mx = 0;
     for (int j = 0; j < a.k_len; ++j)
       if (!m[j] && row[j] > mx) mx = row[j];
@@ -62,7 +62,7 @@ QImage attentionThumbnail(const Trace& trace, const AttentionSelection& s, const
   for (int y = 0; y < h; ++y) {
     const int i = int(int64_t(y) * a.q_len / h);
     row.select(i);
-    const uint8_t* m = a.maskRow(s.batch, i);
+    const std::vector<uint8_t> m = a.maskRow(s.batch, i);
     auto* line = reinterpret_cast<QRgb*>(img.scanLine(y));
     for (int x = 0; x < w; ++x) {
       const int j = int(int64_t(x) * a.k_len / w);

@@ -22,12 +22,11 @@ CellBreakdown cellBreakdown(const AttentionBlock& a, int b, int h, int i, int j,
                             const LoadedModel& model, AttentionKind kind) {
   const ModelConfig& cfg = model.config;
   const float mask_fill = cfg.mask_fill;
-  if (!a.hasQkv())
+  if (!a.hasValues())
     throw Error(
         ErrorKind::BadInput,
-        QT_TRANSLATE_NOOP(
-            "attnviz::Error",
-            "this trace did not keep the query, key and value vectors (keep_qkv): run again"));
+        QT_TRANSLATE_NOOP("attnviz::Error",
+                          "this trace did not keep the value vectors (keep_qkv): run again"));
   if (b < 0 || b >= a.batch || h < 0 || h >= a.heads || i < 0 || i >= a.q_len || j < 0 ||
       j >= a.k_len)
     throw Error(ErrorKind::BadInput, "the cell (" + std::to_string(i) + ", " + std::to_string(j) +
@@ -69,12 +68,12 @@ CellBreakdown cellBreakdown(const AttentionBlock& a, int b, int h, int i, int j,
   }
   c.stored_score = a.score(b, h, i, j);
   c.masked = a.masked(b, i, j);
-  const float* pr = a.probRow(b, h, i);
-  const uint8_t* mr = a.maskRow(b, i);
+  const std::vector<float> pr = a.probRow(b, h, i);
+  const std::vector<uint8_t> mr = a.maskRow(b, i);
   c.row_scores.resize(size_t(a.k_len));
-  a.scoresOfRow(b, h, i, c.row_scores.data());  // stored, or (long inputs) computed from q and k
-  c.row_probs.assign(pr, pr + a.k_len);
-  c.row_masked.assign(mr, mr + a.k_len);
+  a.scoresOfRow(b, h, i, c.row_scores.data());  // computed from the kept q and k
+  c.row_probs = pr;
+  c.row_masked.assign(mr.begin(), mr.end());
   // The softmax's inputs: the scores, masked cells replaced by the fill.
   std::vector<double> in(size_t(a.k_len), 0.0);
   c.row_max = -INFINITY;
@@ -400,8 +399,8 @@ void CellView::refresh() {
   j_ = s.key;
   if (i_ < 0 || i_ >= a->q_len || j_ < 0 || j_ >= a->k_len) {
     i_ = a->q_len - 1;
-    const float* r = a->probRow(s.batch, s.head, i_);
-    j_ = int(std::max_element(r, r + a->k_len) - r);
+    const std::vector<float> r = a->probRow(s.batch, s.head, i_);
+    j_ = int(std::max_element(r.begin(), r.end()) - r.begin());
   }
   HeatmapData d =
       attentionHeatmap(t, s, MatrixValues::Probabilities, true, model->config().mask_fill);

@@ -83,11 +83,12 @@ std::vector<float> changePerHead(const Trace& ta, const Trace& tb, AttentionKind
     const AttentionBlock& a = *ta.block(kind, l);
     const AttentionBlock& b = *tb.block(kind, l);
     const int rows = std::min(a.q_len, b.q_len), cols = std::min(a.k_len, b.k_len);
+    std::vector<float> pa(size_t(rows) * cols), pb(pa.size());
     for (int h = 0; h < heads; ++h) {
+      a.probTile(batch, h, 0, rows, 0, cols, pa.data());
+      b.probTile(batch, h, 0, rows, 0, cols, pb.data());
       double sum = 0;
-      for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < cols; ++j)
-          sum += std::abs(b.prob(batch, h, i, j) - a.prob(batch, h, i, j));
+      for (size_t c = 0; c < pa.size(); ++c) sum += std::abs(pb[c] - pa[c]);
       out[size_t(l) * heads + h] = rows * cols > 0 ? float(sum / (rows * cols)) : 0.0f;
     }
   }

@@ -525,17 +525,15 @@ void DecodingView::showStep() {
     d.cols = K;
     d.values.resize(size_t(d.rows) * K);
     d.masked.resize(size_t(d.rows) * K);
-    if (first->hasScores()) d.scores.resize(size_t(d.rows) * K);
+    d.scores.resize(size_t(d.rows) * K);
     for (int l = 0; l < L; ++l)
       for (int h = 0; h < H; ++h) {
         const int r = l * H + h;
         d.row_labels << tr("L%1 H%2").arg(l + 1).arg(h + 1);
         const AttentionBlock& a = *t.block(kind, l);
-        for (int j = 0; j < K; ++j) {
-          d.values[size_t(r) * K + j] = a.prob(0, h, step, j);
-          d.masked[size_t(r) * K + j] = a.masked(0, step, j);
-          if (a.hasScores()) d.scores[size_t(r) * K + j] = a.score(0, h, step, j);
-        }
+        a.probTile(0, h, step, step + 1, 0, K, &d.values[size_t(r) * K]);
+        a.scoreTile(0, h, step, step + 1, 0, K, &d.scores[size_t(r) * K]);
+        for (int j = 0; j < K; ++j) d.masked[size_t(r) * K + j] = a.masked(0, step, j);
       }
     d.probs = d.values;
     const auto& keys = cross ? t.src_tokens[0] : t.tgt_tokens[0];
