@@ -268,6 +268,90 @@ class TestHostileOutput : public QObject {
     QVERIFY(entries(out).filter(".part").isEmpty());
   }
 
+  // `run --heads … --rows …`: only the chosen heads' chosen rows, several ranges one after another,
+  // row for row what the whole dump holds; wrong heads and ranges refused before anything is
+  // written.
+  void headDumpHoldsTheChosenRows() {
+    Model m(loadModel(kTiny), makeCpuBackend());
+    const Trace t = m.forward({{m.encodeSource("ich mochte ein bier")}, {}, {{1, 2, 3, 4, 5}}});
+    const std::vector<HeadChoice> heads = parseHeadChoices("enc_self:2:3,dec_self:1:1,cross:2:4");
+    QCOMPARE(int(heads.size()), 3);
+    QCOMPARE(headChoiceName(heads[2]), std::string("cross:2:4"));
+    const std::vector<RowRange> rows = parseRowRanges("0:1,3:");
+    QCOMPARE(int(rows.size()), 2);
+    QCOMPARE(rows[1].begin, 3);
+    QCOMPARE(rows[1].end, -1);
+    const QString out = path("head-dump");
+    dumpHeads(t, heads, rows, out.toStdString());
+    QCOMPARE(entries(out).size(), 10);  // three files per head and tokens.json
+    QFile jf(out + "/tokens.json");
+    QVERIFY(jf.open(QIODevice::ReadOnly));
+    const json j = json::parse(jf.readAll().toStdString());
+    QCOMPARE(int(j["heads"].size()), 3);
+    for (size_t n = 0; n < heads.size(); ++n) {
+      const AttentionBlock& a = *t.block(heads[n].kind, heads[n].layer);
+      const std::vector<int> want_rows = [&] {
+        std::vector<int> r = {0};
+        for (int i = 3; i < a.q_len; ++i) r.push_back(i);
+        return r;
+      }();
+      QCOMPARE(j["heads"][n]["rows"], json::parse("[[0,1],[3," + std::to_string(a.q_len) + "]]"));
+      const int K = a.k_len, R = int(want_rows.size());
+      const std::string stem = out.toStdString() + "/" + attentionKindName(heads[n].kind) + "_" +
+                               std::to_string(heads[n].layer + 1) + "_" +
+                               std::to_string(heads[n].head + 1);
+      auto body = [&](const std::string& file, const char* descr, size_t cell) {
+        QFile f(QString::fromStdString(stem + file));
+        if (!f.open(QIODevice::ReadOnly)) return QByteArray();
+        const QByteArray all = f.readAll();
+        const std::string pre = npyPreamble(descr, {R, K});
+        if (all.size() != qsizetype(pre.size() + size_t(R) * K * cell) ||
+            all.left(qsizetype(pre.size())).toStdString() != pre)
+          return QByteArray();
+        return all.mid(qsizetype(pre.size()));
+      };
+      const QByteArray probs = body("_probs.npy", "<f4", 4), scores = body("_scores.npy", "<f4", 4),
+                       mask = body("_mask.npy", "|u1", 1);
+      QVERIFY(!probs.isEmpty() && !scores.isEmpty() && !mask.isEmpty());
+      const std::vector<float> dp = a.denseProbs(), ds = a.denseScores();
+      const std::vector<uint8_t> dm = a.denseMask();
+      for (int r = 0; r < R; ++r) {
+        double sum = 0;
+        for (int k = 0; k < K; ++k) {
+          const size_t at = ((size_t)heads[n].head * a.q_len + want_rows[r]) * K + k;
+          float p, s;
+          std::memcpy(&p, probs.constData() + ((size_t)r * K + k) * 4, 4);
+          std::memcpy(&s, scores.constData() + ((size_t)r * K + k) * 4, 4);
+          QCOMPARE(p, dp[at]);
+          QCOMPARE(s, ds[at]);
+          QCOMPARE(uint8_t(mask[qsizetype((size_t)r * K + k)]), dm[at]);
+          sum += p;
+        }
+        QVERIFY(std::abs(sum - 1) < 1e-5);
+      }
+    }
+    VERIFY_ERROR(caught([&] { parseRowRanges("3:1"); }), ErrorKind::BadInput, "selects no row");
+    VERIFY_ERROR(caught([&] { parseRowRanges("4:,5:6"); }), ErrorKind::BadInput,
+                 "increasing order");
+    VERIFY_ERROR(caught([&] { parseRowRanges("0:4,2:6"); }), ErrorKind::BadInput,
+                 "not overlapping");
+    VERIFY_ERROR(caught([&] { parseRowRanges("a:b"); }), ErrorKind::BadInput, "not a whole number");
+    VERIFY_ERROR(caught([&] { parseHeadChoices("enc:1:1"); }), ErrorKind::BadInput,
+                 "enc_self, dec_self, cross");
+    VERIFY_ERROR(caught([&] { parseHeadChoices("enc_self:0:1"); }), ErrorKind::BadInput,
+                 "count from 1");
+    const QString refused = path("head-dump-refused");
+    VERIFY_ERROR(caught([&] {
+                   dumpHeads(t, parseHeadChoices("enc_self:1:1,enc_self:9:1"), {},
+                             refused.toStdString());
+                 }),
+                 ErrorKind::BadInput, "enc_self:9:1|enc_self layers");
+    VERIFY_ERROR(
+        caught([&] { dumpHeads(t, heads, parseRowRanges("0:2,40:"), refused.toStdString()); }),
+        ErrorKind::BadInput, "rows 40:|query rows");
+    QVERIFY(!QDir(refused).exists());
+  }
+
   // A file of the dump that cannot be put in place: no file of the new dump appears, the old dump
   // stays as it was.
   void dumpIsAllOrNothing() {

@@ -371,7 +371,7 @@ class TeachingTest : public QObject {
               sum += c->product[x];
             }
             QVERIFY(close(sum, c->dot, 1e-5));
-            // The breakdown sums to the score the model stored …
+            // The breakdown sums to the score the trace gives …
             // q·k/√d_k, or T5's q·k + the bias of the cell's bucket in self-attention.
             const bool t5 = model.endsWith(QLatin1String("/hf/t5"));
             QCOMPARE(c->has_bias, t5 && a.kind != AttentionKind::Cross);

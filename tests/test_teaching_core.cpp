@@ -46,8 +46,8 @@ void addCaseRows(const nlohmann::json& cases, Detail detail) {
 }
 
 AttentionKind kindByName(const std::string& n) {
-  for (AttentionKind k : kAttentionKinds)
-    if (n == attentionKindName(k)) return k;
+  AttentionKind k;
+  if (attentionKindNamed(n, &k)) return k;
   throw std::runtime_error("unknown kind " + n);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "base/atomic_file.h"
@@ -17,6 +18,7 @@
 #include "commands.h"
 #include "model/atlas.h"
 #include "model/circuits.h"
+#include "model/trace_dump.h"
 #include "train/task_corpus.h"
 
 namespace attnviz::cli {
@@ -30,29 +32,17 @@ struct AtlasArgs {
   int batch = 16, limit = 0, top_k = 5, max_new_tokens = 0, max_points = 4000;
 };
 
-// "enc_self:1:2" (layer and head from 1, as the table shows them) → (kind, layer, head) from 0.
-struct HeadName {
-  AttentionKind kind;
-  int layer, head;
-};
-HeadName parseHead(const std::string& text, const char* option) {
-  auto fail = [&] {
-    return Error(ErrorKind::Usage, std::string(option) + " expects KIND:LAYER:HEAD such as " +
-                                       "enc_self:1:2 (KIND: enc_self, dec_self or cross), got \"" +
-                                       safe(text.substr(0, 80)) + "\"");
-  };
-  const size_t a = text.find(':'), b = a == std::string::npos ? a : text.find(':', a + 1);
-  if (b == std::string::npos) throw fail();
-  const std::string kind = text.substr(0, a), layer = text.substr(a + 1, b - a - 1),
-                    head = text.substr(b + 1);
-  auto number = [&](const std::string& s) {
-    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos)
-      throw fail();
-    return std::stoi(s);
-  };
-  for (AttentionKind k : kAttentionKinds)
-    if (kind == attentionKindName(k)) return {k, number(layer) - 1, number(head) - 1};
-  throw fail();
+// One head, as `run --heads` names it ("enc_self:1:2": layer and head from 1), from 0.
+HeadChoice parseHead(const std::string& text, const char* option) {
+  try {
+    const std::vector<HeadChoice> h = parseHeadChoices(text);
+    if (h.size() != 1)
+      throw Error(ErrorKind::Usage, "give one head, not " + std::to_string(h.size()));
+    return h.front();
+  } catch (const Error& e) {
+    throw Error(ErrorKind::Usage,
+                std::string(option) + " " + safe(text.substr(0, 80)) + ": " + e.what());
+  }
 }
 
 Corpus corpusOf(const AtlasArgs& a, const Model& m) {
@@ -80,8 +70,7 @@ std::string meanSd(const Moments& m) {
 }
 
 std::string headLabel(AttentionKind kind, int layer, int head) {
-  return std::string(attentionKindName(kind)) + ":" + std::to_string(layer + 1) + ":" +
-         std::to_string(head + 1);
+  return headChoiceName({kind, layer, head});
 }
 
 // Progress on stderr: one line rewritten on a terminal, a line per tenth otherwise.
@@ -105,6 +94,11 @@ std::function<void(const AtlasProgress&)> progressPrinter(const char* what) {
 }
 
 int runAtlas(const AtlasArgs& a) {
+  // What --like and --embed name, read before the corpus runs.
+  const std::optional<HeadChoice> like =
+      a.like.empty() ? std::nullopt : std::optional(parseHead(a.like, "--like"));
+  const std::optional<HeadChoice> embed_head =
+      a.embed.empty() ? std::nullopt : std::optional(parseHead(a.embed, "--embed"));
   Model m(openModel(a.model), openBackend(a.model));
   const Corpus corpus = corpusOf(a, m);
   CorpusRun run;
@@ -185,8 +179,8 @@ int runAtlas(const AtlasArgs& a) {
        {std::pair{"induction", &scores.induction_note}, std::pair{"copying", &scores.copying_note}})
     if (!note->empty()) std::cout << "no " << what << " scores: " << safe(*note) << "\n";
 
-  if (!a.like.empty()) {
-    const HeadName n = parseHead(a.like, "--like");
+  if (like) {
+    const HeadChoice& n = *like;
     const AtlasHead* h = atlas.find(n.kind, n.layer, n.head);
     if (!h)
       throw Error(ErrorKind::Usage, "--like " + safe(a.like) + ": the model has no such head");
@@ -201,8 +195,8 @@ int runAtlas(const AtlasArgs& a) {
     }
   }
   std::optional<HeadEmbedding> embedding;
-  if (!a.embed.empty()) {
-    const HeadName n = parseHead(a.embed, "--embed");
+  if (embed_head) {
+    const HeadChoice& n = *embed_head;
     HeadEmbeddingOptions eo;
     eo.run = run;
     eo.run.progress = progressPrinter("embedding");

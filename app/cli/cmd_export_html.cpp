@@ -25,8 +25,8 @@ struct ExportHtmlArgs {
 };
 
 AttentionKind kindNamed(const std::string& name) {
-  for (AttentionKind k : kAttentionKinds)
-    if (name == attentionKindName(k)) return k;
+  AttentionKind k;
+  if (attentionKindNamed(name, &k)) return k;
   throw Error(ErrorKind::Usage,
               "unknown kind of attention \"" + name + "\" (enc_self, dec_self or cross)");
 }

@@ -43,19 +43,18 @@ int runOn(Model& m, const RunArgs& a) {
   const ModelConfig& c = m.config();
   // What --heads and --rows ask, checked before the pass.
   std::vector<HeadChoice> heads;
-  int row0 = 0, row1 = -1;
+  std::vector<RowRange> rows;
   if (!a.heads.empty()) heads = parseHeadChoices(a.heads);
-  if (!a.rows.empty()) parseRowRange(a.rows, &row0, &row1);
+  if (!a.rows.empty()) rows = parseRowRanges(a.rows);
   for (const HeadChoice& h : heads) {
     const int layers = h.kind == AttentionKind::EncoderSelf              ? c.n_encoder_layers
                        : h.kind == AttentionKind::Cross && !c.hasCross() ? 0
                                                                          : c.n_decoder_layers;
     if (h.layer >= layers || h.head >= c.n_heads)
-      throw Error(ErrorKind::BadInput,
-                  std::string(attentionKindName(h.kind)) + ":" + std::to_string(h.layer + 1) + ":" +
-                      std::to_string(h.head + 1) + ": the model has " + std::to_string(layers) +
-                      " " + attentionKindName(h.kind) + " layers of " + std::to_string(c.n_heads) +
-                      " heads");
+      throw Error(ErrorKind::BadInput, headChoiceName(h) + ": the model has " +
+                                           std::to_string(layers) + " " +
+                                           attentionKindName(h.kind) + " layers of " +
+                                           std::to_string(c.n_heads) + " heads");
   }
   ForwardOptions o;
   o.keep_qkv = a.qkv;
@@ -88,7 +87,7 @@ int runOn(Model& m, const RunArgs& a) {
   std::cout << "forward pass: " << std::fixed << std::setprecision(2) << t.elapsed_ms << " ms on "
             << m.backend().description() << "\n";
   if (!a.dump.empty() && !heads.empty()) {
-    dumpHeads(t, heads, row0, row1, a.dump);
+    dumpHeads(t, heads, rows, a.dump);
     std::cout << "wrote " << heads.size() << " head(s) to " << safe(a.dump) << "\n";
   } else if (!a.dump.empty()) {
     const uint64_t bytes = dumpBytes(t);
@@ -98,7 +97,7 @@ int runOn(Model& m, const RunArgs& a) {
                       " (every head's [query, key] matrices); the limit is " +
                       formatBytes(kMaxWholeDumpBytes) +
                       ". Write the heads you want with --heads KIND:LAYER:HEAD[,…] (and "
-                      "--rows A:B)");
+                      "--rows A:B[,…])");
     dumpTrace(t, a.dump);
     std::cout << "wrote the trace to " << safe(a.dump) << "\n";
   }
@@ -136,8 +135,9 @@ Command addRunCommand(CLI::App& cli) {
       ->type_name("KIND:LAYER:HEAD[,...]");
   cmd->add_option("--rows", a->rows,
                   "with --heads: only query rows A … B−1, counted from 0 as a NumPy slice (A or B "
-                  "may be left out)")
-      ->type_name("A:B");
+                  "may be left out); several ranges, in order, are written one after another "
+                  "(e.g. 0:64,4064:4128,8128:)")
+      ->type_name("A:B[,...]");
   addPassArgs(cmd, a->pass);
   cmd->add_flag("--qkv", a->qkv, "keep each head's q, k, v vectors (KIND_{q,k,v}.npy in the dump)");
   return {cmd, [a] { return runRun(*a); }};

@@ -23,6 +23,15 @@ const char* attentionKindName(AttentionKind kind) {
   return "?";
 }
 
+bool attentionKindNamed(std::string_view name, AttentionKind* kind) {
+  for (AttentionKind k : kAttentionKinds)
+    if (name == attentionKindName(k)) {
+      *kind = k;
+      return true;
+    }
+  return false;
+}
+
 const char* attentionKindTitle(AttentionKind kind) {
   switch (kind) {
     case AttentionKind::EncoderSelf:

@@ -1,12 +1,15 @@
 // The attention trace of a model run: a list of attention blocks (encoder self-, decoder self- and
-// cross-attention, one per layer that has it), each with the scaled scores before the mask, the
-// mask and the probabilities per head; then the model's outputs (per-position token logits, class
-// logits, the last stack's hidden states) and the tokens. What every view and the CLI's --dump
-// show. A decoding session grows the decoder's blocks one row at a time (appendRows), in place.
+// cross-attention, one per layer that has it), each keeping the queries and keys as attention used
+// them, each row's softmax statistics and the rules of the scores and the mask, from which any
+// tile of scores, mask or probabilities is computed on demand; then the model's outputs
+// (per-position token logits, class logits, the last stack's hidden states) and the tokens. What
+// every view and the CLI's --dump show. A decoding session grows the decoder's blocks one row at a
+// time (appendRows), in place.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/host_memory.h"
@@ -18,7 +21,9 @@ namespace attnviz {
 enum class AttentionKind { EncoderSelf, DecoderSelf, Cross };
 constexpr AttentionKind kAttentionKinds[] = {AttentionKind::EncoderSelf, AttentionKind::DecoderSelf,
                                              AttentionKind::Cross};
-const char* attentionKindName(AttentionKind kind);   // "enc_self", "dec_self", "cross"
+const char* attentionKindName(AttentionKind kind);  // "enc_self", "dec_self", "cross"
+// The kind attentionKindName names `name`; false when it names none.
+bool attentionKindNamed(std::string_view name, AttentionKind* kind);
 const char* attentionKindTitle(AttentionKind kind);  // "Encoder self-attention", ...
 // Which sequence a kind's queries and keys are positions of: the source (encoder side) or the
 // target (decoder side).

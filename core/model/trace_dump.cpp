@@ -362,14 +362,28 @@ int parseCount(const std::string& part, const std::string& what, const std::stri
   return v;
 }
 
-}  // namespace
-
-std::vector<HeadChoice> parseHeadChoices(const std::string& text) {
-  std::vector<HeadChoice> out;
+// The comma-separated items of `text`, empty ones kept (each is then refused by its parser).
+std::vector<std::string> commaItems(const std::string& text) {
+  std::vector<std::string> out;
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string item = text.substr(start, comma - start);
+    out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string headChoiceName(const HeadChoice& h) {
+  return std::string(attentionKindName(h.kind)) + ":" + std::to_string(h.layer + 1) + ":" +
+         std::to_string(h.head + 1);
+}
+
+std::vector<HeadChoice> parseHeadChoices(const std::string& text) {
+  std::vector<HeadChoice> out;
+  for (const std::string& item : commaItems(text)) {
     const size_t c1 = item.find(':'), c2 = c1 == std::string::npos ? c1 : item.find(':', c1 + 1);
     if (c2 == std::string::npos || item.find(':', c2 + 1) != std::string::npos)
       throw Error(ErrorKind::BadInput, "\"" + item +
@@ -377,13 +391,7 @@ std::vector<HeadChoice> parseHeadChoices(const std::string& text) {
                                            "is enc_self, dec_self or cross)");
     const std::string kind = item.substr(0, c1);
     HeadChoice h;
-    bool known = false;
-    for (AttentionKind k : kAttentionKinds)
-      if (kind == attentionKindName(k)) {
-        h.kind = k;
-        known = true;
-      }
-    if (!known)
+    if (!attentionKindNamed(kind, &h.kind))
       throw Error(ErrorKind::BadInput, "\"" + item + "\": the kind \"" + kind +
                                            "\" is none of enc_self, dec_self, cross");
     h.layer = parseCount(item.substr(c1 + 1, c2 - c1 - 1), "the layer", item) - 1;
@@ -392,43 +400,66 @@ std::vector<HeadChoice> parseHeadChoices(const std::string& text) {
       throw Error(ErrorKind::BadInput,
                   "\"" + item + "\": layers and heads count from 1, as the GUI shows them");
     out.push_back(h);
-    start = comma + 1;
   }
   return out;
 }
 
-void parseRowRange(const std::string& text, int* begin, int* end) {
-  const size_t colon = text.find(':');
-  if (colon == std::string::npos || text.find(':', colon + 1) != std::string::npos)
-    throw Error(ErrorKind::BadInput, "\"" + text +
-                                         "\" is not A:B (query rows A … B−1 from 0, as a NumPy "
-                                         "slice; e.g. 8000:8192, or 8000: for the rest)");
-  const std::string a = text.substr(0, colon), b = text.substr(colon + 1);
-  *begin = a.empty() ? 0 : parseCount(a, "the first row", text);
-  *end = b.empty() ? -1 : parseCount(b, "the end", text);
-  if (*end >= 0 && *end <= *begin)
-    throw Error(ErrorKind::BadInput, "\"" + text + "\" selects no row (B must exceed A)");
+std::vector<RowRange> parseRowRanges(const std::string& text) {
+  std::vector<RowRange> out;
+  for (const std::string& item : commaItems(text)) {
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos || item.find(':', colon + 1) != std::string::npos)
+      throw Error(ErrorKind::BadInput, "\"" + item +
+                                           "\" is not A:B (query rows A … B−1 from 0, as a NumPy "
+                                           "slice; e.g. 8000:8192, or 8000: for the rest)");
+    const std::string a = item.substr(0, colon), b = item.substr(colon + 1);
+    RowRange r;
+    r.begin = a.empty() ? 0 : parseCount(a, "the first row", item);
+    r.end = b.empty() ? -1 : parseCount(b, "the end", item);
+    if (r.end >= 0 && r.end <= r.begin)
+      throw Error(ErrorKind::BadInput, "\"" + item + "\" selects no row (B must exceed A)");
+    if (!out.empty() && (out.back().end < 0 || r.begin < out.back().end))
+      throw Error(ErrorKind::BadInput, "\"" + text +
+                                           "\": give the ranges in increasing order, not "
+                                           "overlapping (each row is written once)");
+    out.push_back(r);
+  }
+  return out;
 }
 
-void dumpHeads(const Trace& tr, const std::vector<HeadChoice>& heads, int row0, int row1,
-               const std::string& dir) {
+namespace {
+
+// The ranges with "to the end" made q_len; Error(BadInput) naming the head for rows it lacks.
+std::vector<RowRange> rowsOf(const AttentionBlock& a, const std::vector<RowRange>& ranges,
+                             const std::string& head) {
+  std::vector<RowRange> out;
+  for (const RowRange& r : ranges) {
+    const RowRange got{r.begin, r.end < 0 ? a.q_len : r.end};
+    if (got.begin >= a.q_len || got.end > a.q_len)
+      throw Error(ErrorKind::BadInput, head + ": rows " + std::to_string(got.begin) + ":" +
+                                           std::to_string(got.end) + " are outside the " +
+                                           std::to_string(a.q_len) +
+                                           " query rows (0:" + std::to_string(a.q_len) + ")");
+    out.push_back(got);
+  }
+  if (out.empty()) out.push_back({0, a.q_len});
+  return out;
+}
+
+}  // namespace
+
+void dumpHeads(const Trace& tr, const std::vector<HeadChoice>& heads,
+               const std::vector<RowRange>& ranges, const std::string& dir) {
   for (const HeadChoice& h : heads) {
     const AttentionBlock* a = tr.block(h.kind, h.layer);
-    const std::string name = std::string(attentionKindName(h.kind)) + ":" +
-                             std::to_string(h.layer + 1) + ":" + std::to_string(h.head + 1);
     if (!a)
-      throw Error(ErrorKind::BadInput, name + ": the model has " +
+      throw Error(ErrorKind::BadInput, headChoiceName(h) + ": the model has " +
                                            std::to_string(tr.layers(h.kind)) + " " +
                                            attentionKindName(h.kind) + " layers");
     if (h.head >= a->heads)
       throw Error(ErrorKind::BadInput,
-                  name + ": the model has " + std::to_string(a->heads) + " heads");
-    const int end = row1 < 0 ? a->q_len : row1;
-    if (row0 >= a->q_len || end > a->q_len)
-      throw Error(ErrorKind::BadInput, name + ": rows " + std::to_string(row0) + ":" +
-                                           std::to_string(end) + " are outside the " +
-                                           std::to_string(a->q_len) +
-                                           " query rows (0:" + std::to_string(a->q_len) + ")");
+                  headChoiceName(h) + ": the model has " + std::to_string(a->heads) + " heads");
+    rowsOf(*a, ranges, headChoiceName(h));
   }
   try {
     makeFolder(dir);
@@ -436,31 +467,43 @@ void dumpHeads(const Trace& tr, const std::vector<HeadChoice>& heads, int row0, 
     nlohmann::json written = nlohmann::json::array();
     for (const HeadChoice& h : heads) {
       const AttentionBlock& a = *tr.block(h.kind, h.layer);
-      const int end = row1 < 0 ? a.q_len : row1, rows = end - row0, K = a.k_len;
+      const std::vector<RowRange> rows = rowsOf(a, ranges, headChoiceName(h));
+      const int K = a.k_len;
+      int count = 0;
+      nlohmann::json spans = nlohmann::json::array();
+      for (const RowRange& r : rows) {
+        count += r.end - r.begin;
+        spans.push_back({r.begin, r.end});
+      }
       const std::string stem = dir + "/" + attentionKindName(h.kind) + "_" +
                                std::to_string(h.layer + 1) + "_" + std::to_string(h.head + 1);
       AtomicFile& sf = files.add(stem + "_scores.npy");
       AtomicFile& mf = files.add(stem + "_mask.npy");
       AtomicFile& pf = files.add(stem + "_probs.npy");
-      sf.write(npyPreamble("<f4", {rows, K}));
-      mf.write(npyPreamble("|u1", {rows, K}));
-      pf.write(npyPreamble("<f4", {rows, K}));
+      sf.write(npyPreamble("<f4", {count, K}));
+      mf.write(npyPreamble("|u1", {count, K}));
+      pf.write(npyPreamble("<f4", {count, K}));
       constexpr int kRows = 64;
       std::vector<float> tile((size_t)kRows * K);
       std::vector<uint8_t> mask((size_t)kRows * K);
-      for (int i0 = row0; i0 < end; i0 += kRows) {
-        const int i1 = std::min(end, i0 + kRows), n = (i1 - i0) * K;
-        a.scoreTile(0, h.head, i0, i1, 0, K, tile.data());
-        sf.write(tile.data(), (size_t)n * 4);
-        a.maskTile(0, i0, i1, 0, K, mask.data());
-        mf.write(mask.data(), (size_t)n);
-        a.probTile(0, h.head, i0, i1, 0, K, tile.data());
-        pf.write(tile.data(), (size_t)n * 4);
-      }
+      for (const RowRange& r : rows)
+        for (int i0 = r.begin; i0 < r.end; i0 += kRows) {
+          const int i1 = std::min(r.end, i0 + kRows), n = (i1 - i0) * K;
+          a.scoreTile(0, h.head, i0, i1, 0, K, tile.data());
+          sf.write(tile.data(), (size_t)n * 4);
+          a.maskTile(0, i0, i1, 0, K, mask.data());
+          mf.write(mask.data(), (size_t)n);
+          a.probTile(0, h.head, i0, i1, 0, K, tile.data());
+          pf.write(tile.data(), (size_t)n * 4);
+        }
+      // On disk now, their buffers freed: a set keeps every file until it commits them all.
+      sf.finish();
+      mf.finish();
+      pf.finish();
       written.push_back({{"kind", attentionKindName(h.kind)},
                          {"layer", h.layer + 1},
                          {"head", h.head + 1},
-                         {"rows", {row0, end}},
+                         {"rows", spans},
                          {"keys", K}});
     }
     nlohmann::json j = tokensJson(tr);

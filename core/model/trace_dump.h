@@ -35,16 +35,22 @@ struct HeadChoice {
 // "KIND:LAYER:HEAD[,…]" with layers and heads counted from 1, as `atlas --like` counts them
 // (KIND: enc_self, dec_self, cross). Error(BadInput) naming the part that is wrong.
 std::vector<HeadChoice> parseHeadChoices(const std::string& text);
-// "A:B" (query rows A … B − 1, counted from 0, as a NumPy slice; A or B may be left out: 0, the
-// end). `end` is −1 for "the end". Error(BadInput).
-void parseRowRange(const std::string& text, int* begin, int* end);
-// Writes only those heads' rows [row0, row1) (row1 −1: to the last) — for each head
+// "KIND:LAYER:HEAD" of one head (layer and head from 1).
+std::string headChoiceName(const HeadChoice& h);
+// Query rows [begin, end) counted from 0; end −1: to the last.
+struct RowRange {
+  int begin = 0, end = -1;
+};
+// "A:B[,C:D…]" (query rows A … B − 1, counted from 0, as NumPy slices; A or B may be left out: 0,
+// the end), in increasing order, not overlapping. Error(BadInput) naming the part that is wrong.
+std::vector<RowRange> parseRowRanges(const std::string& text);
+// Writes only those heads' rows (the ranges one after another; none: every row) — for each head
 // KIND_LAYER_HEAD_{scores,mask,probs}.npy [rows, keys] (float32, uint8, float32; layer and head
-// from 1) — and tokens.json (with the rows and heads written) into `dir`, computed tile by tile
-// from the trace (any length). Error(BadInput) for a head or rows the trace does not have,
-// Error(Io).
-void dumpHeads(const Trace& trace, const std::vector<HeadChoice>& heads, int row0, int row1,
-               const std::string& dir);
+// from 1) — and tokens.json (with the heads and the row ranges written) into `dir`, computed tile
+// by tile from the trace (any length). Error(BadInput) for a head or rows the trace does not
+// have, checked before anything is written; Error(Io).
+void dumpHeads(const Trace& trace, const std::vector<HeadChoice>& heads,
+               const std::vector<RowRange>& rows, const std::string& dir);
 
 // Writes lens_top_probs.npy [rows, n, k], lens_target_probs.npy [rows, n], lens_logits.npy
 // [rows, n, V] (when kept) and lens.json (the reading, row names, input tokens, targets, top ids

@@ -1877,8 +1877,8 @@ step %4: %5</source>
         <translation>，软上限：%1·tanh(s / %1)</translation>
     </message>
     <message>
-        <source>⑤ %1%2%3  →  score = %4    (the trace holds %5 %6)</source>
-        <translation>⑤ %1%2%3  →  分数 = %4    （轨迹中保存的是 %5 %6）</translation>
+        <source>⑤ %1%2%3  →  score = %4    (the trace gives %5 %6)</source>
+        <translation>⑤ %1%2%3  →  分数 = %4    （轨迹给出的是 %5 %6）</translation>
     </message>
     <message>
         <source>⑥ the mask: this cell IS masked — its score is replaced by %1 before the softmax, so its probability is 0</source>
@@ -1889,8 +1889,8 @@ step %4: %5</source>
         <translation>⑥ 掩码：这个格子没有被掩码 — 分数原样进入 softmax</translation>
     </message>
     <message>
-        <source>⑦ softmax over row %1: p = e^(s − max) / Σ e^(s − max) = %2 / %3 = %4    (the trace holds %5 %6)</source>
-        <translation>⑦ 第 %1 行的 softmax：p = e^(s − max) / Σ e^(s − max) = %2 / %3 = %4    （轨迹中保存的是 %5 %6）</translation>
+        <source>⑦ softmax over row %1: p = e^(s − max) / Σ e^(s − max) = %2 / %3 = %4    (the trace gives %5 %6)</source>
+        <translation>⑦ 第 %1 行的 softmax：p = e^(s − max) / Σ e^(s − max) = %2 / %3 = %4    （轨迹给出的是 %5 %6）</translation>
     </message>
     <message>
         <source>⑧ the head&apos;s output for query %1: Σ_j p_ij · v_j — each key&apos;s value vector (d_v = %2, from x·W_V) weighted by its probability</source>
@@ -1932,8 +1932,8 @@ step %4: %5</source>
         <translation>各头平均没有自己的向量：显示头 1（用 [ 和 ] 选择其他头）。</translation>
     </message>
     <message>
-        <source>&lt;p style=&apos;margin:0&apos;&gt;An attention weight is made in a few steps. The layer&apos;s input x (one row of d_model = %1 numbers per position) is projected into a query, a key and a value per head: Q = x·W&lt;sub&gt;Q&lt;/sub&gt;, K = x·W&lt;sub&gt;K&lt;/sub&gt;, V = x·W&lt;sub&gt;V&lt;/sub&gt; (d_k = %2 numbers each). The score of query i and key j is q&lt;sub&gt;i&lt;/sub&gt;·k&lt;sub&gt;j&lt;/sub&gt;/√d&lt;sub&gt;k&lt;/sub&gt;; masked cells are replaced by %3; softmax turns row i into probabilities; and the head&apos;s output for query i is those probabilities times the value vectors.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Click any cell of the heatmap: every number on the right is recomputed from the vectors the trace kept, and checked against the score and probability the model stored (✓). Shapes: Q %4, K and V %5.&lt;/p&gt;%6%7</source>
-        <translation>&lt;p style='margin:0'&gt;一个注意力权重分几步得到。该层的输入 x（每个位置一行 d_model = %1 个数）在每个头中被投影为查询、键和值：Q = x·W&lt;sub&gt;Q&lt;/sub&gt;，K = x·W&lt;sub&gt;K&lt;/sub&gt;，V = x·W&lt;sub&gt;V&lt;/sub&gt;（各 d_k = %2 个数）。查询 i 与键 j 的分数是 q&lt;sub&gt;i&lt;/sub&gt;·k&lt;sub&gt;j&lt;/sub&gt;/√d&lt;sub&gt;k&lt;/sub&gt;；被掩码的格子替换为 %3；softmax 把第 i 行变成概率；这个头对查询 i 的输出就是这些概率乘以值向量。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;点击热力图的任意格子：右边的每个数都由轨迹保存的向量重新计算，并与模型保存的分数和概率核对（✓）。形状：Q %4，K 和 V %5。&lt;/p&gt;%6%7</translation>
+        <source>&lt;p style=&apos;margin:0&apos;&gt;An attention weight is made in a few steps. The layer&apos;s input x (one row of d_model = %1 numbers per position) is projected into a query, a key and a value per head: Q = x·W&lt;sub&gt;Q&lt;/sub&gt;, K = x·W&lt;sub&gt;K&lt;/sub&gt;, V = x·W&lt;sub&gt;V&lt;/sub&gt; (d_k = %2 numbers each). The score of query i and key j is q&lt;sub&gt;i&lt;/sub&gt;·k&lt;sub&gt;j&lt;/sub&gt;/√d&lt;sub&gt;k&lt;/sub&gt;; masked cells are replaced by %3; softmax turns row i into probabilities; and the head&apos;s output for query i is those probabilities times the value vectors.&lt;/p&gt;&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Click any cell of the heatmap: every number on the right is recomputed here from the vectors the trace kept and the model&apos;s config, and checked (✓) against the score and probability the trace gives, from the pass&apos;s own scoring rule and each row&apos;s softmax statistics. Shapes: Q %4, K and V %5.&lt;/p&gt;%6%7</source>
+        <translation>&lt;p style='margin:0'&gt;一个注意力权重分几步得到。该层的输入 x（每个位置一行 d_model = %1 个数）在每个头中被投影为查询、键和值：Q = x·W&lt;sub&gt;Q&lt;/sub&gt;，K = x·W&lt;sub&gt;K&lt;/sub&gt;，V = x·W&lt;sub&gt;V&lt;/sub&gt;（各 d_k = %2 个数）。查询 i 与键 j 的分数是 q&lt;sub&gt;i&lt;/sub&gt;·k&lt;sub&gt;j&lt;/sub&gt;/√d&lt;sub&gt;k&lt;/sub&gt;；被掩码的格子替换为 %3；softmax 把第 i 行变成概率；这个头对查询 i 的输出就是这些概率乘以值向量。&lt;/p&gt;&lt;p style='margin:4px 0 0 0'&gt;点击热力图的任意格子：右边的每个数都在这里由轨迹保存的向量和模型配置重新计算，并与轨迹给出的分数和概率核对（✓）——轨迹按前向计算自己的打分规则和每行的 softmax 统计量给出它们。形状：Q %4，K 和 V %5。&lt;/p&gt;%6%7</translation>
     </message>
     <message>
         <source>&lt;p style=&apos;margin:4px 0 0 0&apos;&gt;Grouped-query attention: %1, so k&lt;sub&gt;j&lt;/sub&gt; and v&lt;sub&gt;j&lt;/sub&gt; below are that key/value head&apos;s.&lt;/p&gt;</source>

@@ -253,7 +253,7 @@ double CellBreakdownWidget::render(QPainter& p) {
                              : QString();
   const QString capped =
       c_.softcap > 0.0 ? tr(", soft-capped: %1·tanh(s / %1)").arg(num(c_.softcap)) : QString();
-  line(tr("⑤ %1%2%3  →  score = %4    (the trace holds %5 %6)")
+  line(tr("⑤ %1%2%3  →  score = %4    (the trace gives %5 %6)")
            .arg(scaled, biased, capped)
            .arg(num(c_.score))
            .arg(num(c_.stored_score))
@@ -267,7 +267,7 @@ double CellBreakdownWidget::render(QPainter& p) {
   else
     line(tr("⑥ the mask: this cell is not masked — the score goes into the softmax as it is"));
   line(tr("⑦ softmax over row %1: p = e^(s − max) / Σ e^(s − max) = %2 / %3 = %4    (the trace "
-          "holds %5 %6)")
+          "gives %5 %6)")
            .arg(c_.i + 1)
            .arg(num(c_.exp_cell))
            .arg(num(c_.exp_sum))
@@ -433,8 +433,9 @@ void CellView::refresh() {
          "masked cells are replaced by %3; softmax turns row i into probabilities; and the head's "
          "output for query i is those probabilities times the value vectors.</p>"
          "<p style='margin:4px 0 0 0'>Click any cell of the heatmap: every number on the right is "
-         "recomputed from the vectors the trace kept, and checked against the score and "
-         "probability the model stored (✓). Shapes: Q %4, K and V %5.</p>%6%7")
+         "recomputed here from the vectors the trace kept and the model's config, and checked "
+         "(✓) against the score and probability the trace gives, from the pass's own scoring "
+         "rule and each row's softmax statistics. Shapes: Q %4, K and V %5.</p>%6%7")
           .arg(c.d_model)
           .arg(c.d_k)
           .arg(code(maskFillText(c.mask_fill)))
