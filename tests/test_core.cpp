@@ -9,17 +9,20 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "arch/positional.h"
 #include "arch/weights.h"
 #include "base/error.h"
 #include "base/host_memory.h"
 #include "compute/cpu_backend.h"
+#include "compute/memory_limit.h"
 #include "io/npy.h"
 #include "model/decoding.h"
 #include "model/head_stats.h"
 #include "model/masks.h"
 #include "model/model.h"
+#include "model/pass.h"
 #include "model/runs.h"
 #include "test_support.h"
 #include "text/vocab.h"
@@ -614,6 +617,65 @@ class TestCore : public QObject {
              ErrorKind::TooLarge);
     std::vector<int> longer(17, 1);  // max_len 16
     QCOMPARE(kindOf([&] { m.forward({{longer}, {}, {{5}}}); }), ErrorKind::BadInput);
+  }
+
+  // A long pass never holds a whole [n, n] matrix per head: on a backend that counts its buffers
+  // (compute/memory_limit.h), 4,096 tokens through 8 heads (every head's scores would be 512 MiB)
+  // peak at the pass's chunk of rows (Pass::kTileFloats) and the linear buffers, as the estimate
+  // says; the kept trace is q, k and the row statistics.
+  void longPassHoldsOneChunkOfScores() {
+    nlohmann::json gpt = {{"family", "nanogpt"}, {"model", "GPT"},
+                          {"d_model", 32},       {"d_ff", 64},
+                          {"n_heads", 8},        {"n_layers", 2},
+                          {"max_len", 4096},     {"vocab", {"a", "b", "c", "d"}}};
+    const ModelConfig c = ModelConfig::fromJson(gpt, "gpt");
+    auto limit = std::make_shared<MemoryLimit>(UINT64_MAX);
+    Model m(makeRandomModel(c, 3), limitMemory(makeCpuBackend(), limit));
+    const int n = 4096;
+    std::vector<int> ids(n);
+    for (int i = 0; i < n; ++i) ids[size_t(i)] = (i * 7 + i / 5) % 4;
+    const uint64_t weights = limit->in_use;
+    const Trace t = m.forward({{}, {}, {ids}});
+    const uint64_t dense = uint64_t(8) * n * n * 4;  // one kind of matrix, every head of one layer
+    const uint64_t pass = limit->peak - weights;
+    QVERIFY2(pass < dense / 4, qPrintable(QString("the pass peaked at %1 bytes").arg(pass)));
+    QVERIFY(pass >= uint64_t(Pass::kTileFloats) * 4);  // it did take a whole chunk of scores
+    QVERIFY(pass <= m.estimatePassBytes(1, 0, n, ForwardOptions()));
+    const AttentionBlock& a = *t.block(AttentionKind::DecoderSelf, 1);
+    QVERIFY(a.bytes() < dense / 16);
+    // What is kept still gives any row exactly: the last row sums to 1 over all 4,096 keys.
+    const std::vector<float> row = a.probRow(0, 7, n - 1);
+    QVERIFY(std::abs(std::accumulate(row.begin(), row.end(), 0.0) - 1.0) < 1e-4);
+  }
+
+  // The default limit is the machine's: the memory it has available now (/proc/meminfo's
+  // MemAvailable), less a reserve; a batch larger than that is refused with the figures, before
+  // anything is allocated.
+  void passLimitIsTheMachinesMemory() {
+    auto cfg = ModelConfig::fromJson(tinyConfig(), "tiny");
+    Model m(makeRandomModel(cfg, 8), makeCpuBackend());
+    const uint64_t available = availableHostBytes();
+    if (available == 0) QSKIP("this system does not say how much memory is available");
+    std::string why;
+    const uint64_t limit = passMemoryLimit(0, &why);
+    QVERIFY(limit < available && limit >= available / 8 * 7 - (uint64_t(64) << 20));
+    QVERIFY2(why.find("available now") != std::string::npos, why.c_str());
+    QCOMPARE(passMemoryLimit(12345), uint64_t(12345));
+    ForwardOptions o;  // max_trace_bytes 0: the machine's
+    int batch = 1;
+    while (batch < (1 << 30) && m.estimatePassBytes(batch, 4, 4, o) <= limit) batch *= 2;
+    QVERIFY(m.estimatePassBytes(batch, 4, 4, o) > limit);
+    try {
+      m.checkPassSize(batch, 4, 4, o);
+      QFAIL("a pass above the machine's memory was not refused");
+    } catch (const Error& e) {
+      QCOMPARE(e.kind(), ErrorKind::TooLarge);
+      const std::string msg = e.what();
+      QVERIFY2(msg.find("of memory available now") != std::string::npos &&
+                   msg.find("close programs") != std::string::npos,
+               msg.c_str());
+    }
+    m.checkPassSize(1, 4, 4, o);  // a small one fits
   }
 
   void cancelBetweenLayers() {

@@ -2,14 +2,18 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
 
+#ifdef __unix__
+#include <unistd.h>
+#endif
 #if defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
 #include <sys/mman.h>
-#include <unistd.h>
 #define ATTNVIZ_HUGE_PAGES 1
 #endif
 
@@ -171,6 +175,34 @@ void releaseKeptHostMemory() noexcept {
   }
   for (const auto& [q, n] : drop) munmap(q, n);
 #endif
+}
+
+unsigned long long availableHostBytes() noexcept {
+  unsigned long long bytes = 0;
+  if (FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (std::strncmp(line, "MemAvailable:", 13) == 0) {
+        bytes = std::strtoull(line + 13, nullptr, 10) * 1024;  // the file counts in kB
+        break;
+      }
+    std::fclose(f);
+  }
+  if (bytes == 0) return 0;
+#ifdef ATTNVIZ_HUGE_PAGES
+  Kept& k = kept();
+  std::lock_guard<std::mutex> lock(k.mutex);
+  bytes += k.bytes;
+#endif
+  return bytes;
+}
+
+unsigned long long physicalHostBytes() noexcept {
+#ifdef __unix__
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) return (unsigned long long)pages * (unsigned long long)page;
+#endif
+  return 0;
 }
 
 bool hostMemoryKeepsBuffers() noexcept {

@@ -22,6 +22,11 @@ void* allocateHost(std::size_t bytes) noexcept;
 void freeHost(void* p, std::size_t bytes) noexcept;
 // Gives the kept buffers back to the system.
 void releaseKeptHostMemory() noexcept;
+// The memory a pass may still take: the system's MemAvailable (Linux's /proc/meminfo) and the
+// freed buffers this process keeps for reuse; 0 where the system does not say.
+unsigned long long availableHostBytes() noexcept;
+// The machine's physical memory; 0 where the system does not say.
+unsigned long long physicalHostBytes() noexcept;
 // Whether large buffers are mapped on their own and kept (Linux, not under AddressSanitizer,
 // which watches operator new's blocks instead).
 bool hostMemoryKeepsBuffers() noexcept;

@@ -152,11 +152,13 @@ DecodingSession::Step DecodingSession::computeStep(int token) const {
                 "token id " + std::to_string(s.token) + " is outside the target vocabulary");
   if (s.token == model_.config().eos_id || length() >= limit_) return s;  // ends decoding
   const int next = length() + 1;
-  if (options_.record && model_.estimatePassBytes(1, (int)src_.size(), next, forwardOptions()) >
-                             options_.max_trace_bytes)
+  std::string why;
+  const uint64_t bytes =
+      options_.record ? model_.estimatePassBytes(1, (int)src_.size(), next, forwardOptions()) : 0;
+  if (bytes > passMemoryLimit(options_.max_trace_bytes, &why))
     throw Error(ErrorKind::TooLarge, "a trace of " + std::to_string(next) +
-                                         " target positions would exceed the memory limit of " +
-                                         formatBytes(options_.max_trace_bytes));
+                                         " target positions would need " + formatBytes(bytes) +
+                                         "; " + why);
   s.runs = true;
   const auto t0 = std::chrono::steady_clock::now();
   if (use_cache_) {

@@ -46,7 +46,7 @@ class DecodingSession {
     bool record = true;      // keep the attention trace (false: greedy decoding)
     bool keep_qkv = false;
     std::vector<HeadIntervention> interventions;
-    uint64_t max_trace_bytes = uint64_t(4) << 30;
+    uint64_t max_trace_bytes = 0;  // 0: what the machine has available (passMemoryLimit)
     const std::atomic<bool>* cancel = nullptr;
   };
 

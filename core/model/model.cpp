@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "base/host_memory.h"
 #include "model/device_weights.h"
 #include "model/pass.h"
 #include "model/runs.h"
@@ -199,6 +200,31 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) 
   return sum({trace, memory, std::max(encoder, decoder)});
 }
 
+uint64_t passMemoryLimit(uint64_t max_trace_bytes, std::string* why) {
+  if (max_trace_bytes > 0) {
+    if (why) *why = "the limit is " + formatBytes(max_trace_bytes);
+    return max_trace_bytes;
+  }
+  const uint64_t available = availableHostBytes();
+  if (available == 0) {
+    constexpr uint64_t kUnknown = uint64_t(4) << 30;
+    if (why)
+      *why = "the limit is " + formatBytes(kUnknown) +
+             " (the system does not say how much "
+             "memory is available)";
+    return kUnknown;
+  }
+  constexpr uint64_t kLeft = uint64_t(256) << 20;
+  const uint64_t limit = available <= kLeft ? 0 : std::min(available - kLeft, available / 8 * 7);
+  if (why) {
+    const uint64_t total = physicalHostBytes();
+    *why = "this machine has " + formatBytes(available) + " of memory available now" +
+           (total > 0 ? " (of " + formatBytes(total) + ")" : std::string()) +
+           ", and a pass may take " + formatBytes(limit) + " of it";
+  }
+  return limit;
+}
+
 void Model::checkPassSize(int B, int S, int T, const ForwardOptions& o) const {
   const ModelConfig& c = config();
   if (S > max_tokens_ || T > max_tokens_)
@@ -206,16 +232,17 @@ void Model::checkPassSize(int B, int S, int T, const ForwardOptions& o) const {
                                          " tokens; this model takes at most " +
                                          std::to_string(max_tokens_) + limitReason());
   const uint64_t bytes = estimatePassBytes(B, S, T, o);
-  if (bytes > o.max_trace_bytes)
+  std::string why;
+  if (bytes > passMemoryLimit(o.max_trace_bytes, &why))
     throw Error(ErrorKind::TooLarge,
                 "the pass over " + std::to_string(B) + " sentence(s) of " +
                     (c.hasEncoder() ? std::to_string(S) + " source" : std::string()) +
                     (c.hasCross() ? " and " : "") +
                     (c.hasDecoder() ? std::to_string(T) + " target" : std::string()) +
                     " tokens needs " + formatBytes(bytes) +
-                    " (the attention trace's queries and keys, the logits and the activations); "
-                    "the limit is " +
-                    formatBytes(o.max_trace_bytes) + ". Use a shorter input.");
+                    " (the attention trace's queries and keys, the logits and the activations); " +
+                    why + ". Use a shorter input" +
+                    (o.max_trace_bytes == 0 ? ", or close programs that hold memory." : "."));
 }
 
 std::shared_ptr<const Model::Encoded> Model::encode(const std::vector<int>& src,

@@ -79,10 +79,19 @@ struct ForwardOptions {
   // positive number caps a chunk at that many rows (the tests split short inputs this way).
   int max_chunk_rows = 0;
   const ActivationPatches* patches = nullptr;  // activation patching; null: none
-  uint64_t max_trace_bytes = uint64_t(4) << 30;
+  // The most a pass may allocate (Model::estimatePassBytes); 0: what the machine has available
+  // when the pass starts (passMemoryLimit).
+  uint64_t max_trace_bytes = 0;
   const std::atomic<bool>* cancel = nullptr;          // checked between layers → Error(Cancelled)
   std::function<void(int done, int total)> progress;  // layers done, called between layers
 };
+
+// The limit a pass of `max_trace_bytes` (ForwardOptions) is held to: that figure, or for 0 seven
+// eighths of the memory the machine has available now (availableHostBytes; at least 256 MiB are
+// left to the rest of the system), 4 GiB where the system does not say. `why` (optional) gets the
+// figures the limit comes from, for a refusal: "the limit is 4.0 GiB" or "this machine has 3.1 GiB
+// of memory available now (of 23.4 GiB)".
+uint64_t passMemoryLimit(uint64_t max_trace_bytes, std::string* why = nullptr);
 
 // The inputs of one pass, as the architecture needs them. Sentences of a batch may differ in
 // length; they are padded with the pad ids.
