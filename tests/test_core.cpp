@@ -648,6 +648,39 @@ class TestCore : public QObject {
     QVERIFY(std::abs(std::accumulate(row.begin(), row.end(), 0.0) - 1.0) < 1e-4);
   }
 
+  // A long input's logits go through one buffer of Pass::tokenHeadRows rows into the trace: every
+  // row, in each chunk and at the seams, is the head's projection of that row's final hidden state
+  // (hidden · Wᵀ + b, computed here in double).
+  void longLogitsPassThroughOneBuffer() {
+    std::vector<std::string> vocab;
+    for (int i = 0; i < 4096; ++i) vocab.push_back("t" + std::to_string(i));
+    nlohmann::json gpt = {{"family", "nanogpt"}, {"model", "GPT"}, {"d_model", 16},
+                          {"d_ff", 32},          {"n_heads", 2},   {"n_layers", 1},
+                          {"max_len", 2200},     {"vocab", vocab}};
+    const ModelConfig c = ModelConfig::fromJson(gpt, "gpt");
+    auto loaded = makeRandomModel(c, 5);
+    Model m(loaded, makeCpuBackend());
+    const int n = 2100, V = 4096, d = 16;
+    const int chunk = Pass::tokenHeadRows(n, V);
+    QVERIFY(chunk < n);  // two buffers' worth: 2048 rows, then 52
+    std::vector<int> ids(n);
+    for (int i = 0; i < n; ++i) ids[size_t(i)] = (i * 37 + i / 3) % V;
+    const Trace t = m.forward({{}, {}, {ids}});
+    QCOMPARE(t.logits.dim(1), int64_t(n));
+    const LinearWeights& head = loaded->weights.head.projection;
+    for (int i : {0, 1, chunk - 1, chunk, chunk + 1, n - 1}) {
+      const float* h = t.hidden.ptr() + (int64_t)i * d;
+      const float* got = t.logitsRow(0, i);
+      for (int v = 0; v < V; v += 97) {
+        double want = head.bias.empty() ? 0.0 : head.bias.data[size_t(v)];
+        for (int x = 0; x < d; ++x) want += double(h[x]) * head.weight.data[size_t(v) * d + x];
+        QVERIFY2(std::abs(got[v] - want) < 1e-4 * std::max(1.0, std::abs(want)),
+                 qPrintable(
+                     QString("row %1, token %2: %3, want %4").arg(i).arg(v).arg(got[v]).arg(want)));
+      }
+    }
+  }
+
   // The default limit is the machine's: the memory it has available now (/proc/meminfo's
   // MemAvailable), less a reserve; a batch larger than that is refused with the figures, before
   // anything is allocated.

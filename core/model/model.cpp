@@ -194,8 +194,10 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) 
   }
   if (c.hasDecoder()) {
     const uint64_t rows = b * t, keys = std::max(s, t);
-    decoder = sum({arena(t, keys), mul({rows, V + d + KV + 1, 4}), mul({b, d + C, 4}),
-                   mul({b, t + s}), outputs});
+    const uint64_t head_rows =
+        (uint64_t)Pass::tokenHeadRows((int)std::min<uint64_t>(rows, INT32_MAX), (int)V);
+    decoder = sum({arena(t, keys), mul({head_rows, V, 4}), mul({rows, d + KV + 1, 4}),
+                   mul({b, d + C, 4}), mul({b, t + s}), outputs});
   }
   return sum({trace, memory, std::max(encoder, decoder)});
 }

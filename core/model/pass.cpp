@@ -432,10 +432,10 @@ void Pass::project(const float* x, const DeviceLinear& l, float* store, int B, i
     linear(x + (int64_t)b * n * d, l, store + ((int64_t)b * cap + past) * width, n);
 }
 
-float* Pass::tokenHead(const float* x, int rows, HeadTape* t) {
+float* Pass::tokenHead(const float* x, int rows, HeadTape* t, float* out) {
   if (c.tokenHead() == TokenHead::None) return nullptr;
   const DeviceHead& hd = dw.head;
-  float* logits = t ? t->logits : a.floats((int64_t)rows * hd.projection.out);
+  float* logits = t ? t->logits : out ? out : a.floats((int64_t)rows * hd.projection.out);
   const float* in = x;
   if (c.output_scale) {  // T5's tied embeddings: the stream × 1/√d_model before lm_head
     const int64_t cells = (int64_t)rows * d;

@@ -4,6 +4,7 @@
 // what the views keep (a Recorder) and what training keeps for the backward (a StackTape).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -115,8 +116,14 @@ class Pass : public Widths {
   void layers(float* x, const StackRun& r, int* done, int total);
   // y [rows, d] ← the stack's final norm of x (config.final_norm; x may be y).
   void finalNorm(const DeviceStack& st, const float* x, float* y, int rows);
-  // The token head on x [rows, d] → logits [rows, V] (an arena region, or the tape's).
-  float* tokenHead(const float* x, int rows, HeadTape* t = nullptr);
+  // The token head on x [rows, d] → logits [rows, V] (`out`, else an arena region, or the tape's).
+  float* tokenHead(const float* x, int rows, HeadTape* t = nullptr, float* out = nullptr);
+  // Rows per token-head call outside training: all `rows`, or as many as kTileFloats of logits
+  // hold, so that a long input's logits pass through one buffer of that size into the trace.
+  static int tokenHeadRows(int rows, int V) {
+    return V <= 0 || (int64_t)rows * V <= kTileFloats ? rows
+                                                      : (int)std::max<int64_t>(1, kTileFloats / V);
+  }
   // The class head on x [B, n, d] → class logits [B, C] (an arena region, or the tape's).
   float* classHead(const float* x, int B, int n, HeadTape* t = nullptr);
 

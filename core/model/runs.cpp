@@ -170,8 +170,9 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
   const int V = dw.head.projection.out, C = dw.head.classifier.out;
   const int keys = std::max(K, S);
   const bool scratch_kv = kv.empty();
+  const int head_rows = tape ? B * n : Pass::tokenHeadRows(B * n, V);
   const uint64_t floats = Pass::floatsFor(c, o, B, n, keys, tape != nullptr) +
-                          headFloats(c, B, B * n, V, C) + (uint64_t)B * n * d +
+                          headFloats(c, B, head_rows, V, C) + (uint64_t)B * n * d +
                           (scratch_kv ? (uint64_t)B * n * KV : 0);
   Arena arena =
       runArena(be,
@@ -225,11 +226,20 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
   P.start(dw.dec, Side::Target, ids, nullptr, x, r, past, t, r.dropout);
   int done = c.n_encoder_layers;
   P.layers(x, r, &done, c.n_encoder_layers + c.n_decoder_layers);
-  const float* logits = P.tokenHead(x, B * n, tape ? &tape->head : nullptr);
-  if (tape) return rows;  // training: the outputs stay on the device, in the tape
-  if (logits) {
+  if (tape) {  // training: the outputs stay on the device, in the tape
+    P.tokenHead(x, B * n, &tape->head);
+    return rows;
+  }
+  if (c.tokenHead() != TokenHead::None) {
+    // Through one buffer of head_rows rows into the trace: a long input's [B·n, V] logits are
+    // not held twice.
     rows.logits = Tensor({B, n, V});
-    arena.get(logits, rows.logits.ptr(), rows.logits.data.size() * sizeof(float));
+    float* buf = arena.floats((int64_t)head_rows * V);
+    for (int r0 = 0; r0 < B * n; r0 += head_rows) {
+      const int r = std::min(head_rows, B * n - r0);
+      P.tokenHead(x + (int64_t)r0 * d, r, nullptr, buf);
+      arena.get(buf, rows.logits.ptr() + (int64_t)r0 * V, (size_t)r * V * sizeof(float));
+    }
   }
   rows.hidden = Tensor({B, n, d});
   arena.get(x, rows.hidden.ptr(), rows.hidden.data.size() * sizeof(float));
