@@ -77,10 +77,11 @@ int main(int argc, char** argv) {
   MainWindow w(o);
   w.resize(1400, 900);
   w.show();
-  auto model =
-      std::make_shared<Model>(model_path.isEmpty() ? makeRandomModel(tutorialSizeConfig(), 1234)
-                                                   : loadModel(model_path.toStdString()),
-                              makeCpuBackend());
+  ModelConfig tutorial = tutorialSizeConfig();  // its sinusoid table as long as the input
+  tutorial.max_len = std::max(tutorial.max_len, std::max(tokens, target) + 2);
+  auto model = std::make_shared<Model>(
+      model_path.isEmpty() ? makeRandomModel(tutorial, 1234) : loadModel(model_path.toStdString()),
+      makeCpuBackend());
   const ModelConfig& c = model->config();
   w.engine()->setModel(
       model, model_path.isEmpty() ? QStringLiteral("tutorial size (random weights)") : model_path);
@@ -92,6 +93,10 @@ int main(int argc, char** argv) {
   for (int i = 0; i < typed; ++i)
     words << QString::fromStdString(vocab[size_t(3 + i % std::max<size_t>(1, vocab.size() - 10))]);
   w.engine()->setMaxNewTokens(target);
+  QString failure;  // the run's refusal, if any: said, and nothing is measured
+  QObject::connect(w.engine(), &Engine::failed, [&](const QString& title, const QString& message) {
+    failure = title + ": " + message;
+  });
   QElapsedTimer t;
   t.start();
   w.engine()->run(words.join(' '), QString());
@@ -103,7 +108,12 @@ int main(int argc, char** argv) {
   std::printf("first run (%s %d tokens, decode %d): %.0f ms\n", encoder ? "encode" : "prompt of",
               typed, target, t.nsecsElapsed() / 1e6);
   auto snap = w.engine()->snapshot();
-  std::printf("target positions: %d\n", snap && snap->trace ? snap->trace->tgt_len : 0);
+  if (!failure.isEmpty() || !snap || !snap->trace) {
+    std::fprintf(stderr, "bench_gui: the run gave no trace%s%s\n", failure.isEmpty() ? "" : ": ",
+                 failure.toLocal8Bit().constData());
+    return 1;
+  }
+  std::printf("target positions: %d\n", snap->trace->tgt_len);
   auto row = [&](const char* what, Timing s) {
     std::printf("  %-34s %8.1f ms  (min %.1f)\n", what, s.median, s.min);
     std::fflush(stdout);
