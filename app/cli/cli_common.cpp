@@ -291,8 +291,13 @@ std::vector<int> targetIds(const Model& m, const InputArgs& a) {
   if (p.cropped()) {
     // The limit's reason: the model's max_len, or a window attnviz does not reproduce beyond it.
     const std::string why = m.limitReason() == " (max_len)" ? " (its max_len)" : m.limitReason();
-    const std::string sizes = std::to_string(p.tokens) + " tokens long; the model takes " +
-                              std::to_string(m.maxPositions()) + " positions" + why;
+    // The start token attnviz puts in front (or the ids begin with) takes a position too.
+    const bool start = c.bos_id >= 0 && !p.ids.empty() && p.ids.front() == c.bos_id;
+    const std::string sizes =
+        std::to_string(p.tokens) + " tokens long" +
+        (start ? " (" + std::to_string(p.tokens + 1) + " positions with the start token)"
+               : std::string()) +
+        "; the model takes " + std::to_string(m.maxPositions()) + " positions" + why;
     if (!a.crop)
       throw Error(ErrorKind::BadInput, "the prompt is " + sizes + ": --crop keeps the last " +
                                            std::to_string(p.kept) +
