@@ -10,6 +10,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 
 #include "arch/positional.h"
 #include "arch/weights.h"
@@ -698,16 +699,13 @@ class TestCore : public QObject {
     int batch = 1;
     while (batch < (1 << 30) && m.estimatePassBytes(batch, 4, 4, o) <= limit) batch *= 2;
     QVERIFY(m.estimatePassBytes(batch, 4, 4, o) > limit);
-    try {
-      m.checkPassSize(batch, 4, 4, o);
-      QFAIL("a pass above the machine's memory was not refused");
-    } catch (const Error& e) {
-      QCOMPARE(e.kind(), ErrorKind::TooLarge);
-      const std::string msg = e.what();
-      QVERIFY2(msg.find("of memory available now") != std::string::npos &&
-                   msg.find("close programs") != std::string::npos,
-               msg.c_str());
-    }
+    const std::optional<Error> e = test::caught([&] { m.checkPassSize(batch, 4, 4, o); });
+    QVERIFY2(e, "a pass above the machine's memory was not refused");
+    QCOMPARE(e->kind(), ErrorKind::TooLarge);
+    const std::string msg = e->what();
+    QVERIFY2(msg.find("of memory available now") != std::string::npos &&
+                 msg.find("close programs") != std::string::npos,
+             msg.c_str());
     m.checkPassSize(1, 4, 4, o);  // a small one fits
   }
 

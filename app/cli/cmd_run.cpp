@@ -47,9 +47,7 @@ int runOn(Model& m, const RunArgs& a) {
   if (!a.heads.empty()) heads = parseHeadChoices(a.heads);
   if (!a.rows.empty()) rows = parseRowRanges(a.rows);
   for (const HeadChoice& h : heads) {
-    const int layers = h.kind == AttentionKind::EncoderSelf              ? c.n_encoder_layers
-                       : h.kind == AttentionKind::Cross && !c.hasCross() ? 0
-                                                                         : c.n_decoder_layers;
+    const int layers = layerCount(c, h.kind);
     if (h.layer >= layers || h.head >= c.n_heads)
       throw Error(ErrorKind::BadInput, headChoiceName(h) + ": the model has " +
                                            std::to_string(layers) + " " +

@@ -706,10 +706,7 @@ std::string atlasJson(const Atlas& atlas, const Corpus& corpus, const HeadEmbedd
 HeadEmbedding headEmbedding(const Model& m, const Corpus& corpus, AttentionKind kind, int layer,
                             int head, const HeadEmbeddingOptions& options) {
   const ModelConfig& c = m.config();
-  const int layers = kind == AttentionKind::EncoderSelf ? (c.hasEncoder() ? c.n_encoder_layers : 0)
-                     : kind == AttentionKind::DecoderSelf
-                         ? (c.hasDecoder() ? c.n_decoder_layers : 0)
-                         : (c.hasCross() ? c.n_decoder_layers : 0);
+  const int layers = layerCount(c, kind);
   if (layer < 0 || layer >= layers || head < 0 || head >= c.n_heads)
     throw Error(ErrorKind::BadInput, std::string("the model has no ") + attentionKindTitle(kind) +
                                          " head " + std::to_string(head + 1) + " at layer " +

@@ -152,10 +152,11 @@ DecodingSession::Step DecodingSession::computeStep(int token) const {
                 "token id " + std::to_string(s.token) + " is outside the target vocabulary");
   if (s.token == model_.config().eos_id || length() >= limit_) return s;  // ends decoding
   const int next = length() + 1;
+  // Greedy decoding (no trace) is not held to the limit, and reads no memory figures.
   std::string why;
   const uint64_t bytes =
       options_.record ? model_.estimatePassBytes(1, (int)src_.size(), next, forwardOptions()) : 0;
-  if (bytes > passMemoryLimit(options_.max_trace_bytes, &why))
+  if (options_.record && bytes > passMemoryLimit(options_.max_trace_bytes, &why))
     throw Error(ErrorKind::TooLarge, "a trace of " + std::to_string(next) +
                                          " target positions would need " + formatBytes(bytes) +
                                          "; " + why);

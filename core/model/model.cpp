@@ -212,8 +212,7 @@ uint64_t passMemoryLimit(uint64_t max_trace_bytes, std::string* why) {
     constexpr uint64_t kUnknown = uint64_t(4) << 30;
     if (why)
       *why = "the limit is " + formatBytes(kUnknown) +
-             " (the system does not say how much "
-             "memory is available)";
+             " (the system does not say how much memory is available)";
     return kUnknown;
   }
   constexpr uint64_t kLeft = uint64_t(256) << 20;

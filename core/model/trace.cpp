@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "arch/config.h"
 #include "base/error.h"
 #include "compute/cpu_backend.h"
 #include "compute/position_buckets.h"
@@ -30,6 +31,12 @@ bool attentionKindNamed(std::string_view name, AttentionKind* kind) {
       return true;
     }
   return false;
+}
+
+int layerCount(const ModelConfig& config, AttentionKind kind) {
+  if (kind == AttentionKind::EncoderSelf) return config.hasEncoder() ? config.n_encoder_layers : 0;
+  if (kind == AttentionKind::Cross) return config.hasCross() ? config.n_decoder_layers : 0;
+  return config.hasDecoder() ? config.n_decoder_layers : 0;
 }
 
 const char* attentionKindTitle(AttentionKind kind) {

@@ -24,6 +24,9 @@ constexpr AttentionKind kAttentionKinds[] = {AttentionKind::EncoderSelf, Attenti
 const char* attentionKindName(AttentionKind kind);  // "enc_self", "dec_self", "cross"
 // The kind attentionKindName names `name`; false when it names none.
 bool attentionKindNamed(std::string_view name, AttentionKind* kind);
+struct ModelConfig;
+// How many blocks of that kind a model of this config has (0 for a kind it lacks).
+int layerCount(const ModelConfig& config, AttentionKind kind);
 const char* attentionKindTitle(AttentionKind kind);  // "Encoder self-attention", ...
 // Which sequence a kind's queries and keys are positions of: the source (encoder side) or the
 // target (decoder side).

@@ -17,7 +17,7 @@ AppState::AppState(Engine* engine, QObject* parent)
 }
 
 int AppState::layerCount(AttentionKind kind) const {
-  return model() ? attnviz::gui::layerCount(model()->config(), kind) : 0;
+  return model() ? attnviz::layerCount(model()->config(), kind) : 0;
 }
 
 int AppState::headCount() const {

@@ -32,12 +32,6 @@ std::vector<AttentionKind> modelKinds(const ModelConfig& config) {
   return kinds;
 }
 
-int layerCount(const ModelConfig& config, AttentionKind kind) {
-  if (kind == AttentionKind::EncoderSelf) return config.hasEncoder() ? config.n_encoder_layers : 0;
-  if (kind == AttentionKind::Cross) return config.hasCross() ? config.n_decoder_layers : 0;
-  return config.hasDecoder() ? config.n_decoder_layers : 0;
-}
-
 QStringList queryLabels(const Trace& trace, AttentionKind kind, int batch) {
   if (batch < 0 || batch >= trace.batch || trace.queryLen(kind) == 0) return {};
   return tokenLabels(trace.queryTokens(kind, batch));

@@ -37,7 +37,6 @@ enum class MatrixValues {
 AttentionSelection clampSelection(const Trace& trace, AttentionSelection s);
 // The kinds of attention this model has, in the order encoder self, decoder self, cross.
 std::vector<AttentionKind> modelKinds(const ModelConfig& config);
-int layerCount(const ModelConfig& config, AttentionKind kind);
 
 QStringList queryLabels(const Trace& trace, AttentionKind kind, int batch);
 QStringList keyLabels(const Trace& trace, AttentionKind kind, int batch);
