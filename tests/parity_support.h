@@ -139,9 +139,10 @@ inline std::string compareWithReference(const Trace& t, const SafetensorsFile& r
     }
   }
   if (kinds_seen == 0) return "the reference holds no attention";
-  for (const auto& [got, name] : {std::pair<const Tensor*, const char*>{&t.logits, "logits"},
-                                  {&t.class_logits, "class_logits"},
-                                  {&t.hidden, "hidden"}}) {
+  for (const auto& [got, name] :
+       {std::pair<const Tensor*, const char*>{&t.logits.dense(), "logits"},
+        {&t.class_logits, "class_logits"},
+        {&t.hidden, "hidden"}}) {
     if (!ref.contains(name)) {
       if (!got->empty()) return std::string(name) + ": the trace has it, the reference not";
       continue;

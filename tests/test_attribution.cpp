@@ -149,7 +149,7 @@ class TestAttribution : public QObject {
     // f(input), from the batch's sentence at α = 1, is the plain pass's own logit (up to the
     // rounding of products over more rows).
     const Trace t = m->forward(firstSentence(committedInputs(n.c_str())));
-    QVERIFY(std::abs(a.f_input - t.logitsRow(0, a.position)[a.token]) <=
+    QVERIFY(std::abs(a.f_input - t.logits.row(0, a.position)[a.token]) <=
             kRelTol * std::max(1.0, std::abs(a.f_input)));
   }
 

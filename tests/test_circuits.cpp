@@ -456,7 +456,7 @@ class TestRecipe : public QObject {
     Inputs in;
     in.tgt = {{Task::kBos, 5, 9, 12, 5, 9, 12}};
     const Trace a = t.model().forward(in), b = back.forward(in);
-    QCOMPARE(a.logits.data, b.logits.data);
+    QCOMPARE(a.logits.dense().data, b.logits.dense().data);
     // A sequence-to-sequence task refuses the decoder-only size.
     TrainConfig bad = tc;
     bad.task = "reverse";

@@ -3,6 +3,7 @@
 // behaviour of fully masked rows.
 #include <QTemporaryDir>
 #include <QtTest>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -560,7 +561,7 @@ class TestCore : public QObject {
     const int V = (int)cfg.tgt_vocab.size();
     for (int i = 0; i < 2; ++i)
       for (int v = 0; v < V; ++v)
-        QVERIFY(std::abs(batch.logitsRow(1, i)[v] - single.logitsRow(0, i)[v]) < 1e-4f);
+        QVERIFY(std::abs(batch.logits.row(1, i)[v] - single.logits.row(0, i)[v]) < 1e-4f);
   }
 
   // Turning the subsequent mask off lets positions see the future (the GUI's leakage switch).
@@ -576,7 +577,7 @@ class TestCore : public QObject {
     QVERIFY(off.block(AttentionKind::DecoderSelf, 0)->prob(0, 0, 0, 3) > 0.0f);
     QVERIFY(!off.block(AttentionKind::DecoderSelf, 0)->masked(0, 0, 3));
     // The first row can now see every position, so later layers' outputs change too.
-    QVERIFY(off.logits.data != on.logits.data);
+    QVERIFY(off.logits.dense().data != on.logits.dense().data);
     // A decoding session without the subsequent mask reruns the decoder, and its trace is the
     // teacher-forced pass with the same masks, also after a step back.
     DecodingSession::Options so;
@@ -604,7 +605,7 @@ class TestCore : public QObject {
     Model m(makeRandomModel(cfg, 7), makeCpuBackend());
     Trace t = m.forward({{{0, 0}}, {}, {{5, 1}}});
     for (float p : t.block(AttentionKind::Cross, 0)->denseProbs()) QCOMPARE(p, 0.0f);
-    for (float v : t.logits.data) QVERIFY(std::isfinite(v));
+    for (float v : t.logits.dense().data) QVERIFY(std::isfinite(v));
   }
 
   void traceMemoryLimit() {
@@ -667,11 +668,11 @@ class TestCore : public QObject {
     std::vector<int> ids(n);
     for (int i = 0; i < n; ++i) ids[size_t(i)] = (i * 37 + i / 3) % V;
     const Trace t = m.forward({{}, {}, {ids}});
-    QCOMPARE(t.logits.dim(1), int64_t(n));
+    QCOMPARE(t.logits.dense().dim(1), int64_t(n));
     const LinearWeights& head = loaded->weights.head.projection;
     for (int i : {0, 1, chunk - 1, chunk, chunk + 1, n - 1}) {
       const float* h = t.hidden.ptr() + (int64_t)i * d;
-      const float* got = t.logitsRow(0, i);
+      const float* got = t.logits.row(0, i);
       for (int v = 0; v < V; v += 97) {
         double want = head.bias.empty() ? 0.0 : head.bias.data[size_t(v)];
         for (int x = 0; x < d; ++x) want += double(h[x]) * head.weight.data[size_t(v) * d + x];
@@ -680,6 +681,127 @@ class TestCore : public QObject {
                      QString("row %1, token %2: %3, want %4").arg(i).arg(v).arg(got[v]).arg(want)));
       }
     }
+  }
+
+  // A run whose logits exceed ForwardOptions::kept_logits_bytes keeps, of every position, its
+  // top tokens, its log-sum-exp and the logit of the token fed after it, and whole rows only at
+  // the last position and those asked; they equal what the whole rows say (sorted and summed here,
+  // in long double), and any other row computed again from the hidden state equals the pass's.
+  void logitsBeyondTheBudgetKeepSummaries() {
+    std::vector<std::string> vocab;
+    for (int i = 0; i < 4096; ++i) vocab.push_back("t" + std::to_string(i));
+    nlohmann::json gpt = {{"family", "nanogpt"}, {"model", "GPT"}, {"d_model", 16},
+                          {"d_ff", 32},          {"n_heads", 2},   {"n_layers", 1},
+                          {"max_len", 400},      {"vocab", vocab}};
+    const ModelConfig c = ModelConfig::fromJson(gpt, "gpt");
+    Model m(makeRandomModel(c, 7), makeCpuBackend());
+    const int n = 300, V = 4096;
+    std::vector<int> ids(n);
+    for (int i = 0; i < n; ++i) ids[size_t(i)] = (i * 53 + i / 5) % V;
+    const Trace whole = m.forward({{}, {}, {ids}});
+    QVERIFY(whole.logits.allKept());
+    ForwardOptions o;
+    o.kept_logits_bytes = 0;
+    o.keep_logits_at = {17};
+    const Trace part = m.forward({{}, {}, {ids}}, o);
+    QVERIFY(!part.logits.allKept());
+    QVERIFY(part.logits.kept(0, n - 1) && part.logits.kept(0, 17));
+    QVERIFY(!part.logits.kept(0, 0) && !part.logits.kept(0, 200) && !part.logits.row(0, 16));
+    QVERIFY2(
+        part.logits.bytes() * 20 < whole.logits.bytes(),
+        qPrintable(
+            QString("%1 bytes kept of %2").arg(part.logits.bytes()).arg(whole.logits.bytes())));
+    QVERIFY(m.estimatePassBytes(1, 0, n, o) < m.estimatePassBytes(1, 0, n, {}));
+    QVERIFY(test::caught([&] { (void)part.logits.dense(); }));
+    for (int i : {0, 1, 16, 17, 150, n - 2, n - 1}) {
+      const float* w = whole.logits.row(0, i);
+      std::vector<int> order(static_cast<size_t>(V));
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return w[a] > w[b]; });
+      const auto top = part.logits.top(0, i, TokenLogits::kTop);
+      QCOMPARE(int(top.size()), TokenLogits::kTop);
+      for (int k = 0; k < TokenLogits::kTop; ++k) {
+        QCOMPARE(top[size_t(k)].first, order[size_t(k)]);
+        QCOMPARE(top[size_t(k)].second, w[order[size_t(k)]]);
+      }
+      long double sum = 0;
+      for (int v = 0; v < V; ++v) sum += std::exp((long double)w[v] - w[order[0]]);
+      const double lse = double(w[order[0]] + std::log(sum));
+      QVERIFY2(std::abs(part.logits.logSumExp(0, i) - lse) < 1e-9 * std::max(1.0, std::abs(lse)),
+               qPrintable(QString("position %1: %2, want %3")
+                              .arg(i)
+                              .arg(part.logits.logSumExp(0, i))
+                              .arg(lse)));
+      const auto probs = part.logits.topProbabilities(0, i, 3);
+      QVERIFY(std::abs(probs[0].second - std::exp(double(w[order[0]]) - lse)) < 1e-6);
+      float got = 0;
+      if (i + 1 < n) {
+        QVERIFY(part.logits.logitOf(0, i, ids[size_t(i) + 1], &got));
+        QCOMPARE(got, w[ids[size_t(i) + 1]]);
+      }
+      const bool kept = part.logits.kept(0, i);
+      QCOMPARE(part.logits.logitOf(0, i, order[size_t(V) - 1], &got),
+               kept || (i + 1 < n && ids[size_t(i) + 1] == order[size_t(V) - 1]));
+      const std::vector<float> again = logitsRow(m, part, 0, i);
+      QCOMPARE(int(again.size()), V);
+      for (int v = 0; v < V; ++v)
+        QVERIFY2(std::abs(again[size_t(v)] - w[v]) <= 1e-5f * std::max(1.0f, std::abs(w[v])),
+                 qPrintable(QString("position %1, token %2: %3, the pass %4")
+                                .arg(i)
+                                .arg(v)
+                                .arg(again[size_t(v)])
+                                .arg(w[v])));
+    }
+    // More than the summary holds of a row not kept is refused, naming what is kept.
+    const std::optional<Error> e =
+        test::caught([&] { (void)part.logits.top(0, 0, TokenLogits::kTop + 1); });
+    QVERIFY(e && std::string(e->what()).find("keeps its 50 highest logits") != std::string::npos);
+    QCOMPARE(int(whole.logits.top(0, 0, 60).size()), 60);  // a kept row answers any k
+  }
+
+  // TokenLogits by hand: ties go to the lower id, NaNs are passed over and counted, rows kept
+  // later, appended and truncated stay in order.
+  void tokenLogitsByHand() {
+    const float nan = std::numeric_limits<float>::quiet_NaN(),
+                inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> rows{1, 3, 3, 0, 2, nan, -1, 4, 4, -inf};
+    TokenLogits l(1, 2, 5);
+    const std::vector<int> next{4, -1};
+    l.add(0, 2, rows.data(), next.data(), nullptr);
+    QVERIFY(!l.kept(0, 0) && !l.kept(0, 1) && !l.allKept());
+    using Top = std::vector<std::pair<int, float>>;
+    QCOMPARE(l.top(0, 0, 3), (Top{{1, 3.0f}, {2, 3.0f}, {4, 2.0f}}));
+    QCOMPARE(l.top(0, 1, 3), (Top{{2, 4.0f}, {3, 4.0f}, {1, -1.0f}}));
+    QVERIFY(!l.hasNaN(0, 0) && l.hasNaN(0, 1));
+    QCOMPARE(l.nonFinite(), (std::array<int64_t, 3>{1, 0, 1}));
+    const double lse0 = std::log(std::exp(1.0) + 2 * std::exp(3.0) + 1 + std::exp(2.0));
+    QVERIFY(std::abs(l.logSumExp(0, 0) - lse0) < 1e-12);
+    float got = 0;
+    QVERIFY(l.logitOf(0, 0, 4, &got) && got == 2.0f);  // the next token (and in the top)
+    QVERIFY(l.logitOf(0, 0, 3, &got) && got == 0.0f);  // the top holds all 5 of them
+    l.keepRow(0, 1, rows.data() + 5);
+    QVERIFY(l.kept(0, 1) && !l.kept(0, 0));
+    QCOMPARE(l.row(0, 1)[2], 4.0f);
+    l.keepRow(0, 0, rows.data());  // before the kept one: the order stays
+    QVERIFY(l.allKept());
+    QCOMPARE(l.dense().shape, (Shape{1, 2, 5}));
+    QCOMPARE(l.row(0, 0)[1], 3.0f);
+    QCOMPARE(l.row(0, 1)[3], 4.0f);
+    TokenLogits more(1, 1, 5);
+    const std::vector<float> third{5, 0, 0, 0, 0};
+    const uint8_t keep = 1;
+    more.add(0, 1, third.data(), nullptr, &keep);
+    const uint64_t two = l.bytes();
+    l.append(std::move(more));
+    QCOMPARE(l.positions(), 3);
+    QVERIFY(l.allKept());
+    QCOMPARE(l.row(0, 2)[0], 5.0f);
+    QCOMPARE(l.top(0, 2, 1), (Top{{0, 5.0f}}));
+    l.truncate(2);
+    QCOMPARE(l.positions(), 2);
+    QCOMPARE(l.bytes(), two);
+    QCOMPARE(l.row(0, 1)[2], 4.0f);
+    QVERIFY(test::caught([&] { (void)l.top(0, 2, 1); }));  // past the end: refused, not read
   }
 
   // The default limit is the machine's: the memory it has available now (/proc/meminfo's

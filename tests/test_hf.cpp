@@ -284,8 +284,8 @@ class TestHf : public QObject {
       const std::string diff = test::compareBlocks(*s.trace().block(want.kind, want.layer), want);
       QVERIFY2(diff.empty(), diff.c_str());
     }
-    const test::Diff d =
-        test::compare(s.trace().logits.ptr(), full.logits.ptr(), full.logits.data.size(), 1.0);
+    const test::Diff d = test::compare(s.trace().logits.dense().ptr(), full.logits.dense().ptr(),
+                                       full.logits.dense().data.size(), 1.0);
     QVERIFY2(d.worst <= kRelTol, ("logits differ by " + std::to_string(d.worst)).c_str());
   }
 
@@ -531,7 +531,7 @@ class TestHf : public QObject {
     const Trace t = c.model->forward(in);
     for (const char* key : {"logits", "hidden"}) {
       const Tensor ref = c.ref.toFloat(std::string("midpad.") + key);
-      const Tensor& mine = std::string(key) == "logits" ? t.logits : t.hidden;
+      const Tensor& mine = std::string(key) == "logits" ? t.logits.dense() : t.hidden;
       QCOMPARE(mine.shape, ref.shape);
       const test::Diff e = test::compare(mine.ptr(), ref.ptr(), ref.data.size(), 1.0);
       QVERIFY2(e.worst <= kRelTol, (std::string(key) + " " + std::to_string(e.worst)).c_str());
@@ -614,7 +614,7 @@ class TestHf : public QObject {
     in.tgt = {{31, 7, 12}};
     auto logits = [&](const std::string& path) {
       Model m(loadModel(path), makeCpuBackend());
-      return m.forward(in).logits.data;
+      return m.forward(in).logits.dense().data;
     };
     QCOMPARE(logits(dir.string()), logits(hfDir() + "/marian"));
     QVERIFY(loadModel(dir.string())->path.find("index.json") != std::string::npos);

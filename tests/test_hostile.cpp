@@ -207,8 +207,8 @@ void verifyStillFine() {
   Model m(loaded, makeCpuBackend());
   Trace t =
       m.forward({{m.encodeSource("ich mochte ein bier")}, {}, {m.encodeTarget("i want a beer")}});
-  QCOMPARE(t.logits.shape, (Shape{1, 5, 9}));
-  for (float v : t.logits.data) QVERIFY(std::isfinite(v));
+  QCOMPARE(t.logits.dense().shape, (Shape{1, 5, 9}));
+  for (float v : t.logits.dense().data) QVERIFY(std::isfinite(v));
   const AttentionBlock& cross = *t.block(AttentionKind::Cross, 1);
   for (int i = 0; i < t.tgt_len; ++i) {
     double sum = 0;
@@ -680,7 +680,7 @@ class TestHostile : public QObject {
       const std::vector<int> src = ma.encodeSource("ich mochte ein bier");
       const std::vector<int> tgt = ma.encodeTarget("i want a beer");
       Trace ta = ma.forward({{src}, {}, {tgt}}), tb = mb.forward({{src}, {}, {tgt}});
-      QVERIFY(ta.logits.data == tb.logits.data);
+      QVERIFY(ta.logits.dense().data == tb.logits.dense().data);
       QVERIFY(ta.block(AttentionKind::Cross, 1)->denseProbs() ==
               tb.block(AttentionKind::Cross, 1)->denseProbs());
       QVERIFY(ta.block(AttentionKind::EncoderSelf, 0)->denseScores() ==
@@ -710,7 +710,7 @@ class TestHostile : public QObject {
              qPrintable(w));
     Model model(m, makeCpuBackend());  // runs; NaN flows to the outputs, nothing crashes
     Trace t = model.forward({{{1, 2, 3}}, {}, {{6, 1, 2}}});
-    QCOMPARE(t.logits.shape, (Shape{1, 3, 9}));
+    QCOMPARE(t.logits.dense().shape, (Shape{1, 3, 9}));
     verifyStillFine();
   }
 
@@ -739,7 +739,7 @@ class TestHostile : public QObject {
     Model a(loadModel(kTiny), makeCpuBackend()), b(wide, makeCpuBackend());
     const Inputs in{{a.encodeSource("ich mochte ein bier")}, {}, {a.encodeTarget("i want")}};
     Trace ta = a.forward(in), tb = b.forward(in);
-    QVERIFY(ta.logits.data == tb.logits.data);  // float → double → float is exact
+    QVERIFY(ta.logits.dense().data == tb.logits.dense().data);  // float → double → float is exact
     writeBytes(path, modParts([&](Parts& p) { toF64(p, 1e300); }));
     auto overflow = loadModel(path);
     QCOMPARE(overflow->warnings.size(), size_t(1));

@@ -597,8 +597,11 @@ class TestHostileOutput : public QObject {
     // entry is NaN (that row's 4 scores and 4 probabilities follow, and the vector is counted).
     t.blocks[1].row_prob[size_t(1 * 4 + 2)] = kNaN;
     t.blocks[2].q[size_t((0 * 4 + 1) * 4 + 3)] = kNaN;
-    t.logits = Tensor({1, 4, 3});
-    t.logits.data[7] = kNaN;
+    std::vector<float> rows(12, 0.0f);
+    rows[7] = kNaN;
+    const std::vector<uint8_t> keep(4, 1);
+    t.logits = TokenLogits(1, 4, 3);
+    t.logits.add(0, 4, rows.data(), nullptr, keep.data());
     const NonFiniteReport r = scanTrace(t);
     QCOMPARE(r.spots.size(), size_t(3));
     QCOMPARE(r.first()->block, 1);

@@ -140,7 +140,7 @@ class TestInfer : public QObject {
     Model a(want, makeCpuBackend()), b(got, makeCpuBackend());
     const Inputs in{{{2, 4, 5, 7, 3}}, {}, {{2, 4, 5}}};
     Trace ta = a.forward(in), tb = b.forward(in);
-    QCOMPARE(tb.logits.data, ta.logits.data);
+    QCOMPARE(tb.logits.dense().data, ta.logits.dense().data);
   }
 
   // nn.Transformer's names are the same with norm_first=True and activation="gelu": the tutorial's
@@ -183,7 +183,7 @@ class TestInfer : public QObject {
     for (const auto& n : assumed->notes)
       QVERIFY2(n.find("--") == std::string::npos, n.c_str());  // no front end's words
     Model b(assumed, makeCpuBackend());
-    QVERIFY(b.forward(in).logits.data != ta.logits.data);
+    QVERIFY(b.forward(in).logits.dense().data != ta.logits.dense().data);
     o.supplied.norm = "pre";
     o.supplied.activation = "gelu";
     auto got = loadModel(bare, o);
@@ -193,7 +193,7 @@ class TestInfer : public QObject {
       if (a.key != "pad_id")
         QVERIFY2(a.given && (a.value == "pre" || a.value == "gelu"), a.key.c_str());
     Model c(got, makeCpuBackend());
-    QCOMPARE(c.forward(in).logits.data, ta.logits.data);
+    QCOMPARE(c.forward(in).logits.dense().data, ta.logits.dense().data);
     // Remembered beside the file, read back with nothing else given.
     rememberAnswers(bare, o.supplied);
     auto again = loadModel(bare);
@@ -360,7 +360,7 @@ class TestInfer : public QObject {
     QCOMPARE(got->config.family, std::string("custom"));
     const Inputs in{{}, {}, {{1, 4, 5, 7, 3, 6}}};
     Model a(want, makeCpuBackend()), b(got, makeCpuBackend());
-    QCOMPARE(b.forward(in).logits.data, a.forward(in).logits.data);
+    QCOMPARE(b.forward(in).logits.dense().data, a.forward(in).logits.dense().data);
     // Remembered beside the file: it opens with nothing given.
     rememberAnswers(path, o.supplied);
     auto again = loadModel(path);
@@ -370,7 +370,7 @@ class TestInfer : public QObject {
     convertToSafetensors(path, converted, o);
     auto reopened = loadModel(converted);
     Model c(reopened, makeCpuBackend());
-    QCOMPARE(c.forward(in).logits.data, a.forward(in).logits.data);
+    QCOMPARE(c.forward(in).logits.dense().data, a.forward(in).logits.dense().data);
     // A map with a role that does not exist is refused naming it and the roles.
     o.supplied.names_map["names"]["attn_query"] = "blk.{N}.q";
     const auto bad = caught([&] { loadModel(path, o); });

@@ -196,9 +196,9 @@ class TestLens : public QObject {
       o.keep_logits = true;
       const LogitLens lens = logitLens(*m, t, o);
       const int64_t per = (int64_t)lens.positions * lens.vocab;
-      QVERIFY(std::memcmp(lens.logits.ptr() + (lens.rows - 1) * per, t.logitsRow(b, 0),
+      QVERIFY(std::memcmp(lens.logits.ptr() + (lens.rows - 1) * per, t.logits.row(b, 0),
                           per * sizeof(float)) == 0);
-      QVERIFY(std::memcmp(lens.logits.ptr(), t.logitsRow(b, 0), per * sizeof(float)) != 0);
+      QVERIFY(std::memcmp(lens.logits.ptr(), t.logits.row(b, 0), per * sizeof(float)) != 0);
       // The default target is the model's choice: rank 1 in the last row.
       for (int i = 0; i < lens.positions; ++i)
         QCOMPARE(lens.target_ranks[lens.cell(lens.rows - 1, i)], 1);
@@ -260,7 +260,7 @@ class TestLens : public QObject {
     QVERIFY(e && std::string(e->what()).find("keep_activations") != std::string::npos);
     const Trace t = pre->forward(committedInputs("torch_pre"), lensForwardOptions());
     LensOptions lo;
-    lo.target = (int)t.logits.dim(2);
+    lo.target = (int)t.logits.dense().dim(2);
     e = test::caught([&] { logitLens(*pre, t, lo); });
     QVERIFY(e && std::string(e->what()).find("not in the output vocabulary") != std::string::npos);
     lo = {};

@@ -210,15 +210,15 @@ class TestModelParts : public QObject {
                                     .arg(want)));
           }
     }
-    const int V = (int)t.logits.dim(2);
+    const int V = (int)t.logits.dense().dim(2);
     for (int i = 0; i < T; ++i)
       for (int v = 0; v < V; ++v) {
         const double want = ref.logits[(size_t)i][(size_t)v];
-        QVERIFY2(std::abs(t.logitsRow(0, i)[v] - want) <= 1e-4 * std::max(1.0, std::abs(want)),
+        QVERIFY2(std::abs(t.logits.row(0, i)[v] - want) <= 1e-4 * std::max(1.0, std::abs(want)),
                  qPrintable(QString("logit (%1, %2): %3, the definition %4")
                                 .arg(i)
                                 .arg(v)
-                                .arg(t.logitsRow(0, i)[v])
+                                .arg(t.logits.row(0, i)[v])
                                 .arg(want)));
       }
   }
@@ -237,10 +237,10 @@ class TestModelParts : public QObject {
     for (size_t i = 0; i < ids.size(); ++i) {
       const TraceRows rows = model.decode(nullptr, *cache, {ids[i]}, o);
       model.commitCache(*cache, {ids[i]});
-      const int V = (int)rows.logits.dim(2);
+      const int V = (int)rows.logits.dense().dim(2);
       for (int v = 0; v < V; ++v)
-        QVERIFY2(std::abs(rows.logits.data[(size_t)v] - whole.logitsRow(0, (int)i)[v]) <=
-                     1e-5f * (1 + std::abs(whole.logitsRow(0, (int)i)[v])),
+        QVERIFY2(std::abs(rows.logits.dense().data[(size_t)v] - whole.logits.row(0, (int)i)[v]) <=
+                     1e-5f * (1 + std::abs(whole.logits.row(0, (int)i)[v])),
                  qPrintable(QString("position %1, token %2").arg(i).arg(v)));
     }
   }

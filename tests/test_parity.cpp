@@ -159,8 +159,9 @@ class TestParity : public QObject {
         const std::string diff = compareBlocks(*got, want);
         QVERIFY2(diff.empty(), diff.c_str());
       }
-      QCOMPARE(t.logits.shape, full.logits.shape);
-      test::Diff d = test::compare(t.logits.ptr(), full.logits.ptr(), full.logits.data.size(), 1.0);
+      QCOMPARE(t.logits.dense().shape, full.logits.dense().shape);
+      test::Diff d = test::compare(t.logits.dense().ptr(), full.logits.dense().ptr(),
+                                   full.logits.dense().data.size(), 1.0);
       QVERIFY2(d.worst <= kRelTol, ("logits differ by " + std::to_string(d.worst)).c_str());
       d = test::compare(t.hidden.ptr(), full.hidden.ptr(), full.hidden.data.size(), 1.0);
       QVERIFY2(d.worst <= kRelTol, ("hidden differ by " + std::to_string(d.worst)).c_str());
@@ -255,7 +256,7 @@ class TestParity : public QObject {
     const Trace plain = c.model->forward(inputsOf(c));
     const Trace t = c.model->forward(inputsOf(c), o);
     QVERIFY(plain.activations.empty());
-    QCOMPARE(t.logits.data, plain.logits.data);
+    QCOMPARE(t.logits.dense().data, plain.logits.dense().data);
     QCOMPARE(t.hidden.data, plain.hidden.data);
     auto close = [](const Tensor& a, const Tensor& b, float tol) {
       if (a.shape != b.shape) return false;
@@ -390,8 +391,8 @@ class TestParity : public QObject {
         const std::string diff = compareBlocks(*split.block(want.kind, want.layer), want);
         QVERIFY2(diff.empty(), diff.c_str());
       }
-      const std::pair<const Tensor*, const Tensor*> outputs[] = {{&split.logits, &whole.logits},
-                                                                 {&split.hidden, &whole.hidden}};
+      const std::pair<const Tensor*, const Tensor*> outputs[] = {
+          {&split.logits.dense(), &whole.logits.dense()}, {&split.hidden, &whole.hidden}};
       for (const auto& [got, want] : outputs) {
         QCOMPARE(got->shape, want->shape);
         const test::Diff d = test::compare(got->ptr(), want->ptr(), want->data.size(), 1.0);

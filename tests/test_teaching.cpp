@@ -278,8 +278,8 @@ class TeachingTest : public QObject {
     v->activateBlock(QStringLiteral("head.linear"));
     const HeatmapData& lg = v->outputHeatmap()->data();
     QCOMPARE(lg.rows, t.tgt_len);
-    QCOMPARE(lg.cols, int(t.logits.dim(2)));
-    for (int i = 0; i < lg.rows; ++i) QCOMPARE(lg.value(i, 3), t.logitsRow(0, i)[3]);
+    QCOMPARE(lg.cols, int(t.logits.dense().dim(2)));
+    for (int i = 0; i < lg.rows; ++i) QCOMPARE(lg.value(i, 3), t.logits.row(0, i)[3]);
     QVERIFY(v->detailsLabel()->text().contains(QStringLiteral("mean")));
     // A feed-forward block, from the same recorded pass: its output is fc2(act(fc1(input))),
     // recomputed here from the weights.
@@ -644,12 +644,13 @@ class TeachingTest : public QObject {
     ForwardOptions o;
     o.interventions = {off};
     const Trace want = w->engine()->model()->forward(in, o);
-    QCOMPARE(B.logits.data.size(), want.logits.data.size());
-    for (size_t k = 0; k < want.logits.data.size(); ++k)
-      QCOMPARE(B.logits.data[k], want.logits.data[k]);
+    QCOMPARE(B.logits.dense().data.size(), want.logits.dense().data.size());
+    for (size_t k = 0; k < want.logits.dense().data.size(); ++k)
+      QCOMPARE(B.logits.dense().data[k], want.logits.dense().data[k]);
     double moved = 0;
-    for (size_t k = 0; k < A.logits.data.size(); ++k)
-      moved = std::max(moved, double(std::abs(A.logits.data[k] - B.logits.data[k])));
+    for (size_t k = 0; k < A.logits.dense().data.size(); ++k)
+      moved =
+          std::max(moved, double(std::abs(A.logits.dense().data[k] - B.logits.dense().data[k])));
     QVERIFY(moved > 0.1);
     const auto change = changePerHead(A, B, AttentionKind::EncoderSelf, 0);
     const int H = A.heads();

@@ -291,10 +291,10 @@ class TestTeachingCore : public QObject {
     const Tensor want = ref_.toFloat(key + ".logits");
     const Tensor want_base = ref_.toFloat(key + ".base_logits");
     const size_t n = want.data.size();
-    QCOMPARE(t.logits.data.size(), n);
-    const auto d = test::compare(t.logits.ptr(), want.ptr(), n, 1.0);
+    QCOMPARE(t.logits.dense().data.size(), n);
+    const auto d = test::compare(t.logits.dense().ptr(), want.ptr(), n, 1.0);
     QVERIFY2(d.worst <= kRelTol, qPrintable(QStringLiteral("logits differ by %1").arg(d.worst)));
-    QVERIFY(test::compare(base.logits.ptr(), want_base.ptr(), n, 1.0).worst <= kRelTol);
+    QVERIFY(test::compare(base.logits.dense().ptr(), want_base.ptr(), n, 1.0).worst <= kRelTol);
     // The intervention matters: the reference moved the logits far beyond the tolerance.
     QVERIFY(c["logit_change"].get<double>() > 0.1);
     // Every block's probabilities, later layers included.

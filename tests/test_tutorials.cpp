@@ -197,7 +197,7 @@ class TestTutorials : public QObject {
       const LogitLens lens = logitLens(m, t, lo);
       const int64_t per = (int64_t)lens.positions * lens.vocab;
       const float* last = lens.logits.ptr() + (lens.rows - 1) * per;
-      QVERIFY(std::memcmp(last, t.logitsRow(b, 0), per * sizeof(float)) == 0);
+      QVERIFY(std::memcmp(last, t.logits.row(b, 0), per * sizeof(float)) == 0);
       for (int64_t i = 0; i < per; ++i) QVERIFY(std::fabs(last[i]) < cap);
     }
     const AttentionBlock* block = t.block(AttentionKind::DecoderSelf, 0);

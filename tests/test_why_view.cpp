@@ -269,7 +269,7 @@ class WhyViewTest : public QObject {
     QVERIFY(bars->isVisible());
     QCOMPARE(bars->count(), int(a.contributions->parts.size()));
     const Trace& t = *w->engine()->snapshot()->trace;  // the decoding session's trace
-    const float* row = t.logitsRow(0, a.position);
+    const float* row = t.logits.row(0, a.position);
     auto sumOfBars = [&] {
       double s = 0;
       for (int i = 0; i < bars->count(); ++i) s += bars->value(i);
@@ -291,7 +291,7 @@ class WhyViewTest : public QObject {
     QVERIFY(answered(*w));
     const WhyAnswer& b = *v->answer();
     QVERIFY(b.versus >= 0 && b.versus != b.token);
-    const int V = int(t.logits.dim(2));
+    const int V = int(t.logits.dense().dim(2));
     int runner = -1;
     for (int j = 0; j < V; ++j)
       if (j != b.token && (runner < 0 || row[j] > row[runner])) runner = j;

@@ -28,16 +28,6 @@ struct RunArgs {
 // A dump of every head of every block above this is refused (--heads writes a part of it).
 constexpr uint64_t kMaxWholeDumpBytes = uint64_t(2) << 30;
 
-// The index of the largest value of a row; -1 when the row holds NaN.
-int argmaxRow(const float* row, int n) {
-  int best = -1;
-  for (int j = 0; j < n; ++j) {
-    if (std::isnan(row[j])) return -1;
-    if (best < 0 || row[j] > row[best]) best = j;
-  }
-  return best;
-}
-
 // The pass and what it prints (redone on the CPU when it runs out of GPU memory: runOnModel).
 int runOn(Model& m, const RunArgs& a) {
   const ModelConfig& c = m.config();
@@ -61,11 +51,11 @@ int runOn(Model& m, const RunArgs& a) {
   if (c.hasEncoder()) std::cout << "source: " << joinTokens(t.src_tokens[0]) << "\n";
   if (c.hasDecoder()) std::cout << "target: " << joinTokens(t.tgt_tokens[0]) << "\n";
   if (!t.logits.empty()) {
-    const int V = (int)t.logits.dim(2), n = (int)t.logits.dim(1);
+    const int n = t.logits.positions();
     const Vocabulary& out = m.vocab(c.hasDecoder() ? Side::Target : Side::Source);
     std::vector<std::string> next;
     for (int i = 0; i < n; ++i) {
-      const int best = argmaxRow(t.logitsRow(0, i), V);
+      const int best = t.logits.hasNaN(0, i) ? -1 : t.logits.top(0, i, 1).front().first;
       next.push_back(best < 0 ? "NaN" : out.token(best));
     }
     std::cout << "argmax: " << joinTokens(next) << "\n";
@@ -96,7 +86,7 @@ int runOn(Model& m, const RunArgs& a) {
                       formatBytes(kMaxWholeDumpBytes) +
                       ". Write the heads you want with --heads KIND:LAYER:HEAD[,…] (and "
                       "--rows A:B[,…])");
-    dumpTrace(t, a.dump);
+    dumpTrace(t, a.dump, &m);
     std::cout << "wrote the trace to " << safe(a.dump) << "\n";
   }
   return 0;

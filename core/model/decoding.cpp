@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "base/error.h"
+#include "model/runs.h"
 
 namespace attnviz {
 
@@ -106,11 +107,11 @@ std::vector<int> DecodingSession::generated() const {
 }
 
 const float* DecodingSession::lastLogits() const {
-  return trace_.logitsRow(0, length() - 1);
+  return trace_.logits.row(0, length() - 1);  // the last row is kept (stepBack)
 }
 
 int DecodingSession::vocabSize() const {
-  return (int)trace_.logits.dim(2);
+  return trace_.logits.vocab();
 }
 
 int DecodingSession::argmax() const {
@@ -216,6 +217,10 @@ bool DecodingSession::stepBack() {
   if (use_cache_) {
     model_.truncateCache(*cache_, length() - 1);
     trace_.truncateTarget(length() - 1);
+    // A long run keeps whole logits rows at its last position only (TokenLogits).
+    const int last = length() - 1;
+    if (!trace_.logits.empty() && !trace_.logits.kept(0, last))
+      trace_.logits.keepRow(0, last, logitsRow(model_, trace_, 0, last).data());
   } else {
     applyStep(computeRerun(length() - 1));
   }

@@ -165,7 +165,15 @@ NonFiniteReport scanTrace(const Trace& tr) {
     if (s.values.any()) report.spots.push_back(std::move(s));
   };
   output(tr.hidden, "the last stack's hidden states");
-  output(tr.logits, "the token logits");
+  if (!tr.logits.empty()) {  // counted over every row as the pass made them (TokenLogits)
+    NonFiniteSpot s;
+    s.where = "the token logits";
+    const auto n = tr.logits.nonFinite();
+    s.values.nan = n[0];
+    s.values.pos_inf = n[1];
+    s.values.neg_inf = n[2];
+    if (s.values.any()) report.spots.push_back(std::move(s));
+  }
   output(tr.class_logits, "the class logits");
   return report;
 }

@@ -142,7 +142,7 @@ LogitLens logitLens(const Model& m, const Trace& t, const LensOptions& o) {
   LogitLens lens;
   lens.stack = lensStack(c);
   const int L = layersOf(c, lens.stack), n = positionsOf(t, lens.stack);
-  const int V = (int)t.logits.dim(2);
+  const int V = t.logits.vocab();
   lens.rows = L + 1;
   lens.positions = n;
   lens.vocab = V;
@@ -150,7 +150,7 @@ LogitLens logitLens(const Model& m, const Trace& t, const LensOptions& o) {
   lens.reading = lensReading(c, lens.stack);
   if (o.target != -1) checkToken(o.target, V, "target token");
   for (int i = 0; i < n; ++i)
-    lens.targets.push_back(o.target >= 0 ? o.target : argmax(t.logitsRow(o.sentence, i), V));
+    lens.targets.push_back(o.target >= 0 ? o.target : t.logits.top(o.sentence, i, 1).front().first);
   const size_t cells = (size_t)lens.rows * n;
   lens.top_ids.resize(cells * lens.top_k);
   lens.top_probs.resize(cells * lens.top_k);
@@ -213,7 +213,7 @@ Contributions directContributions(const Model& m, const Trace& t, const Contribu
   checkSentence(t, o.sentence);
   const Side side = lensStack(c);
   const int L = layersOf(c, side), n = positionsOf(t, side), d = c.d_model;
-  const int V = (int)t.logits.dim(2);
+  const int V = t.logits.vocab();
   int pos = o.position;
   if (pos < 0) {
     const auto& ids = side == Side::Source ? t.src_ids[o.sentence] : t.tgt_ids[o.sentence];
@@ -227,7 +227,8 @@ Contributions directContributions(const Model& m, const Trace& t, const Contribu
                                          " positions");
   Contributions out;
   out.position = pos;
-  const float* logits = t.logitsRow(o.sentence, pos);
+  const std::vector<float> row = logitsRow(m, t, o.sentence, pos);
+  const float* logits = row.data();
   out.token = o.token == -1 ? argmax(logits, V) : o.token;
   checkToken(out.token, V, "token");
   out.versus = o.versus;

@@ -93,9 +93,10 @@ Plan plan(const Trace& t, const LessonScope& scope) {
   if (scope.bits != 8 && scope.bits != 16)
     throw Error(ErrorKind::BadInput,
                 "probabilities are stored with 8 or 16 bits, not " + std::to_string(scope.bits));
-  if (scope.top_k < 1 || scope.top_k > 50)
-    throw Error(ErrorKind::BadInput,
-                "the top-k next tokens are 1 to 50, not " + std::to_string(scope.top_k));
+  if (scope.top_k < 1 || scope.top_k > TokenLogits::kTop)  // what a run keeps of every position
+    throw Error(ErrorKind::BadInput, "the top-k next tokens are 1 to " +
+                                         std::to_string(TokenLogits::kTop) + ", not " +
+                                         std::to_string(scope.top_k));
   if (t.blocks.empty())
     throw Error(ErrorKind::BadInput, "this run recorded no attention: nothing to export");
   Plan p;
@@ -314,10 +315,10 @@ nlohmann::json lessonData(const Trace& t, const ModelConfig& c, const LessonScop
   // rows are row i of every decoder block (a decoding session computes exactly those rows).
   json steps = json::array();
   if (c.hasDecoder() && !t.logits.empty() && !t.tgt_ids.empty()) {
-    const int V = int(t.logits.dim(2)), T = t.tgt_len;
+    const int T = t.tgt_len;
     for (int i = 0; i < T; ++i) {
       json next = json::array();
-      for (auto [id, prob] : topTokens(t.logitsRow(0, i), V, scope.top_k))
+      for (auto [id, prob] : t.logits.topProbabilities(0, i, scope.top_k))
         next.push_back({{"id", id},
                         {"token", text.output_vocab ? displayToken(text.output_vocab->token(id))
                                                     : std::to_string(id)},

@@ -179,9 +179,20 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) 
                                    : 0;
   const uint64_t trace = sum({mul({Le, block(s, s)}), mul({Ld, block(t, t)}),
                               c.hasCross() ? mul({Ld, block(t, s)}) : 0, activations});
-  // Outputs: the logits, class logits and hidden states of the trace.
+  // Outputs: the token logits (TokenLogits: each row's summary, the rows kept whole), class logits
+  // and hidden states of the trace.
   const uint64_t out_rows = mul({b, c.hasDecoder() ? t : s});
-  const uint64_t outputs = mul({sum({mul({out_rows, V + d}), b * C}), 4});
+  const uint64_t kept_rows =
+      mul({out_rows, V, 4}) <= o.kept_logits_bytes
+          ? out_rows
+          : std::min(out_rows, mul({b, 1 + (uint64_t)o.keep_logits_at.size()}));
+  const uint64_t logits =
+      V ? sum({mul({out_rows, TokenLogits::bytesFor(1, V, 0)}), mul({kept_rows, V, 4})}) : 0;
+  const uint64_t outputs = sum({logits, mul({sum({mul({out_rows, d}), b * C}), 4})});
+  // The token head's buffer of rows, on the device and on the host.
+  const uint64_t head_rows = (uint64_t)Pass::tokenHeadRows(
+      (int)std::min<uint64_t>(out_rows, INT32_MAX), (int)std::min<uint64_t>(V, INT32_MAX));
+  const uint64_t head = mul({head_rows, V, 8});
   // The encoder's output and every decoder layer's cross-attention keys and values.
   const uint64_t memory = c.hasEncoder() ? mul({b, s, d + (c.hasCross() ? Ld * KV : 0), 4}) : 0;
   uint64_t encoder = 0, decoder = 0;
@@ -189,15 +200,12 @@ uint64_t Model::estimatePassBytes(int B, int S, int T, const ForwardOptions& o) 
     const uint64_t rows = b * s;
     encoder = sum({arena(s, s), mul({rows, KV + 2, 4}), rows});
     if (!c.hasDecoder())  // the heads' arena, then the copy into the trace
-      encoder =
-          std::max(encoder, sum({arena(s, 1), mul({rows, V, 4}), mul({b, d + C, 4}), outputs}));
+      encoder = std::max(encoder, sum({arena(s, 1), head, mul({b, d + C, 4}), outputs}));
   }
   if (c.hasDecoder()) {
     const uint64_t rows = b * t, keys = std::max(s, t);
-    const uint64_t head_rows =
-        (uint64_t)Pass::tokenHeadRows((int)std::min<uint64_t>(rows, INT32_MAX), (int)V);
-    decoder = sum({arena(t, keys), mul({head_rows, V, 4}), mul({rows, d + KV + 1, 4}),
-                   mul({b, d + C, 4}), mul({b, t + s}), outputs});
+    decoder = sum({arena(t, keys), head, mul({rows, d + KV + 1, 4}), mul({b, d + C, 4}),
+                   mul({b, t + s}), outputs});
   }
   return sum({trace, memory, std::max(encoder, decoder)});
 }

@@ -82,6 +82,11 @@ struct ForwardOptions {
   // The most a pass may allocate (Model::estimatePassBytes); 0: what the machine has available
   // when the pass starts (passMemoryLimit).
   uint64_t max_trace_bytes = 0;
+  // Token logits kept as whole rows (TokenLogits): all of them while [B, n, V] floats take at most
+  // this many bytes; beyond, each sentence's last position and the positions in keep_logits_at
+  // (counted from 0 over the whole sequence), the others their top tokens and log-sum-exp.
+  uint64_t kept_logits_bytes = uint64_t(256) << 20;
+  std::vector<int> keep_logits_at;
   const std::atomic<bool>* cancel = nullptr;          // checked between layers → Error(Cancelled)
   std::function<void(int done, int total)> progress;  // layers done, called between layers
 };

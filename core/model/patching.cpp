@@ -103,7 +103,7 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
   PatchingResult res;
   res.stack = lensStack(c);
   const int n = res.stack == Side::Source ? ct.src_len : ct.tgt_len;
-  const int V = (int)ct.logits.dim(2);
+  const int V = ct.logits.vocab();
   res.position = o.position < 0 ? n - 1 : o.position;
   if (res.position >= n)
     throw Error(ErrorKind::BadInput, "position " + std::to_string(res.position) +
@@ -111,8 +111,10 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
                                          " positions (0 to " + std::to_string(n - 1) + ")");
   checkToken(o.answer, V, "the answer");
   checkToken(o.foil, V, "the foil");
-  const float* clean_row = ct.logitsRow(0, res.position);
-  const float* corrupted_row = rt.logitsRow(0, res.position);
+  const std::vector<float> clean_logits = logitsRow(m, ct, 0, res.position);
+  const std::vector<float> corrupted_logits = logitsRow(m, rt, 0, res.position);
+  const float* clean_row = clean_logits.data();
+  const float* corrupted_row = corrupted_logits.data();
   res.answer = o.answer >= 0 ? o.answer : argmaxExcept(clean_row, V, -1);
   res.foil = o.foil >= 0 ? o.foil : argmaxExcept(corrupted_row, V, res.answer);
   const Vocabulary& out = m.vocab(res.stack);
@@ -296,7 +298,8 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
     }
     ForwardOptions po = plain;
     po.patches = &patches;
-    Tensor logits;
+    po.keep_logits_at = {res.position};  // the row the metric reads, whole
+    TokenLogits logits;
     if (shared && !jobs[first].encoder) {
       const std::vector<std::vector<int>> tgt((size_t)B, corrupted.tgt[0]);
       logits =
@@ -312,8 +315,7 @@ PatchingResult patchActivations(const Model& m, const Inputs& clean, const Input
     for (int b = 0; b < B; ++b) {
       const Job& j = jobs[first + b];
       PatchHeatmap& map = res.maps[j.map];
-      const double v =
-          metric(logits.ptr() + ((int64_t)b * logits.dim(1) + res.position) * logits.dim(2));
+      const double v = metric(logits.row(b, res.position));
       map.metric[j.cell] = v;
       map.restored[j.cell] = (v - res.corrupted) / delta;
     }

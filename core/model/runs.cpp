@@ -61,6 +61,40 @@ Arena runArena(Backend& be, uint64_t bytes, Tape* tape) {
   return tape ? Arena::reusing(be, *tape->scratch, bytes) : Arena(be, bytes);
 }
 
+// The token head over x [B·n, d] (positions past … past + n − 1 of each sentence) through one
+// buffer of Pass::tokenHeadRows rows into TokenLogits: every row's summary, and whole rows as
+// ForwardOptions::kept_logits_bytes and keep_logits_at say. fed: each sentence's ids (the one after
+// a position is its "next"), or null.
+TokenLogits headLogits(Pass& P, Arena& arena, const float* x, int B, int n, int past, int V, int d,
+                       const ForwardOptions& o, const std::vector<std::vector<int>>* fed) {
+  TokenLogits out(B, n, V);
+  const int64_t rows = (int64_t)B * n;
+  const bool keep_all = (uint64_t)rows * V * sizeof(float) <= o.kept_logits_bytes;
+  std::vector<uint8_t> keep((size_t)rows, keep_all ? 1 : 0);
+  std::vector<int> next((size_t)rows, -1);
+  for (int b = 0; b < B; ++b) {
+    if (!keep_all) {
+      keep[(size_t)b * n + n - 1] = 1;
+      for (int p : o.keep_logits_at)
+        if (p >= past && p < past + n) keep[(size_t)b * n + (p - past)] = 1;
+    }
+    if (fed)
+      for (int i = 0; i < n; ++i)
+        if ((size_t)(past + i + 1) < (*fed)[(size_t)b].size())
+          next[(size_t)b * n + i] = (*fed)[(size_t)b][(size_t)(past + i + 1)];
+  }
+  const int head_rows = Pass::tokenHeadRows((int)rows, V);
+  float* buf = arena.floats((int64_t)head_rows * V);
+  std::vector<float> host((size_t)head_rows * V);
+  for (int64_t r0 = 0; r0 < rows; r0 += head_rows) {
+    const int r = (int)std::min<int64_t>(head_rows, rows - r0);
+    P.tokenHead(x + r0 * d, r, nullptr, buf);
+    arena.get(buf, host.data(), (size_t)r * V * sizeof(float));
+    out.add(r0, r, host.data(), next.data() + r0, keep.data() + r0);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::vector<int>> padBatch(const std::vector<std::vector<int>>& seqs, int pad,
@@ -230,17 +264,8 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
     P.tokenHead(x, B * n, &tape->head);
     return rows;
   }
-  if (c.tokenHead() != TokenHead::None) {
-    // Through one buffer of head_rows rows into the trace: a long input's [B·n, V] logits are
-    // not held twice.
-    rows.logits = Tensor({B, n, V});
-    float* buf = arena.floats((int64_t)head_rows * V);
-    for (int r0 = 0; r0 < B * n; r0 += head_rows) {
-      const int r = std::min(head_rows, B * n - r0);
-      P.tokenHead(x + (int64_t)r0 * d, r, nullptr, buf);
-      arena.get(buf, rows.logits.ptr() + (int64_t)r0 * V, (size_t)r * V * sizeof(float));
-    }
-  }
+  if (c.tokenHead() != TokenHead::None)
+    rows.logits = headLogits(P, arena, x, B, n, past, V, d, o, &all_tokens);
   rows.hidden = Tensor({B, n, d});
   arena.get(x, rows.hidden.ptr(), rows.hidden.data.size() * sizeof(float));
   return rows;
@@ -249,19 +274,21 @@ TraceRows runDecoder(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
 void runEncoderHeads(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const float* x,
                      int B, int S, const ForwardOptions& o, Trace* tr, Tape* tape) {
   const int rows = B * S, V = dw.head.projection.out, C = dw.head.classifier.out;
-  Arena arena = runArena(
-      be,
-      Arena::size(Pass::floatsFor(c, o, 1, rows, 1, tape != nullptr) + headFloats(c, B, rows, V, C),
-                  0, Pass::kRegions + 2),
-      tape);
+  const int head_rows = tape ? rows : Pass::tokenHeadRows(rows, V);
+  Arena arena = runArena(be,
+                         Arena::size(Pass::floatsFor(c, o, 1, rows, 1, tape != nullptr) +
+                                         headFloats(c, B, head_rows, V, C),
+                                     0, Pass::kRegions + 3),
+                         tape);
   Pass P(be, c, dw, o, arena, nullptr, 1, rows, 1, tape != nullptr);
-  const float* logits = P.tokenHead(x, rows, tape ? &tape->head : nullptr);
-  const float* class_logits = P.classHead(x, B, S, tape ? &tape->head : nullptr);
-  if (tape) return;
-  if (logits) {
-    tr->logits = Tensor({B, S, V});
-    arena.get(logits, tr->logits.ptr(), tr->logits.data.size() * sizeof(float));
+  if (tape) {
+    P.tokenHead(x, rows, &tape->head);
+    P.classHead(x, B, S, &tape->head);
+    return;
   }
+  if (c.tokenHead() != TokenHead::None)
+    tr->logits = headLogits(P, arena, x, B, S, 0, V, c.d_model, o, nullptr);
+  const float* class_logits = P.classHead(x, B, S, nullptr);
   if (class_logits) {
     tr->class_logits = Tensor({B, C});
     arena.get(class_logits, tr->class_logits.ptr(), tr->class_logits.data.size() * sizeof(float));
@@ -269,7 +296,7 @@ void runEncoderHeads(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
 }
 
 Tensor runTokenHead(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const Tensor& x,
-                    Side stack) {
+                    Side stack, bool normed) {
   const int B = (int)x.dim(0), n = (int)x.dim(1), rows = B * n, d = c.d_model;
   const int V = dw.head.projection.out;
   if (c.tokenHead() == TokenHead::None || x.dim(2) != d)
@@ -282,11 +309,46 @@ Tensor runTokenHead(Backend& be, const ModelConfig& c, const DeviceWeights& dw, 
   Pass P(be, c, dw, o, arena, nullptr, 1, rows, 1, false);
   float* h = arena.floats((int64_t)rows * d);
   arena.put(h, x.data);
-  if (c.final_norm) P.finalNorm(stack == Side::Source ? dw.enc : dw.dec, h, h, rows);
+  if (c.final_norm && !normed) P.finalNorm(stack == Side::Source ? dw.enc : dw.dec, h, h, rows);
   const float* logits = P.tokenHead(h, rows);
   Tensor out({B, n, V});
   arena.get(logits, out.ptr(), out.data.size() * sizeof(float));
   return out;
+}
+
+Tensor logitsRows(const Model& m, const Trace& t, int b, int i0, int n) {
+  if (t.logits.empty())
+    throw Error(ErrorKind::BadInput, "the model has no token head: this run has no token logits");
+  const int64_t len = t.hidden.dim(1), d = t.hidden.dim(2), V = t.logits.vocab();
+  if (b < 0 || b >= t.hidden.dim(0) || i0 < 0 || n < 0 || i0 + (int64_t)n > len)
+    throw Error(ErrorKind::BadInput, "positions " + std::to_string(i0) + " to " +
+                                         std::to_string(i0 + (int64_t)n - 1) + " of sentence " +
+                                         std::to_string(b) + " are outside the run");
+  Tensor out({n, V});
+  std::vector<int> missing;  // positions whose rows were not kept
+  for (int i = 0; i < n; ++i) {
+    if (const float* row = t.logits.row(b, i0 + i))
+      std::copy(row, row + V, out.ptr() + (int64_t)i * V);
+    else
+      missing.push_back(i);
+  }
+  if (missing.empty()) return out;
+  Tensor x({1, (int64_t)missing.size(), d});
+  for (size_t k = 0; k < missing.size(); ++k) {
+    const float* h = t.hidden.ptr() + ((int64_t)b * len + i0 + missing[k]) * d;
+    std::copy(h, h + d, x.ptr() + (int64_t)k * d);
+  }
+  const ModelConfig& c = m.config();
+  const Tensor computed = runTokenHead(m.backend(), c, m.deviceWeights(), x,
+                                       c.hasDecoder() ? Side::Target : Side::Source, true);
+  for (size_t k = 0; k < missing.size(); ++k)
+    std::copy(computed.ptr() + (int64_t)k * V, computed.ptr() + (int64_t)(k + 1) * V,
+              out.ptr() + (int64_t)missing[k] * V);
+  return out;
+}
+
+std::vector<float> logitsRow(const Model& m, const Trace& t, int b, int i) {
+  return std::move(logitsRows(m, t, b, i, 1).data);
 }
 
 }  // namespace attnviz

@@ -42,7 +42,15 @@ void runEncoderHeads(Backend& be, const ModelConfig& c, const DeviceWeights& dw,
 // final norm (when the config has one) and the token head, over x [B, n, d] (host) → logits
 // [B, n, V]. The same ops and weights as the pass, so the stream leaving the last layer gives the
 // pass's own logits, bit for bit. The logit lens (model/lens.h) runs it on every layer's stream.
+// normed: x is already past the final norm (a trace's hidden state), the head alone runs.
 Tensor runTokenHead(Backend& be, const ModelConfig& c, const DeviceWeights& dw, const Tensor& x,
-                    Side stack);
+                    Side stack, bool normed = false);
+
+// Row i of sentence b of a trace's token logits (V values): the kept row (TokenLogits), or computed
+// again from the trace's hidden state through the token head — the pass's arithmetic, up to the
+// order of a sum. Throws Error(BadInput) without a token head or for a position outside the run.
+std::vector<float> logitsRow(const Model& m, const Trace& t, int b, int i);
+// Rows i0 … i0 + n − 1 of sentence b the same way, those not kept computed in one run: [n, V].
+Tensor logitsRows(const Model& m, const Trace& t, int b, int i0, int n);
 
 }  // namespace attnviz

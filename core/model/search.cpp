@@ -197,9 +197,8 @@ BeamResult beamSearch(const Model& model, const std::vector<int>& src, std::vect
   auto feed = [&](Model::DecoderCache& cache, const std::vector<int>& tokens) {
     TraceRows rows = model.decode(enc.get(), cache, tokens, fo);
     model.commitCache(cache, tokens);
-    const int64_t V = rows.logits.dim(2);
-    const float* last = rows.logits.ptr() + (rows.logits.dim(1) - 1) * V;
-    return std::vector<float>(last, last + V);
+    const float* last = rows.logits.row(0, rows.logits.positions() - 1);  // kept: the last
+    return std::vector<float>(last, last + rows.logits.vocab());
   };
   auto hypothesis = [&](int node) {
     std::vector<int> ids = prefix;

@@ -304,11 +304,6 @@ const std::vector<std::string>& Trace::keyTokens(AttentionKind kind, int b) cons
   return keySide(kind) == Side::Source ? src_tokens.at(b) : tgt_tokens.at(b);
 }
 
-const float* Trace::logitsRow(int b, int i) const {
-  const int64_t V = logits.dim(2);
-  return logits.ptr() + ((int64_t)b * logits.dim(1) + i) * V;
-}
-
 void Trace::appendRows(TraceRows&& rows, const std::vector<std::string>& token_strings) {
   if (rows.q0 == 0) {
     blocks.erase(std::remove_if(blocks.begin(), blocks.end(),
@@ -374,7 +369,7 @@ void Trace::appendRows(TraceRows&& rows, const std::vector<std::string>& token_s
   tgt_ids[0].insert(tgt_ids[0].end(), rows.tokens.begin(), rows.tokens.end());
   tgt_tokens[0].insert(tgt_tokens[0].end(), token_strings.begin(), token_strings.end());
   tgt_len += rows.n;
-  appendTensorRows(logits, rows.logits);
+  logits.append(std::move(rows.logits));
   appendTensorRows(hidden, rows.hidden);
 }
 
@@ -388,14 +383,14 @@ void Trace::truncateTarget(int n) {
   for (auto& ids : tgt_ids) ids.resize(n);
   for (auto& t : tgt_tokens) t.resize(n);
   tgt_len = n;
-  truncateTensorRows(logits, n);
+  logits.truncate(n);
   truncateTensorRows(hidden, n);
 }
 
 uint64_t Trace::bytes() const {
   uint64_t n = 0;
   for (const auto& b : blocks) n += b.bytes();
-  n += (logits.data.size() + class_logits.data.size() + hidden.data.size()) * sizeof(float);
+  n += logits.bytes() + (class_logits.data.size() + hidden.data.size()) * sizeof(float);
   return n;
 }
 

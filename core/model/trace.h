@@ -14,6 +14,7 @@
 
 #include "base/host_memory.h"
 #include "base/tensor.h"
+#include "model/token_logits.h"
 #include "text/vocab.h"
 
 namespace attnviz {
@@ -178,7 +179,7 @@ struct TraceRows {
   int n = 0;
   std::vector<int> tokens;                      // [n] the ids fed at these positions (batch 1)
   std::vector<AttentionBlock> blocks;           // decoder blocks, in layer order
-  Tensor logits;                                // [batch, n, V] (empty without a token head)
+  TokenLogits logits;                           // [batch, n, V] (empty without a token head)
   Tensor hidden;                                // [batch, n, d_model]
   std::vector<SublayerActivation> activations;  // keep_activations, first run (q0 = 0) only
 };
@@ -194,7 +195,7 @@ struct Trace {
   std::vector<std::vector<std::string>> tgt_tokens;
   std::vector<AttentionBlock> blocks;  // encoder layers in order, then per decoder layer its
                                        // self-attention then its cross-attention
-  Tensor logits;          // [B, T or S, V]: token logits of the decoder's positions (or, for a
+  TokenLogits logits;     // [B, T or S, V]: token logits of the decoder's positions (or, for a
                           // masked LM, of the source positions); empty without a token head
   Tensor class_logits;    // [B, n_classes]; empty without a class head
   Tensor hidden;          // [B, T or S, d_model]: the last stack's output (after any final norm)
@@ -216,9 +217,6 @@ struct Trace {
   int keyLen(AttentionKind kind) const;
   const std::vector<std::string>& queryTokens(AttentionKind kind, int b) const;
   const std::vector<std::string>& keyTokens(AttentionKind kind, int b) const;
-  // Token logits row (V values) of position i of sentence b.
-  const float* logitsRow(int b, int i) const;
-
   // Appends decoder rows (batch 1). rows.q0 must equal tgt_len; q0 = 0 replaces the decoder part.
   // `token_strings` are the strings of rows.tokens.
   void appendRows(TraceRows&& rows, const std::vector<std::string>& token_strings);

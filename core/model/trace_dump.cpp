@@ -8,6 +8,7 @@
 #include "base/atomic_file.h"
 #include "base/error.h"
 #include "io/npy.h"
+#include "model/runs.h"
 
 namespace attnviz {
 
@@ -42,7 +43,7 @@ nlohmann::json tokensJson(const Trace& tr) {
   return j;
 }
 
-void writeTraceFiles(const Trace& tr, const std::string& dir) {
+void writeTraceFiles(const Trace& tr, const std::string& dir, const Model* model) {
   makeFolder(dir);
   const bool single = tr.batch == 1;
   auto shape = [&](Shape s) {
@@ -118,7 +119,26 @@ void writeTraceFiles(const Trace& tr, const std::string& dir) {
     const Shape s = single ? Shape(t.shape.begin() + 1, t.shape.end()) : t.shape;
     npy(file, "<f4", s).write(t.ptr(), t.data.size() * sizeof(float));
   };
-  tensor("logits.npy", tr.logits);
+  if (!tr.logits.empty()) {  // row by row: kept, or computed again by the model
+    const TokenLogits& l = tr.logits;
+    const Shape s =
+        single ? Shape{l.positions(), l.vocab()} : Shape{l.batch(), l.positions(), l.vocab()};
+    AtomicFile& f = npy("logits.npy", "<f4", s);
+    for (int b = 0; b < l.batch(); ++b)
+      for (int i = 0; i < l.positions(); ++i) {
+        if (const float* row = l.row(b, i)) {
+          f.write(row, (size_t)l.vocab() * sizeof(float));
+          continue;
+        }
+        if (!model)
+          throw Error(ErrorKind::BadInput, "the token logits of position " + std::to_string(i) +
+                                               " were not kept, and no model was given to "
+                                               "compute them");
+        const std::vector<float> row = logitsRow(*model, tr, b, i);
+        f.write(row.data(), row.size() * sizeof(float));
+      }
+    f.finish();
+  }
   tensor("class_logits.npy", tr.class_logits);
   tensor("hidden.npy", tr.hidden);
   files.add(dir + "/tokens.json").write(jsonText(tokensJson(tr)));
@@ -343,7 +363,8 @@ uint64_t dumpBytes(const Trace& tr) {
       n += (uint64_t)a.batch * a.heads * ((uint64_t)a.q_len + a.k_len) * a.d_k * 4 +
            (uint64_t)a.batch * a.heads * a.k_len * a.d_v * 4;
   }
-  return n + (tr.logits.data.size() + tr.class_logits.data.size() + tr.hidden.data.size()) * 4;
+  const uint64_t logits = (uint64_t)tr.logits.batch() * tr.logits.positions() * tr.logits.vocab();
+  return n + (logits + tr.class_logits.data.size() + tr.hidden.data.size()) * 4;
 }
 
 namespace {
@@ -515,9 +536,9 @@ void dumpHeads(const Trace& tr, const std::vector<HeadChoice>& heads,
   }
 }
 
-void dumpTrace(const Trace& tr, const std::string& dir) {
+void dumpTrace(const Trace& tr, const std::string& dir, const Model* model) {
   try {
-    writeTraceFiles(tr, dir);
+    writeTraceFiles(tr, dir, model);
   } catch (const Error& e) {
     throw Error(e.kind(), "the trace was not written to " + dir + ": " + e.what());
   }

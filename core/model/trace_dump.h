@@ -22,8 +22,10 @@ std::string jsonText(const nlohmann::json& j);
 // (KIND = enc_self, dec_self, cross) and, when the trace kept them, KIND_{q,k,v}.npy
 // [L, H, len, d_k or d_v], then logits.npy, class_logits.npy, hidden.npy (those the
 // model has) and tokens.json into `dir` (created if missing). A batch of one drops the batch
-// axis; a batch adds a leading one. Throws Error(Io).
-void dumpTrace(const Trace& trace, const std::string& dir);
+// axis; a batch adds a leading one. The logits rows the trace did not keep whole (TokenLogits) are
+// computed again by `model`, the model whose pass made the trace (null: every row must be kept).
+// Throws Error(Io), Error(BadInput) for rows not kept without a model.
+void dumpTrace(const Trace& trace, const std::string& dir, const Model* model = nullptr);
 // The bytes dumpTrace writes for this trace (the attention files, the outputs; tokens.json aside).
 uint64_t dumpBytes(const Trace& trace);
 

@@ -13,6 +13,7 @@
 #include "model/device_weights.h"
 #include "model/head_stats.h"
 #include "model/lens.h"
+#include "model/runs.h"
 #include "model/trace_dump.h"
 #include "train/backward.h"
 #include "train/workspace.h"
@@ -276,13 +277,14 @@ Attribution attribute(const Model& m, const Inputs& inputs, const AttributionOpt
   const Trace trace = m.forward(one, fo);
   const Side out_side = lensStack(c);
   const int n_out = out_side == Side::Source ? trace.src_len : trace.tgt_len;
-  const int V = (int)trace.logits.dim(2);
+  const int V = trace.logits.vocab();
 
   Attribution r;
   r.steps = o.steps;
   r.position = o.position < 0 ? n_out - 1 : o.position;
   checkRange(r.position, 0, n_out - 1, "position");
-  const float* logits = trace.logitsRow(0, r.position);
+  const std::vector<float> row = logitsRow(m, trace, 0, r.position);
+  const float* logits = row.data();
   r.token = o.token < 0 ? (int)(std::max_element(logits, logits + V) - logits) : o.token;
   checkRange(r.token, 0, V - 1, "token");
   if (o.versus < -1) throw Error(ErrorKind::BadInput, "versus must be a token id or −1 (none)");

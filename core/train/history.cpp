@@ -16,6 +16,7 @@
 #include "base/json_safe.h"
 #include "compute/cpu_backend.h"
 #include "model/atlas.h"
+#include "model/runs.h"
 
 namespace attnviz {
 
@@ -211,7 +212,6 @@ HistoryPoint historyPoint(const Model& model, const Task& task, const HistoryOpt
   f.cancel = o.cancel;
   const Trace t = model.forward(in, f);
   // Per-position cross-entropy: −log softmax(logits)[target], in double.
-  const int V = (int)c.outputVocab().size();
   size_t longest = 0;
   for (const auto& tg : targets) longest = std::max(longest, tg.size());
   std::vector<double> sum(longest, 0.0);
@@ -220,11 +220,11 @@ HistoryPoint historyPoint(const Model& model, const Task& task, const HistoryOpt
   int64_t tokens = 0;
   for (int b = 0; b < n; ++b)
     for (size_t p = 0; p < targets[(size_t)b].size(); ++p) {
-      const float* row = t.logitsRow(b, (int)p);
-      const double m = *std::max_element(row, row + V);
-      double z = 0;
-      for (int v = 0; v < V; ++v) z += std::exp((double)row[v] - m);
-      const double loss = m + std::log(z) - row[targets[(size_t)b][p]];
+      const int target = targets[(size_t)b][p];
+      float logit = 0;
+      if (!t.logits.logitOf(b, (int)p, target, &logit))
+        logit = logitsRow(model, t, b, (int)p)[(size_t)target];
+      const double loss = t.logits.logSumExp(b, (int)p) - logit;
       sum[p] += loss;
       ++count[p];
       total += loss;

@@ -309,7 +309,6 @@ Trainer::Evaluation Trainer::evaluate(int limit, const std::atomic<bool>* cancel
       ForwardOptions o;
       o.cancel = cancel;
       const Trace t = model_->forward(in, o);
-      const int V = (int)model_->config().tgt_vocab.size();
       for (int b = 0; b < (int)in.tgt.size(); ++b) {
         const Example& e = items[(size_t)(i0 + b)];
         const std::vector<int>& dec = in.tgt[(size_t)b];
@@ -317,8 +316,7 @@ Trainer::Evaluation Trainer::evaluate(int limit, const std::atomic<bool>* cancel
         std::vector<int> got;
         bool right = true;
         for (int p = first; p < (int)e.tgt.size(); ++p) {  // position p (token p − 1) predicts p
-          const float* row = t.logitsRow(b, p);
-          const int best = (int)(std::max_element(row, row + V) - row);
+          const int best = t.logits.top(b, p, 1).front().first;
           got.push_back(best);
           right = right && best == dec[(size_t)p + 1];
         }

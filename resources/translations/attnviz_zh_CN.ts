@@ -608,6 +608,10 @@ W_Q 生成 %1 个查询头：Q %2；W_K 和 W_V 生成 %3 个键/值头：K %4�
         <translation>与模型计算的一致：各 id 的嵌入行，加上位置编码。</translation>
     </message>
     <message>
+        <source>The first %1 of %2 positions: the logits of every position would take %3.</source>
+        <translation>前 %1 个位置（共 %2 个）：所有位置的 logits 需要 %3。</translation>
+    </message>
+    <message>
         <source>the last stack&apos;s output</source>
         <translation>最后一个栈的输出</translation>
     </message>

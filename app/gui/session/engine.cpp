@@ -16,6 +16,7 @@
 #include "base/host_memory.h"
 #include "compute/backends.h"
 #include "model/cpu_fallback.h"
+#include "model/runs.h"
 #include "session/teaching_util.h"
 #include "widgets/token_label.h"
 
@@ -337,37 +338,22 @@ int Engine::threads() const {
 
 namespace {
 
-// The top-k of a logits row as StepInfo's lists.
-void fillTopK(StepInfo& info, const float* logits, int V, const Vocabulary& vocab, int chosen) {
-  const float mx = *std::max_element(logits, logits + V);
-  double sum = 0;
-  for (int i = 0; i < V; ++i) sum += std::exp(double(logits[i]) - mx);
-  info.log_sum = mx + std::log(sum);
-  auto prob = [&](int id) { return float(std::exp(double(logits[id]) - mx) / sum); };
-  std::vector<int> idx(size_t(V), 0);
-  std::iota(idx.begin(), idx.end(), 0);
-  const int k = std::min(kTopK, V);
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(),
-                    [&](int a, int b) { return logits[a] > logits[b]; });
-  for (int r = 0; r < k; ++r) {
-    info.topk.emplace_back(idx[size_t(r)], prob(idx[size_t(r)]));
-    info.topk_tokens << tokenLabel(vocab.token(idx[size_t(r)]));
-  }
-  info.argmax_id = idx[0];
+// The top-k of position i of sentence 0 as StepInfo's lists (TokenLogits keeps them for every
+// position), and the chosen token's probability: from what the trace keeps, or its row computed
+// again.
+void fillTopK(StepInfo& info, const Model& m, const Trace& t, int i, const Vocabulary& vocab,
+              int chosen) {
+  const TokenLogits& l = t.logits;
+  info.log_sum = l.logSumExp(0, i);
+  info.topk = l.topProbabilities(0, i, kTopK);
+  for (const auto& [id, p] : info.topk) info.topk_tokens << tokenLabel(vocab.token(id));
+  info.argmax_id = info.topk.front().first;
   info.argmax = info.topk_tokens.front();
   info.argmax_prob = info.topk.front().second;
-  if (chosen >= 0 && chosen < V) info.chosen_prob = prob(chosen);
-}
-
-// The same for a row whose top-k `known` already holds; only the chosen token's probability anew.
-void copyTopK(StepInfo& info, const StepInfo& known, const float* logits, int V, int chosen) {
-  info.topk = known.topk;
-  info.topk_tokens = known.topk_tokens;
-  info.argmax_id = known.argmax_id;
-  info.argmax = known.argmax;
-  info.argmax_prob = known.argmax_prob;
-  info.log_sum = known.log_sum;
-  if (chosen >= 0 && chosen < V) info.chosen_prob = float(std::exp(logits[chosen] - known.log_sum));
+  if (chosen < 0 || chosen >= l.vocab()) return;
+  float logit = 0;
+  if (!l.logitOf(0, i, chosen, &logit)) logit = logitsRow(m, t, 0, i)[size_t(chosen)];
+  info.chosen_prob = float(std::exp(double(logit) - info.log_sum));
 }
 
 }  // namespace
@@ -386,10 +372,8 @@ std::shared_ptr<Snapshot> Engine::makeSnapshot(const DecodingSession& session) c
   const Vocabulary& vocab = session.model().tgtVocab();
   const Trace& t = session.trace();
   const std::vector<int> fed = session.targetIds();
-  const int V = session.vocabSize();
   // A step forward or back grows or shrinks the session's trace in place: the rows of the same
-  // tokens keep their logits, and their top-k (a softmax and a partial sort over the vocabulary:
-  // 0.5 s a step for 1,023 positions of GPT-2's 50,257 tokens) comes from the snapshot shown.
+  // tokens keep their logits.
   const Snapshot* shown =
       snapshot_ && !snapshot_->batch && snapshot_->trace.get() == &t ? snapshot_.get() : nullptr;
   bool same_rows = shown != nullptr;
@@ -404,10 +388,7 @@ std::shared_ptr<Snapshot> Engine::makeSnapshot(const DecodingSession& session) c
     // Row i's logits follow from the tokens fed at positions 0 … i.
     same_rows = same_rows && i < (int)shown->steps.size() &&
                 shown->steps[size_t(i)].input_id == info.input_id;
-    if (same_rows)
-      copyTopK(info, shown->steps[size_t(i)], t.logitsRow(0, i), V, info.chosen_id);
-    else
-      fillTopK(info, t.logitsRow(0, i), V, vocab, info.chosen_id);
+    fillTopK(info, session.model(), t, i, vocab, info.chosen_id);
     if (same_rows) snap->same_target_rows = i + 1;
     snap->steps.push_back(std::move(info));
   }
@@ -429,7 +410,7 @@ std::shared_ptr<Snapshot> Engine::encoderSnapshot(std::shared_ptr<const Trace> t
       info.position = i;
       info.input_id = t.src_ids[0][size_t(i)];
       info.input = tokenLabel(vocab.token(info.input_id));
-      fillTopK(info, t.logitsRow(0, i), int(t.logits.dim(2)), vocab, -1);
+      fillTopK(info, *model_, t, i, vocab, -1);
       snap->steps.push_back(std::move(info));
     }
   }

@@ -82,6 +82,8 @@ class Engine : public QObject {
   bool busy() const { return busy_; }
   bool hasModel() const { return model_ != nullptr; }
   const Model* model() const { return model_.get(); }
+  // The model, held for background work that must outlive a switch (an export).
+  std::shared_ptr<const Model> sharedModel() const { return model_; }
   std::shared_ptr<const Snapshot> snapshot() const { return snapshot_; }
   const MaskOptions& masks() const { return masks_; }
   QString modelSource() const { return model_source_; }  // bundled name or path, as opened

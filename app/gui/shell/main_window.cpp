@@ -1518,8 +1518,11 @@ bool MainWindow::exportTrace(const QString& dir, bool wait, QString* error) {
     return false;
   }
   auto trace = snap->trace;
+  // The model that made the trace computes the logits rows a long run did not keep.
+  auto model = engine_->sharedModel();
   const std::string d = dir.toStdString();
-  return exportInBackground([trace, d] { dumpTrace(*trace, d); }, wait, error, tr("Trace exported"),
+  return exportInBackground([trace, model, d] { dumpTrace(*trace, d, model.get()); }, wait, error,
+                            tr("Trace exported"),
                             tr("NumPy files written to %1").arg(QDir::toNativeSeparators(dir)));
 }
 

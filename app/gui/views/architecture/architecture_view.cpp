@@ -15,6 +15,8 @@
 #include <cmath>
 
 #include "arch/weights.h"
+#include "base/error.h"
+#include "model/runs.h"
 #include "session/attention_data.h"
 #include "session/teaching_util.h"
 #include "widgets/heatmap.h"
@@ -555,15 +557,36 @@ BlockActivations blockActivations(const ArchBlock& blk, const Model& model, cons
         "positional encoding.");
     return a;
   }
+  // The token logits of sentence b [positions, V]: the rows the trace kept, the others computed
+  // again from its hidden states; of a long input's as many first positions as 16 MiB hold.
+  auto logitsOf = [&](std::vector<float>& out, int* cols) {
+    const TokenLogits& l = t.logits;
+    if (l.empty() || b >= l.batch()) return;
+    const int V = l.vocab();
+    const int shown =
+        int(std::min<int64_t>(l.positions(), std::max<int64_t>(1, (int64_t(16) << 20) / 4 / V)));
+    out = std::move(logitsRows(model, t, b, 0, shown).data);
+    a.rows = shown;
+    *cols = V;
+    if (shown < l.positions()) {
+      a.row_labels = a.row_labels.mid(0, shown);
+      a.note =
+          QObject::tr("The first %1 of %2 positions: the logits of every position would take %3.")
+              .arg(shown)
+              .arg(l.positions())
+              .arg(QString::fromStdString(formatBytes(uint64_t(l.positions()) * V * 4)));
+    }
+  };
   if (blk.id == QLatin1String("head.linear")) {
     rowsOf(t.hidden, a.input, &a.in_cols);
-    rowsOf(t.logits, a.output, &a.out_cols);
+    logitsOf(a.output, &a.out_cols);
+    a.input.resize(size_t(a.rows) * size_t(a.in_cols));
     a.in_name = QObject::tr("the last stack's output");
     a.out_name = QObject::tr("logits, one per vocabulary token");
     return a;
   }
   if (blk.id == QLatin1String("head.softmax")) {
-    rowsOf(t.logits, a.input, &a.in_cols);
+    logitsOf(a.input, &a.in_cols);
     a.output = a.input;
     a.out_cols = a.in_cols;
     for (int i = 0; i < a.rows; ++i) {

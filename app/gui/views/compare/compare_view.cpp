@@ -477,14 +477,10 @@ void CompareView::showResults() {
   };
   if (!b_.generated.empty()) lines << tr("<b>B's own decode:</b> %1").arg(words(b_.generated));
   if (!ta.logits.empty() && !tb.logits.empty()) {
-    const int V = int(ta.logits.dim(2));
-    const int n = std::min(int(ta.logits.dim(1)), int(tb.logits.dim(1)));
+    const int n = std::min(ta.logits.positions(), tb.logits.positions());
     auto top = [&](const Trace& t, int i) {
-      const float* l = t.logitsRow(0, i);
-      const int arg = int(std::max_element(l, l + V) - l);
-      double sum = 0;
-      for (int k = 0; k < V; ++k) sum += std::exp(double(l[k]) - l[arg]);
-      return std::make_pair(arg, 1.0 / sum);
+      const auto [id, p] = t.logits.topProbabilities(0, i, 1).front();
+      return std::make_pair(id, double(p));
     };
     QStringList cells;
     int changed = 0;

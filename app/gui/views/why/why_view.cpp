@@ -107,11 +107,11 @@ WhyAnswer answerWhy(const Model& model, std::shared_ptr<const Trace> trace,
         "explain (the attention views show what it computes).");
     return a;
   }
-  const int V = int(t.logits.dim(2));
+  const int V = t.logits.vocab();
   if (question.token >= V)
     throw Error(ErrorKind::BadInput,
                 "token " + std::to_string(question.token) + " is not in the output vocabulary");
-  a.candidates = topTokens(t.logitsRow(0, a.position), V, kCandidates);
+  a.candidates = t.logits.topProbabilities(0, a.position, kCandidates);
   const int choice = a.candidates.front().first;
   a.token = question.token >= 0 ? question.token : choice;
   if (question.versus_runner_up && V > 1) {
