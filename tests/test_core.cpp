@@ -759,6 +759,29 @@ class TestCore : public QObject {
     QCOMPARE(int(whole.logits.top(0, 0, 60).size()), 60);  // a kept row answers any k
   }
 
+  // A computed position table is bounded by its bytes, not by a count of rows: a rotary model of
+  // 32,768 positions takes them all (32,768 × 64 angles, 8 MiB), a sinusoid 65,536 wide takes as
+  // many as 128 MiB hold, and the model says why it stops there.
+  void positionTableRowsByBytes() {
+    ModelConfig c = ModelConfig::fromJson(tinyConfig(), "tiny");
+    c.positional = Positional::Rotary;
+    c.max_len = 32768;
+    c.d_k = 64;
+    c.rotary_pct = 1.0f;
+    QCOMPARE(c.positionRows(), 32768);
+    c.positional = Positional::Sinusoidal;
+    c.d_model = 65536;
+    QCOMPARE(c.positionRows(), int((uint64_t(128) << 20) / 4 / 65536));
+    c.positional = Positional::Learned;
+    QCOMPARE(c.positionRows(), 32768);
+    ModelConfig small = ModelConfig::fromJson(tinyConfig(), "tiny");
+    small.max_len = 20000;
+    Model m(makeRandomModel(small, 3), makeCpuBackend());
+    QCOMPARE(m.maxPositions(), small.positionRows());
+    QCOMPARE(m.maxPositions(), 20000);
+    QCOMPARE(m.limitReason(), std::string(" (max_len)"));
+  }
+
   // TokenLogits by hand: ties go to the lower id, NaNs are passed over and counted, rows kept
   // later, appended and truncated stay in order.
   void tokenLogitsByHand() {

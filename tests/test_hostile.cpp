@@ -767,15 +767,24 @@ class TestHostile : public QObject {
         caught([&] { loadModel(path, o); }), ErrorKind::TooLarge,
         "many_layers.safetensors|parameters|256+2 layers|d_ff 65536|the limit is 64.0 MiB");
 
-    // The sinusoid tables a Model computes count too: d_model 65536 × 8192 positions × 2 tables.
-    writeBytes(path, modConfig([](json& c) {
+    // The sinusoid table a Model computes counts too: d_model 65536 × as many of the 100000
+    // positions as 128 MiB hold (ModelConfig::positionRows: 512).
+    json wide;
+    writeBytes(path, modConfig([&](json& c) {
                  c["d_model"] = 65536;
                  c["max_len"] = 100000;
+                 wide = c;
                }));
-    o.max_model_bytes = uint64_t(4) << 30;
+    json narrow = wide;
+    narrow["max_len"] = 2;
+    const uint64_t with_table = estimateModelBytes(ModelConfig::fromJson(wide, "wide")),
+                   two_rows = estimateModelBytes(ModelConfig::fromJson(narrow, "narrow"));
+    QVERIFY2(with_table - two_rows >= uint64_t(510) * 65536 * 4,
+             qPrintable(QString("%1 against %2").arg(with_table).arg(two_rows)));
+    o.max_model_bytes = two_rows + (uint64_t(64) << 20);
     VERIFY_ERROR(caught([&] { loadModel(path, o); }), ErrorKind::TooLarge,
-                 "d_model 65536|the limit is 4.0 GiB");
-    o.max_model_bytes = uint64_t(8) << 30;  // within the limit: now the shapes are what is wrong
+                 "d_model 65536|the limit is");
+    o.max_model_bytes = with_table;  // within the limit: now the shapes are what is wrong
     VERIFY_ERROR(caught([&] { loadModel(path, o); }), ErrorKind::ShapeMismatch,
                  "encoder.src_emb.weight|[6, 65536]");
     verifyStillFine();

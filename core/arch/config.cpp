@@ -244,6 +244,16 @@ float ModelConfig::scoreScale() const {
   return attn_scale > 0.0f ? attn_scale : 1.0f / std::sqrt((float)d_k);
 }
 
+int ModelConfig::positionRows() const {
+  const bool sinusoid = positional == Positional::Sinusoidal ||
+                        positional == Positional::SinusoidalHalves ||
+                        positional == Positional::SinusoidalFairseq;
+  const int64_t width = sinusoid ? d_model : positional == Positional::Rotary ? rotaryDims() : 0;
+  if (width <= 0) return max_len;
+  const int64_t fit = (int64_t)(ConfigLimits::kMaxPositionTableBytes / sizeof(float)) / width;
+  return (int)std::min<int64_t>(max_len, std::max<int64_t>(1, fit));
+}
+
 int64_t ModelConfig::parameterCount() const {
   auto lin = [](int64_t in, int64_t out, bool bias) { return in * out + (bias ? out : 0); };
   const int64_t d = d_model;

@@ -146,6 +146,10 @@ struct ModelConfig {
   float scoreScale() const;
   // The rotated dimensions of each head: int(d_k · rotary_pct), as GPT-NeoX truncates it.
   int rotaryDims() const { return (int)((double)d_k * (double)rotary_pct); }
+  // The rows of the position table the model uses: max_len for a learned table or relative
+  // positions; for a computed one (sinusoids: d_model floats a row, rotary: rotaryDims()) as many
+  // as ConfigLimits::kMaxPositionTableBytes hold, at most max_len.
+  int positionRows() const;
   int attnWidth() const { return n_heads * d_k; }       // width of the Q projection
   int valueWidth() const { return n_heads * d_v; }      // width of the context
   int keyWidth() const { return kvHeads() * d_k; }      // width of the K projection
@@ -169,7 +173,10 @@ struct ConfigLimits {
   static constexpr int kMaxLen = 1 << 20;                                  // positions
   static constexpr int kMaxVocab = VocabularyLimits::kMaxTokens;           // tokens per vocabulary
   static constexpr int kMaxTokenBytes = VocabularyLimits::kMaxTokenBytes;  // bytes per token string
-  static constexpr int kMaxSinusoidalPositions = 8192;  // rows of a computed sinusoid table
+  // A position table attnviz computes (sinusoids, rotary angles) holds at most this much: its
+  // rows, and so the positions the model takes, are max_len or as many as fit (ModelConfig::
+  // positionRows).
+  static constexpr uint64_t kMaxPositionTableBytes = uint64_t(128) << 20;
   static constexpr int kMaxSegments = 64;
   static constexpr int kMaxClasses = 1 << 16;
   static constexpr int kMaxRelativeBuckets = 1024;  // rows of a relative position bias table

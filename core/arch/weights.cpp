@@ -716,11 +716,11 @@ uint64_t estimateModelBytes(const ModelConfig& config) {
   const ModelConfig& c = config;
   const uint64_t d = c.d_model, W = weightBytes(c);
   // The sinusoid table a Model computes on the host and uploads (one, shared by both stacks).
-  const uint64_t table =
-      c.positional != Positional::Learned
-          ? static_cast<uint64_t>(std::min(c.max_len, ConfigLimits::kMaxSinusoidalPositions)) * d *
-                sizeof(float)
-          : 0;
+  const uint64_t table = c.positional == Positional::Learned || c.positional == Positional::Relative
+                             ? 0
+                             : static_cast<uint64_t>(c.positionRows()) *
+                                   (c.positional == Positional::Rotary ? c.rotaryDims() : d) *
+                                   sizeof(float);
   // Uploading a linear layer copies it once (keys and values stacked): the largest one.
   const uint64_t V = c.outputVocab().size();
   const uint64_t largest_linear =

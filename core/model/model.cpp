@@ -20,9 +20,7 @@ Model::Model(std::shared_ptr<const LoadedModel> model, std::shared_ptr<Backend> 
   const ModelWeights& w = model_->weights;
   if (c.hasEncoder()) src_vocab_ = Vocabulary(c.src_vocab, c.src_unk_id, "source vocabulary");
   if (c.hasDecoder()) tgt_vocab_ = Vocabulary(c.tgt_vocab, c.tgt_unk_id, "target vocabulary");
-  position_rows_ = c.positional == Positional::Learned
-                       ? c.max_len
-                       : std::min(c.max_len, ConfigLimits::kMaxSinusoidalPositions);
+  position_rows_ = c.positionRows();
   dw_ = std::make_unique<DeviceWeights>(uploadWeights(*backend_, c, w, position_rows_));
   max_tokens_ = c.local_window > 0 ? std::min(position_rows_, c.local_window) : position_rows_;
 }
@@ -33,6 +31,10 @@ std::string Model::limitReason() const {
            std::to_string(config().local_window) +
            " keys; attnviz does not reproduce that window over longer inputs, where it differs "
            "from causal attention)";
+  if (position_rows_ < config().max_len)
+    return " (the rows of the position table attnviz computes for it: " +
+           formatBytes(ConfigLimits::kMaxPositionTableBytes) + " of them; its max_len is " +
+           std::to_string(config().max_len) + ")";
   return " (max_len)";
 }
 
