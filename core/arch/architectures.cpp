@@ -1360,7 +1360,7 @@ std::vector<ArchSpec> makeTable() {
     d.positional = Positional::Relative;
     d.final_norm = true;
     d.attn_scale = 1.0f;
-    d.max_len = 8192;      // relative positions set no limit: the one of a computed table's rows
+    d.max_len = 8192;      // relative positions set no limit of their own: 8,192, as attnviz takes
     d.src_bos_eos = true;  // the tokenizer appends </s> (no start marker)
     a.tied_output = true;
     for (Part p : {kEnc, kDec}) {
