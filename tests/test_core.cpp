@@ -312,6 +312,10 @@ class TestCore : public QObject {
     QCOMPARE(u.unknownWords(" zzz a\tyy zzz "), (std::vector<std::string>{"zzz", "yy"}));
     QVERIFY(u.unknownWords("a <unk>").empty());
     QCOMPARE(parseIdList("5, 1,3", 6, "ids"), (std::vector<int>{5, 1, 3}));
+    // White space separates entries too (a file of ids one a line); a comma still needs one after.
+    QCOMPARE(parseIdList(" 5 1\n3\t2 ,4\n", 6, "ids"), (std::vector<int>{5, 1, 3, 2, 4}));
+    QCOMPARE(kindOf([] { parseIdList("1\n2,\n", 6, "ids"); }), ErrorKind::BadInput);
+    QCOMPARE(kindOf([] { parseIdList("1 -2", 6, "ids"); }), ErrorKind::BadInput);
     QCOMPARE(kindOf([] { parseIdList("1,x", 6, "ids"); }), ErrorKind::BadInput);
     QCOMPARE(kindOf([] { parseIdList("9", 6, "ids"); }), ErrorKind::BadInput);
   }

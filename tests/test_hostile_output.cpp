@@ -435,6 +435,31 @@ class TestHostileOutput : public QObject {
     QTest::newRow("empty entry in --tgt-ids")
         << QStringList{"run", m, "--src-ids", "1", "--tgt-ids", "1,,2"} << 1 << "empty entry 2";
     QTest::newRow("empty --src-ids") << QStringList{"run", m, "--src-ids", ""} << 1 << "empty";
+    // Inputs read from files.
+    auto file = [&](const QString& name, const QByteArray& bytes) {
+      QFile f(path(name));
+      if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size()) qFatal("cannot write");
+      return f.fileName();
+    };
+    QTest::newRow("--src-file missing") << QStringList{"run", m, "--src-file", path("absent.txt")}
+                                        << 1 << "cannot read the text file of --src-file";
+    QTest::newRow("--src-file holding a NUL")
+        << QStringList{"run", m, "--src-file", file("nul.txt", QByteArray("ich\0bier", 8))} << 1
+        << "NUL byte";
+    QTest::newRow("--src-ids-file a folder")
+        << QStringList{"run", m, "--src-ids-file", dir_.path()} << 1 << "id file of --src-ids-file";
+    {
+      QFile big(path("big.txt"));  // sparse: no 17 MiB written
+      if (!big.open(QIODevice::WriteOnly) || !big.resize(17 << 20)) qFatal("cannot resize");
+    }
+    QTest::newRow("--tgt-ids-file too large")
+        << QStringList{"run", m, "--src-ids", "1", "--tgt-ids-file", path("big.txt")} << 1
+        << "at most 16.0 MiB";
+    QTest::newRow("--src-file and --src-ids")
+        << QStringList{"run", m, "--src-ids", "1", "--src-file", file("s.txt", "ich")} << 2
+        << "excludes";
+    QTest::newRow("empty --src-ids-file")
+        << QStringList{"run", m, "--src-ids-file", file("empty.txt", "\n")} << 1 << "empty";
     QTest::newRow("bench --lengths ''")
         << QStringList{"bench", m, "--lengths", ""} << 2 << "--lengths";
     QTest::newRow("bench --lengths 4,,8")
@@ -471,25 +496,48 @@ class TestHostileOutput : public QObject {
              qPrintable(r.err));
   }
 
+  // An input read from a file is the input given on the command line: ids one a line or spaced,
+  // a text's final line break not part of it.
+  void cliInputFromFiles() {
+    const QString m = QString::fromStdString(kTiny);
+    auto write = [&](const QString& name, const QByteArray& bytes) {
+      QFile f(path(name));
+      QVERIFY(f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size());
+    };
+    // What the run printed but the time it took.
+    auto printed = [](const CliResult& r) {
+      QStringList lines = r.out.split('\n');
+      lines.removeIf([](const QString& l) { return l.startsWith("forward pass:"); });
+      return lines;
+    };
+    write("ids.txt", "1\n2 3,\n 4\n");
+    write("text.txt", "ich mochte ein bier\r\n");
+    const CliResult given = cli({"run", m, "--src-ids", "1,2,3,4"});
+    const CliResult ids = cli({"run", m, "--src-ids-file", path("ids.txt")});
+    QCOMPARE(given.code, 0);
+    QCOMPARE(ids.code, 0);
+    QCOMPARE(printed(ids), printed(given));
+    const CliResult words = cli({"run", m, "--src", "ich mochte ein bier"});
+    const CliResult text = cli({"run", m, "--src-file", path("text.txt")});
+    QCOMPARE(words.code, 0);
+    QCOMPARE(text.code, 0);
+    QCOMPARE(printed(text), printed(words));
+    QVERIFY(text.err.isEmpty());
+  }
+
   // Every command has --help, listing the options README.md and docs/formats.md document.
   void cliHelp_data() {
     QTest::addColumn<QString>("command");
     QTest::addColumn<QStringList>("options");
     const QStringList model{"MODEL", "--config"};
     QTest::newRow("info") << "info" << model;
-    QTest::newRow("run") << "run"
-                         << model + QStringList{"--backend",
-                                                "--src",
-                                                "--src-ids",
-                                                "--tgt",
-                                                "--tgt-ids",
-                                                "--segment-ids",
-                                                "--dump",
-                                                "--max-len",
-                                                "--no-padding-mask",
-                                                "--no-subsequent-mask",
-                                                "--qkv",
-                                                "--keep-going"};
+    QTest::newRow("run")
+        << "run"
+        << model +
+               QStringList{"--backend", "--src",       "--src-ids",         "--tgt",
+                           "--tgt-ids", "--src-file",  "--tgt-ids-file",    "--segment-ids",
+                           "--dump",    "--max-len",   "--no-padding-mask", "--no-subsequent-mask",
+                           "--qkv",     "--keep-going"};
     QTest::newRow("decode") << "decode"
                             << model + QStringList{"--backend", "--src",       "--src-ids",
                                                    "--tgt",     "--tgt-ids",   "--max-len",

@@ -9,6 +9,7 @@
 #include "arch/bundled.h"
 #include "arch/infer.h"
 #include "base/error.h"
+#include "base/file_read.h"
 #include "base/safe_text.h"
 #include "compute/backends.h"
 #include "compute/memory_limit.h"
@@ -210,6 +211,17 @@ int runOnModel(const ModelArgs& a, const std::function<int(Model&)>& body) {
   return status;
 }
 
+std::string inputFileText(const std::string& path, const std::string& what) {
+  std::string text = readBoundedFile(path, kMaxInputFileBytes, what);
+  if (text.size() >= 2 && text.compare(text.size() - 2, 2, "\r\n") == 0)
+    text.resize(text.size() - 2);
+  else if (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  if (text.find('\0') != std::string::npos)
+    throw Error(ErrorKind::BadInput, path + ": " + what + " holds a NUL byte; is it a text file?");
+  return text;
+}
+
 void addInputArgs(CLI::App* cmd, InputArgs& a, bool segments) {
   auto* src = cmd->add_option("--src", a.src, "the source sentence (encoder input)");
   auto* src_ids = cmd->add_option("--src-ids", a.src_ids, "source token ids instead of words")
@@ -221,8 +233,38 @@ void addInputArgs(CLI::App* cmd, InputArgs& a, bool segments) {
                                   "target token ids instead of words (the start token is added "
                                   "when missing)")
                       ->type_name("1,4");
-  src->excludes(src_ids);
-  tgt->excludes(tgt_ids);
+  // The same read from a file, for inputs longer than a command line holds (Linux takes at most
+  // 128 KiB in one argument): the text as it is, but for one final line break; ids separated by
+  // commas or white space.
+  auto fromFile = [&](const std::string& name, std::optional<std::string>& field, bool ids,
+                      const std::string& help) {
+    return cmd
+        ->add_option_function<std::string>(
+            name,
+            [&field, name, ids](const std::string& path) {
+              field =
+                  inputFileText(path, ids ? "the id file of " + name : "the text file of " + name);
+            },
+            help)
+        ->type_name("FILE");
+  };
+  auto* src_file =
+      fromFile("--src-file", a.src, false, "the source sentence read from a UTF-8 text file");
+  auto* src_ids_file = fromFile("--src-ids-file", a.src_ids, true,
+                                "the source token ids read from a file (commas or white space "
+                                "between them)");
+  auto* tgt_file = fromFile("--tgt-file", a.tgt, false,
+                            "the target words (a decoder-only model's prompt) read from a UTF-8 "
+                            "text file");
+  auto* tgt_ids_file = fromFile("--tgt-ids-file", a.tgt_ids, true,
+                                "the target token ids read from a file (the start token is added "
+                                "when missing)");
+  for (CLI::Option* o : {src_ids, src_file, src_ids_file}) src->excludes(o);
+  for (CLI::Option* o : {src_file, src_ids_file}) src_ids->excludes(o);
+  src_file->excludes(src_ids_file);
+  for (CLI::Option* o : {tgt_ids, tgt_file, tgt_ids_file}) tgt->excludes(o);
+  for (CLI::Option* o : {tgt_file, tgt_ids_file}) tgt_ids->excludes(o);
+  tgt_file->excludes(tgt_ids_file);
   cmd->add_flag("--crop", a.crop,
                 "a decoder-only model's prompt longer than its positions: keep the start token and "
                 "the last tokens that fit, as nanoGPT's sample.py crops its context (said on "

@@ -1,6 +1,7 @@
 #include "text/vocab.h"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "base/error.h"
@@ -119,18 +120,19 @@ std::vector<std::string> Vocabulary::unknownWords(const std::string& sentence) c
 
 std::vector<int> parseIdList(const std::string& text, int vocab_size, const std::string& what) {
   std::vector<int> ids;
-  if (text.find_first_not_of(" \t") == std::string::npos)
-    throw Error(ErrorKind::BadInput, what + ": the id list is empty");
-  // Every comma separates two entries: "1,2," has an empty third one.
-  for (size_t from = 0;;) {
-    const size_t comma = text.find(',', from);
-    std::string item =
-        text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
-    size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
-    if (a == std::string::npos)
+  auto space = [&](size_t k) { return k < text.size() && std::isspace((unsigned char)text[k]); };
+  size_t k = 0;
+  while (space(k)) ++k;
+  if (k == text.size()) throw Error(ErrorKind::BadInput, what + ": the id list is empty");
+  // Entries are separated by a comma or by white space (a file of ids one a line); every comma
+  // separates two entries: "1,2," has an empty third one.
+  for (;;) {
+    const size_t from = k;
+    while (k < text.size() && text[k] != ',' && !space(k)) ++k;
+    const std::string item = text.substr(from, k - from);
+    if (item.empty())
       throw Error(ErrorKind::BadInput, what + ": empty entry " + std::to_string(ids.size() + 1) +
                                            " in the id list \"" + clipForMessage(text, 80) + "\"");
-    item = item.substr(a, b - a + 1);
     if (item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos)
       throw Error(ErrorKind::BadInput,
                   what + ": \"" + clipForMessage(item, 40) + "\" is not a token id");
@@ -139,8 +141,12 @@ std::vector<int> parseIdList(const std::string& text, int vocab_size, const std:
       throw Error(ErrorKind::BadInput, what + ": id " + item + " is outside the vocabulary (0.." +
                                            std::to_string(vocab_size - 1) + ")");
     ids.push_back(id);
-    if (comma == std::string::npos) break;
-    from = comma + 1;
+    while (space(k)) ++k;
+    if (k == text.size()) break;
+    if (text[k] == ',') {
+      ++k;
+      while (space(k)) ++k;
+    }
   }
   return ids;
 }

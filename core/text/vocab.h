@@ -47,7 +47,8 @@ class Vocabulary {
   std::string what_;
 };
 
-// Parses "5,1,3" into ids, each checked against [0, vocab_size). Throws Error(BadInput).
+// Parses "5,1,3" (or "5 1 3", one a line, …: commas or white space between entries) into ids,
+// each checked against [0, vocab_size). Throws Error(BadInput) naming `what`.
 std::vector<int> parseIdList(const std::string& text, int vocab_size, const std::string& what);
 
 }  // namespace attnviz
