@@ -11,6 +11,7 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QMouseEvent>
+#include <QThread>
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -38,6 +39,19 @@ int intArg(const QStringList& args, const QString& name, int fallback) {
 void settle(MainWindow& w) {
   w.engine()->waitUntilIdle(600000);
   QCoreApplication::processEvents();
+  // Until the heatmaps have their pictures: large ones read and pool their cells off the GUI
+  // thread.
+  QElapsedTimer waited;
+  waited.start();
+  auto busy = [&] {
+    for (const HeatmapWidget* h : w.findChildren<HeatmapWidget*>())
+      if (h->isVisible() && h->rendering()) return true;
+    return false;
+  };
+  while (busy() && waited.elapsed() < 600000) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+    QThread::msleep(1);
+  }
   w.repaint();  // paint now, as a visible window would on the next frame
   QCoreApplication::processEvents();
 }

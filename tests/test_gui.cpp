@@ -730,7 +730,7 @@ void GuiTest::subsequentMaskOffLeaksFuture() {
   QVERIFY(m->subsequentMap()->data().title.contains(QStringLiteral("off")));
   // The attention view shows the leak: a cell above the diagonal is no longer masked.
   w->setCurrentView(QStringLiteral("attention"));
-  QVERIFY(w->attentionView()->heatmap()->data().probs[1] > 0.0f);
+  QVERIFY(w->attentionView()->heatmap()->data().prob(0, 1) > 0.0f);
   QVERIFY(!w->attentionView()->heatmap()->data().isMasked(0, 1));
   // Back on.
   w->setCurrentView(QStringLiteral("masks"));
@@ -760,11 +760,17 @@ void GuiTest::batchPadsSentences() {
   QCOMPARE(m->paddingMap()->data().col_labels.mid(0, 2), (QStringList{"ein", "bier"}));
   // A layer switch keeps the masks as drawn (every layer's are the same) and redraws the pipeline;
   // the sentence and the kind draw the masks again.
-  const std::vector<float> scores_before = m->scoresMap()->data().values;
+  auto cellsOf = [](const HeatmapData& d) {
+    std::vector<float> v;
+    for (int r = 0; r < d.rows; ++r)
+      for (int c = 0; c < d.cols; ++c) v.push_back(d.value(r, c));
+    return v;
+  };
+  const std::vector<float> scores_before = cellsOf(m->scoresMap()->data());
   AttentionSelection next = w->state()->selection();
   next.layer = 1 - next.layer;  // the other of the two layers
   w->state()->setSelection(next);
-  QVERIFY(m->scoresMap()->data().values != scores_before);
+  QVERIFY(cellsOf(m->scoresMap()->data()) != scores_before);
   QVERIFY(m->paddingMap()->data().isMasked(0, 4));
   w->state()->setBatchIndex(0);
   QCOMPARE(m->paddingMap()->data().col_labels.mid(0, 2), (QStringList{"ich", "mochte"}));

@@ -2726,6 +2726,18 @@ step %4: %5</source>
         <source>%1 px per cell</source>
         <translation>每格 %1 像素</translation>
     </message>
+    <message>
+        <source>max of the cells</source>
+        <translation>格子的最大值</translation>
+    </message>
+    <message>
+        <source>mean of the cells</source>
+        <translation>格子的平均值</translation>
+    </message>
+    <message>
+        <source>The matrix has more cells than the screen has pixels: each pixel shows the largest of its cells (a single sharp key stays visible) or their mean. Zoom in to see every cell.</source>
+        <translation>矩阵的格子比屏幕的像素还多：每个像素显示它所含格子中的最大值（单个突出的键仍然看得见）或它们的平均值。放大可以看到每个格子。</translation>
+    </message>
 </context>
 <context>
     <name>attnviz::gui::HeatmapWidget</name>
@@ -2772,6 +2784,26 @@ step %4: %5</source>
     <message>
         <source>masked</source>
         <translation>被掩码</translation>
+    </message>
+    <message>
+        <source>The colour here is the largest of %1 × %1 cells; zoom in for each cell.</source>
+        <translation>这里的颜色是 %1 × %1 个格子中的最大值；放大可看每个格子。</translation>
+    </message>
+    <message>
+        <source>The colour here is the mean of %1 × %1 cells; zoom in for each cell.</source>
+        <translation>这里的颜色是 %1 × %1 个格子的平均值；放大可看每个格子。</translation>
+    </message>
+    <message>
+        <source>pixel: max of
+%1 × %1 cells</source>
+        <translation>像素：%1 × %1 个
+格子的最大值</translation>
+    </message>
+    <message>
+        <source>pixel: mean of
+%1 × %1 cells</source>
+        <translation>像素：%1 × %1 个
+格子的平均值</translation>
     </message>
 </context>
 <context>

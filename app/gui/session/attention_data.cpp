@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "model/explanations.h"
 #include "widgets/token_label.h"
@@ -109,34 +110,76 @@ QString kvGroupsText(const ModelConfig& c) {
   return QString::fromStdString(attnviz::kvGroupsText(c));
 }
 
-std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelection& s,
-                                   MatrixValues which, float mask_fill) {
-  const int Tq = a.q_len, Tk = a.k_len;
-  std::vector<float> out(size_t(Tq) * Tk, 0.0f);
-  if (s.batch < 0 || s.batch >= a.batch) return out;
-  const bool scores = which != MatrixValues::Probabilities;
-  const int h0 = s.head < 0 ? 0 : s.head;
-  const int h1 = s.head < 0 ? a.heads : s.head + 1;
-  auto tile = [&](int h, float* dst) {
-    if (scores)
-      a.scoreTile(s.batch, h, 0, Tq, 0, Tk, dst);
-    else
-      a.probTile(s.batch, h, 0, Tq, 0, Tk, dst);
-  };
-  if (h1 - h0 == 1) {
-    tile(h0, out.data());
-  } else {  // the mean of the heads
-    const float inv = 1.0f / float(h1 - h0);
-    std::vector<float> head(out.size());
-    for (int h = h0; h < h1; ++h) {
-      tile(h, head.data());
-      for (size_t c = 0; c < out.size(); ++c) out[c] += head[c] * inv;
+namespace {
+
+// One selection's cells computed on demand from the queries and keys the block kept: a head's (or
+// the mean of the heads') probabilities, scores and mask, tile by tile, on any thread.
+class AttentionCells final : public HeatmapCells {
+ public:
+  AttentionCells(std::shared_ptr<const AttentionBlock> block, const AttentionSelection& s,
+                 MatrixValues which, float mask_fill)
+      : a_(std::move(block)),
+        batch_(s.batch),
+        h0_(s.head < 0 ? 0 : s.head),
+        h1_(s.head < 0 ? a_->heads : s.head + 1),
+        which_(which),
+        fill_(mask_fill) {}
+  int rows() const override { return a_->q_len; }
+  int cols() const override { return a_->k_len; }
+  bool has(Field) const override { return true; }
+  bool hasMask() const override { return true; }
+  void tile(Field field, int r0, int r1, int c0, int c1, float* out) const override {
+    const size_t n = size_t(r1 - r0) * (c1 - c0);
+    std::fill(out, out + n, 0.0f);
+    if (n == 0 || batch_ < 0 || batch_ >= a_->batch) return;
+    const bool scores =
+        field == Field::Scores || (field == Field::Values && which_ != MatrixValues::Probabilities);
+    auto headTile = [&](int h, float* dst) {
+      if (scores)
+        a_->scoreTile(batch_, h, r0, r1, c0, c1, dst);
+      else
+        a_->probTile(batch_, h, r0, r1, c0, c1, dst);
+    };
+    if (h1_ - h0_ == 1) {
+      headTile(h0_, out);
+    } else {  // the mean of the heads, summed in head order
+      const float inv = 1.0f / float(h1_ - h0_);
+      std::vector<float> head(n);
+      for (int h = h0_; h < h1_; ++h) {
+        headTile(h, head.data());
+        for (size_t c = 0; c < n; ++c) out[c] += head[c] * inv;
+      }
+    }
+    if (field == Field::Values && which_ == MatrixValues::MaskedScores) {
+      const int w = c1 - c0;
+      for (int i = r0; i < r1; ++i)
+        for (int j = c0; j < c1; ++j)
+          if (a_->masked(batch_, i, j)) out[size_t(i - r0) * w + (j - c0)] = fill_;
     }
   }
-  if (which == MatrixValues::MaskedScores)
-    for (int i = 0; i < Tq; ++i)
-      for (int j = 0; j < Tk; ++j)
-        if (a.masked(s.batch, i, j)) out[size_t(i) * Tk + j] = mask_fill;
+  void maskTile(int r0, int r1, int c0, int c1, uint8_t* out) const override {
+    const size_t n = size_t(r1 - r0) * (c1 - c0);
+    std::fill(out, out + n, uint8_t{0});
+    if (batch_ < 0 || batch_ >= a_->batch) return;
+    a_->maskTile(batch_, r0, r1, c0, c1, out);
+  }
+
+ private:
+  std::shared_ptr<const AttentionBlock> a_;
+  int batch_, h0_, h1_;
+  MatrixValues which_;
+  float fill_;
+};
+
+}  // namespace
+
+std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelection& s,
+                                   MatrixValues which, float mask_fill) {
+  // The block is only borrowed here: an owner-less pointer to it.
+  const AttentionCells cells(std::shared_ptr<const AttentionBlock>(std::shared_ptr<void>(), &a), s,
+                             which, mask_fill);
+  std::vector<float> out(size_t(a.q_len) * a.k_len, 0.0f);
+  cells.tile(HeatmapCells::Field::Values, 0, a.q_len, 0, a.k_len, out.data());
   return out;
 }
 
@@ -156,53 +199,65 @@ HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel, 
   const AttentionBlock& a = *block;
   d.rows = a.q_len;
   d.cols = a.k_len;
-  d.masked = maskMatrix(a, s.batch);
-  d.probs = attentionMatrix(a, s, MatrixValues::Probabilities, mask_fill);
-  d.scores = attentionMatrix(a, s, MatrixValues::Scores, mask_fill);
+  // A copy of the block (its queries and keys, not a [query, key] matrix): a decoding step grows
+  // the trace's own in place while the heatmap reads this one off the GUI thread.
+  d.cells = std::make_shared<AttentionCells>(std::make_shared<const AttentionBlock>(a), s, which,
+                                             mask_fill);
   d.row_labels = queryLabels(trace, s.kind, s.batch);
   d.col_labels = keyLabels(trace, s.kind, s.batch);
   d.row_title = queryAxisTitle(s.kind);
   d.col_title = keyAxisTitle(s.kind);
   if (s.head < 0) d.tooltip_note = QObject::tr("(mean of %1 heads)").arg(a.heads);
   switch (which) {
-    case MatrixValues::Probabilities: {
-      d.values = d.probs;
+    case MatrixValues::Probabilities:
       d.value_name = QObject::tr("probability");
       d.vmin = 0;
       d.vmax = 1;
-      if (scale_to_max) {
-        float mx = 0;
-        for (size_t k = 0; k < d.values.size(); ++k)
-          if (d.masked.empty() || !d.masked[k]) mx = std::max(mx, d.values[k]);
-        d.vmax = mx > 0 ? mx : 1;
-      }
+      if (scale_to_max) d.scale = HeatmapData::Scale::ZeroToMax;
       break;
-    }
     case MatrixValues::Scores:
-    case MatrixValues::MaskedScores: {
-      d.values = attentionMatrix(a, s, which, mask_fill);
+    case MatrixValues::MaskedScores:
       d.value_name =
           which == MatrixValues::Scores ? QObject::tr("score") : QObject::tr("masked score");
       // The colour scale spans the unmasked scores; masked cells are drawn as masked anyway.
-      float lo = std::numeric_limits<float>::infinity(), hi = -lo;
-      for (size_t k = 0; k < d.scores.size(); ++k) {
-        if (!d.masked.empty() && d.masked[k]) continue;
-        if (!std::isfinite(d.scores[k])) continue;
-        lo = std::min(lo, d.scores[k]);
-        hi = std::max(hi, d.scores[k]);
-      }
-      if (!(lo <= hi)) lo = hi = 0;
-      d.vmin = lo;
-      d.vmax = hi > lo ? hi : lo + 1;
+      d.scale = HeatmapData::Scale::MinToMax;
       // Before the mask nothing is masked yet: every raw score is coloured; the tooltip still
       // says which cells the mask will hit.
       if (which == MatrixValues::Scores) d.draw_mask = false;
       d.value_in_tooltip = which == MatrixValues::MaskedScores;
       break;
-    }
   }
   return d;
 }
+
+namespace {
+
+// A mask as its rule: key j masked for every query (padding), and with `causal` every key after
+// the query's position (pos0 + i).
+class MaskRuleCells final : public HeatmapCells {
+ public:
+  MaskRuleCells(int rows, std::vector<uint8_t> key_masked, bool causal, int pos0)
+      : rows_(rows), keys_(std::move(key_masked)), causal_(causal), pos0_(pos0) {}
+  int rows() const override { return rows_; }
+  int cols() const override { return int(keys_.size()); }
+  bool has(Field f) const override { return f == Field::Values; }
+  bool hasMask() const override { return true; }
+  void tile(Field, int r0, int r1, int c0, int c1, float* out) const override {
+    std::fill(out, out + size_t(r1 - r0) * (c1 - c0), 0.0f);
+  }
+  void maskTile(int r0, int r1, int c0, int c1, uint8_t* out) const override {
+    for (int i = r0; i < r1; ++i)
+      for (int j = c0; j < c1; ++j) *out++ = keys_[size_t(j)] || (causal_ && j > pos0_ + i);
+  }
+
+ private:
+  int rows_;
+  std::vector<uint8_t> keys_;
+  bool causal_;
+  int pos0_;
+};
+
+}  // namespace
 
 MaskParts maskParts(const Trace& trace, AttentionKind kind, int batch, const ModelConfig& config,
                     const MaskOptions& masks) {
@@ -216,23 +271,28 @@ MaskParts maskParts(const Trace& trace, AttentionKind kind, int batch, const Mod
   const bool dec = kind == AttentionKind::DecoderSelf;
   const std::vector<int>& keys = dec ? trace.tgt_ids[batch] : trace.src_ids[batch];
   const int pad = dec ? config.tgt_pad_id : config.src_pad_id;
-  m.padding = paddingMask({keys}, m.q_len, pad);
-  m.padding.resize(size_t(m.q_len) * m.k_len, 0);
-  if (dec) m.subsequent = subsequentMask(m.q_len);
-  m.applied = maskMatrix(a, batch);
+  std::vector<uint8_t> padded(size_t(m.k_len), 0);
+  for (int j = 0; j < m.k_len && j < int(keys.size()); ++j) padded[size_t(j)] = keys[j] == pad;
+  m.padding = std::make_shared<MaskRuleCells>(m.q_len, std::move(padded), false, 0);
+  if (dec)
+    m.subsequent =
+        std::make_shared<MaskRuleCells>(m.q_len, std::vector<uint8_t>(size_t(m.k_len), 0), true, 0);
+  std::vector<uint8_t> applied_keys(a.mask.key_masked[size_t(batch)].begin(),
+                                    a.mask.key_masked[size_t(batch)].begin() + a.k_len);
+  m.applied =
+      std::make_shared<MaskRuleCells>(m.q_len, std::move(applied_keys), a.mask.causal, a.q_pos0);
   m.padding_on = dec ? masks.tgt_padding : masks.src_padding;
   m.subsequent_on = dec && masks.subsequent;
   return m;
 }
 
-HeatmapData maskHeatmap(const std::vector<uint8_t>& mask, int q_len, int k_len,
-                        const QStringList& rows, const QStringList& cols, const QString& title) {
+HeatmapData maskHeatmap(std::shared_ptr<const HeatmapCells> mask, const QStringList& rows,
+                        const QStringList& cols, const QString& title) {
   HeatmapData d;
-  d.rows = q_len;
-  d.cols = k_len;
-  d.values.assign(size_t(q_len) * k_len, 0.0f);
-  d.masked = mask;
-  d.masked.resize(d.values.size(), 0);
+  if (!mask) return d;
+  d.rows = mask->rows();
+  d.cols = mask->cols();
+  d.cells = std::move(mask);
   d.mask_only = true;
   d.row_labels = rows;
   d.col_labels = cols;

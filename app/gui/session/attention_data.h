@@ -5,6 +5,7 @@
 #include <QString>
 #include <QStringList>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "arch/config.h"
@@ -69,19 +70,21 @@ std::vector<uint8_t> maskMatrix(const AttentionBlock& a, int batch);  // [Tq, Tk
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& s, MatrixValues which,
                              bool scale_to_max, float mask_fill);
 
-// The masks of one kind taken apart, computed from the token ids (1 = masked), whether or not each
-// part was switched on, and the union that the forward pass applied (from the trace).
+// The masks of one kind taken apart, computed from the token ids, whether or not each part was
+// switched on, and the union that the forward pass applied (from the trace) — each as a rule
+// whose cells a mask picture reads on demand, never as a [query, key] matrix.
 struct MaskParts {
   int q_len = 0, k_len = 0;
-  std::vector<uint8_t> padding;     // keys equal to the pad id
-  std::vector<uint8_t> subsequent;  // j > i (decoder self-attention only; else empty)
-  std::vector<uint8_t> applied;     // what the trace applied
+  std::shared_ptr<const HeatmapCells> padding;     // keys equal to the pad id
+  std::shared_ptr<const HeatmapCells> subsequent;  // j > i (decoder self-attention only; else null)
+  std::shared_ptr<const HeatmapCells> applied;     // what the trace applied
   bool padding_on = true, subsequent_on = true;
 };
 MaskParts maskParts(const Trace& trace, AttentionKind kind, int batch, const ModelConfig& config,
                     const MaskOptions& masks);
-HeatmapData maskHeatmap(const std::vector<uint8_t>& mask, int q_len, int k_len,
-                        const QStringList& rows, const QStringList& cols, const QString& title);
+// A picture of one of those masks: allowed cells white, masked cells hatched.
+HeatmapData maskHeatmap(std::shared_ptr<const HeatmapCells> mask, const QStringList& rows,
+                        const QStringList& cols, const QString& title);
 
 // The masks this model uses that are switched off, in words ("look-ahead", "source padding",
 // "target padding"); empty when every mask is on.

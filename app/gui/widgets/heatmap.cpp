@@ -1,6 +1,7 @@
 #include "widgets/heatmap.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QHelpEvent>
 #include <QLabel>
@@ -9,6 +10,7 @@
 #include <QPainter>
 #include <QPainterPath>
 #include <QScrollBar>
+#include <QTimer>
 #include <QToolButton>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -47,32 +49,81 @@ QString capitalized(QString s) {
   return s;
 }
 
-}  // namespace
-
-double HeatmapData::normalized(int r, int c) const {
-  const double v = value(r, c);
+double normalizedIn(double v, double lo, double hi) {
   if (std::isnan(v)) return std::nan("");
-  if (vmax > vmin) return std::clamp((v - vmin) / (vmax - vmin), 0.0, 1.0);
-  return v >= vmax ? 1.0 : 0.0;
+  if (hi > lo) return std::clamp((v - lo) / (hi - lo), 0.0, 1.0);
+  return v >= hi ? 1.0 : 0.0;
 }
 
-QImage renderCells(const HeatmapData& d, const Colormap& cmap) {
-  if (d.rows <= 0 || d.cols <= 0) return {};
-  QImage img(d.cols, d.rows, QImage::Format_RGB32);
-  const QRgb masked = cmap.maskedFill().rgb();
-  const QRgb allowed = qRgb(255, 255, 255);
-  for (int r = 0; r < d.rows; ++r) {
-    auto* line = reinterpret_cast<QRgb*>(img.scanLine(r));
-    for (int c = 0; c < d.cols; ++c) {
-      if (d.mask_only) {
-        line[c] = d.isMasked(r, c) ? masked : allowed;
-        continue;
-      }
-      const double t = d.drawMasked(r, c) ? std::nan("") : d.normalized(r, c);
-      line[c] = std::isnan(t) ? masked : cmap.rgb(t);
-    }
+// The vectors of a HeatmapData as a source of tiles: one way to draw held and computed cells.
+class HeldCells final : public HeatmapCells {
+ public:
+  explicit HeldCells(std::shared_ptr<const HeatmapData> d) : d_(std::move(d)) {}
+  int rows() const override { return d_->rows; }
+  int cols() const override { return d_->cols; }
+  bool has(Field f) const override { return !of(f).empty(); }
+  bool hasMask() const override { return !d_->masked.empty(); }
+  void tile(Field f, int r0, int r1, int c0, int c1, float* out) const override {
+    copyTile(of(f), r0, r1, c0, c1, out);
   }
-  return img;
+  void maskTile(int r0, int r1, int c0, int c1, uint8_t* out) const override {
+    copyTile(d_->masked, r0, r1, c0, c1, out);
+  }
+
+ private:
+  const std::vector<float>& of(Field f) const {
+    switch (f) {
+      case Field::Probs:
+        return d_->probs;
+      case Field::Scores:
+        return d_->scores;
+      case Field::Values:
+        break;
+    }
+    return d_->values;
+  }
+  template <class T>
+  void copyTile(const std::vector<T>& v, int r0, int r1, int c0, int c1, T* out) const {
+    const int w = c1 - c0;
+    for (int r = r0; r < r1; ++r)
+      std::copy_n(v.begin() + (ptrdiff_t(r) * d_->cols + c0), w, out + ptrdiff_t(r - r0) * w);
+  }
+  std::shared_ptr<const HeatmapData> d_;
+};
+
+}  // namespace
+
+bool HeatmapData::hasMask() const {
+  return cells ? cells->hasMask() : !masked.empty();
+}
+
+bool HeatmapData::isMasked(int r, int c) const {
+  if (cells) return cells->masked(r, c);
+  return !masked.empty() && masked[size_t(r) * cols + c] != 0;
+}
+
+float HeatmapData::value(int r, int c) const {
+  return cells ? cells->cell(HeatmapCells::Field::Values, r, c) : values[size_t(r) * cols + c];
+}
+
+bool HeatmapData::hasProbs() const {
+  return cells ? cells->has(HeatmapCells::Field::Probs) : !probs.empty();
+}
+
+float HeatmapData::prob(int r, int c) const {
+  return cells ? cells->cell(HeatmapCells::Field::Probs, r, c) : probs[size_t(r) * cols + c];
+}
+
+bool HeatmapData::hasScores() const {
+  return cells ? cells->has(HeatmapCells::Field::Scores) : !scores.empty();
+}
+
+float HeatmapData::score(int r, int c) const {
+  return cells ? cells->cell(HeatmapCells::Field::Scores, r, c) : scores[size_t(r) * cols + c];
+}
+
+double HeatmapData::normalized(int r, int c) const {
+  return normalizedIn(value(r, c), vmin, vmax);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -85,11 +136,18 @@ HeatmapWidget::HeatmapWidget(QWidget* parent)
 }
 
 HeatmapWidget::~HeatmapWidget() {
+  for (auto* c : {&cancel_, &window_cancel_})
+    if (*c) **c = true;
   if (watcher_) watcher_->waitForFinished();
+  if (window_watcher_) window_watcher_->waitForFinished();
 }
 
 void HeatmapWidget::setData(HeatmapData data) {
   data_ = std::make_shared<const HeatmapData>(std::move(data));
+  if (data_->cells)
+    cells_ = data_->cells;
+  else
+    cells_ = std::make_shared<HeldCells>(data_);
   ++data_serial_;
   hover_ = {-1, -1};
   startRender();
@@ -139,32 +197,186 @@ void HeatmapWidget::setShowLegend(bool show) {
   update();
 }
 
+void HeatmapWidget::setPooling(Pooling pooling) {
+  if (pooling_ == pooling) return;
+  pooling_ = pooling;
+  startRender();
+  update();
+}
+
+HeatmapWidget::Rendered HeatmapWidget::renderBlock(const HeatmapCells& cells, const HeatmapData& d,
+                                                   const PoolRequest& q, const Colormap& cmap,
+                                                   const std::pair<double, double>* scale) {
+  Rendered out;
+  out.cells = poolCells(cells, q);
+  if (out.cells.cancelled) return out;
+  const PooledCells& p = out.cells;
+  if (scale) {
+    std::tie(out.lo, out.hi) = *scale;
+  } else {
+    switch (d.scale) {
+      case HeatmapData::Scale::Given:
+        out.lo = d.vmin;
+        out.hi = d.vmax;
+        break;
+      case HeatmapData::Scale::ZeroToMax:
+        out.lo = 0;
+        out.hi = p.lo <= p.hi && p.hi > 0 ? p.hi : 1;
+        break;
+      case HeatmapData::Scale::MinToMax:
+        out.lo = p.lo <= p.hi ? p.lo : 0;
+        out.hi = p.lo <= p.hi && p.hi > p.lo ? p.hi : out.lo + 1;
+        break;
+    }
+  }
+  if (p.rows <= 0 || p.cols <= 0) return out;
+  QImage img(p.cols, p.rows, QImage::Format_RGB32);
+  const QColor fill = cmap.maskedFill();
+  const QRgb masked = fill.rgb();
+  for (int r = 0; r < p.rows; ++r) {
+    auto* line = reinterpret_cast<QRgb*>(img.scanLine(r));
+    for (int c = 0; c < p.cols; ++c) {
+      const size_t e = size_t(r) * p.cols + c;
+      if (q.mask_only) {  // white → the masked fill by the masked fraction
+        const double m = p.masked[e];
+        line[c] = qRgb(int(std::lround(255 + (fill.red() - 255) * m)),
+                       int(std::lround(255 + (fill.green() - 255) * m)),
+                       int(std::lround(255 + (fill.blue() - 255) * m)));
+        continue;
+      }
+      const double t = normalizedIn(p.value[e], out.lo, out.hi);
+      line[c] = std::isnan(t) ? masked : cmap.rgb(t);
+    }
+  }
+  out.image = std::move(img);
+  return out;
+}
+
 void HeatmapWidget::startRender() {
   ++generation_;
+  for (auto* c : {&cancel_, &window_cancel_})
+    if (*c) **c = true;
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  window_ = {};
+  window_request_ = {};
+  window_request_.f = 0;
   const auto& d = *data_;
-  if (sync_render_ || qint64(d.rows) * d.cols <= kSyncRenderCells) {
-    image_ = renderCells(d, *cmap_);
+  PoolRequest q;
+  q.r1 = d.rows;
+  q.c1 = d.cols;
+  q.f = poolFactorFor(std::max(d.rows, d.cols), kMaxWholePixels);
+  q.pooling = pooling_;
+  q.draw_mask = d.draw_mask;
+  q.mask_only = d.mask_only;
+  auto apply = [this](Rendered r) {
+    whole_ = std::move(r);
+    scale_lo_ = whole_.lo;
+    scale_hi_ = whole_.hi;
     rendering_ = false;
+    updateGeometry();  // the legend's ticks may be wider
+    update();
     emit renderingDone();
+  };
+  if (d.rows <= 0 || d.cols <= 0 || sync_render_ || qint64(d.rows) * d.cols <= kSyncRenderCells) {
+    apply(renderBlock(*cells_, d, q, *cmap_, nullptr));
     return;
   }
   rendering_ = true;
+  launch(q, cancel_, false, &watcher_, apply);
+}
+
+void HeatmapWidget::launch(PoolRequest q, std::shared_ptr<std::atomic<bool>> cancel,
+                           bool with_scale, QFutureWatcher<Rendered>** slot,
+                           std::function<void(Rendered)> done) {
+  q.cancel = cancel.get();
   const int gen = generation_;
   auto data = data_;
+  auto cells = cells_;
   const Colormap* cmap = cmap_;
-  auto* watcher = new QFutureWatcher<QImage>(this);
-  connect(watcher, &QFutureWatcher<QImage>::finished, this, [this, watcher, gen] {
-    if (gen == generation_) {
-      image_ = watcher->result();
-      rendering_ = false;
-      update();
-      emit renderingDone();
-    }
-    if (watcher_ == watcher) watcher_ = nullptr;
-    watcher->deleteLater();
+  const std::pair<double, double> scale{scale_lo_, scale_hi_};
+  auto* watcher = new QFutureWatcher<Rendered>(this);
+  connect(watcher, &QFutureWatcher<Rendered>::finished, this,
+          [this, watcher, gen, slot, done = std::move(done)] {
+            Rendered r = watcher->result();
+            if (gen == generation_ && !r.cells.cancelled) done(std::move(r));
+            if (*slot == watcher) *slot = nullptr;
+            watcher->deleteLater();
+          });
+  watcher->setFuture(QtConcurrent::run([data, cells, cancel, cmap, q, with_scale, scale] {
+    return renderBlock(*cells, *data, q, *cmap, with_scale ? &scale : nullptr);
+  }));
+  *slot = watcher;
+}
+
+void HeatmapWidget::scheduleWindow() {
+  if (rendering_ || sync_render_ || whole_.cells.f <= 1) return;
+  if (!window_timer_) {
+    window_timer_ = new QTimer(this);
+    window_timer_->setSingleShot(true);
+    window_timer_->setInterval(60);  // after a burst of scrolling or zooming, once
+    connect(window_timer_, &QTimer::timeout, this, &HeatmapWidget::startWindow);
+  }
+  window_timer_->start();
+}
+
+void HeatmapWidget::startWindow() {
+  const auto& d = *data_;
+  if (rendering_ || whole_.cells.f <= 1 || d.rows <= 0 || d.cols <= 0) return;
+  const Layout l = computeLayout(size());
+  const double dpr = devicePixelRatioF();
+  // Each picture element at least a device pixel: no pooled maximum is dropped by the scaling.
+  const int f = std::max(1, int(std::ceil(1.0 / (std::min(l.cw, l.ch) * dpr) - 1e-9)));
+  if (f >= whole_.cells.f) {
+    window_ = {};
+    window_request_.f = 0;
+    update();
+    return;
+  }
+  const QRectF vis = QRectF(visibleRegion().boundingRect()).intersected(l.grid);
+  if (vis.isEmpty()) return;
+  const int vr0 = std::max(0, int((vis.top() - l.grid.top()) / l.ch));
+  const int vr1 = std::min(d.rows, int(std::ceil((vis.bottom() - l.grid.top()) / l.ch)));
+  const int vc0 = std::max(0, int((vis.left() - l.grid.left()) / l.cw));
+  const int vc1 = std::min(d.cols, int(std::ceil((vis.right() - l.grid.left()) / l.cw)));
+  const PoolRequest& w = window_request_;
+  if (w.f == f && w.r0 <= vr0 && w.r1 >= vr1 && w.c0 <= vc0 && w.c1 >= vc1) return;
+  // The visible cells and half as much again on every side, on the element grid.
+  auto span = [f](int a0, int a1, int n, int* b0, int* b1) {
+    const int margin = (a1 - a0) / 2;
+    *b0 = std::max(0, a0 - margin) / f * f;
+    *b1 = std::min(n, (std::min(n, a1 + margin) + f - 1) / f * f);
+  };
+  PoolRequest q;
+  span(vr0, vr1, d.rows, &q.r0, &q.r1);
+  span(vc0, vc1, d.cols, &q.c0, &q.c1);
+  q.f = f;
+  q.pooling = pooling_;
+  q.draw_mask = d.draw_mask;
+  q.mask_only = d.mask_only;
+  window_request_ = q;
+  // A window asked for before this one is of no use any more.
+  if (window_cancel_) *window_cancel_ = true;
+  window_cancel_ = std::make_shared<std::atomic<bool>>(false);
+  launch(q, window_cancel_, true, &window_watcher_, [this](Rendered r) {
+    window_ = std::move(r);
+    update();
   });
-  watcher->setFuture(QtConcurrent::run([data, cmap] { return renderCells(*data, *cmap); }));
-  watcher_ = watcher;
+}
+
+bool HeatmapWidget::cellDrawn(int r, int c, float* value, float* masked) const {
+  for (const Rendered* b : {&window_, &whole_}) {
+    if (b->image.isNull() || b->cells.f != 1) continue;
+    const int64_t e = b->cells.indexOf(r, c);
+    if (e < 0) continue;
+    *value = b->cells.value[size_t(e)];
+    *masked = b->cells.masked[size_t(e)];
+    return true;
+  }
+  return false;
+}
+
+double HeatmapWidget::normalizedValue(double v) const {
+  return normalizedIn(v, scale_lo_, scale_hi_);
 }
 
 double HeatmapWidget::maxLabelWidth(const QStringList& labels) const {
@@ -207,10 +419,15 @@ HeatmapWidget::Layout HeatmapWidget::computeLayout(QSize size) const {
 
   double legend_w = 0;
   if (show_legend_) {
-    const double tick_w =
-        std::max({fm.horizontalAdvance(formatTick(d.vmin)),
-                  fm.horizontalAdvance(formatTick(d.vmax)), fm.horizontalAdvance(tr("allowed"))});
-    legend_w = std::max(18 + kLegendBar + 6 + tick_w, 18 + fm.horizontalAdvance(d.value_name)) + 4;
+    const double tick_w = std::max({fm.horizontalAdvance(formatTick(scale_lo_)),
+                                    fm.horizontalAdvance(formatTick(scale_hi_)),
+                                    fm.horizontalAdvance(tr("allowed"))});
+    double pooling_w = 0;
+    for (const QString& line : poolingLegend())
+      pooling_w = std::max(pooling_w, fm.horizontalAdvance(line));
+    legend_w = std::max({18 + kLegendBar + 6 + tick_w, 18 + fm.horizontalAdvance(d.value_name),
+                         18 + pooling_w}) +
+               4;
   }
   const double right = kPad + legend_w;
   const double bottom = kPad;
@@ -247,7 +464,8 @@ HeatmapWidget::Layout HeatmapWidget::computeLayout(QSize size) const {
     const double lt = l.grid.top() + 1.6 * lh + 6;
     double lhgt = std::clamp(l.grid.height() - 1.6 * lh - 6, 90.0, 260.0);
     // In fit mode keep the masked swatch under the bar inside the widget.
-    if (fit_) lhgt = std::max(40.0, std::min(lhgt, size.height() - lt - 2 * lh - 16 - kPad));
+    const double below = 2 * lh + 16 + poolingLegend().size() * lh;
+    if (fit_) lhgt = std::max(40.0, std::min(lhgt, size.height() - lt - below - kPad));
     if (d.mask_only) lhgt = 2 * kLegendBar + 8;
     l.legend = QRectF(l.grid.right() + 18, lt, kLegendBar, lhgt);
   }
@@ -268,7 +486,7 @@ QSize HeatmapWidget::sizeForCell(double cell) const {
   double h = l.grid.bottom() + kPad;
   if (show_legend_) {
     w = std::max(w, l.legend.right() + 6 + fm.horizontalAdvance(tr("allowed")) + kPad);
-    h = std::max(h, l.legend.bottom() + 2.5 * fm.height() + 10 + kPad);
+    h = std::max(h, l.legend.bottom() + (2.5 + poolingLegend().size()) * fm.height() + 10 + kPad);
   }
   return QSize(int(std::ceil(w)), int(std::ceil(h)));
 }
@@ -430,7 +648,7 @@ bool HeatmapWidget::allColLabelsDrawn() const {
 QString HeatmapWidget::tooltipText(int row, int col) const {
   const auto& d = *data_;
   if (row < 0 || col < 0 || row >= d.rows || col >= d.cols) return {};
-  const size_t i = size_t(row) * d.cols + col;
+  const qsizetype i = qsizetype(row) * d.cols + col;
   auto label = [](const QStringList& labels, int k) {
     return k < labels.size() ? QStringLiteral("“%1”").arg(labels[k]) : QString();
   };
@@ -446,17 +664,26 @@ QString HeatmapWidget::tooltipText(int row, int col) const {
                .arg(d.cols);
   const bool masked = d.isMasked(row, col);
   if (!d.mask_only) {
-    if (!d.probs.empty()) lines << tr("Probability: %1").arg(formatNumber(d.probs[i]));
-    if (!d.scores.empty())
-      lines << tr("Raw score (before the mask): %1").arg(formatNumber(d.scores[i]));
-    if ((d.probs.empty() && d.scores.empty()) || d.value_in_tooltip)
-      lines << QStringLiteral("%1: %2").arg(capitalized(d.value_name), formatNumber(d.values[i]));
+    const bool probs = d.hasProbs(), scores = d.hasScores();
+    if (probs) lines << tr("Probability: %1").arg(formatNumber(d.prob(row, col)));
+    if (scores) lines << tr("Raw score (before the mask): %1").arg(formatNumber(d.score(row, col)));
+    if ((!probs && !scores) || d.value_in_tooltip)
+      lines << QStringLiteral("%1: %2").arg(capitalized(d.value_name),
+                                            formatNumber(d.value(row, col)));
   }
   // Only matrices that have a mask say whether the cell was masked.
-  if (!d.masked.empty()) lines << (masked ? tr("Masked: yes") : tr("Masked: no"));
-  if (i < size_t(d.cell_notes.size()) && !d.cell_notes[qsizetype(i)].isEmpty())
-    lines << d.cell_notes[qsizetype(i)];
+  if (d.hasMask()) lines << (masked ? tr("Masked: yes") : tr("Masked: no"));
+  if (i < d.cell_notes.size() && !d.cell_notes[i].isEmpty()) lines << d.cell_notes[i];
   if (!d.tooltip_note.isEmpty()) lines << d.tooltip_note;
+  // Where a screen pixel shows several cells, say so: the colour under the mouse is theirs.
+  const Layout l = computeLayout(size());
+  const int f = windowPoolFactor() > 0 && window_.cells.indexOf(row, col) >= 0 ? window_.cells.f
+                                                                               : whole_.cells.f;
+  if (f > 1 && l.cell * f < 2 * devicePixelRatioF() + 1)
+    lines << (pooling_ == Pooling::Max
+                  ? tr("The colour here is the largest of %1 × %1 cells; zoom in for each cell.")
+                  : tr("The colour here is the mean of %1 × %1 cells; zoom in for each cell."))
+                 .arg(f);
   return lines.join('\n');
 }
 
@@ -489,16 +716,33 @@ void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
   p.setPen(QColor(0x80, 0x80, 0x80));
   p.drawRect(bar);
   p.setPen(palette().color(QPalette::Text));
-  const double ticks[3] = {d.vmax, (d.vmin + d.vmax) / 2, d.vmin};
+  const double ticks[3] = {scale_hi_, (scale_lo_ + scale_hi_) / 2, scale_lo_};
   for (int k = 0; k < 3; ++k) {
     const double ty = bar.top() + bar.height() * k / 2.0;
     p.drawLine(QPointF(bar.right(), ty), QPointF(bar.right() + 3, ty));
     p.drawText(QPointF(bar.right() + 6, ty + fm.ascent() / 2 - 1), formatTick(ticks[k]));
   }
-  bool any_masked = false;
-  if (d.draw_mask)
-    for (uint8_t m : d.masked) any_masked = any_masked || m;
-  if (any_masked) swatch(bar.bottom() + 12, true, tr("masked"));
+  const bool any_masked = d.draw_mask && whole_.cells.any_masked;
+  double below = bar.bottom() + 12;
+  if (any_masked) {
+    swatch(below, true, tr("masked"));
+    below += kLegendBar + 8;
+  }
+  // A matrix larger than the screen: how its cells are drawn.
+  const QStringList lines = poolingLegend();
+  p.setPen(palette().color(QPalette::PlaceholderText).darker(130));
+  for (int k = 0; k < lines.size(); ++k)
+    p.drawText(QPointF(bar.left(), below + fm.ascent() + k * fm.height()), lines[k]);
+}
+
+QStringList HeatmapWidget::poolingLegend() const {
+  if (data_->mask_only) return {};
+  const int f = windowPoolFactor() > 0 ? window_.cells.f : whole_.cells.f;
+  if (f <= 1) return {};
+  return (pooling_ == Pooling::Max ? tr("pixel: max of\n%1 × %1 cells")
+                                   : tr("pixel: mean of\n%1 × %1 cells"))
+      .arg(f)
+      .split('\n');
 }
 
 QFont HeatmapWidget::hfont() const {
@@ -561,18 +805,19 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
       p.paintEngine() ? p.paintEngine()->type() : QPaintEngine::Raster;
   const bool vector = vector_cells_ || engine == QPaintEngine::SVG || engine == QPaintEngine::Pdf ||
                       engine == QPaintEngine::Picture;
-  if (image_.isNull() || rendering_) {
+  const QImage& image = whole_.image;
+  if (image.isNull() || rendering_) {
     p.fillRect(l.grid, palette().color(QPalette::AlternateBase));
     p.setPen(palette().color(QPalette::PlaceholderText));
     p.drawText(l.grid, Qt::AlignCenter, tr("Rendering…"));
-  } else if (vector && qint64(d.rows) * d.cols <= kMaxVectorCells) {
+  } else if (vector && whole_.cells.f == 1 && qint64(d.rows) * d.cols <= kMaxVectorCells) {
     // Runs of equal colour along a row become one rectangle. A viewer anti-aliases each
     // rectangle's edges on its own, so two abutting at a fractional pixel let the background show
     // through as a seam (Chromium, PDF viewers): each reaches under its right and lower neighbours
     // (drawn after it, over the overlap), except at the grid's edge.
     const double bleed_x = std::min(0.75, l.cw / 2), bleed_y = std::min(0.75, l.ch / 2);
     for (int r = 0; r < d.rows; ++r) {
-      const QRgb* line = reinterpret_cast<const QRgb*>(image_.constScanLine(r));
+      const QRgb* line = reinterpret_cast<const QRgb*>(image.constScanLine(r));
       const double by = r + 1 < d.rows ? bleed_y : 0.0;
       for (int c = 0; c < d.cols;) {
         int e = c + 1;
@@ -585,8 +830,20 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
       }
     }
   } else {
-    p.setRenderHint(QPainter::SmoothPixmapTransform, l.cell < 1.0);
-    p.drawImage(l.grid, image_);
+    // Each block's elements cover f × f cells (fewer at the matrix's last row and column).
+    auto drawBlock = [&](const Rendered& b) {
+      const PooledCells& c = b.cells;
+      const QRectF target(l.grid.left() + c.c0 * l.cw, l.grid.top() + c.r0 * l.ch,
+                          c.cols * c.f * l.cw, c.rows * c.f * l.ch);
+      p.save();
+      p.setClipRect(target.intersected(l.grid));
+      p.setRenderHint(QPainter::SmoothPixmapTransform, l.cell * c.f < 1.0);
+      p.drawImage(target, b.image);
+      p.restore();
+    };
+    drawBlock(whole_);
+    if (!window_.image.isNull()) drawBlock(window_);
+    scheduleWindow();
   }
 
   // Visible cell range (the widget may be much larger than the viewport when zoomed).
@@ -602,9 +859,10 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
   if (!rendering_ && l.cell >= 5) {
     // Hatch masked cells so they never read as 0-probability cells.
     const QBrush hatch(cmap_->maskedHatch(), Qt::BDiagPattern);
+    float v = 0, m = 0;
     for (int r = r0; r <= r1; ++r)
       for (int c = c0; c <= c1; ++c)
-        if (d.drawMasked(r, c) || (!d.mask_only && std::isnan(d.value(r, c))))
+        if (cellDrawn(r, c, &v, &m) && m > 0 && (d.draw_mask || !d.mask_only))
           p.fillRect(QRectF(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, l.cw, l.ch), hatch);
   }
   if (l.cell >= 14 || (d.mask_only && l.cell >= 4)) {
@@ -627,14 +885,14 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
     const QFontMetricsF fs(small);
     const QFont text_font = writing.small_texts ? small : hfont();
     const bool two_lines = !writing.small_texts && l.ch >= lh + fs.height() + 6;
+    float v = 0, m = 0;
     for (int r = r0; r <= r1; ++r)
       for (int c = c0; c <= c1; ++c) {
-        if (d.drawMasked(r, c) || std::isnan(d.value(r, c))) continue;
-        const double t = d.normalized(r, c);
+        if (!cellDrawn(r, c, &v, &m) || m > 0 || std::isnan(v)) continue;
+        const double t = normalizedValue(v);
         p.setPen(cmap_->textOn(t));
         const QRectF cell(l.grid.left() + c * l.cw, l.grid.top() + r * l.ch, l.cw, l.ch);
         if (writing.values) {
-          const double v = d.value(r, c);
           p.setFont(small);
           p.drawText(cell, Qt::AlignCenter,
                      std::abs(v) >= 100 ? QString::number(v, 'g', 3) : QString::number(v, 'f', 2));
@@ -813,6 +1071,16 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
   zoom_label_->setForegroundRole(QPalette::PlaceholderText);
   tl->addWidget(zoom_label_);
   tl->addStretch(1);
+  // Only for a matrix larger than the screen: how its pixels pool their cells.
+  pooling_ = new QComboBox(toolbar_);
+  pooling_->addItem(tr("max of the cells"), int(Pooling::Max));
+  pooling_->addItem(tr("mean of the cells"), int(Pooling::Mean));
+  pooling_->setToolTip(
+      tr("The matrix has more cells than the screen has pixels: each pixel shows the largest of "
+         "its cells (a single sharp key stays visible) or their mean. Zoom in to see every "
+         "cell."));
+  pooling_->setVisible(false);
+  tl->addWidget(pooling_);
   layout->addWidget(toolbar_);
 
   scroll_ = new QScrollArea(this);
@@ -823,6 +1091,10 @@ HeatmapView::HeatmapView(QWidget* parent) : QWidget(parent) {
   scroll_->viewport()->installEventFilter(this);
   layout->addWidget(scroll_, 1);
   zoom_label_->setText(tr("fit to window"));
+  connect(pooling_, &QComboBox::currentIndexChanged, this,
+          [this] { heatmap_->setPooling(Pooling(pooling_->currentData().toInt())); });
+  connect(heatmap_, &HeatmapWidget::renderingDone, this,
+          [this] { pooling_->setVisible(heatmap_->poolFactor() > 1); });
 }
 
 void HeatmapView::setToolbarVisible(bool visible) {

@@ -8,30 +8,41 @@
 #include <QStringList>
 #include <QWidget>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "widgets/colormap.h"
+#include "widgets/heatmap_pooling.h"
 
+class QComboBox;
 class QToolButton;
 class QLabel;
 
 namespace attnviz::gui {
 
-// What one heatmap shows. Every matrix is [rows, cols], row-major.
+// What one heatmap shows: its cells either held here (every matrix [rows, cols], row-major) or,
+// for a matrix too large to hold, read on demand from `cells`. Read them through the accessors
+// below, which serve both.
 struct HeatmapData {
   int rows = 0, cols = 0;
   std::vector<float> values;    // what is coloured (NaN = no value, drawn like a masked cell)
   std::vector<uint8_t> masked;  // 1 = masked; empty = nothing masked
   std::vector<float> probs;     // shown in the tooltip when not empty
   std::vector<float> scores;    // raw scores, shown in the tooltip when not empty
+  // Set: the cells come from here (rows and cols equal to its own) and the four vectors above
+  // stay empty. The heatmap reads it tile by tile off the GUI thread.
+  std::shared_ptr<const HeatmapCells> cells;
   QStringList row_labels, col_labels;
   QString row_title, col_title;  // e.g. "queries (target tokens)"
   QString row_noun = "query", col_noun = "key";
   QString title;  // drawn above the matrix when not empty; '\n' starts a new (plain) line
   QString value_name = "probability";  // legend title and tooltip name of `values`
-  double vmin = 0, vmax = 1;           // colour scale
+  double vmin = 0, vmax = 1;           // colour scale (Scale::Given)
+  // Given: vmin … vmax. ZeroToMax: 0 … the largest unmasked value; MinToMax: the smallest … the
+  // largest unmasked finite value — found by the heatmap as it reads the cells.
+  enum class Scale { Given, ZeroToMax, MinToMax } scale = Scale::Given;
   bool mask_only = false;   // a picture of a mask: allowed cells white, masked cells hatched
   bool show_values = true;  // print values in cells that are large enough
   // Text written in each cell ([rows * cols], e.g. the token a cell predicts) in place of its
@@ -46,15 +57,19 @@ struct HeatmapData {
   bool draw_mask = true;     // false: masked cells are coloured by value (the tooltip still tells)
   bool square_cells = true;  // false: in fit mode, columns and rows stretch independently
 
-  bool isMasked(int r, int c) const { return !masked.empty() && masked[size_t(r) * cols + c] != 0; }
+  // One cell, from the vectors or the source (a source computes it: for a cell or a few, not for
+  // whole matrices).
+  bool hasMask() const;
+  bool isMasked(int r, int c) const;
   bool drawMasked(int r, int c) const { return draw_mask && isMasked(r, c); }
-  float value(int r, int c) const { return values[size_t(r) * cols + c]; }
-  // Colour-scale position of a cell in [0, 1] (NaN when it has no value).
+  float value(int r, int c) const;
+  bool hasProbs() const;
+  float prob(int r, int c) const;
+  bool hasScores() const;
+  float score(int r, int c) const;
+  // Colour-scale position of a cell in [0, 1] under vmin … vmax (NaN when it has no value).
   double normalized(int r, int c) const;
 };
-
-// One pixel per cell: the colormap colour, or the masked fill. Safe to call off the GUI thread.
-QImage renderCells(const HeatmapData& data, const Colormap& cmap);
 
 class HeatmapWidget : public QWidget {
   Q_OBJECT
@@ -116,7 +131,20 @@ class HeatmapWidget : public QWidget {
   int cellTextsWritten() const;
   // True while a large matrix is still being rendered off the GUI thread.
   bool rendering() const { return rendering_; }
-  QImage cellImage() const { return image_; }
+  // The whole matrix as drawn: one pixel per cell, or per f × f cells (poolFactor()) for a matrix
+  // larger than kMaxWholePixels on a side.
+  QImage cellImage() const { return whole_.image; }
+  static constexpr int kMaxWholePixels = 2048;
+  int poolFactor() const { return whole_.cells.f; }
+  // How a picture element of f × f cells is drawn: their maximum (the default) or their mean.
+  void setPooling(Pooling pooling);
+  Pooling pooling() const { return pooling_; }
+  // The colour scale in effect (HeatmapData::scale resolved once the cells are read).
+  double scaleMin() const { return scale_lo_; }
+  double scaleMax() const { return scale_hi_; }
+  // The cells around the visible part at a finer pooling than the whole matrix (zoomed in);
+  // its factor, 0 when there is none.
+  int windowPoolFactor() const { return window_.image.isNull() ? 0 : window_.cells.f; }
 
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
@@ -159,7 +187,28 @@ class HeatmapWidget : public QWidget {
   QSize sizeForCell(double cell) const;
   // An axis title with the thinning of its labels said (one every `step` rows or columns).
   static QString thinnedTitle(const QString& title, int step);
+  // A block of cells read, pooled and coloured.
+  struct Rendered {
+    PooledCells cells;
+    QImage image;
+    double lo = 0, hi = 1;  // the colour scale it was coloured with
+  };
+  static Rendered renderBlock(const HeatmapCells& cells, const HeatmapData& data,
+                              const PoolRequest& request, const Colormap& cmap,
+                              const std::pair<double, double>* scale);
   void startRender();
+  // Renders q off the GUI thread (with this widget's scale, or the one the cells give when
+  // with_scale is false); done(result) on the GUI thread unless the data changed or it was
+  // cancelled. *slot holds the watcher while it runs.
+  void launch(PoolRequest q, std::shared_ptr<std::atomic<bool>> cancel, bool with_scale,
+              QFutureWatcher<Rendered>** slot, std::function<void(Rendered)> done);
+  // Zoomed in beyond what the whole matrix's pooling shows: the visible cells at a finer pooling.
+  void scheduleWindow();
+  void startWindow();
+  // The value and masked fraction of one cell drawn at one cell per element; false when no
+  // rendered block holds it at that pooling yet.
+  bool cellDrawn(int r, int c, float* value, float* masked) const;
+  double normalizedValue(double v) const;
   double maxLabelWidth(const QStringList& labels) const;
   // The widest row and column labels (each at most kMaxLabelWidth), measured once per data and
   // font: every layout needs them, and measuring a thousand labels takes milliseconds.
@@ -167,12 +216,21 @@ class HeatmapWidget : public QWidget {
   double titleHeight() const;
   QFont hfont() const;  // the font everything is drawn in
   void drawLegend(QPainter& p, const Layout& l) const;
+  // The legend's lines on pooling ("pixel: max of", "4 × 4 cells"); empty at one cell a pixel.
+  QStringList poolingLegend() const;
 
   std::shared_ptr<const HeatmapData> data_;
+  std::shared_ptr<const HeatmapCells> cells_;  // data_->cells, or data_'s vectors as a source
   const Colormap* cmap_;
-  QImage image_;
+  Rendered whole_, window_;
+  PoolRequest window_request_;  // the window rendered or being rendered (f = 0: none)
+  double scale_lo_ = 0, scale_hi_ = 1;
+  Pooling pooling_ = Pooling::Max;
   bool rendering_ = false;
   int generation_ = 0;
+  std::shared_ptr<std::atomic<bool>> cancel_;         // of the jobs of the current generation
+  std::shared_ptr<std::atomic<bool>> window_cancel_;  // of the latest window's job
+  class QTimer* window_timer_ = nullptr;
   int data_serial_ = 0;  // counts setData calls
   struct LabelWidths {
     int data_serial = -1;
@@ -180,7 +238,8 @@ class HeatmapWidget : public QWidget {
     double row = 0, col = 0;
   };
   mutable LabelWidths label_widths_;
-  QFutureWatcher<QImage>* watcher_ = nullptr;
+  QFutureWatcher<Rendered>* watcher_ = nullptr;
+  QFutureWatcher<Rendered>* window_watcher_ = nullptr;
   bool fit_ = true;
   double cell_px_ = 28;
   int max_fit_cell_ = 72;
@@ -198,6 +257,7 @@ class HeatmapView : public QWidget {
   explicit HeatmapView(QWidget* parent = nullptr);
   HeatmapWidget* heatmap() const { return heatmap_; }
   QScrollArea* scrollArea() const { return scroll_; }
+  QComboBox* poolingBox() const { return pooling_; }
   void setToolbarVisible(bool visible);
 
  public slots:
@@ -214,6 +274,7 @@ class HeatmapView : public QWidget {
   HeatmapWidget* heatmap_;
   QWidget* toolbar_;
   QLabel* zoom_label_;
+  QComboBox* pooling_;
 };
 
 }  // namespace attnviz::gui

@@ -205,14 +205,14 @@ void MasksView::refresh() {
     const QStringList rows = queryLabels(*t, s.kind, s.batch);
     const QStringList cols = keyLabels(*t, s.kind, s.batch);
     const QString off = tr(" — off");
-    padding_->setData(maskHeatmap(parts.padding, parts.q_len, parts.k_len, rows, cols,
+    padding_->setData(maskHeatmap(parts.padding, rows, cols,
                                   (!c.hasCross() ? tr("Padding mask")
                                    : dec         ? tr("Target padding mask")
                                                  : tr("Source padding mask")) +
                                       (parts.padding_on ? QString() : off)));
     if (dec) {
       subsequent_map_->setData(
-          maskHeatmap(parts.subsequent, parts.q_len, parts.k_len, rows, cols,
+          maskHeatmap(parts.subsequent, rows, cols,
                       tr("Look-ahead mask (j > i)") + (parts.subsequent_on ? QString() : off)));
     } else {
       HeatmapData none;
@@ -221,8 +221,7 @@ void MasksView::refresh() {
                                                                  : tr("cross-attention"));
       subsequent_map_->setData(none);
     }
-    union_->setData(maskHeatmap(parts.applied, parts.q_len, parts.k_len, rows, cols,
-                                tr("Applied: the union of those on")));
+    union_->setData(maskHeatmap(parts.applied, rows, cols, tr("Applied: the union of those on")));
   }
   AttentionSelection head = s;
   if (head.head < 0) head.head = 0;
