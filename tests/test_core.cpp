@@ -566,6 +566,20 @@ class TestCore : public QObject {
     for (int i = 0; i < 2; ++i)
       for (int v = 0; v < V; ++v)
         QVERIFY(std::abs(batch.logits.row(1, i)[v] - single.logits.row(0, i)[v]) < 1e-4f);
+    // Whether a sentence has a masked cell, read from the rule, equals asking every cell: the
+    // padded sentence's encoder and cross blocks do, the full one's encoder block does not, every
+    // decoder self block does (look-ahead).
+    for (const Trace* t : {&batch, &single})
+      for (const AttentionBlock& blk : t->blocks)
+        for (int b = 0; b < blk.batch; ++b) {
+          bool any = false;
+          for (int i = 0; i < blk.q_len; ++i)
+            for (int j = 0; j < blk.k_len; ++j) any = any || blk.masked(b, i, j);
+          QCOMPARE(blk.anyMasked(b), any);
+        }
+    QVERIFY(be.anyMasked(1));
+    QVERIFY(!be.anyMasked(0));
+    QVERIFY(batch.block(AttentionKind::DecoderSelf, 0)->anyMasked(0));
   }
 
   // Turning the subsequent mask off lets positions see the future (the GUI's leakage switch).

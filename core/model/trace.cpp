@@ -120,6 +120,14 @@ void AttentionBlock::probTile(int b, int h, int i0, int i1, int j0, int j1, floa
   }
 }
 
+bool AttentionBlock::anyMasked(int b) const {
+  if (b < 0 || b >= batch || q_len <= 0 || k_len <= 0) return false;
+  const std::vector<uint8_t>& keys = mask.key_masked[(size_t)b];
+  if (std::any_of(keys.begin(), keys.begin() + k_len, [](uint8_t m) { return m != 0; }))
+    return true;
+  return mask.causal && k_len - 1 > q_pos0;  // the first query's later keys
+}
+
 void AttentionBlock::maskTile(int b, int i0, int i1, int j0, int j1, uint8_t* out) const {
   const int nj = j1 - j0;
   for (int i = i0; i < i1; ++i)

@@ -124,6 +124,8 @@ struct AttentionBlock {
   float score(int b, int h, int i, int j) const;
   float prob(int b, int h, int i, int j) const;
   bool masked(int b, int i, int j) const { return mask.masked(b, q_pos0 + i, j); }
+  // Whether any cell of sentence b is masked, read from the rule (not cell by cell).
+  bool anyMasked(int b) const;
   // Whole matrices [batch, heads, q_len, k_len] (masks: the same shape, repeated per head), for
   // short inputs: dumps and tests.
   std::vector<float> denseProbs() const;

@@ -99,9 +99,7 @@ void AttentionView::refresh() {
   if (!block) return;
   const AttentionBlock& a = *block;
   // Said as the masks were when this trace was made, and whether this matrix has a masked cell.
-  bool any_masked = false;
-  for (int i = 0; i < a.q_len && !any_masked; ++i)
-    for (int j = 0; j < a.k_len && !any_masked; ++j) any_masked = a.masked(cs.batch, i, j);
+  const bool any_masked = a.anyMasked(cs.batch);
   // The text the exported lesson page shows too (model/explanations.h).
   explanation_->setHtml(
       QString::fromStdString(attentionExplanation(c, t, a, snap->masks, any_masked)));
