@@ -604,16 +604,20 @@ class TeachingTest : public QObject {
       }
     QCOMPARE(future_a, 0.0);
     QVERIFY(future_b > 0.1);
-    // A is the current run.
+    // A is the current run, passed again whole: the decoding session computed its rows step by
+    // step, so the sums run in another order (2e-6 apart on an AMD EPYC, OpenBLAS Zen).
     const Trace& now = traceOf(*w);
     for (int i = 0; i < a.q_len; ++i)
       QVERIFY(std::abs(a.prob(0, 0, i, 0) -
-                       now.block(AttentionKind::DecoderSelf, 0)->prob(0, 0, i, 0)) < 1e-6);
+                       now.block(AttentionKind::DecoderSelf, 0)->prob(0, 0, i, 0)) < 1e-5);
     const HeatmapData& d = v->heatmapDiff()->data();
     QCOMPARE(d.rows, a.q_len);
+    // Within a float's rounding of the probabilities (a whole tile and a single cell sum q·k in
+    // different orders): a difference of two near-equal probabilities may differ in its fifth
+    // significant digit.
     for (int i = 0; i < d.rows; ++i)
       for (int j = 0; j < d.cols; ++j)
-        QCOMPARE(d.value(i, j), b.prob(0, 0, i, j) - a.prob(0, 0, i, j));
+        QVERIFY(std::abs(d.value(i, j) - (b.prob(0, 0, i, j) - a.prob(0, 0, i, j))) <= 1e-6f);
     QVERIFY(d.vmin < 0 || d.vmax > 0);
     QVERIFY(!v->outputLabel()->text().isEmpty());
     // Rollout: A's and B's rollouts as the core computes them.
