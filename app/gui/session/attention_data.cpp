@@ -190,19 +190,27 @@ std::vector<uint8_t> maskMatrix(const AttentionBlock& a, int batch) {
   return out;
 }
 
+std::shared_ptr<const AttentionBlock> blockForTiles(const Trace& trace, AttentionKind kind,
+                                                    int layer) {
+  const AttentionBlock* a = trace.block(kind, layer);
+  if (!a) return nullptr;
+  auto copy = std::make_shared<AttentionBlock>(*a);
+  HostVector<float>().swap(copy->v);
+  return copy;
+}
+
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& sel, MatrixValues which,
-                             bool scale_to_max, float mask_fill) {
+                             bool scale_to_max, float mask_fill,
+                             std::shared_ptr<const AttentionBlock> block) {
   HeatmapData d;
   const AttentionSelection s = clampSelection(trace, sel);
-  const AttentionBlock* block = trace.block(s.kind, s.layer);
+  if (!block || block->kind != s.kind || block->layer != s.layer)
+    block = blockForTiles(trace, s.kind, s.layer);
   if (!block) return d;
   const AttentionBlock& a = *block;
   d.rows = a.q_len;
   d.cols = a.k_len;
-  // A copy of the block (its queries and keys, not a [query, key] matrix): a decoding step grows
-  // the trace's own in place while the heatmap reads this one off the GUI thread.
-  d.cells = std::make_shared<AttentionCells>(std::make_shared<const AttentionBlock>(a), s, which,
-                                             mask_fill);
+  d.cells = std::make_shared<AttentionCells>(block, s, which, mask_fill);
   d.row_labels = queryLabels(trace, s.kind, s.batch);
   d.col_labels = keyLabels(trace, s.kind, s.batch);
   d.row_title = queryAxisTitle(s.kind);

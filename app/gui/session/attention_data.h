@@ -65,10 +65,18 @@ std::vector<float> attentionMatrix(const AttentionBlock& a, const AttentionSelec
                                    MatrixValues which, float mask_fill);
 std::vector<uint8_t> maskMatrix(const AttentionBlock& a, int batch);  // [Tq, Tk]
 
-// The heatmap of a selection. scale_to_max: colour scale 0 … max of the matrix (probabilities)
-// rather than 0 … 1.
+// What a heatmap reads its cells from: a copy of one block (a decoding step grows the trace's own
+// in place while a heatmap reads off the GUI thread), without the value vectors, which no tile
+// needs. Null when the trace has no such block.
+std::shared_ptr<const AttentionBlock> blockForTiles(const Trace& trace, AttentionKind kind,
+                                                    int layer);
+
+// The heatmap of a selection, its cells computed on demand from `block` (blockForTiles of the
+// selection's kind and layer; null: made here — pass one to share it among several heatmaps).
+// scale_to_max: colour scale 0 … max of the matrix (probabilities) rather than 0 … 1.
 HeatmapData attentionHeatmap(const Trace& trace, const AttentionSelection& s, MatrixValues which,
-                             bool scale_to_max, float mask_fill);
+                             bool scale_to_max, float mask_fill,
+                             std::shared_ptr<const AttentionBlock> block = nullptr);
 
 // The masks of one kind taken apart, computed from the token ids, whether or not each part was
 // switched on, and the union that the forward pass applied (from the trace) — each as a rule

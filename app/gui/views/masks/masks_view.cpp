@@ -225,6 +225,8 @@ void MasksView::refresh() {
   }
   AttentionSelection head = s;
   if (head.head < 0) head.head = 0;
+  // One copy of the block for the three heatmaps of its pipeline.
+  const std::shared_ptr<const AttentionBlock> tiles = blockForTiles(*t, head.kind, head.layer);
   auto titled = [&](HeatmapData d, const QString& title) {
     d.title = title;
     d.row_title.clear();
@@ -242,13 +244,13 @@ void MasksView::refresh() {
   const QString qk =
       c.attn_softcap > 0.0f ? tr("%1·tanh(%2/%1)").arg(double(c.attn_softcap)).arg(scaled) : scaled;
   scores_->setData(
-      titled(attentionHeatmap(*t, head, MatrixValues::Scores, true, c.mask_fill),
+      titled(attentionHeatmap(*t, head, MatrixValues::Scores, true, c.mask_fill, tiles),
              bias ? tr("1 · scores %1 + position bias").arg(qk) : tr("1 · scores %1").arg(qk)));
   masked_scores_->setData(
-      titled(attentionHeatmap(*t, head, MatrixValues::MaskedScores, true, c.mask_fill),
+      titled(attentionHeatmap(*t, head, MatrixValues::MaskedScores, true, c.mask_fill, tiles),
              tr("2 · masked (%1)").arg(fill)));
   probs_->setData(
-      titled(attentionHeatmap(*t, head, MatrixValues::Probabilities, false, c.mask_fill),
+      titled(attentionHeatmap(*t, head, MatrixValues::Probabilities, false, c.mask_fill, tiles),
              tr("3 · softmax, row by row")));
   // Each map asks for the height at which all its labels fit (the scroll area gives it).
   for (HeatmapWidget* w : {padding_, subsequent_map_, union_, scores_, masked_scores_, probs_})
