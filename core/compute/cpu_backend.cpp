@@ -1201,6 +1201,10 @@ void hostGemm(bool b_transposed, int M, int N, int K, float alpha, const float* 
   gemm(b_transposed, M, N, K, alpha, A, lda, B, ldb, C, ldc);
 }
 
+ATTNVIZ_CPU_CLONES void hostScaledExp(float* __restrict x, int n, float ref, float scale) {
+  for (int j = 0; j < n; ++j) x[j] = expPoly(x[j] - ref) * scale;
+}
+
 std::shared_ptr<Backend> makeCpuBackend(int threads) {
   return std::make_shared<CpuBackend>(threads);
 }

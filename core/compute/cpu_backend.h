@@ -19,4 +19,9 @@ std::shared_ptr<Backend> makeCpuBackend(int threads = 0);
 void hostGemm(bool b_transposed, int M, int N, int K, float alpha, const float* A, int64_t lda,
               const float* B, int64_t ldb, float* C, int64_t ldc);
 
+// x[j] = e^(x[j] − ref) · scale for j < n: the pass's own exponential (the softmax's; ≤ 2 ulp of
+// e^x, 0 below −87.3), vectorised for the CPU it runs on, for host code that computes
+// probabilities from kept statistics (an attention block's tiles).
+void hostScaledExp(float* x, int n, float ref, float scale);
+
 }  // namespace attnviz

@@ -104,19 +104,25 @@ void AttentionBlock::probTile(int b, int h, int i0, int i1, int j0, int j1, floa
   const int nj = j1 - j0;
   scoreTile(b, h, i0, i1, j0, j1, out);
   const float inv_t = rule.temperature.empty() ? 1.0f : 1.0f / rule.temperature[(size_t)h];
+  const std::vector<uint8_t>& key_masked = mask.key_masked[(size_t)b];
   for (int i = i0; i < i1; ++i) {
     float* row = out + (int64_t)(i - i0) * nj;
     const size_t r = ((size_t)b * heads + h) * q_cap + i;
     const float ref = row_ref[r], p_ref = row_prob[r];
-    const int seen = row_keys[(size_t)b * q_cap + i];
-    for (int j = j0; j < j1; ++j) {
-      float& x = row[j - j0];
-      if (j >= seen || p_ref == 0.0f) {
-        x = 0.0f;
-        continue;
-      }
-      x = std::exp((masked(b, i, j) ? rule.fill : x * inv_t) - ref) * p_ref;
+    // Keys this row's softmax ran over, and with the look-ahead mask those up to its position.
+    const int seen = std::clamp(row_keys[(size_t)b * q_cap + i], j0, j1);
+    const int open = mask.causal ? std::clamp(q_pos0 + i + 1, j0, seen) : seen;
+    if (p_ref == 0.0f) {
+      std::fill(row, row + nj, 0.0f);
+      continue;
     }
+    for (int j = j0; j < open; ++j) {
+      float& x = row[j - j0];
+      x = key_masked[(size_t)j] ? rule.fill : x * inv_t;
+    }
+    std::fill(row + (open - j0), row + (seen - j0), rule.fill);  // after the query: masked
+    hostScaledExp(row, seen - j0, ref, p_ref);
+    std::fill(row + (seen - j0), row + nj, 0.0f);
   }
 }
 
