@@ -326,10 +326,12 @@ void HeatmapWidget::startWindow() {
   const double dpr = devicePixelRatioF();
   // Each picture element at least a device pixel: no pooled maximum is dropped by the scaling.
   const int f = std::max(1, int(std::ceil(1.0 / (std::min(l.cw, l.ch) * dpr) - 1e-9)));
-  if (f >= whole_.cells.f) {
-    window_ = {};
+  if (f >= whole_.cells.f) {  // the whole matrix's picture is fine enough here
     window_request_.f = 0;
-    update();
+    if (!window_.image.isNull()) {
+      window_ = {};
+      update();
+    }
     return;
   }
   const QRectF vis = QRectF(visibleRegion().boundingRect()).intersected(l.grid);
