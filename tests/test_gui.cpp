@@ -173,6 +173,7 @@ class GuiTest : public QObject {
   void batchPadsSentences();
   void errorsKeepTypedText();
   void failedLoadKeepsModel();
+  void inputTextFromAFile();
   void loaderWarningsShown();
   void askedWhatTheFileDoesNotSay();
   void preNormChosenInTheDialog();
@@ -822,6 +823,47 @@ void GuiTest::errorsKeepTypedText() {
   QTest::mouseClick(w->runButton(), Qt::LeftButton);
   QVERIFY(idle(*w));
   QVERIFY(!bar->isVisible());
+}
+
+// File › Open input text…: a text longer than QLineEdit's default 32,767 characters, over several
+// lines, arrives whole (but for its final line break) and runs; a file with a NUL byte, one that is
+// not UTF-8 and an empty one are refused naming the file, and the field keeps what it had.
+void GuiTest::inputTextFromAFile() {
+  auto w = openWindow(kTinyModel, QStringLiteral("ich mochte ein bier"));
+  QTemporaryDir dir;
+  auto write = [&](const QString& name, const QByteArray& bytes) {
+    QFile f(dir.filePath(name));
+    if (!f.open(QIODevice::WriteOnly)) return QString();
+    f.write(bytes);
+    return f.fileName();
+  };
+  QByteArray text;
+  while (text.size() < 40000) text += "ich mochte ein bier\nein bier ";
+  const QString good = write(QStringLiteral("long.txt"), text + "\n");
+  QVERIFY(w->openInputText(good));
+  QCOMPARE(w->sourceEdit()->text(), QString::fromUtf8(text));
+  QCOMPARE(w->messageBar()->level(), MessageBar::Level::Info);
+  const QString kept = w->sourceEdit()->text();
+  const QString nul = write(QStringLiteral("nul.txt"), QByteArray("ein\0bier", 8));
+  QVERIFY(!w->openInputText(nul));
+  QCOMPARE(w->messageBar()->level(), MessageBar::Level::Error);
+  QVERIFY(w->messageBar()->text().contains(QStringLiteral("NUL")));
+  QVERIFY(!w->openInputText(write(QStringLiteral("latin1.txt"), QByteArray("b\xe4r ein", 7))));
+  QVERIFY(w->messageBar()->text().contains(QStringLiteral("latin1.txt is not UTF-8")));
+  // A multibyte sequence cut short by the end of the file.
+  QVERIFY(!w->openInputText(write(QStringLiteral("cut.txt"), QByteArray("ein b\xc3", 6))));
+  QVERIFY(w->messageBar()->text().contains(QStringLiteral("cut.txt is not UTF-8")));
+  QVERIFY(!w->openInputText(write(QStringLiteral("empty.txt"), QByteArray(" \n"))));
+  QVERIFY(w->messageBar()->text().contains(QStringLiteral("empty.txt holds no text")));
+  QVERIFY(!w->openInputText(dir.filePath(QStringLiteral("missing.txt"))));
+  QVERIFY(w->messageBar()->text().contains(QStringLiteral("missing.txt")));
+  QCOMPARE(w->sourceEdit()->text(), kept);
+  // The file's text is what runs: a short one, run with Enter.
+  QVERIFY(w->openInputText(write(QStringLiteral("short.txt"), "ein bier\r\n")));
+  QCOMPARE(w->sourceEdit()->text(), QStringLiteral("ein bier"));
+  QTest::keyClick(w->sourceEdit(), Qt::Key_Return);
+  QVERIFY(idle(*w));
+  QCOMPARE(w->engine()->snapshot()->trace->src_len, 2);  // the tiny model adds no end token
 }
 
 void GuiTest::failedLoadKeepsModel() {

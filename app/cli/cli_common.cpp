@@ -211,17 +211,6 @@ int runOnModel(const ModelArgs& a, const std::function<int(Model&)>& body) {
   return status;
 }
 
-std::string inputFileText(const std::string& path, const std::string& what) {
-  std::string text = readBoundedFile(path, kMaxInputFileBytes, what);
-  if (text.size() >= 2 && text.compare(text.size() - 2, 2, "\r\n") == 0)
-    text.resize(text.size() - 2);
-  else if (!text.empty() && text.back() == '\n')
-    text.pop_back();
-  if (text.find('\0') != std::string::npos)
-    throw Error(ErrorKind::BadInput, path + ": " + what + " holds a NUL byte; is it a text file?");
-  return text;
-}
-
 void addInputArgs(CLI::App* cmd, InputArgs& a, bool segments) {
   auto* src = cmd->add_option("--src", a.src, "the source sentence (encoder input)");
   auto* src_ids = cmd->add_option("--src-ids", a.src_ids, "source token ids instead of words")
@@ -243,7 +232,7 @@ void addInputArgs(CLI::App* cmd, InputArgs& a, bool segments) {
             name,
             [&field, name, ids](const std::string& path) {
               field =
-                  inputFileText(path, ids ? "the id file of " + name : "the text file of " + name);
+                  readInputText(path, ids ? "the id file of " + name : "the text file of " + name);
             },
             help)
         ->type_name("FILE");

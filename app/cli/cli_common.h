@@ -69,11 +69,6 @@ struct InputArgs {
 };
 // --src/--src-ids/--tgt/--tgt-ids, each also as --…-file FILE (read into the same field).
 void addInputArgs(CLI::App* cmd, InputArgs& a, bool segments = false);
-// A --…-file's contents: at most kMaxInputFileBytes, one final line break ("\n" or "\r\n")
-// dropped (a text file's last line ends with one), a NUL byte refused. Throws Error naming the
-// file.
-constexpr uint64_t kMaxInputFileBytes = 16ull << 20;
-std::string inputFileText(const std::string& path, const std::string& what);
 // The encoder's ids; empty for a decoder-only model (whose input is the target).
 std::vector<int> sourceIds(const Model& m, const InputArgs& a);
 // The decoder's given positions: --tgt-ids (the start token added when missing) or --tgt words

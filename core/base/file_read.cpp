@@ -26,4 +26,15 @@ std::string readBoundedFile(const std::string& path, uint64_t max_bytes, const s
   return text;
 }
 
+std::string readInputText(const std::string& path, const std::string& what) {
+  std::string text = readBoundedFile(path, kMaxInputTextBytes, what);
+  if (text.size() >= 2 && text.compare(text.size() - 2, 2, "\r\n") == 0)
+    text.resize(text.size() - 2);
+  else if (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  if (text.find('\0') != std::string::npos)
+    throw Error(ErrorKind::BadInput, path + ": " + what + " holds a NUL byte; is it a text file?");
+  return text;
+}
+
 }  // namespace attnviz

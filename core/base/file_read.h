@@ -15,4 +15,11 @@ uint64_t checkedFileSize(const std::string& path, uint64_t max_bytes, const std:
 // The whole file, once its size is checked as above (Error(Io) when reading stops short).
 std::string readBoundedFile(const std::string& path, uint64_t max_bytes, const std::string& what);
 
+// A model's input given as a file (the CLI's --src-file and the like, the application's File ›
+// Open input text): at most kMaxInputTextBytes, as above; one final line break ("\n" or "\r\n")
+// dropped (a text file's last line ends with one); Error(BadInput) "PATH: WHAT holds a NUL byte"
+// for a file that is no text.
+constexpr uint64_t kMaxInputTextBytes = 16ull << 20;
+std::string readInputText(const std::string& path, const std::string& what);
+
 }  // namespace attnviz

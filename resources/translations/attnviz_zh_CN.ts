@@ -3589,6 +3589,42 @@ Open a model of your own with File › Open model… (Ctrl+O).</source>
         <source>%1 are not in the model&apos;s vocabulary: the model reads each as %2, so the output says nothing about those words.</source>
         <translation>%1 不在模型的词表中：模型把每个都读作 %2，所以输出对这些词什么也说明不了。</translation>
     </message>
+    <message>
+        <source>Open input &amp;text…</source>
+        <translation>打开输入文本(&amp;T)…</translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+T</source>
+        <translation>Ctrl+Shift+T</translation>
+    </message>
+    <message>
+        <source>A text to run the model on</source>
+        <translation>要让模型运行的文本</translation>
+    </message>
+    <message>
+        <source>Text files (*.txt *.md);;All files (*)</source>
+        <translation>文本文件 (*.txt *.md);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>The input text was not read</source>
+        <translation>没有读取输入文本</translation>
+    </message>
+    <message>
+        <source>%1 is not UTF-8 text: save it as UTF-8 and open it again.</source>
+        <translation>%1 不是 UTF-8 文本：请另存为 UTF-8 后再打开。</translation>
+    </message>
+    <message>
+        <source>%1 holds no text.</source>
+        <translation>%1 里没有文本。</translation>
+    </message>
+    <message>
+        <source>Input text read</source>
+        <translation>已读取输入文本</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n character(s) from %1 are in the input field: press Enter or Run to run them.</source>
+        <translation><numerusform>%1 中的 %n 个字符已放入输入框：按回车或“运行”来运行。</numerusform></translation>
+    </message>
 </context>
 <context>
     <name>attnviz::gui::MasksView</name>

@@ -32,6 +32,7 @@
 #include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QStringDecoder>
 #include <QTabWidget>
 #include <QTextEdit>
 #include <QThread>
@@ -44,6 +45,7 @@
 #include "arch/bundled.h"
 #include "arch/weights.h"
 #include "base/error.h"
+#include "base/file_read.h"
 #include "compute/backends.h"
 #include "compute/thread_pool.h"
 #include "figures/apng.h"
@@ -302,6 +304,8 @@ QWidget* MainWindow::buildInputBar() {
   src_label_ = new QLabel(tr("Source:"), bar);
   g->addWidget(src_label_, 1, 0);
   src_edit_ = new QLineEdit(bar);
+  // Long inputs (File › Open input text…): QLineEdit's default stops at 32,767 characters.
+  src_edit_->setMaxLength(int(kMaxInputTextBytes));
   src_edit_->setPlaceholderText(tr("A source sentence, words separated by spaces"));
   src_edit_->setClearButtonEnabled(true);
   g->addWidget(src_edit_, 1, 1);
@@ -507,6 +511,16 @@ std::vector<ActionSpec> MainWindow::actionTable() {
              QFileInfo(model).absolutePath(),
              tr("Vocabularies (*.pkl *.model *.json *.txt *.vocab);;All files (*)"));
          if (!f.isEmpty()) openWithVocabulary(f);
+       }},
+      {QStringLiteral("openInput"),
+       file,
+       tr("Open input &text…"),
+       {QKeySequence(tr("Ctrl+Shift+T"))},
+       [this] {
+         const QString f =
+             QFileDialog::getOpenFileName(this, tr("A text to run the model on"), QString(),
+                                          tr("Text files (*.txt *.md);;All files (*)"));
+         if (!f.isEmpty()) openInputText(f);
        }},
       {QStringLiteral("openFolder"),
        file,
@@ -1327,6 +1341,35 @@ void MainWindow::openModelDialog(bool with_config) {
     if (config.isEmpty()) return;
   }
   engine_->loadModel(path, config);
+}
+
+bool MainWindow::openInputText(const QString& path) {
+  const QString name = QFileInfo(path).fileName();
+  auto refuse = [&](const QString& why) {
+    message_bar_->showMessage(MessageBar::Level::Error, tr("The input text was not read"), why);
+    return false;
+  };
+  std::string bytes;
+  try {
+    bytes = readInputText(path.toStdString(), "the input text");
+  } catch (const std::exception& e) {
+    return refuse(QString::fromStdString(e.what()));
+  }
+  // Stateless: a sequence cut short at the end is an error too, not left pending.
+  QStringDecoder utf8(QStringDecoder::Utf8, QStringDecoder::Flag::Stateless);
+  const QString text = utf8(QByteArray::fromStdString(bytes));
+  if (utf8.hasError())
+    return refuse(tr("%1 is not UTF-8 text: save it as UTF-8 and open it again.").arg(name));
+  if (text.trimmed().isEmpty()) return refuse(tr("%1 holds no text.").arg(name));
+  src_edit_->setText(text);
+  src_edit_->setCursorPosition(0);
+  src_edit_->setFocus();
+  message_bar_->showMessage(
+      MessageBar::Level::Info, tr("Input text read"),
+      tr("%n character(s) from %1 are in the input field: press Enter or Run to run them.", "",
+         int(text.size()))
+          .arg(name));
+  return true;
 }
 
 void MainWindow::openFolderDialog() {

@@ -76,6 +76,10 @@ class MainWindow : public QMainWindow {
 
   // Opens the first model and decodes its first example; firstRunFinished() follows.
   void start();
+  // File › Open input text…: a UTF-8 text file (at most 16 MiB; one final line break dropped)
+  // into the input field, for inputs longer than one types. False, with the reason in the message
+  // bar, for a file that cannot be read, is no UTF-8 text or is empty; the field is kept then.
+  bool openInputText(const QString& path);
 
   Engine* engine() const { return engine_; }
   AppState* state() const { return state_; }
