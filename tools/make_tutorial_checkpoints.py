@@ -203,6 +203,14 @@ BENCH_SIZES = {
                                  "num_hidden_layers": 30, "num_attention_heads": 9,
                                  "num_key_value_heads": 3, "rms_norm_eps": 1e-5, "rope_theta": 100000.0,
                                  "max_position_embeddings": 2048, "tie_word_embeddings": True}),
+    # Llama-3.2-1B's shape (LlamaForCausalLM): 16 layers, d 2048, 32 heads, 8 kv heads, SwiGLU
+    # 8192, rotary base 500000, 128,256 tokens, tied; its llama3 rotary scaling left out (random
+    # weights: the shape is what a memory benchmark measures). 1.24 B parameters, 4.9 GB.
+    "llama-3.2-1b": ("hf_llama", {"vocab_size": 128256, "hidden_size": 2048,
+                                  "intermediate_size": 8192, "num_hidden_layers": 16,
+                                  "num_attention_heads": 32, "num_key_value_heads": 8,
+                                  "rms_norm_eps": 1e-5, "rope_theta": 500000.0,
+                                  "max_position_embeddings": 2048, "tie_word_embeddings": True}),
 }
 
 
