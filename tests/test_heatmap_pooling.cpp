@@ -23,14 +23,18 @@ namespace {
 // one sharp cell.
 class ComputedCells final : public HeatmapCells {
  public:
-  ComputedCells(int rows, int cols, int sharp_r, int sharp_c, bool causal)
-      : rows_(rows), cols_(cols), sr_(sharp_r), sc_(sharp_c), causal_(causal) {}
+  ComputedCells(int rows, int cols, int sharp_r, int sharp_c, bool causal, bool nans = false)
+      : rows_(rows), cols_(cols), sr_(sharp_r), sc_(sharp_c), causal_(causal), nans_(nans) {}
   int rows() const override { return rows_; }
   int cols() const override { return cols_; }
   bool has(Field f) const override { return f != Field::Scores; }
   bool hasMask() const override { return causal_; }
   static float at(int r, int c) { return float((r * 7 + c * 13) % 97) / 970.0f; }  // 0 … 0.099
-  float cellValue(int r, int c) const { return r == sr_ && c == sc_ ? 1.0f : at(r, c); }
+  // With nans, one cell in 11 has no value (NaN), as a cell with nothing to show has.
+  float cellValue(int r, int c) const {
+    if (nans_ && (r * 3 + c) % 11 == 0) return std::numeric_limits<float>::quiet_NaN();
+    return r == sr_ && c == sc_ ? 1.0f : at(r, c);
+  }
   bool isMasked(int r, int c) const { return causal_ && c > r; }
   void tile(Field, int r0, int r1, int c0, int c1, float* out) const override {
     tiles_read.fetch_add(1);
@@ -45,7 +49,7 @@ class ComputedCells final : public HeatmapCells {
 
  private:
   int rows_, cols_, sr_, sc_;
-  bool causal_;
+  bool causal_, nans_;
 };
 
 // A heatmap of such cells, coloured 0 … their largest.
@@ -61,25 +65,32 @@ HeatmapData computedData(std::shared_ptr<const ComputedCells> cells) {
 // The pooling as a person would write it: every element on its own.
 PooledCells plainPooling(const ComputedCells& cells, const PoolRequest& q) {
   PooledCells p;
-  p.f = q.f;
+  p.fr = q.fr;
+  p.fc = q.fc;
   p.r0 = q.r0;
   p.c0 = q.c0;
-  p.rows = (q.r1 - q.r0 + q.f - 1) / q.f;
-  p.cols = (q.c1 - q.c0 + q.f - 1) / q.f;
+  p.r1 = q.r1;
+  p.c1 = q.c1;
+  p.rows = (q.r1 - q.r0 + q.fr - 1) / q.fr;
+  p.cols = (q.c1 - q.c0 + q.fc - 1) / q.fc;
   for (int pr = 0; pr < p.rows; ++pr)
     for (int pc = 0; pc < p.cols; ++pc) {
       double acc = q.pooling == Pooling::Max ? -std::numeric_limits<double>::infinity() : 0.0;
       int counted = 0, masked = 0, total = 0;
-      for (int r = q.r0 + pr * q.f; r < std::min(q.r1, q.r0 + (pr + 1) * q.f); ++r)
-        for (int c = q.c0 + pc * q.f; c < std::min(q.c1, q.c0 + (pc + 1) * q.f); ++c) {
+      for (int r = q.r0 + pr * q.fr; r < std::min(q.r1, q.r0 + (pr + 1) * q.fr); ++r)
+        for (int c = q.c0 + pc * q.fc; c < std::min(q.c1, q.c0 + (pc + 1) * q.fc); ++c) {
           ++total;
           const bool m = cells.isMasked(r, c);
           p.any_masked = p.any_masked || m;
-          if (m && q.draw_mask) {
-            ++masked;
+          if (q.mask_only) {
+            masked += m;
             continue;
           }
           const double v = cells.cellValue(r, c);
+          if ((m && q.draw_mask) || std::isnan(v)) {  // drawn as masked
+            ++masked;
+            continue;
+          }
           if (!m) {
             p.lo = std::min(p.lo, v);
             p.hi = std::max(p.hi, v);
@@ -134,6 +145,7 @@ class HeatmapPoolingTest : public QObject {
   void cancelStops();
   void widgetPoolsAWideMatrix();
   void zoomedInDrawsEachCell();
+  void maskPictureBlendsByShare();
 };
 
 // 3 × 3 cells, f = 2: four elements, worked out on paper.
@@ -166,7 +178,7 @@ void HeatmapPoolingTest::smallCaseByHand() {
   } held(d);
   PoolRequest q;
   q.r1 = q.c1 = 3;
-  q.f = 2;
+  q.fr = q.fc = 2;
   PooledCells p = poolCells(held, q);
   QCOMPARE(p.rows, 2);
   QCOMPARE(p.cols, 2);
@@ -205,40 +217,82 @@ void HeatmapPoolingTest::smallCaseByHand() {
 void HeatmapPoolingTest::poolingEqualsPlainLoops_data() {
   QTest::addColumn<int>("rows");
   QTest::addColumn<int>("cols");
-  QTest::addColumn<int>("f");
+  QTest::addColumn<int>("fr");
+  QTest::addColumn<int>("fc");
   QTest::addColumn<bool>("mean");
   QTest::addColumn<bool>("causal");
   QTest::addColumn<int>("r0");
   QTest::addColumn<int>("c0");
-  // Sizes that are not multiples of f, bands and column chunks of the implementation (32 rows,
-  // 2,048 columns) crossed, a window inside the matrix.
-  QTest::newRow("f1") << 70 << 2100 << 1 << false << true << 0 << 0;
-  QTest::newRow("f3 max causal") << 1001 << 4500 << 3 << false << true << 0 << 0;
-  QTest::newRow("f3 mean causal") << 1001 << 4500 << 3 << true << true << 0 << 0;
-  QTest::newRow("f5 mean") << 333 << 5000 << 5 << true << false << 0 << 0;
-  QTest::newRow("window f2") << 1000 << 3000 << 2 << false << true << 120 << 2046;
+  QTest::addColumn<bool>("draw_mask");
+  QTest::addColumn<bool>("mask_only");
+  QTest::addColumn<bool>("nans");
+  // Sizes that are not multiples of the factors, bands and column chunks of the implementation
+  // (32 rows, 2,048 columns) crossed, windows inside the matrix, masked cells drawn by value,
+  // mask pictures, cells without a value.
+  QTest::newRow("f1") << 70 << 2100 << 1 << 1 << false << true << 0 << 0 << true << false << false;
+  QTest::newRow("f3 max causal") << 1001 << 4500 << 3 << 3 << false << true << 0 << 0 << true
+                                 << false << false;
+  QTest::newRow("f3 mean causal") << 1001 << 4500 << 3 << 3 << true << true << 0 << 0 << true
+                                  << false << false;
+  QTest::newRow("f5 mean") << 333 << 5000 << 5 << 5 << true << false << 0 << 0 << true << false
+                           << false;
+  QTest::newRow("rows 1, columns 3")
+      << 8 << 4500 << 1 << 3 << false << true << 0 << 0 << true << false << false;
+  QTest::newRow("window f2") << 1000 << 3000 << 2 << 2 << false << true << 120 << 2046 << true
+                             << false << false;
+  QTest::newRow("window wider than a chunk")
+      << 700 << 9000 << 2 << 3 << true << true << 64 << 1200 << true << false << false;
+  QTest::newRow("scores: mask not drawn")
+      << 500 << 2500 << 3 << 3 << false << true << 0 << 0 << false << false << false;
+  QTest::newRow("mask picture") << 500 << 2500 << 3 << 4 << false << true << 0 << 0 << true << true
+                                << false;
+  QTest::newRow("NaN cells") << 400 << 2300 << 3 << 3 << true << true << 0 << 0 << true << false
+                             << true;
 }
 
 void HeatmapPoolingTest::poolingEqualsPlainLoops() {
   QFETCH(int, rows);
   QFETCH(int, cols);
-  QFETCH(int, f);
+  QFETCH(int, fr);
+  QFETCH(int, fc);
   QFETCH(bool, mean);
   QFETCH(bool, causal);
   QFETCH(int, r0);
   QFETCH(int, c0);
-  const ComputedCells cells(rows, cols, rows / 2, cols / 3, causal);
+  QFETCH(bool, draw_mask);
+  QFETCH(bool, mask_only);
+  QFETCH(bool, nans);
+  const ComputedCells cells(rows, cols, rows / 2, cols / 3, causal, nans);
   PoolRequest q;
   q.r0 = r0;
   q.c0 = c0;
   q.r1 = rows;
   q.c1 = cols;
-  q.f = f;
+  q.fr = fr;
+  q.fc = fc;
   q.pooling = mean ? Pooling::Mean : Pooling::Max;
+  q.draw_mask = draw_mask;
+  q.mask_only = mask_only;
   const PooledCells got = poolCells(cells, q), want = plainPooling(cells, q);
   QString why;
   QVERIFY2(samePooled(got, want, &why), qPrintable(why));
   QVERIFY(!got.cancelled);
+  // Pooled further from the elements alone: what pooling at the coarser factors gives directly
+  // (the mean up to the order of its sums).
+  const PooledCells coarse = coarsen(got, 3, 2, q.pooling);
+  PoolRequest qc = q;
+  qc.fr = fr * 3;
+  qc.fc = fc * 2;
+  const PooledCells direct = plainPooling(cells, qc);
+  QCOMPARE(coarse.rows, direct.rows);
+  QCOMPARE(coarse.cols, direct.cols);
+  for (size_t e = 0; e < direct.value.size(); ++e) {
+    const float a = coarse.value[e], b = direct.value[e];
+    QVERIFY2(
+        (std::isnan(a) && std::isnan(b)) || std::abs(a - b) <= 1e-6f * std::max(1.0f, std::abs(b)),
+        qPrintable(QStringLiteral("element %1: %2, directly %3").arg(e).arg(a).arg(b)));
+    QVERIFY(std::abs(coarse.masked[e] - direct.masked[e]) <= 1e-6f);
+  }
 }
 
 void HeatmapPoolingTest::cancelStops() {
@@ -246,7 +300,7 @@ void HeatmapPoolingTest::cancelStops() {
   std::atomic<bool> cancel{true};
   PoolRequest q;
   q.r1 = q.c1 = 4000;
-  q.f = 2;
+  q.fr = q.fc = 2;
   q.cancel = &cancel;
   const PooledCells p = poolCells(cells, q);
   QVERIFY(p.cancelled);
@@ -278,7 +332,19 @@ void HeatmapPoolingTest::widgetPoolsAWideMatrix() {
   QCOMPARE(w.cellImage().pixel(2000, 10), cmap.maskedFill().rgb());
   const QString tip = w.tooltipText(sr, sc);
   QVERIFY2(tip.contains(QStringLiteral("1.0000")), qPrintable(tip));
-  QVERIFY2(tip.contains(QStringLiteral("largest of 4 × 4 cells")), qPrintable(tip));
+  // On screen (cells of ~0.09 px) a pixel holds more than the picture's 4 × 4: the picture is
+  // pooled further, never smoothed, so the sharp cell's pixel keeps the top colour.
+  const double cell = w.cellRect(0, 0).width();
+  QVERIFY(cell < 0.25);
+  const int shown = int(std::ceil(1.0 / cell - 1e-9) + 3) / 4 * 4;
+  QVERIFY2(tip.contains(QStringLiteral("largest of %1 × %1 cells").arg(shown)), qPrintable(tip));
+  const QImage screen = w.grab().toImage();
+  const QPoint at = w.cellRect(sr, sc).center().toPoint();
+  bool top = false;  // the element is about a pixel wide: it is one of the pixels around
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dx = -1; dx <= 1; ++dx)
+      top = top || screen.pixel(at + QPoint(dx, dy)) == cmap.rgb(1.0);
+  QVERIFY2(top, "the sharp cell's colour is not on screen");
   QVERIFY(w.tooltipText(10, 2000).contains(QStringLiteral("Masked: yes")));
   // The mean: the sharp cell's element is (1 + the other 15 cells) / 16 of the same scale.
   done.clear();
@@ -289,7 +355,7 @@ void HeatmapPoolingTest::widgetPoolsAWideMatrix() {
     for (int c = sc / 4 * 4; c < sc / 4 * 4 + 4; ++c) sum += cells->cellValue(r, c);
   QCOMPARE(w.cellImage().pixel(sc / 4, sr / 4), cmap.rgb(float(sum / 16)));
   QCOMPARE(w.scaleMax(), 1.0);
-  QVERIFY(w.tooltipText(sr, sc).contains(QStringLiteral("mean of 4 × 4 cells")));
+  QVERIFY(w.tooltipText(sr, sc).contains(QStringLiteral("mean of %1 × %1 cells").arg(shown)));
 }
 
 // Zoomed in to 5-pixel cells: the visible cells are read again one cell an element, and a
@@ -322,6 +388,32 @@ void HeatmapPoolingTest::zoomedInDrawsEachCell() {
   QVERIFY(own != hm->colormap().rgb(1.0));
   QCOMPARE(shot.pixel(shot.width() / 2, shot.height() / 2), own);
   QVERIFY(hm->tooltipText(r, c).contains(QString::number(double(ComputedCells::at(r, c)), 'f', 4)));
+}
+
+// A picture of a causal mask at 4,500 × 4,500 (3 × 3 cells a pixel): pixels above the diagonal
+// the masked fill, below it white, on it the blend of the share masked (3 of 9 cells: j > i within
+// a diagonal element); the tooltip says what the colour is.
+void HeatmapPoolingTest::maskPictureBlendsByShare() {
+  auto cells = std::make_shared<ComputedCells>(4500, 4500, 0, 0, true);
+  HeatmapData d = computedData(cells);
+  d.mask_only = true;
+  HeatmapWidget w;
+  w.resize(800, 700);
+  QSignalSpy done(&w, &HeatmapWidget::renderingDone);
+  w.setData(d);
+  QVERIFY(done.wait(120000));
+  QCOMPARE(w.poolFactor(), 3);
+  const QImage img = w.cellImage();
+  const QColor fill = w.colormap().maskedFill();
+  QCOMPARE(img.pixel(1000, 10), fill.rgb());
+  QCOMPARE(img.pixel(10, 1000), qRgb(255, 255, 255));
+  const double share = double(3.0f / 9.0f);  // the fraction as the pooling stores it
+  QCOMPARE(img.pixel(700, 700), qRgb(int(std::lround(255 + (fill.red() - 255) * share)),
+                                     int(std::lround(255 + (fill.green() - 255) * share)),
+                                     int(std::lround(255 + (fill.blue() - 255) * share))));
+  const QString tip = w.tooltipText(2100, 2101);
+  QVERIFY2(tip.contains(QStringLiteral("cells that are masked")), qPrintable(tip));
+  QVERIFY(tip.contains(QStringLiteral("Masked: yes")));
 }
 
 QTEST_MAIN(HeatmapPoolingTest)

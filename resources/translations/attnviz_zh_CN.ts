@@ -2786,23 +2786,33 @@ step %4: %5</source>
         <translation>被掩码</translation>
     </message>
     <message>
-        <source>The colour here is the largest of %1 × %1 cells; zoom in for each cell.</source>
-        <translation>这里的颜色是 %1 × %1 个格子中的最大值；放大可看每个格子。</translation>
+        <source>The colour here is the share of %1 × %2 cells that are masked; zoom in for each cell.</source>
+        <translation>这里的颜色是 %1 × %2 个格子中被掩码的比例；放大可看每个格子。</translation>
     </message>
     <message>
-        <source>The colour here is the mean of %1 × %1 cells; zoom in for each cell.</source>
-        <translation>这里的颜色是 %1 × %1 个格子的平均值；放大可看每个格子。</translation>
+        <source>The colour here is the largest of %1 × %2 cells; zoom in for each cell.</source>
+        <translation>这里的颜色是 %1 × %2 个格子中的最大值；放大可看每个格子。</translation>
+    </message>
+    <message>
+        <source>The colour here is the mean of %1 × %2 cells; zoom in for each cell.</source>
+        <translation>这里的颜色是 %1 × %2 个格子的平均值；放大可看每个格子。</translation>
+    </message>
+    <message>
+        <source>pixel: the share of
+%1 × %2 cells masked</source>
+        <translation>像素：%1 × %2 个格子中
+被掩码的比例</translation>
     </message>
     <message>
         <source>pixel: max of
-%1 × %1 cells</source>
-        <translation>像素：%1 × %1 个
+%1 × %2 cells</source>
+        <translation>像素：%1 × %2 个
 格子的最大值</translation>
     </message>
     <message>
         <source>pixel: mean of
-%1 × %1 cells</source>
-        <translation>像素：%1 × %1 个
+%1 × %2 cells</source>
+        <translation>像素：%1 × %2 个
 格子的平均值</translation>
     </message>
 </context>

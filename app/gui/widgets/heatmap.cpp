@@ -29,6 +29,7 @@ constexpr double kMaxLabelWidth = 150;  // longer token labels are elided
 constexpr double kLegendBar = 14;
 constexpr qint64 kSyncRenderCells = 160'000;  // larger matrices are rendered off the GUI thread
 constexpr qint64 kMaxVectorCells = 250'000;   // larger ones stay an image in SVG and PDF
+constexpr int kMayPoolCells = 512;  // more rows or columns may have cells smaller than a pixel
 
 // Numbers in tooltips and legends: 4 decimals, or scientific for tiny/huge magnitudes.
 QString formatNumber(double v, int decimals = 4) {
@@ -122,10 +123,6 @@ float HeatmapData::score(int r, int c) const {
   return cells ? cells->cell(HeatmapCells::Field::Scores, r, c) : scores[size_t(r) * cols + c];
 }
 
-double HeatmapData::normalized(int r, int c) const {
-  return normalizedIn(value(r, c), vmin, vmax);
-}
-
 // ---------------------------------------------------------------------------------------------
 
 HeatmapWidget::HeatmapWidget(QWidget* parent)
@@ -160,6 +157,7 @@ void HeatmapWidget::copyForFigure(const HeatmapWidget& from, bool legend) {
   setFont(from.font());
   setColormap(from.colormap());
   setSynchronousRendering(true);
+  pooling_ = from.pooling();  // before the data: it is rendered at once
   HeatmapData d = from.data();
   d.title.clear();
   setData(std::move(d));
@@ -169,7 +167,13 @@ void HeatmapWidget::copyForFigure(const HeatmapWidget& from, bool legend) {
 void HeatmapWidget::setColormap(const Colormap& cmap) {
   if (cmap_ == &cmap) return;
   cmap_ = &cmap;
-  startRender();
+  if (rendering_ || whole_.image.isNull()) {
+    startRender();
+  } else {  // the cells as read, coloured again
+    for (Rendered* b : {&whole_, &window_})
+      if (!b->image.isNull()) b->image = colourCells(b->cells, b->lo, b->hi, *data_, *cmap_);
+    display_ = {};
+  }
   update();
 }
 
@@ -229,7 +233,13 @@ HeatmapWidget::Rendered HeatmapWidget::renderBlock(const HeatmapCells& cells, co
         break;
     }
   }
-  if (p.rows <= 0 || p.cols <= 0) return out;
+  out.image = colourCells(p, out.lo, out.hi, d, cmap);
+  return out;
+}
+
+QImage HeatmapWidget::colourCells(const PooledCells& p, double lo, double hi, const HeatmapData& d,
+                                  const Colormap& cmap) {
+  if (p.rows <= 0 || p.cols <= 0) return {};
   QImage img(p.cols, p.rows, QImage::Format_RGB32);
   const QColor fill = cmap.maskedFill();
   const QRgb masked = fill.rgb();
@@ -237,19 +247,45 @@ HeatmapWidget::Rendered HeatmapWidget::renderBlock(const HeatmapCells& cells, co
     auto* line = reinterpret_cast<QRgb*>(img.scanLine(r));
     for (int c = 0; c < p.cols; ++c) {
       const size_t e = size_t(r) * p.cols + c;
-      if (q.mask_only) {  // white → the masked fill by the masked fraction
+      if (d.mask_only) {  // white → the masked fill by the masked fraction
         const double m = p.masked[e];
         line[c] = qRgb(int(std::lround(255 + (fill.red() - 255) * m)),
                        int(std::lround(255 + (fill.green() - 255) * m)),
                        int(std::lround(255 + (fill.blue() - 255) * m)));
         continue;
       }
-      const double t = normalizedIn(p.value[e], out.lo, out.hi);
+      const double t = normalizedIn(p.value[e], lo, hi);
       line[c] = std::isnan(t) ? masked : cmap.rgb(t);
     }
   }
-  out.image = std::move(img);
-  return out;
+  return img;
+}
+
+std::pair<int, int> HeatmapWidget::displayFactors(const Layout& l) const {
+  // Each picture element at least a device pixel each way: no pooled maximum is lost to scaling.
+  const double dpr = devicePixelRatioF();
+  auto need = [dpr](double px) { return std::max(1, int(std::ceil(1.0 / (px * dpr) - 1e-9))); };
+  return {need(l.ch), need(l.cw)};
+}
+
+const HeatmapWidget::Rendered& HeatmapWidget::displayedWhole(const Layout& l) {
+  const auto [nr, nc] = displayFactors(l);
+  const PooledCells& w = whole_.cells;
+  const int kr = std::max(1, (nr + w.fr - 1) / w.fr), kc = std::max(1, (nc + w.fc - 1) / w.fc);
+  if (kr == 1 && kc == 1) return whole_;
+  if (display_.image.isNull() || display_.cells.fr != w.fr * kr || display_.cells.fc != w.fc * kc) {
+    display_.cells = coarsen(w, kr, kc, pooling_);
+    display_.lo = whole_.lo;
+    display_.hi = whole_.hi;
+    display_.image = colourCells(display_.cells, display_.lo, display_.hi, *data_, *cmap_);
+  }
+  return display_;
+}
+
+std::pair<int, int> HeatmapWidget::shownFactors(const Layout& l) const {
+  const auto [nr, nc] = displayFactors(l);
+  const PooledCells& w = whole_.cells;
+  return {std::max(1, (nr + w.fr - 1) / w.fr) * w.fr, std::max(1, (nc + w.fc - 1) / w.fc) * w.fc};
 }
 
 void HeatmapWidget::startRender() {
@@ -258,13 +294,15 @@ void HeatmapWidget::startRender() {
     if (*c) **c = true;
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   window_ = {};
+  display_ = {};
   window_request_ = {};
-  window_request_.f = 0;
+  window_request_.fr = 0;
   const auto& d = *data_;
   PoolRequest q;
   q.r1 = d.rows;
   q.c1 = d.cols;
-  q.f = poolFactorFor(std::max(d.rows, d.cols), kMaxWholePixels);
+  q.fr = poolFactorFor(d.rows, kMaxWholePixels);
+  q.fc = poolFactorFor(d.cols, kMaxWholePixels);
   q.pooling = pooling_;
   q.draw_mask = d.draw_mask;
   q.mask_only = d.mask_only;
@@ -296,9 +334,12 @@ void HeatmapWidget::launch(PoolRequest q, std::shared_ptr<std::atomic<bool>> can
   const std::pair<double, double> scale{scale_lo_, scale_hi_};
   auto* watcher = new QFutureWatcher<Rendered>(this);
   connect(watcher, &QFutureWatcher<Rendered>::finished, this,
-          [this, watcher, gen, slot, done = std::move(done)] {
-            Rendered r = watcher->result();
-            if (gen == generation_ && !r.cells.cancelled) done(std::move(r));
+          [this, watcher, gen, slot, cancel, done = std::move(done)] {
+            // Superseded (a newer window, new data): dropped even when it ran to the end.
+            if (gen == generation_ && !cancel->load()) {
+              Rendered r = watcher->future().takeResult();
+              if (!r.cells.cancelled) done(std::move(r));
+            }
             if (*slot == watcher) *slot = nullptr;
             watcher->deleteLater();
           });
@@ -309,7 +350,7 @@ void HeatmapWidget::launch(PoolRequest q, std::shared_ptr<std::atomic<bool>> can
 }
 
 void HeatmapWidget::scheduleWindow() {
-  if (rendering_ || sync_render_ || whole_.cells.f <= 1) return;
+  if (rendering_ || sync_render_ || (whole_.cells.fr <= 1 && whole_.cells.fc <= 1)) return;
   if (!window_timer_) {
     window_timer_ = new QTimer(this);
     window_timer_->setSingleShot(true);
@@ -321,37 +362,45 @@ void HeatmapWidget::scheduleWindow() {
 
 void HeatmapWidget::startWindow() {
   const auto& d = *data_;
-  if (rendering_ || whole_.cells.f <= 1 || d.rows <= 0 || d.cols <= 0) return;
+  const PooledCells& whole = whole_.cells;
+  if (rendering_ || (whole.fr <= 1 && whole.fc <= 1) || d.rows <= 0 || d.cols <= 0) return;
   const Layout l = computeLayout(size());
-  const double dpr = devicePixelRatioF();
-  // Each picture element at least a device pixel: no pooled maximum is dropped by the scaling.
-  const int f = std::max(1, int(std::ceil(1.0 / (std::min(l.cw, l.ch) * dpr) - 1e-9)));
-  if (f >= whole_.cells.f) {  // the whole matrix's picture is fine enough here
-    window_request_.f = 0;
+  const auto [need_r, need_c] = displayFactors(l);
+  const int fr = std::min(need_r, whole.fr), fc = std::min(need_c, whole.fc);
+  auto dropWindow = [&] {
+    window_request_.fr = 0;
+    if (window_cancel_) *window_cancel_ = true;
     if (!window_.image.isNull()) {
       window_ = {};
       update();
     }
+  };
+  if (fr >= whole.fr && fc >= whole.fc) {  // the whole matrix's picture is fine enough here
+    dropWindow();
     return;
   }
   const QRectF vis = QRectF(visibleRegion().boundingRect()).intersected(l.grid);
-  if (vis.isEmpty()) return;
+  if (vis.isEmpty()) {
+    dropWindow();
+    return;
+  }
   const int vr0 = std::max(0, int((vis.top() - l.grid.top()) / l.ch));
   const int vr1 = std::min(d.rows, int(std::ceil((vis.bottom() - l.grid.top()) / l.ch)));
   const int vc0 = std::max(0, int((vis.left() - l.grid.left()) / l.cw));
   const int vc1 = std::min(d.cols, int(std::ceil((vis.right() - l.grid.left()) / l.cw)));
   const PoolRequest& w = window_request_;
-  if (w.f == f && w.r0 <= vr0 && w.r1 >= vr1 && w.c0 <= vc0 && w.c1 >= vc1) return;
+  if (w.fr == fr && w.fc == fc && w.r0 <= vr0 && w.r1 >= vr1 && w.c0 <= vc0 && w.c1 >= vc1) return;
   // The visible cells and half as much again on every side, on the element grid.
-  auto span = [f](int a0, int a1, int n, int* b0, int* b1) {
+  auto span = [](int a0, int a1, int n, int f, int* b0, int* b1) {
     const int margin = (a1 - a0) / 2;
     *b0 = std::max(0, a0 - margin) / f * f;
     *b1 = std::min(n, (std::min(n, a1 + margin) + f - 1) / f * f);
   };
   PoolRequest q;
-  span(vr0, vr1, d.rows, &q.r0, &q.r1);
-  span(vc0, vc1, d.cols, &q.c0, &q.c1);
-  q.f = f;
+  span(vr0, vr1, d.rows, fr, &q.r0, &q.r1);
+  span(vc0, vc1, d.cols, fc, &q.c0, &q.c1);
+  q.fr = fr;
+  q.fc = fc;
   q.pooling = pooling_;
   q.draw_mask = d.draw_mask;
   q.mask_only = d.mask_only;
@@ -367,7 +416,7 @@ void HeatmapWidget::startWindow() {
 
 bool HeatmapWidget::cellDrawn(int r, int c, float* value, float* masked) const {
   for (const Rendered* b : {&window_, &whole_}) {
-    if (b->image.isNull() || b->cells.f != 1) continue;
+    if (b->image.isNull() || b->cells.fr != 1 || b->cells.fc != 1) continue;
     const int64_t e = b->cells.indexOf(r, c);
     if (e < 0) continue;
     *value = b->cells.value[size_t(e)];
@@ -425,7 +474,7 @@ HeatmapWidget::Layout HeatmapWidget::computeLayout(QSize size) const {
                                     fm.horizontalAdvance(formatTick(scale_hi_)),
                                     fm.horizontalAdvance(tr("allowed"))});
     double pooling_w = 0;
-    for (const QString& line : poolingLegend())
+    for (const QString& line : poolingLegend({99, 99}))  // the widest it says
       pooling_w = std::max(pooling_w, fm.horizontalAdvance(line));
     legend_w = std::max({18 + kLegendBar + 6 + tick_w, 18 + fm.horizontalAdvance(d.value_name),
                          18 + pooling_w}) +
@@ -466,7 +515,7 @@ HeatmapWidget::Layout HeatmapWidget::computeLayout(QSize size) const {
     const double lt = l.grid.top() + 1.6 * lh + 6;
     double lhgt = std::clamp(l.grid.height() - 1.6 * lh - 6, 90.0, 260.0);
     // In fit mode keep the masked swatch under the bar inside the widget.
-    const double below = 2 * lh + 16 + poolingLegend().size() * lh;
+    const double below = 2 * lh + 16 + poolingLegendLines() * lh;
     if (fit_) lhgt = std::max(40.0, std::min(lhgt, size.height() - lt - below - kPad));
     if (d.mask_only) lhgt = 2 * kLegendBar + 8;
     l.legend = QRectF(l.grid.right() + 18, lt, kLegendBar, lhgt);
@@ -488,7 +537,7 @@ QSize HeatmapWidget::sizeForCell(double cell) const {
   double h = l.grid.bottom() + kPad;
   if (show_legend_) {
     w = std::max(w, l.legend.right() + 6 + fm.horizontalAdvance(tr("allowed")) + kPad);
-    h = std::max(h, l.legend.bottom() + (2.5 + poolingLegend().size()) * fm.height() + 10 + kPad);
+    h = std::max(h, l.legend.bottom() + (2.5 + poolingLegendLines()) * fm.height() + 10 + kPad);
   }
   return QSize(int(std::ceil(w)), int(std::ceil(h)));
 }
@@ -677,15 +726,18 @@ QString HeatmapWidget::tooltipText(int row, int col) const {
   if (d.hasMask()) lines << (masked ? tr("Masked: yes") : tr("Masked: no"));
   if (i < d.cell_notes.size() && !d.cell_notes[i].isEmpty()) lines << d.cell_notes[i];
   if (!d.tooltip_note.isEmpty()) lines << d.tooltip_note;
-  // Where a screen pixel shows several cells, say so: the colour under the mouse is theirs.
-  const Layout l = computeLayout(size());
-  const int f = windowPoolFactor() > 0 && window_.cells.indexOf(row, col) >= 0 ? window_.cells.f
-                                                                               : whole_.cells.f;
-  if (f > 1 && l.cell * f < 2 * devicePixelRatioF() + 1)
-    lines << (pooling_ == Pooling::Max
-                  ? tr("The colour here is the largest of %1 × %1 cells; zoom in for each cell.")
-                  : tr("The colour here is the mean of %1 × %1 cells; zoom in for each cell."))
-                 .arg(f);
+  // Where the picture under the mouse pools several cells, say so: its colour is theirs.
+  const std::pair<int, int> f = !window_.image.isNull() && window_.cells.indexOf(row, col) >= 0
+                                    ? std::pair{window_.cells.fr, window_.cells.fc}
+                                    : shownFactors(computeLayout(size()));
+  if (f.first > 1 || f.second > 1)
+    lines << (d.mask_only ? tr("The colour here is the share of %1 × %2 cells that are masked; "
+                               "zoom in for each cell.")
+              : pooling_ == Pooling::Max
+                  ? tr("The colour here is the largest of %1 × %2 cells; zoom in for each cell.")
+                  : tr("The colour here is the mean of %1 × %2 cells; zoom in for each cell."))
+                 .arg(f.first)
+                 .arg(f.second);
   return lines.join('\n');
 }
 
@@ -705,9 +757,18 @@ void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
     p.setPen(palette().color(QPalette::Text));
     p.drawText(QPointF(r.right() + 6, r.center().y() + fm.ascent() / 2 - 1), text);
   };
+  // How a matrix larger than the screen is drawn, below the rest of the legend.
+  auto poolingNote = [&](double below) {
+    const QStringList lines = poolingLegend(
+        !window_.image.isNull() ? std::pair{window_.cells.fr, window_.cells.fc} : shownFactors(l));
+    p.setPen(palette().color(QPalette::PlaceholderText).darker(130));
+    for (int k = 0; k < lines.size(); ++k)
+      p.drawText(QPointF(bar.left(), below + fm.ascent() + k * fm.height()), lines[k]);
+  };
   if (d.mask_only) {
     swatch(y, false, tr("allowed"));
     swatch(y + kLegendBar + 8, true, tr("masked"));
+    poolingNote(y + 2 * (kLegendBar + 8));
     return;
   }
   // The gradient: top of the bar = vmax.
@@ -730,21 +791,22 @@ void HeatmapWidget::drawLegend(QPainter& p, const Layout& l) const {
     swatch(below, true, tr("masked"));
     below += kLegendBar + 8;
   }
-  // A matrix larger than the screen: how its cells are drawn.
-  const QStringList lines = poolingLegend();
-  p.setPen(palette().color(QPalette::PlaceholderText).darker(130));
-  for (int k = 0; k < lines.size(); ++k)
-    p.drawText(QPointF(bar.left(), below + fm.ascent() + k * fm.height()), lines[k]);
+  poolingNote(below);
 }
 
-QStringList HeatmapWidget::poolingLegend() const {
-  if (data_->mask_only) return {};
-  const int f = windowPoolFactor() > 0 ? window_.cells.f : whole_.cells.f;
-  if (f <= 1) return {};
-  return (pooling_ == Pooling::Max ? tr("pixel: max of\n%1 × %1 cells")
-                                   : tr("pixel: mean of\n%1 × %1 cells"))
-      .arg(f)
-      .split('\n');
+int HeatmapWidget::poolingLegendLines() const {
+  // Room for the note wherever cells may be pooled on screen (the layout cannot ask the layout).
+  return std::max(data_->rows, data_->cols) > kMayPoolCells ? 2 : 0;
+}
+
+QStringList HeatmapWidget::poolingLegend(std::pair<int, int> f) const {
+  const auto [fr, fc] = f;
+  if ((fr <= 1 && fc <= 1) || poolingLegendLines() == 0) return {};
+  // A mask picture blends allowed and masked by the share of its cells that are masked.
+  const QString how = data_->mask_only           ? tr("pixel: the share of\n%1 × %2 cells masked")
+                      : pooling_ == Pooling::Max ? tr("pixel: max of\n%1 × %2 cells")
+                                                 : tr("pixel: mean of\n%1 × %2 cells");
+  return how.arg(fr).arg(fc).split('\n');
 }
 
 QFont HeatmapWidget::hfont() const {
@@ -812,7 +874,8 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
     p.fillRect(l.grid, palette().color(QPalette::AlternateBase));
     p.setPen(palette().color(QPalette::PlaceholderText));
     p.drawText(l.grid, Qt::AlignCenter, tr("Rendering…"));
-  } else if (vector && whole_.cells.f == 1 && qint64(d.rows) * d.cols <= kMaxVectorCells) {
+  } else if (vector && whole_.cells.fr == 1 && whole_.cells.fc == 1 &&
+             qint64(d.rows) * d.cols <= kMaxVectorCells) {
     // Runs of equal colour along a row become one rectangle. A viewer anti-aliases each
     // rectangle's edges on its own, so two abutting at a fractional pixel let the background show
     // through as a seam (Chromium, PDF viewers): each reaches under its right and lower neighbours
@@ -833,17 +896,18 @@ void HeatmapWidget::paintEvent(QPaintEvent* event) {
     }
   } else {
     // Each block's elements cover f × f cells (fewer at the matrix's last row and column).
+    // Each element at least a device pixel (displayedWhole pools further where the whole picture's
+    // are smaller): drawn without smoothing, which would average maxima away.
     auto drawBlock = [&](const Rendered& b) {
       const PooledCells& c = b.cells;
       const QRectF target(l.grid.left() + c.c0 * l.cw, l.grid.top() + c.r0 * l.ch,
-                          c.cols * c.f * l.cw, c.rows * c.f * l.ch);
+                          c.cols * c.fc * l.cw, c.rows * c.fr * l.ch);
       p.save();
       p.setClipRect(target.intersected(l.grid));
-      p.setRenderHint(QPainter::SmoothPixmapTransform, l.cell * c.f < 1.0);
       p.drawImage(target, b.image);
       p.restore();
     };
-    drawBlock(whole_);
+    drawBlock(displayedWhole(l));
     if (!window_.image.isNull()) drawBlock(window_);
     scheduleWindow();
   }

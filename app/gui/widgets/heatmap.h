@@ -7,6 +7,7 @@
 #include <QScrollArea>
 #include <QStringList>
 #include <QWidget>
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -67,8 +68,6 @@ struct HeatmapData {
   float prob(int r, int c) const;
   bool hasScores() const;
   float score(int r, int c) const;
-  // Colour-scale position of a cell in [0, 1] under vmin … vmax (NaN when it has no value).
-  double normalized(int r, int c) const;
 };
 
 class HeatmapWidget : public QWidget {
@@ -131,11 +130,12 @@ class HeatmapWidget : public QWidget {
   int cellTextsWritten() const;
   // True while a large matrix is still being rendered off the GUI thread.
   bool rendering() const { return rendering_; }
-  // The whole matrix as drawn: one pixel per cell, or per f × f cells (poolFactor()) for a matrix
-  // larger than kMaxWholePixels on a side.
+  // The whole matrix as read: one element per cell, or per fr × fc cells for a matrix larger than
+  // kMaxWholePixels a side (poolFactor: the larger of the two); on screen it is pooled further
+  // where its elements would be smaller than a pixel.
   QImage cellImage() const { return whole_.image; }
   static constexpr int kMaxWholePixels = 2048;
-  int poolFactor() const { return whole_.cells.f; }
+  int poolFactor() const { return std::max(whole_.cells.fr, whole_.cells.fc); }
   // How a picture element of f × f cells is drawn: their maximum (the default) or their mean.
   void setPooling(Pooling pooling);
   Pooling pooling() const { return pooling_; }
@@ -144,7 +144,9 @@ class HeatmapWidget : public QWidget {
   double scaleMax() const { return scale_hi_; }
   // The cells around the visible part at a finer pooling than the whole matrix (zoomed in);
   // its factor, 0 when there is none.
-  int windowPoolFactor() const { return window_.image.isNull() ? 0 : window_.cells.f; }
+  int windowPoolFactor() const {
+    return window_.image.isNull() ? 0 : std::max(window_.cells.fr, window_.cells.fc);
+  }
 
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override;
@@ -196,6 +198,14 @@ class HeatmapWidget : public QWidget {
   static Rendered renderBlock(const HeatmapCells& cells, const HeatmapData& data,
                               const PoolRequest& request, const Colormap& cmap,
                               const std::pair<double, double>* scale);
+  static QImage colourCells(const PooledCells& cells, double lo, double hi, const HeatmapData& data,
+                            const Colormap& cmap);
+  // The pooling (rows, columns) that gives each element at least a device pixel at layout l.
+  std::pair<int, int> displayFactors(const Layout& l) const;
+  // The whole picture as drawn at layout l: whole_, or whole_ pooled further (display_).
+  const Rendered& displayedWhole(const Layout& l);
+  // The pooling of the whole picture on screen at the widget's size.
+  std::pair<int, int> shownFactors(const Layout& l) const;
   void startRender();
   // Renders q off the GUI thread (with this widget's scale, or the one the cells give when
   // with_scale is false); done(result) on the GUI thread unless the data changed or it was
@@ -217,12 +227,14 @@ class HeatmapWidget : public QWidget {
   QFont hfont() const;  // the font everything is drawn in
   void drawLegend(QPainter& p, const Layout& l) const;
   // The legend's lines on pooling ("pixel: max of", "4 × 4 cells"); empty at one cell a pixel.
-  QStringList poolingLegend() const;
+  QStringList poolingLegend(std::pair<int, int> factors) const;
+  int poolingLegendLines() const;  // the lines the layout keeps for it
 
   std::shared_ptr<const HeatmapData> data_;
   std::shared_ptr<const HeatmapCells> cells_;  // data_->cells, or data_'s vectors as a source
   const Colormap* cmap_;
   Rendered whole_, window_;
+  Rendered display_;  // whole_ pooled further for the screen (displayedWhole), when it must be
   PoolRequest window_request_;  // the window rendered or being rendered (f = 0: none)
   double scale_lo_ = 0, scale_hi_ = 1;
   Pooling pooling_ = Pooling::Max;

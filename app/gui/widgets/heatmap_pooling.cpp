@@ -27,13 +27,16 @@ int poolFactorFor(int n, int max_elements) {
 
 PooledCells poolCells(const HeatmapCells& cells, const PoolRequest& q) {
   PooledCells out;
-  const int f = std::max(1, q.f);
-  out.f = f;
+  const int fr = std::max(1, q.fr), fc = std::max(1, q.fc);
+  out.fr = fr;
+  out.fc = fc;
   out.r0 = q.r0;
   out.c0 = q.c0;
-  const int nr = std::max(0, q.r1 - q.r0), nc = std::max(0, q.c1 - q.c0);
-  out.rows = (nr + f - 1) / f;
-  out.cols = (nc + f - 1) / f;
+  out.r1 = std::max(q.r0, q.r1);
+  out.c1 = std::max(q.c0, q.c1);
+  const int nr = out.r1 - q.r0, nc = out.c1 - q.c0;
+  out.rows = (nr + fr - 1) / fr;
+  out.cols = (nc + fc - 1) / fc;
   if (out.rows == 0 || out.cols == 0) return out;
   const size_t elements = size_t(out.rows) * out.cols;
   out.value.assign(elements, std::numeric_limits<float>::quiet_NaN());
@@ -42,8 +45,8 @@ PooledCells poolCells(const HeatmapCells& cells, const PoolRequest& q) {
   const bool has_mask = cells.hasMask();
   const bool has_values = !q.mask_only && cells.has(HeatmapCells::Field::Values);
   // Each task: `band` pooled rows, every column chunk of them.
-  const int band = std::max(1, (kBandRows + f - 1) / f);
-  const int chunk = std::max(1, kChunkCols / f) * f;
+  const int band = std::max(1, (kBandRows + fr - 1) / fr);
+  const int chunk = std::max(1, kChunkCols / fc) * fc;
   const int64_t tasks = (out.rows + band - 1) / band;
   std::vector<double> lo(size_t(tasks), std::numeric_limits<double>::infinity());
   std::vector<double> hi(size_t(tasks), -std::numeric_limits<double>::infinity());
@@ -52,7 +55,7 @@ PooledCells poolCells(const HeatmapCells& cells, const PoolRequest& q) {
 
   poolingThreads().run(tasks, [&](int64_t t) {
     const int pr0 = int(t) * band, pr1 = std::min(out.rows, pr0 + band);
-    const int r0 = q.r0 + pr0 * f, r1 = std::min(q.r1, q.r0 + pr1 * f);
+    const int r0 = q.r0 + pr0 * fr, r1 = std::min(q.r1, q.r0 + pr1 * fr);
     std::vector<float> vals;
     std::vector<uint8_t> mask;
     // Per element of the band's current chunk: the pooled value, the cells counted by value, the
@@ -68,7 +71,7 @@ PooledCells poolCells(const HeatmapCells& cells, const PoolRequest& q) {
       }
       const int c1 = std::min(q.c1, c0 + chunk);
       const int w = c1 - c0, h = r1 - r0;
-      const int pc0 = (c0 - q.c0) / f, pcols = (w + f - 1) / f;
+      const int pc0 = (c0 - q.c0) / fc, pcols = (w + fc - 1) / fc;
       const size_t n = size_t(w) * h;
       if (has_values) {
         vals.resize(n);
@@ -84,9 +87,9 @@ PooledCells poolCells(const HeatmapCells& cells, const PoolRequest& q) {
       drawn_masked.assign(el, 0);
       total.assign(el, 0);
       for (int i = 0; i < h; ++i) {
-        const size_t erow = size_t(i / f) * pcols;
+        const size_t erow = size_t(i / fr) * pcols;
         for (int j = 0; j < w; ++j) {
-          const size_t k = size_t(i) * w + j, e = erow + j / f;
+          const size_t k = size_t(i) * w + j, e = erow + j / fc;
           ++total[e];
           const bool is_masked = has_mask && mask[k] != 0;
           tmasked = tmasked || is_masked;
@@ -128,6 +131,51 @@ PooledCells poolCells(const HeatmapCells& cells, const PoolRequest& q) {
     out.any_masked = out.any_masked || any_masked[size_t(t)];
   }
   out.cancelled = stopped.load();
+  return out;
+}
+
+PooledCells coarsen(const PooledCells& p, int kr, int kc, Pooling pooling) {
+  kr = std::max(1, kr);
+  kc = std::max(1, kc);
+  PooledCells out;
+  out.r0 = p.r0;
+  out.c0 = p.c0;
+  out.r1 = p.r1;
+  out.c1 = p.c1;
+  out.fr = p.fr * kr;
+  out.fc = p.fc * kc;
+  out.rows = (p.rows + kr - 1) / kr;
+  out.cols = (p.cols + kc - 1) / kc;
+  out.lo = p.lo;
+  out.hi = p.hi;
+  out.any_masked = p.any_masked;
+  out.cancelled = p.cancelled;
+  const size_t n = size_t(out.rows) * out.cols;
+  out.value.assign(n, std::numeric_limits<float>::quiet_NaN());
+  out.masked.assign(n, 0.0f);
+  for (int r = 0; r < out.rows; ++r)
+    for (int c = 0; c < out.cols; ++c) {
+      double acc = pooling == Pooling::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+      double counted = 0, drawn_masked = 0, total = 0;
+      for (int a = r * kr; a < std::min(p.rows, (r + 1) * kr); ++a)
+        for (int b = c * kc; b < std::min(p.cols, (c + 1) * kc); ++b) {
+          const int64_t e = int64_t(a) * p.cols + b;
+          const double cells = p.cellsOf(e), m = p.masked[size_t(e)];
+          total += cells;
+          drawn_masked += cells * m;
+          const float v = p.value[size_t(e)];
+          if (std::isnan(v)) continue;
+          const double k = cells * (1.0 - m);  // the cells the element's value counted
+          counted += k;
+          if (pooling == Pooling::Max)
+            acc = std::max(acc, double(v));
+          else
+            acc += double(v) * k;
+        }
+      const size_t o = size_t(r) * out.cols + c;
+      if (counted > 0) out.value[o] = float(pooling == Pooling::Max ? acc : acc / counted);
+      out.masked[o] = total > 0 ? float(drawn_masked / total) : 0.0f;
+    }
   return out;
 }
 

@@ -4,6 +4,7 @@
 // functions, safe to run off the GUI thread.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <limits>
@@ -49,8 +50,8 @@ enum class Pooling {
 };
 
 struct PoolRequest {
-  int r0 = 0, r1 = 0, c0 = 0, c1 = 0;  // the cells pooled (r0 and c0 multiples of f)
-  int f = 1;                           // f × f cells per picture element
+  int r0 = 0, r1 = 0, c0 = 0, c1 = 0;  // the cells pooled (r0 a multiple of fr, c0 of fc)
+  int fr = 1, fc = 1;                  // fr rows × fc columns of cells per picture element
   Pooling pooling = Pooling::Max;
   bool draw_mask = true;   // false: masked cells are pooled by value like the others
   bool mask_only = false;  // a picture of the mask: only the masked fraction counts
@@ -58,8 +59,9 @@ struct PoolRequest {
 };
 
 struct PooledCells {
-  int r0 = 0, c0 = 0, f = 1;
-  int rows = 0, cols = 0;     // picture elements: ceil((r1 − r0) / f) × ceil((c1 − c0) / f)
+  int r0 = 0, c0 = 0, r1 = 0, c1 = 0;  // the cells pooled
+  int fr = 1, fc = 1;
+  int rows = 0, cols = 0;     // picture elements: ceil((r1 − r0) / fr) × ceil((c1 − c0) / fc)
   std::vector<float> value;   // [rows · cols] pooled over the cells drawn by value; NaN: none
   std::vector<float> masked;  // [rows · cols] the fraction of the cells drawn as masked
   // Over every cell pooled that is neither masked (whether drawn so or not) nor NaN nor infinite:
@@ -70,10 +72,14 @@ struct PooledCells {
   bool cancelled = false;
   // The element of cell (r, c), or −1 when this block does not hold it.
   int64_t indexOf(int r, int c) const {
-    if (r < r0 || c < c0) return -1;
-    const int pr = (r - r0) / f, pc = (c - c0) / f;
-    if (pr >= rows || pc >= cols) return -1;
-    return int64_t(pr) * cols + pc;
+    if (r < r0 || c < c0 || r >= r1 || c >= c1) return -1;
+    return int64_t((r - r0) / fr) * cols + (c - c0) / fc;
+  }
+  // How many cells element e covers (fewer at the last row and column).
+  int cellsOf(int64_t e) const {
+    const int pr = int(e / cols), pc = int(e % cols);
+    return (std::min(r1, r0 + (pr + 1) * fr) - (r0 + pr * fr)) *
+           (std::min(c1, c0 + (pc + 1) * fc) - (c0 + pc * fc));
   }
 };
 
@@ -81,6 +87,11 @@ struct PooledCells {
 // pools them. Cells drawn as masked — masked with draw_mask, or NaN — do not enter the value; an
 // element whose cells are all drawn masked has none (NaN) and masked = 1.
 PooledCells poolCells(const HeatmapCells& cells, const PoolRequest& request);
+
+// The same cells pooled kr × kc times coarser, from the pooled elements alone: the maximum of
+// their maxima, or the mean of their means weighted by the cells each counted — what poolCells
+// gives at fr·kr × fc·kc up to the order of the sums.
+PooledCells coarsen(const PooledCells& pooled, int kr, int kc, Pooling pooling);
 
 // The smallest f that brings n cells within max_elements picture elements (at least 1).
 int poolFactorFor(int n, int max_elements);
