@@ -1361,13 +1361,15 @@ bool MainWindow::openInputText(const QString& path) {
   if (utf8.hasError())
     return refuse(tr("%1 is not UTF-8 text: save it as UTF-8 and open it again.").arg(name));
   if (text.trimmed().isEmpty()) return refuse(tr("%1 holds no text.").arg(name));
+  int characters = 0;  // code points, not UTF-16 units
+  for (const QChar ch : text) characters += !ch.isLowSurrogate();
   src_edit_->setText(text);
   src_edit_->setCursorPosition(0);
   src_edit_->setFocus();
   message_bar_->showMessage(
       MessageBar::Level::Info, tr("Input text read"),
       tr("%n character(s) from %1 are in the input field: press Enter or Run to run them.", "",
-         int(text.size()))
+         characters)
           .arg(name));
   return true;
 }
