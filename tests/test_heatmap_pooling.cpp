@@ -146,6 +146,7 @@ class HeatmapPoolingTest : public QObject {
   void widgetPoolsAWideMatrix();
   void zoomedInDrawsEachCell();
   void maskPictureBlendsByShare();
+  void colormapBeforeAnyData();
 };
 
 // 3 × 3 cells, f = 2: four elements, worked out on paper.
@@ -414,6 +415,16 @@ void HeatmapPoolingTest::maskPictureBlendsByShare() {
   const QString tip = w.tooltipText(2100, 2101);
   QVERIFY2(tip.contains(QStringLiteral("cells that are masked")), qPrintable(tip));
   QVERIFY(tip.contains(QStringLiteral("Masked: yes")));
+}
+
+// A view sets its colormap before it has data (the Positional view does, in its constructor): the
+// empty matrix is a source of no cells, not a null one (UBSan caught the reference to it).
+void HeatmapPoolingTest::colormapBeforeAnyData() {
+  HeatmapWidget w;
+  w.setColormap(Colormap::magma());
+  QCOMPARE(w.poolFactor(), 1);
+  QVERIFY(w.cellImage().isNull());
+  QVERIFY(w.grab().width() > 0);
 }
 
 QTEST_MAIN(HeatmapPoolingTest)

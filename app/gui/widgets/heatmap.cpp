@@ -126,7 +126,10 @@ float HeatmapData::score(int r, int c) const {
 // ---------------------------------------------------------------------------------------------
 
 HeatmapWidget::HeatmapWidget(QWidget* parent)
-    : QWidget(parent), data_(std::make_shared<HeatmapData>()), cmap_(&Colormap::viridis()) {
+    : QWidget(parent),
+      data_(std::make_shared<HeatmapData>()),
+      cells_(std::make_shared<HeldCells>(data_)),  // before any data: the empty matrix
+      cmap_(&Colormap::viridis()) {
   setMouseTracking(true);
   setAttribute(Qt::WA_OpaquePaintEvent);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
